@@ -1,0 +1,47 @@
+// Shared by every stage: prepended to each stage's source before compilation.
+// `SimParams` must match `SimParams` in src/params.rs field for field; the hash and the kernel
+// must match src/hash.rs and src/cpu/density.rs operation for operation, so the CPU reference
+// lands every particle in the same cell and slot.
+
+const WORKGROUP_SIZE: u32 = 256u;
+// Most cells a query box spans per axis (src/hash.rs MAX_QUERY_SPAN).
+const MAX_QUERY_SPAN: i32 = 4;
+
+struct SimParams {
+    n: u32,
+    table_size: u32,
+    table_mask: u32,
+    _pad0: u32,
+    h: f32,
+    inv_h: f32,
+    h2: f32,
+    inv_h2: f32,
+    density_scale: f32,
+    _pad1: f32,
+    _pad2: f32,
+    _pad3: f32,
+}
+
+// floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.
+fn cell_of(p: vec3<f32>, inv_h: f32) -> vec3<i32> {
+    return vec3<i32>(floor(p * inv_h));
+}
+
+// Prime-XOR hash with wrapping i32 multiplies. The cell is always a runtime value: the same
+// overflow in a constant expression would be a shader-creation error.
+fn hash_cell(c: vec3<i32>, mask: u32) -> u32 {
+    let h = (c.x * 73856093) ^ (c.y * 19349663) ^ (c.z * 83492791);
+    return bitcast<u32>(h) & mask;
+}
+
+// r², summed in the CPU's order: (dx² + dy²) + dz².
+fn distance2(a: vec3<f32>, b: vec3<f32>) -> f32 {
+    let d = a - b;
+    return d.x * d.x + d.y * d.y + d.z * d.z;
+}
+
+// Un-normalised poly6 term (1 − r²/h²)³ (Müller et al. 2003) for a pair with r² < h².
+fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
+    let q = max(1.0 - r2 * inv_h2, 0.0);
+    return q * q * q;
+}

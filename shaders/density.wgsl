@@ -1,0 +1,57 @@
+// Stage `density` (CPU mirror: src/cpu/density.rs).
+// Inputs: positions (N), slot_start (T + 1), sorted_ids (N), params. Output: particle_density (N),
+// ρ_i = density_scale · Σ_j (1 − r²/h²)³ over every j with r² < h² (strict, self included),
+// i.e. m · Σ W_poly6 (Müller et al. 2003).
+// The query walks the cells from cell_of(p − h) to cell_of(p + h) (the 27 around p), z then y
+// then x, and skips a slot already visited, so hash aliasing never counts a particle twice.
+// Worked example, h = 1, density_scale = 1: particles at x = 0 and 0.5 (same y, z) →
+// 1 + (1 − 0.25)³ = 1.421875 each.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> slot_start: array<u32>;
+@group(0) @binding(3) var<storage, read> sorted_ids: array<u32>;
+@group(0) @binding(4) var<storage, read_write> particle_density: array<f32>;
+
+const MAX_QUERY_SLOTS: u32 = 64u;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn density(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    let p = positions[i].xyz;
+    let lo = cell_of(p - vec3<f32>(params.h), params.inv_h);
+    let hi = min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
+    var seen: array<u32, MAX_QUERY_SLOTS>;
+    var n_seen = 0u;
+    var sum = 0.0;
+    for (var cz = lo.z; cz <= hi.z; cz = cz + 1) {
+        for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
+            for (var cx = lo.x; cx <= hi.x; cx = cx + 1) {
+                let s = hash_cell(vec3<i32>(cx, cy, cz), params.table_mask);
+                var repeated = false;
+                for (var k = 0u; k < n_seen; k = k + 1u) {
+                    if seen[k] == s {
+                        repeated = true;
+                        break;
+                    }
+                }
+                if repeated {
+                    continue;
+                }
+                seen[n_seen] = s;
+                n_seen = n_seen + 1u;
+                let end = slot_start[s + 1u];
+                for (var k = slot_start[s]; k < end; k = k + 1u) {
+                    let r2 = distance2(p, positions[sorted_ids[k]].xyz);
+                    if r2 < params.h2 {
+                        sum = sum + poly6_term(r2, params.inv_h2);
+                    }
+                }
+            }
+        }
+    }
+    particle_density[i] = params.density_scale * sum;
+}

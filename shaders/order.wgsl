@@ -1,0 +1,27 @@
+// Stage `order` (CPU mirror: src/cpu/order.rs): sort each slot's ids ascending, so the density
+// sums run in a fixed order and GPU densities are bitwise reproducible run to run.
+// Inputs: particle_slot (N), slot_start (T + 1), unordered_ids (N). Output: sorted_ids (N).
+// Each particle's place is its slot's start plus the number of smaller ids in its slot.
+// Worked example: slots [0, 2, 0], slot_start [0, 2, 2, 3, 3], unordered [2, 0, 1] → [0, 2, 1].
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> particle_slot: array<u32>;
+@group(0) @binding(2) var<storage, read> slot_start: array<u32>;
+@group(0) @binding(3) var<storage, read> unordered_ids: array<u32>;
+@group(0) @binding(4) var<storage, read_write> sorted_ids: array<u32>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= params.n {
+        return;
+    }
+    let s = particle_slot[i];
+    let begin = slot_start[s];
+    let end = slot_start[s + 1u];
+    var place = begin;
+    for (var k = begin; k < end; k = k + 1u) {
+        place = place + select(0u, 1u, unordered_ids[k] < i);
+    }
+    sorted_ids[place] = i;
+}

@@ -1,0 +1,89 @@
+// Stage `scan` (CPU mirror: src/cpu/scan.rs): exclusive prefix sum of the T slot counts, in
+// place, plus the total at index T, giving slot_start (T + 1).
+//
+// Multi-dispatch reduce-then-scan, safe without forward progress between workgroups:
+//   level 0 holds the T counts; `scan_reduce` writes each 2048-element block's sum to level 1;
+//   repeat until a level fits one block; `scan_block` scans the top level in place (offset 0);
+//   then `scan_block` scans each lower level's blocks in place, adding the block's offset from
+//   the (now scanned) level above. T ≤ 2048: 1 dispatch; T ≤ 2048²: 3; T ≤ 2^24: 5.
+// Inputs: data (len counts, capacity len + 1), sums (block offsets, or 0 at the top).
+// Outputs: data[0..len) exclusive prefix sums, data[len] the total; `scan_reduce`: sums.
+// Worked example, len 4: data [2, 0, 1, 0] → [0, 2, 2, 3, 3].
+
+const SCAN_ITEMS: u32 = 8u;
+const SCAN_BLOCK: u32 = 2048u; // WORKGROUP_SIZE * SCAN_ITEMS
+
+struct ScanParams {
+    len: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+@group(0) @binding(0) var<uniform> scan: ScanParams;
+@group(0) @binding(1) var<storage, read_write> data: array<u32>;
+@group(0) @binding(2) var<storage, read_write> sums: array<u32>;
+
+var<workgroup> partial: array<u32, WORKGROUP_SIZE>;
+
+// Inclusive scan of one value per invocation across the workgroup (Hillis–Steele).
+fn workgroup_inclusive_scan(lid: u32, value: u32) -> u32 {
+    partial[lid] = value;
+    workgroupBarrier();
+    for (var offset = 1u; offset < WORKGROUP_SIZE; offset = offset << 1u) {
+        var left = 0u;
+        if lid >= offset {
+            left = partial[lid - offset];
+        }
+        workgroupBarrier();
+        partial[lid] = partial[lid] + left;
+        workgroupBarrier();
+    }
+    return partial[lid];
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scan_reduce(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
+    let lid = lid3.x;
+    let base = wg.x * SCAN_BLOCK;
+    var total = 0u;
+    // Strided so neighbouring invocations read neighbouring words.
+    for (var k = 0u; k < SCAN_ITEMS; k = k + 1u) {
+        let idx = base + k * WORKGROUP_SIZE + lid;
+        if idx < scan.len {
+            total = total + data[idx];
+        }
+    }
+    let block_total = workgroup_inclusive_scan(lid, total);
+    if lid == WORKGROUP_SIZE - 1u {
+        sums[wg.x] = block_total;
+    }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scan_block(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
+    let lid = lid3.x;
+    let base = wg.x * SCAN_BLOCK + lid * SCAN_ITEMS;
+    var items: array<u32, SCAN_ITEMS>;
+    var total = 0u;
+    for (var k = 0u; k < SCAN_ITEMS; k = k + 1u) {
+        let idx = base + k;
+        var v = 0u;
+        if idx < scan.len {
+            v = data[idx];
+        }
+        items[k] = v;
+        total = total + v;
+    }
+    var running = sums[wg.x] + workgroup_inclusive_scan(lid, total) - total;
+    for (var k = 0u; k < SCAN_ITEMS; k = k + 1u) {
+        let idx = base + k;
+        if idx < scan.len {
+            data[idx] = running;
+        }
+        running = running + items[k];
+        if idx + 1u == scan.len {
+            data[scan.len] = running;
+        }
+    }
+}

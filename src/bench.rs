@@ -1,0 +1,207 @@
+//! `--bench`: per-stage GPU and CPU times in one run, as medians over repetitions.
+//!
+//! GPU stage times come from timestamp queries when the adapter has them; otherwise each pass
+//! is submitted and waited for on its own and timed on the host (the report says which).
+//! On Mesa's lavapipe the "GPU" is the same CPU cores running the shaders: the ratio compares
+//! the two code paths on one machine, not a GPU against a CPU.
+
+use std::time::Instant;
+
+use glam::Vec3;
+use serde::Serialize;
+
+use crate::Result;
+use crate::cpu::{self, Grid};
+use crate::gpu::{GpuNeighbours, Stage};
+use crate::params::SimParams;
+
+/// One stage's medians.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// Stage name.
+    pub stage: String,
+    /// GPU milliseconds (median).
+    pub gpu_ms: Option<f64>,
+    /// CPU milliseconds (median); `None` where the CPU path has no such stage.
+    pub cpu_ms: Option<f64>,
+    /// GPU / CPU.
+    pub ratio: Option<f64>,
+    /// Particles per second on the GPU path.
+    pub gpu_particles_per_s: Option<f64>,
+    /// Particles per second on the CPU path.
+    pub cpu_particles_per_s: Option<f64>,
+}
+
+/// The whole benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchReport {
+    /// Particles.
+    pub particles: u32,
+    /// Table size.
+    pub table_size: u32,
+    /// Repetitions after warm-up.
+    pub repeat: u32,
+    /// How GPU stages were timed.
+    pub gpu_timing: &'static str,
+    /// Compute dispatches per grid build plus density.
+    pub dispatches_per_build: usize,
+    /// Rayon threads on the CPU path.
+    pub cpu_threads: usize,
+    /// Rows, the last one the total of grid build plus density.
+    pub rows: Vec<BenchRow>,
+}
+
+fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    Some(v[v.len() / 2])
+}
+
+fn ms_since(t: Instant) -> f64 {
+    t.elapsed().as_secs_f64() * 1e3
+}
+
+/// Times the GPU pipeline and the CPU reference on the same particles.
+pub fn bench(
+    gpu: &GpuNeighbours,
+    positions: &[Vec3],
+    params: &SimParams,
+    repeat: u32,
+) -> Result<BenchReport> {
+    let repeat = repeat.max(1);
+    let n = positions.len() as f64;
+    gpu.upload_positions(positions);
+    let full = |g: &GpuNeighbours, e: &mut wgpu::CommandEncoder| {
+        g.encode_build(e);
+        g.encode_density(e);
+    };
+    // Warm-up: pipelines compile on their first dispatch.
+    gpu.run(full)?;
+    if let Some(t) = &gpu.timer {
+        t.read_ms(&gpu.ctx)?;
+    }
+
+    let mut gpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
+    let mut gpu_total = Vec::new();
+    let timing = if let Some(timer) = &gpu.timer {
+        for _ in 0..repeat {
+            gpu.run(full)?;
+            let times = timer.read_ms(&gpu.ctx)?;
+            let mut sum = 0.0;
+            for (k, t) in times.iter().enumerate() {
+                if let Some(t) = t {
+                    gpu_stage[k].push(*t);
+                    sum += t;
+                }
+            }
+            gpu_total.push(sum);
+        }
+        "timestamp queries"
+    } else {
+        let passes: [fn(&GpuNeighbours, &mut wgpu::CommandEncoder); 5] = [
+            |g, e| {
+                g.encode_clear(e);
+                g.encode_hash(e)
+            },
+            |g, e| g.encode_scan(e),
+            |g, e| g.encode_scatter(e),
+            |g, e| g.encode_order(e),
+            |g, e| g.encode_density(e),
+        ];
+        for _ in 0..repeat {
+            let mut sum = 0.0;
+            for (k, pass) in passes.iter().enumerate() {
+                let t = Instant::now();
+                gpu.run(*pass)?;
+                let dt = ms_since(t);
+                gpu_stage[k].push(dt);
+                sum += dt;
+            }
+            gpu_total.push(sum);
+        }
+        "one submit and wait per pass, host clock (no timestamp queries)"
+    };
+
+    let mut cpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
+    let mut cpu_total = Vec::new();
+    for _ in 0..repeat {
+        let start = Instant::now();
+        let (grid, times) = Grid::build_timed(positions, params);
+        let t = Instant::now();
+        let out = cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params);
+        let density_ms = ms_since(t);
+        cpu_total.push(ms_since(start));
+        std::hint::black_box(out);
+        cpu_stage[0].push(times.hash.as_secs_f64() * 1e3);
+        cpu_stage[1].push(times.scan.as_secs_f64() * 1e3);
+        cpu_stage[2].push(times.scatter.as_secs_f64() * 1e3);
+        cpu_stage[4].push(density_ms);
+    }
+
+    let row = |stage: &str, g: Option<f64>, c: Option<f64>| BenchRow {
+        stage: stage.to_string(),
+        gpu_ms: g,
+        cpu_ms: c,
+        ratio: g.zip(c).map(|(g, c)| g / c),
+        gpu_particles_per_s: g.map(|g| n / (g / 1e3)),
+        cpu_particles_per_s: c.map(|c| n / (c / 1e3)),
+    };
+    let mut rows: Vec<BenchRow> = Stage::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            row(
+                s.name(),
+                median(gpu_stage[k].clone()),
+                median(cpu_stage[k].clone()),
+            )
+        })
+        .collect();
+    rows.push(row("total", median(gpu_total), median(cpu_total)));
+    Ok(BenchReport {
+        particles: positions.len() as u32,
+        table_size: params.table_size,
+        repeat,
+        gpu_timing: timing,
+        dispatches_per_build: gpu.dispatches_per_build(),
+        cpu_threads: rayon::current_num_threads(),
+        rows,
+    })
+}
+
+impl BenchReport {
+    /// The report as a text table.
+    pub fn to_table(&self) -> String {
+        let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
+        let mut s = format!(
+            "bench: N = {}, T = {}, median of {} after warm-up; GPU timed by {}; {} dispatches per build + density; CPU {} threads\n",
+            self.particles,
+            self.table_size,
+            self.repeat,
+            self.gpu_timing,
+            self.dispatches_per_build,
+            self.cpu_threads
+        );
+        s += &format!(
+            "{:<10} {:>10} {:>10} {:>9} {:>14} {:>14}\n",
+            "stage", "GPU ms", "CPU ms", "GPU/CPU", "GPU particles/s", "CPU particles/s"
+        );
+        for r in &self.rows {
+            s += &format!(
+                "{:<10} {:>10} {:>10} {:>9} {:>14} {:>14}\n",
+                r.stage,
+                f(r.gpu_ms, 3),
+                f(r.cpu_ms, 3),
+                f(r.ratio, 2),
+                r.gpu_particles_per_s
+                    .map_or("-".into(), |v| format!("{v:.3e}")),
+                r.cpu_particles_per_s
+                    .map_or("-".into(), |v| format!("{v:.3e}")),
+            );
+        }
+        s.pop();
+        s
+    }
+}

@@ -1,0 +1,48 @@
+//! Stage `order`, the CPU mirror of `shaders/order.wgsl`.
+//!
+//! Inputs: each particle's slot (N), `slot_start` (T + 1), and the ids grouped by slot in any
+//! order within a slot (N), as the GPU's atomic scatter leaves them. Output: the same ids with
+//! each slot sorted ascending, so everything downstream (summation order, hence the densities'
+//! last bits) is deterministic.
+//!
+//! Each particle finds its place by counting the smaller ids in its own slot: O(slot size) per
+//! particle, no sort, no atomics, fully parallel.
+//!
+//! Worked example: slots [0, 2, 0], slot_start [0, 2, 2, 3, 3], ids [2, 0, 1] → particle 0 sees
+//! no smaller id in slot 0 (place 0), particle 2 sees one (place 1) → [0, 2, 1].
+
+use rayon::prelude::*;
+
+/// Sorts each slot's ids ascending by counting, the way the GPU pass does.
+pub fn order(slots: &[u32], slot_start: &[u32], unordered: &[u32]) -> Vec<u32> {
+    let places: Vec<usize> = slots
+        .par_iter()
+        .enumerate()
+        .map(|(i, &s)| {
+            let (a, b) = (
+                slot_start[s as usize] as usize,
+                slot_start[s as usize + 1] as usize,
+            );
+            a + unordered[a..b].iter().filter(|&&j| j < i as u32).count()
+        })
+        .collect();
+    let mut ids = vec![0u32; unordered.len()];
+    for (i, place) in places.into_iter().enumerate() {
+        ids[place] = i as u32;
+    }
+    ids
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worked_example() {
+        assert_eq!(
+            order(&[0, 2, 0], &[0, 2, 2, 3, 3], &[2, 0, 1]),
+            vec![0, 2, 1]
+        );
+        assert_eq!(order(&[0, 0, 0], &[0, 3], &[2, 0, 1]), vec![0, 1, 2]);
+    }
+}

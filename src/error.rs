@@ -1,0 +1,54 @@
+//! The library's one error type. Every variant's message is a single line that names the fix.
+
+use thiserror::Error;
+
+/// Everything that can go wrong in gpu-sph, from user input to the GPU device.
+#[derive(Debug, Error)]
+pub enum Error {
+    /// A user-supplied value is out of range (bad flag value, bad particle data).
+    #[error("{0}")]
+    InvalidInput(String),
+    /// A particle file could not be read or parsed.
+    #[error("{path}: {message}")]
+    File {
+        /// The file that failed.
+        path: String,
+        /// What is wrong, including the line or element where known.
+        message: String,
+    },
+    /// No GPU adapter could be found or the device request failed.
+    #[error(
+        "{0}; install a Vulkan driver (on Debian/Ubuntu without a GPU: apt-get install mesa-vulkan-drivers libvulkan1) or pass --cpu"
+    )]
+    NoAdapter(String),
+    /// The device was created but refused the request.
+    #[error("GPU device request failed: {0}")]
+    Device(String),
+    /// The requested particle count or table size does not fit the adapter's limits.
+    #[error("{0}")]
+    LimitExceeded(String),
+    /// Mapping a readback buffer failed.
+    #[error("GPU readback failed: {0}")]
+    Map(String),
+    /// wgpu reported a validation or out-of-memory error inside an error scope.
+    #[error("GPU validation error: {0}")]
+    Validation(String),
+}
+
+/// Shorthand for results carrying [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    /// Builds an [`Error::InvalidInput`] from anything printable.
+    pub fn input(message: impl Into<String>) -> Self {
+        Self::InvalidInput(message.into())
+    }
+
+    /// Builds an [`Error::File`].
+    pub fn file(path: impl AsRef<std::path::Path>, message: impl Into<String>) -> Self {
+        Self::File {
+            path: path.as_ref().display().to_string(),
+            message: message.into(),
+        }
+    }
+}

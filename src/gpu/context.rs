@@ -1,0 +1,200 @@
+//! The GPU context: adapter, device and queue, plus the one readback helper.
+
+use std::sync::mpsc;
+
+use bytemuck::Pod;
+
+use crate::{Error, Result};
+
+/// Adapter, device and queue, created once and shared by every pipeline.
+pub struct GpuContext {
+    /// The chosen adapter.
+    pub adapter: wgpu::Adapter,
+    /// The logical device.
+    pub device: wgpu::Device,
+    /// Its queue.
+    pub queue: wgpu::Queue,
+    /// What the adapter says about itself.
+    pub info: wgpu::AdapterInfo,
+    /// Limits granted to the device (all the adapter offers).
+    pub limits: wgpu::Limits,
+    /// Whether compute passes can carry timestamp queries.
+    pub timestamps: bool,
+}
+
+impl std::fmt::Debug for GpuContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GpuContext")
+            .field("info", &self.info)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The adapter as one line: name, backend, device type, driver.
+pub fn describe(info: &wgpu::AdapterInfo) -> String {
+    format!(
+        "{} ({:?}, {:?}, driver {} {})",
+        info.name, info.backend, info.device_type, info.driver, info.driver_info
+    )
+}
+
+impl GpuContext {
+    /// Creates a headless context. Honours `WGPU_BACKEND` (e.g. `vulkan`, `gl`) and
+    /// `WGPU_ADAPTER_NAME` (a case-insensitive substring of the adapter's name).
+    pub fn new() -> Result<Self> {
+        let instance =
+            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let adapter = pollster::block_on(pick_adapter(&instance, None))?;
+        pollster::block_on(Self::from_adapter(adapter))
+    }
+
+    /// Requests a device from `adapter` with every limit the adapter offers and timestamp
+    /// queries where it has them.
+    pub async fn from_adapter(adapter: wgpu::Adapter) -> Result<Self> {
+        let info = adapter.get_info();
+        let limits = adapter.limits();
+        let timestamps = adapter.features().contains(wgpu::Features::TIMESTAMP_QUERY);
+        let required_features = if timestamps {
+            wgpu::Features::TIMESTAMP_QUERY
+        } else {
+            wgpu::Features::empty()
+        };
+        let (device, queue) = adapter
+            .request_device(&wgpu::DeviceDescriptor {
+                label: Some("sph.device"),
+                required_features,
+                required_limits: limits.clone(),
+                experimental_features: wgpu::ExperimentalFeatures::disabled(),
+                memory_hints: wgpu::MemoryHints::Performance,
+                trace: wgpu::Trace::Off,
+            })
+            .await
+            .map_err(|e| Error::Device(format!("{e} on {}", describe(&info))))?;
+        // wgpu's default handler panics; errors we do not catch in a scope are logged instead,
+        // and every operation that can fail on user input runs inside a scope.
+        device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| {
+            log::error!("uncaptured wgpu error: {e}");
+        }));
+        log::info!("GPU adapter: {}", describe(&info));
+        log::info!(
+            "limits: storage binding {} B, buffer {} B, {} workgroups/dim, {} invocations/workgroup, {} storage buffers/stage; timestamps: {timestamps}",
+            limits.max_storage_buffer_binding_size,
+            limits.max_buffer_size,
+            limits.max_compute_workgroups_per_dimension,
+            limits.max_compute_invocations_per_workgroup,
+            limits.max_storage_buffers_per_shader_stage,
+        );
+        Ok(Self {
+            adapter,
+            device,
+            queue,
+            info,
+            limits,
+            timestamps,
+        })
+    }
+
+    /// Runs `f` inside validation and out-of-memory error scopes and turns any error into
+    /// [`Error::Validation`].
+    pub fn scoped<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
+        let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
+        let out = f();
+        let v = pollster::block_on(validation.pop());
+        let o = pollster::block_on(oom.pop());
+        match v.or(o) {
+            Some(e) => Err(Error::Validation(e.to_string().replace('\n', " "))),
+            None => Ok(out),
+        }
+    }
+
+    /// Copies the first `len` elements of `buffer` to the host. Waits for all submitted work.
+    pub fn readback<T: Pod>(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<T>> {
+        let size = (len * std::mem::size_of::<T>()) as u64;
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let staging = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("sph.readback"),
+            size,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("sph.readback"),
+            });
+        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        self.queue.submit([encoder.finish()]);
+        let (tx, rx) = mpsc::channel();
+        staging.map_async(wgpu::MapMode::Read, .., move |r| {
+            let _ = tx.send(r);
+        });
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Map(e.to_string()))?;
+        rx.recv()
+            .map_err(|e| Error::Map(e.to_string()))?
+            .map_err(|e| Error::Map(e.to_string()))?;
+        let view = staging
+            .get_mapped_range(..)
+            .map_err(|e| Error::Map(e.to_string()))?;
+        let out = bytemuck::cast_slice::<u8, T>(&view).to_vec();
+        drop(view);
+        staging.unmap();
+        Ok(out)
+    }
+
+    /// Submits `encoder` and waits until the device is idle.
+    pub fn submit_and_wait(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
+        self.queue.submit([encoder.finish()]);
+        self.device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        Ok(())
+    }
+
+    /// Builds a compute shader module from `shaders/common.wgsl` followed by `stage_source`.
+    pub fn shader(&self, label: &str, stage_source: &str) -> wgpu::ShaderModule {
+        let source = format!("{}\n{}", crate::shaders::COMMON, stage_source);
+        self.device
+            .create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some(label),
+                source: wgpu::ShaderSource::Wgsl(source.into()),
+            })
+    }
+}
+
+/// Picks the adapter: the first whose name contains `WGPU_ADAPTER_NAME` when that is set,
+/// otherwise wgpu's choice for `surface`.
+pub async fn pick_adapter(
+    instance: &wgpu::Instance,
+    surface: Option<&wgpu::Surface<'_>>,
+) -> Result<wgpu::Adapter> {
+    if let Ok(wanted) = std::env::var("WGPU_ADAPTER_NAME") {
+        let adapters = instance.enumerate_adapters(wgpu::Backends::all()).await;
+        let names: Vec<String> = adapters.iter().map(|a| a.get_info().name).collect();
+        return adapters
+            .into_iter()
+            .find(|a| {
+                a.get_info().name.to_lowercase().contains(&wanted.to_lowercase())
+                    && surface.is_none_or(|s| a.is_surface_supported(s))
+            })
+            .ok_or_else(|| {
+                Error::NoAdapter(format!(
+                    "no GPU adapter matches WGPU_ADAPTER_NAME={wanted:?} (found: {}); unset it or pick one of those",
+                    if names.is_empty() { "none".to_string() } else { names.join(", ") }
+                ))
+            });
+    }
+    instance
+        .request_adapter(&wgpu::RequestAdapterOptions {
+            power_preference: wgpu::PowerPreference::HighPerformance,
+            force_fallback_adapter: false,
+            compatible_surface: surface,
+            apply_limit_buckets: false,
+        })
+        .await
+        .map_err(|e| Error::NoAdapter(format!("no usable GPU adapter ({e})")))
+}

@@ -1,0 +1,9 @@
+//! The GPU path: context, neighbour pipeline, timestamps.
+
+pub mod context;
+pub mod neighbours;
+pub mod timer;
+
+pub use context::GpuContext;
+pub use neighbours::{GpuNeighbours, check_limits};
+pub use timer::Stage;

@@ -1,0 +1,568 @@
+//! The GPU neighbour pipeline: hash → scan → scatter → order → density, one `encode_<stage>` per
+//! pass. [`NeighbourPipelines`] holds the stateless kernels, [`NeighbourBuffers`] the state for
+//! one (N, T); both are built once and reused across builds.
+
+use std::sync::Arc;
+
+use glam::Vec3;
+use wgpu::util::DeviceExt;
+
+use super::context::GpuContext;
+use super::timer::{Stage, StageTimer};
+use crate::params::{MAX_TABLE_SIZE, SimParams};
+use crate::{Error, Result, shaders};
+
+/// Invocations per workgroup in every stage (`WORKGROUP_SIZE` in common.wgsl).
+pub const WORKGROUP_SIZE: u32 = 256;
+/// Elements one `scan` workgroup handles (`SCAN_BLOCK` in scan.wgsl).
+pub const SCAN_BLOCK: u32 = 2048;
+/// Bytes per particle position (vec4<f32>).
+const POSITION_BYTES: u64 = 16;
+
+/// How a binding is declared in WGSL.
+#[derive(Clone, Copy)]
+enum Binding {
+    Uniform,
+    Read,
+    ReadWrite,
+}
+
+fn layout(device: &wgpu::Device, label: &str, bindings: &[Binding]) -> wgpu::BindGroupLayout {
+    let entries: Vec<_> = bindings
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupLayoutEntry {
+            binding: i as u32,
+            visibility: wgpu::ShaderStages::COMPUTE,
+            ty: wgpu::BindingType::Buffer {
+                ty: match b {
+                    Binding::Uniform => wgpu::BufferBindingType::Uniform,
+                    Binding::Read => wgpu::BufferBindingType::Storage { read_only: true },
+                    Binding::ReadWrite => wgpu::BufferBindingType::Storage { read_only: false },
+                },
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        })
+        .collect();
+    device.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some(label),
+        entries: &entries,
+    })
+}
+
+fn pipeline(
+    device: &wgpu::Device,
+    label: &str,
+    bgl: &wgpu::BindGroupLayout,
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some(label),
+        bind_group_layouts: &[Some(bgl)],
+        immediate_size: 0,
+    });
+    device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: Some(&pl),
+        module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+fn bind_group(
+    device: &wgpu::Device,
+    label: &str,
+    layout: &wgpu::BindGroupLayout,
+    buffers: &[&wgpu::Buffer],
+) -> wgpu::BindGroup {
+    let entries: Vec<_> = buffers
+        .iter()
+        .enumerate()
+        .map(|(i, b)| wgpu::BindGroupEntry {
+            binding: i as u32,
+            resource: b.as_entire_binding(),
+        })
+        .collect();
+    device.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some(label),
+        layout,
+        entries: &entries,
+    })
+}
+
+/// The compiled kernels and their bind group layouts; independent of N and T.
+pub struct NeighbourPipelines {
+    hash_layout: wgpu::BindGroupLayout,
+    scan_layout: wgpu::BindGroupLayout,
+    scatter_layout: wgpu::BindGroupLayout,
+    order_layout: wgpu::BindGroupLayout,
+    density_layout: wgpu::BindGroupLayout,
+    hash: wgpu::ComputePipeline,
+    scan_reduce: wgpu::ComputePipeline,
+    scan_block: wgpu::ComputePipeline,
+    scatter: wgpu::ComputePipeline,
+    order: wgpu::ComputePipeline,
+    density: wgpu::ComputePipeline,
+}
+
+impl NeighbourPipelines {
+    /// Compiles every stage.
+    pub fn new(ctx: &GpuContext) -> Result<Self> {
+        use Binding::*;
+        ctx.scoped(|| {
+            let d = &ctx.device;
+            let hash_layout = layout(
+                d,
+                "sph.hash",
+                &[Uniform, Read, ReadWrite, ReadWrite, ReadWrite],
+            );
+            let scan_layout = layout(d, "sph.scan", &[Uniform, ReadWrite, ReadWrite]);
+            let scatter_layout = layout(d, "sph.scatter", &[Uniform, Read, Read, Read, ReadWrite]);
+            let order_layout = layout(d, "sph.order", &[Uniform, Read, Read, Read, ReadWrite]);
+            let density_layout = layout(d, "sph.density", &[Uniform, Read, Read, Read, ReadWrite]);
+            let hash_m = ctx.shader("sph.hash", shaders::HASH);
+            let scan_m = ctx.shader("sph.scan", shaders::SCAN);
+            let scatter_m = ctx.shader("sph.scatter", shaders::SCATTER);
+            let order_m = ctx.shader("sph.order", shaders::ORDER);
+            let density_m = ctx.shader("sph.density", shaders::DENSITY);
+            Self {
+                hash: pipeline(d, "sph.hash", &hash_layout, &hash_m, "hash"),
+                scan_reduce: pipeline(d, "sph.scan_reduce", &scan_layout, &scan_m, "scan_reduce"),
+                scan_block: pipeline(d, "sph.scan_block", &scan_layout, &scan_m, "scan_block"),
+                scatter: pipeline(d, "sph.scatter", &scatter_layout, &scatter_m, "scatter"),
+                order: pipeline(d, "sph.order", &order_layout, &order_m, "order"),
+                density: pipeline(d, "sph.density", &density_layout, &density_m, "density"),
+                hash_layout,
+                scan_layout,
+                scatter_layout,
+                order_layout,
+                density_layout,
+            }
+        })
+    }
+}
+
+/// The largest particle count and table size this device can hold.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capacity {
+    /// Largest N.
+    pub max_particles: u32,
+    /// Largest power-of-two T.
+    pub max_table_size: u32,
+}
+
+/// Works out what fits in `limits`.
+pub fn capacity(limits: &wgpu::Limits) -> Capacity {
+    let binding = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+    let groups = limits.max_compute_workgroups_per_dimension as u64;
+    let max_particles = (binding / POSITION_BYTES)
+        .min(groups * WORKGROUP_SIZE as u64)
+        .min(u32::MAX as u64) as u32;
+    // slot_start holds T + 1 words; the first scan level needs T / SCAN_BLOCK workgroups.
+    let by_binding = binding / 4 - 1;
+    let by_groups = groups * SCAN_BLOCK as u64;
+    let fit = by_binding.min(by_groups).min(MAX_TABLE_SIZE as u64);
+    let max_table_size = 1u32 << (63 - fit.leading_zeros());
+    Capacity {
+        max_particles,
+        max_table_size,
+    }
+}
+
+/// Fails with one line naming the limit when N or T do not fit the device.
+pub fn check_limits(limits: &wgpu::Limits, n: u32, t: u32) -> Result<()> {
+    if limits.max_compute_invocations_per_workgroup < WORKGROUP_SIZE
+        || limits.max_compute_workgroup_size_x < WORKGROUP_SIZE
+        || limits.max_storage_buffers_per_shader_stage < 4
+    {
+        return Err(Error::LimitExceeded(format!(
+            "this adapter allows {} invocations per workgroup and {} storage buffers per stage; gpu-sph needs {WORKGROUP_SIZE} and 4: use another adapter (WGPU_ADAPTER_NAME) or --cpu",
+            limits.max_compute_invocations_per_workgroup,
+            limits.max_storage_buffers_per_shader_stage
+        )));
+    }
+    let cap = capacity(limits);
+    if n > cap.max_particles {
+        return Err(Error::LimitExceeded(format!(
+            "-n {n} does not fit this adapter (max_storage_buffer_binding_size {} B at {POSITION_BYTES} B per particle, {} workgroups per dispatch): the largest N that fits is {}; pass -n {} or fewer",
+            limits.max_storage_buffer_binding_size,
+            limits.max_compute_workgroups_per_dimension,
+            cap.max_particles,
+            cap.max_particles
+        )));
+    }
+    if t > cap.max_table_size {
+        return Err(Error::LimitExceeded(format!(
+            "--table-size {t} does not fit this adapter (max_storage_buffer_binding_size {} B holds T + 1 slot offsets of 4 B): the largest table that fits is {}; pass --table-size {} or smaller",
+            limits.max_storage_buffer_binding_size, cap.max_table_size, cap.max_table_size
+        )));
+    }
+    Ok(())
+}
+
+/// One level of the multi-dispatch scan.
+struct ScanLevel {
+    len: u32,
+    reduce: Option<wgpu::BindGroup>,
+    block: wgpu::BindGroup,
+}
+
+/// The lengths of the scan levels for a table of `t` slots: `t`, then block sums until one
+/// block holds a level.
+pub fn scan_levels(t: u32) -> Vec<u32> {
+    let mut lens = vec![t];
+    while *lens.last().unwrap_or(&0) > SCAN_BLOCK {
+        let last = lens[lens.len() - 1];
+        lens.push(last.div_ceil(SCAN_BLOCK));
+    }
+    lens
+}
+
+/// Every buffer of the pipeline for one (N, T), with the bind groups that use them.
+pub struct NeighbourBuffers {
+    /// Particle count.
+    pub n: u32,
+    /// Table size.
+    pub t: u32,
+    /// The uniform block.
+    pub params: wgpu::Buffer,
+    /// Positions as vec4 (N).
+    pub positions: wgpu::Buffer,
+    /// Counts after `hash`, slot starts (T + 1) after `scan`.
+    pub slot_start: wgpu::Buffer,
+    /// Slot of each particle (N).
+    pub particle_slot: wgpu::Buffer,
+    /// Atomic rank of each particle in its slot (N).
+    pub particle_rank: wgpu::Buffer,
+    /// Ids grouped by slot, arbitrary order within a slot (N).
+    pub unordered_ids: wgpu::Buffer,
+    /// Ids grouped by slot, ascending within a slot (N).
+    pub sorted_ids: wgpu::Buffer,
+    /// Density of each particle (N).
+    pub density: wgpu::Buffer,
+    // Kept alive for the bind groups that reference them.
+    _scan_buffers: Vec<wgpu::Buffer>,
+    scan: Vec<ScanLevel>,
+    hash_bg: wgpu::BindGroup,
+    scatter_bg: wgpu::BindGroup,
+    order_bg: wgpu::BindGroup,
+    density_bg: wgpu::BindGroup,
+}
+
+impl NeighbourBuffers {
+    /// Allocates every buffer for `params.n` particles and `params.table_size` slots.
+    pub fn new(ctx: &GpuContext, pipes: &NeighbourPipelines, params: &SimParams) -> Result<Self> {
+        let (n, t) = (params.n, params.table_size);
+        check_limits(&ctx.limits, n, t)?;
+        ctx.scoped(|| {
+            let d = &ctx.device;
+            let storage = |label: &str, bytes: u64| {
+                d.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some(label),
+                    size: bytes.max(4),
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::COPY_DST
+                        | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                })
+            };
+            let uniform = |label: &str, bytes: &[u8]| {
+                d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: bytes,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                })
+            };
+            let n64 = n as u64;
+            let params_buf = uniform("sph.params", bytemuck::bytes_of(params));
+            let positions = storage("sph.positions", n64 * POSITION_BYTES);
+            let slot_start = storage("sph.slot_start", (t as u64 + 1) * 4);
+            let particle_slot = storage("sph.particle_slot", n64 * 4);
+            let particle_rank = storage("sph.particle_rank", n64 * 4);
+            let unordered_ids = storage("sph.unordered_ids", n64 * 4);
+            let sorted_ids = storage("sph.sorted_ids", n64 * 4);
+            let density = storage("sph.density", n64 * 4);
+
+            let lens = scan_levels(t);
+            let zero = storage("sph.scan.zero", 4);
+            let mut level_data = Vec::new();
+            for (k, &len) in lens.iter().enumerate().skip(1) {
+                level_data.push(storage(&format!("sph.scan.level{k}"), (len as u64 + 1) * 4));
+            }
+            let data_of = |k: usize| {
+                if k == 0 {
+                    &slot_start
+                } else {
+                    &level_data[k - 1]
+                }
+            };
+            let top = lens.len() - 1;
+            let mut scan = Vec::new();
+            let mut scan_params = Vec::new();
+            for (k, &len) in lens.iter().enumerate() {
+                let p = uniform(
+                    &format!("sph.scan.params{k}"),
+                    bytemuck::cast_slice(&[len, 0, 0, 0]),
+                );
+                let above = if k == top { &zero } else { data_of(k + 1) };
+                let reduce = (k < top).then(|| {
+                    bind_group(
+                        d,
+                        "sph.scan_reduce",
+                        &pipes.scan_layout,
+                        &[&p, data_of(k), above],
+                    )
+                });
+                let block = bind_group(
+                    d,
+                    "sph.scan_block",
+                    &pipes.scan_layout,
+                    &[&p, data_of(k), above],
+                );
+                scan.push(ScanLevel { len, reduce, block });
+                scan_params.push(p);
+            }
+            let hash_bg = bind_group(
+                d,
+                "sph.hash",
+                &pipes.hash_layout,
+                &[
+                    &params_buf,
+                    &positions,
+                    &slot_start,
+                    &particle_slot,
+                    &particle_rank,
+                ],
+            );
+            let scatter_bg = bind_group(
+                d,
+                "sph.scatter",
+                &pipes.scatter_layout,
+                &[
+                    &params_buf,
+                    &particle_slot,
+                    &particle_rank,
+                    &slot_start,
+                    &unordered_ids,
+                ],
+            );
+            let order_bg = bind_group(
+                d,
+                "sph.order",
+                &pipes.order_layout,
+                &[
+                    &params_buf,
+                    &particle_slot,
+                    &slot_start,
+                    &unordered_ids,
+                    &sorted_ids,
+                ],
+            );
+            let density_bg = bind_group(
+                d,
+                "sph.density",
+                &pipes.density_layout,
+                &[&params_buf, &positions, &slot_start, &sorted_ids, &density],
+            );
+            let mut keep = level_data;
+            keep.push(zero);
+            keep.extend(scan_params);
+            Self {
+                n,
+                t,
+                params: params_buf,
+                positions,
+                slot_start,
+                particle_slot,
+                particle_rank,
+                unordered_ids,
+                sorted_ids,
+                density,
+                _scan_buffers: keep,
+                scan,
+                hash_bg,
+                scatter_bg,
+                order_bg,
+                density_bg,
+            }
+        })
+    }
+}
+
+/// Pipelines plus buffers: the whole GPU neighbour search for one (N, T).
+pub struct GpuNeighbours {
+    /// The shared device.
+    pub ctx: Arc<GpuContext>,
+    /// The kernels.
+    pub pipes: NeighbourPipelines,
+    /// The state.
+    pub bufs: NeighbourBuffers,
+    /// Per-stage timestamp queries, where the adapter has them.
+    pub timer: Option<StageTimer>,
+}
+
+fn groups(items: u32, per_group: u32) -> u32 {
+    items.div_ceil(per_group).max(1)
+}
+
+impl GpuNeighbours {
+    /// Compiles the kernels and allocates buffers for `params`.
+    pub fn new(ctx: Arc<GpuContext>, params: &SimParams) -> Result<Self> {
+        let pipes = NeighbourPipelines::new(&ctx)?;
+        let bufs = NeighbourBuffers::new(&ctx, &pipes, params)?;
+        let timer = ctx.timestamps.then(|| StageTimer::new(&ctx));
+        Ok(Self {
+            ctx,
+            pipes,
+            bufs,
+            timer,
+        })
+    }
+
+    /// Copies positions to the GPU (as vec4, w = 0). `positions.len()` must equal N.
+    pub fn upload_positions(&self, positions: &[Vec3]) {
+        assert_eq!(
+            positions.len(),
+            self.bufs.n as usize,
+            "position count must equal N"
+        );
+        let data: Vec<[f32; 4]> = positions.iter().map(|p| [p.x, p.y, p.z, 0.0]).collect();
+        self.ctx
+            .queue
+            .write_buffer(&self.bufs.positions, 0, bytemuck::cast_slice(&data));
+    }
+
+    /// Overwrites a `u32` buffer from the host (verification feeds stages the CPU's inputs).
+    pub fn write_u32(&self, buffer: &wgpu::Buffer, data: &[u32]) {
+        self.ctx
+            .queue
+            .write_buffer(buffer, 0, bytemuck::cast_slice(data));
+    }
+
+    fn pass<'e>(
+        &'e self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        stage: Stage,
+    ) -> wgpu::ComputePass<'e> {
+        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(stage.label()),
+            timestamp_writes: self.timer.as_ref().map(|t| t.writes(stage)),
+        })
+    }
+
+    /// Zeroes the slot counts (a GPU-side clear, no upload).
+    pub fn encode_clear(&self, encoder: &mut wgpu::CommandEncoder) {
+        encoder.clear_buffer(&self.bufs.slot_start, 0, None);
+    }
+
+    /// Stage `hash`: one dispatch over N.
+    pub fn encode_hash(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = self.pass(encoder, Stage::Hash);
+        pass.set_pipeline(&self.pipes.hash);
+        pass.set_bind_group(0, &self.bufs.hash_bg, &[]);
+        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+    }
+
+    /// Stage `scan`: reduce up the levels, scan the top, scan back down (2·levels − 1 dispatches).
+    pub fn encode_scan(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = self.pass(encoder, Stage::Scan);
+        let levels = &self.bufs.scan;
+        pass.set_pipeline(&self.pipes.scan_reduce);
+        for level in levels {
+            if let Some(bg) = &level.reduce {
+                pass.set_bind_group(0, bg, &[]);
+                pass.dispatch_workgroups(groups(level.len, SCAN_BLOCK), 1, 1);
+            }
+        }
+        pass.set_pipeline(&self.pipes.scan_block);
+        for level in levels.iter().rev() {
+            pass.set_bind_group(0, &level.block, &[]);
+            pass.dispatch_workgroups(groups(level.len, SCAN_BLOCK), 1, 1);
+        }
+    }
+
+    /// Stage `scatter`: one dispatch over N.
+    pub fn encode_scatter(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = self.pass(encoder, Stage::Scatter);
+        pass.set_pipeline(&self.pipes.scatter);
+        pass.set_bind_group(0, &self.bufs.scatter_bg, &[]);
+        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+    }
+
+    /// Stage `order`: one dispatch over N.
+    pub fn encode_order(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = self.pass(encoder, Stage::Order);
+        pass.set_pipeline(&self.pipes.order);
+        pass.set_bind_group(0, &self.bufs.order_bg, &[]);
+        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+    }
+
+    /// Stage `density`: one dispatch over N.
+    pub fn encode_density(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = self.pass(encoder, Stage::Density);
+        pass.set_pipeline(&self.pipes.density);
+        pass.set_bind_group(0, &self.bufs.density_bg, &[]);
+        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+    }
+
+    /// The grid build: clear, hash, scan, scatter, order.
+    pub fn encode_build(&self, encoder: &mut wgpu::CommandEncoder) {
+        self.encode_clear(encoder);
+        self.encode_hash(encoder);
+        self.encode_scan(encoder);
+        self.encode_scatter(encoder);
+        self.encode_order(encoder);
+    }
+
+    /// Compute dispatches in one grid build plus density.
+    pub fn dispatches_per_build(&self) -> usize {
+        // hash, scan (2·levels − 1), scatter, order, density
+        4 + 2 * self.bufs.scan.len() - 1
+    }
+
+    /// A fresh command encoder.
+    pub fn encoder(&self) -> wgpu::CommandEncoder {
+        self.ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("sph.step"),
+            })
+    }
+
+    /// Encodes with `f`, submits, and waits, catching validation errors.
+    pub fn run(&self, f: impl FnOnce(&Self, &mut wgpu::CommandEncoder)) -> Result<()> {
+        self.ctx.scoped(|| {
+            let mut encoder = self.encoder();
+            f(self, &mut encoder);
+            if let Some(t) = &self.timer {
+                t.encode_resolve(&mut encoder);
+            }
+            self.ctx.submit_and_wait(encoder)
+        })?
+    }
+
+    /// Full build plus density on `positions`; returns the densities.
+    pub fn densities(&self, positions: &[Vec3]) -> Result<Vec<f32>> {
+        self.upload_positions(positions);
+        self.run(|g, e| {
+            g.encode_build(e);
+            g.encode_density(e);
+        })?;
+        self.read_f32(&self.bufs.density, self.bufs.n as usize)
+    }
+
+    /// Reads `len` u32s from `buffer`.
+    pub fn read_u32(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<u32>> {
+        self.ctx.readback(buffer, len)
+    }
+
+    /// Reads `len` f32s from `buffer`.
+    pub fn read_f32(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
+        self.ctx.readback(buffer, len)
+    }
+}

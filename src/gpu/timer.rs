@@ -1,0 +1,132 @@
+//! Per-pass GPU times from timestamp queries (where the adapter has `TIMESTAMP_QUERY`).
+
+use std::cell::Cell;
+
+use super::context::GpuContext;
+use crate::Result;
+
+/// The GPU passes, in pipeline order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// `hash`.
+    Hash,
+    /// `scan`.
+    Scan,
+    /// `scatter`.
+    Scatter,
+    /// `order`.
+    Order,
+    /// `density`.
+    Density,
+}
+
+impl Stage {
+    /// Every stage, in order.
+    pub const ALL: [Stage; 5] = [
+        Stage::Hash,
+        Stage::Scan,
+        Stage::Scatter,
+        Stage::Order,
+        Stage::Density,
+    ];
+
+    /// The stage's one name (WGSL file, entry point, CPU module).
+    pub fn name(self) -> &'static str {
+        match self {
+            Stage::Hash => "hash",
+            Stage::Scan => "scan",
+            Stage::Scatter => "scatter",
+            Stage::Order => "order",
+            Stage::Density => "density",
+        }
+    }
+
+    /// The wgpu label of the stage's pass.
+    pub fn label(self) -> &'static str {
+        match self {
+            Stage::Hash => "sph.hash",
+            Stage::Scan => "sph.scan",
+            Stage::Scatter => "sph.scatter",
+            Stage::Order => "sph.order",
+            Stage::Density => "sph.density",
+        }
+    }
+
+    fn index(self) -> u32 {
+        Stage::ALL.iter().position(|&s| s == self).unwrap_or(0) as u32
+    }
+}
+
+/// A query set with a begin and an end timestamp per stage.
+pub struct StageTimer {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    period_ns: f64,
+    written: Cell<u32>,
+}
+
+const QUERIES: u32 = 2 * Stage::ALL.len() as u32;
+/// Each stage's pair resolves to its own aligned slot of the resolve buffer.
+const STRIDE: u64 = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
+
+impl StageTimer {
+    /// Creates the query set; call only when the device has `TIMESTAMP_QUERY`.
+    pub fn new(ctx: &GpuContext) -> Self {
+        Self {
+            queries: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("sph.timestamps"),
+                ty: wgpu::QueryType::Timestamp,
+                count: QUERIES,
+            }),
+            resolve: ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sph.timestamps.resolve"),
+                size: STRIDE * Stage::ALL.len() as u64,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: ctx.queue.get_timestamp_period() as f64,
+            written: Cell::new(0),
+        }
+    }
+
+    /// The timestamp writes for `stage`'s pass.
+    pub fn writes(&self, stage: Stage) -> wgpu::ComputePassTimestampWrites<'_> {
+        let i = stage.index();
+        self.written.set(self.written.get() | 1 << i);
+        wgpu::ComputePassTimestampWrites {
+            query_set: &self.queries,
+            beginning_of_pass_write_index: Some(2 * i),
+            end_of_pass_write_index: Some(2 * i + 1),
+        }
+    }
+
+    /// Resolves the queries written since the last resolve into the readable buffer.
+    pub fn encode_resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        for s in Stage::ALL {
+            if self.written.get() & (1 << s.index()) != 0 {
+                let i = s.index();
+                encoder.resolve_query_set(
+                    &self.queries,
+                    2 * i..2 * i + 2,
+                    &self.resolve,
+                    STRIDE * i as u64,
+                );
+            }
+        }
+    }
+
+    /// Milliseconds per stage from the last resolved submission; `None` for stages not run
+    /// since the previous call.
+    pub fn read_ms(&self, ctx: &GpuContext) -> Result<[Option<f64>; 5]> {
+        let raw: Vec<u64> =
+            ctx.readback(&self.resolve, (STRIDE / 8) as usize * Stage::ALL.len())?;
+        let per_stage = (STRIDE / 8) as usize;
+        let written = self.written.replace(0);
+        Ok(Stage::ALL.map(|s| {
+            let i = s.index() as usize;
+            let (begin, end) = (raw[per_stage * i], raw[per_stage * i + 1]);
+            (written & (1 << i) != 0)
+                .then(|| end.saturating_sub(begin) as f64 * self.period_ns / 1e6)
+        }))
+    }
+}

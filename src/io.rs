@@ -1,0 +1,439 @@
+//! Particle files in and out: CSV (header naming the columns) and PLY (ascii or binary).
+//!
+//! Input: `x,y,z` are required, `vx,vy,vz` optional (all three or none). Every value must be
+//! finite. Output: one row per particle in input order with `x,y,z,vx,vy,vz,density`;
+//! PLY output is binary little endian with `float` properties, readable by ParaView and Blender.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::path::Path;
+
+use glam::Vec3;
+use ply_rs_bw::parser::{Parser, Reader};
+use ply_rs_bw::ply::{
+    ElementDef, Encoding, Header, Property, PropertyAccess, PropertyAccessResult, PropertyDef,
+    PropertyType, ScalarType,
+};
+use ply_rs_bw::writer::Writer;
+
+use crate::{Error, Result};
+
+/// Particles read from a file.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ParticleData {
+    /// Positions, metres.
+    pub positions: Vec<Vec3>,
+    /// Velocities, m/s (zero where the file has none).
+    pub velocities: Vec<Vec3>,
+}
+
+/// The output columns, in order.
+pub const OUTPUT_COLUMNS: [&str; 7] = ["x", "y", "z", "vx", "vy", "vz", "density"];
+
+enum Format {
+    Csv,
+    Ply,
+}
+
+fn format_of(path: &Path) -> Result<Format> {
+    match path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
+        Some("csv") => Ok(Format::Csv),
+        Some("ply") => Ok(Format::Ply),
+        _ => Err(Error::file(
+            path,
+            "unknown file type: use a .csv or .ply extension",
+        )),
+    }
+}
+
+/// Folds a multi-line parser message into one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Reads particles from a `.csv` or `.ply` file.
+pub fn read_particles(path: &Path) -> Result<ParticleData> {
+    let file = File::open(path).map_err(|e| Error::file(path, format!("cannot open: {e}")))?;
+    let data = match format_of(path)? {
+        Format::Csv => read_csv(path, file)?,
+        Format::Ply => read_ply(path, BufReader::new(file))?,
+    };
+    if data.positions.is_empty() {
+        return Err(Error::file(
+            path,
+            "holds no particles: add at least one row",
+        ));
+    }
+    Ok(data)
+}
+
+fn finite(path: &Path, where_: &str, name: &str, v: f32) -> Result<f32> {
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(Error::file(
+            path,
+            format!("{where_}: {name} is {v}; every coordinate must be finite, fix or remove it"),
+        ))
+    }
+}
+
+fn read_csv(path: &Path, file: File) -> Result<ParticleData> {
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(BufReader::new(file));
+    let headers = rdr
+        .headers()
+        .map_err(|e| Error::file(path, format!("line 1: cannot read the header: {e}")))?
+        .clone();
+    let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+    let pos = ["x", "y", "z"].map(col);
+    let vel = ["vx", "vy", "vz"].map(col);
+    let [Some(px), Some(py), Some(pz)] = pos else {
+        return Err(Error::file(
+            path,
+            format!(
+                "line 1: the header must name columns x,y,z (found: {}); add a header line such as x,y,z,vx,vy,vz",
+                headers.iter().collect::<Vec<_>>().join(",")
+            ),
+        ));
+    };
+    let vel = match vel {
+        [Some(a), Some(b), Some(c)] => Some([a, b, c]),
+        [None, None, None] => None,
+        _ => {
+            return Err(Error::file(
+                path,
+                "line 1: the header names some of vx,vy,vz but not all three: give all or none",
+            ));
+        }
+    };
+    let mut data = ParticleData::default();
+    let mut record = csv::StringRecord::new();
+    loop {
+        let more = rdr.read_record(&mut record).map_err(|e| {
+            let line = e.position().map_or(0, |p| p.line());
+            let what = match e.kind() {
+                csv::ErrorKind::UnequalLengths {
+                    expected_len, len, ..
+                } => {
+                    format!("expected {expected_len} fields as in the header, found {len}")
+                }
+                _ => e.to_string(),
+            };
+            Error::file(path, format!("line {line}: {what}"))
+        })?;
+        if !more {
+            break;
+        }
+        let line = record.position().map_or(0, |p| p.line());
+        let where_ = format!("line {line}");
+        let field = |idx: usize, name: &str| -> Result<f32> {
+            let text = record.get(idx).unwrap_or("");
+            let v: f32 = text.parse().map_err(|_| {
+                Error::file(path, format!("{where_}: {name} = {text:?} is not a number"))
+            })?;
+            finite(path, &where_, name, v)
+        };
+        data.positions
+            .push(Vec3::new(field(px, "x")?, field(py, "y")?, field(pz, "z")?));
+        data.velocities.push(match vel {
+            Some([a, b, c]) => Vec3::new(field(a, "vx")?, field(b, "vy")?, field(c, "vz")?),
+            None => Vec3::ZERO,
+        });
+    }
+    Ok(data)
+}
+
+/// One PLY element as the parser fills it: the six fields we read, as `f64`.
+#[derive(Clone, Copy, Default)]
+struct PlyVertex {
+    values: [f64; 6],
+}
+
+const PLY_FIELDS: [&str; 6] = ["x", "y", "z", "vx", "vy", "vz"];
+
+impl PropertyAccess for PlyVertex {
+    fn new() -> Self {
+        Self::default()
+    }
+
+    fn set_property(&mut self, name: &str, property: Property) -> PropertyAccessResult {
+        let Some(k) = PLY_FIELDS.iter().position(|&f| f == name) else {
+            return PropertyAccessResult::Ignored;
+        };
+        let v = match property {
+            Property::Float(v) => v as f64,
+            Property::Double(v) => v,
+            Property::Char(v) => v as f64,
+            Property::UChar(v) => v as f64,
+            Property::Short(v) => v as f64,
+            Property::UShort(v) => v as f64,
+            Property::Int(v) => v as f64,
+            Property::UInt(v) => v as f64,
+            _ => return PropertyAccessResult::Ignored,
+        };
+        self.values[k] = v;
+        PropertyAccessResult::Set
+    }
+}
+
+fn read_ply<R: BufRead>(path: &Path, source: R) -> Result<ParticleData> {
+    let parser = Parser::<PlyVertex>::new();
+    let mut reader = Reader::new(source);
+    let header = parser
+        .read_header(&mut reader)
+        .map_err(|e| Error::file(path, one_line(&format!("bad PLY header: {e}"))))?;
+    let Some(vertex) = header.elements.get("vertex") else {
+        return Err(Error::file(
+            path,
+            "the PLY header declares no 'vertex' element",
+        ));
+    };
+    let scalar = |name: &str| match vertex.properties.get(name).map(|p| &p.data_type) {
+        Some(PropertyType::Scalar(ScalarType::Float | ScalarType::Double)) => Ok(true),
+        None => Ok(false),
+        Some(_) => Err(Error::file(
+            path,
+            format!("vertex property '{name}' must be float or double"),
+        )),
+    };
+    let has_pos = [scalar("x")?, scalar("y")?, scalar("z")?];
+    let has_vel = [scalar("vx")?, scalar("vy")?, scalar("vz")?];
+    if has_pos != [true; 3] {
+        return Err(Error::file(
+            path,
+            "the vertex element must have float or double x, y and z",
+        ));
+    }
+    if has_vel != [true; 3] && has_vel != [false; 3] {
+        return Err(Error::file(
+            path,
+            "the vertex element has some of vx, vy, vz: give all three or none",
+        ));
+    }
+    let mut vertices = Vec::new();
+    for (name, def) in &header.elements {
+        let elems = read_element(path, &parser, &mut reader, def, &header)?;
+        if name == "vertex" {
+            vertices = elems;
+            break;
+        }
+    }
+    let mut data = ParticleData {
+        positions: Vec::with_capacity(vertices.len()),
+        velocities: Vec::with_capacity(vertices.len()),
+    };
+    for (i, v) in vertices.iter().enumerate() {
+        let where_ = format!("vertex {i}");
+        let f = |k: usize| finite(path, &where_, PLY_FIELDS[k], v.values[k] as f32);
+        data.positions.push(Vec3::new(f(0)?, f(1)?, f(2)?));
+        data.velocities.push(Vec3::new(f(3)?, f(4)?, f(5)?));
+    }
+    Ok(data)
+}
+
+/// Reads one element's records. Binary records are read one at a time into a vector that grows
+/// as they arrive, so a header promising more records than the file holds fails at the end of
+/// the data instead of allocating for the promise.
+fn read_element<R: BufRead>(
+    path: &Path,
+    parser: &Parser<PlyVertex>,
+    reader: &mut Reader<R>,
+    def: &ElementDef,
+    header: &Header,
+) -> Result<Vec<PlyVertex>> {
+    let short = |i: usize, e: &dyn std::fmt::Display| {
+        Error::file(
+            path,
+            format!(
+                "element '{}' {i} of the {} the header promises: {e}",
+                def.name, def.count
+            ),
+        )
+    };
+    match header.encoding {
+        Encoding::Ascii => parser
+            .read_payload_for_element(reader, def, header)
+            .map_err(|e| Error::file(path, one_line(&format!("element '{}': {e}", def.name)))),
+        Encoding::BinaryLittleEndian | Encoding::BinaryBigEndian => {
+            let mut out = Vec::with_capacity(def.count.min(1 << 16));
+            let inner = reader.get_mut();
+            for i in 0..def.count {
+                let e = if header.encoding == Encoding::BinaryLittleEndian {
+                    parser.read_little_endian_element(inner, def)
+                } else {
+                    parser.read_big_endian_element(inner, def)
+                };
+                out.push(e.map_err(|e| short(i, &e))?);
+            }
+            Ok(out)
+        }
+    }
+}
+
+/// Writes one row per particle (`x,y,z,vx,vy,vz,density`) as CSV or binary PLY, by extension.
+pub fn write_particles(
+    path: &Path,
+    positions: &[Vec3],
+    velocities: &[Vec3],
+    density: &[f32],
+) -> Result<()> {
+    let format = format_of(path)?;
+    let file = File::create(path).map_err(|e| Error::file(path, format!("cannot create: {e}")))?;
+    let mut out = BufWriter::new(file);
+    let rows = positions.iter().zip(velocities).zip(density);
+    let io_err = |e: &dyn std::fmt::Display| Error::file(path, format!("write failed: {e}"));
+    match format {
+        Format::Csv => {
+            let mut w = csv::Writer::from_writer(out);
+            w.write_record(OUTPUT_COLUMNS).map_err(|e| io_err(&e))?;
+            for ((p, v), d) in rows {
+                let row = [p.x, p.y, p.z, v.x, v.y, v.z, *d];
+                w.write_record(row.iter().map(|x| x.to_string()))
+                    .map_err(|e| io_err(&e))?;
+            }
+            w.flush().map_err(|e| io_err(&e))?;
+        }
+        Format::Ply => {
+            let mut header = Header::new();
+            header.encoding = Encoding::BinaryLittleEndian;
+            let mut def = ElementDef::new("vertex".to_string());
+            def.count = positions.len();
+            for name in OUTPUT_COLUMNS {
+                def.properties.insert(
+                    name.to_string(),
+                    PropertyDef::new(name.to_string(), PropertyType::Scalar(ScalarType::Float)),
+                );
+            }
+            header.comments.push("written by gpu-sph".to_string());
+            header.elements.insert("vertex".to_string(), def.clone());
+            let writer = Writer::<OutVertex>::new();
+            writer
+                .write_header(&mut out, &header)
+                .map_err(|e| io_err(&e))?;
+            for ((p, v), d) in rows {
+                let vertex = OutVertex([p.x, p.y, p.z, v.x, v.y, v.z, *d]);
+                writer
+                    .write_little_endian_element(&mut out, &vertex, &def)
+                    .map_err(|e| io_err(&e))?;
+            }
+            out.flush().map_err(|e| io_err(&e))?;
+        }
+    }
+    Ok(())
+}
+
+/// One output record, in [`OUTPUT_COLUMNS`] order.
+struct OutVertex([f32; 7]);
+
+impl PropertyAccess for OutVertex {
+    fn new() -> Self {
+        Self([0.0; 7])
+    }
+
+    fn get_float(&self, name: &str) -> Option<f32> {
+        OUTPUT_COLUMNS
+            .iter()
+            .position(|&c| c == name)
+            .map(|k| self.0[k])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tmp(name: &str, contents: &[u8]) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!("gpu-sph-io-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, contents).unwrap();
+        p
+    }
+
+    #[test]
+    fn csv_with_and_without_velocities() {
+        let p = tmp("a.csv", b"x,y,z\n1,2,3\n-4.5, 0 ,1e-3\n");
+        let d = read_particles(&p).unwrap();
+        assert_eq!(
+            d.positions,
+            vec![Vec3::new(1.0, 2.0, 3.0), Vec3::new(-4.5, 0.0, 1e-3)]
+        );
+        assert_eq!(d.velocities, vec![Vec3::ZERO; 2]);
+        let p = tmp("b.csv", b"vx,x,vy,y,vz,z\n1,2,3,4,5,6\n");
+        let d = read_particles(&p).unwrap();
+        assert_eq!(d.positions, vec![Vec3::new(2.0, 4.0, 6.0)]);
+        assert_eq!(d.velocities, vec![Vec3::new(1.0, 3.0, 5.0)]);
+    }
+
+    #[test]
+    fn malformed_csv_names_the_line() {
+        let cases: [(&[u8], &str); 5] = [
+            (b"x,y,z\n1,2,3\n1,2\n", "line 3"),
+            (b"x,y,z\n1,nan,3\n", "line 2: y is NaN"),
+            (b"x,y,z\n1,2,inf\n", "line 2: z is inf"),
+            (b"x,y,z\n1,abc,3\n", "not a number"),
+            (b"a,b,c\n1,2,3\n", "must name columns x,y,z"),
+        ];
+        for (text, want) in cases {
+            let err = read_particles(&tmp("bad.csv", text))
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(want), "{err:?} lacks {want:?}");
+            assert!(!err.contains('\n'));
+        }
+        assert!(read_particles(&tmp("empty.csv", b"x,y,z\n")).is_err());
+    }
+
+    #[test]
+    fn ply_round_trip_and_ascii() {
+        let pos = vec![Vec3::new(1.0, -2.0, 3.5), Vec3::new(0.25, 0.0, -1e4)];
+        let vel = vec![Vec3::new(0.1, 0.2, 0.3), Vec3::ZERO];
+        let p = tmp("rt.ply", b"");
+        write_particles(&p, &pos, &vel, &[1000.0, 999.5]).unwrap();
+        let d = read_particles(&p).unwrap();
+        assert_eq!(d.positions, pos);
+        assert_eq!(d.velocities, vel);
+
+        let ascii = b"ply\nformat ascii 1.0\nelement vertex 2\nproperty double x\nproperty double y\nproperty double z\nend_header\n1 2 3\n4 5 6\n";
+        let d = read_particles(&tmp("a.ply", ascii)).unwrap();
+        assert_eq!(d.positions[1], Vec3::new(4.0, 5.0, 6.0));
+    }
+
+    #[test]
+    fn ply_that_promises_too_much_fails_cleanly() {
+        let mut bin = b"ply\nformat binary_little_endian 1.0\nelement vertex 4000000000\nproperty float x\nproperty float y\nproperty float z\nend_header\n".to_vec();
+        bin.extend_from_slice(bytemuck::cast_slice(&[1.0f32, 2.0, 3.0]));
+        let err = read_particles(&tmp("short.ply", &bin))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("vertex' 1 of the 4000000000"), "{err}");
+        let ascii = b"ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n";
+        assert!(read_particles(&tmp("short_a.ply", ascii)).is_err());
+        let nan = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 nan 3\n";
+        let err = read_particles(&tmp("nan.ply", nan))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("Line 8") && !err.contains('\n'), "{err}");
+        let mut bin = b"ply\nformat binary_little_endian 1.0\nelement vertex 2\nproperty double x\nproperty double y\nproperty double z\nend_header\n".to_vec();
+        bin.extend_from_slice(bytemuck::cast_slice(&[
+            1.0f64,
+            2.0,
+            3.0,
+            4.0,
+            f64::INFINITY,
+            6.0,
+        ]));
+        let err = read_particles(&tmp("inf.ply", &bin))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("vertex 1: y is inf"), "{err}");
+    }
+}

@@ -1,0 +1,18 @@
+//! gpu-sph: a smoothed particle hydrodynamics fluid simulator on wgpu compute shaders, with a
+//! CPU reference path that validates every GPU stage.
+#![warn(missing_docs)]
+
+pub mod bench;
+pub mod cpu;
+pub mod error;
+pub mod gpu;
+pub mod hash;
+pub mod io;
+pub mod oracle;
+pub mod params;
+pub mod scene;
+pub mod shaders;
+pub mod summary;
+pub mod verify;
+
+pub use error::{Error, Result};

@@ -1,0 +1,306 @@
+//! Simulation parameters: the user-facing [`SphConfig`] with its validation, and [`SimParams`],
+//! the uniform block every WGSL stage reads.
+//!
+//! `SimParams` is the Rust twin of `struct SimParams` in `shaders/common.wgsl`: the two must
+//! match field for field (a naga test checks the sizes agree). The CPU reference reads its
+//! constants from the same `SimParams` value, so both paths multiply by the very same `f32`s.
+
+use bytemuck::{Pod, Zeroable};
+use glam::Vec3;
+
+use crate::{Error, Result};
+
+/// Default initial particle spacing, metres.
+pub const DEFAULT_SPACING: f32 = 0.01;
+/// Default rest density of water, kg/m³.
+pub const DEFAULT_REST_DENSITY: f32 = 1000.0;
+/// Largest table the scan supports (2^24 slots: `slot_start` then holds 2^24 + 1 u32s).
+pub const MAX_TABLE_SIZE: u32 = 1 << 24;
+/// Most particles accepted on any path (about 13 GiB of CPU state at ~100 B per particle).
+pub const MAX_PARTICLES: u32 = 1 << 27;
+/// Largest |coordinate| / h accepted. Beyond 2^22 cells from the origin an `f32` position has a
+/// resolution coarser than h/2, neighbour distances are meaningless and the query box of a
+/// particle could span more than four cells per axis.
+pub const MAX_CELL_COORD: f32 = (1u32 << 22) as f32;
+
+/// User-level parameters of a run, validated on construction.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct SphConfig {
+    /// Particle count N.
+    pub particles: u32,
+    /// Hash table size T: a power of two.
+    pub table_size: u32,
+    /// Smoothing radius h, metres.
+    pub smoothing_radius: f32,
+    /// Initial particle spacing s, metres.
+    pub spacing: f32,
+    /// Mass of one particle m, kg.
+    pub particle_mass: f32,
+    /// Rest density ρ0, kg/m³.
+    pub rest_density: f32,
+}
+
+/// Optional overrides for [`SphConfig::new`]; `None` takes the documented default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ConfigOverrides {
+    /// Table size T (default: next power of two ≥ 2N).
+    pub table_size: Option<u32>,
+    /// Smoothing radius h (default: 2s).
+    pub smoothing_radius: Option<f32>,
+    /// Spacing s (default: 0.01 m).
+    pub spacing: Option<f32>,
+    /// Particle mass m (default: ρ0·s³).
+    pub particle_mass: Option<f32>,
+    /// Rest density ρ0 (default: 1000 kg/m³).
+    pub rest_density: Option<f32>,
+}
+
+fn positive_finite(name: &str, flag: &str, value: f32) -> Result<f32> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(Error::input(format!(
+            "{name} must be a finite number > 0, got {value}: pass e.g. {flag} 0.02"
+        )))
+    }
+}
+
+/// Checks that a table size is a power of two within range; the message names the nearest fix.
+pub fn validate_table_size(t: u32) -> Result<u32> {
+    if t == 0 {
+        return Err(Error::input(
+            "table size must be a power of two ≥ 1, got 0: pass e.g. --table-size 1024",
+        ));
+    }
+    if !t.is_power_of_two() {
+        let up = t.checked_next_power_of_two().unwrap_or(MAX_TABLE_SIZE);
+        return Err(Error::input(format!(
+            "table size must be a power of two, got {t}: use {} or {}",
+            up / 2,
+            up
+        )));
+    }
+    if t > MAX_TABLE_SIZE {
+        return Err(Error::input(format!(
+            "table size {t} exceeds the largest supported table 2^24 = {MAX_TABLE_SIZE}: pass a smaller --table-size"
+        )));
+    }
+    Ok(t)
+}
+
+/// The default table size: the next power of two ≥ 2N, capped at [`MAX_TABLE_SIZE`].
+pub fn default_table_size(n: u32) -> u32 {
+    (n.max(1) as u64 * 2)
+        .next_power_of_two()
+        .min(MAX_TABLE_SIZE as u64) as u32
+}
+
+impl SphConfig {
+    /// Builds and validates a configuration for `particles` particles.
+    pub fn new(particles: u32, o: ConfigOverrides) -> Result<Self> {
+        if particles == 0 {
+            return Err(Error::input(
+                "particle count must be ≥ 1, got 0: pass e.g. -n 10000",
+            ));
+        }
+        if particles > MAX_PARTICLES {
+            return Err(Error::input(format!(
+                "particle count {particles} exceeds the supported maximum 2^27 = {MAX_PARTICLES}: pass a smaller -n"
+            )));
+        }
+        let spacing =
+            positive_finite("spacing", "--spacing", o.spacing.unwrap_or(DEFAULT_SPACING))?;
+        let rest_density = positive_finite(
+            "rest density",
+            "--rest-density",
+            o.rest_density.unwrap_or(DEFAULT_REST_DENSITY),
+        )?;
+        let smoothing_radius = positive_finite(
+            "smoothing radius",
+            "--smoothing-radius",
+            o.smoothing_radius.unwrap_or(2.0 * spacing),
+        )?;
+        let default_mass = (rest_density as f64 * (spacing as f64).powi(3)) as f32;
+        let particle_mass = positive_finite(
+            "particle mass",
+            "--particle-mass",
+            o.particle_mass.unwrap_or(default_mass),
+        )?;
+        let table_size = match o.table_size {
+            Some(t) => validate_table_size(t)?,
+            None => default_table_size(particles),
+        };
+        let config = Self {
+            particles,
+            table_size,
+            smoothing_radius,
+            spacing,
+            particle_mass,
+            rest_density,
+        };
+        // The derived constants must be representable too, or densities would be inf or 0.
+        let p = config.sim_params();
+        if !(p.inv_h.is_finite() && p.h2 > 0.0 && p.h2.is_finite())
+            || !(p.density_scale.is_finite() && p.density_scale > 0.0)
+        {
+            return Err(Error::input(format!(
+                "smoothing radius {smoothing_radius} with particle mass {particle_mass} gives a kernel constant outside f32 range: choose h and m nearer 1e-3..1e3"
+            )));
+        }
+        Ok(config)
+    }
+
+    /// The uniform block for this configuration.
+    pub fn sim_params(&self) -> SimParams {
+        let h = self.smoothing_radius;
+        let h64 = h as f64;
+        // Poly6 (Müller et al. 2003): W(r,h) = 315/(64π h⁹)(h² − r²)³
+        //                                    = 315/(64π h³)(1 − r²/h²)³.
+        // The second form keeps every intermediate in f32 range for any sane h.
+        let poly6_norm = 315.0 / (64.0 * std::f64::consts::PI * h64.powi(3));
+        SimParams {
+            n: self.particles,
+            table_size: self.table_size,
+            table_mask: self.table_size - 1,
+            _pad0: 0,
+            h,
+            inv_h: (1.0 / h64) as f32,
+            h2: h * h,
+            inv_h2: (1.0 / (h64 * h64)) as f32,
+            density_scale: (self.particle_mass as f64 * poly6_norm) as f32,
+            _pad1: [0.0; 3],
+        }
+    }
+}
+
+/// Uniform block shared by every WGSL stage. Must match `struct SimParams` in
+/// `shaders/common.wgsl` field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct SimParams {
+    /// Particle count N.
+    pub n: u32,
+    /// Table size T (a power of two).
+    pub table_size: u32,
+    /// T − 1, the mask that replaces a modulo.
+    pub table_mask: u32,
+    #[doc(hidden)]
+    pub _pad0: u32,
+    /// Smoothing radius h.
+    pub h: f32,
+    /// 1/h, rounded once on the host; cells are `floor(p * inv_h)` on both paths.
+    pub inv_h: f32,
+    /// h², the strict neighbour bound r² < h².
+    pub h2: f32,
+    /// 1/h².
+    pub inv_h2: f32,
+    /// m · 315/(64π h³): density = density_scale · Σ (1 − r²/h²)³.
+    pub density_scale: f32,
+    #[doc(hidden)]
+    pub _pad1: [f32; 3],
+}
+
+/// Rejects non-finite positions and positions too far from the origin for the smoothing radius.
+///
+/// `what` names the source ("particle", or a file) so the message points at the culprit.
+pub fn validate_positions(positions: &[Vec3], h: f32, what: &str) -> Result<()> {
+    let inv_h = (1.0 / h as f64) as f32;
+    for (i, p) in positions.iter().enumerate() {
+        if !p.is_finite() {
+            return Err(Error::input(format!(
+                "{what} {i} has a non-finite position ({}, {}, {}): remove NaN/inf values from the input",
+                p.x, p.y, p.z
+            )));
+        }
+        let cells = (*p * inv_h).abs().max_element();
+        if cells >= MAX_CELL_COORD {
+            return Err(Error::input(format!(
+                "{what} {i} at ({}, {}, {}) lies {cells:.3e} smoothing radii from the origin, beyond the 2^22 that f32 can resolve: translate the particles nearer the origin or increase --smoothing-radius",
+                p.x, p.y, p.z
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Rejects non-finite velocities.
+pub fn validate_velocities(velocities: &[Vec3], what: &str) -> Result<()> {
+    match velocities.iter().position(|v| !v.is_finite()) {
+        Some(i) => Err(Error::input(format!(
+            "{what} {i} has a non-finite velocity: remove NaN/inf values from the input"
+        ))),
+        None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_follow_the_spacing() {
+        let c = SphConfig::new(1000, ConfigOverrides::default()).unwrap();
+        assert_eq!(c.spacing, 0.01);
+        assert_eq!(c.smoothing_radius, 0.02);
+        assert!((c.particle_mass - 1e-3).abs() < 1e-9);
+        assert_eq!(c.table_size, 2048);
+        assert_eq!(default_table_size(1024), 2048);
+        assert_eq!(default_table_size(1025), 4096);
+    }
+
+    #[test]
+    fn bad_values_are_rejected_with_a_fix() {
+        let err = |o: ConfigOverrides| SphConfig::new(10, o).unwrap_err().to_string();
+        assert!(
+            err(ConfigOverrides {
+                table_size: Some(1000),
+                ..Default::default()
+            })
+            .contains("use 512 or 1024")
+        );
+        assert!(
+            err(ConfigOverrides {
+                table_size: Some(0),
+                ..Default::default()
+            })
+            .contains("power of two")
+        );
+        assert!(
+            err(ConfigOverrides {
+                smoothing_radius: Some(-1.0),
+                ..Default::default()
+            })
+            .contains("> 0")
+        );
+        assert!(
+            err(ConfigOverrides {
+                smoothing_radius: Some(f32::NAN),
+                ..Default::default()
+            })
+            .contains("finite")
+        );
+        assert!(
+            err(ConfigOverrides {
+                particle_mass: Some(f32::INFINITY),
+                ..Default::default()
+            })
+            .contains("finite")
+        );
+        assert!(SphConfig::new(0, ConfigOverrides::default()).is_err());
+    }
+
+    #[test]
+    fn positions_are_screened() {
+        assert!(
+            validate_positions(
+                &[Vec3::ZERO, Vec3::new(f32::NAN, 0.0, 0.0)],
+                0.1,
+                "particle"
+            )
+            .is_err()
+        );
+        assert!(validate_positions(&[Vec3::splat(f32::INFINITY)], 0.1, "particle").is_err());
+        assert!(validate_positions(&[Vec3::new(0.0, 1e6, 0.0)], 0.1, "particle").is_err());
+        assert!(validate_positions(&[Vec3::new(-1e3, 1e3, 0.5)], 0.1, "particle").is_ok());
+    }
+}

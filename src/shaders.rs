@@ -1,0 +1,26 @@
+//! WGSL sources, embedded at compile time. `COMMON` is prepended to every stage.
+
+/// Params struct, workgroup size, hash and kernel functions shared by every stage.
+pub const COMMON: &str = include_str!("../shaders/common.wgsl");
+/// Stage `hash`: slot and atomic rank per particle, counts per slot.
+pub const HASH: &str = include_str!("../shaders/hash.wgsl");
+/// Stage `scan`: in-place exclusive prefix sum of the counts (entry points `scan_reduce`,
+/// `scan_block`).
+pub const SCAN: &str = include_str!("../shaders/scan.wgsl");
+/// Stage `scatter`: ids grouped by slot.
+pub const SCATTER: &str = include_str!("../shaders/scatter.wgsl");
+/// Stage `order`: each slot's ids sorted ascending.
+pub const ORDER: &str = include_str!("../shaders/order.wgsl");
+/// Stage `density`: the 27-cell poly6 density.
+pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
+/// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
+pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
+
+/// Every stage source with its label, for tests that parse them all.
+pub const STAGES: [(&str, &str); 5] = [
+    ("hash", HASH),
+    ("scan", SCAN),
+    ("scatter", SCATTER),
+    ("order", ORDER),
+    ("density", DENSITY),
+];

@@ -1,0 +1,257 @@
+//! Stage-by-stage comparison of the GPU pipeline against the CPU reference.
+//!
+//! Each GPU stage is fed the CPU's inputs and its outputs are compared with the CPU mirror's,
+//! so a failure names the stage that diverged. Then the whole GPU pipeline runs from positions
+//! alone and its final outputs are compared too, and run a second time to check that its
+//! densities are bitwise reproducible.
+//!
+//! Integer stages must match exactly (the atomic ranks as a permutation of each slot's
+//! `0..count`); densities within a relative tolerance; a NaN never passes.
+
+use glam::Vec3;
+use serde::Serialize;
+
+use crate::Result;
+use crate::cpu::{self, Grid};
+use crate::gpu::GpuNeighbours;
+use crate::params::SimParams;
+
+/// One row of the report.
+#[derive(Clone, Debug, Serialize)]
+pub struct StageReport {
+    /// What was compared, `stage.output`.
+    pub stage: String,
+    /// Items compared.
+    pub items: usize,
+    /// Items outside tolerance (exact stages: any difference).
+    pub mismatches: usize,
+    /// Largest absolute difference.
+    pub max_abs_error: f64,
+    /// Largest relative difference.
+    pub max_rel_error: f64,
+    /// Whether the row passes.
+    pub pass: bool,
+}
+
+/// The whole verification.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// Particle count.
+    pub particles: u32,
+    /// Table size.
+    pub table_size: u32,
+    /// Relative tolerance applied to densities.
+    pub tolerance: f64,
+    /// One row per compared output.
+    pub stages: Vec<StageReport>,
+    /// Every row passed.
+    pub pass: bool,
+}
+
+impl Report {
+    /// The report as an aligned text table ending in `PASS` or `FAIL`.
+    pub fn to_table(&self) -> String {
+        let mut s = format!(
+            "verify: N = {}, T = {}, density tolerance {:e} relative\n{:<22} {:>10} {:>10} {:>12} {:>12}  verdict\n",
+            self.particles,
+            self.table_size,
+            self.tolerance,
+            "stage",
+            "items",
+            "mismatches",
+            "max abs err",
+            "max rel err"
+        );
+        for r in &self.stages {
+            s += &format!(
+                "{:<22} {:>10} {:>10} {:>12.3e} {:>12.3e}  {}\n",
+                r.stage,
+                r.items,
+                r.mismatches,
+                r.max_abs_error,
+                r.max_rel_error,
+                if r.pass { "ok" } else { "FAIL" }
+            );
+        }
+        s += if self.pass { "PASS" } else { "FAIL" };
+        s
+    }
+}
+
+/// Compares two integer buffers exactly.
+pub fn compare_exact(stage: &str, gpu: &[u32], cpu: &[u32]) -> StageReport {
+    let mut mismatches = gpu.len().abs_diff(cpu.len());
+    let mut max_abs = 0f64;
+    for (&g, &c) in gpu.iter().zip(cpu) {
+        if g != c {
+            mismatches += 1;
+            max_abs = max_abs.max((g as f64 - c as f64).abs());
+        }
+    }
+    StageReport {
+        stage: stage.to_string(),
+        items: cpu.len(),
+        mismatches,
+        max_abs_error: max_abs,
+        max_rel_error: 0.0,
+        pass: mismatches == 0,
+    }
+}
+
+/// Compares floats within `tol` relative (relative to |cpu|, or absolute where cpu is 0);
+/// a NaN or infinity on either side is a mismatch.
+pub fn compare_float(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageReport {
+    let mut mismatches = gpu.len().abs_diff(cpu.len());
+    let (mut max_abs, mut max_rel) = (0f64, 0f64);
+    for (&g, &c) in gpu.iter().zip(cpu) {
+        let (g, c) = (g as f64, c as f64);
+        if !g.is_finite() || !c.is_finite() {
+            mismatches += 1;
+            max_abs = f64::INFINITY;
+            max_rel = f64::INFINITY;
+            continue;
+        }
+        let abs = (g - c).abs();
+        let rel = if c != 0.0 { abs / c.abs() } else { abs };
+        max_abs = max_abs.max(abs);
+        max_rel = max_rel.max(rel);
+        if rel > tol {
+            mismatches += 1;
+        }
+    }
+    StageReport {
+        stage: stage.to_string(),
+        items: cpu.len(),
+        mismatches,
+        max_abs_error: max_abs,
+        max_rel_error: max_rel,
+        pass: mismatches == 0,
+    }
+}
+
+/// Checks atomic ranks: within each slot they must be a permutation of `0..count`.
+pub fn compare_ranks(stage: &str, slots: &[u32], ranks: &[u32], slot_start: &[u32]) -> StageReport {
+    let mut taken = vec![false; slots.len()];
+    let mut mismatches = 0;
+    for (&s, &r) in slots.iter().zip(ranks) {
+        let (a, b) = (slot_start[s as usize], slot_start[s as usize + 1]);
+        let place = a as u64 + r as u64;
+        if place >= b as u64 || std::mem::replace(&mut taken[place as usize], true) {
+            mismatches += 1;
+        }
+    }
+    StageReport {
+        stage: stage.to_string(),
+        items: slots.len(),
+        mismatches,
+        max_abs_error: 0.0,
+        max_rel_error: 0.0,
+        pass: mismatches == 0,
+    }
+}
+
+/// Reverses the ids inside each slot: a deterministic scramble that gives the `order` stage
+/// real work wherever a slot holds two or more particles.
+pub fn reverse_within_slots(sorted_ids: &[u32], slot_start: &[u32]) -> Vec<u32> {
+    let mut out = sorted_ids.to_vec();
+    for w in slot_start.windows(2) {
+        out[w[0] as usize..w[1] as usize].reverse();
+    }
+    out
+}
+
+/// Runs every comparison. `tol` is the relative density tolerance.
+pub fn verify(
+    gpu: &GpuNeighbours,
+    positions: &[Vec3],
+    params: &SimParams,
+    tol: f64,
+) -> Result<Report> {
+    let n = positions.len();
+    let t = params.table_size as usize;
+    let grid = Grid::build(positions, params);
+    let cpu_density =
+        cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params).density;
+    let b = &gpu.bufs;
+    let mut rows = Vec::new();
+
+    // hash: from positions.
+    gpu.upload_positions(positions);
+    gpu.run(|g, e| {
+        g.encode_clear(e);
+        g.encode_hash(e);
+    })?;
+    let slots = gpu.read_u32(&b.particle_slot, n)?;
+    let ranks = gpu.read_u32(&b.particle_rank, n)?;
+    let counts = gpu.read_u32(&b.slot_start, t)?;
+    rows.push(compare_exact("hash.slot", &slots, &grid.slots));
+    rows.push(compare_exact("hash.count", &counts, &grid.counts));
+    rows.push(compare_ranks("hash.rank", &slots, &ranks, &grid.slot_start));
+
+    // scan: from the CPU's counts.
+    gpu.write_u32(&b.slot_start, &grid.counts);
+    gpu.run(|g, e| g.encode_scan(e))?;
+    rows.push(compare_exact(
+        "scan.slot_start",
+        &gpu.read_u32(&b.slot_start, t + 1)?,
+        &grid.slot_start,
+    ));
+
+    // scatter: from the CPU's slots, stable ranks and slot starts, so the result is exact.
+    gpu.write_u32(&b.particle_slot, &grid.slots);
+    gpu.write_u32(&b.particle_rank, &grid.ranks);
+    gpu.write_u32(&b.slot_start, &grid.slot_start);
+    gpu.run(|g, e| g.encode_scatter(e))?;
+    rows.push(compare_exact(
+        "scatter.ids",
+        &gpu.read_u32(&b.unordered_ids, n)?,
+        &grid.sorted_ids,
+    ));
+
+    // order: from ids scrambled within each slot.
+    gpu.write_u32(
+        &b.unordered_ids,
+        &reverse_within_slots(&grid.sorted_ids, &grid.slot_start),
+    );
+    gpu.run(|g, e| g.encode_order(e))?;
+    rows.push(compare_exact(
+        "order.sorted_ids",
+        &gpu.read_u32(&b.sorted_ids, n)?,
+        &grid.sorted_ids,
+    ));
+
+    // density: from the CPU's grid.
+    gpu.write_u32(&b.sorted_ids, &grid.sorted_ids);
+    gpu.run(|g, e| g.encode_density(e))?;
+    rows.push(compare_float(
+        "density",
+        &gpu.read_f32(&b.density, n)?,
+        &cpu_density,
+        tol,
+    ));
+
+    // The whole GPU pipeline from positions alone, twice.
+    let first = gpu.densities(positions)?;
+    rows.push(compare_exact(
+        "pipeline.slot_start",
+        &gpu.read_u32(&b.slot_start, t + 1)?,
+        &grid.slot_start,
+    ));
+    rows.push(compare_exact(
+        "pipeline.sorted_ids",
+        &gpu.read_u32(&b.sorted_ids, n)?,
+        &grid.sorted_ids,
+    ));
+    rows.push(compare_float("pipeline.density", &first, &cpu_density, tol));
+    let second = gpu.densities(positions)?;
+    rows.push(compare_float("pipeline.repeatable", &second, &first, 0.0));
+
+    let pass = rows.iter().all(|r| r.pass);
+    Ok(Report {
+        particles: n as u32,
+        table_size: params.table_size,
+        tolerance: tol,
+        stages: rows,
+        pass,
+    })
+}

@@ -1,0 +1,257 @@
+//! The command line: bad input exits 2 with one line on stderr and no panic; a CSV round trip
+//! reproduces the input order with oracle-checked densities.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use glam::Vec3;
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-sph"));
+    c.env("RUST_LOG", "off");
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("spawn gpu-sph")
+}
+
+fn tmp_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpu-sph-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn file(name: &str, contents: &[u8]) -> PathBuf {
+    let p = tmp_dir().join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+fn assert_usage_error(args: &[&str], needle: &str) {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?} printed more than one line: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+}
+
+#[test]
+fn bad_flags_exit_2_with_one_line() {
+    let base = ["--headless", "--cpu"];
+    let cases: [(&[&str], &str); 9] = [
+        (&["--table-size", "1000"], "use 512 or 1024"),
+        (&["--table-size", "0"], "power of two"),
+        (&["-n", "0"], "-n 10000"),
+        (&["--smoothing-radius", "-1"], "smoothing radius"),
+        (&["--smoothing-radius", "nan"], "smoothing radius"),
+        (&["--scene", "nope"], "dam-break"),
+        (&["--particles", "ten"], "invalid value"),
+        (&["--bogus"], "--bogus"),
+        (&["--table-size", "33554432"], "2^24"),
+    ];
+    for (extra, needle) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        assert_usage_error(&args, needle);
+    }
+}
+
+#[test]
+fn bad_files_exit_2_with_one_line() {
+    let ply_header = |n: u64| {
+        format!("ply\nformat binary_little_endian 1.0\nelement vertex {n}\nproperty float x\nproperty float y\nproperty float z\nend_header\n")
+            .into_bytes()
+    };
+    let mut short_ply = ply_header(1 << 40);
+    short_ply.extend_from_slice(bytemuck::cast_slice(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]));
+    let cases: [(PathBuf, &str); 6] = [
+        (
+            file("nan.csv", b"x,y,z\n0,0,0\n1,nan,2\n"),
+            "line 3: y is NaN",
+        ),
+        (file("inf.csv", b"x,y,z\n0,inf,0\n"), "line 2: y is inf"),
+        (file("two.csv", b"x,y,z\n0,0,0\n1,2\n"), "line 3"),
+        (
+            file("short.ply", &short_ply),
+            "vertex' 2 of the 1099511627776",
+        ),
+        (tmp_dir().join("missing.csv"), "cannot open"),
+        (file("what.txt", b"x,y,z\n"), ".csv or .ply"),
+    ];
+    for (path, needle) in cases {
+        assert_usage_error(
+            &["--headless", "--cpu", "--input", path.to_str().unwrap()],
+            needle,
+        );
+    }
+}
+
+fn read_csv(path: &Path) -> Vec<Vec<f64>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    assert_eq!(
+        r.headers().unwrap().iter().collect::<Vec<_>>(),
+        ["x", "y", "z", "vx", "vy", "vz", "density"]
+    );
+    r.records()
+        .map(|rec| rec.unwrap().iter().map(|v| v.parse().unwrap()).collect())
+        .collect()
+}
+
+fn round_trip(extra: &[&str]) -> Option<(Vec<Vec3>, Vec<Vec<f64>>)> {
+    // An unordered, irregular particle set with negative coordinates, so a reordering shows.
+    let positions: Vec<Vec3> = (0..700)
+        .map(|i| {
+            let f = i as f32;
+            Vec3::new(
+                (f * 0.618).fract() * 0.2 - 0.1,
+                (f * 0.377).fract() * 0.1,
+                -(f * 0.123).fract() * 0.15,
+            )
+        })
+        .collect();
+    let mut text = String::from("x,y,z,vx,vy,vz\n");
+    for (i, p) in positions.iter().enumerate() {
+        text += &format!("{},{},{},{},0,0\n", p.x, p.y, p.z, i);
+    }
+    let input = file(&format!("in{}.csv", extra.len()), text.as_bytes());
+    let output = tmp_dir().join(format!("out{}.csv", extra.len()));
+    let mut args = vec![
+        "--headless",
+        "--steps",
+        "0",
+        "--input",
+        input.to_str().unwrap(),
+        "--output",
+        output.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
+    if out.status.code() == Some(2)
+        && String::from_utf8_lossy(&out.stderr).contains("adapter")
+        && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1")
+    {
+        eprintln!("SKIPPED: no GPU adapter");
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some((positions, read_csv(&output)))
+}
+
+fn check_round_trip(positions: &[Vec3], rows: &[Vec<f64>]) {
+    assert_eq!(rows.len(), positions.len());
+    let h = 0.02; // the default 2 × 0.01 m
+    let mass = 1000.0f32 * 0.01f32.powi(3);
+    let want = gpu_sph::oracle::densities(positions, h, (1000.0f64 * 1e-6) as f32);
+    assert!((mass - 1e-3).abs() < 1e-9);
+    for (i, (p, row)) in positions.iter().zip(rows).enumerate() {
+        assert_eq!(
+            [row[0] as f32, row[1] as f32, row[2] as f32],
+            p.to_array(),
+            "row {i} is out of order"
+        );
+        assert_eq!(row[3], i as f64, "velocity of row {i}");
+        let rel = (row[6] - want[i]).abs() / want[i];
+        assert!(rel <= 1e-5, "density {i}: {} vs oracle {}", row[6], want[i]);
+    }
+}
+
+#[test]
+fn cpu_round_trip_keeps_order_and_matches_the_oracle() {
+    let (positions, rows) = round_trip(&["--cpu"]).unwrap();
+    check_round_trip(&positions, &rows);
+}
+
+#[test]
+fn gpu_round_trip_keeps_order_and_matches_the_oracle() {
+    if let Some((positions, rows)) = round_trip(&[]) {
+        check_round_trip(&positions, &rows);
+    }
+}
+
+#[test]
+fn json_summary_is_one_object() {
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "2000",
+        "--scene",
+        "cube",
+        "--json",
+    ]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["config"]["particles"], 2000);
+    assert_eq!(v["config"]["table_size"], 4096);
+    assert!(v["mean_neighbours"].as_f64().unwrap() > 10.0);
+    let rho = v["density"]["mean"].as_f64().unwrap();
+    assert!(rho > 300.0 && rho < 1500.0, "{rho}");
+}
+
+#[test]
+fn verify_passes_and_reports_every_stage() {
+    let out = run(&[
+        "--headless",
+        "--verify",
+        "-n",
+        "5000",
+        "--scene",
+        "random",
+        "--json",
+    ]);
+    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["pass"], true);
+    let stages: Vec<&str> = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    for want in [
+        "hash.slot",
+        "hash.count",
+        "hash.rank",
+        "scan.slot_start",
+        "scatter.ids",
+        "order.sorted_ids",
+        "density",
+        "pipeline.density",
+        "pipeline.repeatable",
+    ] {
+        assert!(stages.contains(&want), "{want} missing from {stages:?}");
+    }
+}
+
+#[test]
+fn oversize_particle_count_names_the_limit() {
+    let out = run(&["--headless", "-n", "50000000", "--scene", "random"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("or fewer") || stderr.contains("adapter"),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,25 @@
+//! The shared GPU harness: one device per test binary. With `GPU_SPH_REQUIRE_GPU=1` (set by
+//! `.ci/run`) a missing adapter fails the test loudly instead of skipping it.
+#![allow(dead_code)]
+
+use std::sync::{Arc, OnceLock};
+
+use gpu_sph::gpu::GpuContext;
+
+/// The shared context, or `None` (test skipped, said on stderr) when there is no adapter and
+/// the GPU is not required.
+pub fn gpu() -> Option<Arc<GpuContext>> {
+    static CTX: OnceLock<Result<Arc<GpuContext>, String>> = OnceLock::new();
+    match CTX.get_or_init(|| GpuContext::new().map(Arc::new).map_err(|e| e.to_string())) {
+        Ok(ctx) => Some(ctx.clone()),
+        Err(e) => {
+            if std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() == Ok("1") {
+                panic!("GPU_SPH_REQUIRE_GPU=1 but no GPU is usable: {e}");
+            }
+            eprintln!(
+                "SKIPPED (no GPU adapter; set GPU_SPH_REQUIRE_GPU=1 to make this fatal): {e}"
+            );
+            None
+        }
+    }
+}

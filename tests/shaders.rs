@@ -1,0 +1,63 @@
+//! GPU-free checks of the WGSL: every stage parses and validates with naga, and the WGSL
+//! `SimParams` has exactly the size of its Rust twin.
+
+use gpu_sph::params::SimParams;
+use gpu_sph::shaders;
+
+fn module(stage_source: &str) -> naga::Module {
+    let src = format!("{}\n{}", shaders::COMMON, stage_source);
+    let module =
+        naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
+    naga::valid::Validator::new(
+        naga::valid::ValidationFlags::all(),
+        naga::valid::Capabilities::all(),
+    )
+    .validate(&module)
+    .unwrap_or_else(|e| panic!("{e:?}"));
+    module
+}
+
+#[test]
+fn every_stage_parses_and_validates() {
+    for (name, src) in shaders::STAGES {
+        let m = module(src);
+        assert!(
+            m.entry_points
+                .iter()
+                .any(|e| e.name == name || e.name.starts_with(name)),
+            "{name}.wgsl has no entry point named after its stage"
+        );
+    }
+}
+
+#[test]
+fn sim_params_matches_its_rust_twin() {
+    let m = module(shaders::HASH);
+    let (_, ty) = m
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some("SimParams"))
+        .expect("SimParams in common.wgsl");
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("SimParams is not a struct")
+    };
+    assert_eq!(*span as usize, std::mem::size_of::<SimParams>());
+    let names: Vec<_> = members.iter().filter_map(|m| m.name.as_deref()).collect();
+    assert_eq!(
+        names,
+        [
+            "n",
+            "table_size",
+            "table_mask",
+            "_pad0",
+            "h",
+            "inv_h",
+            "h2",
+            "inv_h2",
+            "density_scale",
+            "_pad1",
+            "_pad2",
+            "_pad3"
+        ]
+    );
+}
