@@ -10,6 +10,10 @@
 @group(0) @binding(3) var<storage, read> unordered_ids: array<u32>;
 @group(0) @binding(4) var<storage, read_write> sorted_ids: array<u32>;
 
+fn smaller(k: u32, i: u32) -> u32 {
+    return select(0u, 1u, unordered_ids[k] < i);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -20,8 +24,27 @@ fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
     let begin = slot_start[s];
     let end = slot_start[s + 1u];
     var place = begin;
-    for (var k = begin; k < end; k = k + 1u) {
-        place = place + select(0u, 1u, unordered_ids[k] < i);
+    var k = begin;
+    for (; k + UNROLL <= end; k = k + UNROLL) {
+        place = place + smaller(k + 0u, i);
+        place = place + smaller(k + 1u, i);
+        place = place + smaller(k + 2u, i);
+        place = place + smaller(k + 3u, i);
+        place = place + smaller(k + 4u, i);
+        place = place + smaller(k + 5u, i);
+        place = place + smaller(k + 6u, i);
+        place = place + smaller(k + 7u, i);
+        place = place + smaller(k + 8u, i);
+        place = place + smaller(k + 9u, i);
+        place = place + smaller(k + 10u, i);
+        place = place + smaller(k + 11u, i);
+        place = place + smaller(k + 12u, i);
+        place = place + smaller(k + 13u, i);
+        place = place + smaller(k + 14u, i);
+        place = place + smaller(k + 15u, i);
+    }
+    for (; k < end; k = k + 1u) {
+        place = place + smaller(k, i);
     }
     sorted_ids[place] = i;
 }

@@ -140,9 +140,12 @@ impl SphConfig {
         };
         // The derived constants must be representable too, or densities would be inf or 0.
         let p = config.sim_params();
-        if !(p.inv_h.is_finite() && p.h2 > 0.0 && p.h2.is_finite())
-            || !(p.density_scale.is_finite() && p.density_scale > 0.0)
-        {
+        let representable = p.inv_h.is_finite()
+            && p.h2 > 0.0
+            && p.h2.is_finite()
+            && p.density_scale.is_finite()
+            && p.density_scale > 0.0;
+        if !representable {
             return Err(Error::input(format!(
                 "smoothing radius {smoothing_radius} with particle mass {particle_mass} gives a kernel constant outside f32 range: choose h and m nearer 1e-3..1e3"
             )));

@@ -172,6 +172,8 @@ pub fn verify(
     let grid = Grid::build(positions, params);
     let cpu_density =
         cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params).density;
+    let largest = grid.counts.iter().copied().max().unwrap_or(0);
+    crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest)?;
     let b = &gpu.bufs;
     let mut rows = Vec::new();
 
@@ -254,4 +256,55 @@ pub fn verify(
         stages: rows,
         pass,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nan_never_passes() {
+        let r = compare_float("d", &[1.0, f32::NAN], &[1.0, 1.0], 1.0);
+        assert!(!r.pass);
+        assert_eq!(r.mismatches, 1);
+        assert!(!compare_float("d", &[1.0], &[f32::NAN], 1.0).pass);
+        assert!(!compare_float("d", &[f32::INFINITY], &[f32::INFINITY], 1.0).pass);
+    }
+
+    #[test]
+    fn tolerance_is_relative() {
+        assert!(compare_float("d", &[1000.009], &[1000.0], 1e-5).pass);
+        let r = compare_float("d", &[1000.02], &[1000.0], 1e-5);
+        assert!(!r.pass && (r.max_rel_error - 2e-5).abs() < 1e-6);
+        assert!(
+            !compare_float("d", &[1.0, 2.0], &[1.0], 1.0).pass,
+            "length mismatch must fail"
+        );
+    }
+
+    #[test]
+    fn exact_and_rank_checks() {
+        assert!(compare_exact("x", &[1, 2, 3], &[1, 2, 3]).pass);
+        let r = compare_exact("x", &[1, 5, 3], &[1, 2, 3]);
+        assert_eq!((r.mismatches, r.max_abs_error), (1, 3.0));
+        // Slot 0 holds particles 0 and 2, slot 2 holds particle 1.
+        let starts = [0, 2, 2, 3, 3];
+        assert!(compare_ranks("r", &[0, 2, 0], &[1, 0, 0], &starts).pass);
+        assert!(
+            !compare_ranks("r", &[0, 2, 0], &[1, 0, 1], &starts).pass,
+            "duplicate rank"
+        );
+        assert!(
+            !compare_ranks("r", &[0, 2, 0], &[0, 0, 2], &starts).pass,
+            "rank past the slot"
+        );
+    }
+
+    #[test]
+    fn reversal_scrambles_only_within_slots() {
+        assert_eq!(
+            reverse_within_slots(&[0, 2, 1, 3, 4], &[0, 2, 2, 5]),
+            vec![2, 0, 4, 3, 1]
+        );
+    }
 }

@@ -255,3 +255,24 @@ fn oversize_particle_count_names_the_limit() {
         "{stderr}"
     );
 }
+
+#[test]
+fn missing_adapter_names_the_fix() {
+    let out = bin()
+        .args(["--headless", "-n", "100"])
+        .env("WGPU_ADAPTER_NAME", "no-such-adapter-anywhere")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("mesa-vulkan-drivers") && stderr.contains("--cpu"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn without_headless_the_missing_viewer_is_said() {
+    assert_usage_error(&["-n", "10"], "--headless");
+}

@@ -158,7 +158,9 @@ pub struct Capacity {
 
 /// Works out what fits in `limits`.
 pub fn capacity(limits: &wgpu::Limits) -> Capacity {
-    let binding = (limits.max_storage_buffer_binding_size as u64).min(limits.max_buffer_size);
+    let binding = limits
+        .max_storage_buffer_binding_size
+        .min(limits.max_buffer_size);
     let groups = limits.max_compute_workgroups_per_dimension as u64;
     let max_particles = (binding / POSITION_BYTES)
         .min(groups * WORKGROUP_SIZE as u64)
@@ -200,6 +202,29 @@ pub fn check_limits(limits: &wgpu::Limits, n: u32, t: u32) -> Result<()> {
         return Err(Error::LimitExceeded(format!(
             "--table-size {t} does not fit this adapter (max_storage_buffer_binding_size {} B holds T + 1 slot offsets of 4 B): the largest table that fits is {}; pass --table-size {} or smaller",
             limits.max_storage_buffer_binding_size, cap.max_table_size, cap.max_table_size
+        )));
+    }
+    Ok(())
+}
+
+/// Candidates the density and order walks take per loop iteration (`UNROLL` in common.wgsl).
+pub const UNROLL: u64 = 16;
+/// Mesa's llvmpipe (lavapipe) ends an invocation after this many loop iterations in total.
+pub const LLVMPIPE_LOOP_LIMIT: u64 = 65_535;
+
+/// On llvmpipe, fails when a query could run past the driver's loop limit, which would
+/// silently truncate the walk. `largest_slot` is the fullest slot after a build.
+pub fn check_loop_budget(info: &wgpu::AdapterInfo, n: u32, largest_slot: u32) -> Result<()> {
+    if !info.name.to_lowercase().contains("llvmpipe") {
+        return Ok(());
+    }
+    let candidates = (n as u64).min(27 * largest_slot as u64);
+    // Unrolled iterations, the at most UNROLL − 1 tail iterations of each of 27 slots, and the
+    // cell and de-duplication loops.
+    let iterations = candidates / UNROLL + 27 * UNROLL + 400;
+    if iterations > LLVMPIPE_LOOP_LIMIT {
+        return Err(Error::LimitExceeded(format!(
+            "this table puts up to {candidates} particles in one neighbour query, more than lavapipe can walk (it ends a shader invocation after {LLVMPIPE_LOOP_LIMIT} loop iterations): pass a larger --table-size or use --cpu"
         )));
     }
     Ok(())
