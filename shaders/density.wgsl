@@ -57,18 +57,6 @@ fn density(@builtin(global_invocation_id) gid: vec3<u32>) {
                     sum = sum + term(p, k + 1u);
                     sum = sum + term(p, k + 2u);
                     sum = sum + term(p, k + 3u);
-                    sum = sum + term(p, k + 4u);
-                    sum = sum + term(p, k + 5u);
-                    sum = sum + term(p, k + 6u);
-                    sum = sum + term(p, k + 7u);
-                    sum = sum + term(p, k + 8u);
-                    sum = sum + term(p, k + 9u);
-                    sum = sum + term(p, k + 10u);
-                    sum = sum + term(p, k + 11u);
-                    sum = sum + term(p, k + 12u);
-                    sum = sum + term(p, k + 13u);
-                    sum = sum + term(p, k + 14u);
-                    sum = sum + term(p, k + 15u);
                 }
                 for (; k < end; k = k + 1u) {
                     sum = sum + term(p, k);

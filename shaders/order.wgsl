@@ -30,18 +30,6 @@ fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
         place = place + smaller(k + 1u, i);
         place = place + smaller(k + 2u, i);
         place = place + smaller(k + 3u, i);
-        place = place + smaller(k + 4u, i);
-        place = place + smaller(k + 5u, i);
-        place = place + smaller(k + 6u, i);
-        place = place + smaller(k + 7u, i);
-        place = place + smaller(k + 8u, i);
-        place = place + smaller(k + 9u, i);
-        place = place + smaller(k + 10u, i);
-        place = place + smaller(k + 11u, i);
-        place = place + smaller(k + 12u, i);
-        place = place + smaller(k + 13u, i);
-        place = place + smaller(k + 14u, i);
-        place = place + smaller(k + 15u, i);
     }
     for (; k < end; k = k + 1u) {
         place = place + smaller(k, i);

@@ -278,6 +278,11 @@ fn read_element<R: BufRead>(
     }
 }
 
+/// Checks that `path` has an extension gpu-sph can write, before any work is done.
+pub fn check_output_path(path: &Path) -> Result<()> {
+    format_of(path).map(|_| ())
+}
+
 /// Writes one row per particle (`x,y,z,vx,vy,vz,density`) as CSV or binary PLY, by extension.
 pub fn write_particles(
     path: &Path,

@@ -156,6 +156,9 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             cli.tolerance
         )));
     }
+    if let Some(out) = &cli.output {
+        io::check_output_path(out)?;
+    }
     let overrides = ConfigOverrides {
         table_size: cli.table_size,
         smoothing_radius: cli.smoothing_radius,

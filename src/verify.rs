@@ -170,10 +170,10 @@ pub fn verify(
     let n = positions.len();
     let t = params.table_size as usize;
     let grid = Grid::build(positions, params);
-    let cpu_density =
-        cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params).density;
     let largest = grid.counts.iter().copied().max().unwrap_or(0);
     crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest)?;
+    let cpu_density =
+        cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params).density;
     let b = &gpu.bufs;
     let mut rows = Vec::new();
 

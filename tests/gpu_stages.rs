@@ -232,3 +232,21 @@ fn oversize_requests_fail_with_the_limit() {
         "{err}"
     );
 }
+
+#[test]
+fn lavapipe_loop_budget_is_enforced() {
+    let Some(ctx) = common::gpu() else { return };
+    if !ctx.info.name.to_lowercase().contains("llvmpipe") {
+        return; // Only llvmpipe ends long loops early.
+    }
+    // 300k particles in one cell: each query would walk all of them, past llvmpipe's limit.
+    let n = 300_000;
+    let positions = particle_set("one-cell", n, 0.02, 3);
+    let prm = params(n, 0.02, 1 << 20);
+    let g = GpuNeighbours::new(ctx, &prm).unwrap();
+    let err = verify::verify(&g, &positions, &prm, 1e-5)
+        .err()
+        .expect("must refuse")
+        .to_string();
+    assert!(err.contains("larger --table-size or use --cpu"), "{err}");
+}

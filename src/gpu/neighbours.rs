@@ -208,7 +208,7 @@ pub fn check_limits(limits: &wgpu::Limits, n: u32, t: u32) -> Result<()> {
 }
 
 /// Candidates the density and order walks take per loop iteration (`UNROLL` in common.wgsl).
-pub const UNROLL: u64 = 16;
+pub const UNROLL: u64 = 4;
 /// Mesa's llvmpipe (lavapipe) ends an invocation after this many loop iterations in total.
 pub const LLVMPIPE_LOOP_LIMIT: u64 = 65_535;
 
