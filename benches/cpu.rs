@@ -4,6 +4,7 @@
 //! `cargo bench --bench cpu`; `GPU_SPH_BENCH_SIZES=100000` to pick sizes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+use gpu_sph::cpu::reorder::gather;
 use gpu_sph::cpu::{Grid, density};
 use gpu_sph::params::{ConfigOverrides, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
@@ -32,12 +33,18 @@ fn cpu(c: &mut Criterion) {
         // The cube scene is a lattice jittered by ±0.1 s; s = h/2.
         let positions = Scene::new(SceneKind::Cube, n, h * 0.5, 1).positions;
         group.throughput(Throughput::Elements(n as u64));
+        // grid_build: hash, scan, scatter, and the reorder into slot order the density reads.
         group.bench_with_input(BenchmarkId::new("grid_build", n), &positions, |b, p| {
-            b.iter(|| Grid::build(p, &params))
+            b.iter(|| {
+                let grid = Grid::build(p, &params);
+                let sorted = gather(p, &grid.sorted_ids);
+                (grid, sorted)
+            })
         });
         let grid = Grid::build(&positions, &params);
-        group.bench_with_input(BenchmarkId::new("density", n), &positions, |b, p| {
-            b.iter(|| density::density(p, &grid.slot_start, &grid.sorted_ids, &params))
+        let sorted = gather(&positions, &grid.sorted_ids);
+        group.bench_with_input(BenchmarkId::new("density", n), &sorted, |b, p| {
+            b.iter(|| density::density(p, &grid.slot_start, &params))
         });
     }
     group.finish();

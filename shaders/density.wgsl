@@ -1,5 +1,6 @@
 // Stage `density` (CPU mirror: src/cpu/density.rs).
-// Inputs: positions (N), slot_start (T + 1), sorted_ids (N), params. Output: particle_density (N),
+// Inputs: sorted_pos (N, slot order from `reorder`), slot_start (T + 1), params.
+// Output: particle_density (N, slot order),
 // ρ_i = density_scale · Σ_j (1 − r²/h²)³ over every j with r² < h² (strict, self included),
 // i.e. m · Σ W_poly6 (Müller et al. 2003).
 // The query walks the cells from cell_of(p − h) to cell_of(p + h) (the 27 around p), z then y
@@ -8,17 +9,16 @@
 // 1 + (1 − 0.25)³ = 1.421875 each.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
-@group(0) @binding(1) var<storage, read> positions: array<vec4<f32>>;
+@group(0) @binding(1) var<storage, read> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read> slot_start: array<u32>;
-@group(0) @binding(3) var<storage, read> sorted_ids: array<u32>;
-@group(0) @binding(4) var<storage, read_write> particle_density: array<f32>;
+@group(0) @binding(3) var<storage, read_write> particle_density: array<f32>;
 
 const MAX_QUERY_SLOTS: u32 = 64u;
 
 // The poly6 term of candidate `k` of the walk, 0 unless r² < h². Adding an exact 0.0 leaves the
 // sum bit for bit as the CPU's, which adds only neighbours.
 fn term(p: vec3<f32>, k: u32) -> f32 {
-    let r2 = distance2(p, positions[sorted_ids[k]].xyz);
+    let r2 = distance2(p, sorted_pos[k].xyz);
     return select(0.0, poly6_term(r2, params.inv_h2), r2 < params.h2);
 }
 
@@ -28,7 +28,7 @@ fn density(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n {
         return;
     }
-    let p = positions[i].xyz;
+    let p = sorted_pos[i].xyz;
     let lo = cell_of(p - vec3<f32>(params.h), params.inv_h);
     let hi = min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
     var seen: array<u32, MAX_QUERY_SLOTS>;

@@ -100,7 +100,7 @@ pub fn bench(
         }
         "timestamp queries"
     } else {
-        let passes: [fn(&GpuNeighbours, &mut wgpu::CommandEncoder); 5] = [
+        let passes: [fn(&GpuNeighbours, &mut wgpu::CommandEncoder); 6] = [
             |g, e| {
                 g.encode_clear(e);
                 g.encode_hash(e)
@@ -108,6 +108,7 @@ pub fn bench(
             |g, e| g.encode_scan(e),
             |g, e| g.encode_scatter(e),
             |g, e| g.encode_order(e),
+            |g, e| g.encode_reorder(e),
             |g, e| g.encode_density(e),
         ];
         for _ in 0..repeat {
@@ -130,14 +131,18 @@ pub fn bench(
         let start = Instant::now();
         let (grid, times) = Grid::build_timed(positions, params);
         let t = Instant::now();
-        let out = cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params);
+        let sorted = cpu::reorder::gather(positions, &grid.sorted_ids);
+        let reorder_ms = ms_since(t);
+        let t = Instant::now();
+        let out = cpu::density::density(&sorted, &grid.slot_start, params);
         let density_ms = ms_since(t);
         cpu_total.push(ms_since(start));
         std::hint::black_box(out);
         cpu_stage[0].push(times.hash.as_secs_f64() * 1e3);
         cpu_stage[1].push(times.scan.as_secs_f64() * 1e3);
         cpu_stage[2].push(times.scatter.as_secs_f64() * 1e3);
-        cpu_stage[4].push(density_ms);
+        cpu_stage[4].push(reorder_ms);
+        cpu_stage[5].push(density_ms);
     }
 
     let row = |stage: &str, g: Option<f64>, c: Option<f64>| BenchRow {

@@ -11,16 +11,19 @@ pub const SCAN: &str = include_str!("../shaders/scan.wgsl");
 pub const SCATTER: &str = include_str!("../shaders/scatter.wgsl");
 /// Stage `order`: each slot's ids sorted ascending.
 pub const ORDER: &str = include_str!("../shaders/order.wgsl");
+/// Stage `reorder`: particle state gathered into slot order.
+pub const REORDER: &str = include_str!("../shaders/reorder.wgsl");
 /// Stage `density`: the 27-cell poly6 density.
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
 /// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 5] = [
+pub const STAGES: [(&str, &str); 6] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
     ("order", ORDER),
+    ("reorder", REORDER),
     ("density", DENSITY),
 ];

@@ -12,6 +12,7 @@ use glam::Vec3;
 use serde::Serialize;
 
 use crate::Result;
+use crate::cpu::reorder::Particles;
 use crate::cpu::{self, Grid};
 use crate::gpu::GpuNeighbours;
 use crate::params::SimParams;
@@ -150,6 +151,13 @@ pub fn compare_ranks(stage: &str, slots: &[u32], ranks: &[u32], slot_start: &[u3
     }
 }
 
+/// The bit patterns of the coordinates, for exact comparison of copied floats.
+pub fn bits(v: &[Vec3]) -> Vec<u32> {
+    v.iter()
+        .flat_map(|p| p.to_array().map(f32::to_bits))
+        .collect()
+}
+
 /// Reverses the ids inside each slot: a deterministic scramble that gives the `order` stage
 /// real work wherever a slot holds two or more particles.
 pub fn reverse_within_slots(sorted_ids: &[u32], slot_start: &[u32]) -> Vec<u32> {
@@ -172,13 +180,15 @@ pub fn verify(
     let grid = Grid::build(positions, params);
     let largest = grid.counts.iter().copied().max().unwrap_or(0);
     crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest)?;
-    let cpu_density =
-        cpu::density::density(positions, &grid.slot_start, &grid.sorted_ids, params).density;
+    let state = Particles::new(positions.to_vec(), vec![Vec3::ZERO; n]);
+    let sorted = cpu::reorder::reorder(&state, &grid.sorted_ids);
+    let sorted_density = cpu::density::density(&sorted.pos, &grid.slot_start, params).density;
+    let cpu_density = sorted.to_input_order(&sorted_density);
     let b = &gpu.bufs;
     let mut rows = Vec::new();
 
     // hash: from positions.
-    gpu.upload_positions(positions);
+    gpu.upload(&state);
     gpu.run(|g, e| {
         g.encode_clear(e);
         g.encode_hash(e);
@@ -193,57 +203,48 @@ pub fn verify(
     // scan: from the CPU's counts.
     gpu.write_u32(&b.slot_start, &grid.counts);
     gpu.run(|g, e| g.encode_scan(e))?;
-    rows.push(compare_exact(
-        "scan.slot_start",
-        &gpu.read_u32(&b.slot_start, t + 1)?,
-        &grid.slot_start,
-    ));
+    let got = gpu.read_u32(&b.slot_start, t + 1)?;
+    rows.push(compare_exact("scan.slot_start", &got, &grid.slot_start));
 
     // scatter: from the CPU's slots, stable ranks and slot starts, so the result is exact.
     gpu.write_u32(&b.particle_slot, &grid.slots);
     gpu.write_u32(&b.particle_rank, &grid.ranks);
     gpu.write_u32(&b.slot_start, &grid.slot_start);
     gpu.run(|g, e| g.encode_scatter(e))?;
-    rows.push(compare_exact(
-        "scatter.ids",
-        &gpu.read_u32(&b.unordered_ids, n)?,
-        &grid.sorted_ids,
-    ));
+    let got = gpu.read_u32(&b.unordered_ids, n)?;
+    rows.push(compare_exact("scatter.ids", &got, &grid.sorted_ids));
 
     // order: from ids scrambled within each slot.
-    gpu.write_u32(
-        &b.unordered_ids,
-        &reverse_within_slots(&grid.sorted_ids, &grid.slot_start),
-    );
+    let scrambled = reverse_within_slots(&grid.sorted_ids, &grid.slot_start);
+    gpu.write_u32(&b.unordered_ids, &scrambled);
     gpu.run(|g, e| g.encode_order(e))?;
-    rows.push(compare_exact(
-        "order.sorted_ids",
-        &gpu.read_u32(&b.sorted_ids, n)?,
-        &grid.sorted_ids,
-    ));
+    let got = gpu.read_u32(&b.sorted_ids, n)?;
+    rows.push(compare_exact("order.sorted_ids", &got, &grid.sorted_ids));
 
-    // density: from the CPU's grid.
+    // reorder: from the CPU's sorted ids.
     gpu.write_u32(&b.sorted_ids, &grid.sorted_ids);
-    gpu.run(|g, e| g.encode_density(e))?;
-    rows.push(compare_float(
-        "density",
-        &gpu.read_f32(&b.density, n)?,
-        &cpu_density,
-        tol,
+    gpu.run(|g, e| g.encode_reorder(e))?;
+    let got = gpu.read_vec3(&b.sorted_pos, n)?;
+    rows.push(compare_exact(
+        "reorder.pos",
+        &bits(&got),
+        &bits(&sorted.pos),
     ));
+    let got = gpu.read_u32(&b.sorted_id, n)?;
+    rows.push(compare_exact("reorder.id", &got, &sorted.id));
+
+    // density: from the CPU's slot-order positions and slot starts.
+    gpu.write_vec3(&b.sorted_pos, &sorted.pos);
+    gpu.run(|g, e| g.encode_density(e))?;
+    let got = gpu.read_f32(&b.density, n)?;
+    rows.push(compare_float("density", &got, &sorted_density, tol));
 
     // The whole GPU pipeline from positions alone, twice.
     let first = gpu.densities(positions)?;
-    rows.push(compare_exact(
-        "pipeline.slot_start",
-        &gpu.read_u32(&b.slot_start, t + 1)?,
-        &grid.slot_start,
-    ));
-    rows.push(compare_exact(
-        "pipeline.sorted_ids",
-        &gpu.read_u32(&b.sorted_ids, n)?,
-        &grid.sorted_ids,
-    ));
+    let got = gpu.read_u32(&b.slot_start, t + 1)?;
+    rows.push(compare_exact("pipeline.slot_start", &got, &grid.slot_start));
+    let got = gpu.read_u32(&b.sorted_ids, n)?;
+    rows.push(compare_exact("pipeline.sorted_ids", &got, &grid.sorted_ids));
     rows.push(compare_float("pipeline.density", &first, &cpu_density, tol));
     let second = gpu.densities(positions)?;
     rows.push(compare_float("pipeline.repeatable", &second, &first, 0.0));

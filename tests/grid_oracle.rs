@@ -2,6 +2,7 @@
 //! exactly the oracle's, and densities must agree within 1e-5 relative.
 
 use glam::Vec3;
+use gpu_sph::cpu::reorder::gather;
 use gpu_sph::cpu::{Grid, density};
 use gpu_sph::oracle;
 use gpu_sph::params::{ConfigOverrides, SimParams, SphConfig};
@@ -27,18 +28,23 @@ fn params(n: usize, h: f32, t: u32) -> SimParams {
 fn check(positions: &[Vec3], h: f32, t: u32) -> Result<(), TestCaseError> {
     let prm = params(positions.len(), h, t);
     let grid = Grid::build(positions, &prm);
+    let sorted = gather(positions, &grid.sorted_ids);
     let want = oracle::neighbours(positions, h);
-    for (i, want_i) in want.iter().enumerate() {
-        let got = density::neighbours(i, positions, &grid.slot_start, &grid.sorted_ids, &prm);
+    for (k, &id) in grid.sorted_ids.iter().enumerate() {
+        let got = density::neighbours(k, &sorted, &grid.slot_start, &grid.sorted_ids, &prm);
         prop_assert_eq!(
             &got,
-            want_i,
+            &want[id as usize],
             "neighbours of particle {} at {}",
-            i,
-            positions[i]
+            id,
+            positions[id as usize]
         );
     }
-    let got = density::density(positions, &grid.slot_start, &grid.sorted_ids, &prm).density;
+    let by_slot = density::density(&sorted, &grid.slot_start, &prm).density;
+    let mut got = vec![0.0f32; by_slot.len()];
+    for (&id, &d) in grid.sorted_ids.iter().zip(&by_slot) {
+        got[id as usize] = d;
+    }
     let want = oracle::densities(positions, h, 0.001);
     for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
         prop_assert!(g.is_finite(), "density {} is {}", i, g);

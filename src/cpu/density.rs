@@ -1,7 +1,7 @@
 //! Stage `density`, the CPU mirror of `shaders/density.wgsl`.
 //!
-//! Inputs: positions (N), `slot_start` (T + 1), `sorted_ids` (N), [`SimParams`]. Output: the
-//! poly6 density of every particle (N), ρ_i = m Σ_j W(|x_i − x_j|, h) over every j with
+//! Inputs: positions in slot order (N, from the `reorder` stage), `slot_start` (T + 1),
+//! [`SimParams`]. Output: the poly6 density of every particle in slot order (N), ρ_i = m Σ_j W(|x_i − x_j|, h) over every j with
 //! r² < h² (strict), i itself included; W(r, h) = 315/(64π h⁹)(h² − r²)³ (Müller et al. 2003),
 //! evaluated as `density_scale · (1 − r²/h²)³`.
 //!
@@ -24,14 +24,14 @@ use crate::params::SimParams;
 /// Most distinct slots one query can visit.
 const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
 
-/// Calls `visit(j, r²)` for every particle `j` in the distinct slots of `p`'s query cells, in the
-/// exact order the GPU walks them (z, then y, then x; ascending id within a slot).
+/// Calls `visit(k, r²)` for every particle `k` (a slot-order index) in the distinct slots of
+/// `p`'s query cells, in the exact order the GPU walks them (z, then y, then x; ascending
+/// within a slot).
 #[inline]
 pub fn for_each_candidate(
     p: Vec3,
-    positions: &[Vec3],
+    sorted_pos: &[Vec3],
     slot_start: &[u32],
-    sorted_ids: &[u32],
     params: &SimParams,
     mut visit: impl FnMut(u32, f32),
 ) {
@@ -47,9 +47,8 @@ pub fn for_each_candidate(
                 }
                 seen[n_seen] = s;
                 n_seen += 1;
-                let range = slot_start[s as usize] as usize..slot_start[s as usize + 1] as usize;
-                for &j in &sorted_ids[range] {
-                    visit(j, distance2(p, positions[j as usize]));
+                for k in slot_start[s as usize]..slot_start[s as usize + 1] {
+                    visit(k, distance2(p, sorted_pos[k as usize]));
                 }
             }
         }
@@ -74,47 +73,34 @@ pub struct DensityOutput {
     pub candidates: u64,
 }
 
-/// The density of one particle, with its neighbour and candidate counts.
+/// The density of particle `k` (slot order), with its neighbour and candidate counts.
 #[inline]
 pub fn density_of(
-    i: usize,
-    positions: &[Vec3],
+    k: usize,
+    sorted_pos: &[Vec3],
     slot_start: &[u32],
-    sorted_ids: &[u32],
     params: &SimParams,
 ) -> (f32, u32, u32) {
     let (mut sum, mut neighbours, mut candidates) = (0.0f32, 0u32, 0u32);
-    for_each_candidate(
-        positions[i],
-        positions,
-        slot_start,
-        sorted_ids,
-        params,
-        |_, r2| {
-            candidates += 1;
-            if r2 < params.h2 {
-                neighbours += 1;
-                sum += poly6_term(r2, params);
-            }
-        },
-    );
+    for_each_candidate(sorted_pos[k], sorted_pos, slot_start, params, |_, r2| {
+        candidates += 1;
+        if r2 < params.h2 {
+            neighbours += 1;
+            sum += poly6_term(r2, params);
+        }
+    });
     (params.density_scale * sum, neighbours, candidates)
 }
 
-/// Runs the density stage over all particles in parallel.
-pub fn density(
-    positions: &[Vec3],
-    slot_start: &[u32],
-    sorted_ids: &[u32],
-    params: &SimParams,
-) -> DensityOutput {
-    let mut density = vec![0.0f32; positions.len()];
+/// Runs the density stage over all particles (slot order) in parallel.
+pub fn density(sorted_pos: &[Vec3], slot_start: &[u32], params: &SimParams) -> DensityOutput {
+    let mut density = vec![0.0f32; sorted_pos.len()];
     let (neighbour_pairs, candidates) = density
         .par_iter_mut()
         .enumerate()
         .with_min_len(256)
         .map(|(i, d)| {
-            let (rho, nb, cand) = density_of(i, positions, slot_start, sorted_ids, params);
+            let (rho, nb, cand) = density_of(i, sorted_pos, slot_start, params);
             *d = rho;
             (nb as u64, cand as u64)
         })
@@ -126,27 +112,21 @@ pub fn density(
     }
 }
 
-/// The neighbour ids of particle `i` found through the grid (r² < h², self included), sorted.
+/// The neighbours of slot-order particle `k` found through the grid (r² < h², self included),
+/// as original ids (through `sorted_ids`), sorted.
 pub fn neighbours(
-    i: usize,
-    positions: &[Vec3],
+    k: usize,
+    sorted_pos: &[Vec3],
     slot_start: &[u32],
     sorted_ids: &[u32],
     params: &SimParams,
 ) -> Vec<u32> {
     let mut out = Vec::new();
-    for_each_candidate(
-        positions[i],
-        positions,
-        slot_start,
-        sorted_ids,
-        params,
-        |j, r2| {
-            if r2 < params.h2 {
-                out.push(j);
-            }
-        },
-    );
+    for_each_candidate(sorted_pos[k], sorted_pos, slot_start, params, |j, r2| {
+        if r2 < params.h2 {
+            out.push(sorted_ids[j as usize]);
+        }
+    });
     out.sort_unstable();
     out
 }
@@ -155,6 +135,7 @@ pub fn neighbours(
 mod tests {
     use super::*;
     use crate::cpu::Grid;
+    use crate::cpu::reorder::gather;
 
     fn params(h: f32, t: u32) -> SimParams {
         SimParams {
@@ -176,7 +157,8 @@ mod tests {
         let p = [Vec3::new(0.0, 0.5, 0.5), Vec3::new(0.5, 0.5, 0.5)];
         let prm = params(1.0, 8);
         let g = Grid::build(&p, &prm);
-        let out = density(&p, &g.slot_start, &g.sorted_ids, &prm);
+        let sp = gather(&p, &g.sorted_ids);
+        let out = density(&sp, &g.slot_start, &prm);
         assert_eq!(out.density, vec![1.421875, 1.421875]);
         assert_eq!(out.neighbour_pairs, 4);
     }
@@ -191,11 +173,12 @@ mod tests {
         ];
         let prm = params(1.5, 1);
         let g = Grid::build(&p, &prm);
-        let out = density(&p, &g.slot_start, &g.sorted_ids, &prm);
+        let sp = gather(&p, &g.sorted_ids);
+        let out = density(&sp, &g.slot_start, &prm);
         assert_eq!(out.neighbour_pairs, 2 + 2 + 1);
         assert_eq!(out.candidates, 9);
         assert_eq!(
-            neighbours(0, &p, &g.slot_start, &g.sorted_ids, &prm),
+            neighbours(0, &sp, &g.slot_start, &g.sorted_ids, &prm),
             vec![0, 1]
         );
     }

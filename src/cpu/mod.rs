@@ -4,6 +4,7 @@
 pub mod density;
 pub mod hash;
 pub mod order;
+pub mod reorder;
 pub mod scan;
 pub mod scatter;
 

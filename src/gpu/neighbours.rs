@@ -9,6 +9,7 @@ use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::timer::{Stage, StageTimer};
+use crate::cpu::reorder::Particles;
 use crate::params::{MAX_TABLE_SIZE, SimParams};
 use crate::{Error, Result, shaders};
 
@@ -101,12 +102,14 @@ pub struct NeighbourPipelines {
     scan_layout: wgpu::BindGroupLayout,
     scatter_layout: wgpu::BindGroupLayout,
     order_layout: wgpu::BindGroupLayout,
+    reorder_layout: wgpu::BindGroupLayout,
     density_layout: wgpu::BindGroupLayout,
     hash: wgpu::ComputePipeline,
     scan_reduce: wgpu::ComputePipeline,
     scan_block: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     order: wgpu::ComputePipeline,
+    reorder: wgpu::ComputePipeline,
     density: wgpu::ComputePipeline,
 }
 
@@ -124,11 +127,19 @@ impl NeighbourPipelines {
             let scan_layout = layout(d, "sph.scan", &[Uniform, ReadWrite, ReadWrite]);
             let scatter_layout = layout(d, "sph.scatter", &[Uniform, Read, Read, Read, ReadWrite]);
             let order_layout = layout(d, "sph.order", &[Uniform, Read, Read, Read, ReadWrite]);
-            let density_layout = layout(d, "sph.density", &[Uniform, Read, Read, Read, ReadWrite]);
+            let reorder_layout = layout(
+                d,
+                "sph.reorder",
+                &[
+                    Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                ],
+            );
+            let density_layout = layout(d, "sph.density", &[Uniform, Read, Read, ReadWrite]);
             let hash_m = ctx.shader("sph.hash", shaders::HASH);
             let scan_m = ctx.shader("sph.scan", shaders::SCAN);
             let scatter_m = ctx.shader("sph.scatter", shaders::SCATTER);
             let order_m = ctx.shader("sph.order", shaders::ORDER);
+            let reorder_m = ctx.shader("sph.reorder", shaders::REORDER);
             let density_m = ctx.shader("sph.density", shaders::DENSITY);
             Self {
                 hash: pipeline(d, "sph.hash", &hash_layout, &hash_m, "hash"),
@@ -136,11 +147,13 @@ impl NeighbourPipelines {
                 scan_block: pipeline(d, "sph.scan_block", &scan_layout, &scan_m, "scan_block"),
                 scatter: pipeline(d, "sph.scatter", &scatter_layout, &scatter_m, "scatter"),
                 order: pipeline(d, "sph.order", &order_layout, &order_m, "order"),
+                reorder: pipeline(d, "sph.reorder", &reorder_layout, &reorder_m, "reorder"),
                 density: pipeline(d, "sph.density", &density_layout, &density_m, "density"),
                 hash_layout,
                 scan_layout,
                 scatter_layout,
                 order_layout,
+                reorder_layout,
                 density_layout,
             }
         })
@@ -268,7 +281,17 @@ pub struct NeighbourBuffers {
     pub unordered_ids: wgpu::Buffer,
     /// Ids grouped by slot, ascending within a slot (N).
     pub sorted_ids: wgpu::Buffer,
-    /// Density of each particle (N).
+    /// Velocities as vec4 (N), in the same order as `positions`.
+    pub velocities: wgpu::Buffer,
+    /// Original (input) index of each particle of `positions` (N).
+    pub particle_id: wgpu::Buffer,
+    /// Positions in slot order (N).
+    pub sorted_pos: wgpu::Buffer,
+    /// Velocities in slot order (N).
+    pub sorted_vel: wgpu::Buffer,
+    /// Original index of each particle in slot order (N).
+    pub sorted_id: wgpu::Buffer,
+    /// Density of each particle, slot order (N).
     pub density: wgpu::Buffer,
     // Kept alive for the bind groups that reference them.
     _scan_buffers: Vec<wgpu::Buffer>,
@@ -276,6 +299,7 @@ pub struct NeighbourBuffers {
     hash_bg: wgpu::BindGroup,
     scatter_bg: wgpu::BindGroup,
     order_bg: wgpu::BindGroup,
+    reorder_bg: wgpu::BindGroup,
     density_bg: wgpu::BindGroup,
 }
 
@@ -311,6 +335,11 @@ impl NeighbourBuffers {
             let particle_rank = storage("sph.particle_rank", n64 * 4);
             let unordered_ids = storage("sph.unordered_ids", n64 * 4);
             let sorted_ids = storage("sph.sorted_ids", n64 * 4);
+            let velocities = storage("sph.velocities", n64 * POSITION_BYTES);
+            let particle_id = storage("sph.particle_id", n64 * 4);
+            let sorted_pos = storage("sph.sorted_pos", n64 * POSITION_BYTES);
+            let sorted_vel = storage("sph.sorted_vel", n64 * POSITION_BYTES);
+            let sorted_id = storage("sph.sorted_id", n64 * 4);
             let density = storage("sph.density", n64 * 4);
 
             let lens = scan_levels(t);
@@ -388,11 +417,26 @@ impl NeighbourBuffers {
                     &sorted_ids,
                 ],
             );
+            let reorder_bg = bind_group(
+                d,
+                "sph.reorder",
+                &pipes.reorder_layout,
+                &[
+                    &params_buf,
+                    &sorted_ids,
+                    &positions,
+                    &velocities,
+                    &particle_id,
+                    &sorted_pos,
+                    &sorted_vel,
+                    &sorted_id,
+                ],
+            );
             let density_bg = bind_group(
                 d,
                 "sph.density",
                 &pipes.density_layout,
-                &[&params_buf, &positions, &slot_start, &sorted_ids, &density],
+                &[&params_buf, &sorted_pos, &slot_start, &density],
             );
             let mut keep = level_data;
             keep.push(zero);
@@ -407,12 +451,18 @@ impl NeighbourBuffers {
                 particle_rank,
                 unordered_ids,
                 sorted_ids,
+                velocities,
+                particle_id,
+                sorted_pos,
+                sorted_vel,
+                sorted_id,
                 density,
                 _scan_buffers: keep,
                 scan,
                 hash_bg,
                 scatter_bg,
                 order_bg,
+                reorder_bg,
                 density_bg,
             }
         })
@@ -429,6 +479,10 @@ pub struct GpuNeighbours {
     pub bufs: NeighbourBuffers,
     /// Per-stage timestamp queries, where the adapter has them.
     pub timer: Option<StageTimer>,
+}
+
+fn to_vec4(v: &[Vec3]) -> Vec<[f32; 4]> {
+    v.iter().map(|p| [p.x, p.y, p.z, 0.0]).collect()
 }
 
 fn groups(items: u32, per_group: u32) -> u32 {
@@ -449,17 +503,47 @@ impl GpuNeighbours {
         })
     }
 
-    /// Copies positions to the GPU (as vec4, w = 0). `positions.len()` must equal N.
-    pub fn upload_positions(&self, positions: &[Vec3]) {
+    /// Copies the particle state to the GPU (positions and velocities as vec4, w = 0).
+    /// `state.len()` must equal N.
+    pub fn upload(&self, state: &Particles) {
         assert_eq!(
-            positions.len(),
+            state.len(),
             self.bufs.n as usize,
-            "position count must equal N"
+            "particle count must equal N"
         );
-        let data: Vec<[f32; 4]> = positions.iter().map(|p| [p.x, p.y, p.z, 0.0]).collect();
+        let q = &self.ctx.queue;
+        q.write_buffer(
+            &self.bufs.positions,
+            0,
+            bytemuck::cast_slice(&to_vec4(&state.pos)),
+        );
+        q.write_buffer(
+            &self.bufs.velocities,
+            0,
+            bytemuck::cast_slice(&to_vec4(&state.vel)),
+        );
+        q.write_buffer(&self.bufs.particle_id, 0, bytemuck::cast_slice(&state.id));
+    }
+
+    /// Uploads positions in input order, with zero velocities.
+    pub fn upload_positions(&self, positions: &[Vec3]) {
+        self.upload(&Particles::new(
+            positions.to_vec(),
+            vec![Vec3::ZERO; positions.len()],
+        ));
+    }
+
+    /// Overwrites a vec4 buffer from the host (w = 0).
+    pub fn write_vec3(&self, buffer: &wgpu::Buffer, data: &[Vec3]) {
         self.ctx
             .queue
-            .write_buffer(&self.bufs.positions, 0, bytemuck::cast_slice(&data));
+            .write_buffer(buffer, 0, bytemuck::cast_slice(&to_vec4(data)));
+    }
+
+    /// Reads `len` vec4s from `buffer`, dropping w.
+    pub fn read_vec3(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<Vec3>> {
+        let raw: Vec<[f32; 4]> = self.ctx.readback(buffer, len)?;
+        Ok(raw.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect())
     }
 
     /// Overwrites a `u32` buffer from the host (verification feeds stages the CPU's inputs).
@@ -535,19 +619,28 @@ impl GpuNeighbours {
         pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
     }
 
-    /// The grid build: clear, hash, scan, scatter, order.
+    /// Stage `reorder`: one dispatch over N.
+    pub fn encode_reorder(&self, encoder: &mut wgpu::CommandEncoder) {
+        let mut pass = self.pass(encoder, Stage::Reorder);
+        pass.set_pipeline(&self.pipes.reorder);
+        pass.set_bind_group(0, &self.bufs.reorder_bg, &[]);
+        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+    }
+
+    /// The grid build: clear, hash, scan, scatter, order, reorder.
     pub fn encode_build(&self, encoder: &mut wgpu::CommandEncoder) {
         self.encode_clear(encoder);
         self.encode_hash(encoder);
         self.encode_scan(encoder);
         self.encode_scatter(encoder);
         self.encode_order(encoder);
+        self.encode_reorder(encoder);
     }
 
     /// Compute dispatches in one grid build plus density.
     pub fn dispatches_per_build(&self) -> usize {
-        // hash, scan (2·levels − 1), scatter, order, density
-        4 + 2 * self.bufs.scan.len() - 1
+        // hash, scan (2·levels − 1), scatter, order, reorder, density
+        5 + 2 * self.bufs.scan.len() - 1
     }
 
     /// A fresh command encoder.
@@ -571,14 +664,21 @@ impl GpuNeighbours {
         })?
     }
 
-    /// Full build plus density on `positions`; returns the densities.
+    /// Full build plus density on `positions`; returns the densities in input order.
     pub fn densities(&self, positions: &[Vec3]) -> Result<Vec<f32>> {
         self.upload_positions(positions);
         self.run(|g, e| {
             g.encode_build(e);
             g.encode_density(e);
         })?;
-        self.read_f32(&self.bufs.density, self.bufs.n as usize)
+        let n = self.bufs.n as usize;
+        let sorted = self.read_f32(&self.bufs.density, n)?;
+        let ids = self.read_u32(&self.bufs.sorted_id, n)?;
+        let mut out = vec![0.0; n];
+        for (&id, &d) in ids.iter().zip(&sorted) {
+            out[id as usize] = d;
+        }
+        Ok(out)
     }
 
     /// Reads `len` u32s from `buffer`.

@@ -16,17 +16,20 @@ pub enum Stage {
     Scatter,
     /// `order`.
     Order,
+    /// `reorder`.
+    Reorder,
     /// `density`.
     Density,
 }
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 5] = [
+    pub const ALL: [Stage; 6] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
         Stage::Order,
+        Stage::Reorder,
         Stage::Density,
     ];
 
@@ -37,6 +40,7 @@ impl Stage {
             Stage::Scan => "scan",
             Stage::Scatter => "scatter",
             Stage::Order => "order",
+            Stage::Reorder => "reorder",
             Stage::Density => "density",
         }
     }
@@ -48,6 +52,7 @@ impl Stage {
             Stage::Scan => "sph.scan",
             Stage::Scatter => "sph.scatter",
             Stage::Order => "sph.order",
+            Stage::Reorder => "sph.reorder",
             Stage::Density => "sph.density",
         }
     }
@@ -117,7 +122,7 @@ impl StageTimer {
 
     /// Milliseconds per stage from the last resolved submission; `None` for stages not run
     /// since the previous call.
-    pub fn read_ms(&self, ctx: &GpuContext) -> Result<[Option<f64>; 5]> {
+    pub fn read_ms(&self, ctx: &GpuContext) -> Result<[Option<f64>; Stage::ALL.len()]> {
         let raw: Vec<u64> =
             ctx.readback(&self.resolve, (STRIDE / 8) as usize * Stage::ALL.len())?;
         let per_stage = (STRIDE / 8) as usize;
