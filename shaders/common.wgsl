@@ -29,6 +29,24 @@ struct SimParams {
     _pad3: f32,
 }
 
+struct FluidParams {
+    tank_min: vec4<f32>,
+    tank_max: vec4<f32>,
+    gravity: vec4<f32>,
+    rest_density: f32,
+    stiffness: f32,
+    mass: f32,
+    viscosity: f32,
+    kernel_45: f32,
+    sound_speed: f32,
+    cfl: f32,
+    dt_fixed: f32,
+    dt_max: f32,
+    wall_margin: f32,
+    restitution: f32,
+    _pad: f32,
+}
+
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.
 fn cell_of(p: vec3<f32>, inv_h: f32) -> vec3<i32> {
     return vec3<i32>(floor(p * inv_h));

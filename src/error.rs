@@ -30,6 +30,9 @@ pub enum Error {
     /// Mapping a readback buffer failed.
     #[error("GPU readback failed: {0}")]
     Map(String),
+    /// The simulation produced a non-finite value or lost a particle (exit code 1).
+    #[error("{0}")]
+    Unstable(String),
     /// wgpu reported a validation or out-of-memory error inside an error scope.
     #[error("GPU validation error: {0}")]
     Validation(String),

@@ -10,6 +10,7 @@ pub mod hash;
 pub mod io;
 pub mod oracle;
 pub mod params;
+pub mod run;
 pub mod scene;
 pub mod shaders;
 pub mod summary;

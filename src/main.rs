@@ -55,9 +55,46 @@ struct Cli {
     /// Seed for scenes with randomness.
     #[arg(long, default_value_t = 0)]
     seed: u64,
-    /// Simulation steps (only 0, a neighbour search and density, until the fluid solver lands).
+    /// Simulation steps; 0 computes the neighbour grid and densities only.
     #[arg(long, default_value_t = 0)]
     steps: u64,
+    /// Gravity along y in m/s².
+    #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G")]
+    gravity: f32,
+    /// Dynamic viscosity in Pa·s.
+    #[arg(
+        long,
+        default_value_t = 0.05,
+        allow_hyphen_values = true,
+        value_name = "MU"
+    )]
+    viscosity: f32,
+    /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
+    #[arg(long, allow_hyphen_values = true, value_name = "C")]
+    sound_speed: Option<f32>,
+    /// Courant number of the CFL time step.
+    #[arg(long, default_value_t = 0.4, allow_hyphen_values = true)]
+    cfl: f32,
+    /// Force a fixed time step in seconds instead of the CFL condition.
+    #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+    dt: Option<f32>,
+    /// Fraction of the normal speed a particle keeps when it meets a wall, 0..1.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_hyphen_values = true,
+        value_name = "E"
+    )]
+    restitution: f32,
+    /// Write one CSV row of statistics per step to FILE.
+    #[arg(long, value_name = "FILE")]
+    stats: Option<PathBuf>,
+    /// Write frames as binary PLY files into DIR.
+    #[arg(long, value_name = "DIR")]
+    export_dir: Option<PathBuf>,
+    /// Write a frame every K steps.
+    #[arg(long, default_value_t = 10, value_name = "K", requires = "export_dir")]
+    export_every: u64,
     /// Read particles from a .csv or .ply file.
     #[arg(long, value_name = "FILE")]
     input: Option<PathBuf>,
@@ -144,11 +181,8 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             "the windowed viewer is not built yet: run with --headless (add --cpu for the CPU reference, --verify to compare GPU with CPU)",
         ));
     }
-    if cli.steps != 0 {
-        return Err(Error::input(format!(
-            "--steps {} asks for time stepping, which this build does not have yet (neighbour search and density only): pass --steps 0",
-            cli.steps
-        )));
+    if cli.export_every == 0 {
+        return Err(Error::input("--export-every must be ≥ 1"));
     }
     if !(cli.tolerance.is_finite() && cli.tolerance >= 0.0) {
         return Err(Error::input(format!(
@@ -174,7 +208,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     } else {
         Some(Arc::new(GpuContext::new()?))
     };
-    let (positions, velocities, source) = match &cli.input {
+    let (positions, velocities, source, geometry) = match &cli.input {
         Some(path) => {
             let data = io::read_particles(path)?;
             if let Some(n) = cli
@@ -187,7 +221,12 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
                     data.positions.len()
                 )));
             }
-            (data.positions, data.velocities, path.display().to_string())
+            (
+                data.positions,
+                data.velocities,
+                path.display().to_string(),
+                None,
+            )
         }
         None => {
             let n = cli.particles.unwrap_or(DEFAULT_PARTICLES);
@@ -197,7 +236,8 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             }
             let scene = Scene::new(cli.scene, n as usize, cfg.spacing, cli.seed);
             let name = format!("scene {:?} (seed {})", cli.scene, cli.seed);
-            (scene.positions, scene.velocities, name)
+            let geometry = (scene.tank_min, scene.tank_max, scene.fluid_size);
+            (scene.positions, scene.velocities, name, Some(geometry))
         }
     };
     let n = u32::try_from(positions.len())
@@ -207,6 +247,11 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     validate_velocities(&velocities, "particle")?;
     let params = config.sim_params();
 
+    if cli.steps > 0 {
+        return simulate(
+            cli, ctx, &config, params, positions, velocities, &source, geometry,
+        );
+    }
     let Some(ctx) = ctx else {
         let (summary, density) = Summary::run_cpu(&positions, &config, &source);
         print_summary(cli, &summary)?;
@@ -268,4 +313,173 @@ fn write_output(
         io::write_particles(path, positions, velocities, density)?;
     }
     Ok(())
+}
+
+type Geometry = (glam::Vec3, glam::Vec3, glam::Vec3);
+
+/// `--steps K > 0`: the fluid, on the GPU or (with --cpu) the CPU.
+#[allow(clippy::too_many_arguments)]
+fn simulate(
+    cli: &Cli,
+    ctx: Option<Arc<GpuContext>>,
+    config: &SphConfig,
+    params: gpu_sph::params::SimParams,
+    positions: Vec<glam::Vec3>,
+    velocities: Vec<glam::Vec3>,
+    source: &str,
+    geometry: Option<Geometry>,
+) -> Result<Outcome, Error> {
+    use gpu_sph::cpu::reorder::Particles;
+    use gpu_sph::params::PhysicsConfig;
+    use gpu_sph::run;
+
+    // A file brings no tank: use its bounding box grown by 2h on every side.
+    let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
+        let lo = positions
+            .iter()
+            .copied()
+            .fold(glam::Vec3::INFINITY, glam::Vec3::min);
+        let hi = positions
+            .iter()
+            .copied()
+            .fold(glam::Vec3::NEG_INFINITY, glam::Vec3::max);
+        let pad = glam::Vec3::splat(2.0 * config.smoothing_radius);
+        (lo - pad, hi + pad, hi - lo)
+    });
+    let physics = PhysicsConfig {
+        gravity: cli.gravity,
+        viscosity: cli.viscosity,
+        sound_speed: cli.sound_speed,
+        cfl: cli.cfl,
+        dt: cli.dt,
+        restitution: cli.restitution,
+    };
+    let fp = physics.fluid_params(config, tank_min, tank_max, fluid_size.y)?;
+    let geometry_line = format!(
+        "tank ({:.4}, {:.4}, {:.4}) to ({:.4}, {:.4}, {:.4}) m; fluid body {:.4} x {:.4} x {:.4} m; g = {} m/s^2, mu = {} Pa s, c = {:.3} m/s, B = {:.4e} Pa, rho0 = {}, h = {}, m = {}",
+        tank_min.x,
+        tank_min.y,
+        tank_min.z,
+        tank_max.x,
+        tank_max.y,
+        tank_max.z,
+        fluid_size.x,
+        fluid_size.y,
+        fluid_size.z,
+        cli.gravity,
+        cli.viscosity,
+        fp.sound_speed,
+        fp.stiffness,
+        config.rest_density,
+        config.smoothing_radius,
+        config.particle_mass
+    );
+    if !cli.json {
+        println!(
+            "gpu-sph: {} particles from {source}, {} steps",
+            config.particles, cli.steps
+        );
+        println!("{geometry_line}");
+    }
+    let state = Particles::new(positions, velocities);
+    let mut backend: Box<dyn run::Backend> = match &ctx {
+        Some(ctx) => {
+            let sim = gpu_sph::gpu::fluid::Simulation::new(ctx.clone(), &params, &fp, &state)?;
+            if cli.verify {
+                let report = verify::verify_steps(&sim, &state, cli.steps, cli.tolerance)?;
+                if cli.json {
+                    println!(
+                        "{}",
+                        serde_json::to_string(&report).map_err(|e| Error::input(e.to_string()))?
+                    );
+                } else {
+                    println!("{}", report.to_table());
+                }
+                return Ok(if report.pass {
+                    Outcome::Done
+                } else {
+                    Outcome::VerifyFailed
+                });
+            }
+            Box::new(sim)
+        }
+        None => Box::new(run::CpuSimulation::new(params, fp, state)),
+    };
+    let mut stats_file = match &cli.stats {
+        Some(path) => {
+            let mut f = std::io::BufWriter::new(
+                std::fs::File::create(path)
+                    .map_err(|e| Error::file(path, format!("cannot create: {e}")))?,
+            );
+            use std::io::Write;
+            f.write_all(run::stats_header(&geometry_line).as_bytes())
+                .map_err(|e| Error::file(path, e.to_string()))?;
+            Some(f)
+        }
+        None => None,
+    };
+    let export = match &cli.export_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::file(dir, format!("cannot create directory: {e}")))?;
+            Some(run::Export {
+                dir: dir.clone(),
+                every: cli.export_every,
+            })
+        }
+        None => None,
+    };
+    let progress = indicatif::ProgressBar::new(cli.steps);
+    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let start = std::time::Instant::now();
+    let result = run::run(
+        backend.as_mut(),
+        &fp,
+        cli.steps,
+        stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
+        export.as_ref(),
+        &progress,
+    );
+    progress.finish_and_clear();
+    let wall = start.elapsed().as_secs_f64();
+    let (snap, last) = match result {
+        Ok(r) => r,
+        Err(Error::Unstable(msg)) => {
+            eprintln!("gpu-sph: {msg}");
+            return Ok(Outcome::VerifyFailed);
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(f) = stats_file.as_mut() {
+        use std::io::Write;
+        f.flush()
+            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+    }
+    if let Some(out) = &cli.output {
+        run::write_snapshot(out, &snap)?;
+    }
+    if let Some(st) = last {
+        if cli.json {
+            let v = serde_json::json!({ "particles": config.particles, "steps": cli.steps, "wall_s": wall, "geometry": geometry_line, "last": st });
+            println!("{v}");
+        } else {
+            println!(
+                "after {} steps (t = {:.5} s, {:.2} ms/step): KE {:.4e} J, PE {:.4e} J, max speed {:.4} m/s, density {:.2}/{:.2}/{:.2}, front x = {:.4} m, outside {}",
+                st.step,
+                st.t,
+                1e3 * wall / cli.steps as f64,
+                st.kinetic,
+                st.potential,
+                st.max_speed,
+                st.density_min,
+                st.density_mean,
+                st.density_max,
+                st.front,
+                st.outside
+            );
+        }
+    }
+    Ok(Outcome::Done)
 }

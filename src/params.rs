@@ -203,6 +203,156 @@ pub struct SimParams {
     pub _pad1: [f32; 3],
 }
 
+/// Physical parameters of the fluid step. Must match `struct FluidParams` in
+/// `shaders/common.wgsl` field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct FluidParams {
+    /// Lower corner of the tank (xyz; w unused).
+    pub tank_min: [f32; 4],
+    /// Upper corner of the tank (xyz; w unused).
+    pub tank_max: [f32; 4],
+    /// Gravity, m/s² (xyz; w unused).
+    pub gravity: [f32; 4],
+    /// Rest density ρ0, kg/m³.
+    pub rest_density: f32,
+    /// Tait stiffness B = ρ0 c² / 7, Pa (Becker & Teschner 2007).
+    pub stiffness: f32,
+    /// Particle mass m, kg.
+    pub mass: f32,
+    /// Dynamic viscosity μ, Pa·s (Müller et al. 2003 viscosity term).
+    pub viscosity: f32,
+    /// 45/(π h⁶): the spiky gradient is −45/(π h⁶)(h − r)² r̂ and the viscosity Laplacian
+    /// 45/(π h⁶)(h − r) (Müller et al. 2003).
+    pub kernel_45: f32,
+    /// Speed of sound c, m/s.
+    pub sound_speed: f32,
+    /// Courant number: dt ≤ cfl · h / (c + v_max).
+    pub cfl: f32,
+    /// A forced time step, s; 0 lets the CFL condition choose.
+    pub dt_fixed: f32,
+    /// Largest time step, s.
+    pub dt_max: f32,
+    /// Particles are kept at least this far inside the walls, m.
+    pub wall_margin: f32,
+    /// Fraction of the normal speed kept when a particle meets a wall (0 ≤ e ≤ 1).
+    pub restitution: f32,
+    #[doc(hidden)]
+    pub _pad: f32,
+}
+
+/// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct PhysicsConfig {
+    /// Gravity along y, m/s² (negative is down).
+    pub gravity: f32,
+    /// Dynamic viscosity μ, Pa·s.
+    pub viscosity: f32,
+    /// Speed of sound c, m/s; `None` = 10 × √(2 g H) for a fluid body of height H.
+    pub sound_speed: Option<f32>,
+    /// Courant number of the CFL condition.
+    pub cfl: f32,
+    /// A forced time step, s.
+    pub dt: Option<f32>,
+    /// Fraction of the normal speed kept at a wall, in [0, 1].
+    pub restitution: f32,
+}
+
+impl Default for PhysicsConfig {
+    fn default() -> Self {
+        Self {
+            gravity: -9.81,
+            viscosity: 0.05,
+            sound_speed: None,
+            cfl: 0.4,
+            dt: None,
+            restitution: 0.0,
+        }
+    }
+}
+
+impl PhysicsConfig {
+    /// The speed of sound for a fluid body of height `fluid_height`: the given one, or ten
+    /// times the largest speed a fall from that height reaches, √(2 g H), so density varies by
+    /// about 1% (Becker & Teschner 2007).
+    pub fn sound_speed_for(&self, fluid_height: f32) -> f32 {
+        self.sound_speed.unwrap_or_else(|| {
+            10.0 * (2.0 * self.gravity.abs().max(1e-3) * fluid_height.max(1e-6)).sqrt()
+        })
+    }
+
+    /// Validates the physics and builds the uniform block for a tank and fluid body.
+    pub fn fluid_params(
+        &self,
+        cfg: &SphConfig,
+        tank_min: Vec3,
+        tank_max: Vec3,
+        fluid_height: f32,
+    ) -> Result<FluidParams> {
+        if !self.gravity.is_finite() {
+            return Err(Error::input(format!(
+                "gravity must be finite, got {}: pass e.g. --gravity -9.81",
+                self.gravity
+            )));
+        }
+        if !(self.viscosity.is_finite() && self.viscosity >= 0.0) {
+            return Err(Error::input(format!(
+                "viscosity must be finite and ≥ 0, got {}: pass e.g. --viscosity 0.05",
+                self.viscosity
+            )));
+        }
+        if !(self.cfl.is_finite() && self.cfl > 0.0 && self.cfl <= 1.0) {
+            return Err(Error::input(format!(
+                "CFL number must be in (0, 1], got {}: pass e.g. --cfl 0.4",
+                self.cfl
+            )));
+        }
+        if !(0.0..=1.0).contains(&self.restitution) {
+            return Err(Error::input(format!(
+                "restitution must be in [0, 1], got {}: walls must not add energy",
+                self.restitution
+            )));
+        }
+        if let Some(dt) = self.dt {
+            positive_finite("time step", "--dt", dt)?;
+        }
+        let c = positive_finite(
+            "speed of sound",
+            "--sound-speed",
+            self.sound_speed_for(fluid_height),
+        )?;
+        let margin = cfg.spacing * 0.5;
+        if !(tank_max - tank_min).cmpgt(Vec3::splat(2.0 * margin)).all()
+            || !tank_min.is_finite()
+            || !tank_max.is_finite()
+        {
+            return Err(Error::input(format!(
+                "the tank {tank_min} – {tank_max} is smaller than one particle spacing ({}) along some axis: enlarge it",
+                cfg.spacing
+            )));
+        }
+        let h = cfg.smoothing_radius as f64;
+        let rho0 = cfg.rest_density;
+        Ok(FluidParams {
+            tank_min: tank_min.extend(0.0).to_array(),
+            tank_max: tank_max.extend(0.0).to_array(),
+            gravity: [0.0, self.gravity, 0.0, 0.0],
+            rest_density: rho0,
+            stiffness: rho0 * c * c / 7.0,
+            mass: cfg.particle_mass,
+            viscosity: self.viscosity,
+            kernel_45: (45.0 / (std::f64::consts::PI * h.powi(6))) as f32,
+            sound_speed: c,
+            cfl: self.cfl,
+            dt_fixed: self.dt.unwrap_or(0.0),
+            dt_max: 0.01,
+            wall_margin: margin,
+            restitution: self.restitution,
+            _pad: 0.0,
+        })
+    }
+}
+
 /// Rejects non-finite positions and positions too far from the origin for the smoothing radius.
 ///
 /// `what` names the source ("particle", or a file) so the message points at the culprit.

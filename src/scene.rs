@@ -14,7 +14,7 @@ pub enum SceneKind {
     DamBreak,
     /// A jittered cubic lattice sitting on the floor in the middle of the tank.
     Cube,
-    /// Uniformly random positions filling a box at the rest density's mean spacing.
+    /// Uniformly random positions filling a box at a mean spacing s.
     Random,
     /// A block of water above a pool.
     Drop,
@@ -98,6 +98,7 @@ impl Scene {
                 )
             }
             SceneKind::Random => {
+                // Half a spacing clear of every wall, where the walls keep particles anyway.
                 let side = (n as f32).cbrt() * s;
                 let positions = (0..n)
                     .map(|_| {
@@ -105,10 +106,15 @@ impl Scene {
                             rng.random_range(0.0..side),
                             rng.random_range(0.0..side),
                             rng.random_range(0.0..side),
-                        )
+                        ) + 0.5 * s
                     })
                     .collect();
-                Self::still(positions, Vec3::ZERO, Vec3::splat(side), Vec3::splat(side))
+                Self::still(
+                    positions,
+                    Vec3::ZERO,
+                    Vec3::splat(side + s),
+                    Vec3::splat(side),
+                )
             }
             SceneKind::Drop => {
                 // Two thirds of the particles form the pool, one third the block.

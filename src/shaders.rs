@@ -15,15 +15,27 @@ pub const ORDER: &str = include_str!("../shaders/order.wgsl");
 pub const REORDER: &str = include_str!("../shaders/reorder.wgsl");
 /// Stage `density`: the 27-cell poly6 density.
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
+/// Stage `pressure`: Tait equation of state.
+pub const PRESSURE: &str = include_str!("../shaders/pressure.wgsl");
+/// Stage `forces`: pressure, viscosity and gravity accelerations.
+pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
+/// Stage `timestep`: CFL time step from the largest speed and acceleration.
+pub const TIMESTEP: &str = include_str!("../shaders/timestep.wgsl");
+/// Stage `integrate`: symplectic Euler and the tank walls.
+pub const INTEGRATE: &str = include_str!("../shaders/integrate.wgsl");
 /// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 6] = [
+pub const STAGES: [(&str, &str); 10] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
     ("order", ORDER),
     ("reorder", REORDER),
     ("density", DENSITY),
+    ("pressure", PRESSURE),
+    ("forces", FORCES),
+    ("timestep", TIMESTEP),
+    ("integrate", INTEGRATE),
 ];

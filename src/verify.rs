@@ -259,6 +259,118 @@ pub fn verify(
     })
 }
 
+/// Compares a field with errors scaled by the field's largest magnitude on the CPU, so values
+/// near zero (pressures at the free surface, accelerations that cancel) are judged against
+/// the field's scale rather than themselves; a NaN never passes.
+pub fn compare_scaled(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageReport {
+    let scale = cpu
+        .iter()
+        .fold(0f64, |m, &c| m.max((c as f64).abs()))
+        .max(f64::MIN_POSITIVE);
+    let mut mismatches = gpu.len().abs_diff(cpu.len());
+    let (mut max_abs, mut max_rel) = (0f64, 0f64);
+    for (&g, &c) in gpu.iter().zip(cpu) {
+        let (g, c) = (g as f64, c as f64);
+        if !g.is_finite() || !c.is_finite() {
+            mismatches += 1;
+            max_abs = f64::INFINITY;
+            max_rel = f64::INFINITY;
+            continue;
+        }
+        let abs = (g - c).abs();
+        max_abs = max_abs.max(abs);
+        max_rel = max_rel.max(abs / scale);
+        if abs / scale > tol {
+            mismatches += 1;
+        }
+    }
+    StageReport {
+        stage: stage.to_string(),
+        items: cpu.len(),
+        mismatches,
+        max_abs_error: max_abs,
+        max_rel_error: max_rel,
+        pass: mismatches == 0,
+    }
+}
+
+fn flat(v: &[Vec3]) -> Vec<f32> {
+    v.iter().flat_map(|p| p.to_array()).collect()
+}
+
+/// Keeps the worst of each stage's rows over several steps.
+fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
+    for r in rows {
+        match worst.iter_mut().find(|w| w.stage == r.stage) {
+            Some(w) => {
+                w.items += r.items;
+                w.mismatches += r.mismatches;
+                w.max_abs_error = w.max_abs_error.max(r.max_abs_error);
+                w.max_rel_error = w.max_rel_error.max(r.max_rel_error);
+                w.pass &= r.pass;
+            }
+            None => worst.push(r),
+        }
+    }
+}
+
+/// Starts GPU and CPU from the same state, has each take one step, compares every stage's
+/// output, then resynchronises the GPU to the CPU's state so errors do not compound; `steps`
+/// times. Densities are judged relative to themselves, other fields relative to their
+/// largest magnitude, both with `tol`.
+pub fn verify_steps(
+    sim: &crate::gpu::fluid::Simulation,
+    start: &Particles,
+    steps: u64,
+    tol: f64,
+) -> Result<Report> {
+    let (sp, fp) = (&sim.sim_params, &sim.fluid_params);
+    let mut state = start.clone();
+    let mut worst = Vec::new();
+    for _ in 0..steps {
+        let trace = cpu::step::step(&state, sp, fp);
+        let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
+        crate::gpu::neighbours::check_loop_budget(&sim.grid.ctx.info, sp.n, largest)?;
+        sim.upload(&state);
+        sim.step(1)?;
+        let b = &sim.grid.bufs;
+        let n = state.len();
+        let snap = sim.snapshot()?;
+        let (pressure, acc, st) = sim.read_fields()?;
+        let sorted_ids = sim.grid.read_u32(&b.sorted_ids, n)?;
+        let rows = vec![
+            compare_exact("step.sorted_ids", &sorted_ids, &trace.grid.sorted_ids),
+            compare_float("step.density", &snap.density, &trace.density, tol),
+            compare_scaled("step.pressure", &pressure, &trace.pressure, tol),
+            compare_scaled("step.acceleration", &flat(&acc), &flat(&trace.acc), tol),
+            compare_float("step.dt", &[st[0]], &[trace.timestep.dt], tol),
+            compare_scaled(
+                "step.velocity",
+                &flat(&snap.state.vel),
+                &flat(&trace.next.vel),
+                tol,
+            ),
+            compare_scaled(
+                "step.position",
+                &flat(&snap.state.pos),
+                &flat(&trace.next.pos),
+                tol,
+            ),
+            compare_exact("step.id", &snap.state.id, &trace.next.id),
+        ];
+        merge(&mut worst, rows);
+        state = trace.next;
+    }
+    let pass = worst.iter().all(|r| r.pass);
+    Ok(Report {
+        particles: sim.sim_params.n,
+        table_size: sim.sim_params.table_size,
+        tolerance: tol,
+        stages: worst,
+        pass,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

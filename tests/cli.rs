@@ -276,3 +276,46 @@ fn missing_adapter_names_the_fix() {
 fn without_headless_the_missing_viewer_is_said() {
     assert_usage_error(&["-n", "10"], "--headless");
 }
+
+#[test]
+fn steps_write_stats_frames_and_output() {
+    let dir = tmp_dir().join("steps");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let (stats, frames, output) = (dir.join("s.csv"), dir.join("frames"), dir.join("out.csv"));
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "500",
+        "--steps",
+        "5",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--export-dir",
+        frames.to_str().unwrap(),
+        "--export-every",
+        "2",
+        "--output",
+        output.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&stats).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("# tank"), "{}", lines[0]);
+    assert!(lines[1].starts_with("step,t,dt,kinetic,potential"));
+    assert_eq!(lines.len(), 2 + 5);
+    for (k, line) in lines[2..].iter().enumerate() {
+        let f: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
+        assert_eq!(f[0] as usize, k + 1);
+        assert!(f[2] > 0.0 && f[10] == 0.0, "{line}");
+    }
+    for name in ["frame_000000.ply", "frame_000002.ply", "frame_000004.ply"] {
+        assert!(frames.join(name).exists(), "{name}");
+    }
+    assert_eq!(read_csv(&output).len(), 500);
+}

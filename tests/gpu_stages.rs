@@ -245,8 +245,7 @@ fn lavapipe_loop_budget_is_enforced() {
     let prm = params(n, 0.02, 1 << 20);
     let g = GpuNeighbours::new(ctx, &prm).unwrap();
     let err = verify::verify(&g, &positions, &prm, 1e-5)
-        .err()
-        .expect("must refuse")
+        .expect_err("must refuse")
         .to_string();
     assert!(err.contains("larger --table-size or use --cpu"), "{err}");
 }

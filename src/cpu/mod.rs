@@ -2,11 +2,16 @@
 //! same buffers and the same loop structure, so the two read side by side.
 
 pub mod density;
+pub mod forces;
 pub mod hash;
+pub mod integrate;
 pub mod order;
+pub mod pressure;
 pub mod reorder;
 pub mod scan;
 pub mod scatter;
+pub mod step;
+pub mod timestep;
 
 use std::time::{Duration, Instant};
 

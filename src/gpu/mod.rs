@@ -1,6 +1,7 @@
 //! The GPU path: context, neighbour pipeline, timestamps.
 
 pub mod context;
+pub mod fluid;
 pub mod neighbours;
 pub mod timer;
 

@@ -22,13 +22,17 @@ const POSITION_BYTES: u64 = 16;
 
 /// How a binding is declared in WGSL.
 #[derive(Clone, Copy)]
-enum Binding {
+pub(crate) enum Binding {
     Uniform,
     Read,
     ReadWrite,
 }
 
-fn layout(device: &wgpu::Device, label: &str, bindings: &[Binding]) -> wgpu::BindGroupLayout {
+pub(crate) fn layout(
+    device: &wgpu::Device,
+    label: &str,
+    bindings: &[Binding],
+) -> wgpu::BindGroupLayout {
     let entries: Vec<_> = bindings
         .iter()
         .enumerate()
@@ -53,7 +57,7 @@ fn layout(device: &wgpu::Device, label: &str, bindings: &[Binding]) -> wgpu::Bin
     })
 }
 
-fn pipeline(
+pub(crate) fn pipeline(
     device: &wgpu::Device,
     label: &str,
     bgl: &wgpu::BindGroupLayout,
@@ -75,7 +79,7 @@ fn pipeline(
     })
 }
 
-fn bind_group(
+pub(crate) fn bind_group(
     device: &wgpu::Device,
     label: &str,
     layout: &wgpu::BindGroupLayout,
@@ -481,11 +485,11 @@ pub struct GpuNeighbours {
     pub timer: Option<StageTimer>,
 }
 
-fn to_vec4(v: &[Vec3]) -> Vec<[f32; 4]> {
+pub(crate) fn to_vec4(v: &[Vec3]) -> Vec<[f32; 4]> {
     v.iter().map(|p| [p.x, p.y, p.z, 0.0]).collect()
 }
 
-fn groups(items: u32, per_group: u32) -> u32 {
+pub(crate) fn groups(items: u32, per_group: u32) -> u32 {
     items.div_ceil(per_group).max(1)
 }
 
@@ -553,7 +557,7 @@ impl GpuNeighbours {
             .write_buffer(buffer, 0, bytemuck::cast_slice(data));
     }
 
-    fn pass<'e>(
+    pub(crate) fn pass<'e>(
         &'e self,
         encoder: &'e mut wgpu::CommandEncoder,
         stage: Stage,

@@ -20,17 +20,29 @@ pub enum Stage {
     Reorder,
     /// `density`.
     Density,
+    /// `pressure`.
+    Pressure,
+    /// `forces`.
+    Forces,
+    /// `timestep`.
+    Timestep,
+    /// `integrate`.
+    Integrate,
 }
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 6] = [
+    pub const ALL: [Stage; 10] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
         Stage::Order,
         Stage::Reorder,
         Stage::Density,
+        Stage::Pressure,
+        Stage::Forces,
+        Stage::Timestep,
+        Stage::Integrate,
     ];
 
     /// The stage's one name (WGSL file, entry point, CPU module).
@@ -42,6 +54,10 @@ impl Stage {
             Stage::Order => "order",
             Stage::Reorder => "reorder",
             Stage::Density => "density",
+            Stage::Pressure => "pressure",
+            Stage::Forces => "forces",
+            Stage::Timestep => "timestep",
+            Stage::Integrate => "integrate",
         }
     }
 
@@ -54,6 +70,10 @@ impl Stage {
             Stage::Order => "sph.order",
             Stage::Reorder => "sph.reorder",
             Stage::Density => "sph.density",
+            Stage::Pressure => "sph.pressure",
+            Stage::Forces => "sph.forces",
+            Stage::Timestep => "sph.timestep",
+            Stage::Integrate => "sph.integrate",
         }
     }
 

@@ -1,0 +1,48 @@
+// Stage `integrate` (CPU mirror: src/cpu/integrate.rs): symplectic Euler, v' = v + a·dt,
+// x' = x + v'·dt, then the tank: a coordinate past a wall (less wall_margin) is put back on it
+// and an outward normal speed becomes −restitution times itself, so walls never add energy.
+// Inputs (slot order): sorted_pos, sorted_vel, sorted_id, accel (N); step_state[0] = dt.
+// Outputs: positions, velocities, particle_id (N): the next state, in this step's slot order.
+// Worked example, tank [0, 1]³, margin 0, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, −1, 0),
+// a = 0 → x' = (0.6, 0, 0.5), v' = (1, 0, 0).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> fluid: FluidParams;
+@group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> sorted_vel: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> sorted_id: array<u32>;
+@group(0) @binding(5) var<storage, read> accel: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(7) var<storage, read_write> positions: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> velocities: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read_write> particle_id: array<u32>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if k >= params.n {
+        return;
+    }
+    let dt = step_state[0];
+    var v = sorted_vel[k].xyz + accel[k].xyz * dt;
+    var x = sorted_pos[k].xyz + v * dt;
+    let lo = fluid.tank_min.xyz + vec3<f32>(fluid.wall_margin);
+    let hi = fluid.tank_max.xyz - vec3<f32>(fluid.wall_margin);
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        if x[axis] < lo[axis] {
+            x[axis] = lo[axis];
+            if v[axis] < 0.0 {
+                v[axis] = v[axis] * -fluid.restitution;
+            }
+        }
+        if x[axis] > hi[axis] {
+            x[axis] = hi[axis];
+            if v[axis] > 0.0 {
+                v[axis] = v[axis] * -fluid.restitution;
+            }
+        }
+    }
+    positions[k] = vec4<f32>(x, 0.0);
+    velocities[k] = vec4<f32>(v, 0.0);
+    particle_id[k] = sorted_id[k];
+}

@@ -1,0 +1,76 @@
+//! Stage `forces`, the CPU mirror of `shaders/forces.wgsl`.
+//!
+//! Inputs (slot order): positions, velocities, densities, pressures (N each), `slot_start`.
+//! Output: the acceleration of every particle (N):
+//! - pressure, symmetric so momentum is conserved: a_i += Σ_j m (p_i/ρ_i² + p_j/ρ_j²)
+//!   · 45/(π h⁶) (h − r)² (x_i − x_j)/r, i.e. −m(…)∇W_spiky (Müller et al. 2003);
+//! - viscosity: a_i += Σ_j (μ/ρ_i) m (v_j − v_i)/ρ_j · 45/(π h⁶)(h − r) (Müller et al. 2003);
+//! - gravity.
+//!
+//! Pairs are those with r² < h², j ≠ i, found by the same walk as the density (the 27 cells,
+//! each slot once). Coincident particles (r = 0) get no pressure push from each other, since the
+//! direction is undefined, only viscosity.
+//!
+//! Worked example, h = 1, m = 1, 45/(π h⁶) → k, no viscosity, no gravity: two particles at
+//! x = 0 and x = 0.5 with ρ = 1 and p = 1 each push apart with
+//! a = ±(1 + 1) · k · 0.5² · 1 = ±0.5k along x.
+
+use glam::Vec3;
+use rayon::prelude::*;
+
+use super::density::for_each_candidate;
+use crate::params::{FluidParams, SimParams};
+
+/// The slot-order fields the forces read.
+#[derive(Clone, Copy)]
+pub struct Fields<'a> {
+    /// Positions.
+    pub pos: &'a [Vec3],
+    /// Velocities.
+    pub vel: &'a [Vec3],
+    /// Densities.
+    pub density: &'a [f32],
+    /// Pressures.
+    pub pressure: &'a [f32],
+}
+
+/// The contribution of neighbour `j` to particle `k`'s acceleration (pressure + viscosity).
+#[inline]
+pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidParams) -> Vec3 {
+    let r = r2.sqrt();
+    let w = sp.h - r;
+    let rho_k = f.density[k];
+    let rho_j = f.density[j];
+    let mut c = (f.vel[j] - f.vel[k]) * (fp.viscosity / rho_k * fp.mass / rho_j * fp.kernel_45 * w);
+    if r > 0.0 {
+        let shared = f.pressure[k] / (rho_k * rho_k) + f.pressure[j] / (rho_j * rho_j);
+        c += (f.pos[k] - f.pos[j]) * (fp.mass * shared * fp.kernel_45 * w * w / r);
+    }
+    c
+}
+
+/// The acceleration of slot-order particle `k`.
+pub fn acceleration(
+    k: usize,
+    f: &Fields,
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec3 {
+    let mut a = Vec3::ZERO;
+    for_each_candidate(f.pos[k], f.pos, slot_start, sp, |j, r2| {
+        if j as usize != k && r2 < sp.h2 {
+            a += pair(k, j as usize, r2, f, sp, fp);
+        }
+    });
+    a + Vec3::from_slice(&fp.gravity[..3])
+}
+
+/// Runs the forces stage.
+pub fn forces(f: &Fields, slot_start: &[u32], sp: &SimParams, fp: &FluidParams) -> Vec<Vec3> {
+    (0..f.pos.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|k| acceleration(k, f, slot_start, sp, fp))
+        .collect()
+}

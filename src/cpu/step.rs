@@ -1,0 +1,56 @@
+//! One full CPU step, the mirror of `Simulation::encode_step`: grid → reorder → density →
+//! pressure → forces → timestep → integrate. Every stage's output is kept so verification can
+//! compare each one with the GPU's.
+
+use glam::Vec3;
+
+use super::forces::{self, Fields};
+use super::reorder::{self, Particles};
+use super::timestep::{self, Timestep};
+use super::{Grid, density, integrate, pressure};
+use crate::params::{FluidParams, SimParams};
+
+/// Everything one step computed, in the step's slot order.
+#[derive(Clone, Debug)]
+pub struct StepTrace {
+    /// The neighbour grid.
+    pub grid: Grid,
+    /// The state gathered into slot order.
+    pub sorted: Particles,
+    /// Densities.
+    pub density: Vec<f32>,
+    /// Pressures.
+    pub pressure: Vec<f32>,
+    /// Accelerations.
+    pub acc: Vec<Vec3>,
+    /// dt, v_max, a_max.
+    pub timestep: Timestep,
+    /// The state after the step (slot order of this step).
+    pub next: Particles,
+}
+
+/// Advances `state` by one step.
+pub fn step(state: &Particles, sp: &SimParams, fp: &FluidParams) -> StepTrace {
+    let grid = Grid::build(&state.pos, sp);
+    let sorted = reorder::reorder(state, &grid.sorted_ids);
+    let density = density::density(&sorted.pos, &grid.slot_start, sp).density;
+    let pressure = pressure::pressure(&density, fp);
+    let fields = Fields {
+        pos: &sorted.pos,
+        vel: &sorted.vel,
+        density: &density,
+        pressure: &pressure,
+    };
+    let acc = forces::forces(&fields, &grid.slot_start, sp, fp);
+    let timestep = timestep::timestep(&sorted.vel, &acc, sp, fp);
+    let next = integrate::integrate(&sorted, &acc, timestep.dt, fp);
+    StepTrace {
+        grid,
+        sorted,
+        density,
+        pressure,
+        acc,
+        timestep,
+        next,
+    }
+}
