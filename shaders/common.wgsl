@@ -44,7 +44,11 @@ struct FluidParams {
     dt_max: f32,
     wall_margin: f32,
     restitution: f32,
-    _pad: f32,
+    wall_stiffness: f32,
+    alpha: f32,
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
 }
 
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.

@@ -1,11 +1,14 @@
 // Stage `forces` (CPU mirror: src/cpu/forces.rs): pressure, viscosity and gravity.
 // Inputs (slot order): sorted_pos, sorted_vel, particle_density, particle_pressure (N),
 // slot_start (T + 1). Output: accel (N, vec4).
-// a_i = g + Σ_j [m (p_i/ρ_i² + p_j/ρ_j²) · 45/(π h⁶)(h − r)² (x_i − x_j)/r      (pressure,
-//                 −m(…)∇W_spiky; symmetric, so momentum is conserved)
+// a_i = g + Σ_j [m (p_i/ρ_i² + p_j/ρ_j² + Π_ij) · 45/(π h⁶)(h − r)² (x_i − x_j)/r  (pressure,
+//                 −m(…)∇W_spiky; symmetric, so momentum is conserved; Π_ij is Monaghan's
+//                 artificial viscosity −α c μ_ij/ρ̄_ij, μ_ij = h v_ij·x_ij/(r² + 0.01h²), for
+//                 approaching pairs only)
 //               + (μ/ρ_i) m (v_j − v_i)/ρ_j · 45/(π h⁶)(h − r)]              (viscosity, ∇²W_visc)
 // over j ≠ i with r² < h² (Müller et al. 2003), walked exactly as the density walks them.
-// Coincident particles (r = 0) exchange no pressure push, only viscosity.
+// Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: a spring
+// push within wall_margin of each wall (see wall_accel).
 // Worked example, h = 1, m = 1, ρ = p = 1, no viscosity or gravity: particles at x = 0 and 0.5
 // push apart with a = ±(1 + 1) · 45/π · 0.25 · 1 = ±7.16 along x.
 
@@ -36,9 +39,32 @@ fn pair(i: u32, k: u32) -> vec3<f32> {
         * (fluid.viscosity / rho_i * fluid.mass / rho_k * fluid.kernel_45 * w);
     if r > 0.0 {
         let shared_term = particle_pressure[i] / (rho_i * rho_i) + particle_pressure[k] / (rho_k * rho_k);
-        c = c + d * (fluid.mass * shared_term * fluid.kernel_45 * w * w / r);
+        let dv = sorted_vel[i].xyz - sorted_vel[k].xyz;
+        let approach = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+        var artificial = 0.0;
+        if approach < 0.0 {
+            let mu = params.h * approach / (r2 + 0.01 * params.h2);
+            artificial = -fluid.alpha * fluid.sound_speed * mu / (0.5 * (rho_i + rho_k));
+        }
+        c = c + d * (fluid.mass * (shared_term + artificial) * fluid.kernel_45 * w * w / r);
     }
     return c;
+}
+
+// The walls' spring push within wall_margin of each wall: a = k (margin − d) along the normal.
+fn wall_accel(x: vec3<f32>) -> vec3<f32> {
+    var a = vec3<f32>(0.0);
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        let below = x[axis] - fluid.tank_min[axis];
+        if below < fluid.wall_margin {
+            a[axis] = a[axis] + fluid.wall_stiffness * (fluid.wall_margin - below);
+        }
+        let above = fluid.tank_max[axis] - x[axis];
+        if above < fluid.wall_margin {
+            a[axis] = a[axis] - fluid.wall_stiffness * (fluid.wall_margin - above);
+        }
+    }
+    return a;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -83,5 +109,5 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    accel[i] = vec4<f32>(a + fluid.gravity.xyz, 0.0);
+    accel[i] = vec4<f32>(a + fluid.gravity.xyz + wall_accel(p), 0.0);
 }

@@ -1,9 +1,9 @@
 // Stage `integrate` (CPU mirror: src/cpu/integrate.rs): symplectic Euler, v' = v + a·dt,
-// x' = x + v'·dt, then the tank: a coordinate past a wall (less wall_margin) is put back on it
+// x' = x + v'·dt, then the tank: a coordinate past a wall is put back on it
 // and an outward normal speed becomes −restitution times itself, so walls never add energy.
 // Inputs (slot order): sorted_pos, sorted_vel, sorted_id, accel (N); step_state[0] = dt.
 // Outputs: positions, velocities, particle_id (N): the next state, in this step's slot order.
-// Worked example, tank [0, 1]³, margin 0, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, −1, 0),
+// Worked example, tank [0, 1]³, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, −1, 0),
 // a = 0 → x' = (0.6, 0, 0.5), v' = (1, 0, 0).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -26,8 +26,8 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dt = step_state[0];
     var v = sorted_vel[k].xyz + accel[k].xyz * dt;
     var x = sorted_pos[k].xyz + v * dt;
-    let lo = fluid.tank_min.xyz + vec3<f32>(fluid.wall_margin);
-    let hi = fluid.tank_max.xyz - vec3<f32>(fluid.wall_margin);
+    let lo = fluid.tank_min.xyz;
+    let hi = fluid.tank_max.xyz;
     for (var axis = 0; axis < 3; axis = axis + 1) {
         if x[axis] < lo[axis] {
             x[axis] = lo[axis];

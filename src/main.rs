@@ -43,7 +43,8 @@ struct Cli {
     /// Initial particle spacing s in metres [default: 0.01].
     #[arg(long, value_name = "S", allow_hyphen_values = true)]
     spacing: Option<f32>,
-    /// Particle mass in kg [default: rest density × spacing³].
+    /// Particle mass in kg [default: rest density × spacing³; with --steps, the mass that puts a
+    /// lattice of that spacing exactly at rest density].
     #[arg(long, value_name = "M", allow_hyphen_values = true)]
     particle_mass: Option<f32>,
     /// Rest density in kg/m³ [default: 1000].
@@ -61,14 +62,12 @@ struct Cli {
     /// Gravity along y in m/s².
     #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G")]
     gravity: f32,
-    /// Dynamic viscosity in Pa·s.
-    #[arg(
-        long,
-        default_value_t = 0.05,
-        allow_hyphen_values = true,
-        value_name = "MU"
-    )]
+    /// Physical (Müller) dynamic viscosity in Pa·s.
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true, value_name = "MU")]
     viscosity: f32,
+    /// Monaghan artificial viscosity α.
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    alpha: f32,
     /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
     #[arg(long, allow_hyphen_values = true, value_name = "C")]
     sound_speed: Option<f32>,
@@ -242,7 +241,17 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     };
     let n = u32::try_from(positions.len())
         .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
-    let config = SphConfig::new(n, overrides)?;
+    let mut config = SphConfig::new(n, overrides)?;
+    if cli.steps > 0 && cli.particle_mass.is_none() {
+        // A fluid starts at rest density: see SphConfig::lattice_mass.
+        config = SphConfig::new(
+            n,
+            ConfigOverrides {
+                particle_mass: Some(config.lattice_mass()),
+                ..overrides
+            },
+        )?;
+    }
     validate_positions(&positions, config.smoothing_radius, "particle")?;
     validate_velocities(&velocities, "particle")?;
     let params = config.sim_params();
@@ -349,6 +358,7 @@ fn simulate(
     let physics = PhysicsConfig {
         gravity: cli.gravity,
         viscosity: cli.viscosity,
+        alpha: cli.alpha,
         sound_speed: cli.sound_speed,
         cfl: cli.cfl,
         dt: cli.dt,
@@ -356,7 +366,7 @@ fn simulate(
     };
     let fp = physics.fluid_params(config, tank_min, tank_max, fluid_size.y)?;
     let geometry_line = format!(
-        "tank ({:.4}, {:.4}, {:.4}) to ({:.4}, {:.4}, {:.4}) m; fluid body {:.4} x {:.4} x {:.4} m; g = {} m/s^2, mu = {} Pa s, c = {:.3} m/s, B = {:.4e} Pa, rho0 = {}, h = {}, m = {}",
+        "tank ({:.4}, {:.4}, {:.4}) to ({:.4}, {:.4}, {:.4}) m; fluid body {:.4} x {:.4} x {:.4} m; g = {} m/s^2, alpha = {}, mu = {} Pa s, c = {:.3} m/s, B = {:.4e} Pa, rho0 = {}, h = {}, m = {}",
         tank_min.x,
         tank_min.y,
         tank_min.z,
@@ -367,6 +377,7 @@ fn simulate(
         fluid_size.y,
         fluid_size.z,
         cli.gravity,
+        cli.alpha,
         cli.viscosity,
         fp.sound_speed,
         fp.stiffness,

@@ -42,7 +42,6 @@ fn integrate_worked_example() {
     let (_, mut fp, _) = setup(SceneKind::Cube, 10);
     fp.tank_min = [0.0; 4];
     fp.tank_max = [1.0, 1.0, 1.0, 0.0];
-    fp.wall_margin = 0.0;
     fp.restitution = 0.0;
     let (x, v) = advance(
         Vec3::new(0.5, 0.05, 0.5),

@@ -4,8 +4,19 @@
 //! Output: the acceleration of every particle (N):
 //! - pressure, symmetric so momentum is conserved: a_i += Σ_j m (p_i/ρ_i² + p_j/ρ_j²)
 //!   · 45/(π h⁶) (h − r)² (x_i − x_j)/r, i.e. −m(…)∇W_spiky (Müller et al. 2003);
-//! - viscosity: a_i += Σ_j (μ/ρ_i) m (v_j − v_i)/ρ_j · 45/(π h⁶)(h − r) (Müller et al. 2003);
-//! - gravity.
+//! - artificial viscosity (Monaghan 1992), on approaching pairs only: Π_ij = −α c μ_ij / ρ̄_ij
+//!   with μ_ij = h (v_ij · x_ij)/(r² + 0.01h²), added to the pressure term's
+//!   (p_i/ρ_i² + p_j/ρ_j²). It only removes energy, and it removes what the spiky gradient,
+//!   which is not the gradient of the poly6 density, would otherwise pump in (measured: a dam
+//!   break gained 3% KE + PE in 200 steps without it, and loses energy monotonically with
+//!   α = 0.05);
+//! - physical viscosity: a_i += Σ_j (μ/ρ_i) m (v_j − v_i)/ρ_j · 45/(π h⁶)(h − r)
+//!   (Müller et al. 2003), off by default;
+//! - gravity;
+//! - the walls: within `wall_margin` (s/2) of a wall, a = k (margin − d) along its normal,
+//!   a spring (conservative: it gives back what it stores) with k = c²/h², stiff enough to hold
+//!   the fluid and soft enough for the CFL step. Without it particles pile up on the walls'
+//!   clamp planes, coincide, and shoot along the edges.
 //!
 //! Pairs are those with r² < h², j ≠ i, found by the same walk as the density (the 27 cells,
 //! each slot once). Coincident particles (r = 0) get no pressure push from each other, since the
@@ -44,7 +55,16 @@ pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidP
     let mut c = (f.vel[j] - f.vel[k]) * (fp.viscosity / rho_k * fp.mass / rho_j * fp.kernel_45 * w);
     if r > 0.0 {
         let shared = f.pressure[k] / (rho_k * rho_k) + f.pressure[j] / (rho_j * rho_j);
-        c += (f.pos[k] - f.pos[j]) * (fp.mass * shared * fp.kernel_45 * w * w / r);
+        let d = f.pos[k] - f.pos[j];
+        let dv = f.vel[k] - f.vel[j];
+        let approach = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+        let artificial = if approach < 0.0 {
+            let mu = sp.h * approach / (r2 + 0.01 * sp.h2);
+            -fp.alpha * fp.sound_speed * mu / (0.5 * (rho_k + rho_j))
+        } else {
+            0.0
+        };
+        c += d * (fp.mass * (shared + artificial) * fp.kernel_45 * w * w / r);
     }
     c
 }
@@ -63,7 +83,24 @@ pub fn acceleration(
             a += pair(k, j as usize, r2, f, sp, fp);
         }
     });
-    a + Vec3::from_slice(&fp.gravity[..3])
+    a + Vec3::from_slice(&fp.gravity[..3]) + wall_accel(f.pos[k], fp)
+}
+
+/// The walls' push on a particle at `x`.
+#[inline]
+pub fn wall_accel(x: Vec3, fp: &FluidParams) -> Vec3 {
+    let mut a = Vec3::ZERO;
+    for axis in 0..3 {
+        let below = x[axis] - fp.tank_min[axis];
+        if below < fp.wall_margin {
+            a[axis] += fp.wall_stiffness * (fp.wall_margin - below);
+        }
+        let above = fp.tank_max[axis] - x[axis];
+        if above < fp.wall_margin {
+            a[axis] -= fp.wall_stiffness * (fp.wall_margin - above);
+        }
+    }
+    a
 }
 
 /// Runs the forces stage.

@@ -2,11 +2,11 @@
 //!
 //! Inputs (slot order): positions, velocities, original ids, accelerations (N), dt. Output: the
 //! next state, still in this step's slot order: symplectic Euler, v' = v + a dt, x' = x + v' dt,
-//! then the tank: a coordinate past a wall (less a margin of s/2) is put back on it and an
-//! outward normal speed becomes −e times itself (e ≤ 1), so walls never add energy and no
-//! particle ever leaves.
+//! then the tank: a coordinate past a wall is put back on it and an outward normal speed becomes
+//! −e times itself (e ≤ 1), so walls never add energy and no particle ever leaves. (The walls'
+//! spring in `forces` normally stops particles before they get there.)
 //!
-//! Worked example, tank [0, 1]³, margin 0, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5),
+//! Worked example, tank [0, 1]³, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5),
 //! v = (1, −1, 0), a = 0 → x' = (0.6, −0.05, 0.5) → clamped to (0.6, 0, 0.5), v' = (1, 0, 0).
 
 use glam::Vec3;
@@ -20,8 +20,8 @@ use crate::params::FluidParams;
 pub fn advance(x: Vec3, v: Vec3, a: Vec3, dt: f32, fp: &FluidParams) -> (Vec3, Vec3) {
     let mut v = v + a * dt;
     let mut x = x + v * dt;
-    let lo = Vec3::from_slice(&fp.tank_min[..3]) + fp.wall_margin;
-    let hi = Vec3::from_slice(&fp.tank_max[..3]) - fp.wall_margin;
+    let lo = Vec3::from_slice(&fp.tank_min[..3]);
+    let hi = Vec3::from_slice(&fp.tank_max[..3]);
     for axis in 0..3 {
         if x[axis] < lo[axis] {
             x[axis] = lo[axis];
