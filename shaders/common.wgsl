@@ -46,9 +46,9 @@ struct FluidParams {
     restitution: f32,
     wall_stiffness: f32,
     alpha: f32,
+    wall_damping: f32,
     _pad0: f32,
     _pad1: f32,
-    _pad2: f32,
 }
 
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.

@@ -51,17 +51,18 @@ fn pair(i: u32, k: u32) -> vec3<f32> {
     return c;
 }
 
-// The walls' spring push within wall_margin of each wall: a = k (margin − d) along the normal.
-fn wall_accel(x: vec3<f32>) -> vec3<f32> {
+// The walls' push within wall_margin of each wall: a critically damped spring along the
+// normal, a = k (margin − d) − γ v_n.
+fn wall_accel(x: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
     var a = vec3<f32>(0.0);
     for (var axis = 0; axis < 3; axis = axis + 1) {
         let below = x[axis] - fluid.tank_min[axis];
         if below < fluid.wall_margin {
-            a[axis] = a[axis] + fluid.wall_stiffness * (fluid.wall_margin - below);
+            a[axis] = a[axis] + (fluid.wall_stiffness * (fluid.wall_margin - below) - fluid.wall_damping * v[axis]);
         }
         let above = fluid.tank_max[axis] - x[axis];
         if above < fluid.wall_margin {
-            a[axis] = a[axis] - fluid.wall_stiffness * (fluid.wall_margin - above);
+            a[axis] = a[axis] - (fluid.wall_stiffness * (fluid.wall_margin - above) + fluid.wall_damping * v[axis]);
         }
     }
     return a;
@@ -109,5 +110,5 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    accel[i] = vec4<f32>(a + fluid.gravity.xyz + wall_accel(p), 0.0);
+    accel[i] = vec4<f32>(a + fluid.gravity.xyz + wall_accel(p, sorted_vel[i].xyz), 0.0);
 }

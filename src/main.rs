@@ -63,7 +63,12 @@ struct Cli {
     #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G")]
     gravity: f32,
     /// Physical (Müller) dynamic viscosity in Pa·s.
-    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true, value_name = "MU")]
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_hyphen_values = true,
+        value_name = "MU"
+    )]
     viscosity: f32,
     /// Monaghan artificial viscosity α.
     #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]

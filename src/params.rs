@@ -262,8 +262,10 @@ pub struct FluidParams {
     pub wall_stiffness: f32,
     /// Monaghan's artificial viscosity α (dimensionless).
     pub alpha: f32,
+    /// Damping of the wall spring, 1/s (critical: 2√k).
+    pub wall_damping: f32,
     #[doc(hidden)]
-    pub _pad: [f32; 3],
+    pub _pad: [f32; 2],
 }
 
 /// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
@@ -324,7 +326,10 @@ impl PhysicsConfig {
             )));
         }
         if !(self.alpha.is_finite() && self.alpha >= 0.0) {
-            return Err(Error::input(format!("artificial viscosity must be finite and ≥ 0, got {}: pass e.g. --alpha 0.05", self.alpha)));
+            return Err(Error::input(format!(
+                "artificial viscosity must be finite and ≥ 0, got {}: pass e.g. --alpha 0.05",
+                self.alpha
+            )));
         }
         if !(self.viscosity.is_finite() && self.viscosity >= 0.0) {
             return Err(Error::input(format!(
@@ -382,7 +387,8 @@ impl PhysicsConfig {
             // ω = c/h, so ω·dt ≤ cfl keeps the spring stable under the CFL step.
             wall_stiffness: (c as f64 * c as f64 / (h * h)) as f32,
             alpha: self.alpha,
-            _pad: [0.0; 3],
+            wall_damping: (2.0 * c as f64 / h) as f32,
+            _pad: [0.0; 2],
         })
     }
 }

@@ -80,6 +80,8 @@ fn forces_worked_example_is_symmetric() {
     fp.mass = 1.0;
     fp.viscosity = 0.0;
     fp.gravity = [0.0; 4];
+    fp.tank_min = [-10.0; 4]; // no wall within reach
+    fp.tank_max = [10.0; 4];
     fp.kernel_45 = 45.0 / std::f32::consts::PI;
     let pos = [Vec3::ZERO, Vec3::new(0.5, 0.0, 0.0)];
     let f = Fields {

@@ -13,9 +13,9 @@
 //! - physical viscosity: a_i += Σ_j (μ/ρ_i) m (v_j − v_i)/ρ_j · 45/(π h⁶)(h − r)
 //!   (Müller et al. 2003), off by default;
 //! - gravity;
-//! - the walls: within `wall_margin` (s/2) of a wall, a = k (margin − d) along its normal,
-//!   a spring (conservative: it gives back what it stores) with k = c²/h², stiff enough to hold
-//!   the fluid and soft enough for the CFL step. Without it particles pile up on the walls'
+//! - the walls: within `wall_margin` (s/2) of a wall, a = k (margin − d) − γ v_n along its
+//!   normal, a critically damped spring (it never gives back more than it stored) with
+//!   k = c²/h² and γ = 2c/h, stiff enough to hold the fluid and soft enough for the CFL step. Without it particles pile up on the walls'
 //!   clamp planes, coincide, and shoot along the edges.
 //!
 //! Pairs are those with r² < h², j ≠ i, found by the same walk as the density (the 27 cells,
@@ -83,21 +83,22 @@ pub fn acceleration(
             a += pair(k, j as usize, r2, f, sp, fp);
         }
     });
-    a + Vec3::from_slice(&fp.gravity[..3]) + wall_accel(f.pos[k], fp)
+    a + Vec3::from_slice(&fp.gravity[..3]) + wall_accel(f.pos[k], f.vel[k], fp)
 }
 
-/// The walls' push on a particle at `x`.
+/// The walls' push on a particle at `x` moving at `v`: within `wall_margin` of a wall, a spring
+/// along the normal, critically damped.
 #[inline]
-pub fn wall_accel(x: Vec3, fp: &FluidParams) -> Vec3 {
+pub fn wall_accel(x: Vec3, v: Vec3, fp: &FluidParams) -> Vec3 {
     let mut a = Vec3::ZERO;
     for axis in 0..3 {
         let below = x[axis] - fp.tank_min[axis];
         if below < fp.wall_margin {
-            a[axis] += fp.wall_stiffness * (fp.wall_margin - below);
+            a[axis] += fp.wall_stiffness * (fp.wall_margin - below) - fp.wall_damping * v[axis];
         }
         let above = fp.tank_max[axis] - x[axis];
         if above < fp.wall_margin {
-            a[axis] -= fp.wall_stiffness * (fp.wall_margin - above);
+            a[axis] -= fp.wall_stiffness * (fp.wall_margin - above) + fp.wall_damping * v[axis];
         }
     }
     a

@@ -1,0 +1,323 @@
+//! Physical validation runs (not tests: they take minutes). Each prints its verdict, writes its
+//! data and a PNG plot into `docs/`, and exits 1 when the check fails.
+//!
+//! ```sh
+//! cargo run --release --example validate -- martin-moyce [--cpu] [-n 20000]
+//! cargo run --release --example validate -- stability [--cpu] [-n 20000] [--steps 5000]
+//! ```
+//!
+//! `martin-moyce`: the default dam break (column a wide, 2a high) against Martin & Moyce
+//! (1952): the surge front Z = x_front/a at T = t√(2g/a) must lie within 10% of every measured
+//! point with 1 ≤ T ≤ 3. `stability`: the dam break for a number of steps with no non-finite
+//! value, no particle outside the tank, and KE + PE never more than 1% above its start.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use gpu_sph::cpu::reorder::Particles;
+use gpu_sph::gpu::GpuContext;
+use gpu_sph::gpu::fluid::Simulation;
+use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SphConfig};
+use gpu_sph::run::{Backend, CpuSimulation, stats};
+use gpu_sph::scene::{Scene, SceneKind};
+use plotters::prelude::*;
+
+/// Martin & Moyce (1952), square column, (T, Z).
+const MARTIN_MOYCE: [(f64, f64); 15] = [
+    (0.41, 1.11),
+    (0.84, 1.22),
+    (1.19, 1.44),
+    (1.43, 1.67),
+    (1.63, 1.89),
+    (1.83, 2.11),
+    (1.98, 2.33),
+    (2.20, 2.56),
+    (2.32, 2.78),
+    (2.51, 3.00),
+    (2.65, 3.22),
+    (2.83, 3.44),
+    (2.98, 3.67),
+    (3.11, 3.89),
+    (3.33, 4.11),
+];
+
+struct Args {
+    mode: String,
+    cpu: bool,
+    n: usize,
+    steps: u64,
+}
+
+fn args() -> Result<Args, String> {
+    let mut it = std::env::args().skip(1);
+    let mode = it
+        .next()
+        .ok_or("usage: validate martin-moyce|stability [--cpu] [-n N] [--steps K]")?;
+    let mut a = Args {
+        mode,
+        cpu: false,
+        n: 20_000,
+        steps: 5_000,
+    };
+    while let Some(flag) = it.next() {
+        let mut value = || it.next().ok_or(format!("{flag} needs a value"));
+        match flag.as_str() {
+            "--cpu" => a.cpu = true,
+            "-n" => a.n = value()?.parse().map_err(|e| format!("-n: {e}"))?,
+            "--steps" => a.steps = value()?.parse().map_err(|e| format!("--steps: {e}"))?,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    Ok(a)
+}
+
+fn dam_break(a: &Args) -> Result<(Box<dyn Backend>, FluidParams, Scene, String), String> {
+    let cfg = SphConfig::new(a.n as u32, ConfigOverrides::default()).map_err(|e| e.to_string())?;
+    let cfg = SphConfig::new(
+        a.n as u32,
+        ConfigOverrides {
+            particle_mass: Some(cfg.lattice_mass()),
+            ..Default::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    let scene = Scene::new(SceneKind::DamBreak, a.n, cfg.spacing, 0);
+    let fp = PhysicsConfig::default()
+        .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
+        .map_err(|e| e.to_string())?;
+    let state = Particles::new(scene.positions.clone(), scene.velocities.clone());
+    let sp = cfg.sim_params();
+    let (backend, path): (Box<dyn Backend>, String) = if a.cpu {
+        (
+            Box::new(CpuSimulation::new(sp, fp, state)),
+            "CPU reference".into(),
+        )
+    } else {
+        let ctx = Arc::new(GpuContext::new().map_err(|e| e.to_string())?);
+        let name = ctx.info.name.clone();
+        (
+            Box::new(Simulation::new(ctx, &sp, &fp, &state).map_err(|e| e.to_string())?),
+            format!("GPU ({name})"),
+        )
+    };
+    Ok((backend, fp, scene, path))
+}
+
+fn font() -> Result<(), String> {
+    let path = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf";
+    let bytes = std::fs::read(path)
+        .map_err(|e| format!("{path}: {e} (apt-get install fonts-dejavu-core for the plot)"))?;
+    plotters::style::register_font(
+        "sans-serif",
+        FontStyle::Normal,
+        Box::leak(bytes.into_boxed_slice()),
+    )
+    .map_err(|_| "bad font".to_string())
+}
+
+fn martin_moyce(a: &Args) -> Result<bool, String> {
+    let (mut sim, fp, scene, path) = dam_break(a)?;
+    let width = scene.fluid_size.x as f64;
+    let g = (fp.gravity[1] as f64).abs();
+    let t_scale = (2.0 * g / width).sqrt();
+    let t_end = 3.4 / t_scale;
+    println!(
+        "dam break on the {path}: N = {}, a = {width:.4} m, column {:.4} m high, tank {:.4} m long; running to T = 3.4 (t = {t_end:.4} s)",
+        a.n,
+        scene.fluid_size.y,
+        scene.tank_max.x - scene.tank_min.x
+    );
+    let mut curve = vec![(
+        0.0,
+        (sim.snapshot()
+            .map_err(|e| e.to_string())?
+            .state
+            .pos
+            .iter()
+            .map(|p| p.x)
+            .fold(0.0, f32::max) as f64
+            - scene.tank_min.x as f64)
+            / width,
+    )];
+    let (mut t, mut step) = (0.0f64, 0u64);
+    while t < t_end {
+        sim.step().map_err(|e| e.to_string())?;
+        step += 1;
+        let snap = sim.snapshot().map_err(|e| e.to_string())?;
+        t += snap.dt as f64;
+        let st = stats(&snap, &fp, step, t).map_err(|e| e.to_string())?;
+        curve.push((t * t_scale, (st.front - scene.tank_min.x as f64) / width));
+    }
+    let at = |big_t: f64| {
+        let k = curve
+            .partition_point(|&(tt, _)| tt < big_t)
+            .clamp(1, curve.len() - 1);
+        let ((t0, z0), (t1, z1)) = (curve[k - 1], curve[k]);
+        z0 + (z1 - z0) * (big_t - t0) / (t1 - t0).max(1e-12)
+    };
+    println!(
+        "{step} steps. {:>6} {:>8} {:>8} {:>8}",
+        "T", "Z exp", "Z sim", "error"
+    );
+    let mut ok = true;
+    let mut rows = String::from("T,Z_experiment,Z_simulation,relative_error\n");
+    for &(tt, z) in &MARTIN_MOYCE {
+        let zs = at(tt);
+        let err = (zs - z) / z;
+        let judged = (1.0..=3.0).contains(&tt);
+        if judged && err.abs() > 0.10 {
+            ok = false;
+        }
+        println!(
+            "{tt:>6.2} {z:>8.2} {zs:>8.3} {:>+7.1}%{}",
+            100.0 * err,
+            if judged {
+                ""
+            } else {
+                "  (outside 1 ≤ T ≤ 3, not judged)"
+            }
+        );
+        rows += &format!("{tt},{z},{zs:.4},{err:.4}\n");
+    }
+    std::fs::write("docs/martin_moyce.csv", rows).map_err(|e| e.to_string())?;
+    font()?;
+    let root = BitMapBackend::new("docs/martin_moyce.png", (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!(
+                "Dam break surge front, gpu-sph ({path}, N = {}) vs Martin & Moyce 1952",
+                a.n
+            ),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d(0.0..3.5, 0.5..4.5)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("T = t sqrt(2g/a)")
+        .y_desc("Z = x_front / a")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series(LineSeries::new(curve.iter().copied(), BLUE.stroke_width(2)))
+        .map_err(|e| e.to_string())?
+        .label("gpu-sph")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    chart
+        .draw_series(
+            MARTIN_MOYCE
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y), 5, RED.filled())),
+        )
+        .map_err(|e| e.to_string())?
+        .label("Martin & Moyce (1952)")
+        .legend(|(x, y)| Circle::new((x + 10, y), 5, RED.filled()));
+    chart
+        .draw_series([1.0, 3.0].map(|x| PathElement::new(vec![(x, 0.5), (x, 4.5)], BLACK.mix(0.3))))
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
+    println!(
+        "wrote docs/martin_moyce.png and docs/martin_moyce.csv; {}",
+        if ok {
+            "PASS: within 10% for 1 ≤ T ≤ 3"
+        } else {
+            "FAIL"
+        }
+    );
+    Ok(ok)
+}
+
+fn stability(a: &Args) -> Result<bool, String> {
+    let (mut sim, fp, _scene, path) = dam_break(a)?;
+    let first = stats(&sim.snapshot().map_err(|e| e.to_string())?, &fp, 0, 0.0)
+        .map_err(|e| e.to_string())?;
+    let e0 = first.kinetic + first.potential;
+    println!(
+        "stability on the {path}: N = {}, {} steps, E0 = {e0:.6} J",
+        a.n, a.steps
+    );
+    let (mut t, mut worst, mut series) = (0.0f64, 0.0f64, Vec::new());
+    for step in 1..=a.steps {
+        sim.step().map_err(|e| e.to_string())?;
+        let snap = sim.snapshot().map_err(|e| e.to_string())?;
+        t += snap.dt as f64;
+        // stats() fails on a non-finite value or a particle outside the tank.
+        let st = stats(&snap, &fp, step, t).map_err(|e| e.to_string())?;
+        let ratio = (st.kinetic + st.potential) / e0;
+        worst = worst.max(ratio);
+        series.push((step as f64, ratio));
+        if step % 500 == 0 {
+            println!(
+                "step {step}: t = {t:.4} s, (KE + PE)/E0 = {ratio:.5}, max speed {:.3} m/s, outside {}",
+                st.max_speed, st.outside
+            );
+        }
+    }
+    let ok = worst <= 1.01;
+    font()?;
+    let root = BitMapBackend::new("docs/stability.png", (900, 500)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let lo = series.iter().map(|s| s.1).fold(1.0, f64::min) - 0.02;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            format!("Dam break energy, gpu-sph ({path}, N = {})", a.n),
+            ("sans-serif", 20),
+        )
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0.0..a.steps as f64, lo..1.02)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc("step")
+        .y_desc("(KE + PE) / E0")
+        .draw()
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series(LineSeries::new(series, BLUE.stroke_width(2)))
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series([PathElement::new(
+            vec![(0.0, 1.01), (a.steps as f64, 1.01)],
+            RED.mix(0.6),
+        )])
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())?;
+    println!(
+        "largest (KE + PE)/E0 = {worst:.5}; no NaN, no particle outside; wrote docs/stability.png; {}",
+        if ok {
+            "PASS"
+        } else {
+            "FAIL: energy rose more than 1%"
+        }
+    );
+    Ok(ok)
+}
+
+fn main() -> ExitCode {
+    let result = args().and_then(|a| match a.mode.as_str() {
+        "martin-moyce" => martin_moyce(&a),
+        "stability" => stability(&a),
+        other => Err(format!("unknown mode {other}: martin-moyce or stability")),
+    });
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("validate: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
