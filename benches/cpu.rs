@@ -50,5 +50,11 @@ fn cpu(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, cpu);
+criterion_group! {
+    name = benches;
+    // No HTML plots: the figures that matter go to docs/benchmarks.md, and plotters' font
+    // lookup (its ab_glyph feature is on for examples/validate.rs) has no font registered here.
+    config = Criterion::default().without_plots();
+    targets = cpu
+}
 criterion_main!(benches);
