@@ -274,19 +274,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     let gpu = GpuNeighbours::new(ctx, &params)?;
     if cli.verify {
         let report = verify::verify(&gpu, &positions, &params, cli.tolerance)?;
-        if cli.json {
-            println!(
-                "{}",
-                serde_json::to_string(&report).map_err(|e| Error::input(e.to_string()))?
-            );
-        } else {
-            println!("{}", report.to_table());
-        }
-        return Ok(if report.pass {
-            Outcome::Done
-        } else {
-            Outcome::VerifyFailed
-        });
+        return print_report(cli, &report);
     }
     if cli.bench {
         let report = bench::bench(&gpu, &positions, &params, cli.repeat)?;
@@ -303,6 +291,23 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     let (summary, density) = Summary::run_gpu(&gpu, &positions, &config, &source)?;
     print_summary(cli, &summary)?;
     write_output(cli, &positions, &velocities, &density).map(|_| Outcome::Done)
+}
+
+/// Prints a verification report (table or JSON) and maps its verdict to the outcome.
+fn print_report(cli: &Cli, report: &verify::Report) -> Result<Outcome, Error> {
+    if cli.json {
+        println!(
+            "{}",
+            serde_json::to_string(report).map_err(|e| Error::input(e.to_string()))?
+        );
+    } else {
+        println!("{}", report.to_table());
+    }
+    Ok(if report.pass {
+        Outcome::Done
+    } else {
+        Outcome::VerifyFailed
+    })
 }
 
 fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {
@@ -403,19 +408,7 @@ fn simulate(
             let sim = gpu_sph::gpu::fluid::Simulation::new(ctx.clone(), &params, &fp, &state)?;
             if cli.verify {
                 let report = verify::verify_steps(&sim, &state, cli.steps, cli.tolerance)?;
-                if cli.json {
-                    println!(
-                        "{}",
-                        serde_json::to_string(&report).map_err(|e| Error::input(e.to_string()))?
-                    );
-                } else {
-                    println!("{}", report.to_table());
-                }
-                return Ok(if report.pass {
-                    Outcome::Done
-                } else {
-                    Outcome::VerifyFailed
-                });
+                return print_report(cli, &report);
             }
             Box::new(sim)
         }

@@ -102,6 +102,23 @@ pub fn compare_exact(stage: &str, gpu: &[u32], cpu: &[u32]) -> StageReport {
 /// Compares floats within `tol` relative (relative to |cpu|, or absolute where cpu is 0);
 /// a NaN or infinity on either side is a mismatch.
 pub fn compare_float(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageReport {
+    compare_with(
+        stage,
+        gpu,
+        cpu,
+        tol,
+        |c| if c != 0.0 { c.abs() } else { 1.0 },
+    )
+}
+
+/// The shared float comparison: each error is divided by `scale(cpu value)`.
+fn compare_with(
+    stage: &str,
+    gpu: &[f32],
+    cpu: &[f32],
+    tol: f64,
+    scale: impl Fn(f64) -> f64,
+) -> StageReport {
     let mut mismatches = gpu.len().abs_diff(cpu.len());
     let (mut max_abs, mut max_rel) = (0f64, 0f64);
     for (&g, &c) in gpu.iter().zip(cpu) {
@@ -113,7 +130,7 @@ pub fn compare_float(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageRe
             continue;
         }
         let abs = (g - c).abs();
-        let rel = if c != 0.0 { abs / c.abs() } else { abs };
+        let rel = abs / scale(c);
         max_abs = max_abs.max(abs);
         max_rel = max_rel.max(rel);
         if rel > tol {
@@ -267,31 +284,7 @@ pub fn compare_scaled(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageR
         .iter()
         .fold(0f64, |m, &c| m.max((c as f64).abs()))
         .max(f64::MIN_POSITIVE);
-    let mut mismatches = gpu.len().abs_diff(cpu.len());
-    let (mut max_abs, mut max_rel) = (0f64, 0f64);
-    for (&g, &c) in gpu.iter().zip(cpu) {
-        let (g, c) = (g as f64, c as f64);
-        if !g.is_finite() || !c.is_finite() {
-            mismatches += 1;
-            max_abs = f64::INFINITY;
-            max_rel = f64::INFINITY;
-            continue;
-        }
-        let abs = (g - c).abs();
-        max_abs = max_abs.max(abs);
-        max_rel = max_rel.max(abs / scale);
-        if abs / scale > tol {
-            mismatches += 1;
-        }
-    }
-    StageReport {
-        stage: stage.to_string(),
-        items: cpu.len(),
-        mismatches,
-        max_abs_error: max_abs,
-        max_rel_error: max_rel,
-        pass: mismatches == 0,
-    }
+    compare_with(stage, gpu, cpu, tol, |_| scale)
 }
 
 fn flat(v: &[Vec3]) -> Vec<f32> {
@@ -393,6 +386,15 @@ mod tests {
             !compare_float("d", &[1.0, 2.0], &[1.0], 1.0).pass,
             "length mismatch must fail"
         );
+    }
+
+    #[test]
+    fn scaled_comparison_judges_against_the_field() {
+        // An error of 1 on a field whose largest value is 100 is 1%, even where the value is 0.
+        let r = compare_scaled("p", &[1.0, 100.0], &[0.0, 100.0], 0.02);
+        assert!(r.pass && (r.max_rel_error - 0.01).abs() < 1e-12);
+        assert!(!compare_scaled("p", &[1.0, 100.0], &[0.0, 100.0], 0.005).pass);
+        assert!(!compare_scaled("p", &[f32::NAN], &[1.0], 1.0).pass);
     }
 
     #[test]
