@@ -74,3 +74,29 @@ fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
     let q = max(1.0 - r2 * inv_h2, 0.0);
     return q * q * q;
 }
+
+// Most distinct slots one query can visit (MAX_QUERY_SPAN³).
+const MAX_QUERY_SLOTS: u32 = 64u;
+
+// The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27
+// around p; see src/hash.rs query_range for why not simply cell_of(p) ± 1).
+fn query_lo(p: vec3<f32>, params: SimParams) -> vec3<i32> {
+    return cell_of(p - vec3<f32>(params.h), params.inv_h);
+}
+
+fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
+    return min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
+}
+
+// Records slot s as visited by this query; false when an earlier cell of the query already
+// mapped to it (hash aliasing), so the caller skips it and counts nobody twice.
+fn first_visit(seen: ptr<function, array<u32, MAX_QUERY_SLOTS>>, n_seen: ptr<function, u32>, s: u32) -> bool {
+    for (var k = 0u; k < *n_seen; k = k + 1u) {
+        if (*seen)[k] == s {
+            return false;
+        }
+    }
+    (*seen)[*n_seen] = s;
+    *n_seen = *n_seen + 1u;
+    return true;
+}

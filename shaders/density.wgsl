@@ -13,8 +13,6 @@
 @group(0) @binding(2) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(3) var<storage, read_write> particle_density: array<f32>;
 
-const MAX_QUERY_SLOTS: u32 = 64u;
-
 // The poly6 term of candidate `k` of the walk, 0 unless r² < h². Adding an exact 0.0 leaves the
 // sum bit for bit as the CPU's, which adds only neighbours.
 fn term(p: vec3<f32>, k: u32) -> f32 {
@@ -29,8 +27,8 @@ fn density(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let p = sorted_pos[i].xyz;
-    let lo = cell_of(p - vec3<f32>(params.h), params.inv_h);
-    let hi = min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
+    let lo = query_lo(p, params);
+    let hi = query_hi(p, lo, params);
     var seen: array<u32, MAX_QUERY_SLOTS>;
     var n_seen = 0u;
     var sum = 0.0;
@@ -38,18 +36,9 @@ fn density(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
             for (var cx = lo.x; cx <= hi.x; cx = cx + 1) {
                 let s = hash_cell(vec3<i32>(cx, cy, cz), params.table_mask);
-                var repeated = false;
-                for (var k = 0u; k < n_seen; k = k + 1u) {
-                    if seen[k] == s {
-                        repeated = true;
-                        break;
-                    }
-                }
-                if repeated {
+                if !first_visit(&seen, &n_seen, s) {
                     continue;
                 }
-                seen[n_seen] = s;
-                n_seen = n_seen + 1u;
                 let end = slot_start[s + 1u];
                 var k = slot_start[s];
                 for (; k + UNROLL <= end; k = k + UNROLL) {

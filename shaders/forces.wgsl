@@ -21,8 +21,6 @@
 @group(0) @binding(6) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(7) var<storage, read_write> accel: array<vec4<f32>>;
 
-const MAX_QUERY_SLOTS: u32 = 64u;
-
 // Neighbour k's contribution to particle i's acceleration; zero unless k ≠ i and r² < h².
 // Adding an exact zero vector leaves the sum bit for bit as the CPU's, which adds only pairs.
 fn pair(i: u32, k: u32) -> vec3<f32> {
@@ -75,8 +73,8 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let p = sorted_pos[i].xyz;
-    let lo = cell_of(p - vec3<f32>(params.h), params.inv_h);
-    let hi = min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
+    let lo = query_lo(p, params);
+    let hi = query_hi(p, lo, params);
     var seen: array<u32, MAX_QUERY_SLOTS>;
     var n_seen = 0u;
     var a = vec3<f32>(0.0);
@@ -84,18 +82,9 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
             for (var cx = lo.x; cx <= hi.x; cx = cx + 1) {
                 let s = hash_cell(vec3<i32>(cx, cy, cz), params.table_mask);
-                var repeated = false;
-                for (var k = 0u; k < n_seen; k = k + 1u) {
-                    if seen[k] == s {
-                        repeated = true;
-                        break;
-                    }
-                }
-                if repeated {
+                if !first_visit(&seen, &n_seen, s) {
                     continue;
                 }
-                seen[n_seen] = s;
-                n_seen = n_seen + 1u;
                 let end = slot_start[s + 1u];
                 var k = slot_start[s];
                 for (; k + UNROLL <= end; k = k + UNROLL) {

@@ -8,7 +8,7 @@ use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::neighbours::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline,
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use super::timer::Stage;
 use crate::cpu::reorder::Particles;
@@ -43,16 +43,7 @@ impl GpuFluid {
         ctx.scoped(|| {
             let d = &ctx.device;
             let n64 = b.n as u64;
-            let storage = |label: &str, bytes: u64| {
-                d.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size: bytes.max(16),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_DST
-                        | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                })
-            };
+            let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
             let params = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("sph.fluid_params"),
                 contents: bytemuck::bytes_of(fp),

@@ -79,6 +79,19 @@ pub(crate) fn pipeline(
     })
 }
 
+/// A storage buffer the host can fill and read back (at least 16 bytes, so N = 0 or a vec4 of
+/// padding never makes an empty binding).
+pub(crate) fn storage_buffer(device: &wgpu::Device, label: &str, bytes: u64) -> wgpu::Buffer {
+    device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some(label),
+        size: bytes.max(16),
+        usage: wgpu::BufferUsages::STORAGE
+            | wgpu::BufferUsages::COPY_DST
+            | wgpu::BufferUsages::COPY_SRC,
+        mapped_at_creation: false,
+    })
+}
+
 pub(crate) fn bind_group(
     device: &wgpu::Device,
     label: &str,
@@ -314,16 +327,7 @@ impl NeighbourBuffers {
         check_limits(&ctx.limits, n, t)?;
         ctx.scoped(|| {
             let d = &ctx.device;
-            let storage = |label: &str, bytes: u64| {
-                d.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some(label),
-                    size: bytes.max(4),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::COPY_DST
-                        | wgpu::BufferUsages::COPY_SRC,
-                    mapped_at_creation: false,
-                })
-            };
+            let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
             let uniform = |label: &str, bytes: &[u8]| {
                 d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                     label: Some(label),
