@@ -219,14 +219,14 @@ pub fn run(
 ) -> Result<(Snapshot, Option<StepStats>)> {
     let mut t = 0.0f64;
     let mut last = None;
-    let first = backend.snapshot()?;
-    stats(&first, fp, 0, 0.0)?;
+    let mut snap = backend.snapshot()?;
+    stats(&snap, fp, 0, 0.0)?;
     if let Some(ex) = export {
-        write_snapshot(&ex.dir.join("frame_000000.ply"), &first)?;
+        write_snapshot(&ex.dir.join("frame_000000.ply"), &snap)?;
     }
     for k in 1..=steps {
         backend.step()?;
-        let snap = backend.snapshot()?;
+        snap = backend.snapshot()?;
         t += snap.dt as f64;
         let st = stats(&snap, fp, k, t)?;
         if let Some(out) = stats_out.as_deref_mut() {
@@ -239,5 +239,6 @@ pub fn run(
         last = Some(st);
         progress.inc(1);
     }
-    Ok((backend.snapshot()?, last))
+    // The last step's snapshot is the final state: no second readback.
+    Ok((snap, last))
 }
