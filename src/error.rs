@@ -33,6 +33,9 @@ pub enum Error {
     /// The simulation produced a non-finite value or lost a particle (exit code 1).
     #[error("{0}")]
     Unstable(String),
+    /// No display to open a window on (exit code 2).
+    #[error("{0}")]
+    NoDisplay(String),
     /// wgpu reported a validation or out-of-memory error inside an error scope.
     #[error("GPU validation error: {0}")]
     Validation(String),

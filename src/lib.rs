@@ -12,8 +12,10 @@ pub mod oracle;
 pub mod params;
 pub mod run;
 pub mod scene;
+pub mod setup;
 pub mod shaders;
 pub mod summary;
 pub mod verify;
+pub mod viewer;
 
 pub use error::{Error, Result};

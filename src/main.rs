@@ -8,10 +8,13 @@ use std::sync::Arc;
 use clap::Parser;
 use gpu_sph::gpu::{GpuContext, GpuNeighbours, check_limits};
 use gpu_sph::params::{
-    ConfigOverrides, SphConfig, validate_positions, validate_table_size, validate_velocities,
+    ConfigOverrides, PhysicsConfig, SphConfig, validate_positions, validate_table_size,
+    validate_velocities,
 };
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::setup::{SetupOptions, describe};
 use gpu_sph::summary::Summary;
+use gpu_sph::viewer::{self, ViewerOptions, render::ColorField};
 use gpu_sph::{Error, bench, io, verify};
 
 /// GPU compute SPH fluid simulator (wgpu + WGSL), validated stage by stage against a CPU
@@ -19,18 +22,46 @@ use gpu_sph::{Error, bench, io, verify};
 #[derive(Parser, Debug)]
 #[command(name = "gpu-sph", version, about)]
 struct Cli {
-    /// Run without a window.
+    /// Run without a window (with --screenshot: render offscreen).
     #[arg(long)]
     headless: bool,
     /// Use the CPU reference path instead of the GPU.
-    #[arg(long, conflicts_with_all = ["verify", "bench"])]
+    #[arg(long, conflicts_with_all = ["verify", "bench"], requires = "headless")]
     cpu: bool,
     /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
-    #[arg(long, conflicts_with = "bench")]
+    #[arg(long, conflicts_with = "bench", requires = "headless")]
     verify: bool,
     /// Time every GPU pass and CPU stage (medians over --repeat runs).
-    #[arg(long)]
+    #[arg(long, requires = "headless")]
     bench: bool,
+    /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
+    /// offscreen with --headless).
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["cpu", "verify", "bench", "input", "output", "stats", "export_dir"])]
+    screenshot: Option<PathBuf>,
+    /// Frames to render before --screenshot saves.
+    #[arg(long, default_value_t = 10, value_name = "K")]
+    frames: u32,
+    /// Simulation steps per rendered frame in the viewer.
+    #[arg(long, default_value_t = 2, value_name = "K")]
+    substeps: u32,
+    /// Field that colours the particles in the viewer.
+    #[arg(long, value_enum, default_value_t = ColorField::Speed)]
+    color_by: ColorField,
+    /// Window (or offscreen image) size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH")]
+    window_size: (u32, u32),
+    /// How the window presents frames.
+    #[arg(long, value_enum, default_value_t = PresentMode::Fifo)]
+    present_mode: PresentMode,
+    /// Print the viewer's mean simulation and render time per frame at exit.
+    #[arg(long)]
+    timings: bool,
+    /// Start the viewer with its control panel hidden (H toggles it).
+    #[arg(long)]
+    hide_ui: bool,
+    /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
+    #[arg(long, hide = true, requires = "screenshot")]
+    exercise_resize: bool,
     /// Number of particles (ignored with --input, which brings its own).
     #[arg(short = 'n', long = "particles", value_name = "N")]
     particles: Option<u32>,
@@ -91,19 +122,19 @@ struct Cli {
     )]
     restitution: f32,
     /// Write one CSV row of statistics per step to FILE.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "headless")]
     stats: Option<PathBuf>,
     /// Write frames as binary PLY files into DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", requires = "headless")]
     export_dir: Option<PathBuf>,
     /// Write a frame every K steps.
     #[arg(long, default_value_t = 10, value_name = "K", requires = "export_dir")]
     export_every: u64,
     /// Read particles from a .csv or .ply file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "headless")]
     input: Option<PathBuf>,
     /// Write x,y,z,vx,vy,vz,density per particle, in input order, to a .csv or .ply file.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", requires = "headless")]
     output: Option<PathBuf>,
     /// Print the summary or report as one JSON object.
     #[arg(long)]
@@ -118,6 +149,29 @@ struct Cli {
 
 /// Default particle count of the built-in scenes.
 const DEFAULT_PARTICLES: u32 = 100_000;
+
+/// `--present-mode` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum PresentMode {
+    Immediate,
+    Mailbox,
+    Fifo,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected WIDTHxHEIGHT such as 1280x720, got {s:?}");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(1..=16384).contains(&w) || !(1..=16384).contains(&h) {
+        return Err(format!(
+            "window size must be 1..16384 pixels per side, got {w}x{h}"
+        ));
+    }
+    Ok((w, h))
+}
 
 fn parse_table_size(s: &str) -> Result<u32, String> {
     let t: u32 = s
@@ -179,11 +233,68 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(cli: &Cli) -> Result<Outcome, Error> {
-    if !cli.headless {
+fn overrides(cli: &Cli) -> ConfigOverrides {
+    ConfigOverrides {
+        table_size: cli.table_size,
+        smoothing_radius: cli.smoothing_radius,
+        spacing: cli.spacing,
+        particle_mass: cli.particle_mass,
+        rest_density: cli.rest_density,
+    }
+}
+
+fn physics(cli: &Cli) -> PhysicsConfig {
+    PhysicsConfig {
+        gravity: cli.gravity,
+        viscosity: cli.viscosity,
+        alpha: cli.alpha,
+        sound_speed: cli.sound_speed,
+        cfl: cli.cfl,
+        dt: cli.dt,
+        restitution: cli.restitution,
+    }
+}
+
+/// The viewer: a window, or with `--headless --screenshot` an offscreen render.
+fn view(cli: &Cli) -> Result<Outcome, Error> {
+    if cli.steps > 0 {
         return Err(Error::input(
-            "the windowed viewer is not built yet: run with --headless (add --cpu for the CPU reference, --verify to compare GPU with CPU)",
+            "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
         ));
+    }
+    let opts = ViewerOptions {
+        setup: SetupOptions {
+            particles: cli.particles.unwrap_or(DEFAULT_PARTICLES),
+            scene: cli.scene,
+            seed: cli.seed,
+            overrides: overrides(cli),
+            physics: physics(cli),
+        },
+        substeps: cli.substeps,
+        field: cli.color_by,
+        size: cli.window_size,
+        present_mode: match cli.present_mode {
+            PresentMode::Immediate => wgpu::PresentMode::Immediate,
+            PresentMode::Mailbox => wgpu::PresentMode::Mailbox,
+            PresentMode::Fifo => wgpu::PresentMode::Fifo,
+        },
+        screenshot: cli.screenshot.clone(),
+        frames: cli.frames,
+        exercise_resize: cli.exercise_resize,
+        print_timings: cli.timings,
+        hide_ui: cli.hide_ui,
+    };
+    if cli.headless {
+        viewer::run_offscreen(opts)?;
+    } else {
+        viewer::window::run(opts)?;
+    }
+    Ok(Outcome::Done)
+}
+
+fn run(cli: &Cli) -> Result<Outcome, Error> {
+    if !cli.headless || cli.screenshot.is_some() {
+        return view(cli);
     }
     if cli.export_every == 0 {
         return Err(Error::input("--export-every must be ≥ 1"));
@@ -197,13 +308,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(out) = &cli.output {
         io::check_output_path(out)?;
     }
-    let overrides = ConfigOverrides {
-        table_size: cli.table_size,
-        smoothing_radius: cli.smoothing_radius,
-        spacing: cli.spacing,
-        particle_mass: cli.particle_mass,
-        rest_density: cli.rest_density,
-    };
+    let overrides = overrides(cli);
 
     // The GPU comes first, so an N or T the device cannot hold fails before a scene of that
     // size is built.
@@ -349,7 +454,6 @@ fn simulate(
     geometry: Option<Geometry>,
 ) -> Result<Outcome, Error> {
     use gpu_sph::cpu::reorder::Particles;
-    use gpu_sph::params::PhysicsConfig;
     use gpu_sph::run;
 
     // A file brings no tank: use its bounding box grown by 2h on every side.
@@ -365,36 +469,9 @@ fn simulate(
         let pad = glam::Vec3::splat(2.0 * config.smoothing_radius);
         (lo - pad, hi + pad, hi - lo)
     });
-    let physics = PhysicsConfig {
-        gravity: cli.gravity,
-        viscosity: cli.viscosity,
-        alpha: cli.alpha,
-        sound_speed: cli.sound_speed,
-        cfl: cli.cfl,
-        dt: cli.dt,
-        restitution: cli.restitution,
-    };
+    let physics = physics(cli);
     let fp = physics.fluid_params(config, tank_min, tank_max, fluid_size.y)?;
-    let geometry_line = format!(
-        "tank ({:.4}, {:.4}, {:.4}) to ({:.4}, {:.4}, {:.4}) m; fluid body {:.4} x {:.4} x {:.4} m; g = {} m/s^2, alpha = {}, mu = {} Pa s, c = {:.3} m/s, B = {:.4e} Pa, rho0 = {}, h = {}, m = {}",
-        tank_min.x,
-        tank_min.y,
-        tank_min.z,
-        tank_max.x,
-        tank_max.y,
-        tank_max.z,
-        fluid_size.x,
-        fluid_size.y,
-        fluid_size.z,
-        cli.gravity,
-        cli.alpha,
-        cli.viscosity,
-        fp.sound_speed,
-        fp.stiffness,
-        config.rest_density,
-        config.smoothing_radius,
-        config.particle_mass
-    );
+    let geometry_line = describe(config, &fp, &physics, tank_min, tank_max, fluid_size);
     if !cli.json {
         println!(
             "gpu-sph: {} particles from {source}, {} steps",

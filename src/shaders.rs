@@ -23,11 +23,15 @@ pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
 pub const TIMESTEP: &str = include_str!("../shaders/timestep.wgsl");
 /// Stage `integrate`: symplectic Euler and the tank walls.
 pub const INTEGRATE: &str = include_str!("../shaders/integrate.wgsl");
+/// Stage `interact`: the viewer's mouse force around the cursor ray.
+pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
+/// Stage `render`: particle sphere impostors and lines for the viewer.
+pub const RENDER: &str = include_str!("../shaders/render.wgsl");
 /// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 10] = [
+pub const STAGES: [(&str, &str); 12] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -38,4 +42,6 @@ pub const STAGES: [(&str, &str); 10] = [
     ("forces", FORCES),
     ("timestep", TIMESTEP),
     ("integrate", INTEGRATE),
+    ("interact", INTERACT),
+    ("render", RENDER),
 ];

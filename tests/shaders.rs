@@ -61,3 +61,28 @@ fn sim_params_matches_its_rust_twin() {
         ]
     );
 }
+
+/// Size in bytes of the WGSL struct `name` in `module`.
+fn struct_size(m: &naga::Module, name: &str) -> usize {
+    let (_, ty) = m
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no struct {name}"));
+    match &ty.inner {
+        naga::TypeInner::Struct { span, .. } => *span as usize,
+        _ => panic!("{name} is not a struct"),
+    }
+}
+
+#[test]
+fn render_and_interact_blocks_match_their_rust_twins() {
+    assert_eq!(
+        struct_size(&module(shaders::RENDER), "RenderParams"),
+        std::mem::size_of::<gpu_sph::viewer::render::RenderParams>()
+    );
+    assert_eq!(
+        struct_size(&module(shaders::INTERACT), "InteractParams"),
+        std::mem::size_of::<gpu_sph::cpu::interact::InteractParams>()
+    );
+}

@@ -5,6 +5,7 @@ pub mod density;
 pub mod forces;
 pub mod hash;
 pub mod integrate;
+pub mod interact;
 pub mod order;
 pub mod pressure;
 pub mod reorder;

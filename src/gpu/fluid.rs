@@ -7,10 +7,12 @@ use glam::Vec3;
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
+use super::interact::GpuInteract;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use super::timer::Stage;
+use crate::cpu::interact::InteractParams;
 use crate::cpu::reorder::Particles;
 use crate::params::{FluidParams, SimParams};
 use crate::{Result, shaders};
@@ -145,6 +147,9 @@ pub struct Simulation {
     pub sim_params: SimParams,
     /// Fluid parameters.
     pub fluid_params: FluidParams,
+    /// The viewer's mouse force, dispatched only while `interaction` is set.
+    pub interact: GpuInteract,
+    interaction: Option<InteractParams>,
 }
 
 /// A state read back from the GPU, in the order the GPU holds it.
@@ -168,13 +173,33 @@ impl Simulation {
     ) -> Result<Self> {
         let grid = GpuNeighbours::new(ctx, sp)?;
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
+        let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
         grid.upload(state);
         Ok(Self {
             grid,
             fluid,
             sim_params: *sp,
             fluid_params: *fp,
+            interact,
+            interaction: None,
         })
+    }
+
+    /// Replaces the fluid parameters (viscosity, stiffness, gravity… changed live).
+    pub fn set_fluid_params(&mut self, fp: &FluidParams) {
+        self.fluid_params = *fp;
+        self.grid
+            .ctx
+            .queue
+            .write_buffer(&self.fluid.params, 0, bytemuck::bytes_of(fp));
+    }
+
+    /// Starts (`Some`) or stops (`None`) the mouse force of the following steps.
+    pub fn set_interaction(&mut self, ip: Option<InteractParams>) {
+        if let Some(ip) = &ip {
+            self.interact.set(&self.grid.ctx, ip);
+        }
+        self.interaction = ip;
     }
 
     /// Replaces the particle state.
@@ -196,8 +221,8 @@ impl Simulation {
         pass.dispatch_workgroups(groups_x, 1, 1);
     }
 
-    /// Encodes one full step: grid build, reorder, density, pressure, forces, timestep,
-    /// integrate. Nothing is read back.
+    /// Encodes one full step: grid build, reorder, density, pressure, forces, (interact, while
+    /// the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
         let n_groups = groups(self.grid.bufs.n, WORKGROUP_SIZE);
         let f = &self.fluid;
@@ -205,6 +230,9 @@ impl Simulation {
         self.grid.encode_density(e);
         self.dispatch(e, Stage::Pressure, &f.pressure, &f.pressure_bg, n_groups);
         self.dispatch(e, Stage::Forces, &f.forces, &f.forces_bg, n_groups);
+        if self.interaction.is_some() {
+            self.interact.encode(e, self.grid.bufs.n);
+        }
         self.dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);
         self.dispatch(e, Stage::Integrate, &f.integrate, &f.integrate_bg, n_groups);
     }

@@ -2,6 +2,7 @@
 
 pub mod context;
 pub mod fluid;
+pub mod interact;
 pub mod neighbours;
 pub mod timer;
 

@@ -1,0 +1,150 @@
+//! An orbit camera: it circles a target point at a distance, with yaw and pitch; left drag
+//! orbits, right or middle drag pans, the wheel zooms. Right-handed, y up, wgpu's 0..1 depth.
+
+use glam::{Mat4, Vec2, Vec3};
+
+/// Where the camera is and how it projects.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct OrbitCamera {
+    /// The point the camera circles and looks at.
+    pub target: Vec3,
+    /// Distance from the target, m.
+    pub distance: f32,
+    /// Angle about the y axis, radians (0 looks along −z).
+    pub yaw: f32,
+    /// Angle above the horizontal, radians.
+    pub pitch: f32,
+    /// Vertical field of view, radians.
+    pub fovy: f32,
+}
+
+/// Pitch stays short of the poles so the view never flips over.
+const MAX_PITCH: f32 = 1.55;
+
+impl OrbitCamera {
+    /// A view of the box `lo`–`hi` from the front, slightly above and to the side, far enough
+    /// back that the whole box fits in view.
+    pub fn framing(lo: Vec3, hi: Vec3) -> Self {
+        let fovy = 45f32.to_radians();
+        let radius = 0.5 * (hi - lo).length().max(1e-6);
+        Self {
+            target: 0.5 * (lo + hi),
+            distance: 1.15 * radius / (0.5 * fovy).sin(),
+            yaw: -0.45,
+            pitch: 0.35,
+            fovy,
+        }
+    }
+
+    /// The camera's position.
+    pub fn eye(&self) -> Vec3 {
+        let (sy, cy) = self.yaw.sin_cos();
+        let (sp, cp) = self.pitch.sin_cos();
+        self.target + self.distance * Vec3::new(sy * cp, sp, cy * cp)
+    }
+
+    /// World to view.
+    pub fn view(&self) -> Mat4 {
+        glam::camera::rh::view::look_at_mat4(self.eye(), self.target, Vec3::Y)
+    }
+
+    /// View to clip for a viewport of `aspect` = width / height.
+    pub fn proj(&self, aspect: f32) -> Mat4 {
+        let near = (0.01 * self.distance).max(1e-5);
+        // wgpu clip space: z in [0, 1], y up (the "directx" convention).
+        glam::camera::rh::proj::directx::perspective(
+            self.fovy,
+            aspect.max(1e-6),
+            near,
+            100.0 * self.distance + 1.0,
+        )
+    }
+
+    /// Turns by a mouse drag of `delta` pixels.
+    pub fn orbit(&mut self, delta: Vec2) {
+        self.yaw -= 0.005 * delta.x;
+        self.pitch = (self.pitch + 0.005 * delta.y).clamp(-MAX_PITCH, MAX_PITCH);
+    }
+
+    /// Slides the target in the view plane by a drag of `delta` pixels in a viewport
+    /// `height` pixels high, so the point under the cursor follows it.
+    pub fn pan(&mut self, delta: Vec2, height: f32) {
+        let world_per_pixel = 2.0 * self.distance * (0.5 * self.fovy).tan() / height.max(1.0);
+        let view = self.view();
+        let right = view.row(0).truncate();
+        let up = view.row(1).truncate();
+        self.target += world_per_pixel * (-delta.x * right + delta.y * up);
+    }
+
+    /// Moves closer (positive `steps`, wheel notches) or further away.
+    pub fn zoom(&mut self, steps: f32) {
+        self.distance = (self.distance * 0.9f32.powf(steps)).clamp(1e-4, 1e6);
+    }
+
+    /// The world-space ray through pixel `cursor` of a `size` viewport: (origin, unit direction).
+    pub fn ray(&self, cursor: Vec2, size: Vec2) -> (Vec3, Vec3) {
+        let ndc = Vec2::new(
+            2.0 * cursor.x / size.x.max(1.0) - 1.0,
+            1.0 - 2.0 * cursor.y / size.y.max(1.0),
+        );
+        let inv = (self.proj(size.x / size.y.max(1.0)) * self.view()).inverse();
+        let near = inv.project_point3(ndc.extend(0.0));
+        let far = inv.project_point3(ndc.extend(1.0));
+        (near, (far - near).normalize_or_zero())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn framing_looks_at_the_box_centre_and_sees_every_corner() {
+        let (lo, hi) = (Vec3::ZERO, Vec3::new(0.5, 0.3, 0.1));
+        let cam = OrbitCamera::framing(lo, hi);
+        let vp = cam.proj(16.0 / 9.0) * cam.view();
+        let centre = vp.project_point3(0.5 * (lo + hi));
+        assert!(centre.truncate().length() < 1e-5, "{centre}");
+        for i in 0..8 {
+            let c = Vec3::new(
+                if i & 1 == 0 { lo.x } else { hi.x },
+                if i & 2 == 0 { lo.y } else { hi.y },
+                if i & 4 == 0 { lo.z } else { hi.z },
+            );
+            let p = vp.project_point3(c);
+            assert!(
+                p.x.abs() <= 1.0 && p.y.abs() <= 1.0 && (0.0..=1.0).contains(&p.z),
+                "corner {c} at {p}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_centre_pixel_ray_passes_through_the_target() {
+        let cam = OrbitCamera::framing(Vec3::ZERO, Vec3::ONE);
+        let (o, d) = cam.ray(Vec2::new(400.0, 300.0), Vec2::new(800.0, 600.0));
+        let closest = o + d * (cam.target - o).dot(d);
+        assert!((closest - cam.target).length() < 1e-4, "{closest}");
+    }
+
+    #[test]
+    fn orbit_keeps_the_distance_and_pitch_stays_below_the_pole() {
+        let mut cam = OrbitCamera::framing(Vec3::ZERO, Vec3::ONE);
+        let d = (cam.eye() - cam.target).length();
+        cam.orbit(Vec2::new(300.0, 10_000.0));
+        assert!(((cam.eye() - cam.target).length() - d).abs() < 1e-4);
+        assert!(cam.pitch <= MAX_PITCH);
+        assert!(cam.view().is_finite());
+    }
+
+    #[test]
+    fn pan_moves_the_target_and_zoom_the_distance() {
+        let mut cam = OrbitCamera::framing(Vec3::ZERO, Vec3::ONE);
+        let (t, d) = (cam.target, cam.distance);
+        cam.pan(Vec2::new(100.0, 0.0), 600.0);
+        assert!((cam.target - t).length() > 0.0);
+        assert!((cam.distance - d).abs() < 1e-6);
+        cam.zoom(1.0);
+        assert!(cam.distance < d);
+    }
+}

@@ -1,0 +1,642 @@
+//! The viewer: the simulation advancing on the GPU, drawn straight from its buffers (no copy to
+//! the host per frame), with an egui control panel. [`Viewer`] is shared by the window
+//! ([`window::run`]) and the offscreen renderer ([`run_offscreen`], `--headless --screenshot`),
+//! so a screenshot shows exactly what the window shows.
+
+pub mod camera;
+pub mod render;
+pub mod ui;
+pub mod window;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use glam::{Vec2, Vec3};
+
+use crate::cpu::interact::InteractParams;
+use crate::gpu::GpuContext;
+use crate::gpu::fluid::Simulation;
+use crate::params::{ConfigOverrides, PhysicsConfig};
+use crate::setup::{Setup, SetupOptions};
+use crate::{Error, Result};
+
+use camera::OrbitCamera;
+use render::{ColorField, DepthTarget, Renderer, View};
+use ui::{Controls, FrameStats};
+
+/// Everything the viewer starts from.
+#[derive(Clone, Debug)]
+pub struct ViewerOptions {
+    /// Scene, particle count, configuration and physics.
+    pub setup: SetupOptions,
+    /// Simulation steps per rendered frame.
+    pub substeps: u32,
+    /// Field colouring the particles at start.
+    pub field: ColorField,
+    /// Window size or offscreen image size, pixels.
+    pub size: (u32, u32),
+    /// Presentation mode of the window.
+    pub present_mode: wgpu::PresentMode,
+    /// Save a screenshot here after `frames` frames, then exit.
+    pub screenshot: Option<PathBuf>,
+    /// Frames to render before the screenshot.
+    pub frames: u32,
+    /// After the screenshot, shrink the window to 0 × 0 and back and render again (the
+    /// window test's check of minimise handling).
+    pub exercise_resize: bool,
+    /// Print the frame timings (mean simulation and render time per frame) at exit.
+    pub print_timings: bool,
+    /// Start with the control panel hidden (`H` toggles it).
+    pub hide_ui: bool,
+}
+
+/// Sums of frame timings, for `print_timings`.
+#[derive(Clone, Copy, Debug, Default)]
+struct Totals {
+    frames: u32,
+    sim_ms: f64,
+    render_ms: f64,
+}
+
+/// The simulation, its renderer and the panel, independent of where frames go.
+pub struct Viewer {
+    ctx: Arc<GpuContext>,
+    opts: ViewerOptions,
+    setup: Setup,
+    sim: Simulation,
+    renderer: Renderer,
+    format: wgpu::TextureFormat,
+    camera: OrbitCamera,
+    controls: Controls,
+    stats: FrameStats,
+    egui: egui::Context,
+    egui_renderer: egui_wgpu::Renderer,
+    depth: Option<DepthTarget>,
+    last_frame: Option<Instant>,
+    totals: Totals,
+}
+
+/// The default colour ranges of a setup: speed up to the free-fall speed of its fluid height,
+/// density ±3% about ρ0, pressure up to twice the hydrostatic pressure at the bottom.
+fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
+    let g = gravity.abs().max(1e-3);
+    let height = setup.fluid_size.y.max(setup.config.spacing);
+    let rho0 = setup.config.rest_density;
+    [
+        (0.0, (2.0 * g * height).sqrt()),
+        (0.97 * rho0, 1.03 * rho0),
+        (0.0, 2.0 * rho0 * g * height),
+    ]
+}
+
+impl Viewer {
+    /// Builds the scene of `opts` on `ctx` and the renderer for targets of `format`. The scene
+    /// is drawn through an sRGB view of the target (lighting happens in linear space) and the
+    /// panel through a plain one (egui blends in gamma space): targets must allow both views,
+    /// see [`srgb_view_formats`].
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        opts: ViewerOptions,
+        format: wgpu::TextureFormat,
+    ) -> Result<Self> {
+        if opts.substeps == 0 {
+            return Err(Error::input("--substeps must be ≥ 1"));
+        }
+        let setup = Setup::new(&opts.setup, Some(&ctx.limits))?;
+        let sim = Simulation::new(
+            ctx.clone(),
+            &setup.config.sim_params(),
+            &setup.fluid_params,
+            &setup.state,
+        )?;
+        let renderer = Renderer::new(
+            &ctx,
+            format.add_srgb_suffix(),
+            &sim,
+            (setup.tank_min, setup.tank_max),
+        );
+        let physics = opts.setup.physics;
+        let controls = Controls {
+            paused: false,
+            step_once: false,
+            show_ui: !opts.hide_ui,
+            field: opts.field,
+            ranges: default_ranges(&setup, physics.gravity),
+            substeps: opts.substeps,
+            alpha: physics.alpha,
+            viscosity: physics.viscosity,
+            stiffness: setup.fluid_params.stiffness,
+            gravity: physics.gravity,
+            mouse_strength: 4.0 * physics.gravity.abs().max(1.0),
+            mouse_radius: 0.15 * (setup.tank_max - setup.tank_min).max_element(),
+            particles: opts.setup.particles,
+            table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
+            scene: opts.setup.scene,
+            request: Default::default(),
+            status: String::new(),
+        };
+        let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, Default::default());
+        Ok(Self {
+            camera: OrbitCamera::framing(setup.tank_min, setup.tank_max),
+            ctx,
+            opts,
+            setup,
+            sim,
+            renderer,
+            format,
+            controls,
+            stats: FrameStats::default(),
+            egui: egui::Context::default(),
+            egui_renderer,
+            depth: None,
+            last_frame: None,
+            totals: Totals::default(),
+        })
+    }
+
+    /// The physics the sliders describe, as a [`PhysicsConfig`].
+    fn physics(&self) -> PhysicsConfig {
+        let c = &self.controls;
+        PhysicsConfig {
+            gravity: c.gravity,
+            viscosity: c.viscosity,
+            alpha: c.alpha,
+            sound_speed: Some((7.0 * c.stiffness / self.setup.config.rest_density).sqrt()),
+            ..self.opts.setup.physics
+        }
+    }
+
+    fn apply_physics(&mut self) {
+        let s = &self.setup;
+        match self
+            .physics()
+            .fluid_params(&s.config, s.tank_min, s.tank_max, s.fluid_size.y)
+        {
+            Ok(fp) => self.sim.set_fluid_params(&fp),
+            Err(e) => self.controls.status = e.to_string(),
+        }
+    }
+
+    /// Puts the particles back where the scene started them.
+    pub fn reset(&mut self) {
+        self.sim.upload(&self.setup.state);
+        self.stats.steps = 0;
+        self.stats.t = 0.0;
+        self.controls.status.clear();
+    }
+
+    /// Rebuilds the simulation with the panel's N, T and scene (and the live physics).
+    fn restart(&mut self) -> Result<()> {
+        let c = &self.controls;
+        let opts = SetupOptions {
+            particles: c.particles,
+            scene: c.scene,
+            overrides: ConfigOverrides {
+                table_size: c.table_log2.map(|k| 1u32 << k),
+                ..self.opts.setup.overrides
+            },
+            physics: PhysicsConfig {
+                sound_speed: self.opts.setup.physics.sound_speed,
+                ..self.physics()
+            },
+            ..self.opts.setup
+        };
+        let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
+        let sim = Simulation::new(
+            self.ctx.clone(),
+            &setup.config.sim_params(),
+            &setup.fluid_params,
+            &setup.state,
+        )?;
+        self.renderer
+            .rebind(&self.ctx, &sim, (setup.tank_min, setup.tank_max));
+        self.camera = OrbitCamera::framing(setup.tank_min, setup.tank_max);
+        self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
+        self.controls.stiffness = setup.fluid_params.stiffness;
+        self.opts.setup = opts;
+        self.sim = sim;
+        self.setup = setup;
+        self.stats.steps = 0;
+        self.stats.t = 0.0;
+        Ok(())
+    }
+
+    /// Runs the frame's substeps (unless paused) and records their timing.
+    fn advance(&mut self) -> Result<()> {
+        let steps = if self.controls.paused {
+            u32::from(std::mem::take(&mut self.controls.step_once))
+        } else {
+            self.controls.substeps
+        };
+        if steps == 0 {
+            self.stats.sim_ms = 0.0;
+            return Ok(());
+        }
+        let start = Instant::now();
+        self.sim.step(steps)?;
+        self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+        if let Some(timer) = &self.sim.grid.timer {
+            self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
+        }
+        let state: Vec<f32> = self.ctx.readback(&self.sim.fluid.step_state, 4)?;
+        self.stats.steps += steps as u64;
+        self.stats.dt = state[0];
+        self.stats.v_max = state[1];
+        self.stats.t += state[0] as f64 * steps as f64;
+        if !(state[0].is_finite() && state[1].is_finite()) {
+            self.controls.paused = true;
+            self.controls.status = format!(
+                "the simulation blew up near step {} (non-finite dt or speed): press R to reset, or raise α / lower B",
+                self.stats.steps
+            );
+        }
+        Ok(())
+    }
+
+    /// Sets or clears the mouse force from a cursor ray.
+    pub fn set_mouse_force(&mut self, ray: Option<(Vec3, Vec3)>, pull: bool) {
+        let c = &self.controls;
+        let ip = ray.map(|(o, d)| {
+            let s = if pull {
+                c.mouse_strength
+            } else {
+                -c.mouse_strength
+            };
+            InteractParams::new(o, d, c.mouse_radius, s)
+        });
+        self.sim.set_interaction(ip);
+    }
+
+    /// The camera.
+    pub fn camera(&self) -> &OrbitCamera {
+        &self.camera
+    }
+
+    /// The camera, for the window's mouse handling.
+    pub fn camera_mut(&mut self) -> &mut OrbitCamera {
+        &mut self.camera
+    }
+
+    /// The panel's state, for keyboard shortcuts.
+    pub fn controls_mut(&mut self) -> &mut Controls {
+        &mut self.controls
+    }
+
+    /// The egui context (the window feeds it input).
+    pub fn egui(&self) -> &egui::Context {
+        &self.egui
+    }
+
+    fn info(&self) -> Vec<(String, String)> {
+        let c = &self.setup.config;
+        vec![
+            ("N".into(), c.particles.to_string()),
+            ("T".into(), c.table_size.to_string()),
+            ("h".into(), format!("{} m", c.smoothing_radius)),
+            ("adapter".into(), self.ctx.info.name.clone()),
+        ]
+    }
+
+    /// One frame: advance the simulation, run the panel, draw the scene and the panel into
+    /// `target` (`pixels_per_point` UI scale), and also into `capture` when given. Returns what
+    /// egui wants the platform to do (cursor, clipboard).
+    pub fn frame(
+        &mut self,
+        target: &wgpu::Texture,
+        pixels_per_point: f32,
+        input: egui::RawInput,
+        capture: Option<&wgpu::Texture>,
+    ) -> Result<egui::PlatformOutput> {
+        let size = (target.width(), target.height());
+        let now = Instant::now();
+        if let Some(last) = self.last_frame {
+            let fps = 1.0 / now.duration_since(last).as_secs_f64().max(1e-9);
+            self.stats.fps = if self.stats.fps == 0.0 {
+                fps
+            } else {
+                0.9 * self.stats.fps + 0.1 * fps
+            };
+        }
+        self.last_frame = Some(now);
+        self.advance()?;
+
+        let egui_ctx = self.egui.clone();
+        let info = self.info();
+        let stats = self.stats.clone();
+        let controls = &mut self.controls;
+        let mut output = egui_ctx.run_ui(input, |ui| {
+            if controls.show_ui {
+                controls.panel(ui.ctx(), &stats, &info);
+            }
+        });
+        self.handle_requests()?;
+
+        let start = Instant::now();
+        let fi = ColorField::ALL
+            .iter()
+            .position(|&f| f == self.controls.field)
+            .unwrap_or(0);
+        let aspect = size.0 as f32 / size.1.max(1) as f32;
+        self.renderer.prepare(
+            &self.ctx,
+            &View {
+                view: self.camera.view(),
+                proj: self.camera.proj(aspect),
+                radius: 0.5 * self.setup.config.spacing,
+                field: self.controls.field,
+                range: self.controls.ranges[fi],
+            },
+        );
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [size.0, size.1],
+            pixels_per_point,
+        };
+        let prims = egui_ctx.tessellate(std::mem::take(&mut output.shapes), pixels_per_point);
+        // Applied at once, so the delta is empty whatever fails below (egui asserts that).
+        for (id, deltas) in output.textures_delta.set.drain() {
+            for delta in deltas {
+                self.egui_renderer
+                    .update_texture(&self.ctx.device, &self.ctx.queue, id, &delta);
+            }
+        }
+        let free = std::mem::take(&mut output.textures_delta.free);
+        let device = &self.ctx.device;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("sph.render"),
+        });
+        let extra = self.egui_renderer.update_buffers(
+            device,
+            &self.ctx.queue,
+            &mut encoder,
+            &prims,
+            &screen,
+        );
+        for texture in std::iter::once(target).chain(capture) {
+            let depth = DepthTarget::view(&mut self.depth, &self.ctx, size);
+            let scene_view = texture.create_view(&wgpu::TextureViewDescriptor {
+                format: Some(texture.format().add_srgb_suffix()),
+                ..Default::default()
+            });
+            let ui_view = texture.create_view(&Default::default());
+            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("sph.render.scene"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &scene_view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(wgpu::Color {
+                            r: 0.015,
+                            g: 0.016,
+                            b: 0.02,
+                            a: 1.0,
+                        }),
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                    view: depth,
+                    depth_ops: Some(wgpu::Operations {
+                        load: wgpu::LoadOp::Clear(1.0),
+                        store: wgpu::StoreOp::Discard,
+                    }),
+                    stencil_ops: None,
+                }),
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.renderer.draw(&mut pass);
+            drop(pass);
+            let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+                label: Some("sph.render.ui"),
+                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                    view: &ui_view,
+                    depth_slice: None,
+                    resolve_target: None,
+                    ops: wgpu::Operations {
+                        load: wgpu::LoadOp::Load,
+                        store: wgpu::StoreOp::Store,
+                    },
+                })],
+                depth_stencil_attachment: None,
+                timestamp_writes: None,
+                occlusion_query_set: None,
+                multiview_mask: None,
+            });
+            self.egui_renderer
+                .render(&mut pass.forget_lifetime(), &prims, &screen);
+        }
+        self.ctx
+            .queue
+            .submit(extra.into_iter().chain([encoder.finish()]));
+        self.ctx
+            .device
+            .poll(wgpu::PollType::wait_indefinitely())
+            .map_err(|e| Error::Device(e.to_string()))?;
+        for id in &free {
+            self.egui_renderer.free_texture(id);
+        }
+        self.stats.render_ms = start.elapsed().as_secs_f64() * 1e3;
+        self.totals.frames += 1;
+        self.totals.sim_ms += self.stats.sim_ms;
+        self.totals.render_ms += self.stats.render_ms;
+        Ok(output.platform_output)
+    }
+
+    fn handle_requests(&mut self) -> Result<()> {
+        let r = std::mem::take(&mut self.controls.request);
+        if r.physics_changed {
+            self.apply_physics();
+        }
+        if r.reset {
+            self.reset();
+        }
+        if r.reset_view {
+            self.camera = OrbitCamera::framing(self.setup.tank_min, self.setup.tank_max);
+        }
+        if r.restart {
+            if let Err(e) = self.restart() {
+                self.controls.status = format!("restart failed: {e}");
+            } else {
+                self.controls.status.clear();
+            }
+        }
+        // A screenshot needs the frame's target, so it goes back to the front end.
+        self.controls.request.screenshot = r.screenshot;
+        Ok(())
+    }
+
+    /// Takes a pending screenshot request (button or key).
+    pub fn take_screenshot_request(&mut self) -> bool {
+        std::mem::take(&mut self.controls.request.screenshot)
+    }
+
+    /// A texture to render a frame into and copy out (`format` of this viewer).
+    pub fn capture_texture(&self, size: (u32, u32)) -> wgpu::Texture {
+        self.ctx.device.create_texture(&wgpu::TextureDescriptor {
+            label: Some("sph.capture"),
+            size: wgpu::Extent3d {
+                width: size.0.max(1),
+                height: size.1.max(1),
+                depth_or_array_layers: 1,
+            },
+            mip_level_count: 1,
+            sample_count: 1,
+            dimension: wgpu::TextureDimension::D2,
+            format: self.format,
+            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            view_formats: &srgb_view_formats(self.format),
+        })
+    }
+
+    /// Copies `texture` (from [`Self::capture_texture`]) to a PNG at `path`.
+    pub fn save_png(&self, texture: &wgpu::Texture, path: &Path) -> Result<()> {
+        let rgba = read_rgba(&self.ctx, texture)?;
+        image::save_buffer(
+            path,
+            &rgba,
+            texture.width(),
+            texture.height(),
+            image::ExtendedColorType::Rgba8,
+        )
+        .map_err(|e| Error::file(path, format!("cannot write the screenshot: {e}")))
+    }
+
+    /// Mean simulation and render milliseconds per frame so far, as one line.
+    pub fn timing_line(&self) -> String {
+        let t = &self.totals;
+        let f = t.frames.max(1) as f64;
+        format!(
+            "{} frames, N = {}: simulation {:.2} ms/frame ({} substeps), rendering {:.2} ms/frame ({:.3} µs/particle)",
+            t.frames,
+            self.setup.config.particles,
+            t.sim_ms / f,
+            self.controls.substeps,
+            t.render_ms / f,
+            1e3 * t.render_ms / f / self.setup.config.particles.max(1) as f64
+        )
+    }
+}
+
+/// The extra view format a target of `format` needs for the scene's sRGB view.
+pub fn srgb_view_formats(format: wgpu::TextureFormat) -> Vec<wgpu::TextureFormat> {
+    let srgb = format.add_srgb_suffix();
+    if srgb == format { vec![] } else { vec![srgb] }
+}
+
+/// Reads an 8-bit RGBA or BGRA texture into tightly packed RGBA bytes.
+fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
+    let (w, h) = (texture.width(), texture.height());
+    let row = 4 * w;
+    let padded =
+        row.div_ceil(wgpu::COPY_BYTES_PER_ROW_ALIGNMENT) * wgpu::COPY_BYTES_PER_ROW_ALIGNMENT;
+    let buffer = ctx.device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("sph.capture.readback"),
+        size: padded as u64 * h as u64,
+        usage: wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::MAP_READ,
+        mapped_at_creation: false,
+    });
+    let mut encoder = ctx
+        .device
+        .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("sph.capture"),
+        });
+    encoder.copy_texture_to_buffer(
+        wgpu::TexelCopyTextureInfo {
+            texture,
+            mip_level: 0,
+            origin: wgpu::Origin3d::ZERO,
+            aspect: wgpu::TextureAspect::All,
+        },
+        wgpu::TexelCopyBufferInfo {
+            buffer: &buffer,
+            layout: wgpu::TexelCopyBufferLayout {
+                offset: 0,
+                bytes_per_row: Some(padded),
+                rows_per_image: Some(h),
+            },
+        },
+        texture.size(),
+    );
+    ctx.queue.submit([encoder.finish()]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
+        let _ = tx.send(r);
+    });
+    ctx.device
+        .poll(wgpu::PollType::wait_indefinitely())
+        .map_err(|e| Error::Map(e.to_string()))?;
+    rx.recv()
+        .map_err(|e| Error::Map(e.to_string()))?
+        .map_err(|e| Error::Map(e.to_string()))?;
+    let view = buffer
+        .get_mapped_range(..)
+        .map_err(|e| Error::Map(e.to_string()))?;
+    let bgra = matches!(
+        texture.format(),
+        wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
+    );
+    let mut out = Vec::with_capacity((row * h) as usize);
+    for y in 0..h as usize {
+        let line = &view[y * padded as usize..y * padded as usize + row as usize];
+        for px in line.chunks_exact(4) {
+            if bgra {
+                out.extend_from_slice(&[px[2], px[1], px[0], px[3]]);
+            } else {
+                out.extend_from_slice(px);
+            }
+        }
+    }
+    drop(view);
+    buffer.unmap();
+    Ok(out)
+}
+
+/// `--headless --screenshot FILE`: renders `frames` frames into an offscreen target and saves
+/// the last one. No window, no display needed.
+pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
+    let path = opts
+        .screenshot
+        .clone()
+        .ok_or_else(|| Error::input("--headless rendering needs --screenshot FILE"))?;
+    check_png_path(&path)?;
+    let ctx = Arc::new(GpuContext::new()?);
+    let size = opts.size;
+    let frames = opts.frames.max(1);
+    let print = opts.print_timings;
+    let mut viewer = Viewer::new(ctx, opts, wgpu::TextureFormat::Rgba8Unorm)?;
+    let texture = viewer.capture_texture(size);
+    for _ in 0..frames {
+        let input = egui::RawInput {
+            screen_rect: Some(egui::Rect::from_min_size(
+                egui::Pos2::ZERO,
+                egui::vec2(size.0 as f32, size.1 as f32),
+            )),
+            ..Default::default()
+        };
+        viewer.frame(&texture, 1.0, input, None)?;
+    }
+    viewer.save_png(&texture, &path)?;
+    if print {
+        println!("{}", viewer.timing_line());
+    }
+    Ok(())
+}
+
+/// Rejects a screenshot path that is not a `.png` before any work is done.
+pub fn check_png_path(path: &Path) -> Result<()> {
+    match path.extension().and_then(|e| e.to_str()) {
+        Some(e) if e.eq_ignore_ascii_case("png") => Ok(()),
+        _ => Err(Error::input(format!(
+            "--screenshot {} must end in .png",
+            path.display()
+        ))),
+    }
+}
+
+/// The world-space ray (origin, unit direction) through pixel `cursor` of a `size` viewport.
+pub fn cursor_ray(camera: &OrbitCamera, cursor: Vec2, size: (u32, u32)) -> (Vec3, Vec3) {
+    camera.ray(cursor, Vec2::new(size.0 as f32, size.1 as f32))
+}

@@ -1,0 +1,261 @@
+//! The egui control panel: frame statistics, the colour legend, live physics and restart
+//! settings, and the key bindings.
+
+use crate::gpu::Stage;
+use crate::scene::SceneKind;
+
+use super::render::{COLORMAP_SRGB, ColorField, colormap_srgb};
+
+/// Timings and state of the last frame, for display.
+#[derive(Clone, Debug, Default)]
+pub struct FrameStats {
+    /// Frames per second (smoothed).
+    pub fps: f64,
+    /// Wall time of the frame's simulation substeps (submit to completion), ms.
+    pub sim_ms: f64,
+    /// Wall time of the frame's rendering (submit to completion, before present), ms.
+    pub render_ms: f64,
+    /// Per-pass GPU times of the last substep, from timestamp queries where the adapter has them.
+    pub stage_ms: Vec<(&'static str, f64)>,
+    /// Steps taken since the last reset.
+    pub steps: u64,
+    /// Simulated time since the last reset, s.
+    pub t: f64,
+    /// The last step's dt, s.
+    pub dt: f32,
+    /// The last step's largest speed, m/s.
+    pub v_max: f32,
+}
+
+/// Everything the panel can change. The viewer applies it after the panel has run.
+#[derive(Clone, Debug)]
+pub struct Controls {
+    /// The simulation is paused.
+    pub paused: bool,
+    /// Take one step while paused.
+    pub step_once: bool,
+    /// The panel is shown.
+    pub show_ui: bool,
+    /// Field colouring the particles.
+    pub field: ColorField,
+    /// Colour map range per field (min, max), indexed like [`ColorField::ALL`].
+    pub ranges: [(f32, f32); 3],
+    /// Simulation steps per rendered frame.
+    pub substeps: u32,
+    /// Monaghan α, live.
+    pub alpha: f32,
+    /// Müller viscosity μ, Pa·s, live.
+    pub viscosity: f32,
+    /// Tait stiffness B, Pa, live (the speed of sound follows: c = √(7B/ρ0)).
+    pub stiffness: f32,
+    /// Gravity along y, m/s², live.
+    pub gravity: f32,
+    /// Peak acceleration of the mouse force, m/s².
+    pub mouse_strength: f32,
+    /// Reach of the mouse force around the cursor ray, m.
+    pub mouse_radius: f32,
+    /// Particle count for the next restart.
+    pub particles: u32,
+    /// log2 of the table size for the next restart; `None` = default for N.
+    pub table_log2: Option<u32>,
+    /// Scene for the next restart.
+    pub scene: SceneKind,
+    /// Requests raised by buttons, handled by the viewer.
+    pub request: Request,
+    /// One line of news (screenshot saved, blow-up, restart failed).
+    pub status: String,
+}
+
+/// What a button asked for this frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Request {
+    /// Put the particles back at their initial state.
+    pub reset: bool,
+    /// Rebuild with the restart settings.
+    pub restart: bool,
+    /// Save a screenshot.
+    pub screenshot: bool,
+    /// Frame the tank again.
+    pub reset_view: bool,
+    /// Physics sliders moved.
+    pub physics_changed: bool,
+}
+
+/// The key bindings, as shown in the panel and the README.
+pub const KEYS: &str = "Space pause · N step · R reset · C colour field · P screenshot · V reset view · H panel · Esc quit\n\
+left drag orbit · right/middle drag pan · wheel zoom · Ctrl+left drag pull · Ctrl+right drag push";
+
+fn legend(ui: &mut egui::Ui, field: ColorField, range: (f32, f32)) {
+    ui.label(field.label());
+    let (rect, _) = ui.allocate_exact_size(egui::vec2(220.0, 14.0), egui::Sense::hover());
+    let steps = 44;
+    for i in 0..steps {
+        let t = (i as f32 + 0.5) / steps as f32;
+        let [r, g, b] = colormap_srgb(t);
+        let x0 = rect.left() + rect.width() * i as f32 / steps as f32;
+        let x1 = rect.left() + rect.width() * (i + 1) as f32 / steps as f32;
+        ui.painter().rect_filled(
+            egui::Rect::from_min_max(
+                egui::pos2(x0, rect.top()),
+                egui::pos2(x1 + 0.5, rect.bottom()),
+            ),
+            0.0,
+            egui::Color32::from_rgb(r, g, b),
+        );
+    }
+    ui.horizontal(|ui| {
+        ui.label(format!("{:.4}", range.0));
+        ui.add_space(120.0);
+        ui.label(format!("{:.4}", range.1));
+    });
+    debug_assert_eq!(COLORMAP_SRGB.len(), 11);
+}
+
+impl Controls {
+    /// Draws the panel; `info` is the static description (N, T, h…).
+    pub fn panel(&mut self, ctx: &egui::Context, stats: &FrameStats, info: &[(String, String)]) {
+        egui::Window::new("gpu-sph")
+            .default_pos(egui::pos2(8.0, 8.0))
+            .default_width(250.0)
+            .resizable(false)
+            .show(ctx, |ui| {
+                ui.label(format!(
+                    "{:.1} fps · sim {:.1} ms · render {:.1} ms",
+                    stats.fps, stats.sim_ms, stats.render_ms
+                ));
+                if !stats.stage_ms.is_empty() {
+                    egui::CollapsingHeader::new("GPU passes (last substep)").show(ui, |ui| {
+                        for (name, ms) in &stats.stage_ms {
+                            ui.label(format!("{name}: {ms:.2} ms"));
+                        }
+                    });
+                }
+                for (k, v) in info {
+                    ui.label(format!("{k}: {v}"));
+                }
+                ui.label(format!(
+                    "t = {:.4} s · step {} · dt = {:.2e} s · v max = {:.3} m/s",
+                    stats.t, stats.steps, stats.dt, stats.v_max
+                ));
+                ui.separator();
+
+                let fi = ColorField::ALL
+                    .iter()
+                    .position(|&f| f == self.field)
+                    .unwrap_or(0);
+                egui::ComboBox::from_label("colour")
+                    .selected_text(self.field.label())
+                    .show_ui(ui, |ui| {
+                        for f in ColorField::ALL {
+                            ui.selectable_value(&mut self.field, f, f.label());
+                        }
+                    });
+                let range = &mut self.ranges[fi];
+                ui.add(
+                    egui::DragValue::new(&mut range.0)
+                        .speed(0.01)
+                        .prefix("min "),
+                );
+                ui.add(
+                    egui::DragValue::new(&mut range.1)
+                        .speed(0.01)
+                        .prefix("max "),
+                );
+                legend(ui, self.field, *range);
+                ui.separator();
+
+                ui.label("live physics");
+                let mut changed = false;
+                changed |= ui
+                    .add(egui::Slider::new(&mut self.alpha, 0.0..=1.0).text("α (artificial)"))
+                    .changed();
+                changed |= ui
+                    .add(
+                        egui::Slider::new(&mut self.viscosity, 0.0..=10.0)
+                            .logarithmic(true)
+                            .text("μ (Pa·s)"),
+                    )
+                    .changed();
+                changed |= ui
+                    .add(
+                        egui::Slider::new(&mut self.stiffness, 1e3..=1e8)
+                            .logarithmic(true)
+                            .text("B (Pa)"),
+                    )
+                    .changed();
+                changed |= ui
+                    .add(egui::Slider::new(&mut self.gravity, -30.0..=30.0).text("g (m/s²)"))
+                    .changed();
+                self.request.physics_changed |= changed;
+                ui.add(egui::Slider::new(&mut self.substeps, 1..=32).text("substeps/frame"));
+                ui.add(
+                    egui::Slider::new(&mut self.mouse_strength, 0.0..=500.0)
+                        .logarithmic(true)
+                        .text("mouse force (m/s²)"),
+                );
+                ui.separator();
+
+                ui.label("restart with");
+                ui.add(
+                    egui::DragValue::new(&mut self.particles)
+                        .range(1..=4_000_000)
+                        .speed(500.0)
+                        .prefix("N "),
+                );
+                let table_text = match self.table_log2 {
+                    Some(k) => format!("T = 2^{k}"),
+                    None => "T = default".to_string(),
+                };
+                egui::ComboBox::from_label("table size")
+                    .selected_text(table_text)
+                    .show_ui(ui, |ui| {
+                        ui.selectable_value(&mut self.table_log2, None, "default (≥ 2N)");
+                        for k in 0..=24 {
+                            ui.selectable_value(&mut self.table_log2, Some(k), format!("2^{k}"));
+                        }
+                    });
+                egui::ComboBox::from_label("scene")
+                    .selected_text(format!("{:?}", self.scene))
+                    .show_ui(ui, |ui| {
+                        for s in [
+                            SceneKind::DamBreak,
+                            SceneKind::Drop,
+                            SceneKind::Cube,
+                            SceneKind::Random,
+                        ] {
+                            ui.selectable_value(&mut self.scene, s, format!("{s:?}"));
+                        }
+                    });
+                ui.horizontal(|ui| {
+                    self.request.restart |= ui.button("restart").clicked();
+                    self.request.reset |= ui.button("reset (R)").clicked();
+                });
+                ui.horizontal(|ui| {
+                    if ui
+                        .button(if self.paused { "resume" } else { "pause" })
+                        .clicked()
+                    {
+                        self.paused = !self.paused;
+                    }
+                    self.step_once |= ui.button("step (N)").clicked();
+                    self.request.screenshot |= ui.button("screenshot (P)").clicked();
+                    self.request.reset_view |= ui.button("view (V)").clicked();
+                });
+                if !self.status.is_empty() {
+                    ui.separator();
+                    ui.label(&self.status);
+                }
+                ui.separator();
+                ui.small(KEYS);
+            });
+    }
+}
+
+/// Stage names with their times, for the panel.
+pub fn stage_times(ms: &[Option<f64>]) -> Vec<(&'static str, f64)> {
+    Stage::ALL
+        .iter()
+        .zip(ms)
+        .filter_map(|(s, m)| m.map(|m| (s.name(), m)))
+        .collect()
+}

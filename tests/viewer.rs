@@ -1,0 +1,239 @@
+//! The viewer end to end, through the binary: a real window under Xvfb on lavapipe, the
+//! offscreen `--headless --screenshot` path, and the errors a user meets without a display.
+//!
+//! With `GPU_SPH_REQUIRE_GPU=1` (set by `.ci/run`) a missing Xvfb or GPU fails these tests
+//! instead of skipping them.
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+
+const BIN: &str = env!("CARGO_BIN_EXE_gpu-sph");
+
+fn required() -> bool {
+    std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() == Ok("1")
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("gpu-sph-viewer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+fn runtime_dir() -> PathBuf {
+    let dir = scratch("xdg");
+    std::fs::create_dir_all(&dir).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    dir
+}
+
+/// A private X server, killed on drop.
+struct Xvfb {
+    child: Child,
+    display: String,
+}
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts Xvfb on a free display (it picks one and tells us through `-displayfd`), or `None`
+/// when Xvfb is not installed and not required.
+fn xvfb() -> Option<Xvfb> {
+    let spawned = Command::new("Xvfb")
+        .args([
+            "-displayfd",
+            "1",
+            "-screen",
+            "0",
+            "800x600x24",
+            "-nolisten",
+            "tcp",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn();
+    let mut child = match spawned {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(
+                !required(),
+                "GPU_SPH_REQUIRE_GPU=1 but Xvfb cannot start: {e} (apt-get install xvfb)"
+            );
+            eprintln!("SKIPPED: Xvfb not available ({e})");
+            return None;
+        }
+    };
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let display = format!(":{}", line.trim());
+    assert!(line.trim().parse::<u32>().is_ok(), "Xvfb printed {line:?}");
+    Some(Xvfb { child, display })
+}
+
+fn run(args: &[&str], display: Option<&str>) -> Output {
+    let mut cmd = Command::new(BIN);
+    cmd.args(args)
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .env_remove("WAYLAND_DISPLAY")
+        .env_remove("DISPLAY");
+    if let Some(d) = display {
+        cmd.env("DISPLAY", d);
+    }
+    cmd.output().unwrap()
+}
+
+/// Pixels that are clearly coloured (particles through the colour map), as opposed to the
+/// dark background and the grey tank and grid lines; and how many distinct colours they have.
+fn coloured_pixels(path: &Path) -> (usize, usize) {
+    let img = image::open(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .to_rgba8();
+    let mut colours = std::collections::HashSet::new();
+    let mut count = 0;
+    for p in img.pixels() {
+        let [r, g, b, _] = p.0;
+        let (hi, lo) = (r.max(g).max(b), r.min(g).min(b));
+        if hi >= 40 && hi - lo >= 30 {
+            count += 1;
+            colours.insert([r, g, b]);
+        }
+    }
+    (count, colours.len())
+}
+
+fn assert_shows_particles(out: &Output, path: &Path) {
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (count, colours) = coloured_pixels(path);
+    assert!(
+        count >= 2000,
+        "only {count} coloured pixels in {}",
+        path.display()
+    );
+    assert!(colours > 1, "the particles have a single colour");
+}
+
+/// The background alone has no coloured pixels, so the check above can fail.
+#[test]
+fn an_empty_frame_fails_the_particle_check() {
+    let path = scratch("empty.png");
+    image::RgbaImage::from_pixel(64, 48, image::Rgba([5, 5, 6, 255]))
+        .save(&path)
+        .unwrap();
+    assert_eq!(coloured_pixels(&path), (0, 0));
+}
+
+#[test]
+fn window_renders_saves_a_screenshot_and_survives_a_zero_size() {
+    let Some(x) = xvfb() else { return };
+    let path = scratch("window.png");
+    let out = run(
+        &[
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--frames",
+            "3",
+            "-n",
+            "4000",
+            "--window-size",
+            "480x320",
+            "--hide-ui",
+            "--exercise-resize",
+        ],
+        Some(&x.display),
+    );
+    assert_shows_particles(&out, &path);
+}
+
+#[test]
+fn window_with_the_panel_open_renders_too() {
+    let Some(x) = xvfb() else { return };
+    let path = scratch("window-ui.png");
+    let out = run(
+        &[
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--frames",
+            "2",
+            "-n",
+            "2000",
+            "--window-size",
+            "640x480",
+            "--color-by",
+            "pressure",
+        ],
+        Some(&x.display),
+    );
+    assert_shows_particles(&out, &path);
+}
+
+#[test]
+fn headless_screenshot_renders_offscreen() {
+    let path = scratch("headless.png");
+    let out = run(
+        &[
+            "--headless",
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--frames",
+            "3",
+            "-n",
+            "4000",
+            "--window-size",
+            "400x300",
+            "--hide-ui",
+            "--color-by",
+            "density",
+        ],
+        None,
+    );
+    if !out.status.success()
+        && !required()
+        && String::from_utf8_lossy(&out.stderr).contains("adapter")
+    {
+        eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    assert_shows_particles(&out, &path);
+    let img = image::open(&path).unwrap();
+    assert_eq!((img.width(), img.height()), (400, 300));
+}
+
+#[test]
+fn without_a_display_the_window_says_so_and_suggests_headless() {
+    let out = run(&["-n", "100"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains("--headless"), "{err}");
+}
+
+#[test]
+fn a_screenshot_that_is_not_png_is_refused_before_any_work() {
+    let out = run(&["--headless", "--screenshot", "shot.jpg"], None);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(".png"), "{err}");
+}
+
+#[test]
+fn steps_without_headless_is_refused() {
+    let out = run(&["--steps", "10"], None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--headless"));
+}
