@@ -138,14 +138,22 @@ fn an_empty_frame_fails_the_particle_check() {
     assert_eq!(coloured_pixels(&path), (0, 0));
 }
 
+/// Runs the window under a private Xvfb with `args` after `--screenshot FILE`, and checks the
+/// picture.
+fn window_shows_particles(name: &str, args: &[&str]) {
+    let Some(x) = xvfb() else { return };
+    let path = scratch(name);
+    let mut all = vec!["--screenshot", path.to_str().unwrap()];
+    all.extend_from_slice(args);
+    let out = run(&all, Some(&x.display));
+    assert_shows_particles(&out, &path);
+}
+
 #[test]
 fn window_renders_saves_a_screenshot_and_survives_a_zero_size() {
-    let Some(x) = xvfb() else { return };
-    let path = scratch("window.png");
-    let out = run(
+    window_shows_particles(
+        "window.png",
         &[
-            "--screenshot",
-            path.to_str().unwrap(),
             "--frames",
             "3",
             "-n",
@@ -155,19 +163,14 @@ fn window_renders_saves_a_screenshot_and_survives_a_zero_size() {
             "--hide-ui",
             "--exercise-resize",
         ],
-        Some(&x.display),
     );
-    assert_shows_particles(&out, &path);
 }
 
 #[test]
 fn window_with_the_panel_open_renders_too() {
-    let Some(x) = xvfb() else { return };
-    let path = scratch("window-ui.png");
-    let out = run(
+    window_shows_particles(
+        "window-ui.png",
         &[
-            "--screenshot",
-            path.to_str().unwrap(),
             "--frames",
             "2",
             "-n",
@@ -177,9 +180,7 @@ fn window_with_the_panel_open_renders_too() {
             "--color-by",
             "pressure",
         ],
-        Some(&x.display),
     );
-    assert_shows_particles(&out, &path);
 }
 
 #[test]

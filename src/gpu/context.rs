@@ -126,6 +126,17 @@ impl GpuContext {
                 label: Some("sph.readback"),
             });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        let bytes = self.submit_and_read(encoder, &staging)?;
+        Ok(bytemuck::pod_collect_to_vec(&bytes))
+    }
+
+    /// Submits `encoder`, which fills `staging` (a `MAP_READ` buffer), waits for it and returns
+    /// the staging buffer's bytes.
+    pub fn submit_and_read(
+        &self,
+        encoder: wgpu::CommandEncoder,
+        staging: &wgpu::Buffer,
+    ) -> Result<Vec<u8>> {
         self.queue.submit([encoder.finish()]);
         let (tx, rx) = mpsc::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
@@ -140,7 +151,7 @@ impl GpuContext {
         let view = staging
             .get_mapped_range(..)
             .map_err(|e| Error::Map(e.to_string()))?;
-        let out = bytemuck::cast_slice::<u8, T>(&view).to_vec();
+        let out = view.to_vec();
         drop(view);
         staging.unmap();
         Ok(out)

@@ -333,10 +333,7 @@ impl Viewer {
         self.handle_requests()?;
 
         let start = Instant::now();
-        let fi = ColorField::ALL
-            .iter()
-            .position(|&f| f == self.controls.field)
-            .unwrap_or(0);
+        let fi = self.controls.field.index() as usize;
         let aspect = size.0 as f32 / size.1.max(1) as f32;
         self.renderer.prepare(
             &self.ctx,
@@ -453,6 +450,9 @@ impl Viewer {
         if r.reset {
             self.reset();
         }
+        if r.fit_range {
+            self.fit_range()?;
+        }
         if r.reset_view {
             self.camera = OrbitCamera::framing(self.setup.tank_min, self.setup.tank_max);
         }
@@ -468,6 +468,40 @@ impl Viewer {
         Ok(())
     }
 
+    /// Sets the current field's colour range to the smallest and largest finite value now on
+    /// the GPU (one readback, on request only).
+    fn fit_range(&mut self) -> Result<()> {
+        let b = &self.sim.grid.bufs;
+        let n = b.n as usize;
+        let values: Vec<f32> = match self.controls.field {
+            ColorField::Speed => self
+                .sim
+                .grid
+                .read_vec3(&b.velocities, n)?
+                .iter()
+                .map(|v| v.length())
+                .collect(),
+            ColorField::Density => self.sim.grid.read_f32(&b.density, n)?,
+            ColorField::Pressure => self.sim.grid.read_f32(&self.sim.fluid.pressure_buf, n)?,
+        };
+        let (lo, hi) = values
+            .iter()
+            .filter(|v| v.is_finite())
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            });
+        if lo <= hi {
+            let pad = if hi > lo {
+                0.0
+            } else {
+                0.5 * lo.abs().max(1e-6)
+            };
+            let fi = self.controls.field.index() as usize;
+            self.controls.ranges[fi] = (lo - pad, hi + pad);
+        }
+        Ok(())
+    }
+
     /// Takes a pending screenshot request (button or key).
     pub fn take_screenshot_request(&mut self) -> bool {
         std::mem::take(&mut self.controls.request.screenshot)
@@ -475,20 +509,14 @@ impl Viewer {
 
     /// A texture to render a frame into and copy out (`format` of this viewer).
     pub fn capture_texture(&self, size: (u32, u32)) -> wgpu::Texture {
-        self.ctx.device.create_texture(&wgpu::TextureDescriptor {
-            label: Some("sph.capture"),
-            size: wgpu::Extent3d {
-                width: size.0.max(1),
-                height: size.1.max(1),
-                depth_or_array_layers: 1,
-            },
-            mip_level_count: 1,
-            sample_count: 1,
-            dimension: wgpu::TextureDimension::D2,
-            format: self.format,
-            usage: wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
-            view_formats: &srgb_view_formats(self.format),
-        })
+        render::texture_2d(
+            &self.ctx,
+            "sph.capture",
+            size,
+            self.format,
+            wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+            &srgb_view_formats(self.format),
+        )
     }
 
     /// Copies `texture` (from [`Self::capture_texture`]) to a PNG at `path`.
@@ -560,27 +588,14 @@ fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
         },
         texture.size(),
     );
-    ctx.queue.submit([encoder.finish()]);
-    let (tx, rx) = std::sync::mpsc::channel();
-    buffer.map_async(wgpu::MapMode::Read, .., move |r| {
-        let _ = tx.send(r);
-    });
-    ctx.device
-        .poll(wgpu::PollType::wait_indefinitely())
-        .map_err(|e| Error::Map(e.to_string()))?;
-    rx.recv()
-        .map_err(|e| Error::Map(e.to_string()))?
-        .map_err(|e| Error::Map(e.to_string()))?;
-    let view = buffer
-        .get_mapped_range(..)
-        .map_err(|e| Error::Map(e.to_string()))?;
+    let bytes = ctx.submit_and_read(encoder, &buffer)?;
     let bgra = matches!(
         texture.format(),
         wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
     );
     let mut out = Vec::with_capacity((row * h) as usize);
     for y in 0..h as usize {
-        let line = &view[y * padded as usize..y * padded as usize + row as usize];
+        let line = &bytes[y * padded as usize..y * padded as usize + row as usize];
         for px in line.chunks_exact(4) {
             if bgra {
                 out.extend_from_slice(&[px[2], px[1], px[0], px[3]]);
@@ -589,8 +604,6 @@ fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
             }
         }
     }
-    drop(view);
-    buffer.unmap();
     Ok(out)
 }
 

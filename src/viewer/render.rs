@@ -7,6 +7,7 @@ use wgpu::util::DeviceExt;
 
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Simulation;
+use crate::gpu::neighbours::bind_group;
 use crate::shaders;
 
 /// Depth buffer format of the scene pass.
@@ -79,7 +80,8 @@ impl ColorField {
         }
     }
 
-    fn index(self) -> u32 {
+    /// Position in [`ColorField::ALL`] (and the shader's field number).
+    pub fn index(self) -> u32 {
         match self {
             ColorField::Speed => 0,
             ColorField::Density => 1,
@@ -237,71 +239,55 @@ impl Renderer {
             label: Some("sph.render"),
             source: wgpu::ShaderSource::Wgsl(shaders::RENDER.into()),
         });
-        let depth = |write: bool| wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(write),
-            depth_compare: Some(wgpu::CompareFunction::Less),
-            stencil: Default::default(),
-            bias: Default::default(),
-        };
         let target = [Some(wgpu::ColorTargetState {
             format,
             blend: None,
             write_mask: wgpu::ColorWrites::ALL,
         })];
-        let particles = d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("sph.render.particles"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("render_particles_vs"),
-                compilation_options: Default::default(),
-                buffers: &[],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::TriangleStrip,
-                ..Default::default()
-            },
-            depth_stencil: Some(depth(true)),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("render_particles_fs"),
-                compilation_options: Default::default(),
-                targets: &target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
-        let line_layout = wgpu::VertexBufferLayout {
-            array_stride: std::mem::size_of::<LineVertex>() as u64,
-            step_mode: wgpu::VertexStepMode::Vertex,
-            attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x4],
+        let make = |name: &str,
+                    topology: wgpu::PrimitiveTopology,
+                    buffers: &[Option<wgpu::VertexBufferLayout>]| {
+            d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+                label: Some(&format!("sph.render.{name}")),
+                layout: Some(&pl),
+                vertex: wgpu::VertexState {
+                    module: &module,
+                    entry_point: Some(&format!("render_{name}_vs")),
+                    compilation_options: Default::default(),
+                    buffers,
+                },
+                primitive: wgpu::PrimitiveState {
+                    topology,
+                    ..Default::default()
+                },
+                depth_stencil: Some(wgpu::DepthStencilState {
+                    format: DEPTH_FORMAT,
+                    depth_write_enabled: Some(true),
+                    depth_compare: Some(wgpu::CompareFunction::Less),
+                    stencil: Default::default(),
+                    bias: Default::default(),
+                }),
+                multisample: Default::default(),
+                fragment: Some(wgpu::FragmentState {
+                    module: &module,
+                    entry_point: Some(&format!("render_{name}_fs")),
+                    compilation_options: Default::default(),
+                    targets: &target,
+                }),
+                multiview_mask: None,
+                cache: None,
+            })
         };
-        let lines = d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-            label: Some("sph.render.lines"),
-            layout: Some(&pl),
-            vertex: wgpu::VertexState {
-                module: &module,
-                entry_point: Some("render_lines_vs"),
-                compilation_options: Default::default(),
-                buffers: &[Some(line_layout)],
-            },
-            primitive: wgpu::PrimitiveState {
-                topology: wgpu::PrimitiveTopology::LineList,
-                ..Default::default()
-            },
-            depth_stencil: Some(depth(true)),
-            multisample: Default::default(),
-            fragment: Some(wgpu::FragmentState {
-                module: &module,
-                entry_point: Some("render_lines_fs"),
-                compilation_options: Default::default(),
-                targets: &target,
-            }),
-            multiview_mask: None,
-            cache: None,
-        });
+        let particles = make("particles", wgpu::PrimitiveTopology::TriangleStrip, &[]);
+        let lines = make(
+            "lines",
+            wgpu::PrimitiveTopology::LineList,
+            &[Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<LineVertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x4],
+            })],
+        );
         let uniform = d.create_buffer(&wgpu::BufferDescriptor {
             label: Some("sph.render_params"),
             size: std::mem::size_of::<RenderParams>() as u64,
@@ -331,26 +317,18 @@ impl Renderer {
     ) -> (wgpu::BindGroup, wgpu::Buffer, u32) {
         let d = &ctx.device;
         let b = &sim.grid.bufs;
-        let buffers = [
-            uniform,
-            &b.positions,
-            &b.velocities,
-            &b.density,
-            &sim.fluid.pressure_buf,
-        ];
-        let entries: Vec<_> = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, buf)| wgpu::BindGroupEntry {
-                binding: i as u32,
-                resource: buf.as_entire_binding(),
-            })
-            .collect();
-        let bind_group = d.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("sph.render"),
+        let bind_group = bind_group(
+            d,
+            "sph.render",
             layout,
-            entries: &entries,
-        });
+            &[
+                uniform,
+                &b.positions,
+                &b.velocities,
+                &b.density,
+                &sim.fluid.pressure_buf,
+            ],
+        );
         let lines = line_geometry(tank.0, tank.1);
         let line_vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("sph.render_lines"),
@@ -404,6 +382,31 @@ impl Renderer {
     }
 }
 
+/// A 2D texture of `size` (at least 1 × 1).
+pub fn texture_2d(
+    ctx: &GpuContext,
+    label: &str,
+    size: (u32, u32),
+    format: wgpu::TextureFormat,
+    usage: wgpu::TextureUsages,
+    view_formats: &[wgpu::TextureFormat],
+) -> wgpu::Texture {
+    ctx.device.create_texture(&wgpu::TextureDescriptor {
+        label: Some(label),
+        size: wgpu::Extent3d {
+            width: size.0.max(1),
+            height: size.1.max(1),
+            depth_or_array_layers: 1,
+        },
+        mip_level_count: 1,
+        sample_count: 1,
+        dimension: wgpu::TextureDimension::D2,
+        format,
+        usage,
+        view_formats,
+    })
+}
+
 /// A depth texture that follows the size of its colour target.
 pub struct DepthTarget {
     view: wgpu::TextureView,
@@ -418,20 +421,14 @@ impl DepthTarget {
         size: (u32, u32),
     ) -> &'a wgpu::TextureView {
         if slot.as_ref().is_none_or(|d| d.size != size) {
-            let texture = ctx.device.create_texture(&wgpu::TextureDescriptor {
-                label: Some("sph.render_depth"),
-                size: wgpu::Extent3d {
-                    width: size.0.max(1),
-                    height: size.1.max(1),
-                    depth_or_array_layers: 1,
-                },
-                mip_level_count: 1,
-                sample_count: 1,
-                dimension: wgpu::TextureDimension::D2,
-                format: DEPTH_FORMAT,
-                usage: wgpu::TextureUsages::RENDER_ATTACHMENT,
-                view_formats: &[],
-            });
+            let texture = texture_2d(
+                ctx,
+                "sph.render_depth",
+                size,
+                DEPTH_FORMAT,
+                wgpu::TextureUsages::RENDER_ATTACHMENT,
+                &[],
+            );
             *slot = Some(DepthTarget {
                 view: texture.create_view(&Default::default()),
                 size,

@@ -79,6 +79,8 @@ pub struct Request {
     pub reset_view: bool,
     /// Physics sliders moved.
     pub physics_changed: bool,
+    /// Fit the colour range to the current values of the field.
+    pub fit_range: bool,
 }
 
 /// The key bindings, as shown in the panel and the README.
@@ -139,10 +141,7 @@ impl Controls {
                 ));
                 ui.separator();
 
-                let fi = ColorField::ALL
-                    .iter()
-                    .position(|&f| f == self.field)
-                    .unwrap_or(0);
+                let fi = self.field.index() as usize;
                 egui::ComboBox::from_label("colour")
                     .selected_text(self.field.label())
                     .show_ui(ui, |ui| {
