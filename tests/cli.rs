@@ -8,7 +8,10 @@ use glam::Vec3;
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-sph"));
-    c.env("RUST_LOG", "off");
+    // No test here may open a window, whatever the environment offers.
+    c.env("RUST_LOG", "off")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY");
     c
 }
 
@@ -278,8 +281,10 @@ fn missing_adapter_names_the_fix() {
 }
 
 #[test]
-fn without_headless_the_missing_viewer_is_said() {
-    assert_usage_error(&["-n", "10"], "--headless");
+fn headless_only_modes_without_headless_are_refused() {
+    for flag in ["--verify", "--bench", "--cpu"] {
+        assert_usage_error(&[flag, "-n", "10"], "--headless");
+    }
 }
 
 #[test]
