@@ -1,7 +1,7 @@
 // Stage `density` (CPU mirror: src/cpu/density.rs).
 // Inputs: sorted_pos (N, slot order from `reorder`), slot_start (T + 1), the groups `order`
 // listed (group_range: [first, end) of up to GROUP consecutive particles of one slot, and
-// group_count), params.
+// group_args, whose last word counts them), params. Dispatched indirectly from group_args.
 // Output: particle_density (N, slot order),
 // ρ_i = density_scale · Σ_j (1 − r²/h²)³ over every j with r² < h² (strict, self included),
 // i.e. m · Σ W_poly6 (Müller et al. 2003).
@@ -20,7 +20,7 @@
 @group(0) @binding(2) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(3) var<storage, read_write> particle_density: array<f32>;
 @group(0) @binding(4) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read> group_count: array<u32>;
+@group(0) @binding(5) var<storage, read> group_args: array<u32, 4>;
 
 // The members' positions, one per lane.
 struct Queries {
@@ -79,7 +79,7 @@ fn store(first: u32, members: u32, l: u32, sum: f32) {
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let g = gid.x;
-    if g >= group_count[0] {
+    if g >= group_args[3] {
         return;
     }
     let r = group_range[g];

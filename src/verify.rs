@@ -238,7 +238,7 @@ pub fn verify(
     let got = gpu.read_u32(&b.sorted_ids, n)?;
     rows.push(compare_exact("order.sorted_ids", &got, &grid.sorted_ids));
     // The group list comes in any order: compare it sorted.
-    let count = gpu.read_u32(&b.group_count, 1)?[0] as usize;
+    let count = gpu.read_u32(&b.group_args, 4)?[3] as usize;
     let raw = match count.min(n) {
         0 => Vec::new(),
         k => gpu.read_u32(&b.group_range, 2 * k)?,

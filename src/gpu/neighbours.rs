@@ -326,8 +326,10 @@ pub struct NeighbourBuffers {
     pub density: wgpu::Buffer,
     /// The density groups `order` lists: [first, end) in slot order, up to N of them.
     pub group_range: wgpu::Buffer,
-    /// How many groups `order` listed (one word; cleared before each `order` pass).
-    pub group_count: wgpu::Buffer,
+    /// (workgroups, 1, 1, groups): the density pass's indirect dispatch arguments and the
+    /// number of groups `order` listed; reset from `group_args_reset` before each `order`.
+    pub group_args: wgpu::Buffer,
+    group_args_reset: wgpu::Buffer,
     // Kept alive for the bind groups that reference them.
     _scan_buffers: Vec<wgpu::Buffer>,
     scan: Vec<ScanLevel>,
@@ -368,7 +370,19 @@ impl NeighbourBuffers {
             let sorted_id = storage("sph.sorted_id", n64 * 4);
             let density = storage("sph.density", n64 * 4);
             let group_range = storage("sph.group_range", n64 * 8);
-            let group_count = storage("sph.group_count", 4);
+            let group_args = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.group_args"),
+                contents: bytemuck::cast_slice(&[0u32, 1, 1, 0]),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+            });
+            let group_args_reset = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.group_args_reset"),
+                contents: bytemuck::cast_slice(&[0u32, 1, 1, 0]),
+                usage: wgpu::BufferUsages::COPY_SRC,
+            });
 
             let lens = scan_levels(t);
             let zero = storage("sph.scan.zero", 4);
@@ -444,7 +458,7 @@ impl NeighbourBuffers {
                     &unordered_ids,
                     &sorted_ids,
                     &group_range,
-                    &group_count,
+                    &group_args,
                 ],
             );
             let reorder_bg = bind_group(
@@ -472,7 +486,7 @@ impl NeighbourBuffers {
                     &slot_start,
                     &density,
                     &group_range,
-                    &group_count,
+                    &group_args,
                 ],
             );
             let mut keep = level_data;
@@ -495,7 +509,8 @@ impl NeighbourBuffers {
                 sorted_id,
                 density,
                 group_range,
-                group_count,
+                group_args,
+                group_args_reset,
                 _scan_buffers: keep,
                 scan,
                 hash_bg,
@@ -642,21 +657,22 @@ impl GpuNeighbours {
         pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
     }
 
-    /// Stage `order`: one dispatch over N (after clearing the group count).
+    /// Stage `order`: one dispatch over N (after resetting the group list's arguments).
     pub fn encode_order(&self, encoder: &mut wgpu::CommandEncoder) {
-        encoder.clear_buffer(&self.bufs.group_count, 0, None);
+        let b = &self.bufs;
+        encoder.copy_buffer_to_buffer(&b.group_args_reset, 0, &b.group_args, 0, 16);
         let mut pass = self.pass(encoder, Stage::Order);
         pass.set_pipeline(&self.pipes.order);
         pass.set_bind_group(0, &self.bufs.order_bg, &[]);
         pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
     }
 
-    /// Stage `density`: one dispatch over N.
+    /// Stage `density`: one indirect dispatch, one invocation per group `order` listed.
     pub fn encode_density(&self, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = self.pass(encoder, Stage::Density);
         pass.set_pipeline(&self.pipes.density);
         pass.set_bind_group(0, &self.bufs.density_bg, &[]);
-        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+        pass.dispatch_workgroups_indirect(&self.bufs.group_args, 0);
     }
 
     /// Stage `reorder`: one dispatch over N.
