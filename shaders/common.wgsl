@@ -11,6 +11,9 @@ const WORKGROUP_SIZE: u32 = 256u;
 // checks, see check_loop_budget); unrolling further costs more than it buys (measured: 16 per
 // iteration made the density pass 45% slower on lavapipe, 4 per iteration 18%).
 const UNROLL: u32 = 4u;
+// The density pass gives each invocation a group of up to GROUP consecutive particles of one
+// slot (src/gpu/neighbours.rs GROUP): it fetches each candidate once for all of them.
+const GROUP: u32 = 8u;
 // Most cells a query box spans per axis (src/hash.rs MAX_QUERY_SPAN).
 const MAX_QUERY_SPAN: i32 = 4;
 
@@ -75,9 +78,6 @@ fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
     return q * q * q;
 }
 
-// Most distinct slots one query can visit (MAX_QUERY_SPAN³).
-const MAX_QUERY_SLOTS: u32 = 64u;
-
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27
 // around p; see src/hash.rs query_range for why not simply cell_of(p) ± 1).
 fn query_lo(p: vec3<f32>, params: SimParams) -> vec3<i32> {
@@ -88,15 +88,41 @@ fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
     return min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
 }
 
-// Records slot s as visited by this query; false when an earlier cell of the query already
-// mapped to it (hash aliasing), so the caller skips it and counts nobody twice.
-fn first_visit(seen: ptr<function, array<u32, MAX_QUERY_SLOTS>>, n_seen: ptr<function, u32>, s: u32) -> bool {
-    for (var k = 0u; k < *n_seen; k = k + 1u) {
-        if (*seen)[k] == s {
-            return false;
+// Slot de-duplication of a query walk without a private array (an indexed private array is
+// slow on llvmpipe, where every invocation's copy is read lane by lane). Two 64-bit filters
+// remember the slots visited so far; a slot missing from either was not visited before (the
+// common case). When both say "maybe", the slots of the cells before `c` in walk order are
+// recomputed and compared, so the answer is exact: false when an earlier cell of the query
+// already mapped to slot s (hash aliasing), and the caller skips it and counts nobody twice.
+struct Visited {
+    a: vec2<u32>,
+    b: vec2<u32>,
+}
+
+fn first_visit(v: ptr<function, Visited>, s: u32, c: vec3<i32>, lo: vec3<i32>, hi: vec3<i32>, mask: u32) -> bool {
+    let ka = s & 63u;
+    let kb = (s * 2654435761u) >> 26u;
+    let bit_a = 1u << (ka & 31u);
+    let bit_b = 1u << (kb & 31u);
+    let word_a = select((*v).a.x, (*v).a.y, ka >= 32u);
+    let word_b = select((*v).b.x, (*v).b.y, kb >= 32u);
+    let maybe = (word_a & bit_a) != 0u && (word_b & bit_b) != 0u;
+    if ka >= 32u { (*v).a.y = (*v).a.y | bit_a; } else { (*v).a.x = (*v).a.x | bit_a; }
+    if kb >= 32u { (*v).b.y = (*v).b.y | bit_b; } else { (*v).b.x = (*v).b.x | bit_b; }
+    if !maybe {
+        return true;
+    }
+    for (var z = lo.z; z <= c.z; z = z + 1) {
+        for (var y = lo.y; y <= hi.y; y = y + 1) {
+            for (var x = lo.x; x <= hi.x; x = x + 1) {
+                if x == c.x && y == c.y && z == c.z {
+                    return true;
+                }
+                if hash_cell(vec3<i32>(x, y, z), mask) == s {
+                    return false;
+                }
+            }
         }
     }
-    (*seen)[*n_seen] = s;
-    *n_seen = *n_seen + 1u;
     return true;
 }

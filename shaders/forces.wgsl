@@ -75,14 +75,14 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let p = sorted_pos[i].xyz;
     let lo = query_lo(p, params);
     let hi = query_hi(p, lo, params);
-    var seen: array<u32, MAX_QUERY_SLOTS>;
-    var n_seen = 0u;
+    var visited = Visited(vec2<u32>(0u), vec2<u32>(0u));
     var a = vec3<f32>(0.0);
     for (var cz = lo.z; cz <= hi.z; cz = cz + 1) {
         for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
             for (var cx = lo.x; cx <= hi.x; cx = cx + 1) {
-                let s = hash_cell(vec3<i32>(cx, cy, cz), params.table_mask);
-                if !first_visit(&seen, &n_seen, s) {
+                let c = vec3<i32>(cx, cy, cz);
+                let s = hash_cell(c, params.table_mask);
+                if !first_visit(&visited, s, c, lo, hi, params.table_mask) {
                     continue;
                 }
                 let end = slot_start[s + 1u];

@@ -24,22 +24,42 @@ struct ScanParams {
 @group(0) @binding(1) var<storage, read_write> data: array<u32>;
 @group(0) @binding(2) var<storage, read_write> sums: array<u32>;
 
-var<workgroup> partial: array<u32, WORKGROUP_SIZE>;
+// Rakers: WORKGROUP_SIZE / RAKE invocations each scan RAKE consecutive partials serially.
+const RAKE: u32 = 16u;
+const RAKERS: u32 = 16u; // WORKGROUP_SIZE / RAKE
 
-// Inclusive scan of one value per invocation across the workgroup (Hillis–Steele).
+var<workgroup> partial: array<u32, WORKGROUP_SIZE>;
+var<workgroup> rake: array<u32, RAKERS>;
+
+// Inclusive scan of one value per invocation across the workgroup, by raking: 16 invocations
+// scan 16 values each, one scans their 16 totals, everyone adds its raker's offset. Three
+// barriers instead of a Hillis–Steele scan's seventeen: on llvmpipe every barrier switches
+// between all the workgroup's SIMD chunks, which made the scan 9× slower than the CPU's.
+// Worked example with 4 rakers of 2 (8 invocations): values 1..8 → rake totals 3, 7, 11, 15 →
+// scanned 3, 10, 21, 36 → invocation 5 (value 6, raker 2) returns 5 + 6 + 10 = 21.
 fn workgroup_inclusive_scan(lid: u32, value: u32) -> u32 {
     partial[lid] = value;
     workgroupBarrier();
-    for (var offset = 1u; offset < WORKGROUP_SIZE; offset = offset << 1u) {
-        var left = 0u;
-        if lid >= offset {
-            left = partial[lid - offset];
+    if lid < RAKERS {
+        var run = 0u;
+        for (var k = 0u; k < RAKE; k = k + 1u) {
+            let idx = lid * RAKE + k;
+            run = run + partial[idx];
+            partial[idx] = run;
         }
-        workgroupBarrier();
-        partial[lid] = partial[lid] + left;
-        workgroupBarrier();
+        rake[lid] = run;
     }
-    return partial[lid];
+    workgroupBarrier();
+    if lid == 0u {
+        var run = 0u;
+        for (var k = 0u; k < RAKERS; k = k + 1u) {
+            run = run + rake[k];
+            rake[k] = run;
+        }
+    }
+    workgroupBarrier();
+    let r = lid / RAKE;
+    return partial[lid] + select(0u, rake[max(r, 1u) - 1u], r > 0u);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

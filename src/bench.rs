@@ -49,6 +49,72 @@ pub struct BenchReport {
     pub cpu_threads: usize,
     /// Rows, the last one the total of grid build plus density.
     pub rows: Vec<BenchRow>,
+    /// Host clock from submitting the whole GPU build plus density to its completion
+    /// (includes the clears and copies between passes and the submission), median.
+    pub gpu_wall_ms: Option<f64>,
+    /// With `--brute-force`: the all-pairs density beside the grid at small N.
+    pub brute_force: Option<Vec<BruteRow>>,
+}
+
+/// The all-pairs O(N²) density against the grid, on the CPU path, for one particle set.
+#[derive(Clone, Debug, Serialize)]
+pub struct BruteRow {
+    /// Particles.
+    pub particles: u32,
+    /// All-pairs density, milliseconds (median).
+    pub all_pairs_ms: f64,
+    /// Grid build (hash, scan, scatter, reorder) plus density, milliseconds (median).
+    pub grid_ms: f64,
+    /// all_pairs_ms / grid_ms.
+    pub speedup: f64,
+    /// Largest relative difference between the two densities (summation order only).
+    pub max_rel_diff: f64,
+}
+
+/// Times the all-pairs density and the grid path on each `(positions, params)` set.
+pub fn brute_force(sets: &[(Vec<Vec3>, SimParams)], repeat: u32) -> Vec<BruteRow> {
+    let repeat = repeat.max(1);
+    sets.iter()
+        .map(|(positions, params)| {
+            let brute = cpu::density::all_pairs(positions, params);
+            let grid_density = cpu_grid_density(positions, params);
+            let max_rel_diff = brute
+                .iter()
+                .zip(&grid_density)
+                .map(|(&b, &g)| ((b as f64 - g as f64) / b as f64).abs())
+                .fold(0.0, f64::max);
+            let (mut brute_ms, mut grid_ms) = (Vec::new(), Vec::new());
+            for _ in 0..repeat {
+                let t = Instant::now();
+                std::hint::black_box(cpu::density::all_pairs(positions, params));
+                brute_ms.push(ms_since(t));
+                let t = Instant::now();
+                std::hint::black_box(cpu_grid_density(positions, params));
+                grid_ms.push(ms_since(t));
+            }
+            let all_pairs_ms = median(brute_ms).unwrap_or(0.0);
+            let grid_ms = median(grid_ms).unwrap_or(0.0);
+            BruteRow {
+                particles: positions.len() as u32,
+                all_pairs_ms,
+                grid_ms,
+                speedup: all_pairs_ms / grid_ms,
+                max_rel_diff,
+            }
+        })
+        .collect()
+}
+
+/// The CPU path's grid build plus density, densities in input order.
+fn cpu_grid_density(positions: &[Vec3], params: &SimParams) -> Vec<f32> {
+    let grid = Grid::build(positions, params);
+    let sorted = cpu::reorder::gather(positions, &grid.sorted_ids);
+    let by_slot = cpu::density::density(&sorted, &grid.slot_start, params).density;
+    let mut out = vec![0.0; by_slot.len()];
+    for (&id, &d) in grid.sorted_ids.iter().zip(&by_slot) {
+        out[id as usize] = d;
+    }
+    out
 }
 
 fn median(mut v: Vec<f64>) -> Option<f64> {
@@ -85,9 +151,12 @@ pub fn bench(
 
     let mut gpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
     let mut gpu_total = Vec::new();
+    let mut gpu_wall = Vec::new();
     let timing = if let Some(timer) = &gpu.timer {
         for _ in 0..repeat {
+            let t = Instant::now();
             gpu.run(full)?;
+            gpu_wall.push(ms_since(t));
             let times = timer.read_ms(&gpu.ctx)?;
             let mut sum = 0.0;
             for (k, t) in times.iter().enumerate() {
@@ -121,17 +190,22 @@ pub fn bench(
                 sum += dt;
             }
             gpu_total.push(sum);
+            let t = Instant::now();
+            gpu.run(full)?;
+            gpu_wall.push(ms_since(t));
         }
         "one submit and wait per pass, host clock (no timestamp queries)"
     };
 
+    let state = cpu::reorder::Particles::new(positions.to_vec(), vec![Vec3::ZERO; positions.len()]);
     let mut cpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
     let mut cpu_total = Vec::new();
     for _ in 0..repeat {
         let start = Instant::now();
         let (grid, times) = Grid::build_timed(positions, params);
         let t = Instant::now();
-        let sorted = cpu::reorder::gather(positions, &grid.sorted_ids);
+        // The whole state, as the GPU's reorder moves it (positions, velocities, ids).
+        let sorted = cpu::reorder::reorder(&state, &grid.sorted_ids).pos;
         let reorder_ms = ms_since(t);
         let t = Instant::now();
         let out = cpu::density::density(&sorted, &grid.slot_start, params);
@@ -163,6 +237,7 @@ pub fn bench(
                 median(cpu_stage[k].clone()),
             )
         })
+        .filter(|r| r.gpu_ms.is_some() || r.cpu_ms.is_some())
         .collect();
     rows.push(row("total", median(gpu_total), median(cpu_total)));
     Ok(BenchReport {
@@ -173,6 +248,8 @@ pub fn bench(
         dispatches_per_build: gpu.dispatches_per_build(),
         cpu_threads: rayon::current_num_threads(),
         rows,
+        gpu_wall_ms: median(gpu_wall),
+        brute_force: None,
     })
 }
 
@@ -205,6 +282,22 @@ impl BenchReport {
                 r.cpu_particles_per_s
                     .map_or("-".into(), |v| format!("{v:.3e}")),
             );
+        }
+        if let Some(w) = self.gpu_wall_ms {
+            s += &format!("GPU build + density, submit to done on the host clock: {w:.3} ms\n");
+        }
+        if let Some(brute) = &self.brute_force {
+            s += "\nall-pairs O(N^2) density beside the grid (CPU path; grid = build + density)\n";
+            s += &format!(
+                "{:<10} {:>14} {:>10} {:>9} {:>13}\n",
+                "N", "all-pairs ms", "grid ms", "speed-up", "max rel diff"
+            );
+            for r in brute {
+                s += &format!(
+                    "{:<10} {:>14.3} {:>10.3} {:>9.1} {:>13.2e}\n",
+                    r.particles, r.all_pairs_ms, r.grid_ms, r.speedup, r.max_rel_diff
+                );
+            }
         }
         s.pop();
         s

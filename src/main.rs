@@ -62,6 +62,10 @@ struct Cli {
     /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
     #[arg(long, hide = true, requires = "screenshot")]
     exercise_resize: bool,
+    /// With --bench: also time the all-pairs O(N²) density beside the grid (CPU path) at
+    /// N = 5000 and 50000 (or at the run's N when that is 50000 or less).
+    #[arg(long, requires = "bench")]
+    brute_force: bool,
     /// Number of particles (ignored with --input, which brings its own).
     #[arg(short = 'n', long = "particles", value_name = "N")]
     particles: Option<u32>,
@@ -146,6 +150,9 @@ struct Cli {
     #[arg(long, default_value_t = 11, value_name = "K")]
     repeat: u32,
 }
+
+/// Particle counts of the `--brute-force` comparison.
+const BRUTE_FORCE_SIZES: [usize; 2] = [5_000, 50_000];
 
 /// Default particle count of the built-in scenes.
 const DEFAULT_PARTICLES: u32 = 100_000;
@@ -382,7 +389,32 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
         return print_report(cli, &report);
     }
     if cli.bench {
-        let report = bench::bench(&gpu, &positions, &params, cli.repeat)?;
+        let mut report = bench::bench(&gpu, &positions, &params, cli.repeat)?;
+        if cli.brute_force {
+            let sizes: Vec<usize> = if positions.len() <= BRUTE_FORCE_SIZES[1] {
+                vec![positions.len()]
+            } else {
+                BRUTE_FORCE_SIZES.to_vec()
+            };
+            let mut sets = Vec::new();
+            for k in sizes {
+                let cfg = SphConfig::new(
+                    k as u32,
+                    ConfigOverrides {
+                        table_size: None,
+                        ..overrides
+                    },
+                )?;
+                // The same scene at k particles; a file's first k particles.
+                let set = if cli.input.is_some() || k == positions.len() {
+                    positions[..k].to_vec()
+                } else {
+                    Scene::new(cli.scene, k, cfg.spacing, cli.seed).positions
+                };
+                sets.push((set, cfg.sim_params()));
+            }
+            report.brute_force = Some(bench::brute_force(&sets, cli.repeat));
+        }
         if cli.json {
             println!(
                 "{}",

@@ -237,6 +237,16 @@ pub fn verify(
     gpu.run(|g, e| g.encode_order(e))?;
     let got = gpu.read_u32(&b.sorted_ids, n)?;
     rows.push(compare_exact("order.sorted_ids", &got, &grid.sorted_ids));
+    // The group list comes in any order: compare it sorted.
+    let count = gpu.read_u32(&b.group_args, 4)?[3] as usize;
+    let raw = match count.min(n) {
+        0 => Vec::new(),
+        k => gpu.read_u32(&b.group_range, 2 * k)?,
+    };
+    let mut got: Vec<[u32; 2]> = raw.chunks(2).map(|c| [c[0], c[1]]).collect();
+    got.sort_unstable();
+    let want = cpu::order::groups(&grid.slot_start);
+    rows.push(compare_exact("order.groups", &got.concat(), &want.concat()));
 
     // reorder: from the CPU's sorted ids.
     gpu.write_u32(&b.sorted_ids, &grid.sorted_ids);

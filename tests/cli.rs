@@ -329,3 +329,76 @@ fn steps_write_stats_frames_and_output() {
     }
     assert_eq!(read_csv(&output).len(), 500);
 }
+
+#[test]
+fn bench_prints_its_table_and_json_with_brute_force() {
+    let args = [
+        "--headless",
+        "--bench",
+        "--brute-force",
+        "-n",
+        "3000",
+        "--scene",
+        "cube",
+        "--repeat",
+        "1",
+    ];
+    let out = run(&args);
+    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let header = text
+        .lines()
+        .find(|l| l.starts_with("stage"))
+        .unwrap_or_else(|| panic!("no table header in {text}"));
+    for col in ["GPU ms", "CPU ms", "GPU/CPU", "particles/s"] {
+        assert!(header.contains(col), "{col} missing from {header}");
+    }
+    for stage in [
+        "hash", "scan", "scatter", "order", "reorder", "density", "total",
+    ] {
+        assert!(
+            text.lines()
+                .any(|l| l.split_whitespace().next() == Some(stage)),
+            "no {stage} row in {text}"
+        );
+    }
+    assert!(text.contains("median of 1"), "{text}");
+    let brute = text
+        .lines()
+        .skip_while(|l| !l.starts_with("all-pairs"))
+        .nth(2)
+        .unwrap_or_else(|| panic!("no all-pairs row in {text}"));
+    assert_eq!(brute.split_whitespace().next(), Some("3000"), "{brute}");
+
+    let out = run(&[&args[..], &["--json"]].concat());
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["particles"], 3000);
+    assert_eq!(v["repeat"], 1);
+    assert!(v["gpu_timing"].as_str().is_some_and(|s| !s.is_empty()));
+    assert!(v["dispatches_per_build"].as_u64().unwrap() <= 8);
+    let rows = v["rows"].as_array().unwrap();
+    let total = rows.last().unwrap();
+    assert_eq!(total["stage"], "total");
+    for key in [
+        "gpu_ms",
+        "cpu_ms",
+        "ratio",
+        "gpu_particles_per_s",
+        "cpu_particles_per_s",
+    ] {
+        assert!(
+            total[key].as_f64().is_some_and(|x| x > 0.0),
+            "{key}: {total}"
+        );
+    }
+    let brute = &v["brute_force"][0];
+    assert_eq!(brute["particles"], 3000);
+    // Same densities up to summation order.
+    assert!(brute["max_rel_diff"].as_f64().unwrap() < 1e-5, "{brute}");
+    assert!(brute["all_pairs_ms"].as_f64().unwrap() > 0.0);
+}

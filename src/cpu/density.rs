@@ -12,17 +12,27 @@
 //! slot fails it (or, if it passes, it is a true neighbour whose own cell is in range and whose
 //! slot is visited exactly once).
 //!
+//! How it is fast without changing a bit: consecutive slot-order particles with the same query
+//! range (normally the particles of one cell) form a group of up to [`LANES`]; the group's
+//! candidate list (the 27 cells' slots, de-duplicated) is built once, and each candidate is
+//! tested against all members at once, one member per vector lane (AVX2 when the CPU has it).
+//! Every lane adds its terms in walk order, so each sum is the one-particle walk's, bit for bit.
+//! Groups are processed in Morton order of their cells (slot order is hash order, which would
+//! send consecutive groups to unrelated cells and miss the cache). The GPU pass groups the same
+//! way, but cuts groups at every [`GROUP`](crate::gpu::neighbours::GROUP) places of a slot
+//! (see `order`); the grouping changes no result.
+//!
 //! Worked example, h = 1, m such that density_scale = 1: particles at x = 0 and x = 0.5 (same
 //! y, z) → each sees itself (1 − 0)³ = 1 and the other (1 − 0.25)³ = 0.421875 → both 1.421875.
 
-use glam::Vec3;
+use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::hash::{MAX_QUERY_SPAN, distance2, hash_cell, query_range};
 use crate::params::SimParams;
 
 /// Most distinct slots one query can visit.
-const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
+pub const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
 
 /// Calls `visit(k, r²)` for every particle `k` (a slot-order index) in the distinct slots of
 /// `p`'s query cells, in the exact order the GPU walks them (z, then y, then x; ascending
@@ -92,19 +102,324 @@ pub fn density_of(
     (params.density_scale * sum, neighbours, candidates)
 }
 
-/// Runs the density stage over all particles (slot order) in parallel.
-pub fn density(sorted_pos: &[Vec3], slot_start: &[u32], params: &SimParams) -> DensityOutput {
-    let mut density = vec![0.0f32; sorted_pos.len()];
-    let (neighbour_pairs, candidates) = density
-        .par_iter_mut()
+/// Query particles processed together: a run of consecutive slot-order particles (at most this
+/// many) whose query ranges are identical, so they share one candidate list.
+pub const LANES: usize = 8;
+
+/// Slot-order particles per parallel work item.
+const CHUNK: usize = 4096;
+
+/// The distinct, non-empty slot ranges `[start, end)` of a query range, in walk order (z, then
+/// y, then x); returns how many were written into `out`. An empty slot adds no candidate, so
+/// skipping it (even unrecorded) leaves the walk unchanged.
+#[inline]
+pub fn candidate_ranges(
+    lo: IVec3,
+    hi: IVec3,
+    slot_start: &[u32],
+    mask: u32,
+    out: &mut [(u32, u32); MAX_QUERY_SLOTS],
+) -> usize {
+    let mut seen = [0u32; MAX_QUERY_SLOTS];
+    let (mut n_seen, mut n_out) = (0, 0);
+    // A 64-bit filter of the slots seen: a slot whose bit is clear is new without a search.
+    let mut filter = 0u64;
+    for cz in lo.z..=hi.z {
+        for cy in lo.y..=hi.y {
+            for cx in lo.x..=hi.x {
+                let s = hash_cell(IVec3::new(cx, cy, cz), mask) as usize;
+                let (a, b) = (slot_start[s], slot_start[s + 1]);
+                let bit = 1u64 << (s & 63);
+                if a == b || (filter & bit != 0 && seen[..n_seen].contains(&(s as u32))) {
+                    continue;
+                }
+                filter |= bit;
+                seen[n_seen] = s as u32;
+                n_seen += 1;
+                out[n_out] = (a, b);
+                n_out += 1;
+            }
+        }
+    }
+    n_out
+}
+
+/// Densities (unscaled sums) and neighbour counts of up to [`LANES`] query particles sharing
+/// the candidate list `ranges`, one lane each. Every lane adds every candidate's term in walk
+/// order, an exact 0.0 for non-neighbours (as the GPU does), so each lane's sum is bit for bit
+/// the one-particle walk's; the lanes vectorise.
+#[inline(always)]
+fn lane_sums(
+    queries: &[Vec3],
+    ranges: &[(u32, u32)],
+    sorted_pos: &[Vec3],
+    h2: f32,
+    inv_h2: f32,
+) -> ([f32; LANES], [u32; LANES]) {
+    let (mut qx, mut qy, mut qz) = ([0f32; LANES], [0f32; LANES], [0f32; LANES]);
+    for l in 0..LANES {
+        // Unused lanes repeat the first query; their results are dropped.
+        let q = queries.get(l).unwrap_or(&queries[0]);
+        (qx[l], qy[l], qz[l]) = (q.x, q.y, q.z);
+    }
+    let mut sum = [0f32; LANES];
+    let mut nb = [0u32; LANES];
+    for &(a, b) in ranges {
+        for c in &sorted_pos[a as usize..b as usize] {
+            for l in 0..LANES {
+                let (dx, dy, dz) = (qx[l] - c.x, qy[l] - c.y, qz[l] - c.z);
+                let r2 = dx * dx + dy * dy + dz * dz;
+                let q = 1.0 - r2 * inv_h2;
+                // max(q, 0) for the finite q here, written as a compare so it vectorises.
+                let q = if q > 0.0 { q } else { 0.0 };
+                let inside = r2 < h2;
+                sum[l] += if inside { q * q * q } else { 0.0 };
+                nb[l] += inside as u32;
+            }
+        }
+    }
+    (sum, nb)
+}
+
+/// A run of at most [`LANES`] consecutive slot-order particles whose query ranges are
+/// identical, so they share one candidate list.
+#[derive(Clone, Copy, Debug)]
+struct Group {
+    /// Morton code of the query range's lower corner: the order groups are processed in.
+    key: u64,
+    /// First slot-order particle.
+    start: u32,
+    /// Particles in the run.
+    len: u32,
+}
+
+/// Spreads the low 21 bits of `v` to every third bit.
+fn spread3(v: u32) -> u64 {
+    let mut x = (v & 0x1f_ffff) as u64;
+    x = (x | x << 32) & 0x001f_0000_0000_ffff;
+    x = (x | x << 16) & 0x001f_0000_ff00_00ff;
+    x = (x | x << 8) & 0x100f_00f0_0f00_f00f;
+    x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
+    (x | x << 2) & 0x1249_2492_4924_9249
+}
+
+/// The Morton (z-order) code of a cell, from the low 21 bits of each coordinate: cells close in
+/// space get close codes (wrapping far away only changes the order, never a result).
+fn morton(c: IVec3) -> u64 {
+    spread3(c.x as u32) | spread3(c.y as u32) << 1 | spread3(c.z as u32) << 2
+}
+
+/// The groups of slot-order particles `base..end`, in slot order.
+#[inline(always)]
+fn groups_of(base: usize, end: usize, sorted_pos: &[Vec3], params: &SimParams) -> Vec<Group> {
+    let mut out = Vec::with_capacity((end - base) / 4 + 1);
+    let mut i = base;
+    while i < end {
+        let range = query_range(sorted_pos[i], params.h, params.inv_h);
+        let mut j = i + 1;
+        while j < end
+            && j - i < LANES
+            && query_range(sorted_pos[j], params.h, params.inv_h) == range
+        {
+            j += 1;
+        }
+        out.push(Group {
+            key: morton(range.0),
+            start: i as u32,
+            len: (j - i) as u32,
+        });
+        i = j;
+    }
+    out
+}
+
+/// One group's results: densities (scaled), neighbour pairs, candidates examined.
+type GroupResult = ([f32; LANES], u32, u32);
+
+/// The densities of `groups`, one result each.
+#[inline(always)]
+fn groups_density(
+    groups: &[Group],
+    out: &mut [GroupResult],
+    sorted_pos: &[Vec3],
+    slot_start: &[u32],
+    params: &SimParams,
+) {
+    let mut ranges = [(0u32, 0u32); MAX_QUERY_SLOTS];
+    for (g, out) in groups.iter().zip(out) {
+        let (start, len) = (g.start as usize, g.len as usize);
+        let (lo, hi) = query_range(sorted_pos[start], params.h, params.inv_h);
+        let n_ranges = candidate_ranges(lo, hi, slot_start, params.table_mask, &mut ranges);
+        let ranges = &ranges[..n_ranges];
+        let (sum, nb) = lane_sums(
+            &sorted_pos[start..start + len],
+            ranges,
+            sorted_pos,
+            params.h2,
+            params.inv_h2,
+        );
+        let per_query: u32 = ranges.iter().map(|&(a, b)| b - a).sum();
+        *out = (
+            sum.map(|s| params.density_scale * s),
+            nb[..len].iter().sum(),
+            per_query * len as u32,
+        );
+    }
+}
+
+/// The all-pairs density of query particles `base..base + out.len()`: every particle is a
+/// candidate of every query, in index order.
+#[inline(always)]
+fn all_pairs_chunk(base: usize, out: &mut [f32], positions: &[Vec3], params: &SimParams) {
+    let all = [(0, positions.len() as u32)];
+    for (g, o) in out.chunks_mut(LANES).enumerate() {
+        let first = base + g * LANES;
+        let (sum, _) = lane_sums(
+            &positions[first..first + o.len()],
+            &all,
+            positions,
+            params.h2,
+            params.inv_h2,
+        );
+        for (d, s) in o.iter_mut().zip(sum) {
+            *d = params.density_scale * s;
+        }
+    }
+}
+
+/// The same code compiled for 256-bit vectors (eight lanes per instruction). Only the vector
+/// width changes (Rust never contracts a multiply and an add into an FMA), so the results are
+/// the same bits as the portable build's.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn groups_density(
+        groups: &[Group],
+        out: &mut [GroupResult],
+        sorted_pos: &[Vec3],
+        slot_start: &[u32],
+        params: &SimParams,
+    ) {
+        super::groups_density(groups, out, sorted_pos, slot_start, params)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn groups_of(
+        base: usize,
+        end: usize,
+        sorted_pos: &[Vec3],
+        params: &SimParams,
+    ) -> Vec<Group> {
+        // Here mostly for the inlined floor (roundss) in query_range.
+        super::groups_of(base, end, sorted_pos, params)
+    }
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn all_pairs_chunk(
+        base: usize,
+        out: &mut [f32],
+        positions: &[Vec3],
+        params: &SimParams,
+    ) {
+        super::all_pairs_chunk(base, out, positions, params)
+    }
+}
+
+fn has_avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+fn groups_of_best(base: usize, end: usize, sorted_pos: &[Vec3], params: &SimParams) -> Vec<Group> {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        return unsafe { avx2::groups_of(base, end, sorted_pos, params) };
+    }
+    groups_of(base, end, sorted_pos, params)
+}
+
+fn groups_density_best(
+    groups: &[Group],
+    out: &mut [GroupResult],
+    sorted_pos: &[Vec3],
+    slot_start: &[u32],
+    params: &SimParams,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        unsafe { avx2::groups_density(groups, out, sorted_pos, slot_start, params) };
+        return;
+    }
+    groups_density(groups, out, sorted_pos, slot_start, params)
+}
+
+/// The all-pairs O(N²) density in `f32` (every particle against every particle, in input
+/// order, with the same kernel and lane code as [`density`]): the baseline the grid is
+/// measured against. Same values as the grid's up to summation order.
+pub fn all_pairs(positions: &[Vec3], params: &SimParams) -> Vec<f32> {
+    let mut out = vec![0.0f32; positions.len()];
+    out.par_chunks_mut(LANES * 16)
         .enumerate()
-        .with_min_len(256)
-        .map(|(i, d)| {
-            let (rho, nb, cand) = density_of(i, sorted_pos, slot_start, params);
-            *d = rho;
-            (nb as u64, cand as u64)
+        .for_each(|(c, o)| {
+            let base = c * LANES * 16;
+            #[cfg(target_arch = "x86_64")]
+            if has_avx2() {
+                // SAFETY: AVX2 is present, checked just above.
+                unsafe { avx2::all_pairs_chunk(base, o, positions, params) };
+                return;
+            }
+            all_pairs_chunk(base, o, positions, params);
+        });
+    out
+}
+
+/// Groups processed per parallel work item.
+const GROUPS_PER_TASK: usize = 256;
+
+/// Runs the density stage over all particles (slot order) in parallel.
+///
+/// Slot order is hash order, so consecutive groups sit in unrelated cells; the groups are
+/// processed in Morton order of their cells instead, so neighbouring groups, processed one
+/// after the other, find each other's candidates and slot starts in the cache. The order of
+/// processing changes no result: each particle's sum runs over its own walk.
+pub fn density(sorted_pos: &[Vec3], slot_start: &[u32], params: &SimParams) -> DensityOutput {
+    let n = sorted_pos.len();
+    let mut groups: Vec<Group> = (0..n.div_ceil(CHUNK))
+        .into_par_iter()
+        .flat_map_iter(|c| {
+            groups_of_best(c * CHUNK, (c * CHUNK + CHUNK).min(n), sorted_pos, params)
         })
-        .reduce(|| (0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        .collect();
+    groups.par_sort_unstable_by_key(|g| g.key);
+    let mut results = vec![([0f32; LANES], 0u32, 0u32); groups.len()];
+    results
+        .par_chunks_mut(GROUPS_PER_TASK)
+        .zip(groups.par_chunks(GROUPS_PER_TASK))
+        .for_each(|(out, g)| groups_density_best(g, out, sorted_pos, slot_start, params));
+    let mut density = vec![0.0f32; n];
+    let (mut neighbour_pairs, mut candidates) = (0u64, 0u64);
+    for (g, (rho, pairs, cand)) in groups.iter().zip(&results) {
+        let (start, len) = (g.start as usize, g.len as usize);
+        density[start..start + len].copy_from_slice(&rho[..len]);
+        neighbour_pairs += *pairs as u64;
+        candidates += *cand as u64;
+    }
     DensityOutput {
         density,
         neighbour_pairs,

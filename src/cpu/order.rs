@@ -10,8 +10,13 @@
 //!
 //! Worked example: slots [0, 2, 0], slot_start [0, 2, 2, 3, 3], ids [2, 0, 1] → particle 0 sees
 //! no smaller id in slot 0 (place 0), particle 2 sees one (place 1) → [0, 2, 1].
+//!
+//! The GPU pass also lists the density pass's groups ([`groups`]): each slot cut into runs of
+//! [`GROUP`] places, in any order (atomic appends); here in slot order.
 
 use rayon::prelude::*;
+
+pub use crate::gpu::neighbours::GROUP;
 
 /// Sorts each slot's ids ascending by counting, the way the GPU pass does.
 pub fn order(slots: &[u32], slot_start: &[u32], unordered: &[u32]) -> Vec<u32> {
@@ -33,6 +38,20 @@ pub fn order(slots: &[u32], slot_start: &[u32], unordered: &[u32]) -> Vec<u32> {
     ids
 }
 
+/// The density groups of a grid: every slot's places cut into runs of [`GROUP`], as
+/// `[first, end)`, in slot order. Worked example: slot_start [0, 10, 10, 13] →
+/// [0, 8], [8, 10], [10, 13].
+pub fn groups(slot_start: &[u32]) -> Vec<[u32; 2]> {
+    slot_start
+        .windows(2)
+        .flat_map(|w| {
+            (w[0]..w[1])
+                .step_by(GROUP as usize)
+                .map(move |a| [a, (a + GROUP).min(w[1])])
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -44,5 +63,7 @@ mod tests {
             vec![0, 2, 1]
         );
         assert_eq!(order(&[0, 0, 0], &[0, 3], &[2, 0, 1]), vec![0, 1, 2]);
+        assert_eq!(groups(&[0, 2, 2, 3, 3]), vec![[0, 2], [2, 3]]);
+        assert_eq!(groups(&[0, 10, 10, 13]), vec![[0, 8], [8, 10], [10, 13]]);
     }
 }

@@ -17,6 +17,9 @@ use crate::{Error, Result, shaders};
 pub const WORKGROUP_SIZE: u32 = 256;
 /// Elements one `scan` workgroup handles (`SCAN_BLOCK` in scan.wgsl).
 pub const SCAN_BLOCK: u32 = 2048;
+/// Particles per density group (`GROUP` in common.wgsl): the density pass walks the cells once
+/// for up to this many consecutive particles of one slot.
+pub const GROUP: u32 = 8;
 /// Bytes per particle position (vec4<f32>).
 const POSITION_BYTES: u64 = 16;
 
@@ -143,7 +146,11 @@ impl NeighbourPipelines {
             );
             let scan_layout = layout(d, "sph.scan", &[Uniform, ReadWrite, ReadWrite]);
             let scatter_layout = layout(d, "sph.scatter", &[Uniform, Read, Read, Read, ReadWrite]);
-            let order_layout = layout(d, "sph.order", &[Uniform, Read, Read, Read, ReadWrite]);
+            let order_layout = layout(
+                d,
+                "sph.order",
+                &[Uniform, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite],
+            );
             let reorder_layout = layout(
                 d,
                 "sph.reorder",
@@ -151,7 +158,11 @@ impl NeighbourPipelines {
                     Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
                 ],
             );
-            let density_layout = layout(d, "sph.density", &[Uniform, Read, Read, ReadWrite]);
+            let density_layout = layout(
+                d,
+                "sph.density",
+                &[Uniform, Read, Read, ReadWrite, Read, Read],
+            );
             let hash_m = ctx.shader("sph.hash", shaders::HASH);
             let scan_m = ctx.shader("sph.scan", shaders::SCAN);
             let scatter_m = ctx.shader("sph.scatter", shaders::SCATTER);
@@ -249,9 +260,12 @@ pub fn check_loop_budget(info: &wgpu::AdapterInfo, n: u32, largest_slot: u32) ->
         return Ok(());
     }
     let candidates = (n as u64).min(27 * largest_slot as u64);
-    // Unrolled iterations, the at most UNROLL − 1 tail iterations of each of 27 slots, and the
-    // cell and de-duplication loops.
-    let iterations = candidates / UNROLL + 27 * UNROLL + 400;
+    // A density group walks once per distinct query range among its members: at most GROUP
+    // rounds, and only as many as the fullest slot has particles.
+    let rounds = (GROUP as u64).min(largest_slot.max(1) as u64);
+    // Per round: unrolled iterations, the at most UNROLL − 1 tail iterations of each of 27
+    // slots, and the cell and de-duplication loops.
+    let iterations = rounds * (candidates / UNROLL + 27 * UNROLL + 600);
     if iterations > LLVMPIPE_LOOP_LIMIT {
         return Err(Error::LimitExceeded(format!(
             "this table puts up to {candidates} particles in one neighbour query, more than lavapipe can walk (it ends a shader invocation after {LLVMPIPE_LOOP_LIMIT} loop iterations): pass a larger --table-size or use --cpu"
@@ -310,6 +324,12 @@ pub struct NeighbourBuffers {
     pub sorted_id: wgpu::Buffer,
     /// Density of each particle, slot order (N).
     pub density: wgpu::Buffer,
+    /// The density groups `order` lists: [first, end) in slot order, up to N of them.
+    pub group_range: wgpu::Buffer,
+    /// (workgroups, 1, 1, groups): the density pass's indirect dispatch arguments and the
+    /// number of groups `order` listed; reset from `group_args_reset` before each `order`.
+    pub group_args: wgpu::Buffer,
+    group_args_reset: wgpu::Buffer,
     // Kept alive for the bind groups that reference them.
     _scan_buffers: Vec<wgpu::Buffer>,
     scan: Vec<ScanLevel>,
@@ -349,6 +369,20 @@ impl NeighbourBuffers {
             let sorted_vel = storage("sph.sorted_vel", n64 * POSITION_BYTES);
             let sorted_id = storage("sph.sorted_id", n64 * 4);
             let density = storage("sph.density", n64 * 4);
+            let group_range = storage("sph.group_range", n64 * 8);
+            let group_args = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.group_args"),
+                contents: bytemuck::cast_slice(&[0u32, 1, 1, 0]),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_DST
+                    | wgpu::BufferUsages::COPY_SRC,
+            });
+            let group_args_reset = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.group_args_reset"),
+                contents: bytemuck::cast_slice(&[0u32, 1, 1, 0]),
+                usage: wgpu::BufferUsages::COPY_SRC,
+            });
 
             let lens = scan_levels(t);
             let zero = storage("sph.scan.zero", 4);
@@ -423,6 +457,8 @@ impl NeighbourBuffers {
                     &slot_start,
                     &unordered_ids,
                     &sorted_ids,
+                    &group_range,
+                    &group_args,
                 ],
             );
             let reorder_bg = bind_group(
@@ -444,7 +480,14 @@ impl NeighbourBuffers {
                 d,
                 "sph.density",
                 &pipes.density_layout,
-                &[&params_buf, &sorted_pos, &slot_start, &density],
+                &[
+                    &params_buf,
+                    &sorted_pos,
+                    &slot_start,
+                    &density,
+                    &group_range,
+                    &group_args,
+                ],
             );
             let mut keep = level_data;
             keep.push(zero);
@@ -465,6 +508,9 @@ impl NeighbourBuffers {
                 sorted_vel,
                 sorted_id,
                 density,
+                group_range,
+                group_args,
+                group_args_reset,
                 _scan_buffers: keep,
                 scan,
                 hash_bg,
@@ -611,20 +657,22 @@ impl GpuNeighbours {
         pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
     }
 
-    /// Stage `order`: one dispatch over N.
+    /// Stage `order`: one dispatch over N (after resetting the group list's arguments).
     pub fn encode_order(&self, encoder: &mut wgpu::CommandEncoder) {
+        let b = &self.bufs;
+        encoder.copy_buffer_to_buffer(&b.group_args_reset, 0, &b.group_args, 0, 16);
         let mut pass = self.pass(encoder, Stage::Order);
         pass.set_pipeline(&self.pipes.order);
         pass.set_bind_group(0, &self.bufs.order_bg, &[]);
         pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
     }
 
-    /// Stage `density`: one dispatch over N.
+    /// Stage `density`: one indirect dispatch, one invocation per group `order` listed.
     pub fn encode_density(&self, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = self.pass(encoder, Stage::Density);
         pass.set_pipeline(&self.pipes.density);
         pass.set_bind_group(0, &self.bufs.density_bg, &[]);
-        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+        pass.dispatch_workgroups_indirect(&self.bufs.group_args, 0);
     }
 
     /// Stage `reorder`: one dispatch over N.
