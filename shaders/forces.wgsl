@@ -21,23 +21,17 @@
 @group(0) @binding(6) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(7) var<storage, read_write> accel: array<vec4<f32>>;
 
-// Neighbour k's contribution to particle i's acceleration; zero unless k ≠ i and r² < h².
-// Adding an exact zero vector leaves the sum bit for bit as the CPU's, which adds only pairs.
-fn pair(i: u32, k: u32) -> vec3<f32> {
-    let d = sorted_pos[i].xyz - sorted_pos[k].xyz;
-    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-    if k == i || !(r2 < params.h2) {
-        return vec3<f32>(0.0);
-    }
+// The pressure, artificial-viscosity and viscosity push on particle i from a particle at
+// x_i − d (r² = |d|² < h²) with velocity vk, density rho_k and pressure p_k.
+fn interact(i: u32, d: vec3<f32>, r2: f32, vk: vec3<f32>, rho_k: f32, p_k: f32) -> vec3<f32> {
     let r = sqrt(r2);
     let w = params.h - r;
     let rho_i = particle_density[i];
-    let rho_k = particle_density[k];
-    var c = (sorted_vel[k].xyz - sorted_vel[i].xyz)
+    var c = (vk - sorted_vel[i].xyz)
         * (fluid.viscosity / rho_i * fluid.mass / rho_k * fluid.kernel_45 * w);
     if r > 0.0 {
-        let shared_term = particle_pressure[i] / (rho_i * rho_i) + particle_pressure[k] / (rho_k * rho_k);
-        let dv = sorted_vel[i].xyz - sorted_vel[k].xyz;
+        let shared_term = particle_pressure[i] / (rho_i * rho_i) + p_k / (rho_k * rho_k);
+        let dv = sorted_vel[i].xyz - vk;
         let approach = dv.x * d.x + dv.y * d.y + dv.z * d.z;
         var artificial = 0.0;
         if approach < 0.0 {
@@ -49,21 +43,48 @@ fn pair(i: u32, k: u32) -> vec3<f32> {
     return c;
 }
 
-// The walls' push within wall_margin of each wall: a critically damped spring along the
-// normal, a = k (margin − d) − γ v_n.
-fn wall_accel(x: vec3<f32>, v: vec3<f32>) -> vec3<f32> {
-    var a = vec3<f32>(0.0);
-    for (var axis = 0; axis < 3; axis = axis + 1) {
-        let below = x[axis] - fluid.tank_min[axis];
-        if below < fluid.wall_margin {
-            a[axis] = a[axis] + (fluid.wall_stiffness * (fluid.wall_margin - below) - fluid.wall_damping * v[axis]);
-        }
-        let above = fluid.tank_max[axis] - x[axis];
-        if above < fluid.wall_margin {
-            a[axis] = a[axis] - (fluid.wall_stiffness * (fluid.wall_margin - above) + fluid.wall_damping * v[axis]);
-        }
+// Neighbour k's contribution to particle i's acceleration; zero unless k ≠ i and r² < h².
+// Adding an exact zero vector leaves the sum bit for bit as the CPU's.
+fn pair(i: u32, k: u32) -> vec3<f32> {
+    let d = sorted_pos[i].xyz - sorted_pos[k].xyz;
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    if k == i || !(r2 < params.h2) {
+        return vec3<f32>(0.0);
     }
-    return a;
+    return interact(i, d, r2, sorted_vel[k].xyz, particle_density[k], particle_pressure[k]);
+}
+
+// The push of image m of particle k (mirrored across m's walls, see stage `walls`): k's density
+// and pressure, its velocity with the mirrored components negated (free slip). Zero unless m's
+// walls are all near and the image lies within h. k = i counts: a particle sees its own image.
+fn image_pair(i: u32, k: u32, walls: WallPlanes, m: u32) -> vec3<f32> {
+    if (walls.mask & m) != m {
+        return vec3<f32>(0.0);
+    }
+    let axes = image_axes(m);
+    let d = sorted_pos[i].xyz - reflect_across(sorted_pos[k].xyz, walls.plane, axes);
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    if !(r2 < params.h2) {
+        return vec3<f32>(0.0);
+    }
+    return interact(i, d, r2, -sorted_vel[k].xyz, particle_density[k], particle_pressure[k]);
+}
+
+// Candidate k's whole contribution: itself, then its images 1 to 7 in order (written out: a
+// loop would spend llvmpipe's loop budget, see UNROLL).
+fn candidate(i: u32, k: u32, walls: WallPlanes) -> vec3<f32> {
+    var c = pair(i, k);
+    if walls.mask != 0u {
+        var g = image_pair(i, k, walls, 1u);
+        g = g + image_pair(i, k, walls, 2u);
+        g = g + image_pair(i, k, walls, 3u);
+        g = g + image_pair(i, k, walls, 4u);
+        g = g + image_pair(i, k, walls, 5u);
+        g = g + image_pair(i, k, walls, 6u);
+        g = g + image_pair(i, k, walls, 7u);
+        c = c + g;
+    }
+    return c;
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -77,6 +98,7 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let hi = query_hi(p, lo, params);
     var seen: array<u32, MAX_QUERY_SLOTS>;
     var n_seen = 0u;
+    let walls = wall_planes(p, params.h, fluid);
     var a = vec3<f32>(0.0);
     for (var cz = lo.z; cz <= hi.z; cz = cz + 1) {
         for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
@@ -88,16 +110,16 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
                 let end = slot_start[s + 1u];
                 var k = slot_start[s];
                 for (; k + UNROLL <= end; k = k + UNROLL) {
-                    a = a + pair(i, k + 0u);
-                    a = a + pair(i, k + 1u);
-                    a = a + pair(i, k + 2u);
-                    a = a + pair(i, k + 3u);
+                    a = a + candidate(i, k + 0u, walls);
+                    a = a + candidate(i, k + 1u, walls);
+                    a = a + candidate(i, k + 2u, walls);
+                    a = a + candidate(i, k + 3u, walls);
                 }
                 for (; k < end; k = k + 1u) {
-                    a = a + pair(i, k);
+                    a = a + candidate(i, k, walls);
                 }
             }
         }
     }
-    accel[i] = vec4<f32>(a + fluid.gravity.xyz + wall_accel(p, sorted_vel[i].xyz), 0.0);
+    accel[i] = vec4<f32>(a + fluid.gravity.xyz, 0.0);
 }

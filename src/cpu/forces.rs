@@ -30,6 +30,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::density::for_each_candidate;
+use super::walls::{WallPlanes, image_axes, reflect_across, wall_planes};
 use crate::params::{FluidParams, SimParams};
 
 /// The slot-order fields the forces read.
@@ -45,18 +46,28 @@ pub struct Fields<'a> {
     pub pressure: &'a [f32],
 }
 
-/// The contribution of neighbour `j` to particle `k`'s acceleration (pressure + viscosity).
+/// The pressure, artificial-viscosity and viscosity push on particle `k` from a particle at
+/// x_k − d (r² = |d|² < h²) with velocity `vj`, density `rho_j` and pressure `p_j`.
 #[inline]
-pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidParams) -> Vec3 {
+#[allow(clippy::too_many_arguments)]
+fn interact(
+    k: usize,
+    d: Vec3,
+    r2: f32,
+    vj: Vec3,
+    rho_j: f32,
+    p_j: f32,
+    f: &Fields,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec3 {
     let r = r2.sqrt();
     let w = sp.h - r;
     let rho_k = f.density[k];
-    let rho_j = f.density[j];
-    let mut c = (f.vel[j] - f.vel[k]) * (fp.viscosity / rho_k * fp.mass / rho_j * fp.kernel_45 * w);
+    let mut c = (vj - f.vel[k]) * (fp.viscosity / rho_k * fp.mass / rho_j * fp.kernel_45 * w);
     if r > 0.0 {
-        let shared = f.pressure[k] / (rho_k * rho_k) + f.pressure[j] / (rho_j * rho_j);
-        let d = f.pos[k] - f.pos[j];
-        let dv = f.vel[k] - f.vel[j];
+        let shared = f.pressure[k] / (rho_k * rho_k) + p_j / (rho_j * rho_j);
+        let dv = f.vel[k] - vj;
         let approach = dv.x * d.x + dv.y * d.y + dv.z * d.z;
         let artificial = if approach < 0.0 {
             let mu = sp.h * approach / (r2 + 0.01 * sp.h2);
@@ -69,7 +80,42 @@ pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidP
     c
 }
 
-/// The acceleration of slot-order particle `k`.
+/// The contribution of neighbour `j` to particle `k`'s acceleration (pressure + viscosity),
+/// for j ≠ k with r² < h².
+#[inline]
+pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidParams) -> Vec3 {
+    let d = f.pos[k] - f.pos[j];
+    interact(k, d, r2, f.vel[j], f.density[j], f.pressure[j], f, sp, fp)
+}
+
+/// The push of image `m` of particle `j` (mirrored across m's walls, see [`super::walls`]):
+/// j's density and pressure, its velocity with the mirrored components negated (free slip).
+/// Zero unless m's walls are all near and the image lies within h; j = k counts, a particle
+/// sees its own image.
+#[inline]
+pub fn image_pair(
+    k: usize,
+    j: usize,
+    walls: &WallPlanes,
+    m: u32,
+    f: &Fields,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec3 {
+    if walls.mask & m != m {
+        return Vec3::ZERO;
+    }
+    let axes = image_axes(m);
+    let d = f.pos[k] - reflect_across(f.pos[j], walls.plane, axes);
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    if !(r2 < sp.h2) {
+        return Vec3::ZERO;
+    }
+    interact(k, d, r2, -f.vel[j], f.density[j], f.pressure[j], f, sp, fp)
+}
+
+/// The acceleration of slot-order particle `k`: per candidate, the pair itself and then its
+/// images 1 to 7, in the GPU's order.
 pub fn acceleration(
     k: usize,
     f: &Fields,
@@ -77,31 +123,25 @@ pub fn acceleration(
     sp: &SimParams,
     fp: &FluidParams,
 ) -> Vec3 {
+    let walls = wall_planes(f.pos[k], sp.h, fp);
     let mut a = Vec3::ZERO;
     for_each_candidate(f.pos[k], f.pos, slot_start, sp, |j, r2| {
-        if j as usize != k && r2 < sp.h2 {
-            a += pair(k, j as usize, r2, f, sp, fp);
+        let j = j as usize;
+        let mut c = if j != k && r2 < sp.h2 {
+            pair(k, j, r2, f, sp, fp)
+        } else {
+            Vec3::ZERO
+        };
+        if walls.mask != 0 {
+            let mut g = image_pair(k, j, &walls, 1, f, sp, fp);
+            for m in 2..8 {
+                g += image_pair(k, j, &walls, m, f, sp, fp);
+            }
+            c += g;
         }
+        a += c;
     });
-    a + Vec3::from_slice(&fp.gravity[..3]) + wall_accel(f.pos[k], f.vel[k], fp)
-}
-
-/// The walls' push on a particle at `x` moving at `v`: within `wall_margin` of a wall, a spring
-/// along the normal, critically damped.
-#[inline]
-pub fn wall_accel(x: Vec3, v: Vec3, fp: &FluidParams) -> Vec3 {
-    let mut a = Vec3::ZERO;
-    for axis in 0..3 {
-        let below = x[axis] - fp.tank_min[axis];
-        if below < fp.wall_margin {
-            a[axis] += fp.wall_stiffness * (fp.wall_margin - below) - fp.wall_damping * v[axis];
-        }
-        let above = fp.tank_max[axis] - x[axis];
-        if above < fp.wall_margin {
-            a[axis] -= fp.wall_stiffness * (fp.wall_margin - above) + fp.wall_damping * v[axis];
-        }
-    }
-    a
+    a + Vec3::from_slice(&fp.gravity[..3])
 }
 
 /// Runs the forces stage.
