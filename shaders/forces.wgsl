@@ -1,5 +1,6 @@
 // Stage `forces` (CPU mirror: src/cpu/forces.rs): pressure, viscosity and gravity.
-// Inputs (slot order): sorted_pos, sorted_vel, particle_density, particle_pressure (N),
+// Inputs (slot order): sorted_pos, sorted_vel, particle_density (the `walls` stage's
+// fluid_density), particle_pressure (N),
 // slot_start (T + 1). Output: accel (N, vec4).
 // a_i = g + Σ_j [m (p_i/ρ_i² + p_j/ρ_j² + Π_ij) · 45/(π h⁶)(h − r)² (x_i − x_j)/r  (pressure,
 //                 −m(…)∇W_spiky; symmetric, so momentum is conserved; Π_ij is Monaghan's
@@ -7,8 +8,9 @@
 //                 approaching pairs only)
 //               + (μ/ρ_i) m (v_j − v_i)/ρ_j · 45/(π h⁶)(h − r)]              (viscosity, ∇²W_visc)
 // over j ≠ i with r² < h² (Müller et al. 2003), walked exactly as the density walks them.
-// Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: a spring
-// push within wall_margin of each wall (see wall_accel).
+// Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: within h of a
+// wall each candidate also pushes through its mirror images across the near walls (images 1 to
+// 7, see stage `walls`), with its density and pressure and velocity −v_k (no slip).
 // Worked example, h = 1, m = 1, ρ = p = 1, no viscosity or gravity: particles at x = 0 and 0.5
 // push apart with a = ±(1 + 1) · 45/π · 0.25 · 1 = ±7.16 along x.
 
@@ -55,8 +57,8 @@ fn pair(i: u32, k: u32) -> vec3<f32> {
 }
 
 // The push of image m of particle k (mirrored across m's walls, see stage `walls`): k's density
-// and pressure, its velocity with the mirrored components negated (free slip). Zero unless m's
-// walls are all near and the image lies within h. k = i counts: a particle sees its own image.
+// and pressure, velocity −v_k (no slip). Zero unless m's walls are all near and the image lies
+// within h. k = i counts: a particle sees its own image.
 fn image_pair(i: u32, k: u32, walls: WallPlanes, m: u32) -> vec3<f32> {
     if (walls.mask & m) != m {
         return vec3<f32>(0.0);
