@@ -112,10 +112,11 @@ pub fn image_pair(
     let axes = image_axes(m);
     let d = f.pos[k] - reflect_across(f.pos[j], walls.plane, axes);
     let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-    if !(r2 < sp.h2) {
-        return Vec3::ZERO;
+    if r2 < sp.h2 {
+        interact(k, d, r2, -f.vel[j], f.density[j], f.pressure[j], f, sp, fp)
+    } else {
+        Vec3::ZERO
     }
-    interact(k, d, r2, -f.vel[j], f.density[j], f.pressure[j], f, sp, fp)
 }
 
 /// The acceleration of slot-order particle `k`: per candidate, the pair itself and then its
