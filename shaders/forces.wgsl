@@ -73,10 +73,11 @@ fn image_pair(i: u32, k: u32, walls: WallPlanes, m: u32) -> vec3<f32> {
 }
 
 // Candidate k's whole contribution: itself, then its images 1 to 7 in order (written out: a
-// loop would spend llvmpipe's loop budget, see UNROLL).
+// loop would spend llvmpipe's loop budget, see UNROLL). Only a neighbour's images can reach
+// the kernel (stage `walls`), so the images of the other candidates, most of them, are skipped.
 fn candidate(i: u32, k: u32, walls: WallPlanes) -> vec3<f32> {
     var c = pair(i, k);
-    if walls.mask != 0u {
+    if walls.mask != 0u && distance2(sorted_pos[i].xyz, sorted_pos[k].xyz) < params.h2 {
         var g = image_pair(i, k, walls, 1u);
         g = g + image_pair(i, k, walls, 2u);
         g = g + image_pair(i, k, walls, 3u);

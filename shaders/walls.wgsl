@@ -25,9 +25,13 @@ fn image_term(x: vec3<f32>, xk: vec3<f32>, near: WallPlanes, m: u32) -> f32 {
 }
 
 // All images of candidate k, summed in the order 1 to 7 (written out: a loop would spend
-// llvmpipe's loop budget, see UNROLL).
+// llvmpipe's loop budget, see UNROLL); 0 unless k itself lies within h, since an image is never
+// nearer than its original.
 fn images(x: vec3<f32>, near: WallPlanes, k: u32) -> f32 {
     let xk = sorted_pos[k].xyz;
+    if !(distance2(x, xk) < params.h2) {
+        return 0.0;
+    }
     var t = image_term(x, xk, near, 1u);
     t = t + image_term(x, xk, near, 2u);
     t = t + image_term(x, xk, near, 3u);

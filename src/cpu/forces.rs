@@ -137,7 +137,8 @@ pub fn acceleration(
         } else {
             Vec3::ZERO
         };
-        if walls.mask != 0 {
+        // Only a neighbour's images can reach the kernel (see `walls`).
+        if walls.mask != 0 && r2 < sp.h2 {
             let mut g = image_pair(k, j, &walls, 1, f, sp, fp);
             for m in 2..8 {
                 g += image_pair(k, j, &walls, m, f, sp, fp);

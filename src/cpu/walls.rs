@@ -108,8 +108,11 @@ pub fn wall_density_of(
     let near = wall_planes(x, sp.h, fp);
     let mut sum = 0.0f32;
     if near.mask != 0 {
-        for_each_candidate(x, sorted_pos, slot_start, sp, |j, _| {
-            sum += images(x, sorted_pos[j as usize], &near, sp);
+        // An image is never nearer than its original: only neighbours' images can count.
+        for_each_candidate(x, sorted_pos, slot_start, sp, |j, r2| {
+            if r2 < sp.h2 {
+                sum += images(x, sorted_pos[j as usize], &near, sp);
+            }
         });
     }
     density[k] + sp.density_scale * sum
