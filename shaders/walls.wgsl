@@ -4,7 +4,8 @@
 // both or all three walls at an edge or corner) stands in for the missing fluid.
 // Inputs (slot order): sorted_pos, particle_density (from `density`), slot_start.
 // Output: fluid_density (N) = particle_density + density_scale · Σ_k Σ_images (1 − r²/h²)³,
-// over the images within h, walked in the density's order, images 1 to 7 per candidate.
+// over the images within h, walked in the density's order, per candidate its images in
+// decreasing subset mask.
 // Worked example, h = 1, density_scale = 1, floor y = 0, one particle at y = 0.25: its image
 // at y = −0.25 is 0.5 away → 1 + (1 − 0.25)³ = 1.421875, as for a real pair at that distance.
 
@@ -24,21 +25,22 @@ fn image_term(x: vec3<f32>, xk: vec3<f32>, near: WallPlanes, m: u32) -> f32 {
     return select(0.0, poly6_term(r2, params.inv_h2), r2 < params.h2);
 }
 
-// All images of candidate k, summed in the order 1 to 7 (written out: a loop would spend
-// llvmpipe's loop budget, see UNROLL); 0 unless k itself lies within h, since an image is never
-// nearer than its original.
+// All images of candidate k, one per non-empty subset m of the near walls in decreasing m (see
+// `candidate` in forces.wgsl); 0 unless k itself lies within h, since an image is never nearer
+// than its original.
 fn images(x: vec3<f32>, near: WallPlanes, k: u32) -> f32 {
     let xk = sorted_pos[k].xyz;
-    if !(distance2(x, xk) < params.h2) {
-        return 0.0;
+    var t = 0.0;
+    if distance2(x, xk) < params.h2 {
+        var m = near.mask;
+        loop {
+            t = t + image_term(x, xk, near, m);
+            m = (m - 1u) & near.mask;
+            if m == 0u {
+                break;
+            }
+        }
     }
-    var t = image_term(x, xk, near, 1u);
-    t = t + image_term(x, xk, near, 2u);
-    t = t + image_term(x, xk, near, 3u);
-    t = t + image_term(x, xk, near, 4u);
-    t = t + image_term(x, xk, near, 5u);
-    t = t + image_term(x, xk, near, 6u);
-    t = t + image_term(x, xk, near, 7u);
     return t;
 }
 

@@ -120,7 +120,7 @@ pub fn image_pair(
 }
 
 /// The acceleration of slot-order particle `k`: per candidate, the pair itself and then its
-/// images 1 to 7, in the GPU's order.
+/// images in decreasing subset mask, in the GPU's order.
 pub fn acceleration(
     k: usize,
     f: &Fields,
@@ -139,9 +139,14 @@ pub fn acceleration(
         };
         // Only a neighbour's images can reach the kernel (see `walls`).
         if walls.mask != 0 && r2 < sp.h2 {
-            let mut g = image_pair(k, j, &walls, 1, f, sp, fp);
-            for m in 2..8 {
+            let mut g = Vec3::ZERO;
+            let mut m = walls.mask;
+            loop {
                 g += image_pair(k, j, &walls, m, f, sp, fp);
+                m = (m - 1) & walls.mask;
+                if m == 0 {
+                    break;
+                }
             }
             c += g;
         }

@@ -12,7 +12,7 @@
 //! the walls). Mirroring every neighbour across the wall fills the missing half of the kernel
 //! with fluid that has the neighbour's density and pressure and its velocity with the normal
 //! component negated (free slip): at an edge or corner the images across two or three walls
-//! (each subset of the near walls, images 1 to 7, bit `axis` reflecting that axis) are added too.
+//! (each non-empty subset of the near walls, bit `axis` reflecting that axis) are added too.
 //! A resting lattice half a spacing from a wall then continues exactly across it, and every
 //! particle has the density and pressure of the interior. The `forces` stage lets the same
 //! images push (see `forces::image_pairs`); this stage adds their density.
@@ -84,14 +84,19 @@ fn image_term(x: Vec3, xk: Vec3, walls: &WallPlanes, m: u32, sp: &SimParams) -> 
     if r2 < sp.h2 { poly6_term(r2, sp) } else { 0.0 }
 }
 
-/// All images of `xk`, summed in the order 1 to 7.
+/// All images of `xk`, one per non-empty subset m of the near walls, in decreasing m (the
+/// GPU's order: `m = (m − 1) & mask` enumerates the subsets).
 #[inline]
 fn images(x: Vec3, xk: Vec3, walls: &WallPlanes, sp: &SimParams) -> f32 {
-    let mut t = image_term(x, xk, walls, 1, sp);
-    for m in 2..8 {
+    let mut t = 0.0;
+    let mut m = walls.mask;
+    loop {
         t += image_term(x, xk, walls, m, sp);
+        m = (m - 1) & walls.mask;
+        if m == 0 {
+            break t;
+        }
     }
-    t
 }
 
 /// The density of slot-order particle `k` with its wall images.
