@@ -45,13 +45,9 @@ struct FluidParams {
     cfl: f32,
     dt_fixed: f32,
     dt_max: f32,
-    wall_margin: f32,
     restitution: f32,
-    wall_stiffness: f32,
     alpha: f32,
-    wall_damping: f32,
     _pad0: f32,
-    _pad1: f32,
 }
 
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.
@@ -76,6 +72,41 @@ fn distance2(a: vec3<f32>, b: vec3<f32>) -> f32 {
 fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
     let q = max(1.0 - r2 * inv_h2, 0.0);
     return q * q * q;
+}
+
+// The tank's walls as mirrors (Colagrossi & Landrini 2003; src/cpu/walls.rs explains the
+// method): per axis, the nearer wall if it lies closer than h to x (bit `axis` of `mask`,
+// its coordinate in `plane[axis]`). Only within h of a wall can a mirror image of a neighbour
+// fall inside the kernel.
+struct WallPlanes {
+    mask: u32,
+    plane: vec3<f32>,
+}
+
+fn wall_planes(x: vec3<f32>, h: f32, fluid: FluidParams) -> WallPlanes {
+    var w = WallPlanes(0u, vec3<f32>(0.0));
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        let below = x[axis] - fluid.tank_min[axis];
+        let above = fluid.tank_max[axis] - x[axis];
+        if below < h && below <= above {
+            w.mask = w.mask | (1u << u32(axis));
+            w.plane[axis] = fluid.tank_min[axis];
+        } else if above < h {
+            w.mask = w.mask | (1u << u32(axis));
+            w.plane[axis] = fluid.tank_max[axis];
+        }
+    }
+    return w;
+}
+
+// The axes image m (1 to 7, a subset of the mask's bits) reflects.
+fn image_axes(m: u32) -> vec3<bool> {
+    return vec3<bool>((m & 1u) != 0u, (m & 2u) != 0u, (m & 4u) != 0u);
+}
+
+// x reflected across the planes of the chosen axes: 2w − x there, x elsewhere.
+fn reflect_across(x: vec3<f32>, plane: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
+    return select(x, 2.0 * plane - x, axes);
 }
 
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27

@@ -254,18 +254,12 @@ pub struct FluidParams {
     pub dt_fixed: f32,
     /// Largest time step, s.
     pub dt_max: f32,
-    /// Range of the wall repulsion, m: a particle closer than this to a wall is pushed back.
-    pub wall_margin: f32,
     /// Fraction of the normal speed kept when a particle meets a wall (0 ≤ e ≤ 1).
     pub restitution: f32,
-    /// Stiffness of the wall repulsion, 1/s²: a = k (margin − d) along the wall normal.
-    pub wall_stiffness: f32,
     /// Monaghan's artificial viscosity α (dimensionless).
     pub alpha: f32,
-    /// Damping of the wall spring, 1/s (critical: 2√k).
-    pub wall_damping: f32,
     #[doc(hidden)]
-    pub _pad: [f32; 2],
+    pub _pad: f32,
 }
 
 /// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
@@ -357,8 +351,7 @@ impl PhysicsConfig {
             "--sound-speed",
             self.sound_speed_for(fluid_height),
         )?;
-        let margin = cfg.spacing * 0.5;
-        if !(tank_max - tank_min).cmpgt(Vec3::splat(2.0 * margin)).all()
+        if !(tank_max - tank_min).cmpgt(Vec3::splat(cfg.spacing)).all()
             || !tank_min.is_finite()
             || !tank_max.is_finite()
         {
@@ -382,13 +375,9 @@ impl PhysicsConfig {
             cfl: self.cfl,
             dt_fixed: self.dt.unwrap_or(0.0),
             dt_max: 0.01,
-            wall_margin: margin,
             restitution: self.restitution,
-            // ω = c/h, so ω·dt ≤ cfl keeps the spring stable under the CFL step.
-            wall_stiffness: (c as f64 * c as f64 / (h * h)) as f32,
             alpha: self.alpha,
-            wall_damping: (2.0 * c as f64 / h) as f32,
-            _pad: [0.0; 2],
+            _pad: 0.0,
         })
     }
 }

@@ -61,7 +61,7 @@ impl Backend for CpuSimulation {
         let trace = step(&self.snap.state, &self.sp, &self.fp);
         self.snap = Snapshot {
             state: trace.next,
-            density: trace.density,
+            density: trace.fluid_density,
             dt: trace.timestep.dt,
         };
         Ok(())

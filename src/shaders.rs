@@ -15,6 +15,8 @@ pub const ORDER: &str = include_str!("../shaders/order.wgsl");
 pub const REORDER: &str = include_str!("../shaders/reorder.wgsl");
 /// Stage `density`: the 27-cell poly6 density.
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
+/// Stage `walls`: the density the tank's mirror particles add.
+pub const WALLS: &str = include_str!("../shaders/walls.wgsl");
 /// Stage `pressure`: Tait equation of state.
 pub const PRESSURE: &str = include_str!("../shaders/pressure.wgsl");
 /// Stage `forces`: pressure, viscosity and gravity accelerations.
@@ -31,13 +33,14 @@ pub const RENDER: &str = include_str!("../shaders/render.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 12] = [
+pub const STAGES: [(&str, &str); 13] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
     ("order", ORDER),
     ("reorder", REORDER),
     ("density", DENSITY),
+    ("walls", WALLS),
     ("pressure", PRESSURE),
     ("forces", FORCES),
     ("timestep", TIMESTEP),

@@ -341,9 +341,11 @@ pub fn verify_steps(
         let snap = sim.snapshot()?;
         let (pressure, acc, st) = sim.read_fields()?;
         let sorted_ids = sim.grid.read_u32(&b.sorted_ids, n)?;
+        let density = sim.grid.read_f32(&b.density, n)?;
         let rows = vec![
             compare_exact("step.sorted_ids", &sorted_ids, &trace.grid.sorted_ids),
-            compare_float("step.density", &snap.density, &trace.density, tol),
+            compare_float("step.density", &density, &trace.density, tol),
+            compare_float("step.walls", &snap.density, &trace.fluid_density, tol),
             compare_scaled("step.pressure", &pressure, &trace.pressure, tol),
             compare_scaled("step.acceleration", &flat(&acc), &flat(&trace.acc), tol),
             compare_float("step.dt", &[st[0]], &[trace.timestep.dt], tol),

@@ -4,7 +4,8 @@
 //! next state, still in this step's slot order: symplectic Euler, v' = v + a dt, x' = x + v' dt,
 //! then the tank: a coordinate past a wall is put back on it and an outward normal speed becomes
 //! −e times itself (e ≤ 1), so walls never add energy and no particle ever leaves. (The walls'
-//! spring in `forces` normally stops particles before they get there.)
+//! mirror particles in `walls` and `forces` normally stop particles before they get there; the
+//! clamp is the guarantee for a violent impact within one step.)
 //!
 //! Worked example, tank [0, 1]³, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5),
 //! v = (1, −1, 0), a = 0 → x' = (0.6, −0.05, 0.5) → clamped to (0.6, 0, 0.5), v' = (1, 0, 0).

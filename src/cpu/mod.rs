@@ -13,6 +13,7 @@ pub mod scan;
 pub mod scatter;
 pub mod step;
 pub mod timestep;
+pub mod walls;
 
 use std::time::{Duration, Instant};
 

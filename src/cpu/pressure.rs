@@ -1,6 +1,6 @@
 //! Stage `pressure`, the CPU mirror of `shaders/pressure.wgsl`.
 //!
-//! Input: densities (N). Output: pressures (N) from the Tait equation of state
+//! Input: densities with the walls' mirror particles (N, from stage `walls`). Output: pressures (N) from the Tait equation of state
 //! (Becker & Teschner 2007), p = B((ρ/ρ0)^7 − 1) with B = ρ0 c²/7, clamped at 0: negative
 //! pressure would pull particles together (tensile instability) and make the free surface
 //! clump, so a stretched fluid simply carries no pressure.

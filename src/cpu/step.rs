@@ -1,5 +1,5 @@
 //! One full CPU step, the mirror of `Simulation::encode_step`: grid → reorder → density →
-//! pressure → forces → timestep → integrate. Every stage's output is kept so verification can
+//! walls → pressure → forces → timestep → integrate. Every stage's output is kept so verification can
 //! compare each one with the GPU's.
 
 use glam::Vec3;
@@ -7,7 +7,7 @@ use glam::Vec3;
 use super::forces::{self, Fields};
 use super::reorder::{self, Particles};
 use super::timestep::{self, Timestep};
-use super::{Grid, density, integrate, pressure};
+use super::{Grid, density, integrate, pressure, walls};
 use crate::params::{FluidParams, SimParams};
 
 /// Everything one step computed, in the step's slot order.
@@ -17,8 +17,10 @@ pub struct StepTrace {
     pub grid: Grid,
     /// The state gathered into slot order.
     pub sorted: Particles,
-    /// Densities.
+    /// Densities from the real neighbours (stage `density`).
     pub density: Vec<f32>,
+    /// Densities with the walls' mirror particles (stage `walls`): what the fluid feels.
+    pub fluid_density: Vec<f32>,
     /// Pressures.
     pub pressure: Vec<f32>,
     /// Accelerations.
@@ -34,11 +36,12 @@ pub fn step(state: &Particles, sp: &SimParams, fp: &FluidParams) -> StepTrace {
     let grid = Grid::build(&state.pos, sp);
     let sorted = reorder::reorder(state, &grid.sorted_ids);
     let density = density::density(&sorted.pos, &grid.slot_start, sp).density;
-    let pressure = pressure::pressure(&density, fp);
+    let fluid_density = walls::walls(&sorted.pos, &density, &grid.slot_start, sp, fp);
+    let pressure = pressure::pressure(&fluid_density, fp);
     let fields = Fields {
         pos: &sorted.pos,
         vel: &sorted.vel,
-        density: &density,
+        density: &fluid_density,
         pressure: &pressure,
     };
     let acc = forces::forces(&fields, &grid.slot_start, sp, fp);
@@ -48,6 +51,7 @@ pub fn step(state: &Particles, sp: &SimParams, fp: &FluidParams) -> StepTrace {
         grid,
         sorted,
         density,
+        fluid_density,
         pressure,
         acc,
         timestep,

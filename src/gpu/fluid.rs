@@ -1,4 +1,4 @@
-//! The fluid passes on the GPU (pressure, forces, timestep, integrate) and [`Simulation`], which
+//! The fluid passes on the GPU (walls, pressure, forces, timestep, integrate) and [`Simulation`], which
 //! chains them after the neighbour pipeline into one step.
 
 use std::sync::Arc;
@@ -19,16 +19,20 @@ use crate::{Result, shaders};
 
 /// The fluid kernels and their buffers, for one N.
 pub struct GpuFluid {
+    walls: wgpu::ComputePipeline,
     pressure: wgpu::ComputePipeline,
     forces: wgpu::ComputePipeline,
     timestep: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
+    walls_bg: wgpu::BindGroup,
     pressure_bg: wgpu::BindGroup,
     forces_bg: wgpu::BindGroup,
     timestep_bg: wgpu::BindGroup,
     integrate_bg: wgpu::BindGroup,
     /// The fluid uniform block.
     pub params: wgpu::Buffer,
+    /// Density with the walls' mirror particles, slot order (N): what the fluid feels.
+    pub fluid_density: wgpu::Buffer,
     /// Pressure per particle, slot order (N).
     pub pressure_buf: wgpu::Buffer,
     /// Acceleration per particle, slot order (N, vec4).
@@ -51,10 +55,16 @@ impl GpuFluid {
                 contents: bytemuck::bytes_of(fp),
                 usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             });
+            let fluid_density = storage("sph.fluid_density", n64 * 4);
             let pressure_buf = storage("sph.pressure", n64 * 4);
             let accel = storage("sph.accel", n64 * 16);
             let step_state = storage("sph.step_state", 16);
 
+            let walls_l = layout(
+                d,
+                "sph.walls",
+                &[Uniform, Uniform, Read, Read, Read, ReadWrite],
+            );
             let pressure_l = layout(d, "sph.pressure", &[Uniform, Uniform, Read, ReadWrite]);
             let forces_l = layout(
                 d,
@@ -74,20 +84,35 @@ impl GpuFluid {
                 ],
             );
             let m = |label, src| ctx.shader(label, src);
+            let walls_m = m("sph.walls", shaders::WALLS);
             let pressure_m = m("sph.pressure", shaders::PRESSURE);
             let forces_m = m("sph.forces", shaders::FORCES);
             let timestep_m = m("sph.timestep", shaders::TIMESTEP);
             let integrate_m = m("sph.integrate", shaders::INTEGRATE);
             Self {
+                walls: pipeline(d, "sph.walls", &walls_l, &walls_m, "walls"),
                 pressure: pipeline(d, "sph.pressure", &pressure_l, &pressure_m, "pressure"),
                 forces: pipeline(d, "sph.forces", &forces_l, &forces_m, "forces"),
                 timestep: pipeline(d, "sph.timestep", &timestep_l, &timestep_m, "timestep"),
                 integrate: pipeline(d, "sph.integrate", &integrate_l, &integrate_m, "integrate"),
+                walls_bg: bind_group(
+                    d,
+                    "sph.walls",
+                    &walls_l,
+                    &[
+                        &b.params,
+                        &params,
+                        &b.sorted_pos,
+                        &b.density,
+                        &b.slot_start,
+                        &fluid_density,
+                    ],
+                ),
                 pressure_bg: bind_group(
                     d,
                     "sph.pressure",
                     &pressure_l,
-                    &[&b.params, &params, &b.density, &pressure_buf],
+                    &[&b.params, &params, &fluid_density, &pressure_buf],
                 ),
                 forces_bg: bind_group(
                     d,
@@ -98,7 +123,7 @@ impl GpuFluid {
                         &params,
                         &b.sorted_pos,
                         &b.sorted_vel,
-                        &b.density,
+                        &fluid_density,
                         &pressure_buf,
                         &b.slot_start,
                         &accel,
@@ -128,6 +153,7 @@ impl GpuFluid {
                     ],
                 ),
                 params,
+                fluid_density,
                 pressure_buf,
                 accel,
                 step_state,
@@ -157,7 +183,7 @@ pub struct Simulation {
 pub struct Snapshot {
     /// Positions, velocities and original ids.
     pub state: Particles,
-    /// Density of each particle from the last step.
+    /// Density of each particle in the last step, with the walls' mirror particles.
     pub density: Vec<f32>,
     /// dt of the last step.
     pub dt: f32,
@@ -221,13 +247,14 @@ impl Simulation {
         pass.dispatch_workgroups(groups_x, 1, 1);
     }
 
-    /// Encodes one full step: grid build, reorder, density, pressure, forces, (interact, while
-    /// the viewer's mouse force is on), timestep, integrate. Nothing is read back.
+    /// Encodes one full step: grid build, reorder, density, walls, pressure, forces, (interact,
+    /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
         let n_groups = groups(self.grid.bufs.n, WORKGROUP_SIZE);
         let f = &self.fluid;
         self.grid.encode_build(e);
         self.grid.encode_density(e);
+        self.dispatch(e, Stage::Walls, &f.walls, &f.walls_bg, n_groups);
         self.dispatch(e, Stage::Pressure, &f.pressure, &f.pressure_bg, n_groups);
         self.dispatch(e, Stage::Forces, &f.forces, &f.forces_bg, n_groups);
         if self.interaction.is_some() {
@@ -255,7 +282,7 @@ impl Simulation {
             vel: self.grid.read_vec3(&b.velocities, n)?,
             id: self.grid.read_u32(&b.particle_id, n)?,
         };
-        let density = self.grid.read_f32(&b.density, n)?;
+        let density = self.grid.read_f32(&self.fluid.fluid_density, n)?;
         let dt = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
         Ok(Snapshot { state, density, dt })
     }

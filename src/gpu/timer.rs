@@ -20,6 +20,8 @@ pub enum Stage {
     Reorder,
     /// `density`.
     Density,
+    /// `walls`.
+    Walls,
     /// `pressure`.
     Pressure,
     /// `forces`.
@@ -32,13 +34,14 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 10] = [
+    pub const ALL: [Stage; 11] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
         Stage::Order,
         Stage::Reorder,
         Stage::Density,
+        Stage::Walls,
         Stage::Pressure,
         Stage::Forces,
         Stage::Timestep,
@@ -54,6 +57,7 @@ impl Stage {
             Stage::Order => "order",
             Stage::Reorder => "reorder",
             Stage::Density => "density",
+            Stage::Walls => "walls",
             Stage::Pressure => "pressure",
             Stage::Forces => "forces",
             Stage::Timestep => "timestep",
@@ -70,6 +74,7 @@ impl Stage {
             Stage::Order => "sph.order",
             Stage::Reorder => "sph.reorder",
             Stage::Density => "sph.density",
+            Stage::Walls => "sph.walls",
             Stage::Pressure => "sph.pressure",
             Stage::Forces => "sph.forces",
             Stage::Timestep => "sph.timestep",

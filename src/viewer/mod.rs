@@ -486,7 +486,7 @@ impl Viewer {
                 .iter()
                 .map(|v| v.length())
                 .collect(),
-            ColorField::Density => self.sim.grid.read_f32(&b.density, n)?,
+            ColorField::Density => self.sim.grid.read_f32(&self.sim.fluid.fluid_density, n)?,
             ColorField::Pressure => self.sim.grid.read_f32(&self.sim.fluid.pressure_buf, n)?,
         };
         let (lo, hi) = values

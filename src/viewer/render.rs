@@ -325,7 +325,7 @@ impl Renderer {
                 uniform,
                 &b.positions,
                 &b.velocities,
-                &b.density,
+                &sim.fluid.fluid_density,
                 &sim.fluid.pressure_buf,
             ],
         );

@@ -1,0 +1,206 @@
+//! Stage `walls`, the CPU mirror of `shaders/walls.wgsl`: the tank's walls as mirrors.
+//!
+//! Inputs (slot order): positions, the `density` stage's densities, `slot_start`. Output: the
+//! density of every particle with the walls' mirror particles included (N).
+//!
+//! Method: mirror (ghost) particles, Colagrossi & Landrini (2003), "Numerical simulation of
+//! interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191, 448–475, §3.2.
+//! Within h of a wall a particle's kernel reaches past the wall where there is no fluid: its
+//! density falls short (by about 30% on the wall's first layer at h = 2s), its pressure, clamped
+//! at 0, vanishes, and nothing balances the pressure of the layers behind it, so wall particles
+//! are squeezed against whatever holds them (this is what kept a hydrostatic column jittering at
+//! the walls). Mirroring every neighbour across the wall fills the missing half of the kernel
+//! with fluid that has the neighbour's density and pressure and its velocity with the normal
+//! component negated (free slip): at an edge or corner the images across two or three walls
+//! (each non-empty subset of the near walls, bit `axis` reflecting that axis) are added too.
+//! A resting lattice half a spacing from a wall then continues exactly across it, and every
+//! particle has the density and pressure of the interior. The `forces` stage lets the same
+//! images push (see `forces::image_pairs`); this stage adds their density.
+//!
+//! Per axis only the nearer wall is mirrored, and only if it is closer than h, since farther
+//! images cannot reach the kernel. (A tank narrower than 2h, where both walls of an axis are
+//! within reach, gets the nearer one only.) An image within h of x_i always has its original
+//! within h of x_i: both lie on the fluid side of the wall, and reflecting x_j across it only
+//! lengthens the normal component of x_i − x_j. So the walk over x_i's own neighbour cells finds
+//! every image, and no extra query is needed.
+//!
+//! Worked example, h = 1, density_scale = 1, floor at y = 0, a lone particle at y = 0.25: its
+//! image at y = −0.25 is 0.5 away, so the density is 1 + (1 − 0.25)³ = 1.421875, as for a real
+//! pair at that distance.
+
+use glam::{BVec3, Vec3};
+use rayon::prelude::*;
+
+use super::density::{for_each_candidate, poly6_term};
+use crate::hash::distance2;
+use crate::params::{FluidParams, SimParams};
+
+/// The walls a particle mirrors across: per axis the nearer wall if it lies closer than h.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct WallPlanes {
+    /// Bit `axis` set: that axis has a wall within h.
+    pub mask: u32,
+    /// The wall's coordinate along each axis in the mask (0 elsewhere).
+    pub plane: Vec3,
+}
+
+/// The walls near `x` (WGSL `wall_planes`).
+#[inline]
+pub fn wall_planes(x: Vec3, h: f32, fp: &FluidParams) -> WallPlanes {
+    let mut w = WallPlanes::default();
+    for axis in 0..3 {
+        let below = x[axis] - fp.tank_min[axis];
+        let above = fp.tank_max[axis] - x[axis];
+        if below < h && below <= above {
+            w.mask |= 1 << axis;
+            w.plane[axis] = fp.tank_min[axis];
+        } else if above < h {
+            w.mask |= 1 << axis;
+            w.plane[axis] = fp.tank_max[axis];
+        }
+    }
+    w
+}
+
+/// The axes image `m` (1 to 7) reflects.
+#[inline]
+pub fn image_axes(m: u32) -> BVec3 {
+    BVec3::new(m & 1 != 0, m & 2 != 0, m & 4 != 0)
+}
+
+/// `x` reflected across the planes of the chosen axes: 2w − x there, x elsewhere.
+#[inline]
+pub fn reflect_across(x: Vec3, plane: Vec3, axes: BVec3) -> Vec3 {
+    Vec3::select(axes, 2.0 * plane - x, x)
+}
+
+/// The poly6 term of image `m` of `xk` seen from `x`; 0 unless m's walls are near and r² < h².
+#[inline]
+fn image_term(x: Vec3, xk: Vec3, walls: &WallPlanes, m: u32, sp: &SimParams) -> f32 {
+    if walls.mask & m != m {
+        return 0.0;
+    }
+    let r2 = distance2(x, reflect_across(xk, walls.plane, image_axes(m)));
+    if r2 < sp.h2 { poly6_term(r2, sp) } else { 0.0 }
+}
+
+/// All images of `xk`, one per non-empty subset m of the near walls, in decreasing m (the
+/// GPU's order: `m = (m − 1) & mask` enumerates the subsets).
+#[inline]
+fn images(x: Vec3, xk: Vec3, walls: &WallPlanes, sp: &SimParams) -> f32 {
+    let mut t = 0.0;
+    let mut m = walls.mask;
+    loop {
+        t += image_term(x, xk, walls, m, sp);
+        m = (m - 1) & walls.mask;
+        if m == 0 {
+            break t;
+        }
+    }
+}
+
+/// The density of slot-order particle `k` with its wall images.
+#[inline]
+pub fn wall_density_of(
+    k: usize,
+    sorted_pos: &[Vec3],
+    density: &[f32],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> f32 {
+    let x = sorted_pos[k];
+    let near = wall_planes(x, sp.h, fp);
+    let mut sum = 0.0f32;
+    if near.mask != 0 {
+        // An image is never nearer than its original: only neighbours' images can count.
+        for_each_candidate(x, sorted_pos, slot_start, sp, |j, r2| {
+            if r2 < sp.h2 {
+                sum += images(x, sorted_pos[j as usize], &near, sp);
+            }
+        });
+    }
+    density[k] + sp.density_scale * sum
+}
+
+/// Runs the walls stage.
+pub fn walls(
+    sorted_pos: &[Vec3],
+    density: &[f32],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec<f32> {
+    (0..sorted_pos.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|k| wall_density_of(k, sorted_pos, density, slot_start, sp, fp))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
+
+    fn setup(h: f32) -> (SimParams, FluidParams) {
+        let cfg = SphConfig::new(
+            2,
+            ConfigOverrides {
+                smoothing_radius: Some(h),
+                spacing: Some(0.5),
+                table_size: Some(1),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let mut sp = cfg.sim_params();
+        sp.density_scale = 1.0;
+        let fp = PhysicsConfig::default()
+            .fluid_params(&cfg, Vec3::ZERO, Vec3::splat(10.0), 1.0)
+            .unwrap();
+        (sp, fp)
+    }
+
+    #[test]
+    fn worked_example() {
+        let (sp, fp) = setup(1.0);
+        let pos = [Vec3::new(5.0, 0.25, 5.0)];
+        let d = walls(&pos, &[1.0], &[0, 1], &sp, &fp);
+        assert_eq!(d, vec![1.421875]);
+    }
+
+    #[test]
+    fn far_from_the_walls_nothing_changes() {
+        let (sp, fp) = setup(1.0);
+        let pos = [Vec3::new(5.0, 1.0, 5.0), Vec3::new(5.5, 1.0, 5.0)];
+        let d = walls(&pos, &[1.25, 1.5], &[0, 2], &sp, &fp);
+        assert_eq!(d, vec![1.25, 1.5]);
+    }
+
+    #[test]
+    fn a_corner_sees_all_seven_images() {
+        // At (0.25, 0.25, 0.25) the images sit 0.5 away across each wall, √0.5 away across
+        // each edge and √0.75 away across the corner.
+        let (sp, fp) = setup(1.0);
+        let pos = [Vec3::splat(0.25)];
+        let d = walls(&pos, &[1.0], &[0, 1], &sp, &fp)[0];
+        let want = 1.0 + 3.0 * 0.75f32.powi(3) + 3.0 * 0.5f32.powi(3) + 0.25f32.powi(3);
+        assert!((d - want).abs() < 1e-6, "{d} vs {want}");
+        let planes = wall_planes(pos[0], 1.0, &fp);
+        assert_eq!(planes.mask, 7);
+        assert_eq!(planes.plane, Vec3::ZERO);
+    }
+
+    #[test]
+    fn the_far_wall_mirrors_too() {
+        let (_, fp) = setup(1.0);
+        let w = wall_planes(Vec3::new(9.5, 5.0, 0.9), 1.0, &fp);
+        assert_eq!(w.mask, 0b101);
+        assert_eq!(w.plane, Vec3::new(10.0, 0.0, 0.0));
+        assert_eq!(
+            reflect_across(Vec3::new(9.5, 5.0, 0.9), w.plane, image_axes(w.mask)),
+            Vec3::new(10.5, 5.0, -0.9)
+        );
+    }
+}
