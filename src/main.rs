@@ -39,10 +39,10 @@ struct Cli {
     #[arg(long, value_name = "FILE", conflicts_with_all = ["cpu", "verify", "bench", "input", "output", "stats", "export_dir"])]
     screenshot: Option<PathBuf>,
     /// Frames to render before --screenshot saves.
-    #[arg(long, default_value_t = 10, value_name = "K")]
+    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     frames: u32,
     /// Simulation steps per rendered frame in the viewer.
-    #[arg(long, default_value_t = 2, value_name = "K")]
+    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
     substeps: u32,
     /// Field that colours the particles in the viewer.
     #[arg(long, value_enum, default_value_t = ColorField::Speed)]

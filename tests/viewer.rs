@@ -233,6 +233,42 @@ fn a_screenshot_that_is_not_png_is_refused_before_any_work() {
 }
 
 #[test]
+fn bad_viewer_flags_are_refused_in_one_line() {
+    for args in [
+        &["--headless", "--screenshot", "/no/such/dir/shot.png"][..],
+        &["--headless", "--screenshot", "x.png", "--frames", "0"],
+        &["--headless", "--screenshot", "x.png", "--substeps", "0"],
+        &[
+            "--headless",
+            "--screenshot",
+            "x.png",
+            "--window-size",
+            "0x10",
+        ],
+        &[
+            "--headless",
+            "--screenshot",
+            "x.png",
+            "--window-size",
+            "big",
+        ],
+        &[
+            "--headless",
+            "--screenshot",
+            "x.png",
+            "--color-by",
+            "vorticity",
+        ],
+        &["--present-mode", "vsync"],
+    ] {
+        let out = run(args, None);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.trim().lines().count(), 1, "{args:?}: {err}");
+    }
+}
+
+#[test]
 fn steps_without_headless_is_refused() {
     let out = run(&["--steps", "10"], None);
     assert_eq!(out.status.code(), Some(2));

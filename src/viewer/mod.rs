@@ -643,14 +643,25 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
     Ok(())
 }
 
-/// Rejects a screenshot path that is not a `.png` before any work is done.
+/// Rejects a screenshot path that is not a `.png`, or whose directory does not exist, before
+/// any work is done.
 pub fn check_png_path(path: &Path) -> Result<()> {
     match path.extension().and_then(|e| e.to_str()) {
-        Some(e) if e.eq_ignore_ascii_case("png") => Ok(()),
-        _ => Err(Error::input(format!(
-            "--screenshot {} must end in .png",
-            path.display()
+        Some(e) if e.eq_ignore_ascii_case("png") => {}
+        _ => {
+            return Err(Error::input(format!(
+                "--screenshot {} must end in .png",
+                path.display()
+            )));
+        }
+    }
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(Error::input(format!(
+            "--screenshot {}: the directory {} does not exist; create it first",
+            path.display(),
+            dir.display()
         ))),
+        _ => Ok(()),
     }
 }
 
