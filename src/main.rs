@@ -125,6 +125,13 @@ struct Cli {
         value_name = "E"
     )]
     restitution: f32,
+    /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
+    /// --input the particles' bounding box grown by 2h].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max")]
+    tank_min: Option<glam::Vec3>,
+    /// Upper corner of the tank, X,Y,Z in metres (with --steps).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_min")]
+    tank_max: Option<glam::Vec3>,
     /// Write one CSV row of statistics per step to FILE.
     #[arg(long, value_name = "FILE", requires = "headless")]
     stats: Option<PathBuf>,
@@ -163,6 +170,18 @@ enum PresentMode {
     Immediate,
     Mailbox,
     Fifo,
+}
+
+fn parse_point(s: &str) -> Result<glam::Vec3, String> {
+    let bad = || format!("expected X,Y,Z such as 0,0,0.5, got {s:?}");
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|c| c.trim().parse::<f32>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok(glam::Vec3::new(x, y, z)),
+        _ => Err(bad()),
+    }
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -264,6 +283,11 @@ fn physics(cli: &Cli) -> PhysicsConfig {
 
 /// The viewer: a window, or with `--headless --screenshot` an offscreen render.
 fn view(cli: &Cli) -> Result<Outcome, Error> {
+    if cli.tank_min.is_some() {
+        return Err(Error::input(
+            "the viewer uses its scene's tank: drop --tank-min/--tank-max, or add --headless --steps K",
+        ));
+    }
     if cli.steps > 0 {
         return Err(Error::input(
             "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
@@ -302,6 +326,11 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
 fn run(cli: &Cli) -> Result<Outcome, Error> {
     if !cli.headless || cli.screenshot.is_some() {
         return view(cli);
+    }
+    if cli.tank_min.is_some() && cli.steps == 0 {
+        return Err(Error::input(
+            "--tank-min/--tank-max bound the fluid of a --steps run: add --steps K",
+        ));
     }
     if cli.export_every == 0 {
         return Err(Error::input("--export-every must be ≥ 1"));
@@ -501,6 +530,21 @@ fn simulate(
         let pad = glam::Vec3::splat(2.0 * config.smoothing_radius);
         (lo - pad, hi + pad, hi - lo)
     });
+    let (tank_min, tank_max) = match (cli.tank_min, cli.tank_max) {
+        (Some(lo), Some(hi)) => {
+            if let Some(k) = positions
+                .iter()
+                .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
+            {
+                return Err(Error::input(format!(
+                    "particle {k} at {} lies outside the tank {lo} – {hi}: enlarge --tank-min/--tank-max",
+                    positions[k]
+                )));
+            }
+            (lo, hi)
+        }
+        _ => (tank_min, tank_max),
+    };
     let physics = physics(cli);
     let fp = physics.fluid_params(config, tank_min, tank_max, fluid_size.y)?;
     let geometry_line = describe(config, &fp, &physics, tank_min, tank_max, fluid_size);

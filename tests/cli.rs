@@ -402,3 +402,86 @@ fn bench_prints_its_table_and_json_with_brute_force() {
     assert!(brute["max_rel_diff"].as_f64().unwrap() < 1e-5, "{brute}");
     assert!(brute["all_pairs_ms"].as_f64().unwrap() > 0.0);
 }
+
+/// A resting block from a file in a tank given by --tank-min/--tank-max that fits it exactly:
+/// the run keeps every particle inside (stats column `outside`) and the tank is the one given.
+#[test]
+fn a_file_runs_in_the_tank_the_flags_give() {
+    let mut csv = String::from("x,y,z\n");
+    for j in 0..6 {
+        for k in 0..4 {
+            for i in 0..4 {
+                let p = |a: i32| (a as f32 + 0.5) * 0.01;
+                csv += &format!("{},{},{}\n", p(i), p(j), p(k));
+            }
+        }
+    }
+    let input = file("block.csv", csv.as_bytes());
+    let stats = tmp_dir().join("block_stats.csv");
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "--input",
+        input.to_str().unwrap(),
+        "--steps",
+        "30",
+        "--tank-min",
+        "0,0,0",
+        "--tank-max",
+        "0.04,0.12,0.04",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&stats).unwrap();
+    assert!(
+        text.starts_with("# tank (0.0000, 0.0000, 0.0000) to (0.0400, 0.1200, 0.0400)"),
+        "{text}"
+    );
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), 30);
+    assert!(
+        rows.iter().all(|r| r.ends_with(",0")),
+        "a particle left the tank"
+    );
+}
+
+#[test]
+fn a_tank_that_misses_a_particle_or_is_malformed_is_refused() {
+    let input = file("one.csv", b"x,y,z\n0.5,0.5,0.5\n0.1,0.1,0.1\n");
+    let base = [
+        "--headless",
+        "--cpu",
+        "--input",
+        input.to_str().unwrap(),
+        "--steps",
+        "1",
+    ];
+    let with = |extra: &[&'static str]| -> Vec<String> {
+        base.iter()
+            .map(|s| s.to_string())
+            .chain(extra.iter().map(|s| s.to_string()))
+            .collect()
+    };
+    for (extra, needle) in [
+        (
+            &["--tank-min", "0,0,0", "--tank-max", "0.3,1,1"][..],
+            "outside the tank",
+        ),
+        (&["--tank-min", "0,0", "--tank-max", "1,1,1"], "X,Y,Z"),
+        (&["--tank-min", "0,0,nan", "--tank-max", "1,1,1"], "X,Y,Z"),
+        (&["--tank-min", "0,0,0"], "--tank-max"),
+    ] {
+        let args = with(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        assert_usage_error(&args, needle);
+    }
+}
