@@ -21,7 +21,8 @@ struct SimParams {
     n: u32,
     table_size: u32,
     table_mask: u32,
-    _pad0: u32,
+    // Places per density group (src/params.rs group_size), at most GROUP.
+    group_size: u32,
     h: f32,
     inv_h: f32,
     h2: f32,

@@ -2,7 +2,8 @@
 // sums run in a fixed order and GPU densities are bitwise reproducible run to run.
 // Inputs: particle_slot (N), slot_start (T + 1), unordered_ids (N). Output: sorted_ids (N).
 // Each particle's place is its slot's start plus the number of smaller ids in its slot.
-// Also lists the density pass's groups: every slot cut into runs of GROUP places, each as
+// Also lists the density pass's groups: every slot cut into runs of params.group_size places
+// (GROUP = 8, or 1 in crowded tables: src/params.rs group_size), each as
 // [first, end) in slot order, appended in any order (the set is deterministic, the order of the
 // list is not and changes no result). group_args = (workgroups, 1, 1, groups), reset to
 // (0, 1, 1, 0) before the pass, is the density pass's indirect dispatch: exactly one
@@ -43,9 +44,9 @@ fn order(@builtin(global_invocation_id) gid: vec3<u32>) {
         place = place + smaller(k, i);
     }
     sorted_ids[place] = i;
-    if (place - begin) % GROUP == 0u {
+    if (place - begin) % params.group_size == 0u {
         let g = atomicAdd(&group_args[3], 1u);
-        group_range[g] = vec2<u32>(place, min(place + GROUP, end));
+        group_range[g] = vec2<u32>(place, min(place + params.group_size, end));
         if g % WORKGROUP_SIZE == 0u {
             atomicAdd(&group_args[0], 1u);
         }

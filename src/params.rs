@@ -186,7 +186,7 @@ impl SphConfig {
             n: self.particles,
             table_size: self.table_size,
             table_mask: self.table_size - 1,
-            _pad0: 0,
+            group_size: group_size(self.particles, self.table_size),
             h,
             inv_h: (1.0 / h64) as f32,
             h2: h * h,
@@ -194,6 +194,19 @@ impl SphConfig {
             density_scale: (self.particle_mass as f64 * poly6_norm) as f32,
             _pad1: [0.0; 3],
         }
+    }
+}
+
+/// The density group size for N particles in T slots: [`GROUP`](crate::gpu::neighbours::GROUP)
+/// normally, 1 when slots are crowded (N > 64 T). A group walks once per distinct query range
+/// among its members; in a crowded slot the members come from different cells, so a group of
+/// 8 would walk the whole slot up to 8 times, past lavapipe's loop budget at T = 1 already
+/// for 30 000 particles. Groups of one walk it once, as a per-particle pass would.
+pub fn group_size(particles: u32, table_size: u32) -> u32 {
+    if particles as u64 > 64 * table_size as u64 {
+        1
+    } else {
+        crate::gpu::neighbours::GROUP
     }
 }
 
@@ -208,8 +221,9 @@ pub struct SimParams {
     pub table_size: u32,
     /// T − 1, the mask that replaces a modulo.
     pub table_mask: u32,
-    #[doc(hidden)]
-    pub _pad0: u32,
+    /// Places per density group: `order` cuts every slot into runs of this many (1 to
+    /// [`GROUP`](crate::gpu::neighbours::GROUP)); see [`group_size`].
+    pub group_size: u32,
     /// Smoothing radius h.
     pub h: f32,
     /// 1/h, rounded once on the host; cells are `floor(p * inv_h)` on both paths.
@@ -417,6 +431,16 @@ pub fn validate_velocities(velocities: &[Vec3], what: &str) -> Result<()> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn group_size_is_eight_unless_slots_are_crowded() {
+        assert_eq!(group_size(100_000, 262_144), crate::gpu::neighbours::GROUP);
+        assert_eq!(group_size(64, 1), crate::gpu::neighbours::GROUP);
+        assert_eq!(group_size(65, 1), 1);
+        assert_eq!(group_size(100_000, 1024), 1);
+        let cfg = SphConfig::new(1000, ConfigOverrides::default()).unwrap();
+        assert_eq!(cfg.sim_params().group_size, crate::gpu::neighbours::GROUP);
+    }
+
     use super::*;
 
     #[test]

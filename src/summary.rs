@@ -154,7 +154,12 @@ impl Summary {
         let total = start.elapsed();
         let slot_start = gpu.read_u32(&gpu.bufs.slot_start, config.table_size as usize + 1)?;
         let mut s = Self::new("gpu", source, config, &slot_start, &density);
-        crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, config.particles, s.largest_slot)?;
+        crate::gpu::neighbours::check_loop_budget(
+            &gpu.ctx.info,
+            config.particles,
+            s.largest_slot,
+            config.sim_params().group_size,
+        )?;
         s.adapter = Some(crate::gpu::context::describe(&gpu.ctx.info));
         if let Some(timer) = &gpu.timer {
             let times = timer.read_ms(&gpu.ctx)?;

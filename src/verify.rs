@@ -196,7 +196,7 @@ pub fn verify(
     let t = params.table_size as usize;
     let grid = Grid::build(positions, params);
     let largest = grid.counts.iter().copied().max().unwrap_or(0);
-    crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest)?;
+    crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest, params.group_size)?;
     let state = Particles::new(positions.to_vec(), vec![Vec3::ZERO; n]);
     let sorted = cpu::reorder::reorder(&state, &grid.sorted_ids);
     let sorted_density = cpu::density::density(&sorted.pos, &grid.slot_start, params).density;
@@ -245,7 +245,7 @@ pub fn verify(
     };
     let mut got: Vec<[u32; 2]> = raw.chunks(2).map(|c| [c[0], c[1]]).collect();
     got.sort_unstable();
-    let want = cpu::order::groups(&grid.slot_start);
+    let want = cpu::order::groups(&grid.slot_start, params.group_size);
     rows.push(compare_exact("order.groups", &got.concat(), &want.concat()));
 
     // reorder: from the CPU's sorted ids.
@@ -333,7 +333,12 @@ pub fn verify_steps(
     for _ in 0..steps {
         let trace = cpu::step::step(&state, sp, fp);
         let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
-        crate::gpu::neighbours::check_loop_budget(&sim.grid.ctx.info, sp.n, largest)?;
+        crate::gpu::neighbours::check_loop_budget(
+            &sim.grid.ctx.info,
+            sp.n,
+            largest,
+            sp.group_size,
+        )?;
         sim.upload(&state);
         sim.step(1)?;
         let b = &sim.grid.bufs;

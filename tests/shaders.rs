@@ -49,7 +49,7 @@ fn sim_params_matches_its_rust_twin() {
             "n",
             "table_size",
             "table_mask",
-            "_pad0",
+            "group_size",
             "h",
             "inv_h",
             "h2",

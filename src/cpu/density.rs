@@ -457,7 +457,7 @@ mod tests {
             n: 0,
             table_size: t,
             table_mask: t - 1,
-            _pad0: 0,
+            group_size: crate::gpu::neighbours::GROUP,
             h,
             inv_h: 1.0 / h,
             h2: h * h,

@@ -38,16 +38,18 @@ pub fn order(slots: &[u32], slot_start: &[u32], unordered: &[u32]) -> Vec<u32> {
     ids
 }
 
-/// The density groups of a grid: every slot's places cut into runs of [`GROUP`], as
-/// `[first, end)`, in slot order. Worked example: slot_start [0, 10, 10, 13] →
+/// The density groups of a grid: every slot's places cut into runs of `size` places (the
+/// `group_size` of [`SimParams`](crate::params::SimParams), at most [`GROUP`]), as
+/// `[first, end)`, in slot order. Worked example, size 8: slot_start [0, 10, 10, 13] →
 /// [0, 8], [8, 10], [10, 13].
-pub fn groups(slot_start: &[u32]) -> Vec<[u32; 2]> {
+pub fn groups(slot_start: &[u32], size: u32) -> Vec<[u32; 2]> {
+    let size = size.clamp(1, GROUP);
     slot_start
         .windows(2)
         .flat_map(|w| {
             (w[0]..w[1])
-                .step_by(GROUP as usize)
-                .map(move |a| [a, (a + GROUP).min(w[1])])
+                .step_by(size as usize)
+                .map(move |a| [a, (a + size).min(w[1])])
         })
         .collect()
 }
@@ -63,7 +65,8 @@ mod tests {
             vec![0, 2, 1]
         );
         assert_eq!(order(&[0, 0, 0], &[0, 3], &[2, 0, 1]), vec![0, 1, 2]);
-        assert_eq!(groups(&[0, 2, 2, 3, 3]), vec![[0, 2], [2, 3]]);
-        assert_eq!(groups(&[0, 10, 10, 13]), vec![[0, 8], [8, 10], [10, 13]]);
+        assert_eq!(groups(&[0, 2, 2, 3, 3], 8), vec![[0, 2], [2, 3]]);
+        assert_eq!(groups(&[0, 10, 10, 13], 8), vec![[0, 8], [8, 10], [10, 13]]);
+        assert_eq!(groups(&[0, 3], 1), vec![[0, 1], [1, 2], [2, 3]]);
     }
 }

@@ -254,15 +254,21 @@ pub const UNROLL: u64 = 4;
 pub const LLVMPIPE_LOOP_LIMIT: u64 = 65_535;
 
 /// On llvmpipe, fails when a query could run past the driver's loop limit, which would
-/// silently truncate the walk. `largest_slot` is the fullest slot after a build.
-pub fn check_loop_budget(info: &wgpu::AdapterInfo, n: u32, largest_slot: u32) -> Result<()> {
+/// silently truncate the walk. `largest_slot` is the fullest slot after a build, `group_size`
+/// the density group size of the run's [`SimParams`].
+pub fn check_loop_budget(
+    info: &wgpu::AdapterInfo,
+    n: u32,
+    largest_slot: u32,
+    group_size: u32,
+) -> Result<()> {
     if !info.name.to_lowercase().contains("llvmpipe") {
         return Ok(());
     }
     let candidates = (n as u64).min(27 * largest_slot as u64);
-    // A density group walks once per distinct query range among its members: at most GROUP
-    // rounds, and only as many as the fullest slot has particles.
-    let rounds = (GROUP as u64).min(largest_slot.max(1) as u64);
+    // A density group walks once per distinct query range among its members: at most
+    // group_size rounds, and only as many as the fullest slot has particles.
+    let rounds = (group_size.clamp(1, GROUP) as u64).min(largest_slot.max(1) as u64);
     // Per round: unrolled iterations, the at most UNROLL − 1 tail iterations of each of 27
     // slots, and the cell and de-duplication loops.
     let iterations = rounds * (candidates / UNROLL + 27 * UNROLL + 600);
