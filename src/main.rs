@@ -387,17 +387,11 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     };
     let n = u32::try_from(positions.len())
         .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
-    let mut config = SphConfig::new(n, overrides)?;
-    if cli.steps > 0 && cli.particle_mass.is_none() {
-        // A fluid starts at rest density: see SphConfig::lattice_mass.
-        config = SphConfig::new(
-            n,
-            ConfigOverrides {
-                particle_mass: Some(config.lattice_mass()),
-                ..overrides
-            },
-        )?;
-    }
+    let config = if cli.steps > 0 {
+        SphConfig::for_fluid(n, overrides)?
+    } else {
+        SphConfig::new(n, overrides)?
+    };
     validate_positions(&positions, config.smoothing_radius, "particle")?;
     validate_velocities(&velocities, "particle")?;
     let params = config.sim_params();

@@ -153,6 +153,22 @@ impl SphConfig {
         Ok(config)
     }
 
+    /// The configuration of a fluid run: as [`SphConfig::new`], but without a user-set mass the
+    /// particle mass is [`SphConfig::lattice_mass`], so the fluid starts at rest density.
+    pub fn for_fluid(particles: u32, o: ConfigOverrides) -> Result<Self> {
+        let cfg = Self::new(particles, o)?;
+        match o.particle_mass {
+            Some(_) => Ok(cfg),
+            None => Self::new(
+                particles,
+                ConfigOverrides {
+                    particle_mass: Some(cfg.lattice_mass()),
+                    ..o
+                },
+            ),
+        }
+    }
+
     /// The particle mass that puts an infinite cubic lattice of spacing s exactly at ρ0
     /// (ρ0 / Σ_lattice W_poly6). `ρ0 s³` leaves such a lattice about 1% denser than ρ0 at
     /// h = 2s, and in a fluid step that excess is stored pressure that turns into motion.

@@ -1,6 +1,7 @@
-//! From user settings to a ready simulation: the configuration, the scene, the fluid parameters
-//! and the one-line description of the geometry. The headless runner and the viewer both start
-//! here, so a scene means the same thing in either.
+//! From user settings to a ready simulation: the configuration, the scene and the fluid
+//! parameters (the viewer's start and restart), and the one-line description of a run's
+//! geometry (printed by the headless runner, shown in `--stats`). Both front ends take the fluid
+//! configuration from [`SphConfig::for_fluid`], so a scene means the same thing in either.
 
 use glam::Vec3;
 
@@ -49,22 +50,11 @@ impl Setup {
     /// an oversized request fails before the particles are made.
     pub fn new(opts: &SetupOptions, limits: Option<&wgpu::Limits>) -> Result<Self> {
         let n = opts.particles;
-        let cfg = SphConfig::new(n, opts.overrides)?;
+        let config = SphConfig::for_fluid(n, opts.overrides)?;
         if let Some(limits) = limits {
-            check_limits(limits, cfg.particles, cfg.table_size)?;
+            check_limits(limits, config.particles, config.table_size)?;
         }
-        let scene = Scene::new(opts.scene, n as usize, cfg.spacing, opts.seed);
-        // A fluid starts at rest density: see SphConfig::lattice_mass.
-        let config = match opts.overrides.particle_mass {
-            Some(_) => cfg,
-            None => SphConfig::new(
-                n,
-                ConfigOverrides {
-                    particle_mass: Some(cfg.lattice_mass()),
-                    ..opts.overrides
-                },
-            )?,
-        };
+        let scene = Scene::new(opts.scene, n as usize, config.spacing, opts.seed);
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
         let fluid_params = opts.physics.fluid_params(

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use glam::{Vec2, Vec3};
+use glam::Vec3;
 
 use crate::cpu::interact::InteractParams;
 use crate::gpu::GpuContext;
@@ -663,9 +663,4 @@ pub fn check_png_path(path: &Path) -> Result<()> {
         ))),
         _ => Ok(()),
     }
-}
-
-/// The world-space ray (origin, unit direction) through pixel `cursor` of a `size` viewport.
-pub fn cursor_ray(camera: &OrbitCamera, cursor: Vec2, size: (u32, u32)) -> (Vec3, Vec3) {
-    camera.ray(cursor, Vec2::new(size.0 as f32, size.1 as f32))
 }

@@ -13,7 +13,7 @@ use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
 use winit::keyboard::{Key, ModifiersState, NamedKey};
 use winit::window::{Window, WindowId};
 
-use super::{Viewer, ViewerOptions, check_png_path, cursor_ray};
+use super::{Viewer, ViewerOptions, check_png_path};
 use crate::gpu::GpuContext;
 use crate::gpu::context::pick_adapter;
 use crate::{Error, Result};
@@ -265,8 +265,12 @@ impl WindowState {
 
     fn update_mouse_force(&mut self) {
         let ctrl = self.mouse.modifiers.control_key();
-        let ray = (ctrl && (self.mouse.left || self.mouse.right))
-            .then(|| cursor_ray(self.viewer.camera(), self.mouse.cursor, self.size()));
+        let ray = (ctrl && (self.mouse.left || self.mouse.right)).then(|| {
+            let (w, h) = self.size();
+            self.viewer
+                .camera()
+                .ray(self.mouse.cursor, Vec2::new(w as f32, h as f32))
+        });
         self.viewer.set_mouse_force(ray, self.mouse.left);
     }
 
