@@ -51,6 +51,35 @@ struct FluidParams {
     _pad0: f32,
 }
 
+// The DFSPH uniform block (src/params.rs DfsphParams, field for field).
+struct DfsphParams {
+    kernel_w: f32,
+    kernel_grad: f32,
+    spacing: f32,
+    cfl: f32,
+    dt_min: f32,
+    dt_max: f32,
+    eta_v: f32,
+    eta_d: f32,
+    max_iterations: u32,
+    min_neighbours: u32,
+    blocks: u32,
+    dt_fixed: f32,
+    kernel_w6: f32,
+    kernel_grad3: f32,
+    kernel_grad2: f32,
+    _pad: f32,
+}
+
+// Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant
+// density; its fewest iterations and tolerance.
+struct SolveParams {
+    which: u32,
+    min_iterations: u32,
+    eta: f32,
+    _pad: u32,
+}
+
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.
 fn cell_of(p: vec3<f32>, inv_h: f32) -> vec3<i32> {
     return vec3<i32>(floor(p * inv_h));
@@ -110,6 +139,13 @@ fn reflect_across(x: vec3<f32>, plane: vec3<f32>, axes: vec3<bool>) -> vec3<f32>
     return select(x, 2.0 * plane - x, axes);
 }
 
+// The velocity of an image across the walls of `axes` in the kinematic terms: free slip, the
+// normal components reflected (in the viscous terms it is -v, no slip; src/cpu/walls.rs
+// image_velocity gives the wall model).
+fn image_velocity(v: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
+    return select(v, -v, axes);
+}
+
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27
 // around p; see src/hash.rs query_range for why not simply cell_of(p) ± 1).
 fn query_lo(p: vec3<f32>, params: SimParams) -> vec3<i32> {
@@ -120,41 +156,22 @@ fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
     return min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
 }
 
-// Slot de-duplication of a query walk without a private array (an indexed private array is
-// slow on llvmpipe, where every invocation's copy is read lane by lane). Two 64-bit filters
-// remember the slots visited so far; a slot missing from either was not visited before (the
-// common case). When both say "maybe", the slots of the cells before `c` in walk order are
-// recomputed and compared, so the answer is exact: false when an earlier cell of the query
-// already mapped to slot s (hash aliasing), and the caller skips it and counts nobody twice.
-struct Visited {
-    a: vec2<u32>,
-    b: vec2<u32>,
-}
+// The fixed reduction tree of one workgroup (src/cpu/dfsph.rs block_sums, block_maxima):
+// s[l] += s[l + half] (and the max) for half = 128, 64, ..., 1; lane 0 ends with the block's
+// sum and max. Every invocation of the workgroup must call it (it holds barriers).
+var<workgroup> red_sum: array<f32, WORKGROUP_SIZE>;
+var<workgroup> red_max: array<f32, WORKGROUP_SIZE>;
 
-fn first_visit(v: ptr<function, Visited>, s: u32, c: vec3<i32>, lo: vec3<i32>, hi: vec3<i32>, mask: u32) -> bool {
-    let ka = s & 63u;
-    let kb = (s * 2654435761u) >> 26u;
-    let bit_a = 1u << (ka & 31u);
-    let bit_b = 1u << (kb & 31u);
-    let word_a = select((*v).a.x, (*v).a.y, ka >= 32u);
-    let word_b = select((*v).b.x, (*v).b.y, kb >= 32u);
-    let maybe = (word_a & bit_a) != 0u && (word_b & bit_b) != 0u;
-    if ka >= 32u { (*v).a.y = (*v).a.y | bit_a; } else { (*v).a.x = (*v).a.x | bit_a; }
-    if kb >= 32u { (*v).b.y = (*v).b.y | bit_b; } else { (*v).b.x = (*v).b.x | bit_b; }
-    if !maybe {
-        return true;
-    }
-    for (var z = lo.z; z <= c.z; z = z + 1) {
-        for (var y = lo.y; y <= hi.y; y = y + 1) {
-            for (var x = lo.x; x <= hi.x; x = x + 1) {
-                if x == c.x && y == c.y && z == c.z {
-                    return true;
-                }
-                if hash_cell(vec3<i32>(x, y, z), mask) == s {
-                    return false;
-                }
-            }
+fn reduce_block(l: u32, s: f32, m: f32) -> vec2<f32> {
+    red_sum[l] = s;
+    red_max[l] = m;
+    workgroupBarrier();
+    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half >> 1u) {
+        if l < half {
+            red_sum[l] = red_sum[l] + red_sum[l + half];
+            red_max[l] = max(red_max[l], red_max[l + half]);
         }
+        workgroupBarrier();
     }
-    return true;
+    return vec2<f32>(red_sum[0], red_max[0]);
 }

@@ -10,7 +10,8 @@
 // over j ≠ i with r² < h² (Müller et al. 2003), walked exactly as the density walks them.
 // Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: within h of a
 // wall each candidate also pushes through its mirror images across the near walls (images 1 to
-// 7, see stage `walls`), with its density and pressure and velocity −v_k (no slip).
+// 7, see stage `walls`), with its density and pressure and velocity -v_k in the viscous
+// terms (no slip; src/cpu/walls.rs image_velocity gives the wall model).
 // Worked example, h = 1, m = 1, ρ = p = 1, no viscosity or gravity: particles at x = 0 and 0.5
 // push apart with a = ±(1 + 1) · 45/π · 0.25 · 1 = ±7.16 along x.
 
@@ -57,7 +58,7 @@ fn pair(i: u32, k: u32) -> vec3<f32> {
 }
 
 // The push of image m of particle k (mirrored across m's walls, see stage `walls`): k's density
-// and pressure, velocity −v_k (no slip). Zero unless m's walls are all near and the image lies
+// and pressure, velocity -v_k (no slip, viscous terms only). Zero unless m's walls are all near and the image lies
 // within h. k = i counts: a particle sees its own image.
 fn image_pair(i: u32, k: u32, walls: WallPlanes, m: u32) -> vec3<f32> {
     if (walls.mask & m) != m {
@@ -95,39 +96,29 @@ fn candidate(i: u32, k: u32, walls: WallPlanes) -> vec3<f32> {
     return c;
 }
 
+struct Walker {
+    i: u32,
+    walls: WallPlanes,
+    a: vec3<f32>,
+}
+
+fn begin_round(first: u32, len: u32, members: u32) -> Walker {
+    return Walker(first, wall_planes(sorted_pos[first].xyz, params.h, fluid), vec3<f32>(0.0));
+}
+
+fn visit(w: ptr<function, Walker>, k: u32) {
+    (*w).a = (*w).a + candidate((*w).i, k, (*w).walls);
+}
+
+fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
+    accel[first] = vec4<f32>((*w).a + fluid.gravity.xyz, 0.0);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {
         return;
     }
-    let p = sorted_pos[i].xyz;
-    let lo = query_lo(p, params);
-    let hi = query_hi(p, lo, params);
-    var visited = Visited(vec2<u32>(0u), vec2<u32>(0u));
-    let walls = wall_planes(p, params.h, fluid);
-    var a = vec3<f32>(0.0);
-    for (var cz = lo.z; cz <= hi.z; cz = cz + 1) {
-        for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
-            for (var cx = lo.x; cx <= hi.x; cx = cx + 1) {
-                let c = vec3<i32>(cx, cy, cz);
-                let s = hash_cell(c, params.table_mask);
-                if !first_visit(&visited, s, c, lo, hi, params.table_mask) {
-                    continue;
-                }
-                let end = slot_start[s + 1u];
-                var k = slot_start[s];
-                for (; k + UNROLL <= end; k = k + UNROLL) {
-                    a = a + candidate(i, k + 0u, walls);
-                    a = a + candidate(i, k + 1u, walls);
-                    a = a + candidate(i, k + 2u, walls);
-                    a = a + candidate(i, k + 3u, walls);
-                }
-                for (; k < end; k = k + 1u) {
-                    a = a + candidate(i, k, walls);
-                }
-            }
-        }
-    }
-    accel[i] = vec4<f32>(a + fluid.gravity.xyz, 0.0);
+    walk_one(i);
 }

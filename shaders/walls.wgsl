@@ -44,43 +44,37 @@ fn images(x: vec3<f32>, near: WallPlanes, k: u32) -> f32 {
     return t;
 }
 
+struct Walker {
+    x: vec3<f32>,
+    near: WallPlanes,
+    sum: f32,
+}
+
+fn begin_round(first: u32, len: u32, members: u32) -> Walker {
+    let x = sorted_pos[first].xyz;
+    return Walker(x, wall_planes(x, params.h, fluid), 0.0);
+}
+
+fn visit(w: ptr<function, Walker>, k: u32) {
+    (*w).sum = (*w).sum + images((*w).x, (*w).near, k);
+}
+
+fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
+    fluid_density[first] = particle_density[first] + params.density_scale * (*w).sum;
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn walls(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
     if i >= params.n {
         return;
     }
-    let x = sorted_pos[i].xyz;
-    let near = wall_planes(x, params.h, fluid);
-    var sum = 0.0;
     // A mirror image within h of x has its original within h of x (the wall lies between
-    // them), so the walk over x's own neighbour cells finds every image.
-    if near.mask != 0u {
-        let lo = query_lo(x, params);
-        let hi = query_hi(x, lo, params);
-        var visited = Visited(vec2<u32>(0u), vec2<u32>(0u));
-        for (var cz = lo.z; cz <= hi.z; cz = cz + 1) {
-            for (var cy = lo.y; cy <= hi.y; cy = cy + 1) {
-                for (var cx = lo.x; cx <= hi.x; cx = cx + 1) {
-                    let c = vec3<i32>(cx, cy, cz);
-                    let s = hash_cell(c, params.table_mask);
-                    if !first_visit(&visited, s, c, lo, hi, params.table_mask) {
-                        continue;
-                    }
-                    let end = slot_start[s + 1u];
-                    var k = slot_start[s];
-                    for (; k + UNROLL <= end; k = k + UNROLL) {
-                        sum = sum + images(x, near, k + 0u);
-                        sum = sum + images(x, near, k + 1u);
-                        sum = sum + images(x, near, k + 2u);
-                        sum = sum + images(x, near, k + 3u);
-                    }
-                    for (; k < end; k = k + 1u) {
-                        sum = sum + images(x, near, k);
-                    }
-                }
-            }
-        }
+    // them), so the walk over x's own neighbour cells finds every image; away from the walls
+    // there is nothing to walk for.
+    if wall_planes(sorted_pos[i].xyz, params.h, fluid).mask != 0u {
+        walk_one(i);
+    } else {
+        fluid_density[i] = particle_density[i];
     }
-    fluid_density[i] = particle_density[i] + params.density_scale * sum;
 }

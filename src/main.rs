@@ -8,8 +8,8 @@ use std::sync::Arc;
 use clap::Parser;
 use gpu_sph::gpu::{GpuContext, GpuNeighbours, check_limits};
 use gpu_sph::params::{
-    ConfigOverrides, PhysicsConfig, SphConfig, validate_positions, validate_table_size,
-    validate_velocities,
+    ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SphConfig, validate_positions,
+    validate_table_size, validate_velocities,
 };
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::setup::{SetupOptions, describe};
@@ -125,6 +125,46 @@ struct Cli {
         value_name = "E"
     )]
     restitution: f32,
+    /// Largest time step in seconds (both solvers).
+    #[arg(
+        long,
+        default_value_t = 5e-3,
+        allow_hyphen_values = true,
+        value_name = "SECONDS"
+    )]
+    dt_max: f32,
+    /// Smallest time step in seconds (DFSPH).
+    #[arg(
+        long,
+        default_value_t = 1e-6,
+        allow_hyphen_values = true,
+        value_name = "SECONDS"
+    )]
+    dt_min: f32,
+    /// Pressure solver: wcsph (weakly compressible) or dfsph (divergence-free, incompressible).
+    #[arg(long, value_enum, default_value_t = Solver::Wcsph)]
+    solver: Solver,
+    /// DFSPH divergence-free solve tolerance: mean of max(Dρ/Dt, 0)·dt/ρ0, as a fraction
+    /// (0.001 = 0.1%).
+    #[arg(
+        long,
+        default_value_t = 1e-3,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    divergence_tolerance: f32,
+    /// DFSPH constant-density solve tolerance: mean of max(ρ*/ρ0 − 1, 0), as a fraction
+    /// (0.0001 = 0.01%).
+    #[arg(
+        long,
+        default_value_t = 1e-4,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    density_tolerance: f32,
+    /// Most iterations of each DFSPH solve per step.
+    #[arg(long, default_value_t = 100, value_name = "K")]
+    max_iterations: u32,
     /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
     /// --input the particles' bounding box grown by 2h].
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max")]
@@ -269,6 +309,15 @@ fn overrides(cli: &Cli) -> ConfigOverrides {
     }
 }
 
+fn dfsph_config(cli: &Cli) -> DfsphConfig {
+    DfsphConfig {
+        divergence_tolerance: cli.divergence_tolerance,
+        density_tolerance: cli.density_tolerance,
+        max_iterations: cli.max_iterations,
+        dt_min: cli.dt_min,
+    }
+}
+
 fn physics(cli: &Cli) -> PhysicsConfig {
     PhysicsConfig {
         gravity: cli.gravity,
@@ -278,6 +327,7 @@ fn physics(cli: &Cli) -> PhysicsConfig {
         cfl: cli.cfl,
         dt: cli.dt,
         restitution: cli.restitution,
+        dt_max: cli.dt_max,
     }
 }
 
@@ -388,7 +438,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     let n = u32::try_from(positions.len())
         .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
     let config = if cli.steps > 0 {
-        SphConfig::for_fluid(n, overrides)?
+        SphConfig::for_solver(n, overrides, cli.solver)?
     } else {
         SphConfig::new(n, overrides)?
     };
@@ -541,7 +591,17 @@ fn simulate(
     };
     let physics = physics(cli);
     let fp = physics.fluid_params(config, tank_min, tank_max, fluid_size.y)?;
-    let geometry_line = describe(config, &fp, &physics, tank_min, tank_max, fluid_size);
+    let dp = match cli.solver {
+        Solver::Dfsph => Some(dfsph_config(cli).params(config, &physics)?),
+        Solver::Wcsph => None,
+    };
+    let mut geometry_line = describe(config, &fp, &physics, tank_min, tank_max, fluid_size);
+    if let Some(dp) = &dp {
+        geometry_line += &format!(
+            "; solver DFSPH: cubic spline, η_v {}, η {}, at most {} iterations, dt {}..{} s, λ {}",
+            dp.eta_v, dp.eta_d, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
+        );
+    }
     if !cli.json {
         println!(
             "gpu-sph: {} particles from {source}, {} steps",
@@ -552,14 +612,23 @@ fn simulate(
     let state = Particles::new(positions, velocities);
     let mut backend: Box<dyn run::Backend> = match &ctx {
         Some(ctx) => {
-            let sim = gpu_sph::gpu::fluid::Simulation::new(ctx.clone(), &params, &fp, &state)?;
+            let sim = gpu_sph::gpu::fluid::Simulation::with_solver(
+                ctx.clone(),
+                &params,
+                &fp,
+                dp.as_ref(),
+                &state,
+            )?;
             if cli.verify {
-                let report = verify::verify_steps(&sim, &state, cli.steps, cli.tolerance)?;
+                let report = match &dp {
+                    Some(_) => verify::verify_dfsph_steps(&sim, &state, cli.steps, cli.tolerance)?,
+                    None => verify::verify_steps(&sim, &state, cli.steps, cli.tolerance)?,
+                };
                 return print_report(cli, &report);
             }
             Box::new(sim)
         }
-        None => Box::new(run::CpuSimulation::new(params, fp, state)),
+        None => Box::new(run::CpuSimulation::with_solver(params, fp, dp, state)),
     };
     let mut stats_file = match &cli.stats {
         Some(path) => {
@@ -621,6 +690,17 @@ fn simulate(
             let v = serde_json::json!({ "particles": config.particles, "steps": cli.steps, "wall_s": wall, "geometry": geometry_line, "last": st });
             println!("{v}");
         } else {
+            if cli.solver == Solver::Dfsph {
+                println!(
+                    "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
+                    st.iterations_v,
+                    st.iterations_d,
+                    st.residual_v,
+                    st.residual_d,
+                    st.density_error_mean,
+                    st.density_error_max
+                );
+            }
             println!(
                 "after {} steps (t = {:.5} s, {:.2} ms/step): KE {:.4e} J, PE {:.4e} J, max speed {:.4} m/s, density {:.2}/{:.2}/{:.2}, front x = {:.4} m, outside {}",
                 st.step,

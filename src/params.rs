@@ -190,6 +190,48 @@ impl SphConfig {
         (self.rest_density as f64 / sum) as f32
     }
 
+    /// The particle mass that puts an infinite cubic lattice of spacing s exactly at ρ0 under
+    /// the cubic spline kernel of support h (the DFSPH density), ρ0 / Σ_lattice W_cubic.
+    pub fn lattice_mass_cubic(&self) -> f32 {
+        let (s, h) = (self.spacing as f64, self.smoothing_radius as f64);
+        let reach = (h / s).ceil() as i64;
+        let k = 8.0 / (std::f64::consts::PI * h.powi(3));
+        let mut sum = 0.0;
+        for i in -reach..=reach {
+            for j in -reach..=reach {
+                for l in -reach..=reach {
+                    let q = (((i * i + j * j + l * l) as f64).sqrt() * s) / h;
+                    sum += if q <= 0.5 {
+                        k * (6.0 * q * q * q - 6.0 * q * q + 1.0)
+                    } else if q < 1.0 {
+                        k * 2.0 * (1.0 - q).powi(3)
+                    } else {
+                        0.0
+                    };
+                }
+            }
+        }
+        (self.rest_density as f64 / sum) as f32
+    }
+
+    /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
+    /// lattice mass of the solver's density kernel (poly6 for WCSPH, cubic spline for DFSPH).
+    pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
+        match (solver, o.particle_mass) {
+            (Solver::Wcsph, _) | (Solver::Dfsph, Some(_)) => Self::for_fluid(particles, o),
+            (Solver::Dfsph, None) => {
+                let cfg = Self::new(particles, o)?;
+                Self::new(
+                    particles,
+                    ConfigOverrides {
+                        particle_mass: Some(cfg.lattice_mass_cubic()),
+                        ..o
+                    },
+                )
+            }
+        }
+    }
+
     /// The uniform block for this configuration.
     pub fn sim_params(&self) -> SimParams {
         let h = self.smoothing_radius;
@@ -309,6 +351,8 @@ pub struct PhysicsConfig {
     pub dt: Option<f32>,
     /// Fraction of the normal speed kept at a wall, in [0, 1].
     pub restitution: f32,
+    /// Largest time step, s (both solvers).
+    pub dt_max: f32,
 }
 
 impl Default for PhysicsConfig {
@@ -321,6 +365,7 @@ impl Default for PhysicsConfig {
             cfl: 0.4,
             dt: None,
             restitution: 0.0,
+            dt_max: 5e-3,
         }
     }
 }
@@ -376,6 +421,7 @@ impl PhysicsConfig {
         if let Some(dt) = self.dt {
             positive_finite("time step", "--dt", dt)?;
         }
+        positive_finite("largest time step", "--dt-max", self.dt_max)?;
         let c = positive_finite(
             "speed of sound",
             "--sound-speed",
@@ -404,10 +450,173 @@ impl PhysicsConfig {
             sound_speed: c,
             cfl: self.cfl,
             dt_fixed: self.dt.unwrap_or(0.0),
-            dt_max: 0.01,
+            dt_max: self.dt_max,
             restitution: self.restitution,
             alpha: self.alpha,
             _pad: 0.0,
+        })
+    }
+}
+
+/// The pressure solver of a fluid run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Solver {
+    /// Weakly compressible SPH: Tait equation of state, explicit pressure forces, CFL step on
+    /// the sound speed (Becker & Teschner 2007).
+    #[default]
+    Wcsph,
+    /// Divergence-free SPH: a divergence-free and a constant-density solve per step, CFL step
+    /// on the flow speed (Bender & Koschier 2015, 2017).
+    Dfsph,
+}
+
+/// Settings of the DFSPH solver, validated by [`DfsphConfig::params`].
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct DfsphConfig {
+    /// Divergence-free solve tolerance η_v: mean of max(Dρ/Dt, 0)·dt/ρ0 (0.001 = 0.1%).
+    pub divergence_tolerance: f32,
+    /// Constant-density solve tolerance η: mean of max(ρ*/ρ0 − 1, 0) (0.0001 = 0.01%).
+    pub density_tolerance: f32,
+    /// Most iterations of either solve.
+    pub max_iterations: u32,
+    /// Smallest time step, s.
+    pub dt_min: f32,
+}
+
+impl Default for DfsphConfig {
+    fn default() -> Self {
+        Self {
+            divergence_tolerance: 1e-3,
+            density_tolerance: 1e-4,
+            max_iterations: 100,
+            dt_min: 1e-6,
+        }
+    }
+}
+
+/// Fewest neighbours (real ones and wall images) for a particle to take part in the pressure
+/// solves: below it α_i = 0, as SPlisHSPlasH does for particle deficiency (20 in 3D).
+pub const DFSPH_MIN_NEIGHBOURS: u32 = 20;
+
+/// Invocations per workgroup, and so elements per first-level block of the residual
+/// reductions (`WORKGROUP_SIZE` in common.wgsl).
+pub const REDUCE_BLOCK: u32 = 256;
+
+/// Uniform block of the DFSPH passes. Must match `struct DfsphParams` in
+/// `shaders/dfsph_common.wgsl` field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct DfsphParams {
+    /// Cubic spline normaliser 8/(π h³), h the support radius (Monaghan 1992).
+    pub kernel_w: f32,
+    /// Cubic spline gradient normaliser 48/(π h³).
+    pub kernel_grad: f32,
+    /// Particle spacing s, the CFL length, m.
+    pub spacing: f32,
+    /// CFL number λ: dt = λ s / max|v|.
+    pub cfl: f32,
+    /// Smallest time step, s.
+    pub dt_min: f32,
+    /// Largest time step, s.
+    pub dt_max: f32,
+    /// Divergence-free solve tolerance η_v.
+    pub eta_v: f32,
+    /// Constant-density solve tolerance η.
+    pub eta_d: f32,
+    /// Most iterations of either solve.
+    pub max_iterations: u32,
+    /// Fewest neighbours for α_i ≠ 0.
+    pub min_neighbours: u32,
+    /// First-level reduction blocks, ⌈N / 256⌉.
+    pub blocks: u32,
+    /// A forced time step, s; 0 lets the CFL condition choose.
+    pub dt_fixed: f32,
+    /// 6 · kernel_w. The kernel's constants travel as uniforms rather than WGSL literals:
+    /// Mesa's NIR re-associates products with a literal factor, which changes the rounding
+    /// and would break bit-exactness with the CPU (measured on lavapipe).
+    pub kernel_w6: f32,
+    /// 3 · kernel_grad.
+    pub kernel_grad3: f32,
+    /// 2 · kernel_grad.
+    pub kernel_grad2: f32,
+    #[doc(hidden)]
+    pub _pad: f32,
+}
+
+/// Which solve a DFSPH pass serves. Must match `struct SolveParams` in
+/// `shaders/common.wgsl` field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct SolveParams {
+    /// 0 the divergence-free solve, 1 the constant-density solve.
+    pub which: u32,
+    /// Fewest iterations (1 and 2).
+    pub min_iterations: u32,
+    /// The solve's tolerance.
+    pub eta: f32,
+    #[doc(hidden)]
+    pub _pad: u32,
+}
+
+impl DfsphConfig {
+    /// Validates the settings and builds the uniform block.
+    pub fn params(&self, cfg: &SphConfig, physics: &PhysicsConfig) -> Result<DfsphParams> {
+        let tol = |name: &str, flag: &str, v: f32| {
+            if v.is_finite() && v > 0.0 && v < 1.0 {
+                Ok(v)
+            } else {
+                Err(Error::input(format!(
+                    "{name} must be a fraction in (0, 1), got {v}: pass e.g. {flag} 0.001"
+                )))
+            }
+        };
+        let eta_v = tol(
+            "divergence tolerance",
+            "--divergence-tolerance",
+            self.divergence_tolerance,
+        )?;
+        let eta_d = tol(
+            "density tolerance",
+            "--density-tolerance",
+            self.density_tolerance,
+        )?;
+        if self.max_iterations == 0 || self.max_iterations > 10_000 {
+            return Err(Error::input(format!(
+                "--max-iterations must be in 1..=10000, got {}: pass e.g. --max-iterations 100",
+                self.max_iterations
+            )));
+        }
+        let dt_min = positive_finite("smallest time step", "--dt-min", self.dt_min)?;
+        let dt_max = positive_finite("largest time step", "--dt-max", physics.dt_max)?;
+        if dt_min > dt_max {
+            return Err(Error::input(format!(
+                "--dt-min {dt_min} exceeds --dt-max {dt_max}: lower --dt-min or raise --dt-max"
+            )));
+        }
+        let h = cfg.smoothing_radius as f64;
+        let h3 = h * h * h;
+        let (kw, kg) = (
+            8.0 / (std::f64::consts::PI * h3),
+            48.0 / (std::f64::consts::PI * h3),
+        );
+        Ok(DfsphParams {
+            kernel_w: kw as f32,
+            kernel_grad: kg as f32,
+            kernel_w6: (6.0 * kw) as f32,
+            kernel_grad3: (3.0 * kg) as f32,
+            kernel_grad2: (2.0 * kg) as f32,
+            _pad: 0.0,
+            spacing: cfg.spacing,
+            cfl: physics.cfl,
+            dt_min,
+            dt_max,
+            eta_v,
+            eta_d,
+            max_iterations: self.max_iterations,
+            min_neighbours: DFSPH_MIN_NEIGHBOURS,
+            blocks: cfg.particles.div_ceil(REDUCE_BLOCK).max(1),
+            dt_fixed: physics.dt.unwrap_or(0.0),
         })
     }
 }

@@ -7,10 +7,12 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::Serialize;
 
+use crate::cpu::Grid;
+use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::cpu::reorder::Particles;
 use crate::cpu::step::step;
 use crate::gpu::fluid::{Simulation, Snapshot};
-use crate::params::{FluidParams, SimParams};
+use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Error, Result, io};
 
 /// Something that advances particles one step at a time.
@@ -31,26 +33,51 @@ impl Backend for Simulation {
     }
 }
 
+/// The DFSPH state of a CPU run.
+struct CpuDfsph {
+    dp: DfsphParams,
+    carry: DfsphCarry,
+    // The grid, slot-order state, ρ and α of the current state, which the last step computed.
+    start: Option<(Grid, Particles, DensityAlpha)>,
+}
+
 /// The CPU reference as a [`Backend`].
 pub struct CpuSimulation {
     /// Grid parameters.
     pub sp: SimParams,
     /// Fluid parameters.
     pub fp: FluidParams,
+    dfsph: Option<CpuDfsph>,
     snap: Snapshot,
 }
 
 impl CpuSimulation {
-    /// Starts from `state`.
+    /// Starts a WCSPH run from `state`.
     pub fn new(sp: SimParams, fp: FluidParams, state: Particles) -> Self {
+        Self::with_solver(sp, fp, None, state)
+    }
+
+    /// Starts a WCSPH (`dfsph` = `None`) or DFSPH run from `state`.
+    pub fn with_solver(
+        sp: SimParams,
+        fp: FluidParams,
+        dfsph: Option<DfsphParams>,
+        state: Particles,
+    ) -> Self {
         let n = state.len();
         Self {
             sp,
             fp,
+            dfsph: dfsph.map(|dp| CpuDfsph {
+                carry: DfsphCarry::new(n, &dp),
+                dp,
+                start: None,
+            }),
             snap: Snapshot {
                 state,
                 density: vec![0.0; n],
                 dt: 0.0,
+                dfsph: None,
             },
         }
     }
@@ -58,11 +85,32 @@ impl CpuSimulation {
 
 impl Backend for CpuSimulation {
     fn step(&mut self) -> Result<()> {
+        if let Some(d) = &mut self.dfsph {
+            let tr = dfsph::dfsph_step(
+                &self.snap.state,
+                &d.carry,
+                d.start.take(),
+                &self.sp,
+                &self.fp,
+                &d.dp,
+            );
+            d.carry = tr.carry;
+            // The GPU holds the new state in the new grid's slot order; so does this.
+            self.snap = Snapshot {
+                state: tr.next_sorted.clone(),
+                density: tr.end.density.clone(),
+                dt: tr.stats.dt,
+                dfsph: Some(tr.stats),
+            };
+            d.start = Some((tr.next_grid, tr.next_sorted, tr.end));
+            return Ok(());
+        }
         let trace = step(&self.snap.state, &self.sp, &self.fp);
         self.snap = Snapshot {
             state: trace.next,
             density: trace.fluid_density,
             dt: trace.timestep.dt,
+            dfsph: None,
         };
         Ok(())
     }
@@ -97,6 +145,18 @@ pub struct StepStats {
     pub front: f64,
     /// Particles outside the tank (must be 0).
     pub outside: u64,
+    /// DFSPH divergence-free solve iterations (0 for WCSPH).
+    pub iterations_v: u32,
+    /// DFSPH constant-density solve iterations (0 for WCSPH).
+    pub iterations_d: u32,
+    /// Final mean residual of the divergence-free solve.
+    pub residual_v: f64,
+    /// Final mean residual of the constant-density solve.
+    pub residual_d: f64,
+    /// Mean over particles of max(ρ/ρ0 − 1, 0) at the step's new positions.
+    pub density_error_mean: f64,
+    /// Its maximum.
+    pub density_error_max: f64,
 }
 
 /// Statistics of a snapshot; fails with the step and quantity on a non-finite value or a
@@ -118,7 +178,14 @@ pub fn stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Result<StepSt
         density_max: f64::NEG_INFINITY,
         front: f64::NEG_INFINITY,
         outside: 0,
+        iterations_v: 0,
+        iterations_d: 0,
+        residual_v: 0.0,
+        residual_d: 0.0,
+        density_error_mean: 0.0,
+        density_error_max: 0.0,
     };
+    let rho0 = fp.rest_density as f64;
     let bad = |what: &str, k: usize| {
         Error::Unstable(format!(
             "step {step}: non-finite {what} at particle {} (t = {t:.6} s): the run blew up; reduce --dt or the speed of sound, or raise --viscosity",
@@ -147,8 +214,21 @@ pub fn stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Result<StepSt
         st.density_max = st.density_max.max(d as f64);
         st.density_mean += d as f64;
         st.front = st.front.max(x.x as f64);
+        let e = (d as f64 / rho0 - 1.0).max(0.0);
+        st.density_error_mean += e;
+        st.density_error_max = st.density_error_max.max(e);
     }
     st.density_mean /= s.state.len().max(1) as f64;
+    st.density_error_mean /= s.state.len().max(1) as f64;
+    // DFSPH reduces its density error on the device, in the CPU mirror's f32 tree.
+    if let Some(d) = &s.dfsph {
+        st.iterations_v = d.iterations_v;
+        st.iterations_d = d.iterations_d;
+        st.residual_v = d.residual_v as f64;
+        st.residual_d = d.residual_d as f64;
+        st.density_error_mean = d.error_mean as f64;
+        st.density_error_max = d.error_max as f64;
+    }
     if !s.dt.is_finite() {
         return Err(Error::Unstable(format!(
             "step {step}: non-finite time step"
@@ -166,7 +246,7 @@ pub fn stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Result<StepSt
 /// The `--stats` CSV header, after comment lines recording the geometry.
 pub fn stats_header(geometry: &str) -> String {
     format!(
-        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside\n"
+        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max\n"
     )
 }
 
@@ -174,7 +254,7 @@ impl StepStats {
     /// The row as a CSV line.
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{}\n",
+            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e}\n",
             self.step,
             self.t,
             self.dt,
@@ -185,7 +265,13 @@ impl StepStats {
             self.density_mean,
             self.density_max,
             self.front,
-            self.outside
+            self.outside,
+            self.iterations_v,
+            self.iterations_d,
+            self.residual_v,
+            self.residual_d,
+            self.density_error_mean,
+            self.density_error_max
         )
     }
 }

@@ -2,6 +2,29 @@
 
 /// Params struct, workgroup size, hash and kernel functions shared by every stage.
 pub const COMMON: &str = include_str!("../shaders/common.wgsl");
+/// The one neighbour walk, prepended (after `COMMON`) to the stages that walk: those that
+/// define `struct Walker`.
+pub const WALK: &str = include_str!("../shaders/walk.wgsl");
+
+/// The DFSPH pair walk and cubic spline kernel, prepended (after `WALK`) to the DFSPH stages
+/// that walk: those that define `fn dfsph_pair`.
+pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
+
+/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `DFSPH_PAIRS` for a
+/// DFSPH walking stage, then the stage.
+pub fn source(stage_source: &str) -> String {
+    let mut s = format!("{COMMON}\n");
+    if stage_source.contains("struct Walker") {
+        s += WALK;
+        s += "\n";
+    }
+    if stage_source.contains("fn dfsph_pair(") {
+        s += DFSPH_PAIRS;
+        s += "\n";
+    }
+    s + stage_source
+}
+
 /// Stage `hash`: slot and atomic rank per particle, counts per slot.
 pub const HASH: &str = include_str!("../shaders/hash.wgsl");
 /// Stage `scan`: in-place exclusive prefix sum of the counts (entry points `scan_reduce`,
@@ -29,11 +52,32 @@ pub const INTEGRATE: &str = include_str!("../shaders/integrate.wgsl");
 pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
 /// Stage `render`: particle sphere impostors and lines for the viewer.
 pub const RENDER: &str = include_str!("../shaders/render.wgsl");
+/// Stage `dfsph_density`: cubic-spline density and the DFSPH factor α, with the density
+/// error's block reductions.
+pub const DFSPH_DENSITY: &str = include_str!("../shaders/dfsph_density.wgsl");
+/// Stage `dfsph_warm`: the warm-start stiffness of a solve; resets the solve's control block.
+pub const DFSPH_WARM: &str = include_str!("../shaders/dfsph_warm.wgsl");
+/// Stage `dfsph_pressure`: the velocity update of a solve from the stiffness κ.
+pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph_pressure.wgsl");
+/// Stage `dfsph_rate`: density change rate, stiffness and residual of a solve.
+pub const DFSPH_RATE: &str = include_str!("../shaders/dfsph_rate.wgsl");
+/// Stage `dfsph_control`: reduces a solve's residual and decides on the next iteration.
+pub const DFSPH_CONTROL: &str = include_str!("../shaders/dfsph_control.wgsl");
+/// Stage `dfsph_accel`: gravity and viscosity.
+pub const DFSPH_ACCEL: &str = include_str!("../shaders/dfsph_accel.wgsl");
+/// Stage `dfsph_timestep`: dt = λ s / max|v + a dt|.
+pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/dfsph_timestep.wgsl");
+/// Stage `dfsph_predict`: v* = v + a dt.
+pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph_predict.wgsl");
+/// Stage `dfsph_integrate`: positions, and the warm-start store.
+pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph_integrate.wgsl");
+/// Stage `dfsph_stats`: the step's statistics block.
+pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
 /// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 13] = [
+pub const STAGES: [(&str, &str); 23] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -47,4 +91,14 @@ pub const STAGES: [(&str, &str); 13] = [
     ("integrate", INTEGRATE),
     ("interact", INTERACT),
     ("render", RENDER),
+    ("dfsph_density", DFSPH_DENSITY),
+    ("dfsph_warm", DFSPH_WARM),
+    ("dfsph_pressure", DFSPH_PRESSURE),
+    ("dfsph_rate", DFSPH_RATE),
+    ("dfsph_control", DFSPH_CONTROL),
+    ("dfsph_accel", DFSPH_ACCEL),
+    ("dfsph_timestep", DFSPH_TIMESTEP),
+    ("dfsph_predict", DFSPH_PREDICT),
+    ("dfsph_integrate", DFSPH_INTEGRATE),
+    ("dfsph_stats", DFSPH_STATS),
 ];

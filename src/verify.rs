@@ -47,6 +47,8 @@ pub struct Report {
     pub stages: Vec<StageReport>,
     /// Every row passed.
     pub pass: bool,
+    /// Where the first mismatch appeared (step, stage, iteration), if any.
+    pub first_mismatch: Option<String>,
 }
 
 impl Report {
@@ -73,6 +75,9 @@ impl Report {
                 r.max_rel_error,
                 if r.pass { "ok" } else { "FAIL" }
             );
+        }
+        if let Some(f) = &self.first_mismatch {
+            s += &format!("first mismatch: {f}\n");
         }
         s += if self.pass { "PASS" } else { "FAIL" };
         s
@@ -281,6 +286,7 @@ pub fn verify(
         particles: n as u32,
         table_size: params.table_size,
         tolerance: tol,
+        first_mismatch: rows.iter().find(|r| !r.pass).map(|r| r.stage.clone()),
         stages: rows,
         pass,
     })
@@ -330,7 +336,8 @@ pub fn verify_steps(
     let (sp, fp) = (&sim.sim_params, &sim.fluid_params);
     let mut state = start.clone();
     let mut worst = Vec::new();
-    for _ in 0..steps {
+    let mut first_mismatch = None;
+    for step in 1..=steps {
         let trace = cpu::step::step(&state, sp, fp);
         let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
         crate::gpu::neighbours::check_loop_budget(
@@ -368,6 +375,12 @@ pub fn verify_steps(
             ),
             compare_exact("step.id", &snap.state.id, &trace.next.id),
         ];
+        if first_mismatch.is_none() {
+            first_mismatch = rows
+                .iter()
+                .find(|r| !r.pass)
+                .map(|r| format!("step {step}, {}", r.stage));
+        }
         merge(&mut worst, rows);
         state = trace.next;
     }
@@ -378,6 +391,299 @@ pub fn verify_steps(
         tolerance: tol,
         stages: worst,
         pass,
+        first_mismatch,
+    })
+}
+
+/// Collects a step's rows and remembers the first that fails.
+struct Rows {
+    step: u64,
+    rows: Vec<StageReport>,
+    first: Option<String>,
+}
+
+impl Rows {
+    fn push(&mut self, r: StageReport, iteration: Option<usize>) {
+        if !r.pass && self.first.is_none() {
+            self.first = Some(match iteration {
+                Some(k) => format!("step {}, {} iteration {k}", self.step, r.stage),
+                None => format!("step {}, {}", self.step, r.stage),
+            });
+        }
+        self.rows.push(r);
+    }
+}
+
+fn state_bits(s: &cpu::dfsph::SolveState) -> [u32; 3] {
+    [s.iterations, s.done as u32, s.residual.to_bits()]
+}
+
+/// One solve, pass by pass, against its CPU trace: the warm start, then per iteration the
+/// velocities after the pressure update, the rate pass's κ and residual block sums, and the
+/// control block; then Σ κ.
+fn verify_solve(
+    sim: &crate::gpu::fluid::Simulation,
+    which: cpu::dfsph::Solve,
+    tr: &cpu::dfsph::SolveTrace,
+    tol: f64,
+    out: &mut Rows,
+) -> Result<()> {
+    let (g, d) = (&sim.grid, sim.dfsph.as_ref().expect("a DFSPH simulation"));
+    let n = g.bufs.n as usize;
+    let name = which.name();
+    g.run(|g, e| d.encode_first_rate(g, e, which))?;
+    let got = g.read_f32(&d.kappa, n)?;
+    out.push(
+        compare_scaled(
+            &format!("{name}.rate.kappa"),
+            &got,
+            &tr.first_rate.kappa,
+            tol,
+        ),
+        None,
+    );
+    g.run(|g, e| d.encode_warm(g, e, which))?;
+    let got = g.read_f32(&d.kappa, n)?;
+    out.push(
+        compare_float(&format!("{name}.warm"), &got, &tr.warm_kappa, tol),
+        None,
+    );
+    let mut it = 0;
+    loop {
+        g.run(|g, e| d.encode_pressure(g, e, which))?;
+        let want = tr.velocities.get(it).map(|v| flat(v)).unwrap_or_default();
+        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+        out.push(
+            compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, tol),
+            Some(it),
+        );
+        g.run(|g, e| d.encode_rate(g, e, which))?;
+        let rate = tr.rates.get(it).cloned().unwrap_or_default();
+        let got = g.read_f32(&d.kappa, n)?;
+        out.push(
+            compare_scaled(&format!("{name}.rate.kappa"), &got, &rate.kappa, tol),
+            Some(it),
+        );
+        let got = g.read_f32(&d.residual_sums, rate.sums.len().max(1))?;
+        out.push(
+            compare_scaled(&format!("{name}.rate.residual"), &got, &rate.sums, tol),
+            Some(it),
+        );
+        g.run(|g, e| d.encode_control(g, e, which))?;
+        let got = d.read_solve_state(g, which)?;
+        let want = tr.states.get(it).copied().unwrap_or_default();
+        let state_row = if tol == 0.0 {
+            compare_exact(
+                &format!("{name}.control"),
+                &state_bits(&got),
+                &state_bits(&want),
+            )
+        } else {
+            let mut r = compare_exact(
+                &format!("{name}.control"),
+                &[got.iterations, got.done as u32],
+                &[want.iterations, want.done as u32],
+            );
+            let res = compare_float("", &[got.residual], &[want.residual], tol.max(1e-3));
+            r.pass &= res.pass;
+            r.mismatches += res.mismatches;
+            r
+        };
+        out.push(state_row, Some(it));
+        it += 1;
+        if got.done || it >= tr.states.len() || it > d.dp.max_iterations as usize {
+            let counts = compare_exact(
+                &format!("{name}.iterations"),
+                &[got.iterations, got.done as u32],
+                &[want.iterations, 1],
+            );
+            out.push(counts, None);
+            break;
+        }
+    }
+    let ks: Vec<[f32; 2]> = g.ctx.readback(&d.kappa_sum, n)?;
+    let c = match which {
+        cpu::dfsph::Solve::Divergence => 0,
+        cpu::dfsph::Solve::Density => 1,
+    };
+    let got: Vec<f32> = ks.iter().map(|k| k[c]).collect();
+    out.push(
+        compare_scaled(&format!("{name}.kappa_sum"), &got, &tr.kappa_sum, tol),
+        None,
+    );
+    Ok(())
+}
+
+/// DFSPH: has GPU and CPU take each step from the same state, pass by pass, comparing every
+/// stage's output (ρ and α, each iteration of both solves, the accelerations, dt, the
+/// predicted velocities, the positions, the warm-start store, ρ and α at the new positions
+/// and the statistics block), then resynchronises the GPU to the CPU's state; `steps` times.
+/// The report names the step, stage and iteration of the first mismatch.
+pub fn verify_dfsph_steps(
+    sim: &crate::gpu::fluid::Simulation,
+    start: &Particles,
+    steps: u64,
+    tol: f64,
+) -> Result<Report> {
+    use cpu::dfsph::{DfsphCarry, Solve, dfsph_step};
+    let Some(d) = sim.dfsph.as_ref() else {
+        return Err(crate::Error::input(
+            "verify_dfsph_steps needs a DFSPH simulation",
+        ));
+    };
+    let (sp, fp, dp) = (&sim.sim_params, &sim.fluid_params, &d.dp);
+    let g = &sim.grid;
+    let n = start.len();
+    let mut state = start.clone();
+    let mut carry = DfsphCarry::new(n, dp);
+    let mut worst = Vec::new();
+    let mut first_mismatch = None;
+    for step in 1..=steps {
+        let tr = dfsph_step(&state, &carry, None, sp, fp, dp);
+        let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
+        crate::gpu::neighbours::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
+        sim.upload(&state);
+        sim.upload_carry(&carry);
+        let mut out = Rows {
+            step,
+            rows: Vec::new(),
+            first: None,
+        };
+        g.run(|_, e| sim.encode_prime(e))?;
+        let got = g.read_u32(&g.bufs.sorted_ids, n)?;
+        out.push(
+            compare_exact("grid.sorted_ids", &got, &tr.grid.sorted_ids),
+            None,
+        );
+        out.push(
+            compare_float(
+                "dfsph_density.rho",
+                &g.read_f32(&d.rho, n)?,
+                &tr.start.density,
+                tol,
+            ),
+            None,
+        );
+        out.push(
+            compare_scaled(
+                "dfsph_density.alpha",
+                &g.read_f32(&d.alpha, n)?,
+                &tr.start.alpha,
+                tol,
+            ),
+            None,
+        );
+        verify_solve(sim, Solve::Divergence, &tr.divergence, tol, &mut out)?;
+        g.run(|g, e| d.encode_accel(g, e))?;
+        let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+        out.push(
+            compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
+            None,
+        );
+        g.run(|g, e| d.encode_timestep(g, e))?;
+        let st = g.read_f32(&sim.fluid.step_state, 4)?;
+        out.push(
+            compare_float(
+                "dfsph_timestep",
+                &st[..2],
+                &[tr.timestep.0, tr.timestep.1],
+                tol,
+            ),
+            None,
+        );
+        g.run(|g, e| d.encode_predict(g, e))?;
+        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+        out.push(
+            compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
+            None,
+        );
+        verify_solve(sim, Solve::Density, &tr.density, tol, &mut out)?;
+        g.run(|g, e| d.encode_integrate(g, e))?;
+        let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
+        out.push(
+            compare_scaled("dfsph_integrate.position", &got, &flat(&tr.next.pos), tol),
+            None,
+        );
+        let got = flat(&g.read_vec3(&g.bufs.velocities, n)?);
+        out.push(
+            compare_scaled("dfsph_integrate.velocity", &got, &flat(&tr.next.vel), tol),
+            None,
+        );
+        out.push(
+            compare_exact(
+                "dfsph_integrate.id",
+                &g.read_u32(&g.bufs.particle_id, n)?,
+                &tr.next.id,
+            ),
+            None,
+        );
+        let warm: Vec<[f32; 2]> = g.ctx.readback(&d.warm_buf, n)?;
+        let (got, want): (Vec<f32>, Vec<f32>) = (warm.concat(), tr.carry.warm.concat());
+        out.push(
+            compare_scaled("dfsph_integrate.warm", &got, &want, tol),
+            None,
+        );
+        g.run(|g, e| {
+            g.encode_build(e);
+            d.encode_density(g, e);
+            d.encode_stats(g, e);
+        })?;
+        out.push(
+            compare_float("end.rho", &g.read_f32(&d.rho, n)?, &tr.end.density, tol),
+            None,
+        );
+        out.push(
+            compare_scaled("end.alpha", &g.read_f32(&d.alpha, n)?, &tr.end.alpha, tol),
+            None,
+        );
+        let s = d.read_stats(g)?;
+        let w = tr.stats;
+        out.push(
+            compare_exact(
+                "dfsph_stats.iterations",
+                &[s.iterations_v, s.iterations_d],
+                &[w.iterations_v, w.iterations_d],
+            ),
+            None,
+        );
+        out.push(
+            compare_float(
+                "dfsph_stats.values",
+                &[
+                    s.residual_v,
+                    s.residual_d,
+                    s.error_mean,
+                    s.error_max,
+                    s.dt,
+                    s.v_max,
+                ],
+                &[
+                    w.residual_v,
+                    w.residual_d,
+                    w.error_mean,
+                    w.error_max,
+                    w.dt,
+                    w.v_max,
+                ],
+                tol.max(if tol == 0.0 { 0.0 } else { 1e-3 }),
+            ),
+            None,
+        );
+        if first_mismatch.is_none() {
+            first_mismatch = out.first.take();
+        }
+        merge(&mut worst, out.rows);
+        state = tr.next;
+        carry = tr.carry;
+    }
+    let pass = worst.iter().all(|r| r.pass);
+    Ok(Report {
+        particles: sim.sim_params.n,
+        table_size: sim.sim_params.table_size,
+        tolerance: tol,
+        stages: worst,
+        pass,
+        first_mismatch,
     })
 }
 

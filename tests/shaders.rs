@@ -5,7 +5,7 @@ use gpu_sph::params::SimParams;
 use gpu_sph::shaders;
 
 fn module(stage_source: &str) -> naga::Module {
-    let src = format!("{}\n{}", shaders::COMMON, stage_source);
+    let src = shaders::source(stage_source);
     let module =
         naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
     naga::valid::Validator::new(

@@ -5,16 +5,15 @@
 //! r² < h² (strict), i itself included; W(r, h) = 315/(64π h⁹)(h² − r²)³ (Müller et al. 2003),
 //! evaluated as `density_scale · (1 − r²/h²)³`.
 //!
-//! The query visits the cells of [`query_range`] (the 27 around the particle), turns each into
-//! its slot, and skips a slot already visited: two cells of one query can share a slot, and a
-//! naive loop would count that slot's particles twice. Every particle of a visited slot then
-//! gets the one cheap test that matters, r² < h²: a particle of another cell that shares the
-//! slot fails it (or, if it passes, it is a true neighbour whose own cell is in range and whose
-//! slot is visited exactly once).
+//! The query is the one neighbour walk ([`super::walk`]): the cells of the query range (the 27
+//! around the particle), each slot once. Every particle of a visited slot then gets the one
+//! cheap test that matters, r² < h²: a particle of another cell that shares the slot fails it
+//! (or, if it passes, it is a true neighbour whose own cell is in range and whose slot is
+//! visited exactly once).
 //!
 //! How it is fast without changing a bit: consecutive slot-order particles with the same query
 //! range (normally the particles of one cell) form a group of up to [`LANES`]; the group's
-//! candidate list (the 27 cells' slots, de-duplicated) is built once, and each candidate is
+//! candidate list (the walk's slot ranges, [`walk_slots`]) is built once, and each candidate is
 //! tested against all members at once, one member per vector lane (AVX2 when the CPU has it).
 //! Every lane adds its terms in walk order, so each sum is the one-particle walk's, bit for bit.
 //! Groups are processed in Morton order of their cells (slot order is hash order, which would
@@ -28,42 +27,9 @@
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
-use crate::hash::{MAX_QUERY_SPAN, distance2, hash_cell, query_range};
+use super::walk::{MAX_QUERY_SLOTS, walk, walk_slots};
+use crate::hash::query_range;
 use crate::params::SimParams;
-
-/// Most distinct slots one query can visit.
-pub const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
-
-/// Calls `visit(k, r²)` for every particle `k` (a slot-order index) in the distinct slots of
-/// `p`'s query cells, in the exact order the GPU walks them (z, then y, then x; ascending
-/// within a slot).
-#[inline]
-pub fn for_each_candidate(
-    p: Vec3,
-    sorted_pos: &[Vec3],
-    slot_start: &[u32],
-    params: &SimParams,
-    mut visit: impl FnMut(u32, f32),
-) {
-    let (lo, hi) = query_range(p, params.h, params.inv_h);
-    let mut seen = [0u32; MAX_QUERY_SLOTS];
-    let mut n_seen = 0;
-    for cz in lo.z..=hi.z {
-        for cy in lo.y..=hi.y {
-            for cx in lo.x..=hi.x {
-                let s = hash_cell(glam::IVec3::new(cx, cy, cz), params.table_mask);
-                if seen[..n_seen].contains(&s) {
-                    continue;
-                }
-                seen[n_seen] = s;
-                n_seen += 1;
-                for k in slot_start[s as usize]..slot_start[s as usize + 1] {
-                    visit(k, distance2(p, sorted_pos[k as usize]));
-                }
-            }
-        }
-    }
-}
 
 /// The un-normalised poly6 term (1 − r²/h²)³ for a pair known to satisfy r² < h².
 #[inline]
@@ -92,7 +58,7 @@ pub fn density_of(
     params: &SimParams,
 ) -> (f32, u32, u32) {
     let (mut sum, mut neighbours, mut candidates) = (0.0f32, 0u32, 0u32);
-    for_each_candidate(sorted_pos[k], sorted_pos, slot_start, params, |_, r2| {
+    walk(sorted_pos[k], sorted_pos, slot_start, params, |_, r2| {
         candidates += 1;
         if r2 < params.h2 {
             neighbours += 1;
@@ -108,41 +74,6 @@ pub const LANES: usize = 8;
 
 /// Slot-order particles per parallel work item.
 const CHUNK: usize = 4096;
-
-/// The distinct, non-empty slot ranges `[start, end)` of a query range, in walk order (z, then
-/// y, then x); returns how many were written into `out`. An empty slot adds no candidate, so
-/// skipping it (even unrecorded) leaves the walk unchanged.
-#[inline]
-pub fn candidate_ranges(
-    lo: IVec3,
-    hi: IVec3,
-    slot_start: &[u32],
-    mask: u32,
-    out: &mut [(u32, u32); MAX_QUERY_SLOTS],
-) -> usize {
-    let mut seen = [0u32; MAX_QUERY_SLOTS];
-    let (mut n_seen, mut n_out) = (0, 0);
-    // A 64-bit filter of the slots seen: a slot whose bit is clear is new without a search.
-    let mut filter = 0u64;
-    for cz in lo.z..=hi.z {
-        for cy in lo.y..=hi.y {
-            for cx in lo.x..=hi.x {
-                let s = hash_cell(IVec3::new(cx, cy, cz), mask) as usize;
-                let (a, b) = (slot_start[s], slot_start[s + 1]);
-                let bit = 1u64 << (s & 63);
-                if a == b || (filter & bit != 0 && seen[..n_seen].contains(&(s as u32))) {
-                    continue;
-                }
-                filter |= bit;
-                seen[n_seen] = s as u32;
-                n_seen += 1;
-                out[n_out] = (a, b);
-                n_out += 1;
-            }
-        }
-    }
-    n_out
-}
 
 /// Densities (unscaled sums) and neighbour counts of up to [`LANES`] query particles sharing
 /// the candidate list `ranges`, one lane each. Every lane adds every candidate's term in walk
@@ -249,7 +180,11 @@ fn groups_density(
     for (g, out) in groups.iter().zip(out) {
         let (start, len) = (g.start as usize, g.len as usize);
         let (lo, hi) = query_range(sorted_pos[start], params.h, params.inv_h);
-        let n_ranges = candidate_ranges(lo, hi, slot_start, params.table_mask, &mut ranges);
+        let mut n_ranges = 0;
+        walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
+            ranges[n_ranges] = (a, b);
+            n_ranges += 1;
+        });
         let ranges = &ranges[..n_ranges];
         let (sum, nb) = lane_sums(
             &sorted_pos[start..start + len],
@@ -437,7 +372,7 @@ pub fn neighbours(
     params: &SimParams,
 ) -> Vec<u32> {
     let mut out = Vec::new();
-    for_each_candidate(sorted_pos[k], sorted_pos, slot_start, params, |j, r2| {
+    walk(sorted_pos[k], sorted_pos, slot_start, params, |j, r2| {
         if r2 < params.h2 {
             out.push(sorted_ids[j as usize]);
         }

@@ -16,11 +16,11 @@
 //! - the walls, as mirror particles (Colagrossi & Landrini 2003; see [`super::walls`]): within
 //!   h of a wall every candidate j also pushes through its images across the near walls (each
 //!   subset of them, images 1 to 7), with j's density and pressure, by the same pair formula.
-//!   The image moves with −v_j (no slip, as Morris et al. 1997 and Adami et al. 2012 give
-//!   wall ghosts for the viscous terms), so the artificial viscosity also brakes flow along a
-//!   wall. The pressure of the images is what holds the fluid off the walls: there is no wall
-//!   force. Measured against free slip (image velocity with only the normal component
-//!   negated): free slip put the Martin & Moyce front 13% ahead at T = 1.19, no slip 9.8%.
+//!   The image's velocity enters only the viscous terms (the pressure term has none), where
+//!   it is −v_j (no slip, as Morris et al. 1997 and Adami et al. 2012 give wall ghosts for
+//!   the viscous terms; [`super::walls::image_velocity`] gives the wall model of both
+//!   solvers). The pressure of the images is what holds the fluid off the walls: there is no
+//!   wall force.
 //!
 //! Pairs are those with r² < h², j ≠ i, found by the same walk as the density (the 27 cells,
 //! each slot once); an image within h always has its original among them. Coincident particles (r = 0) get no pressure push from each other, since the
@@ -33,8 +33,8 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use super::density::for_each_candidate;
-use super::walls::{WallPlanes, image_axes, reflect_across, wall_planes};
+use super::walk::walk;
+use super::walls::{WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes};
 use crate::params::{FluidParams, SimParams};
 
 /// The slot-order fields the forces read.
@@ -93,7 +93,8 @@ pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidP
 }
 
 /// The push of image `m` of particle `j` (mirrored across m's walls, see [`super::walls`]):
-/// j's density and pressure, velocity −v_j (no slip).
+/// j's density and pressure; its velocity enters only the viscous terms, as −v_j (no slip,
+/// [`viscous_image_velocity`]).
 /// Zero unless m's walls are all near and the image lies within h; j = k counts, a particle
 /// sees its own image.
 #[inline]
@@ -113,7 +114,17 @@ pub fn image_pair(
     let d = f.pos[k] - reflect_across(f.pos[j], walls.plane, axes);
     let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
     if r2 < sp.h2 {
-        interact(k, d, r2, -f.vel[j], f.density[j], f.pressure[j], f, sp, fp)
+        interact(
+            k,
+            d,
+            r2,
+            viscous_image_velocity(f.vel[j]),
+            f.density[j],
+            f.pressure[j],
+            f,
+            sp,
+            fp,
+        )
     } else {
         Vec3::ZERO
     }
@@ -130,7 +141,7 @@ pub fn acceleration(
 ) -> Vec3 {
     let walls = wall_planes(f.pos[k], sp.h, fp);
     let mut a = Vec3::ZERO;
-    for_each_candidate(f.pos[k], f.pos, slot_start, sp, |j, r2| {
+    walk(f.pos[k], f.pos, slot_start, sp, |j, r2| {
         let j = j as usize;
         let mut c = if j != k && r2 < sp.h2 {
             pair(k, j, r2, f, sp, fp)

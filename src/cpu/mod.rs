@@ -2,6 +2,7 @@
 //! same buffers and the same loop structure, so the two read side by side.
 
 pub mod density;
+pub mod dfsph;
 pub mod forces;
 pub mod hash;
 pub mod integrate;
@@ -13,6 +14,7 @@ pub mod scan;
 pub mod scatter;
 pub mod step;
 pub mod timestep;
+pub mod walk;
 pub mod walls;
 
 use std::time::{Duration, Instant};

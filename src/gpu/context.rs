@@ -168,7 +168,7 @@ impl GpuContext {
 
     /// Builds a compute shader module from `shaders/common.wgsl` followed by `stage_source`.
     pub fn shader(&self, label: &str, stage_source: &str) -> wgpu::ShaderModule {
-        let source = format!("{}\n{}", crate::shaders::COMMON, stage_source);
+        let source = crate::shaders::source(stage_source);
         self.device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),

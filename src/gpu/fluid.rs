@@ -1,20 +1,23 @@
 //! The fluid passes on the GPU (walls, pressure, forces, timestep, integrate) and [`Simulation`], which
 //! chains them after the neighbour pipeline into one step.
 
+use std::cell::Cell;
 use std::sync::Arc;
 
 use glam::Vec3;
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
+use super::dfsph::GpuDfsph;
 use super::interact::GpuInteract;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use super::timer::Stage;
+use crate::cpu::dfsph::{DfsphCarry, DfsphStats, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::reorder::Particles;
-use crate::params::{FluidParams, SimParams};
+use crate::params::{DfsphParams, FluidParams, SimParams, Solver};
 use crate::{Result, shaders};
 
 /// The fluid kernels and their buffers, for one N.
@@ -176,6 +179,11 @@ pub struct Simulation {
     /// The viewer's mouse force, dispatched only while `interaction` is set.
     pub interact: GpuInteract,
     interaction: Option<InteractParams>,
+    /// The DFSPH passes, when the run uses that solver.
+    pub dfsph: Option<GpuDfsph>,
+    // DFSPH: whether the grid, ρ and α of the current state are on the GPU (a step ends by
+    // computing them at its new positions, for its density error and for the next step).
+    primed: Cell<bool>,
 }
 
 /// A state read back from the GPU, in the order the GPU holds it.
@@ -187,28 +195,64 @@ pub struct Snapshot {
     pub density: Vec<f32>,
     /// dt of the last step.
     pub dt: f32,
+    /// The DFSPH statistics block of the last step (DFSPH runs, after a step).
+    pub dfsph: Option<DfsphStats>,
 }
 
 impl Simulation {
-    /// Builds the pipelines and uploads `state`.
+    /// Builds the WCSPH pipelines and uploads `state`.
     pub fn new(
         ctx: Arc<GpuContext>,
         sp: &SimParams,
         fp: &FluidParams,
         state: &Particles,
     ) -> Result<Self> {
+        Self::with_solver(ctx, sp, fp, None, state)
+    }
+
+    /// Builds the pipelines of WCSPH (`dfsph` = `None`) or DFSPH and uploads `state`.
+    pub fn with_solver(
+        ctx: Arc<GpuContext>,
+        sp: &SimParams,
+        fp: &FluidParams,
+        dfsph: Option<&DfsphParams>,
+        state: &Particles,
+    ) -> Result<Self> {
         let grid = GpuNeighbours::new(ctx, sp)?;
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
         let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
-        grid.upload(state);
-        Ok(Self {
+        let dfsph = match dfsph {
+            Some(dp) => Some(GpuDfsph::new(
+                &grid.ctx,
+                &grid,
+                &fluid.params,
+                &fluid.accel,
+                &fluid.step_state,
+                dp,
+            )?),
+            None => None,
+        };
+        let sim = Self {
             grid,
             fluid,
             sim_params: *sp,
             fluid_params: *fp,
             interact,
             interaction: None,
-        })
+            dfsph,
+            primed: Cell::new(false),
+        };
+        sim.upload(state);
+        Ok(sim)
+    }
+
+    /// The run's solver.
+    pub fn solver(&self) -> Solver {
+        if self.dfsph.is_some() {
+            Solver::Dfsph
+        } else {
+            Solver::Wcsph
+        }
     }
 
     /// Replaces the fluid parameters (viscosity, stiffness, gravity… changed live).
@@ -228,9 +272,26 @@ impl Simulation {
         self.interaction = ip;
     }
 
-    /// Replaces the particle state.
+    /// Replaces the particle state (DFSPH: with a fresh start, no warm-start stiffness).
     pub fn upload(&self, state: &Particles) {
         self.grid.upload(state);
+        if let Some(d) = &self.dfsph {
+            self.upload_carry(&DfsphCarry::new(state.len(), &d.dp));
+        }
+    }
+
+    /// DFSPH: replaces the state carried between steps (warm start, previous dt).
+    pub fn upload_carry(&self, carry: &DfsphCarry) {
+        if let Some(d) = &self.dfsph {
+            let q = &self.grid.ctx.queue;
+            q.write_buffer(&d.warm_buf, 0, bytemuck::cast_slice(&carry.warm));
+            q.write_buffer(
+                &self.fluid.step_state,
+                0,
+                bytemuck::cast_slice(&[carry.dt_prev, 0.0, 0.0, 0.0]),
+            );
+            self.primed.set(false);
+        }
     }
 
     fn dispatch(
@@ -250,6 +311,10 @@ impl Simulation {
     /// Encodes one full step: grid build, reorder, density, walls, pressure, forces, (interact,
     /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
+        if let Some(d) = &self.dfsph {
+            self.encode_dfsph_step(e, d);
+            return;
+        }
         let n_groups = groups(self.grid.bufs.n, WORKGROUP_SIZE);
         let f = &self.fluid;
         self.grid.encode_build(e);
@@ -262,6 +327,39 @@ impl Simulation {
         }
         self.dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);
         self.dispatch(e, Stage::Integrate, &f.integrate, &f.integrate_bg, n_groups);
+    }
+
+    /// DFSPH: the grid and ρ, α of the current state, unless the last step left them.
+    pub fn encode_prime(&self, e: &mut wgpu::CommandEncoder) {
+        if let Some(d) = &self.dfsph
+            && !self.primed.get()
+        {
+            self.grid.encode_build(e);
+            d.encode_density(&self.grid, e);
+            self.primed.set(true);
+        }
+    }
+
+    /// One DFSPH step (src/cpu/dfsph.rs lists the stages): divergence-free solve,
+    /// non-pressure accelerations (and the mouse force), time step, predicted velocities,
+    /// constant-density solve, positions; then the grid, ρ and α at the new positions and the
+    /// statistics block.
+    fn encode_dfsph_step(&self, e: &mut wgpu::CommandEncoder, d: &GpuDfsph) {
+        let g = &self.grid;
+        self.encode_prime(e);
+        d.encode_solve(g, e, Solve::Divergence);
+        d.encode_accel(g, e);
+        if self.interaction.is_some() {
+            self.interact.encode(e, g.bufs.n);
+        }
+        d.encode_timestep(g, e);
+        d.encode_predict(g, e);
+        d.encode_solve(g, e, Solve::Density);
+        d.encode_integrate(g, e);
+        g.encode_build(e);
+        d.encode_density(g, e);
+        d.encode_stats(g, e);
+        self.primed.set(true);
     }
 
     /// Runs `steps` steps in one submission.
@@ -277,6 +375,24 @@ impl Simulation {
     pub fn snapshot(&self) -> Result<Snapshot> {
         let b = &self.grid.bufs;
         let n = b.n as usize;
+        if let Some(d) = &self.dfsph
+            && self.primed.get()
+        {
+            // The step ended with a reorder: the slot-order buffers hold the state, with ρ.
+            let state = Particles {
+                pos: self.grid.read_vec3(&b.sorted_pos, n)?,
+                vel: self.grid.read_vec3(&b.sorted_vel, n)?,
+                id: self.grid.read_u32(&b.sorted_id, n)?,
+            };
+            let density = self.grid.read_f32(&d.rho, n)?;
+            let stats = d.read_stats(&self.grid)?;
+            return Ok(Snapshot {
+                state,
+                density,
+                dt: stats.dt,
+                dfsph: Some(stats),
+            });
+        }
         let state = Particles {
             pos: self.grid.read_vec3(&b.positions, n)?,
             vel: self.grid.read_vec3(&b.velocities, n)?,
@@ -284,7 +400,12 @@ impl Simulation {
         };
         let density = self.grid.read_f32(&self.fluid.fluid_density, n)?;
         let dt = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
-        Ok(Snapshot { state, density, dt })
+        Ok(Snapshot {
+            state,
+            density,
+            dt,
+            dfsph: None,
+        })
     }
 
     /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max).

@@ -1,6 +1,7 @@
 //! The GPU path: context, neighbour pipeline, timestamps.
 
 pub mod context;
+pub mod dfsph;
 pub mod fluid;
 pub mod interact;
 pub mod neighbours;

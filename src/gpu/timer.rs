@@ -30,11 +30,31 @@ pub enum Stage {
     Timestep,
     /// `integrate`.
     Integrate,
+    /// `dfsph_density`.
+    DfsphDensity,
+    /// `dfsph_warm`.
+    DfsphWarm,
+    /// `dfsph_pressure`.
+    DfsphPressure,
+    /// `dfsph_rate`.
+    DfsphRate,
+    /// `dfsph_control`.
+    DfsphControl,
+    /// `dfsph_accel`.
+    DfsphAccel,
+    /// `dfsph_timestep`.
+    DfsphTimestep,
+    /// `dfsph_predict`.
+    DfsphPredict,
+    /// `dfsph_integrate`.
+    DfsphIntegrate,
+    /// `dfsph_stats`.
+    DfsphStats,
 }
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 11] = [
+    pub const ALL: [Stage; 21] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
@@ -46,6 +66,16 @@ impl Stage {
         Stage::Forces,
         Stage::Timestep,
         Stage::Integrate,
+        Stage::DfsphDensity,
+        Stage::DfsphWarm,
+        Stage::DfsphPressure,
+        Stage::DfsphRate,
+        Stage::DfsphControl,
+        Stage::DfsphAccel,
+        Stage::DfsphTimestep,
+        Stage::DfsphPredict,
+        Stage::DfsphIntegrate,
+        Stage::DfsphStats,
     ];
 
     /// The stage's one name (WGSL file, entry point, CPU module).
@@ -62,6 +92,16 @@ impl Stage {
             Stage::Forces => "forces",
             Stage::Timestep => "timestep",
             Stage::Integrate => "integrate",
+            Stage::DfsphDensity => "dfsph_density",
+            Stage::DfsphWarm => "dfsph_warm",
+            Stage::DfsphPressure => "dfsph_pressure",
+            Stage::DfsphRate => "dfsph_rate",
+            Stage::DfsphControl => "dfsph_control",
+            Stage::DfsphAccel => "dfsph_accel",
+            Stage::DfsphTimestep => "dfsph_timestep",
+            Stage::DfsphPredict => "dfsph_predict",
+            Stage::DfsphIntegrate => "dfsph_integrate",
+            Stage::DfsphStats => "dfsph_stats",
         }
     }
 
@@ -79,6 +119,16 @@ impl Stage {
             Stage::Forces => "sph.forces",
             Stage::Timestep => "sph.timestep",
             Stage::Integrate => "sph.integrate",
+            Stage::DfsphDensity => "sph.dfsph_density",
+            Stage::DfsphWarm => "sph.dfsph_warm",
+            Stage::DfsphPressure => "sph.dfsph_pressure",
+            Stage::DfsphRate => "sph.dfsph_rate",
+            Stage::DfsphControl => "sph.dfsph_control",
+            Stage::DfsphAccel => "sph.dfsph_accel",
+            Stage::DfsphTimestep => "sph.dfsph_timestep",
+            Stage::DfsphPredict => "sph.dfsph_predict",
+            Stage::DfsphIntegrate => "sph.dfsph_integrate",
+            Stage::DfsphStats => "sph.dfsph_stats",
         }
     }
 

@@ -1,0 +1,108 @@
+// Stage `dfsph_density` (CPU mirror: src/cpu/dfsph.rs dfsph_density): the DFSPH density and
+// factor (Bender & Koschier 2017, eq. 9), one particle per invocation on the shared walk.
+// Inputs (slot order): sorted_pos, slot_start. Outputs: dfsph_rho (N), alpha (N), and per
+// workgroup of 256 the sum and the max of the density error max(rho/rho0 - 1, 0)
+// (error_sums, error_maxima; the fixed tree of reduce_block).
+// rho_i = m (W(0) + sum_j W_ij), images of the tank's walls included; with
+// g_i = sum_j m gradW_ij (images included) and s_i = sum_j |m gradW_ij|^2 (real neighbours),
+// alpha_i = rho_i / (|g_i|^2 + s_i + the images' terms), or 0 with fewer than min_neighbours
+// neighbours; the images' terms (src/cpu/dfsph.rs density_alpha) account for images moving
+// with their originals.
+// Worked example, h = 1, m = 1, two particles 0.5 apart: rho = 8/pi (1 + 0.25) = 3.1831,
+// alpha = 3.1831 / (2 (48/pi/4)^2) = 0.1091 (with the threshold lowered to 1).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> fluid: FluidParams;
+@group(0) @binding(2) var<uniform> dfsph: DfsphParams;
+@group(0) @binding(3) var<storage, read> sorted_pos: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> slot_start: array<u32>;
+@group(0) @binding(5) var<storage, read_write> dfsph_rho: array<f32>;
+@group(0) @binding(6) var<storage, read_write> alpha: array<f32>;
+@group(0) @binding(7) var<storage, read_write> error_sums: array<f32>;
+@group(0) @binding(8) var<storage, read_write> error_maxima: array<f32>;
+
+// The density error of this invocation's particle, for the reduction.
+var<private> particle_error: f32;
+
+struct Walker {
+    i: u32,
+    x: vec3<f32>,
+    walls: WallPlanes,
+    sum: f32,
+    grad: vec3<f32>,
+    grad2: f32,
+    images: f32,
+    nb: u32,
+}
+
+fn begin_round(first: u32, len: u32, members: u32) -> Walker {
+    let x = sorted_pos[first].xyz;
+    return Walker(first, x, wall_planes(x, params.h, fluid), dfsph.kernel_w, vec3<f32>(0.0), 0.0, 0.0, 0u);
+}
+
+fn dfsph_pair(w: ptr<function, Walker>, j: u32, d: vec3<f32>, r2: f32, axes: vec3<bool>) {
+    (*w).sum = (*w).sum + cubic_w(r2);
+    let gv = d * (fluid.mass * cubic_grad(r2));
+    (*w).grad = (*w).grad + gv;
+    if !any(axes) {
+        (*w).grad2 = (*w).grad2 + (gv.x * gv.x + gv.y * gv.y + gv.z * gv.z);
+    } else if j != (*w).i {
+        // The image moves with its original's reaction (src/cpu/dfsph.rs density_alpha).
+        let dr = (*w).x - sorted_pos[j].xyz;
+        let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
+        let gr = select(dr * (fluid.mass * cubic_grad(r2r)), -(dr * (fluid.mass * cubic_grad(r2r))), axes);
+        (*w).images = (*w).images + (gr.x * gv.x + gr.y * gv.y + gr.z * gv.z);
+    }
+    (*w).nb = (*w).nb + 1u;
+}
+
+fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
+    let rho = fluid.mass * (*w).sum;
+    let g = (*w).grad;
+    // The particle's own images move with it.
+    let x = (*w).x;
+    let walls = (*w).walls;
+    var own = 0.0;
+    if walls.mask != 0u {
+        var m = walls.mask;
+        loop {
+            let axes = image_axes(m);
+            let d = x - reflect_across(x, walls.plane, axes);
+            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+            if r2 < params.h2 {
+                let gv = d * (fluid.mass * cubic_grad(r2));
+                let rg = select(g, -g, axes);
+                own = own + (rg.x * gv.x + rg.y * gv.y + rg.z * gv.z);
+            }
+            m = (m - 1u) & walls.mask;
+            if m == 0u {
+                break;
+            }
+        }
+    }
+    let denom = g.x * g.x + g.y * g.y + g.z * g.z + (*w).grad2 + (*w).images - own;
+    var a = 0.0;
+    if (*w).nb >= dfsph.min_neighbours && denom > 0.0 {
+        a = rho / denom;
+    }
+    dfsph_rho[first] = rho;
+    alpha[first] = a;
+    particle_error = max(rho / fluid.rest_density - 1.0, 0.0);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn dfsph_density(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    particle_error = 0.0;
+    if gid.x < params.n {
+        walk_one(gid.x);
+    }
+    let r = reduce_block(lid.x, particle_error, particle_error);
+    if lid.x == 0u {
+        error_sums[wid.x] = r.x;
+        error_maxima[wid.x] = r.y;
+    }
+}

@@ -1,0 +1,53 @@
+// Stage `dfsph_integrate` (CPU mirror: src/cpu/dfsph.rs dfsph_integrate): x' = x + v dt with
+// the tank's hard clamp (an outward normal speed becomes -restitution times itself, as in
+// `integrate`), and the warm-start store: warm[id] = (kappa_v_sum dt_prev, kappa_sum dt dt).
+// Inputs (slot order): sorted_pos, sorted_vel, sorted_id, kappa_sum (vec2: divergence,
+// density), step_state = (dt, v_max, dt_prev, 0). Outputs: positions, velocities,
+// particle_id (the next state in this step's slot order), warm (by id).
+// Worked example, tank [0, 1]^3, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, -1, 0) ->
+// x' = (0.6, 0, 0.5), v' = (1, 0, 0).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> fluid: FluidParams;
+@group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> sorted_vel: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> sorted_id: array<u32>;
+@group(0) @binding(5) var<storage, read> kappa_sum: array<vec2<f32>>;
+@group(0) @binding(6) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(7) var<storage, read_write> positions: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> velocities: array<vec4<f32>>;
+@group(0) @binding(9) var<storage, read_write> particle_id: array<u32>;
+@group(0) @binding(10) var<storage, read_write> warm: array<vec2<f32>>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn dfsph_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if k >= params.n {
+        return;
+    }
+    let dt = step_state[0];
+    var v = sorted_vel[k].xyz;
+    var x = sorted_pos[k].xyz + v * dt;
+    let lo = fluid.tank_min.xyz;
+    let hi = fluid.tank_max.xyz;
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        if x[axis] < lo[axis] {
+            x[axis] = lo[axis];
+            if v[axis] < 0.0 {
+                v[axis] = v[axis] * -fluid.restitution;
+            }
+        }
+        if x[axis] > hi[axis] {
+            x[axis] = hi[axis];
+            if v[axis] > 0.0 {
+                v[axis] = v[axis] * -fluid.restitution;
+            }
+        }
+    }
+    positions[k] = vec4<f32>(x, 0.0);
+    velocities[k] = vec4<f32>(v, 0.0);
+    let id = sorted_id[k];
+    particle_id[k] = id;
+    let ks = kappa_sum[k];
+    warm[id] = vec2<f32>(ks.x * step_state[2], ks.y * (dt * dt));
+}

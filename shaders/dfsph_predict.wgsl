@@ -1,0 +1,18 @@
+// Stage `dfsph_predict` (CPU mirror: src/cpu/dfsph.rs dfsph_predict): the velocities before
+// the constant-density solve, v* = v + a dt.
+// Inputs: accel (N), step_state[0] = dt. In/out: sorted_vel (N, slot order).
+// Worked example: v = (1, 0, 0), a = (0, -10, 0), dt = 0.01 -> v* = (1, -0.1, 0).
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<storage, read> accel: array<vec4<f32>>;
+@group(0) @binding(2) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(3) var<storage, read_write> sorted_vel: array<vec4<f32>>;
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn dfsph_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if k >= params.n {
+        return;
+    }
+    sorted_vel[k] = vec4<f32>(sorted_vel[k].xyz + accel[k].xyz * step_state[0], 0.0);
+}

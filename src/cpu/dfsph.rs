@@ -1,0 +1,1055 @@
+//! The DFSPH solver on the CPU: the mirror of the `dfsph_*` WGSL stages, one function per
+//! pass, with the same loops, the same pair order and the same `f32` operations, so the two
+//! paths agree bit for bit on lavapipe.
+//!
+//! Divergence-free SPH (Bender & Koschier, "Divergence-Free Smoothed Particle Hydrodynamics",
+//! SCA 2015; "Divergence-Free SPH for Incompressible and Viscous Fluids", IEEE TVCG 2017),
+//! arranged as SPlisHSPlasH's `TimeStepDFSPH` arranges it. One step:
+//! 1. neighbour grid and reorder (as for WCSPH), then [`dfsph_density`]: the density
+//!    ρ_i = m Σ_j W_ij and the factor α_i = ρ_i / (|Σ_j m∇W_ij|² + Σ_j |m∇W_ij|²) (BK17 eq. 9);
+//! 2. the divergence-free solve ([`Solve::Divergence`]): κ^v_i = (Dρ_i/Dt)/dt · α_i from the
+//!    density change rate Dρ_i/Dt = Σ_j m (v_i − v_j)·∇W_ij ([`dfsph_rate`]), only where it is
+//!    positive (compression), then v_i −= dt Σ_j m (κ_i/ρ_i + κ_j/ρ_j) ∇W_ij
+//!    ([`dfsph_pressure`]), until the mean of max(Dρ/Dt, 0)·dt/ρ0 ≤ η_v; warm-started with
+//!    half of last step's stiffness where the fluid compresses now ([`dfsph_warm`]);
+//! 3. [`dfsph_accel`]: gravity and viscosity; [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|
+//!    clamped to [dt_min, dt_max]; [`dfsph_predict`]: v* = v + a dt;
+//! 4. the constant-density solve ([`Solve::Density`]): predicted densities
+//!    ρ*_i = max(ρ_i + dt Dρ_i/Dt, ρ0), κ_i = (ρ*_i − ρ0)/dt² · α_i, the same velocity update,
+//!    until the mean of ρ*_i/ρ0 − 1 ≤ η (at least two iterations);
+//! 5. [`dfsph_integrate`]: x += v dt, and the stiffness of both solves is kept (per particle
+//!    id, dt removed) to warm-start the next step's solves ([`dfsph_warm`]);
+//! 6. the grid and [`dfsph_density`] again at the new positions, which gives this step's
+//!    density error (mean and maximum of max(ρ/ρ0 − 1, 0)) and is the next step's step 1.
+//!
+//! One kernel throughout the solver: the cubic spline of support h (Monaghan 1992, the kernel
+//! SPlisHSPlasH uses), [`cubic_w`] and its own gradient [`cubic_grad`], for the density, α,
+//! the density change rate and the pressure accelerations, so the solve's linearisation is
+//! the derivative of the density it corrects. (WCSPH and density-only runs keep poly6.)
+//!
+//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`super::walls`]) take
+//! part in every sum ([`pairs`]): an image of j carries j's density and stiffness, and j's
+//! velocity with the normal components reflected in the density change rate (free slip,
+//! [`image_velocity`]) and reversed in the viscosity (no slip), the wall model of both
+//! solvers. Images add
+//! to the gradient sum of α_i but not to its Σ|m∇W_ij|² term, since an image is not an
+//! unknown of its own, as SPlisHSPlasH treats boundary neighbours.
+//!
+//! Particle deficiency: with fewer than [`DFSPH_MIN_NEIGHBOURS`](crate::params::DFSPH_MIN_NEIGHBOURS)
+//! neighbours (images included) α_i = 0, so a splash particle takes no stiffness of its own
+//! and its divergence does not count towards the residual (SPlisHSPlasH's guard).
+//!
+//! The implied pressure: the stiffness a solve applies is κ_i = p_i/ρ_i (the update is the
+//! symmetric pressure gradient −dt Σ m (p_i/ρ_i² + p_j/ρ_j²)∇W_ij), so the pressure the
+//! constant-density solve implies is p_i = ρ_i Σ_iterations κ_i, [`implied_pressure`].
+//!
+//! Residuals are reduced in a fixed tree (no float atomics): [`block_sums`] per block of 256
+//! particles (pairwise halving), then [`reduce_total`]; the GPU's workgroups do exactly this.
+//!
+//! Worked example (h = 1, m = 1, ρ0 = 1, no walls in reach): two particles 0.5 apart have
+//! W(0.5) = 8/π · 0.25 = 0.6366 and ρ = 8/π + 0.6366 = 3.1831 each; |m∇W| = 48/π · 0.25 = 3.8197,
+//! so α = 3.1831 / (2 · 3.8197²) = 0.1091 (but 0 here in practice: two particles are far
+//! below the neighbour threshold; the unit tests lower it).
+
+use glam::{BVec3, Vec3};
+use rayon::prelude::*;
+
+use super::Grid;
+use super::reorder::{self, Particles};
+use super::walk::walk;
+use super::walls::{
+    image_axes, image_velocity, reflect_across, viscous_image_velocity, wall_planes,
+};
+use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
+
+/// The cubic spline W(r) of support h (Monaghan 1992): k(6q³ − 6q² + 1) for q ≤ ½,
+/// 2k(1 − q)³ for ½ < q < 1, with q = r/h and k = 8/(π h³).
+#[inline]
+pub fn cubic_w(r2: f32, sp: &SimParams, dp: &DfsphParams) -> f32 {
+    let q = r2.sqrt() * sp.inv_h;
+    if q <= 0.5 {
+        // k(1 − 6q² + 6q³) = k − 6k·q²(1 − q), with q² = r²/h², and every constant a uniform
+        // (DfsphParams says why).
+        let f = 1.0 - q;
+        dp.kernel_w - dp.kernel_w6 * (r2 * sp.inv_h2 * f)
+    } else if q < 1.0 {
+        let f = 1.0 - q;
+        dp.kernel_w * (2.0 * f * f * f)
+    } else {
+        0.0
+    }
+}
+
+/// The factor g with ∇W(x_i − x_j) = g · (x_i − x_j) for the cubic spline: l q(3q − 2)/(h r)
+/// for q ≤ ½, −l(1 − q)²/(h r) for ½ < q < 1, 0 at r = 0; l = 48/(π h³).
+#[inline]
+pub fn cubic_grad(r2: f32, sp: &SimParams, dp: &DfsphParams) -> f32 {
+    let r = r2.sqrt();
+    let q = r * sp.inv_h;
+    if r > 0.0 && q < 1.0 {
+        if q <= 0.5 {
+            // l q(3q − 2) = q(3l·q − 2l), constants as uniforms.
+            q * (dp.kernel_grad3 * q - dp.kernel_grad2) * sp.inv_h / r
+        } else {
+            let f = 1.0 - q;
+            -(dp.kernel_grad * (f * f)) * sp.inv_h / r
+        }
+    } else {
+        0.0
+    }
+}
+
+/// Calls `pair(j, d, r², axes)` for every neighbour of slot-order particle `k` and every wall
+/// image within h: per candidate j of the walk (r² < h²), j itself if j ≠ k (axes all false),
+/// then its images across the near walls in decreasing subset mask (`axes` the reflected
+/// ones; k's own images count). d = x_k − (image of) x_j. The mirror of `visit` in
+/// dfsph_common.wgsl.
+#[inline]
+pub fn pairs(
+    k: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    mut pair: impl FnMut(usize, Vec3, f32, BVec3),
+) {
+    let x = pos[k];
+    let walls = wall_planes(x, sp.h, fp);
+    walk(x, pos, slot_start, sp, |j, r2| {
+        // Written as a positive test so a NaN distance counts as no neighbour, as on the GPU.
+        let inside = r2 < sp.h2;
+        if !inside {
+            return;
+        }
+        let j = j as usize;
+        if j != k {
+            pair(j, x - pos[j], r2, BVec3::FALSE);
+        }
+        if walls.mask != 0 {
+            let mut m = walls.mask;
+            loop {
+                let axes = image_axes(m);
+                let d = x - reflect_across(pos[j], walls.plane, axes);
+                let r2i = d.x * d.x + d.y * d.y + d.z * d.z;
+                if r2i < sp.h2 {
+                    pair(j, d, r2i, axes);
+                }
+                m = (m - 1) & walls.mask;
+                if m == 0 {
+                    break;
+                }
+            }
+        }
+    });
+}
+
+/// The reduction tree of one block: s[l] += s[l + half] for half = 128, 64, …, 1.
+fn tree_sum(s: &mut [f32; REDUCE_BLOCK as usize]) -> f32 {
+    let mut half = REDUCE_BLOCK as usize / 2;
+    while half > 0 {
+        for l in 0..half {
+            s[l] += s[l + half];
+        }
+        half >>= 1;
+    }
+    s[0]
+}
+
+/// The same tree with max.
+fn tree_max(s: &mut [f32; REDUCE_BLOCK as usize]) -> f32 {
+    let mut half = REDUCE_BLOCK as usize / 2;
+    while half > 0 {
+        for l in 0..half {
+            s[l] = s[l].max(s[l + half]);
+        }
+        half >>= 1;
+    }
+    s[0]
+}
+
+/// First level of the fixed reduction: the sum of each block of 256 values (the last block
+/// padded with zeros), as one GPU workgroup sums its invocations' values.
+pub fn block_sums(v: &[f32]) -> Vec<f32> {
+    v.chunks(REDUCE_BLOCK as usize)
+        .map(|c| {
+            let mut s = [0f32; REDUCE_BLOCK as usize];
+            s[..c.len()].copy_from_slice(c);
+            tree_sum(&mut s)
+        })
+        .collect()
+}
+
+/// First level with max (values ≥ 0; padding 0).
+pub fn block_maxima(v: &[f32]) -> Vec<f32> {
+    v.chunks(REDUCE_BLOCK as usize)
+        .map(|c| {
+            let mut s = [0f32; REDUCE_BLOCK as usize];
+            s[..c.len()].copy_from_slice(c);
+            tree_max(&mut s)
+        })
+        .collect()
+}
+
+/// Second level, one workgroup: lane l adds partials l, l + 256, … in order, then the tree.
+pub fn reduce_total(partials: &[f32]) -> f32 {
+    let mut s = [0f32; REDUCE_BLOCK as usize];
+    for (j, &p) in partials.iter().enumerate() {
+        s[j % REDUCE_BLOCK as usize] += p;
+    }
+    tree_sum(&mut s)
+}
+
+/// Second level with max.
+pub fn reduce_max(partials: &[f32]) -> f32 {
+    let mut s = [0f32; REDUCE_BLOCK as usize];
+    for (j, &p) in partials.iter().enumerate() {
+        let l = j % REDUCE_BLOCK as usize;
+        s[l] = s[l].max(p);
+    }
+    tree_max(&mut s)
+}
+
+/// Output of [`dfsph_density`] (slot order).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DensityAlpha {
+    /// ρ_i = m Σ_j W_ij, walls' images included, kg/m³.
+    pub density: Vec<f32>,
+    /// The DFSPH factor α_i (0 below the neighbour threshold).
+    pub alpha: Vec<f32>,
+    /// Per block of 256: Σ max(ρ_i/ρ0 − 1, 0).
+    pub error_sums: Vec<f32>,
+    /// Per block of 256: max of max(ρ_i/ρ0 − 1, 0).
+    pub error_maxima: Vec<f32>,
+}
+
+/// ρ_k and α_k of one particle.
+///
+/// α's denominator is the linearisation of ρ_k in its own stiffness (Bender & Koschier 2017,
+/// eq. 9), with the walls' images moving as their originals do: besides |G|² and
+/// Σ_j |m∇W_kj|² (G = Σ m∇W over neighbours and images), a neighbour j's reaction moves its
+/// image j' by R_m Δv_j, which adds Σ_{j≠k,m} m² (R_m ∇W_kj)·∇W_kj'; and k's own images move
+/// with k, which subtracts Σ_m m (R_m G)·∇W_kk'. Without these terms α is too large near a
+/// wall (by up to about 2× at an edge), the solve overshoots there, and it diverged on a
+/// hydrostatic column (measured).
+#[inline]
+pub fn density_alpha(
+    k: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> (f32, f32) {
+    let x = pos[k];
+    let mut sum = dp.kernel_w;
+    let mut grad = Vec3::ZERO;
+    let mut grad2 = 0.0f32;
+    let mut images = 0.0f32;
+    let mut nb = 0u32;
+    pairs(k, pos, slot_start, sp, fp, |j, d, r2, axes| {
+        sum += cubic_w(r2, sp, dp);
+        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+        grad += gv;
+        if !axes.any() {
+            grad2 += gv.x * gv.x + gv.y * gv.y + gv.z * gv.z;
+        } else if j != k {
+            let dr = x - pos[j];
+            let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
+            let gr = reflect_vector(dr * (fp.mass * cubic_grad(r2r, sp, dp)), axes);
+            images += gr.x * gv.x + gr.y * gv.y + gr.z * gv.z;
+        }
+        nb += 1;
+    });
+    let walls = wall_planes(x, sp.h, fp);
+    let mut own = 0.0f32;
+    if walls.mask != 0 {
+        let mut m = walls.mask;
+        loop {
+            let axes = image_axes(m);
+            let d = x - reflect_across(x, walls.plane, axes);
+            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+            if r2 < sp.h2 {
+                let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+                let rg = reflect_vector(grad, axes);
+                own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
+            }
+            m = (m - 1) & walls.mask;
+            if m == 0 {
+                break;
+            }
+        }
+    }
+    let rho = fp.mass * sum;
+    let denom = grad.x * grad.x + grad.y * grad.y + grad.z * grad.z + grad2 + images - own;
+    let alpha = if nb >= dp.min_neighbours && denom > 0.0 {
+        rho / denom
+    } else {
+        0.0
+    };
+    (rho, alpha)
+}
+
+/// A vector reflected across the walls of `axes`: its components there negated.
+#[inline]
+pub fn reflect_vector(v: Vec3, axes: BVec3) -> Vec3 {
+    Vec3::select(axes, -v, v)
+}
+
+/// The density error of one particle, max(ρ/ρ0 − 1, 0).
+#[inline]
+pub fn density_error(rho: f32, fp: &FluidParams) -> f32 {
+    (rho / fp.rest_density - 1.0).max(0.0)
+}
+
+/// Stage `dfsph_density`: ρ and α of every particle, and the density error's block sums and
+/// maxima.
+pub fn dfsph_density(
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> DensityAlpha {
+    let (density, alpha): (Vec<f32>, Vec<f32>) = (0..pos.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|k| density_alpha(k, pos, slot_start, sp, fp, dp))
+        .unzip();
+    let err: Vec<f32> = density.iter().map(|&r| density_error(r, fp)).collect();
+    DensityAlpha {
+        error_sums: block_sums(&err),
+        error_maxima: block_maxima(&err),
+        density,
+        alpha,
+    }
+}
+
+/// Which solve a pass serves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Solve {
+    /// The divergence-free solve (before the non-pressure forces, with the previous dt).
+    Divergence,
+    /// The constant-density solve (after them, with this step's dt).
+    Density,
+}
+
+impl Solve {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Solve::Divergence => "divergence",
+            Solve::Density => "density",
+        }
+    }
+}
+
+/// Stage `dfsph_warm`: each particle's starting stiffness from the stiffness the same solve
+/// applied to it last step (`warm`, by particle id, with dt removed), as SPlisHSPlasH's warm
+/// start does it: only where the solve finds compression now (`kappa_now` > 0, from a rate
+/// pass on the current velocities), and half of it: κ^v = ½ w_v / dt for the divergence-free
+/// solve, κ = ½ w / dt² for the constant-density solve. Warm-starting an expanding particle
+/// would push its neighbours apart, which no later iteration corrects (both solves correct
+/// compression only): measured, a hydrostatic column then rose and blew up within 30 steps.
+pub fn dfsph_warm(
+    solve: Solve,
+    warm: &[[f32; 2]],
+    ids: &[u32],
+    kappa_now: &[f32],
+    dt: f32,
+) -> Vec<f32> {
+    ids.iter()
+        .zip(kappa_now)
+        .map(|(&id, &k)| {
+            let w = warm[id as usize];
+            if k > 0.0 {
+                match solve {
+                    Solve::Divergence => 0.5 * w[0] / dt,
+                    Solve::Density => 0.5 * w[1] / (dt * dt),
+                }
+            } else {
+                0.0
+            }
+        })
+        .collect()
+}
+
+/// Stage `dfsph_pressure`: v_i −= dt Σ_j m (κ_i/ρ_i + κ_j/ρ_j) ∇W_ij (images with the
+/// original's κ and ρ), and κ_sum_i += κ_i.
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_pressure(
+    pos: &[Vec3],
+    vel: &mut [Vec3],
+    density: &[f32],
+    kappa: &[f32],
+    kappa_sum: &mut [f32],
+    slot_start: &[u32],
+    dt: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) {
+    let dv: Vec<Vec3> = (0..pos.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|k| {
+            let ki = kappa[k] / density[k];
+            let mut acc = Vec3::ZERO;
+            pairs(k, pos, slot_start, sp, fp, |j, d, r2, _| {
+                let kj = kappa[j] / density[j];
+                let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+                acc += gv * (ki + kj);
+            });
+            acc
+        })
+        .collect();
+    for k in 0..pos.len() {
+        vel[k] -= dv[k] * dt;
+        kappa_sum[k] += kappa[k];
+    }
+}
+
+/// Output of [`dfsph_rate`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Rate {
+    /// The stiffness of the next velocity update, κ_i.
+    pub kappa: Vec<f32>,
+    /// Each particle's residual.
+    pub residual: Vec<f32>,
+    /// The residual's block sums.
+    pub sums: Vec<f32>,
+}
+
+/// The density change rate Dρ_k/Dt = Σ_j m (v_k − v_j)·∇W_kj of one particle.
+#[inline]
+pub fn density_rate(
+    k: usize,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> f32 {
+    let vi = vel[k];
+    let mut rate = 0.0f32;
+    pairs(k, pos, slot_start, sp, fp, |j, d, r2, axes| {
+        let vj = image_velocity(vel[j], axes);
+        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+        let dv = vi - vj;
+        rate += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
+    });
+    rate
+}
+
+/// κ and the residual of one particle from its rate.
+#[inline]
+pub fn stiffness(
+    solve: Solve,
+    rate: f32,
+    rho: f32,
+    alpha: f32,
+    dt: f32,
+    fp: &FluidParams,
+) -> (f32, f32) {
+    match solve {
+        Solve::Divergence => {
+            let d = if alpha == 0.0 { 0.0 } else { rate.max(0.0) };
+            (d / dt * alpha, d * dt / fp.rest_density)
+        }
+        Solve::Density => {
+            let rho_star = (rho + dt * rate).max(fp.rest_density);
+            (
+                (rho_star - fp.rest_density) / (dt * dt) * alpha,
+                rho_star / fp.rest_density - 1.0,
+            )
+        }
+    }
+}
+
+/// Stage `dfsph_rate`: the density change rate from the current velocities, the stiffness it
+/// asks for and the residual (divergence: max(Dρ/Dt, 0)·dt/ρ0; density: ρ*/ρ0 − 1 with
+/// ρ* = max(ρ + dt Dρ/Dt, ρ0)), with the residual's block sums.
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_rate(
+    solve: Solve,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    density: &[f32],
+    alpha: &[f32],
+    slot_start: &[u32],
+    dt: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> Rate {
+    let (kappa, residual): (Vec<f32>, Vec<f32>) = (0..pos.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|k| {
+            let rate = density_rate(k, pos, vel, slot_start, sp, fp, dp);
+            stiffness(solve, rate, density[k], alpha[k], dt, fp)
+        })
+        .unzip();
+    Rate {
+        sums: block_sums(&residual),
+        kappa,
+        residual,
+    }
+}
+
+/// Where a solve stands: the GPU's `SolveState` block.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SolveState {
+    /// Iterations run (pressure updates after the warm start).
+    pub iterations: u32,
+    /// No further iteration runs.
+    pub done: bool,
+    /// The mean residual of the last rate evaluation.
+    pub residual: f32,
+}
+
+/// Stage `dfsph_control`: the mean residual from the block sums; decides whether another
+/// iteration runs: while fewer than `min_iterations`, or the mean exceeds η, up to
+/// `max_iterations`. Returns whether it does.
+pub fn dfsph_control(
+    state: &mut SolveState,
+    sums: &[f32],
+    n: u32,
+    eta: f32,
+    min_iterations: u32,
+    max_iterations: u32,
+) -> bool {
+    if state.done {
+        return false;
+    }
+    let mean = reduce_total(sums) / n as f32;
+    state.residual = mean;
+    let again =
+        state.iterations < max_iterations && (state.iterations < min_iterations || mean > eta);
+    if again {
+        state.iterations += 1;
+    } else {
+        state.done = true;
+    }
+    again
+}
+
+/// Stage `dfsph_accel`: the non-pressure accelerations, gravity and viscosity (Müller et al.
+/// 2003, (μ/ρ_i) Σ_j m (v_j − v_i)/ρ_j ∇²W_visc, images moving with −v_j, the no-slip wall
+/// of the viscous terms). With μ = 0 nothing is walked.
+pub fn dfsph_accel(
+    pos: &[Vec3],
+    vel: &[Vec3],
+    density: &[f32],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec<Vec3> {
+    let g = Vec3::from_slice(&fp.gravity[..3]);
+    if fp.viscosity == 0.0 {
+        return vec![g; pos.len()];
+    }
+    (0..pos.len())
+        .into_par_iter()
+        .with_min_len(256)
+        .map(|k| {
+            let mut acc = Vec3::ZERO;
+            pairs(k, pos, slot_start, sp, fp, |j, _, r2, axes| {
+                let vj = if axes.any() {
+                    viscous_image_velocity(vel[j])
+                } else {
+                    vel[j]
+                };
+                let w = sp.h - r2.sqrt();
+                acc += (vj - vel[k])
+                    * (fp.viscosity / density[k] * fp.mass / density[j] * fp.kernel_45 * w);
+            });
+            acc + g
+        })
+        .collect()
+}
+
+/// Stage `dfsph_timestep`: dt = λ s / v_max clamped to [dt_min, dt_max], v_max the largest
+/// |v + a dt_prev| (the speed before the pressure solve); dt_max at rest; the forced dt if set.
+/// Returns (dt, v_max).
+pub fn dfsph_timestep(vel: &[Vec3], acc: &[Vec3], dt_prev: f32, dp: &DfsphParams) -> (f32, f32) {
+    let v_max = vel
+        .iter()
+        .zip(acc)
+        .map(|(v, a)| (*v + *a * dt_prev).length())
+        .fold(0.0, f32::max);
+    let dt = if dp.dt_fixed > 0.0 {
+        dp.dt_fixed
+    } else if v_max > 0.0 {
+        (dp.cfl * dp.spacing / v_max).max(dp.dt_min).min(dp.dt_max)
+    } else {
+        dp.dt_max
+    };
+    (dt, v_max)
+}
+
+/// Stage `dfsph_predict`: v* = v + a dt.
+pub fn dfsph_predict(vel: &mut [Vec3], acc: &[Vec3], dt: f32) {
+    for (v, a) in vel.iter_mut().zip(acc) {
+        *v += *a * dt;
+    }
+}
+
+/// Stage `dfsph_integrate`: x' = x + v dt with the tank's hard clamp (an outward normal speed
+/// becomes −e times itself, as WCSPH's `integrate`), the next state in this step's slot
+/// order; and the warm-start store by id: (κ^v_sum · dt_v, κ_sum · dt²).
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_integrate(
+    sorted: &Particles,
+    kappa_sum_v: &[f32],
+    kappa_sum_d: &[f32],
+    dt: f32,
+    dt_v: f32,
+    fp: &FluidParams,
+    warm: &mut [[f32; 2]],
+) -> Particles {
+    let lo = Vec3::from_slice(&fp.tank_min[..3]);
+    let hi = Vec3::from_slice(&fp.tank_max[..3]);
+    let (pos, vel) = (0..sorted.len())
+        .map(|k| {
+            let mut v = sorted.vel[k];
+            let mut x = sorted.pos[k] + v * dt;
+            for axis in 0..3 {
+                if x[axis] < lo[axis] {
+                    x[axis] = lo[axis];
+                    if v[axis] < 0.0 {
+                        v[axis] *= -fp.restitution;
+                    }
+                }
+                if x[axis] > hi[axis] {
+                    x[axis] = hi[axis];
+                    if v[axis] > 0.0 {
+                        v[axis] *= -fp.restitution;
+                    }
+                }
+            }
+            (x, v)
+        })
+        .unzip();
+    for (k, &id) in sorted.id.iter().enumerate() {
+        warm[id as usize] = [kappa_sum_v[k] * dt_v, kappa_sum_d[k] * (dt * dt)];
+    }
+    Particles {
+        pos,
+        vel,
+        id: sorted.id.clone(),
+    }
+}
+
+/// The pressure the constant-density solve implied, p_i = ρ_i κ_sum_i (see the module doc).
+pub fn implied_pressure(density: &[f32], kappa_sum: &[f32]) -> Vec<f32> {
+    density.iter().zip(kappa_sum).map(|(r, k)| r * k).collect()
+}
+
+/// The statistics block of one DFSPH step (the GPU's `sph.dfsph_stats`, 8 words).
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
+pub struct DfsphStats {
+    /// Iterations of the divergence-free solve.
+    pub iterations_v: u32,
+    /// Its final mean residual.
+    pub residual_v: f32,
+    /// Iterations of the constant-density solve.
+    pub iterations_d: u32,
+    /// Its final mean residual.
+    pub residual_d: f32,
+    /// Mean over particles of max(ρ/ρ0 − 1, 0) at the new positions.
+    pub error_mean: f32,
+    /// Its maximum.
+    pub error_max: f32,
+    /// dt of the step, s.
+    pub dt: f32,
+    /// The largest |v + a dt_prev| the step's dt came from.
+    pub v_max: f32,
+}
+
+/// The state a DFSPH run carries from step to step besides the particles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DfsphCarry {
+    /// Warm-start stiffness per particle id: (κ^v·dt, κ·dt²) of the last step.
+    pub warm: Vec<[f32; 2]>,
+    /// dt of the last step (the divergence solve's dt), s.
+    pub dt_prev: f32,
+}
+
+impl DfsphCarry {
+    /// A run's start: no stiffness yet, dt_prev = dt_max.
+    pub fn new(n: usize, dp: &DfsphParams) -> Self {
+        Self {
+            warm: vec![[0.0; 2]; n],
+            dt_prev: dp.dt_max,
+        }
+    }
+}
+
+/// Everything one solve computed, for verification.
+#[derive(Clone, Debug, Default)]
+pub struct SolveTrace {
+    /// The rate pass on the velocities the solve starts from (where to warm-start).
+    pub first_rate: Rate,
+    /// The warm-start stiffness.
+    pub warm_kappa: Vec<f32>,
+    /// Velocities after each pressure update (the warm start's first).
+    pub velocities: Vec<Vec<Vec3>>,
+    /// Each rate evaluation.
+    pub rates: Vec<Rate>,
+    /// The control state after each decision.
+    pub states: Vec<SolveState>,
+    /// Σ κ applied per particle.
+    pub kappa_sum: Vec<f32>,
+}
+
+/// Runs one solve from velocities `vel` (updated in place), the mirror of the GPU's sequence
+/// rate → warm → pressure → rate → control → (pressure → rate → control)*.
+#[allow(clippy::too_many_arguments)]
+pub fn solve(
+    which: Solve,
+    sorted: &Particles,
+    vel: &mut [Vec3],
+    da: &DensityAlpha,
+    warm: &[[f32; 2]],
+    slot_start: &[u32],
+    dt: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> SolveTrace {
+    let n = sorted.len();
+    let (eta, min_it) = match which {
+        Solve::Divergence => (dp.eta_v, 1),
+        Solve::Density => (dp.eta_d, 2),
+    };
+    let first_rate = dfsph_rate(
+        which,
+        &sorted.pos,
+        vel,
+        &da.density,
+        &da.alpha,
+        slot_start,
+        dt,
+        sp,
+        fp,
+        dp,
+    );
+    let mut tr = SolveTrace {
+        warm_kappa: dfsph_warm(which, warm, &sorted.id, &first_rate.kappa, dt),
+        first_rate,
+        kappa_sum: vec![0.0; n],
+        ..Default::default()
+    };
+    let mut kappa = tr.warm_kappa.clone();
+    let mut state = SolveState::default();
+    loop {
+        dfsph_pressure(
+            &sorted.pos,
+            vel,
+            &da.density,
+            &kappa,
+            &mut tr.kappa_sum,
+            slot_start,
+            dt,
+            sp,
+            fp,
+            dp,
+        );
+        tr.velocities.push(vel.to_vec());
+        let rate = dfsph_rate(
+            which,
+            &sorted.pos,
+            vel,
+            &da.density,
+            &da.alpha,
+            slot_start,
+            dt,
+            sp,
+            fp,
+            dp,
+        );
+        kappa = rate.kappa.clone();
+        let again = dfsph_control(
+            &mut state,
+            &rate.sums,
+            n as u32,
+            eta,
+            min_it,
+            dp.max_iterations,
+        );
+        tr.rates.push(rate);
+        tr.states.push(state);
+        if !again {
+            break;
+        }
+    }
+    tr
+}
+
+/// Everything one DFSPH step computed, in the step's slot order.
+#[derive(Clone, Debug)]
+pub struct DfsphTrace {
+    /// The grid of the step's starting positions.
+    pub grid: Grid,
+    /// The state gathered into slot order.
+    pub sorted: Particles,
+    /// ρ and α at the start.
+    pub start: DensityAlpha,
+    /// The divergence-free solve.
+    pub divergence: SolveTrace,
+    /// Non-pressure accelerations.
+    pub acc: Vec<Vec3>,
+    /// (dt, v_max).
+    pub timestep: (f32, f32),
+    /// Predicted velocities v*.
+    pub predicted: Vec<Vec3>,
+    /// The constant-density solve.
+    pub density: SolveTrace,
+    /// The state after the step (this step's slot order).
+    pub next: Particles,
+    /// The carried state after the step.
+    pub carry: DfsphCarry,
+    /// The grid of the new positions.
+    pub next_grid: Grid,
+    /// The new state in the new grid's slot order.
+    pub next_sorted: Particles,
+    /// ρ and α at the new positions (the next step's start).
+    pub end: DensityAlpha,
+    /// The step's statistics block.
+    pub stats: DfsphStats,
+}
+
+/// ρ, α and the grid of a state: what a DFSPH step starts from.
+pub fn prepare(
+    state: &Particles,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> (Grid, Particles, DensityAlpha) {
+    let grid = Grid::build(&state.pos, sp);
+    let sorted = reorder::reorder(state, &grid.sorted_ids);
+    let da = dfsph_density(&sorted.pos, &grid.slot_start, sp, fp, dp);
+    (grid, sorted, da)
+}
+
+/// Advances `state` by one DFSPH step. `start`, if given, is [`prepare`] of `state` (the last
+/// step's end), so it is not computed twice.
+pub fn dfsph_step(
+    state: &Particles,
+    carry: &DfsphCarry,
+    start: Option<(Grid, Particles, DensityAlpha)>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> DfsphTrace {
+    let (grid, sorted, da) = start.unwrap_or_else(|| prepare(state, sp, fp, dp));
+    let ss = &grid.slot_start;
+    let mut vel = sorted.vel.clone();
+    let dt_v = carry.dt_prev;
+    let divergence = solve(
+        Solve::Divergence,
+        &sorted,
+        &mut vel,
+        &da,
+        &carry.warm,
+        ss,
+        dt_v,
+        sp,
+        fp,
+        dp,
+    );
+    let acc = dfsph_accel(&sorted.pos, &vel, &da.density, ss, sp, fp);
+    let (dt, v_max) = dfsph_timestep(&vel, &acc, dt_v, dp);
+    dfsph_predict(&mut vel, &acc, dt);
+    let predicted = vel.clone();
+    let density = solve(
+        Solve::Density,
+        &sorted,
+        &mut vel,
+        &da,
+        &carry.warm,
+        ss,
+        dt,
+        sp,
+        fp,
+        dp,
+    );
+    let mut warm = carry.warm.clone();
+    let moved = Particles {
+        pos: sorted.pos.clone(),
+        vel,
+        id: sorted.id.clone(),
+    };
+    let next = dfsph_integrate(
+        &moved,
+        &divergence.kappa_sum,
+        &density.kappa_sum,
+        dt,
+        dt_v,
+        fp,
+        &mut warm,
+    );
+    let (next_grid, next_sorted, end) = prepare(&next, sp, fp, dp);
+    let n = next.len() as u32;
+    let dv = divergence.states.last().copied().unwrap_or_default();
+    let dd = density.states.last().copied().unwrap_or_default();
+    let stats = DfsphStats {
+        iterations_v: dv.iterations,
+        residual_v: dv.residual,
+        iterations_d: dd.iterations,
+        residual_d: dd.residual,
+        error_mean: reduce_total(&end.error_sums) / n as f32,
+        error_max: reduce_max(&end.error_maxima),
+        dt,
+        v_max,
+    };
+    DfsphTrace {
+        grid,
+        sorted,
+        start: da,
+        divergence,
+        acc,
+        timestep: (dt, v_max),
+        predicted,
+        density,
+        next,
+        carry: DfsphCarry { warm, dt_prev: dt },
+        next_grid,
+        next_sorted,
+        end,
+        stats,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
+
+    fn setup(h: f32, tank: f32) -> (SimParams, FluidParams, DfsphParams) {
+        let cfg = SphConfig::new(
+            2,
+            ConfigOverrides {
+                smoothing_radius: Some(h),
+                spacing: Some(h / 2.0),
+                particle_mass: Some(1.0),
+                rest_density: Some(1.0),
+                table_size: Some(1),
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let ph = PhysicsConfig {
+            gravity: 0.0,
+            ..Default::default()
+        };
+        let fp = ph
+            .fluid_params(&cfg, Vec3::ZERO, Vec3::splat(tank), 1.0)
+            .unwrap();
+        let mut dp = DfsphConfig::default().params(&cfg, &ph).unwrap();
+        dp.min_neighbours = 1;
+        (sp, fp, dp)
+    }
+
+    #[test]
+    fn cubic_kernel_worked_values() {
+        let (sp, _, dp) = setup(1.0, 10.0);
+        let k = 8.0 / std::f32::consts::PI;
+        assert_eq!(cubic_w(0.0, &sp, &dp), dp.kernel_w);
+        assert!((cubic_w(0.25, &sp, &dp) - k * 0.25).abs() < 1e-6);
+        assert!((cubic_w(0.5625, &sp, &dp) - k * 2.0 * 0.015625).abs() < 1e-6);
+        assert_eq!(cubic_w(1.0, &sp, &dp), 0.0);
+        // |∇W| at r = 0.5: l · 0.5 · (1.5 − 2) = −l/4 → g · r = −l/4.
+        let l = 48.0 / std::f32::consts::PI;
+        assert!((cubic_grad(0.25, &sp, &dp) * 0.5 + l / 4.0).abs() < 1e-5);
+        assert_eq!(cubic_grad(0.0, &sp, &dp), 0.0);
+    }
+
+    #[test]
+    fn gradient_is_the_derivative_of_the_kernel() {
+        let (sp, _, dp) = setup(1.0, 10.0);
+        for &r in &[0.1f32, 0.3, 0.49, 0.51, 0.7, 0.95] {
+            let e = 1e-3f32;
+            let fd = (cubic_w((r + e) * (r + e), &sp, &dp) - cubic_w((r - e) * (r - e), &sp, &dp))
+                / (2.0 * e);
+            let g = cubic_grad(r * r, &sp, &dp) * r;
+            assert!(
+                (fd - g).abs() < 1e-2 * g.abs().max(1.0),
+                "r {r}: {fd} vs {g}"
+            );
+        }
+    }
+
+    #[test]
+    fn worked_example_two_particles() {
+        let (sp, fp, dp) = setup(1.0, 10.0);
+        let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
+        let g = Grid::build(&pos, &sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        let da = dfsph_density(&sorted, &g.slot_start, &sp, &fp, &dp);
+        let k = 8.0 / std::f32::consts::PI;
+        let rho = k + k * 0.25;
+        assert!((da.density[0] - rho).abs() < 1e-5);
+        let l = 48.0 / std::f32::consts::PI * 0.25;
+        assert!((da.alpha[0] - rho / (2.0 * l * l)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn approaching_pair_compresses_and_the_solve_stops_it() {
+        let (sp, fp, dp) = setup(1.0, 10.0);
+        let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
+        let vel = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
+        let state = Particles::new(pos, vel);
+        let (g, sorted, da) = prepare(&state, &sp, &fp, &dp);
+        let r0 = density_rate(0, &sorted.pos, &sorted.vel, &g.slot_start, &sp, &fp, &dp);
+        assert!(r0 > 0.0, "approach is compression: {r0}");
+        let mut vel = sorted.vel.clone();
+        let warm = vec![[0.0; 2]; 2];
+        let tr = solve(
+            Solve::Divergence,
+            &sorted,
+            &mut vel,
+            &da,
+            &warm,
+            &g.slot_start,
+            1e-3,
+            &sp,
+            &fp,
+            &dp,
+        );
+        let last = tr.states.last().unwrap();
+        assert!(last.residual <= dp.eta_v, "{last:?}");
+        // Momentum is conserved by the symmetric update.
+        assert!((vel[0] + vel[1]).length() < 1e-5);
+        // The pair no longer approaches (a lone pair overshoots: each particle's κ is sized
+        // for its own neighbourhood and both push, the Jacobi nature of the solve).
+        assert!((vel[0] - vel[1]).x <= 1e-5, "{vel:?}");
+    }
+
+    #[test]
+    fn reduction_tree_matches_the_plain_sum_closely() {
+        let v: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 * 0.25).collect();
+        let total = reduce_total(&block_sums(&v));
+        let plain: f32 = v.iter().sum();
+        assert_eq!(total, plain, "exact for these dyadic values");
+        assert_eq!(reduce_max(&block_maxima(&v)), 1.5);
+        assert_eq!(block_sums(&v).len(), 4);
+    }
+
+    #[test]
+    fn control_stops_at_tolerance_after_the_minimum() {
+        let mut s = SolveState::default();
+        assert!(dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert!(dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert!(!dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert_eq!(s.iterations, 2);
+        assert!(s.done);
+        let mut s = SolveState::default();
+        for _ in 0..3 {
+            assert!(dfsph_control(&mut s, &[1.0], 1, 0.1, 1, 3));
+        }
+        assert!(!dfsph_control(&mut s, &[1.0], 1, 0.1, 1, 3));
+        assert_eq!((s.iterations, s.residual), (3, 1.0));
+    }
+}

@@ -1,0 +1,163 @@
+//! The neighbour walk of the CPU path, the one definition every walking stage uses (mirror of
+//! `shaders/walk.wgsl`).
+//!
+//! A query around p visits the cells of [`query_range`] (the 27 around p, z then y then x),
+//! turns each into its hash slot, skips a slot already visited (two cells of one query can
+//! alias into one slot, and a naive loop would count that slot's particles twice) and an empty
+//! one, and hands on the particles of every remaining slot, ascending within the slot. Stages
+//! say only what one pair contributes:
+//! - [`walk_slots`] gives the slot ranges `[a, b)` in walk order: the grouped form (density,
+//!   up to [`LANES`](super::density::LANES) particles sharing a range, one per vector lane)
+//!   reads each candidate once for all of them from these ranges;
+//! - [`walk`] gives each candidate with its r², for a walk of one particle; it is
+//!   [`walk_slots`] with the candidates of each range in turn, so both forms visit the same
+//!   candidates in the same order, and every per-particle sum is the same bits either way;
+//! - [`rounds`] splits a group of consecutive slot-order particles into rounds of members
+//!   that share a query range, the GPU's grouped form (`walk_group` in walk.wgsl).
+//!
+//! Worked example, h = 1, T = 1 (every cell aliases into slot 0), particles at x = 0.1 and 5:
+//! the query around 0.1 spans 27 cells, all in slot 0, which is walked once: candidates 0 and
+//! 1 in order, with r² 0 and 24.01.
+
+use glam::{IVec3, Vec3};
+
+use crate::hash::{MAX_QUERY_SPAN, distance2, hash_cell, query_range};
+use crate::params::SimParams;
+
+/// Most distinct slots one query can visit.
+pub const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
+
+/// Calls `slot(a, b)` for the particle range `[a, b)` of every distinct, non-empty slot of the
+/// query cells `lo..=hi`, in walk order (z, then y, then x). An empty slot adds no candidate,
+/// so skipping it, recorded or not, leaves the walk unchanged.
+#[inline]
+pub fn walk_slots(
+    lo: IVec3,
+    hi: IVec3,
+    slot_start: &[u32],
+    mask: u32,
+    mut slot: impl FnMut(u32, u32),
+) {
+    let mut seen = [0u32; MAX_QUERY_SLOTS];
+    let mut n_seen = 0;
+    // A 64-bit filter of the slots seen: a slot whose bit is clear is new without a search.
+    let mut filter = 0u64;
+    for cz in lo.z..=hi.z {
+        for cy in lo.y..=hi.y {
+            for cx in lo.x..=hi.x {
+                let s = hash_cell(IVec3::new(cx, cy, cz), mask) as usize;
+                let (a, b) = (slot_start[s], slot_start[s + 1]);
+                let bit = 1u64 << (s & 63);
+                if a == b || (filter & bit != 0 && seen[..n_seen].contains(&(s as u32))) {
+                    continue;
+                }
+                filter |= bit;
+                seen[n_seen] = s as u32;
+                n_seen += 1;
+                slot(a, b);
+            }
+        }
+    }
+}
+
+/// Calls `visit(k, r²)` for every candidate `k` (a slot-order index) of the query around `p`,
+/// in walk order; r² = |p − x_k|² as [`distance2`] computes it. The caller applies r² < h².
+#[inline]
+pub fn walk(
+    p: Vec3,
+    sorted_pos: &[Vec3],
+    slot_start: &[u32],
+    params: &SimParams,
+    mut visit: impl FnMut(u32, f32),
+) {
+    let (lo, hi) = query_range(p, params.h, params.inv_h);
+    walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
+        for k in a..b {
+            visit(k, distance2(p, sorted_pos[k as usize]));
+        }
+    });
+}
+
+/// Splits the group of slot-order particles `first..first + len` (len ≤ 32) into rounds: the
+/// first member not yet done leads, and every member with the leader's query range joins.
+/// Calls `round(members, lo, hi)` with the members as a bit mask (bit l: particle first + l).
+/// In the usual group (one cell's particles) there is one round for all.
+#[inline]
+pub fn rounds(
+    first: usize,
+    len: usize,
+    sorted_pos: &[Vec3],
+    params: &SimParams,
+    mut round: impl FnMut(u32, IVec3, IVec3),
+) {
+    let everyone = if len >= 32 {
+        u32::MAX
+    } else {
+        (1u32 << len) - 1
+    };
+    let mut done = 0u32;
+    while done != everyone {
+        let leader = (!done).trailing_zeros() as usize;
+        let range = query_range(sorted_pos[first + leader], params.h, params.inv_h);
+        let mut members = 0u32;
+        for l in 0..len {
+            if query_range(sorted_pos[first + l], params.h, params.inv_h) == range {
+                members |= 1 << l;
+            }
+        }
+        round(members, range.0, range.1);
+        done |= members;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::Grid;
+    use crate::cpu::reorder::gather;
+    use crate::params::{ConfigOverrides, SphConfig};
+
+    fn params(h: f32, t: u32) -> SimParams {
+        let cfg = SphConfig::new(
+            2,
+            ConfigOverrides {
+                smoothing_radius: Some(h),
+                spacing: Some(h / 2.0),
+                table_size: Some(t),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        cfg.sim_params()
+    }
+
+    #[test]
+    fn worked_example_walks_an_aliased_slot_once() {
+        let p = [Vec3::new(0.1, 0.1, 0.1), Vec3::new(5.0, 0.1, 0.1)];
+        let prm = params(1.0, 1);
+        let g = Grid::build(&p, &prm);
+        let sp = gather(&p, &g.sorted_ids);
+        let mut seen = Vec::new();
+        walk(sp[0], &sp, &g.slot_start, &prm, |k, r2| seen.push((k, r2)));
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0], (0, 0.0));
+        assert!((seen[1].1 - 24.01).abs() < 1e-4);
+    }
+
+    #[test]
+    fn rounds_split_members_by_query_range() {
+        let prm = params(1.0, 1);
+        // Members 0 and 2 share a cell; member 1 lies in another cell of the same slot.
+        let p = [
+            Vec3::new(0.2, 0.2, 0.2),
+            Vec3::new(3.5, 0.2, 0.2),
+            Vec3::new(0.3, 0.4, 0.2),
+        ];
+        let mut got = Vec::new();
+        rounds(0, 3, &p, &prm, |m, lo, _| got.push((m, lo)));
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, 0b101);
+        assert_eq!(got[1].0, 0b010);
+        assert_eq!(got[1].1, IVec3::new(2, -1, -1));
+    }
+}

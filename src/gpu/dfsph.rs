@@ -1,0 +1,581 @@
+//! The DFSPH passes on the GPU (the `dfsph_*` stages; CPU mirror [`crate::cpu::dfsph`]), with
+//! their buffers. A solve is encoded as warm → pressure → rate → control, then
+//! `max_iterations` times pressure → rate → control, the pressure and rate passes dispatched
+//! indirectly from the solve's control block: the control pass decides on the GPU whether
+//! another iteration runs and writes 0 workgroups once the solve has converged, so nothing is
+//! read back per iteration.
+
+use wgpu::util::DeviceExt;
+
+use super::context::GpuContext;
+use super::neighbours::{
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
+};
+use super::timer::Stage;
+use crate::cpu::dfsph::{DfsphStats, Solve, SolveState};
+use crate::params::{DfsphParams, SolveParams};
+use crate::{Result, shaders};
+
+/// One solve's bind groups and control block.
+struct SolveGroups {
+    // Bound in the bind groups; kept with them.
+    _params: wgpu::Buffer,
+    warm: wgpu::BindGroup,
+    pressure: wgpu::BindGroup,
+    rate: wgpu::BindGroup,
+    control: wgpu::BindGroup,
+    /// (x, 1, 1, iterations, done, residual bits, 0, 0): the indirect dispatch arguments of
+    /// the solve's pressure and rate passes, and where the solve stands.
+    state: wgpu::Buffer,
+}
+
+/// The DFSPH kernels and their buffers, for one N.
+pub struct GpuDfsph {
+    density: wgpu::ComputePipeline,
+    warm: wgpu::ComputePipeline,
+    pressure: wgpu::ComputePipeline,
+    rate: wgpu::ComputePipeline,
+    control: wgpu::ComputePipeline,
+    accel: wgpu::ComputePipeline,
+    timestep: wgpu::ComputePipeline,
+    predict: wgpu::ComputePipeline,
+    integrate: wgpu::ComputePipeline,
+    stats_pipe: wgpu::ComputePipeline,
+    density_bg: wgpu::BindGroup,
+    accel_bg: wgpu::BindGroup,
+    timestep_bg: wgpu::BindGroup,
+    predict_bg: wgpu::BindGroup,
+    integrate_bg: wgpu::BindGroup,
+    stats_bg: wgpu::BindGroup,
+    solves: [SolveGroups; 2],
+    /// The uniform block.
+    pub params: wgpu::Buffer,
+    /// The parameters it holds.
+    pub dp: DfsphParams,
+    /// ρ per particle, slot order (N).
+    pub rho: wgpu::Buffer,
+    /// α per particle (N).
+    pub alpha: wgpu::Buffer,
+    /// The stiffness of the next velocity update (N).
+    pub kappa: wgpu::Buffer,
+    /// Σ κ applied in this step per particle, (divergence, density) (N vec2).
+    pub kappa_sum: wgpu::Buffer,
+    /// Warm-start stiffness by particle id, (κ^v dt, κ dt²) of the last step (N vec2).
+    pub warm_buf: wgpu::Buffer,
+    /// Density error block sums and maxima (⌈N/256⌉ each).
+    pub error_sums: wgpu::Buffer,
+    /// See `error_sums`.
+    pub error_maxima: wgpu::Buffer,
+    /// Residual block sums of the last rate pass.
+    pub residual_sums: wgpu::Buffer,
+    /// The step's statistics block (8 words, [`DfsphStats`]).
+    pub stats: wgpu::Buffer,
+}
+
+fn solve_index(s: Solve) -> usize {
+    match s {
+        Solve::Divergence => 0,
+        Solve::Density => 1,
+    }
+}
+
+impl GpuDfsph {
+    /// Compiles the DFSPH kernels and allocates their buffers next to `grid`'s; `accel` and
+    /// `step_state` are the fluid passes' (the mouse force adds to the same accelerations).
+    pub fn new(
+        ctx: &GpuContext,
+        grid: &GpuNeighbours,
+        fluid_params: &wgpu::Buffer,
+        accel: &wgpu::Buffer,
+        step_state: &wgpu::Buffer,
+        dp: &DfsphParams,
+    ) -> Result<Self> {
+        use Binding::*;
+        let b = &grid.bufs;
+        ctx.scoped(|| {
+            let d = &ctx.device;
+            let n64 = b.n as u64;
+            let blocks = dp.blocks as u64;
+            let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
+            let uniform = |label: &str, bytes: &[u8]| {
+                d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: bytes,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                })
+            };
+            let params = uniform("sph.dfsph_params", bytemuck::bytes_of(dp));
+            let rho = storage("sph.dfsph_rho", n64 * 4);
+            let alpha = storage("sph.dfsph_alpha", n64 * 4);
+            let kappa = storage("sph.dfsph_kappa", n64 * 4);
+            let kappa_sum = storage("sph.dfsph_kappa_sum", n64 * 8);
+            let warm_buf = storage("sph.dfsph_warm", n64 * 8);
+            let error_sums = storage("sph.dfsph_error_sums", blocks * 4);
+            let error_maxima = storage("sph.dfsph_error_maxima", blocks * 4);
+            let residual_sums = storage("sph.dfsph_residual_sums", blocks * 4);
+            let stats = storage("sph.dfsph_stats", 32);
+
+            let m = |label, src| ctx.shader(label, src);
+            let density_l = layout(
+                d,
+                "sph.dfsph_density",
+                &[
+                    Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                    ReadWrite,
+                ],
+            );
+            let warm_l = layout(
+                d,
+                "sph.dfsph_warm",
+                &[
+                    Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                ],
+            );
+            let pressure_l = layout(
+                d,
+                "sph.dfsph_pressure",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite,
+                    ReadWrite,
+                ],
+            );
+            let rate_l = layout(
+                d,
+                "sph.dfsph_rate",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
+                    ReadWrite, ReadWrite,
+                ],
+            );
+            let control_l = layout(
+                d,
+                "sph.dfsph_control",
+                &[Uniform, Uniform, Uniform, Read, ReadWrite],
+            );
+            let accel_l = layout(
+                d,
+                "sph.dfsph_accel",
+                &[Uniform, Uniform, Uniform, Read, Read, Read, Read, ReadWrite],
+            );
+            let timestep_l = layout(
+                d,
+                "sph.dfsph_timestep",
+                &[Uniform, Uniform, Read, Read, ReadWrite],
+            );
+            let predict_l = layout(d, "sph.dfsph_predict", &[Uniform, Read, Read, ReadWrite]);
+            let integrate_l = layout(
+                d,
+                "sph.dfsph_integrate",
+                &[
+                    Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite,
+                    ReadWrite, ReadWrite,
+                ],
+            );
+            let stats_l = layout(
+                d,
+                "sph.dfsph_stats",
+                &[Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite],
+            );
+            let density_m = m("sph.dfsph_density", shaders::DFSPH_DENSITY);
+            let warm_m = m("sph.dfsph_warm", shaders::DFSPH_WARM);
+            let pressure_m = m("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
+            let rate_m = m("sph.dfsph_rate", shaders::DFSPH_RATE);
+            let control_m = m("sph.dfsph_control", shaders::DFSPH_CONTROL);
+            let accel_m = m("sph.dfsph_accel", shaders::DFSPH_ACCEL);
+            let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
+            let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
+            let integrate_m = m("sph.dfsph_integrate", shaders::DFSPH_INTEGRATE);
+            let stats_m = m("sph.dfsph_stats", shaders::DFSPH_STATS);
+
+            let solve = |which: Solve| {
+                let i = solve_index(which);
+                let sp = SolveParams {
+                    which: i as u32,
+                    min_iterations: match which {
+                        Solve::Divergence => 1,
+                        Solve::Density => 2,
+                    },
+                    eta: match which {
+                        Solve::Divergence => dp.eta_v,
+                        Solve::Density => dp.eta_d,
+                    },
+                    _pad: 0,
+                };
+                let sparams = uniform(&format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp));
+                let state = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(&format!("sph.dfsph_solve_state{i}")),
+                    contents: bytemuck::cast_slice(&[0u32, 1, 1, 0, 1, 0, 0, 0]),
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::INDIRECT
+                        | wgpu::BufferUsages::COPY_DST
+                        | wgpu::BufferUsages::COPY_SRC,
+                });
+                SolveGroups {
+                    warm: bind_group(
+                        d,
+                        "sph.dfsph_warm",
+                        &warm_l,
+                        &[
+                            &b.params,
+                            &params,
+                            &sparams,
+                            &b.sorted_id,
+                            &warm_buf,
+                            step_state,
+                            &kappa,
+                            &kappa_sum,
+                            &state,
+                        ],
+                    ),
+                    pressure: bind_group(
+                        d,
+                        "sph.dfsph_pressure",
+                        &pressure_l,
+                        &[
+                            &b.params,
+                            fluid_params,
+                            &params,
+                            &sparams,
+                            &b.sorted_pos,
+                            &b.slot_start,
+                            &rho,
+                            &kappa,
+                            step_state,
+                            &b.sorted_vel,
+                            &kappa_sum,
+                        ],
+                    ),
+                    rate: bind_group(
+                        d,
+                        "sph.dfsph_rate",
+                        &rate_l,
+                        &[
+                            &b.params,
+                            fluid_params,
+                            &params,
+                            &sparams,
+                            &b.sorted_pos,
+                            &b.slot_start,
+                            &b.sorted_vel,
+                            &rho,
+                            &alpha,
+                            step_state,
+                            &kappa,
+                            &residual_sums,
+                        ],
+                    ),
+                    control: bind_group(
+                        d,
+                        "sph.dfsph_control",
+                        &control_l,
+                        &[&b.params, &params, &sparams, &residual_sums, &state],
+                    ),
+                    _params: sparams,
+                    state,
+                }
+            };
+            let solves = [solve(Solve::Divergence), solve(Solve::Density)];
+            Self {
+                density: pipeline(
+                    d,
+                    "sph.dfsph_density",
+                    &density_l,
+                    &density_m,
+                    "dfsph_density",
+                ),
+                warm: pipeline(d, "sph.dfsph_warm", &warm_l, &warm_m, "dfsph_warm"),
+                pressure: pipeline(
+                    d,
+                    "sph.dfsph_pressure",
+                    &pressure_l,
+                    &pressure_m,
+                    "dfsph_pressure",
+                ),
+                rate: pipeline(d, "sph.dfsph_rate", &rate_l, &rate_m, "dfsph_rate"),
+                control: pipeline(
+                    d,
+                    "sph.dfsph_control",
+                    &control_l,
+                    &control_m,
+                    "dfsph_control",
+                ),
+                accel: pipeline(d, "sph.dfsph_accel", &accel_l, &accel_m, "dfsph_accel"),
+                timestep: pipeline(
+                    d,
+                    "sph.dfsph_timestep",
+                    &timestep_l,
+                    &timestep_m,
+                    "dfsph_timestep",
+                ),
+                predict: pipeline(
+                    d,
+                    "sph.dfsph_predict",
+                    &predict_l,
+                    &predict_m,
+                    "dfsph_predict",
+                ),
+                integrate: pipeline(
+                    d,
+                    "sph.dfsph_integrate",
+                    &integrate_l,
+                    &integrate_m,
+                    "dfsph_integrate",
+                ),
+                stats_pipe: pipeline(d, "sph.dfsph_stats", &stats_l, &stats_m, "dfsph_stats"),
+                density_bg: bind_group(
+                    d,
+                    "sph.dfsph_density",
+                    &density_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &params,
+                        &b.sorted_pos,
+                        &b.slot_start,
+                        &rho,
+                        &alpha,
+                        &error_sums,
+                        &error_maxima,
+                    ],
+                ),
+                accel_bg: bind_group(
+                    d,
+                    "sph.dfsph_accel",
+                    &accel_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &params,
+                        &b.sorted_pos,
+                        &b.slot_start,
+                        &b.sorted_vel,
+                        &rho,
+                        accel,
+                    ],
+                ),
+                timestep_bg: bind_group(
+                    d,
+                    "sph.dfsph_timestep",
+                    &timestep_l,
+                    &[&b.params, &params, &b.sorted_vel, accel, step_state],
+                ),
+                predict_bg: bind_group(
+                    d,
+                    "sph.dfsph_predict",
+                    &predict_l,
+                    &[&b.params, accel, step_state, &b.sorted_vel],
+                ),
+                integrate_bg: bind_group(
+                    d,
+                    "sph.dfsph_integrate",
+                    &integrate_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &b.sorted_pos,
+                        &b.sorted_vel,
+                        &b.sorted_id,
+                        &kappa_sum,
+                        step_state,
+                        &b.positions,
+                        &b.velocities,
+                        &b.particle_id,
+                        &warm_buf,
+                    ],
+                ),
+                stats_bg: bind_group(
+                    d,
+                    "sph.dfsph_stats",
+                    &stats_l,
+                    &[
+                        &b.params,
+                        &params,
+                        &error_sums,
+                        &error_maxima,
+                        &solves[0].state,
+                        &solves[1].state,
+                        step_state,
+                        &stats,
+                    ],
+                ),
+                solves,
+                params,
+                dp: *dp,
+                rho,
+                alpha,
+                kappa,
+                kappa_sum,
+                warm_buf,
+                error_sums,
+                error_maxima,
+                residual_sums,
+                stats,
+            }
+        })
+    }
+
+    fn pass(
+        grid: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bg: &wgpu::BindGroup,
+        groups_x: u32,
+    ) {
+        let mut pass = grid.pass(e, stage);
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups(groups_x, 1, 1);
+    }
+
+    fn indirect(
+        &self,
+        grid: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bg: &wgpu::BindGroup,
+        solve: Solve,
+    ) {
+        let mut pass = grid.pass(e, stage);
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups_indirect(&self.solves[solve_index(solve)].state, 0);
+    }
+
+    /// Stage `dfsph_density` over the grid's slot-order positions.
+    pub fn encode_density(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        Self::pass(
+            g,
+            e,
+            Stage::DfsphDensity,
+            &self.density,
+            &self.density_bg,
+            self.dp.blocks,
+        );
+    }
+
+    /// Stage `dfsph_warm` of `solve`.
+    pub fn encode_warm(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        let s = &self.solves[solve_index(solve)];
+        Self::pass(g, e, Stage::DfsphWarm, &self.warm, &s.warm, self.dp.blocks);
+    }
+
+    /// Stage `dfsph_pressure` of `solve` (indirect).
+    pub fn encode_pressure(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        let s = &self.solves[solve_index(solve)];
+        self.indirect(
+            g,
+            e,
+            Stage::DfsphPressure,
+            &self.pressure,
+            &s.pressure,
+            solve,
+        );
+    }
+
+    /// Stage `dfsph_rate` of `solve` (indirect).
+    pub fn encode_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        let s = &self.solves[solve_index(solve)];
+        self.indirect(g, e, Stage::DfsphRate, &self.rate, &s.rate, solve);
+    }
+
+    /// Stage `dfsph_control` of `solve` (one workgroup).
+    pub fn encode_control(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        let s = &self.solves[solve_index(solve)];
+        Self::pass(g, e, Stage::DfsphControl, &self.control, &s.control, 1);
+    }
+
+    /// Stage `dfsph_rate` of `solve` over every particle, dispatched directly: the rate pass
+    /// before the warm start, which decides where it applies.
+    pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        let s = &self.solves[solve_index(solve)];
+        Self::pass(g, e, Stage::DfsphRate, &self.rate, &s.rate, self.dp.blocks);
+    }
+
+    /// A whole solve: rate, warm, pressure, rate, control, then `max_iterations` times
+    /// pressure, rate, control (those of a converged solve dispatch nothing).
+    pub fn encode_solve(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        self.encode_first_rate(g, e, solve);
+        self.encode_warm(g, e, solve);
+        for _ in 0..=self.dp.max_iterations {
+            self.encode_pressure(g, e, solve);
+            self.encode_rate(g, e, solve);
+            self.encode_control(g, e, solve);
+        }
+    }
+
+    /// Stage `dfsph_accel`.
+    pub fn encode_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        let n = groups(g.bufs.n, WORKGROUP_SIZE);
+        Self::pass(g, e, Stage::DfsphAccel, &self.accel, &self.accel_bg, n);
+    }
+
+    /// Stage `dfsph_timestep` (one workgroup).
+    pub fn encode_timestep(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        Self::pass(
+            g,
+            e,
+            Stage::DfsphTimestep,
+            &self.timestep,
+            &self.timestep_bg,
+            1,
+        );
+    }
+
+    /// Stage `dfsph_predict`.
+    pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        let n = groups(g.bufs.n, WORKGROUP_SIZE);
+        Self::pass(
+            g,
+            e,
+            Stage::DfsphPredict,
+            &self.predict,
+            &self.predict_bg,
+            n,
+        );
+    }
+
+    /// Stage `dfsph_integrate`.
+    pub fn encode_integrate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        let n = groups(g.bufs.n, WORKGROUP_SIZE);
+        Self::pass(
+            g,
+            e,
+            Stage::DfsphIntegrate,
+            &self.integrate,
+            &self.integrate_bg,
+            n,
+        );
+    }
+
+    /// Stage `dfsph_stats` (one workgroup).
+    pub fn encode_stats(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        Self::pass(g, e, Stage::DfsphStats, &self.stats_pipe, &self.stats_bg, 1);
+    }
+
+    /// Reads a solve's control block.
+    pub fn read_solve_state(&self, g: &GpuNeighbours, solve: Solve) -> Result<SolveState> {
+        let raw = g.read_u32(&self.solves[solve_index(solve)].state, 8)?;
+        Ok(SolveState {
+            iterations: raw[3],
+            done: raw[4] != 0,
+            residual: f32::from_bits(raw[5]),
+        })
+    }
+
+    /// Reads the statistics block (32 bytes).
+    pub fn read_stats(&self, g: &GpuNeighbours) -> Result<DfsphStats> {
+        let r = g.read_u32(&self.stats, 8)?;
+        Ok(DfsphStats {
+            iterations_v: r[0],
+            residual_v: f32::from_bits(r[1]),
+            iterations_d: r[2],
+            residual_d: f32::from_bits(r[3]),
+            error_mean: f32::from_bits(r[4]),
+            error_max: f32::from_bits(r[5]),
+            dt: f32::from_bits(r[6]),
+            v_max: f32::from_bits(r[7]),
+        })
+    }
+}
