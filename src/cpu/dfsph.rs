@@ -346,8 +346,11 @@ impl Solve {
 /// Stage `dfsph_warm`: each particle's starting stiffness from the stiffness the same solve
 /// applied to it last step (`warm`, by particle id, with dt removed), as SPlisHSPlasH's warm
 /// start does it: only where the solve finds compression now (`kappa_now` > 0, from a rate
-/// pass on the current velocities), and half of it: κ^v = ½ w_v / dt for the divergence-free
-/// solve, κ = ½ w / dt² for the constant-density solve. Warm-starting an expanding particle
+/// pass on the current velocities), and half of it: κ^v = ½ w_v / dt, κ = ½ w / dt².
+/// Measured on a hydrostatic column (4 × 20 × 4 in its own tank): warm-starting every
+/// particle, expanding ones too, blew up within 30 steps; the full stiffness where
+/// compressed within 3 steps; half of it where compressed lasted 211 steps. None of these
+/// is stable yet near walls (see docs/validation.md). Warm-starting an expanding particle
 /// would push its neighbours apart, which no later iteration corrects (both solves correct
 /// compression only): measured, a hydrostatic column then rose and blew up within 30 steps.
 pub fn dfsph_warm(
