@@ -343,6 +343,11 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
             "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
         ));
     }
+    if cli.solver == Solver::Dfsph {
+        return Err(Error::input(
+            "the viewer runs WCSPH only for now (DFSPH is not yet stable near walls): drop --solver dfsph, or run it with --headless --steps K",
+        ));
+    }
     let opts = ViewerOptions {
         setup: SetupOptions {
             particles: cli.particles.unwrap_or(DEFAULT_PARTICLES),
@@ -384,6 +389,11 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     }
     if cli.export_every == 0 {
         return Err(Error::input("--export-every must be ≥ 1"));
+    }
+    if cli.solver == Solver::Dfsph && cli.steps == 0 {
+        return Err(Error::input(
+            "--solver dfsph applies to fluid runs: add --steps K (a density-only run uses the poly6 density of either solver)",
+        ));
     }
     if !(cli.tolerance.is_finite() && cli.tolerance >= 0.0) {
         return Err(Error::input(format!(

@@ -68,6 +68,80 @@ fn bad_flags_exit_2_with_one_line() {
 }
 
 #[test]
+fn bad_solver_flags_exit_2_with_one_line() {
+    let base = ["--headless", "--cpu", "-n", "500", "--solver", "dfsph"];
+    let cases: [(&[&str], &str); 6] = [
+        (&[], "add --steps K"),
+        (
+            &["--steps", "2", "--max-iterations", "0"],
+            "--max-iterations",
+        ),
+        (
+            &["--steps", "2", "--density-tolerance", "2"],
+            "density tolerance",
+        ),
+        (
+            &["--steps", "2", "--divergence-tolerance", "nan"],
+            "divergence tolerance",
+        ),
+        (&["--steps", "2", "--dt-min", "0.1"], "--dt-min"),
+        (&["--steps", "2", "--dt-max", "-1"], "--dt-max"),
+    ];
+    for (extra, needle) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        assert_usage_error(&args, needle);
+    }
+    assert_usage_error(&["--solver", "dfsph"], "--headless --steps K");
+    assert_usage_error(&["--headless", "--solver", "iisph"], "wcsph");
+}
+
+#[test]
+fn dfsph_runs_on_both_paths_with_identical_statistics() {
+    let dir = tmp_dir();
+    let mut rows = Vec::new();
+    for (path, name) in [
+        (&["--cpu"][..], "dfsph_cpu.csv"),
+        (&[][..], "dfsph_gpu.csv"),
+    ] {
+        let stats = dir.join(name);
+        let mut args = vec![
+            "--headless",
+            "--solver",
+            "dfsph",
+            "-n",
+            "1500",
+            "--steps",
+            "4",
+            "--stats",
+            stats.to_str().unwrap(),
+        ];
+        args.extend_from_slice(path);
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if path.is_empty()
+            && stderr.contains("adapter")
+            && std::env::var("GPU_SPH_REQUIRE_GPU").is_err()
+        {
+            return;
+        }
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let text = std::fs::read_to_string(&stats).unwrap();
+        let body: Vec<String> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect();
+        assert!(body[0].ends_with(
+            "iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max"
+        ));
+        assert_eq!(body.len(), 5);
+        rows.push(body);
+    }
+    // The GPU path reduces its residuals and density errors in the CPU mirror's f32 tree.
+    assert_eq!(rows[0], rows[1], "CPU and GPU statistics differ");
+}
+
+#[test]
 fn bad_files_exit_2_with_one_line() {
     let ply_header = |n: u64| {
         format!("ply\nformat binary_little_endian 1.0\nelement vertex {n}\nproperty float x\nproperty float y\nproperty float z\nend_header\n")
