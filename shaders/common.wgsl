@@ -175,3 +175,25 @@ fn reduce_block(l: u32, s: f32, m: f32) -> vec2<f32> {
     }
     return vec2<f32>(red_sum[0], red_max[0]);
 }
+
+// The tank's hard walls (src/cpu/integrate.rs clamp_to_tank), both solvers: a coordinate
+// past a wall is put back on it, and an outward normal speed becomes -restitution times
+// itself, so walls never add energy.
+fn clamp_to_tank(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, fluid: FluidParams) {
+    let lo = fluid.tank_min.xyz;
+    let hi = fluid.tank_max.xyz;
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        if (*x)[axis] < lo[axis] {
+            (*x)[axis] = lo[axis];
+            if (*v)[axis] < 0.0 {
+                (*v)[axis] = (*v)[axis] * -fluid.restitution;
+            }
+        }
+        if (*x)[axis] > hi[axis] {
+            (*x)[axis] = hi[axis];
+            if (*v)[axis] > 0.0 {
+                (*v)[axis] = (*v)[axis] * -fluid.restitution;
+            }
+        }
+    }
+}

@@ -26,22 +26,7 @@ fn integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dt = step_state[0];
     var v = sorted_vel[k].xyz + accel[k].xyz * dt;
     var x = sorted_pos[k].xyz + v * dt;
-    let lo = fluid.tank_min.xyz;
-    let hi = fluid.tank_max.xyz;
-    for (var axis = 0; axis < 3; axis = axis + 1) {
-        if x[axis] < lo[axis] {
-            x[axis] = lo[axis];
-            if v[axis] < 0.0 {
-                v[axis] = v[axis] * -fluid.restitution;
-            }
-        }
-        if x[axis] > hi[axis] {
-            x[axis] = hi[axis];
-            if v[axis] > 0.0 {
-                v[axis] = v[axis] * -fluid.restitution;
-            }
-        }
-    }
+    clamp_to_tank(&x, &v, fluid);
     positions[k] = vec4<f32>(x, 0.0);
     velocities[k] = vec4<f32>(v, 0.0);
     particle_id[k] = sorted_id[k];

@@ -55,6 +55,7 @@ use glam::{BVec3, Vec3};
 use rayon::prelude::*;
 
 use super::Grid;
+use super::integrate::clamp_to_tank;
 use super::reorder::{self, Particles};
 use super::walk::walk;
 use super::walls::{
@@ -143,70 +144,64 @@ pub fn pairs(
     });
 }
 
-/// The reduction tree of one block: s[l] += s[l + half] for half = 128, 64, …, 1.
-fn tree_sum(s: &mut [f32; REDUCE_BLOCK as usize]) -> f32 {
+/// The reduction tree of one block with `op` (+ or max): s[l] = op(s[l], s[l + half]) for
+/// half = 128, 64, …, 1.
+fn tree(s: &mut [f32; REDUCE_BLOCK as usize], op: fn(f32, f32) -> f32) -> f32 {
     let mut half = REDUCE_BLOCK as usize / 2;
     while half > 0 {
         for l in 0..half {
-            s[l] += s[l + half];
+            s[l] = op(s[l], s[l + half]);
         }
         half >>= 1;
     }
     s[0]
 }
 
-/// The same tree with max.
-fn tree_max(s: &mut [f32; REDUCE_BLOCK as usize]) -> f32 {
-    let mut half = REDUCE_BLOCK as usize / 2;
-    while half > 0 {
-        for l in 0..half {
-            s[l] = s[l].max(s[l + half]);
-        }
-        half >>= 1;
-    }
-    s[0]
+fn add(a: f32, b: f32) -> f32 {
+    a + b
 }
 
-/// First level of the fixed reduction: the sum of each block of 256 values (the last block
-/// padded with zeros), as one GPU workgroup sums its invocations' values.
-pub fn block_sums(v: &[f32]) -> Vec<f32> {
+/// First level of the fixed reduction with `op`: one value per block of 256 (the last block
+/// padded with zeros), as one GPU workgroup reduces its invocations' values.
+fn blocks(v: &[f32], op: fn(f32, f32) -> f32) -> Vec<f32> {
     v.chunks(REDUCE_BLOCK as usize)
         .map(|c| {
             let mut s = [0f32; REDUCE_BLOCK as usize];
             s[..c.len()].copy_from_slice(c);
-            tree_sum(&mut s)
+            tree(&mut s, op)
         })
         .collect()
 }
 
-/// First level with max (values ≥ 0; padding 0).
-pub fn block_maxima(v: &[f32]) -> Vec<f32> {
-    v.chunks(REDUCE_BLOCK as usize)
-        .map(|c| {
-            let mut s = [0f32; REDUCE_BLOCK as usize];
-            s[..c.len()].copy_from_slice(c);
-            tree_max(&mut s)
-        })
-        .collect()
-}
-
-/// Second level, one workgroup: lane l adds partials l, l + 256, … in order, then the tree.
-pub fn reduce_total(partials: &[f32]) -> f32 {
-    let mut s = [0f32; REDUCE_BLOCK as usize];
-    for (j, &p) in partials.iter().enumerate() {
-        s[j % REDUCE_BLOCK as usize] += p;
-    }
-    tree_sum(&mut s)
-}
-
-/// Second level with max.
-pub fn reduce_max(partials: &[f32]) -> f32 {
+/// Second level with `op`, one workgroup: lane l folds partials l, l + 256, … in order, then
+/// the tree.
+fn second_level(partials: &[f32], op: fn(f32, f32) -> f32) -> f32 {
     let mut s = [0f32; REDUCE_BLOCK as usize];
     for (j, &p) in partials.iter().enumerate() {
         let l = j % REDUCE_BLOCK as usize;
-        s[l] = s[l].max(p);
+        s[l] = op(s[l], p);
     }
-    tree_max(&mut s)
+    tree(&mut s, op)
+}
+
+/// The block sums of `v` (first level of the fixed reduction tree).
+pub fn block_sums(v: &[f32]) -> Vec<f32> {
+    blocks(v, add)
+}
+
+/// The block maxima of `v` (values ≥ 0).
+pub fn block_maxima(v: &[f32]) -> Vec<f32> {
+    blocks(v, f32::max)
+}
+
+/// The total of block sums (second level).
+pub fn reduce_total(partials: &[f32]) -> f32 {
+    second_level(partials, add)
+}
+
+/// The maximum of block maxima.
+pub fn reduce_max(partials: &[f32]) -> f32 {
+    second_level(partials, f32::max)
 }
 
 /// Output of [`dfsph_density`] (slot order).
@@ -611,27 +606,10 @@ pub fn dfsph_integrate(
     fp: &FluidParams,
     warm: &mut [[f32; 2]],
 ) -> Particles {
-    let lo = Vec3::from_slice(&fp.tank_min[..3]);
-    let hi = Vec3::from_slice(&fp.tank_max[..3]);
     let (pos, vel) = (0..sorted.len())
         .map(|k| {
-            let mut v = sorted.vel[k];
-            let mut x = sorted.pos[k] + v * dt;
-            for axis in 0..3 {
-                if x[axis] < lo[axis] {
-                    x[axis] = lo[axis];
-                    if v[axis] < 0.0 {
-                        v[axis] *= -fp.restitution;
-                    }
-                }
-                if x[axis] > hi[axis] {
-                    x[axis] = hi[axis];
-                    if v[axis] > 0.0 {
-                        v[axis] *= -fp.restitution;
-                    }
-                }
-            }
-            (x, v)
+            let v = sorted.vel[k];
+            clamp_to_tank(sorted.pos[k] + v * dt, v, fp)
         })
         .unzip();
     for (k, &id) in sorted.id.iter().enumerate() {

@@ -19,8 +19,14 @@ use crate::params::FluidParams;
 /// Advances one particle and applies the walls.
 #[inline]
 pub fn advance(x: Vec3, v: Vec3, a: Vec3, dt: f32, fp: &FluidParams) -> (Vec3, Vec3) {
-    let mut v = v + a * dt;
-    let mut x = x + v * dt;
+    let v = v + a * dt;
+    clamp_to_tank(x + v * dt, v, fp)
+}
+
+/// The tank's hard walls (both solvers; WGSL `clamp_to_tank`): a coordinate past a wall is
+/// put back on it, and an outward normal speed becomes −restitution times itself.
+#[inline]
+pub fn clamp_to_tank(mut x: Vec3, mut v: Vec3, fp: &FluidParams) -> (Vec3, Vec3) {
     let lo = Vec3::from_slice(&fp.tank_min[..3]);
     let hi = Vec3::from_slice(&fp.tank_max[..3]);
     for axis in 0..3 {
