@@ -59,9 +59,27 @@ fn dfsph_pair(w: ptr<function, Walker>, j: u32, d: vec3<f32>, r2: f32, axes: vec
 fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
     let rho = fluid.mass * (*w).sum;
     let g = (*w).grad;
-    // The particle's own images move with it.
+    // The particle's own images carry its stiffness and move with it (src/cpu/dfsph.rs
+    // density_alpha): its own update is -c G' with G' = g + the own images' gradients.
     let x = (*w).x;
     let walls = (*w).walls;
+    var own_grad = vec3<f32>(0.0);
+    if walls.mask != 0u {
+        var m = walls.mask;
+        loop {
+            let axes = image_axes(m);
+            let d = x - reflect_across(x, walls.plane, axes);
+            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+            if r2 < params.h2 {
+                own_grad = own_grad + d * (fluid.mass * cubic_grad(r2));
+            }
+            m = (m - 1u) & walls.mask;
+            if m == 0u {
+                break;
+            }
+        }
+    }
+    let gp = g + own_grad;
     var own = 0.0;
     if walls.mask != 0u {
         var m = walls.mask;
@@ -71,7 +89,7 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
             let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
             if r2 < params.h2 {
                 let gv = d * (fluid.mass * cubic_grad(r2));
-                let rg = select(g, -g, axes);
+                let rg = select(gp, -gp, axes);
                 own = own + (rg.x * gv.x + rg.y * gv.y + rg.z * gv.z);
             }
             m = (m - 1u) & walls.mask;
@@ -80,7 +98,7 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
             }
         }
     }
-    let denom = g.x * g.x + g.y * g.y + g.z * g.z + (*w).grad2 + (*w).images - own;
+    let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + (*w).grad2 + (*w).images - own;
     var a = 0.0;
     if (*w).nb >= dfsph.min_neighbours && denom > 0.0 {
         a = rho / denom;

@@ -220,12 +220,14 @@ pub struct DensityAlpha {
 /// ρ_k and α_k of one particle.
 ///
 /// α's denominator is the linearisation of ρ_k in its own stiffness (Bender & Koschier 2017,
-/// eq. 9), with the walls' images moving as their originals do: besides |G|² and
-/// Σ_j |m∇W_kj|² (G = Σ m∇W over neighbours and images), a neighbour j's reaction moves its
-/// image j' by R_m Δv_j, which adds Σ_{j≠k,m} m² (R_m ∇W_kj)·∇W_kj'; and k's own images move
-/// with k, which subtracts Σ_m m (R_m G)·∇W_kk'. Without these terms α is too large near a
-/// wall (by up to about 2× at an edge), the solve overshoots there, and it diverged on a
-/// hydrostatic column (measured).
+/// eq. 9) with the walls' images acting as they do in the solve. With G = Σ m∇W over
+/// neighbours and images, k's own update is Δv_k = −c G' where G' = G + Σ_m m∇W_kk' (k's
+/// own images carry k's stiffness, so k pushes against each with twice it), and
+/// −Δρ_k/c = G'·G + Σ_j |m∇W_kj|² + Σ_{j≠k,m} m² (R_m ∇W_kj)·∇W_kj' − Σ_m (R_m G')·m∇W_kk':
+/// a neighbour's reaction moves its image by R_m Δv_j, and k's own images move with k.
+/// With G alone (the bulk formula) α is far too large on a wall's first layer, whose own
+/// image is one spacing away: the solve overshoots there and a hydrostatic column blew up
+/// (measured).
 #[inline]
 pub fn density_alpha(
     k: usize,
@@ -255,8 +257,12 @@ pub fn density_alpha(
         }
         nb += 1;
     });
+    // k's own images carry k's stiffness, so k's own update pushes against each of them with
+    // twice its stiffness: Δv_k = −c G' with G' = G + Σ_m m∇W_kk'. They also move with k.
     let walls = wall_planes(x, sp.h, fp);
-    let mut own = 0.0f32;
+    let mut own_grad = Vec3::ZERO;
+    let mut own_images = [(BVec3::FALSE, Vec3::ZERO); 7];
+    let mut n_own = 0;
     if walls.mask != 0 {
         let mut m = walls.mask;
         loop {
@@ -265,8 +271,9 @@ pub fn density_alpha(
             let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
             if r2 < sp.h2 {
                 let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
-                let rg = reflect_vector(grad, axes);
-                own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
+                own_grad += gv;
+                own_images[n_own] = (axes, gv);
+                n_own += 1;
             }
             m = (m - 1) & walls.mask;
             if m == 0 {
@@ -274,8 +281,14 @@ pub fn density_alpha(
             }
         }
     }
+    let gp = grad + own_grad;
+    let mut own = 0.0f32;
+    for &(axes, gv) in &own_images[..n_own] {
+        let rg = reflect_vector(gp, axes);
+        own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
+    }
     let rho = fp.mass * sum;
-    let denom = grad.x * grad.x + grad.y * grad.y + grad.z * grad.z + grad2 + images - own;
+    let denom = gp.x * grad.x + gp.y * grad.y + gp.z * grad.z + grad2 + images - own;
     let alpha = if nb >= dp.min_neighbours && denom > 0.0 {
         rho / denom
     } else {
@@ -344,8 +357,8 @@ impl Solve {
 /// pass on the current velocities), and half of it: κ^v = ½ w_v / dt, κ = ½ w / dt².
 /// Measured on a hydrostatic column (4 × 20 × 4 in its own tank): warm-starting every
 /// particle, expanding ones too, blew up within 30 steps; the full stiffness where
-/// compressed within 3 steps; half of it where compressed lasted 211 steps. None of these
-/// is stable yet near walls (see docs/validation.md). Warm-starting an expanding particle
+/// compressed ratchets up (the iterations only add) and launched the column within 3 steps;
+/// half of it is kept. None of these is stable yet near walls (see docs/validation.md). Warm-starting an expanding particle
 /// would push its neighbours apart, which no later iteration corrects (both solves correct
 /// compression only): measured, a hydrostatic column then rose and blew up within 30 steps.
 pub fn dfsph_warm(
