@@ -5,8 +5,9 @@
 // (error_sums, error_maxima; the fixed tree of reduce_block).
 // rho_i = m (W(0) + sum_j W_ij), images of the tank's walls included; with
 // g_i = sum_j m gradW_ij (images included) and s_i = sum_j |m gradW_ij|^2 (real neighbours),
-// alpha_i = rho_i / (|g_i|^2 + s_i + the images' terms), or 0 with fewer than min_neighbours
-// neighbours; the images' terms (src/cpu/dfsph.rs density_alpha) account for images moving
+// alpha_i = rho_i / (|g_i|^2 + s_i + the images' terms), negated with fewer than
+// min_neighbours neighbours (the divergence-free solve skips such a particle, the
+// constant-density solve uses |alpha|); the images' terms (src/cpu/dfsph.rs density_alpha) account for images moving
 // with their originals.
 // Worked example, h = 1, m = 1, two particles 0.5 apart: rho = 8/pi (1 + 0.25) = 3.1831,
 // alpha = 3.1831 / (2 (48/pi/4)^2) = 0.1091 (with the threshold lowered to 1).
@@ -99,9 +100,13 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
         }
     }
     let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + (*w).grad2 + (*w).images - own;
+    // Below the neighbour threshold alpha is stored negated (src/cpu/dfsph.rs density_alpha).
     var a = 0.0;
-    if (*w).nb >= dfsph.min_neighbours && denom > 0.0 {
+    if denom > 0.0 {
         a = rho / denom;
+    }
+    if (*w).nb < dfsph.min_neighbours {
+        a = -a;
     }
     dfsph_rho[first] = rho;
     alpha[first] = a;

@@ -5,9 +5,10 @@
 // = dt. Outputs: kappa (N), and per workgroup of 256 the sum of the residuals (residual_sums,
 // the fixed tree of reduce_block).
 // D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity).
-// Divergence-free solve: d = max(D_i, 0) (0 where alpha_i = 0), kappa_i = d / dt * alpha_i,
-// residual d dt / rho0. Constant-density solve: rho* = max(rho_i + dt D_i, rho0),
-// kappa_i = (rho* - rho0) / (dt dt) * alpha_i, residual rho*/rho0 - 1 (Bender & Koschier 2017).
+// Divergence-free solve: d = max(D_i, 0) (0 where alpha_i <= 0: too few neighbours),
+// kappa_i = d / dt * alpha_i, residual d dt / rho0. Constant-density solve:
+// rho* = max(rho_i + dt D_i, rho0), kappa_i = (rho* - rho0) / (dt dt) * |alpha_i|, residual
+// rho*/rho0 - 1 (Bender & Koschier 2017).
 // Worked example: D = 10, dt = 0.01, alpha = 1e-3, rho0 = 1000: divergence kappa = 1,
 // residual 1e-4.
 
@@ -52,15 +53,15 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
     let rate = (*w).rate;
     if solve.which == 0u {
         var d = 0.0;
-        if a != 0.0 {
+        if a > 0.0 {
             d = max(rate, 0.0);
         }
-        kappa[first] = d / dt * a;
+        kappa[first] = d / dt * max(a, 0.0);
         particle_residual = d * dt / fluid.rest_density;
     } else {
         let rho0 = fluid.rest_density;
         let rho_star = max(dfsph_rho[first] + dt * rate, rho0);
-        kappa[first] = (rho_star - rho0) / (dt * dt) * a;
+        kappa[first] = (rho_star - rho0) / (dt * dt) * abs(a);
         particle_residual = rho_star / rho0 - 1.0;
     }
 }
