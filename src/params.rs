@@ -495,8 +495,9 @@ impl Default for DfsphConfig {
     }
 }
 
-/// Fewest neighbours (real ones and wall images) for a particle to take part in the pressure
-/// solves: below it α_i = 0, as SPlisHSPlasH does for particle deficiency (20 in 3D).
+/// Fewest neighbours (real ones and wall images) for a particle to take part in the
+/// divergence-free solve: below it the particle's divergence is ignored, as SPlisHSPlasH does
+/// for particle deficiency (20 in 3D).
 pub const DFSPH_MIN_NEIGHBOURS: u32 = 20;
 
 /// Invocations per workgroup, and so elements per first-level block of the residual

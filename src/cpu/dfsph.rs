@@ -212,7 +212,7 @@ pub fn reduce_max(partials: &[f32]) -> f32 {
 pub struct DensityAlpha {
     /// ρ_i = m Σ_j W_ij, walls' images included, kg/m³.
     pub density: Vec<f32>,
-    /// The DFSPH factor α_i (0 below the neighbour threshold).
+    /// The DFSPH factor α_i (negated below the neighbour threshold, see the module doc).
     pub alpha: Vec<f32>,
     /// Per block of 256: Σ max(ρ_i/ρ0 − 1, 0).
     pub error_sums: Vec<f32>,
