@@ -52,6 +52,23 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of a stepping verification from its merged rows.
+    fn of_steps(
+        sp: &SimParams,
+        tol: f64,
+        stages: Vec<StageReport>,
+        first_mismatch: Option<String>,
+    ) -> Self {
+        Self {
+            particles: sp.n,
+            table_size: sp.table_size,
+            tolerance: tol,
+            pass: stages.iter().all(|r| r.pass),
+            stages,
+            first_mismatch,
+        }
+    }
+
     /// The report as an aligned text table ending in `PASS` or `FAIL`.
     pub fn to_table(&self) -> String {
         let mut s = format!(
@@ -384,15 +401,12 @@ pub fn verify_steps(
         merge(&mut worst, rows);
         state = trace.next;
     }
-    let pass = worst.iter().all(|r| r.pass);
-    Ok(Report {
-        particles: sim.sim_params.n,
-        table_size: sim.sim_params.table_size,
-        tolerance: tol,
-        stages: worst,
-        pass,
+    Ok(Report::of_steps(
+        &sim.sim_params,
+        tol,
+        worst,
         first_mismatch,
-    })
+    ))
 }
 
 /// Collects a step's rows and remembers the first that fails.
@@ -676,15 +690,12 @@ pub fn verify_dfsph_steps(
         state = tr.next;
         carry = tr.carry;
     }
-    let pass = worst.iter().all(|r| r.pass);
-    Ok(Report {
-        particles: sim.sim_params.n,
-        table_size: sim.sim_params.table_size,
-        tolerance: tol,
-        stages: worst,
-        pass,
+    Ok(Report::of_steps(
+        &sim.sim_params,
+        tol,
+        worst,
         first_mismatch,
-    })
+    ))
 }
 
 #[cfg(test)]

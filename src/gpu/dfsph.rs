@@ -414,39 +414,9 @@ impl GpuDfsph {
         })
     }
 
-    fn pass(
-        grid: &GpuNeighbours,
-        e: &mut wgpu::CommandEncoder,
-        stage: Stage,
-        pipe: &wgpu::ComputePipeline,
-        bg: &wgpu::BindGroup,
-        groups_x: u32,
-    ) {
-        let mut pass = grid.pass(e, stage);
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(groups_x, 1, 1);
-    }
-
-    fn indirect(
-        &self,
-        grid: &GpuNeighbours,
-        e: &mut wgpu::CommandEncoder,
-        stage: Stage,
-        pipe: &wgpu::ComputePipeline,
-        bg: &wgpu::BindGroup,
-        solve: Solve,
-    ) {
-        let mut pass = grid.pass(e, stage);
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups_indirect(&self.solves[solve_index(solve)].state, 0);
-    }
-
     /// Stage `dfsph_density` over the grid's slot-order positions.
     pub fn encode_density(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        Self::pass(
-            g,
+        g.dispatch(
             e,
             Stage::DfsphDensity,
             &self.density,
@@ -458,39 +428,38 @@ impl GpuDfsph {
     /// Stage `dfsph_warm` of `solve`.
     pub fn encode_warm(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        Self::pass(g, e, Stage::DfsphWarm, &self.warm, &s.warm, self.dp.blocks);
+        g.dispatch(e, Stage::DfsphWarm, &self.warm, &s.warm, self.dp.blocks);
     }
 
     /// Stage `dfsph_pressure` of `solve` (indirect).
     pub fn encode_pressure(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        self.indirect(
-            g,
+        g.dispatch_indirect(
             e,
             Stage::DfsphPressure,
             &self.pressure,
             &s.pressure,
-            solve,
+            &s.state,
         );
     }
 
     /// Stage `dfsph_rate` of `solve` (indirect).
     pub fn encode_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        self.indirect(g, e, Stage::DfsphRate, &self.rate, &s.rate, solve);
+        g.dispatch_indirect(e, Stage::DfsphRate, &self.rate, &s.rate, &s.state);
     }
 
     /// Stage `dfsph_control` of `solve` (one workgroup).
     pub fn encode_control(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        Self::pass(g, e, Stage::DfsphControl, &self.control, &s.control, 1);
+        g.dispatch(e, Stage::DfsphControl, &self.control, &s.control, 1);
     }
 
     /// Stage `dfsph_rate` of `solve` over every particle, dispatched directly: the rate pass
     /// before the warm start, which decides where it applies.
     pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        Self::pass(g, e, Stage::DfsphRate, &self.rate, &s.rate, self.dp.blocks);
+        g.dispatch(e, Stage::DfsphRate, &self.rate, &s.rate, self.dp.blocks);
     }
 
     /// A whole solve: rate, warm, pressure, rate, control, then `max_iterations` times
@@ -508,13 +477,12 @@ impl GpuDfsph {
     /// Stage `dfsph_accel`.
     pub fn encode_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(g.bufs.n, WORKGROUP_SIZE);
-        Self::pass(g, e, Stage::DfsphAccel, &self.accel, &self.accel_bg, n);
+        g.dispatch(e, Stage::DfsphAccel, &self.accel, &self.accel_bg, n);
     }
 
     /// Stage `dfsph_timestep` (one workgroup).
     pub fn encode_timestep(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        Self::pass(
-            g,
+        g.dispatch(
             e,
             Stage::DfsphTimestep,
             &self.timestep,
@@ -526,21 +494,13 @@ impl GpuDfsph {
     /// Stage `dfsph_predict`.
     pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(g.bufs.n, WORKGROUP_SIZE);
-        Self::pass(
-            g,
-            e,
-            Stage::DfsphPredict,
-            &self.predict,
-            &self.predict_bg,
-            n,
-        );
+        g.dispatch(e, Stage::DfsphPredict, &self.predict, &self.predict_bg, n);
     }
 
     /// Stage `dfsph_integrate`.
     pub fn encode_integrate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(g.bufs.n, WORKGROUP_SIZE);
-        Self::pass(
-            g,
+        g.dispatch(
             e,
             Stage::DfsphIntegrate,
             &self.integrate,
@@ -551,7 +511,7 @@ impl GpuDfsph {
 
     /// Stage `dfsph_stats` (one workgroup).
     pub fn encode_stats(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        Self::pass(g, e, Stage::DfsphStats, &self.stats_pipe, &self.stats_bg, 1);
+        g.dispatch(e, Stage::DfsphStats, &self.stats_pipe, &self.stats_bg, 1);
     }
 
     /// Reads a solve's control block.

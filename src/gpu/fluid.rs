@@ -294,20 +294,6 @@ impl Simulation {
         }
     }
 
-    fn dispatch(
-        &self,
-        e: &mut wgpu::CommandEncoder,
-        stage: Stage,
-        pipe: &wgpu::ComputePipeline,
-        bg: &wgpu::BindGroup,
-        groups_x: u32,
-    ) {
-        let mut pass = self.grid.pass(e, stage);
-        pass.set_pipeline(pipe);
-        pass.set_bind_group(0, bg, &[]);
-        pass.dispatch_workgroups(groups_x, 1, 1);
-    }
-
     /// Encodes one full step: grid build, reorder, density, walls, pressure, forces, (interact,
     /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
@@ -319,14 +305,19 @@ impl Simulation {
         let f = &self.fluid;
         self.grid.encode_build(e);
         self.grid.encode_density(e);
-        self.dispatch(e, Stage::Walls, &f.walls, &f.walls_bg, n_groups);
-        self.dispatch(e, Stage::Pressure, &f.pressure, &f.pressure_bg, n_groups);
-        self.dispatch(e, Stage::Forces, &f.forces, &f.forces_bg, n_groups);
+        self.grid
+            .dispatch(e, Stage::Walls, &f.walls, &f.walls_bg, n_groups);
+        self.grid
+            .dispatch(e, Stage::Pressure, &f.pressure, &f.pressure_bg, n_groups);
+        self.grid
+            .dispatch(e, Stage::Forces, &f.forces, &f.forces_bg, n_groups);
         if self.interaction.is_some() {
             self.interact.encode(e, self.grid.bufs.n);
         }
-        self.dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);
-        self.dispatch(e, Stage::Integrate, &f.integrate, &f.integrate_bg, n_groups);
+        self.grid
+            .dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);
+        self.grid
+            .dispatch(e, Stage::Integrate, &f.integrate, &f.integrate_bg, n_groups);
     }
 
     /// DFSPH: the grid and ρ, α of the current state, unless the last step left them.

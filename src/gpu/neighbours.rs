@@ -624,6 +624,36 @@ impl GpuNeighbours {
         })
     }
 
+    /// One compute pass of `stage`: `pipe` with `bg`, `groups_x` workgroups.
+    pub(crate) fn dispatch(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bg: &wgpu::BindGroup,
+        groups_x: u32,
+    ) {
+        let mut pass = self.pass(encoder, stage);
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups(groups_x, 1, 1);
+    }
+
+    /// One compute pass of `stage` dispatched indirectly from `args` (x, y, z at offset 0).
+    pub(crate) fn dispatch_indirect(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bg: &wgpu::BindGroup,
+        args: &wgpu::Buffer,
+    ) {
+        let mut pass = self.pass(encoder, stage);
+        pass.set_pipeline(pipe);
+        pass.set_bind_group(0, bg, &[]);
+        pass.dispatch_workgroups_indirect(args, 0);
+    }
+
     /// Zeroes the slot counts (a GPU-side clear, no upload).
     pub fn encode_clear(&self, encoder: &mut wgpu::CommandEncoder) {
         encoder.clear_buffer(&self.bufs.slot_start, 0, None);
