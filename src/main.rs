@@ -345,7 +345,7 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
     }
     if cli.solver == Solver::Dfsph {
         return Err(Error::input(
-            "the viewer runs WCSPH only for now (DFSPH is not yet stable near walls): drop --solver dfsph, or run it with --headless --steps K",
+            "the viewer runs WCSPH only for now (DFSPH is not yet physically validated, see docs/validation.md): drop --solver dfsph, or run it with --headless --steps K",
         ));
     }
     let opts = ViewerOptions {

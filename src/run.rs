@@ -87,6 +87,7 @@ impl Backend for CpuSimulation {
     fn step(&mut self) -> Result<()> {
         if let Some(d) = &mut self.dfsph {
             let tr = dfsph::dfsph_step(
+                false,
                 &self.snap.state,
                 &d.carry,
                 d.start.take(),

@@ -163,7 +163,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
     let snap = sim.snapshot().unwrap();
     let st = snap.dfsph.expect("DFSPH statistics");
     assert!(st.iterations_v >= 1 && st.iterations_d >= 2, "{st:?}");
-    let tr = dfsph::dfsph_step(&state, &DfsphCarry::new(2, &dp), None, &sp, &fp, &dp);
+    let tr = dfsph::dfsph_step(false, &state, &DfsphCarry::new(2, &dp), None, &sp, &fp, &dp);
     assert_eq!(st.iterations_v, tr.stats.iterations_v);
     assert_eq!(st.iterations_d, tr.stats.iterations_d);
     let order = &snap.state.id;

@@ -705,9 +705,12 @@ pub struct SolveTrace {
 }
 
 /// Runs one solve from velocities `vel` (updated in place), the mirror of the GPU's sequence
-/// rate → warm → pressure → rate → control → (pressure → rate → control)*.
+/// rate → warm → pressure → rate → control → (pressure → rate → control)*. With `record`,
+/// the trace keeps every iteration's velocities and rate pass (for verification); without,
+/// only the control states, so a run does not copy N values per iteration.
 #[allow(clippy::too_many_arguments)]
 pub fn solve(
+    record: bool,
     which: Solve,
     sorted: &Particles,
     vel: &mut [Vec3],
@@ -757,7 +760,9 @@ pub fn solve(
             fp,
             dp,
         );
-        tr.velocities.push(vel.to_vec());
+        if record {
+            tr.velocities.push(vel.to_vec());
+        }
         let rate = dfsph_rate(
             which,
             &sorted.pos,
@@ -770,7 +775,6 @@ pub fn solve(
             fp,
             dp,
         );
-        kappa = rate.kappa.clone();
         let again = dfsph_control(
             &mut state,
             &rate.sums,
@@ -779,7 +783,12 @@ pub fn solve(
             min_it,
             dp.max_iterations,
         );
-        tr.rates.push(rate);
+        if record {
+            kappa.clone_from(&rate.kappa);
+            tr.rates.push(rate);
+        } else {
+            kappa = rate.kappa;
+        }
         tr.states.push(state);
         if !again {
             break;
@@ -835,8 +844,10 @@ pub fn prepare(
 }
 
 /// Advances `state` by one DFSPH step. `start`, if given, is [`prepare`] of `state` (the last
-/// step's end), so it is not computed twice.
+/// step's end), so it is not computed twice. `record` keeps every iteration in the trace
+/// (see [`solve`]).
 pub fn dfsph_step(
+    record: bool,
     state: &Particles,
     carry: &DfsphCarry,
     start: Option<(Grid, Particles, DensityAlpha)>,
@@ -849,6 +860,7 @@ pub fn dfsph_step(
     let mut vel = sorted.vel.clone();
     let dt_v = carry.dt_prev;
     let divergence = solve(
+        record,
         Solve::Divergence,
         &sorted,
         &mut vel,
@@ -865,6 +877,7 @@ pub fn dfsph_step(
     dfsph_predict(&mut vel, &acc, dt);
     let predicted = vel.clone();
     let density = solve(
+        record,
         Solve::Density,
         &sorted,
         &mut vel,
@@ -1008,6 +1021,7 @@ mod tests {
         let mut vel = sorted.vel.clone();
         let warm = vec![[0.0; 2]; 2];
         let tr = solve(
+            true,
             Solve::Divergence,
             &sorted,
             &mut vel,

@@ -17,7 +17,7 @@ use super::timer::Stage;
 use crate::cpu::dfsph::{DfsphCarry, DfsphStats, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::reorder::Particles;
-use crate::params::{DfsphParams, FluidParams, SimParams, Solver};
+use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Result, shaders};
 
 /// The fluid kernels and their buffers, for one N.
@@ -244,15 +244,6 @@ impl Simulation {
         };
         sim.upload(state);
         Ok(sim)
-    }
-
-    /// The run's solver.
-    pub fn solver(&self) -> Solver {
-        if self.dfsph.is_some() {
-            Solver::Dfsph
-        } else {
-            Solver::Wcsph
-        }
     }
 
     /// Replaces the fluid parameters (viscosity, stiffness, gravity… changed live).
