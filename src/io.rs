@@ -25,6 +25,8 @@ pub struct ParticleData {
     pub positions: Vec<Vec3>,
     /// Velocities, m/s (zero where the file has none).
     pub velocities: Vec<Vec3>,
+    /// PLY header comments, in order (none for CSV).
+    pub comments: Vec<String>,
 }
 
 /// The output columns, in order.
@@ -229,6 +231,7 @@ fn read_ply<R: BufRead>(path: &Path, source: R) -> Result<ParticleData> {
     let mut data = ParticleData {
         positions: Vec::with_capacity(vertices.len()),
         velocities: Vec::with_capacity(vertices.len()),
+        comments: header.comments.clone(),
     };
     for (i, v) in vertices.iter().enumerate() {
         let where_ = format!("vertex {i}");
@@ -290,6 +293,17 @@ pub fn write_particles(
     velocities: &[Vec3],
     density: &[f32],
 ) -> Result<()> {
+    write_particles_with(path, positions, velocities, density, &[])
+}
+
+/// [`write_particles`], with `comments` in a PLY header (a CSV has no place for them).
+pub fn write_particles_with(
+    path: &Path,
+    positions: &[Vec3],
+    velocities: &[Vec3],
+    density: &[f32],
+    comments: &[String],
+) -> Result<()> {
     let format = format_of(path)?;
     let file = File::create(path).map_err(|e| Error::file(path, format!("cannot create: {e}")))?;
     let mut out = BufWriter::new(file);
@@ -318,6 +332,7 @@ pub fn write_particles(
                 );
             }
             header.comments.push("written by gpu-sph".to_string());
+            header.comments.extend(comments.iter().cloned());
             header.elements.insert("vertex".to_string(), def.clone());
             let writer = Writer::<OutVertex>::new();
             writer

@@ -15,6 +15,7 @@ pub mod scene;
 pub mod setup;
 pub mod shaders;
 pub mod summary;
+pub mod surface;
 pub mod verify;
 pub mod viewer;
 

@@ -14,6 +14,7 @@ use gpu_sph::params::{
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::setup::{SetupOptions, describe};
 use gpu_sph::summary::Summary;
+use gpu_sph::surface::{self, FrameMeta, MeshFormat, SurfaceSettings};
 use gpu_sph::viewer::{self, ViewerOptions, render::ColorField};
 use gpu_sph::{Error, bench, io, verify};
 
@@ -181,6 +182,39 @@ struct Cli {
     /// Write a frame every K steps.
     #[arg(long, default_value_t = 10, value_name = "K", requires = "export_dir")]
     export_every: u64,
+    /// Write a surface mesh of the fluid every --surface-every steps into DIR (an existing
+    /// directory), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
+    #[arg(long, value_name = "DIR", requires = "headless")]
+    surface_dir: Option<PathBuf>,
+    /// Write a surface every K steps [default: the --export-every cadence].
+    #[arg(long, value_name = "K", requires = "surface_dir")]
+    surface_every: Option<u64>,
+    /// Mesh file format.
+    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, requires = "surface_dir")]
+    surface_format: MeshFormat,
+    /// Iso-surface threshold as a fraction of the rest density.
+    #[arg(
+        long,
+        default_value_t = 0.6,
+        value_name = "FRACTION",
+        allow_hyphen_values = true
+    )]
+    surface_threshold: f32,
+    /// Marching-cubes cell edge relative to the particle radius r = (3m/4πρ0)^(1/3).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "FACTOR",
+        allow_hyphen_values = true
+    )]
+    surface_cube_size: f32,
+    /// Laplacian smoothing iterations of each mesh (0: none; each shrinks it slightly).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    surface_smoothing: u32,
+    /// Reconstruct surfaces of PLY frames already on disk (a frame, or a directory of them)
+    /// into --surface-dir, then exit.
+    #[arg(long, value_name = "PATH", requires_all = ["headless", "surface_dir"], conflicts_with_all = ["steps", "input", "verify", "bench"])]
+    surface_from: Option<PathBuf>,
     /// Read particles from a .csv or .ply file.
     #[arg(long, value_name = "FILE", requires = "headless")]
     input: Option<PathBuf>,
@@ -378,9 +412,94 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
     Ok(Outcome::Done)
 }
 
+fn surface_settings(cli: &Cli) -> SurfaceSettings {
+    SurfaceSettings {
+        iso_threshold: cli.surface_threshold,
+        cube_size: cli.surface_cube_size,
+        smoothing: cli.surface_smoothing,
+        format: cli.surface_format,
+    }
+}
+
+/// A progress bar drawn only on a terminal.
+fn bar(len: u64, multi: &indicatif::MultiProgress, template: &str) -> indicatif::ProgressBar {
+    let bar = multi.add(indicatif::ProgressBar::new(len));
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn progress_target() -> indicatif::MultiProgress {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::MultiProgress::new()
+    } else {
+        indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden())
+    }
+}
+
+/// `--surface-from PATH --surface-dir OUT`: meshes of frames already on disk.
+fn surface_from(
+    cli: &Cli,
+    from: &std::path::Path,
+    out: &std::path::Path,
+) -> Result<Outcome, Error> {
+    let settings = surface_settings(cli);
+    settings.validate()?;
+    surface::check_output_dir(out)?;
+    let frames = surface::frames_in(from)?;
+    // Files without gpu-sph's header comments take the run's flags (when any is given).
+    let fallback = [
+        cli.spacing,
+        cli.smoothing_radius,
+        cli.particle_mass,
+        cli.rest_density,
+    ]
+    .iter()
+    .any(Option::is_some)
+    .then(|| SphConfig::new(1, overrides(cli)).map(|c| FrameMeta::of(&c)))
+    .transpose()?;
+    let multi = progress_target();
+    let progress = bar(
+        frames.len() as u64,
+        &multi,
+        "surfaces {bar:40} {pos}/{len} {msg}",
+    );
+    for (i, path) in frames.iter().enumerate() {
+        let (positions, meta) = surface::read_frame(path, fallback)?;
+        let mesh = surface::reconstruct(&positions, &meta, &settings)?;
+        let step = surface::step_of(path, i);
+        surface::write_mesh(
+            &mesh,
+            &surface::mesh_path(out, step, settings.format),
+            settings.format,
+        )?;
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    println!(
+        "gpu-sph: wrote {} surface meshes ({}) to {}",
+        frames.len(),
+        settings.format.extension(),
+        out.display()
+    );
+    Ok(Outcome::Done)
+}
+
 fn run(cli: &Cli) -> Result<Outcome, Error> {
     if !cli.headless || cli.screenshot.is_some() {
         return view(cli);
+    }
+    if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
+        return surface_from(cli, from, out);
+    }
+    if cli.surface_dir.is_some() && cli.steps == 0 {
+        return Err(Error::input(
+            "--surface-dir writes the meshes of a fluid run: add --steps K, or --surface-from FRAMES",
+        ));
+    }
+    if cli.surface_every == Some(0) {
+        return Err(Error::input("--surface-every must be ≥ 1"));
     }
     if cli.tank_min.is_some() && cli.steps == 0 {
         return Err(Error::input(
@@ -664,20 +783,62 @@ fn simulate(
         }
         None => None,
     };
-    let progress = indicatif::ProgressBar::new(cli.steps);
-    if !std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        progress.set_draw_target(indicatif::ProgressDrawTarget::hidden());
-    }
+    let multi = progress_target();
+    let progress = bar(cli.steps, &multi, "steps    {bar:40} {pos}/{len} {msg}");
+    let meta = FrameMeta::of(config);
+    let mut surfaces = match &cli.surface_dir {
+        Some(dir) => {
+            let every = cli.surface_every.unwrap_or(cli.export_every);
+            let meshes = bar(
+                cli.steps / every + 1,
+                &multi,
+                "surfaces {bar:40} {pos}/{len} {msg}",
+            );
+            Some(run::Surfaces {
+                writer: surface::SurfaceWriter::start(
+                    dir.clone(),
+                    meta,
+                    surface_settings(cli),
+                    meshes,
+                )?,
+                every,
+            })
+        }
+        None => None,
+    };
     let start = std::time::Instant::now();
     let result = run::run(
         backend.as_mut(),
         &fp,
         cli.steps,
-        stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
-        export.as_ref(),
+        run::Outputs {
+            stats: stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
+            export: export.as_ref(),
+            surfaces: surfaces.as_mut(),
+            meta: Some(meta),
+        },
         &progress,
     );
     progress.finish_and_clear();
+    // The meshes still in line are written before the run reports (its errors first).
+    let meshes = match surfaces.as_mut() {
+        Some(sf) => Some(sf.writer.finish()),
+        None => None,
+    };
+    let result = match (result, meshes) {
+        (Ok(_), Some(Err(e))) => Err(e),
+        (Ok(r), Some(Ok(count))) => {
+            if !cli.json {
+                let dir = cli
+                    .surface_dir
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("."));
+                println!("wrote {count} surface meshes to {}", dir.display());
+            }
+            Ok(r)
+        }
+        (r, _) => r,
+    };
     let wall = start.elapsed().as_secs_f64();
     let (snap, last) = match result {
         Ok(r) => r,
@@ -693,7 +854,7 @@ fn simulate(
             .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
     }
     if let Some(out) = &cli.output {
-        run::write_snapshot(out, &snap)?;
+        run::write_snapshot(out, &snap, Some(&meta))?;
     }
     if let Some(st) = last {
         if cli.json {

@@ -286,43 +286,79 @@ pub struct Export {
     pub every: u64,
 }
 
-/// Writes a snapshot in input order.
-pub fn write_snapshot(path: &Path, s: &Snapshot) -> Result<()> {
+/// Surface meshes written during a run.
+pub struct Surfaces {
+    /// The reconstruction thread.
+    pub writer: crate::surface::SurfaceWriter,
+    /// Every how many steps.
+    pub every: u64,
+}
+
+/// What a run writes besides its result.
+#[derive(Default)]
+pub struct Outputs<'a> {
+    /// One statistics row per step.
+    pub stats: Option<&'a mut dyn Write>,
+    /// Particle frames.
+    pub export: Option<&'a Export>,
+    /// Surface meshes.
+    pub surfaces: Option<&'a mut Surfaces>,
+    /// The run's description, written into every frame's PLY header.
+    pub meta: Option<crate::surface::FrameMeta>,
+}
+
+/// Writes a snapshot in input order, with `meta` in a PLY header.
+pub fn write_snapshot(
+    path: &Path,
+    s: &Snapshot,
+    meta: Option<&crate::surface::FrameMeta>,
+) -> Result<()> {
     let pos = s.state.to_input_order(&s.state.pos);
     let vel = s.state.to_input_order(&s.state.vel);
     let density = s.state.to_input_order(&s.density);
-    io::write_particles(path, &pos, &vel, &density)
+    let comments = meta.map(|m| m.comments()).unwrap_or_default();
+    io::write_particles_with(path, &pos, &vel, &density, &comments)
 }
 
-/// Runs `steps` steps, checking every step; writes stats rows and frames if asked. Returns the
-/// final snapshot and the last statistics.
+fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
+    if let Some(ex) = out.export.filter(|ex| k % ex.every == 0) {
+        write_snapshot(
+            &ex.dir.join(format!("frame_{k:06}.ply")),
+            snap,
+            out.meta.as_ref(),
+        )?;
+    }
+    if let Some(sf) = out.surfaces.as_deref_mut().filter(|sf| k % sf.every == 0) {
+        sf.writer
+            .submit(k, snap.state.to_input_order(&snap.state.pos))?;
+    }
+    Ok(())
+}
+
+/// Runs `steps` steps, checking every step; writes stats rows, frames and surfaces if asked.
+/// Returns the final snapshot and the last statistics.
 pub fn run(
     backend: &mut dyn Backend,
     fp: &FluidParams,
     steps: u64,
-    mut stats_out: Option<&mut dyn Write>,
-    export: Option<&Export>,
+    mut out: Outputs<'_>,
     progress: &indicatif::ProgressBar,
 ) -> Result<(Snapshot, Option<StepStats>)> {
     let mut t = 0.0f64;
     let mut last = None;
     let mut snap = backend.snapshot()?;
     stats(&snap, fp, 0, 0.0)?;
-    if let Some(ex) = export {
-        write_snapshot(&ex.dir.join("frame_000000.ply"), &snap)?;
-    }
+    write_frame(&mut out, 0, &snap)?;
     for k in 1..=steps {
         backend.step()?;
         snap = backend.snapshot()?;
         t += snap.dt as f64;
         let st = stats(&snap, fp, k, t)?;
-        if let Some(out) = stats_out.as_deref_mut() {
-            out.write_all(st.csv_line().as_bytes())
+        if let Some(o) = out.stats.as_deref_mut() {
+            o.write_all(st.csv_line().as_bytes())
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
-        if let Some(ex) = export.filter(|ex| k % ex.every == 0) {
-            write_snapshot(&ex.dir.join(format!("frame_{k:06}.ply")), &snap)?;
-        }
+        write_frame(&mut out, k, &snap)?;
         last = Some(st);
         progress.inc(1);
     }

@@ -2,50 +2,12 @@
 //! reproduces the input order with oracle-checked densities.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use glam::Vec3;
 
-fn bin() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-sph"));
-    // No test here may open a window, whatever the environment offers.
-    c.env("RUST_LOG", "off")
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY");
-    c
-}
+mod common;
 
-fn run(args: &[&str]) -> Output {
-    bin().args(args).output().expect("spawn gpu-sph")
-}
-
-fn tmp_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpu-sph-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
-
-fn file(name: &str, contents: &[u8]) -> PathBuf {
-    let p = tmp_dir().join(name);
-    std::fs::write(&p, contents).unwrap();
-    p
-}
-
-fn assert_usage_error(args: &[&str], needle: &str) {
-    let out = run(args);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
-    assert_eq!(
-        stderr.trim_end().lines().count(),
-        1,
-        "{args:?} printed more than one line: {stderr}"
-    );
-    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
-    assert!(
-        stderr.contains(needle),
-        "{args:?}: {stderr:?} lacks {needle:?}"
-    );
-}
+use common::cli::{assert_usage_error, bin, file, run, tmp_dir};
 
 #[test]
 fn bad_flags_exit_2_with_one_line() {

@@ -2,6 +2,8 @@
 //! `.ci/run`) a missing adapter fails the test loudly instead of skipping it.
 #![allow(dead_code)]
 
+pub mod cli;
+
 use std::sync::{Arc, OnceLock};
 
 use gpu_sph::gpu::GpuContext;

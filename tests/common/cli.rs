@@ -1,0 +1,46 @@
+//! Running the `gpu-sph` binary from tests: no window ever, one temporary directory per test
+//! binary, and the one-line usage-error check.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+pub fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_gpu-sph"));
+    // No test here may open a window, whatever the environment offers.
+    c.env("RUST_LOG", "off")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY");
+    c
+}
+
+pub fn run(args: &[&str]) -> Output {
+    bin().args(args).output().expect("spawn gpu-sph")
+}
+
+pub fn tmp_dir() -> PathBuf {
+    let d = std::env::temp_dir().join(format!("gpu-sph-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+pub fn file(name: &str, contents: &[u8]) -> PathBuf {
+    let p = tmp_dir().join(name);
+    std::fs::write(&p, contents).unwrap();
+    p
+}
+
+pub fn assert_usage_error(args: &[&str], needle: &str) {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+    assert_eq!(
+        stderr.trim_end().lines().count(),
+        1,
+        "{args:?} printed more than one line: {stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+    assert!(
+        stderr.contains(needle),
+        "{args:?}: {stderr:?} lacks {needle:?}"
+    );
+}
