@@ -15,7 +15,7 @@ use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::setup::{SetupOptions, describe};
 use gpu_sph::summary::Summary;
 use gpu_sph::surface::{self, FrameMeta, MeshFormat, SurfaceSettings};
-use gpu_sph::viewer::{self, ViewerOptions, render::ColorField};
+use gpu_sph::viewer::{self, ViewerOptions, render::ColorField, surface::RenderMode};
 use gpu_sph::{Error, bench, io, verify};
 
 /// GPU compute SPH fluid simulator (wgpu + WGSL), validated stage by stage against a CPU
@@ -57,6 +57,10 @@ struct Cli {
     /// Print the viewer's mean simulation and render time per frame at exit.
     #[arg(long)]
     timings: bool,
+    /// How the viewer draws the fluid at start (S toggles): lit spheres coloured by
+    /// --color-by, or the screen-space water surface.
+    #[arg(long, value_enum, default_value_t = RenderMode::Spheres)]
+    render: RenderMode,
     /// Start the viewer with its control panel hidden (H toggles it).
     #[arg(long)]
     hide_ui: bool,
@@ -403,6 +407,7 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
         exercise_resize: cli.exercise_resize,
         print_timings: cli.timings,
         hide_ui: cli.hide_ui,
+        render_mode: cli.render,
     };
     if cli.headless {
         viewer::run_offscreen(opts)?;

@@ -73,11 +73,14 @@ pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph_predict.wgsl");
 pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph_integrate.wgsl");
 /// Stage `dfsph_stats`: the step's statistics block.
 pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
+/// The viewer's screen-space fluid surface (no CPU mirror: it draws).
+pub const SURFACE: &str = include_str!("../shaders/surface.wgsl");
+
 /// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 23] = [
+pub const STAGES: [(&str, &str); 24] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -91,6 +94,7 @@ pub const STAGES: [(&str, &str); 23] = [
     ("integrate", INTEGRATE),
     ("interact", INTERACT),
     ("render", RENDER),
+    ("surface", SURFACE),
     ("dfsph_density", DFSPH_DENSITY),
     ("dfsph_warm", DFSPH_WARM),
     ("dfsph_pressure", DFSPH_PRESSURE),

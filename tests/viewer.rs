@@ -274,3 +274,157 @@ fn steps_without_headless_is_refused() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--headless"));
 }
+
+/// Pixels of the water surface: clearly blue against the grey background and tank lines.
+fn water_pixels(img: &image::RgbaImage) -> usize {
+    img.pixels()
+        .filter(|p| {
+            let [r, _, b, _] = p.0;
+            b >= 60 && b as i32 - r as i32 >= 25
+        })
+        .count()
+}
+
+/// The sphere image's particles (saturated pixels, where the background and the tank lines are
+/// grey), eroded by `margin` pixels so the mask lies inside the fluid's silhouette in both
+/// images.
+fn inner_silhouette(img: &image::RgbaImage, margin: i64) -> Vec<bool> {
+    let (w, h) = (img.width() as i64, img.height() as i64);
+    let coloured = |x: i64, y: i64| {
+        if x < 0 || y < 0 || x >= w || y >= h {
+            return false;
+        }
+        let [r, g, b, _] = img.get_pixel(x as u32, y as u32).0;
+        r.max(g).max(b) - r.min(g).min(b) >= 16
+    };
+    let mut mask = vec![false; (w * h) as usize];
+    for y in 0..h {
+        for x in 0..w {
+            mask[(y * w + x) as usize] =
+                (-margin..=margin).all(|dy| (-margin..=margin).all(|dx| coloured(x + dx, y + dy)));
+        }
+    }
+    mask
+}
+
+/// Pixels inside `mask` whose luminance gradient (central differences, |∂x| + |∂y|, 0–255
+/// scale) exceeds a fixed threshold.
+fn edge_pixels(img: &image::RgbaImage, mask: &[bool]) -> usize {
+    let w = img.width() as i64;
+    let lum = |x: i64, y: i64| {
+        let [r, g, b, _] = img.get_pixel(x as u32, y as u32).0;
+        0.299 * r as f32 + 0.587 * g as f32 + 0.114 * b as f32
+    };
+    let mut count = 0;
+    for (i, _) in mask.iter().enumerate().filter(|(_, m)| **m) {
+        let (x, y) = (i as i64 % w, i as i64 / w);
+        if x == 0 || y == 0 || x + 1 >= w || y + 1 >= img.height() as i64 {
+            continue;
+        }
+        let g = (lum(x + 1, y) - lum(x - 1, y)).abs() + (lum(x, y + 1) - lum(x, y - 1)).abs();
+        if g > 24.0 {
+            count += 1;
+        }
+    }
+    count
+}
+
+/// The offscreen image of the resting cube scene after one step, in `mode`.
+fn cube_frame(mode: &str) -> Option<image::RgbaImage> {
+    let path = scratch(&format!("cube-{mode}.png"));
+    let out = run(
+        &[
+            "--headless",
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--scene",
+            "cube",
+            "-n",
+            "8000",
+            "--frames",
+            "1",
+            "--substeps",
+            "1",
+            "--window-size",
+            "480x360",
+            "--hide-ui",
+            "--render",
+            mode,
+        ],
+        None,
+    );
+    if !out.status.success()
+        && !required()
+        && String::from_utf8_lossy(&out.stderr).contains("adapter")
+    {
+        eprintln!("SKIPPED: no GPU adapter");
+        return None;
+    }
+    assert!(
+        out.status.success(),
+        "{mode}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(image::open(&path).unwrap().to_rgba8())
+}
+
+#[test]
+fn the_surface_differs_from_the_spheres_and_is_smooth_inside() {
+    let (Some(spheres), Some(surface)) = (cube_frame("spheres"), cube_frame("surface")) else {
+        return;
+    };
+    let differing = spheres
+        .pixels()
+        .zip(surface.pixels())
+        .filter(|(a, b)| a.0.iter().zip(b.0).any(|(x, y)| x.abs_diff(y) > 16))
+        .count();
+    assert!(differing > 5000, "only {differing} pixels differ");
+    assert!(
+        water_pixels(&surface) > 5000,
+        "no water in the surface image"
+    );
+    let mask = inner_silhouette(&spheres, 3);
+    let inside = mask.iter().filter(|m| **m).count();
+    assert!(inside > 5000, "the fluid covers only {inside} pixels");
+    let (e_spheres, e_surface) = (edge_pixels(&spheres, &mask), edge_pixels(&surface, &mask));
+    eprintln!("inside {inside} px: edge pixels spheres {e_spheres}, surface {e_surface}");
+    // The sphere image is full of edges, so the check below can fail.
+    assert!(
+        e_spheres > inside / 10,
+        "{e_spheres} sphere edges in {inside}"
+    );
+    assert!(
+        2 * e_surface <= e_spheres,
+        "the surface has {e_surface} edge pixels inside the fluid, the spheres {e_spheres}"
+    );
+}
+
+#[test]
+fn the_surface_in_a_window_survives_a_zero_size() {
+    let Some(x) = xvfb() else { return };
+    let path = scratch("window-surface.png");
+    let out = run(
+        &[
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--render",
+            "surface",
+            "--frames",
+            "3",
+            "-n",
+            "4000",
+            "--window-size",
+            "480x320",
+            "--hide-ui",
+            "--exercise-resize",
+        ],
+        Some(&x.display),
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let img = image::open(&path).unwrap().to_rgba8();
+    assert!(water_pixels(&img) > 1000, "no water in the window's image");
+}

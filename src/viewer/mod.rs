@@ -5,6 +5,7 @@
 
 pub mod camera;
 pub mod render;
+pub mod surface;
 pub mod ui;
 pub mod window;
 
@@ -23,6 +24,7 @@ use crate::{Error, Result};
 
 use camera::OrbitCamera;
 use render::{ColorField, DepthTarget, Renderer, View};
+use surface::{RenderMode, SurfaceRenderer};
 use ui::{Controls, FrameStats};
 
 /// Everything the viewer starts from.
@@ -49,6 +51,8 @@ pub struct ViewerOptions {
     pub print_timings: bool,
     /// Start with the control panel hidden (`H` toggles it).
     pub hide_ui: bool,
+    /// Spheres or the fluid surface at start (`S` toggles).
+    pub render_mode: RenderMode,
 }
 
 /// Sums of frame timings, for `print_timings`.
@@ -66,6 +70,7 @@ pub struct Viewer {
     setup: Setup,
     sim: Simulation,
     renderer: Renderer,
+    surface: SurfaceRenderer,
     format: wgpu::TextureFormat,
     camera: OrbitCamera,
     controls: Controls,
@@ -117,8 +122,11 @@ impl Viewer {
             &sim,
             (setup.tank_min, setup.tank_max),
         );
+        let surface = SurfaceRenderer::new(&ctx, format.add_srgb_suffix(), &sim);
         let physics = opts.setup.physics;
         let controls = Controls {
+            mode: opts.render_mode,
+            style: Default::default(),
             paused: false,
             step_once: false,
             show_ui: !opts.hide_ui,
@@ -145,6 +153,7 @@ impl Viewer {
             setup,
             sim,
             renderer,
+            surface,
             format,
             controls,
             stats: FrameStats::default(),
@@ -213,6 +222,7 @@ impl Viewer {
         )?;
         self.renderer
             .rebind(&self.ctx, &sim, (setup.tank_min, setup.tank_max));
+        self.surface.rebind(&self.ctx, &sim);
         self.camera = OrbitCamera::framing(setup.tank_min, setup.tank_max);
         self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
         self.controls.stiffness = setup.fluid_params.stiffness;
@@ -347,6 +357,18 @@ impl Viewer {
                 range: self.controls.ranges[fi],
             },
         );
+        let cfg = &self.setup.config;
+        let own_radius =
+            (3.0 * cfg.particle_mass / (4.0 * std::f32::consts::PI * cfg.rest_density)).cbrt();
+        self.surface.prepare(
+            &self.ctx,
+            self.camera.view(),
+            self.camera.proj(aspect),
+            size,
+            cfg.spacing,
+            own_radius,
+            &self.controls.style,
+        );
         let screen = egui_wgpu::ScreenDescriptor {
             size_in_pixels: [size.0, size.1],
             pixels_per_point,
@@ -378,10 +400,17 @@ impl Viewer {
                 ..Default::default()
             });
             let ui_view = texture.create_view(&Default::default());
+            let surface = self.controls.mode == RenderMode::Surface;
+            // In surface mode the tank goes into the background the water refracts.
+            let background = if surface {
+                self.surface.background(&self.ctx, size).clone()
+            } else {
+                scene_view.clone()
+            };
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("sph.render.scene"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &scene_view,
+                    view: &background,
                     depth_slice: None,
                     resolve_target: None,
                     ops: wgpu::Operations {
@@ -406,8 +435,20 @@ impl Viewer {
                 occlusion_query_set: None,
                 multiview_mask: None,
             });
-            self.renderer.draw(&mut pass);
-            drop(pass);
+            if surface {
+                self.renderer.draw_lines(&mut pass);
+                drop(pass);
+                self.surface.draw(
+                    &self.ctx,
+                    &mut encoder,
+                    &scene_view,
+                    size,
+                    self.controls.style.iterations,
+                );
+            } else {
+                self.renderer.draw(&mut pass);
+                drop(pass);
+            }
             let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("sph.render.ui"),
                 color_attachments: &[Some(wgpu::RenderPassColorAttachment {

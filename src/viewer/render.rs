@@ -371,12 +371,18 @@ impl Renderer {
             .write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));
     }
 
-    /// Draws the lines and the particles into a pass with a [`DEPTH_FORMAT`] depth attachment.
-    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+    /// Draws the tank wireframe and the floor grid into a pass with a [`DEPTH_FORMAT`] depth
+    /// attachment.
+    pub fn draw_lines(&self, pass: &mut wgpu::RenderPass<'_>) {
         pass.set_bind_group(0, &self.bind_group, &[]);
         pass.set_pipeline(&self.lines);
         pass.set_vertex_buffer(0, self.line_vertices.slice(..));
         pass.draw(0..self.line_count, 0..1);
+    }
+
+    /// Draws the lines and the particles into a pass with a [`DEPTH_FORMAT`] depth attachment.
+    pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
+        self.draw_lines(pass);
         pass.set_pipeline(&self.particles);
         pass.draw(0..4, 0..self.particle_count);
     }

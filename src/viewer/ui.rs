@@ -5,6 +5,7 @@ use crate::gpu::Stage;
 use crate::scene::SceneKind;
 
 use super::render::{ColorField, colormap_srgb};
+use super::surface::{RenderMode, SurfaceStyle};
 
 /// Timings and state of the last frame, for display.
 #[derive(Clone, Debug, Default)]
@@ -30,6 +31,10 @@ pub struct FrameStats {
 /// Everything the panel can change. The viewer applies it after the panel has run.
 #[derive(Clone, Debug)]
 pub struct Controls {
+    /// Spheres or the fluid surface.
+    pub mode: RenderMode,
+    /// The surface's filter and shading.
+    pub style: SurfaceStyle,
     /// The simulation is paused.
     pub paused: bool,
     /// Take one step while paused.
@@ -84,7 +89,7 @@ pub struct Request {
 }
 
 /// The key bindings, as shown in the panel and the README.
-pub const KEYS: &str = "Space pause · N step · R reset · C colour field · P screenshot · V reset view · H panel · Esc quit\n\
+pub const KEYS: &str = "Space pause · N step · R reset · C colour field · S spheres/surface · P screenshot · V reset view · H panel · Esc quit\n\
 left drag orbit · right/middle drag pan · wheel zoom · Ctrl+left drag pull · Ctrl+right drag push";
 
 fn legend(ui: &mut egui::Ui, field: ColorField, range: (f32, f32)) {
@@ -140,6 +145,14 @@ impl Controls {
                 ));
                 ui.separator();
 
+                ui.horizontal(|ui| {
+                    ui.label("draw");
+                    ui.selectable_value(&mut self.mode, RenderMode::Spheres, "spheres");
+                    ui.selectable_value(&mut self.mode, RenderMode::Surface, "surface (S)");
+                });
+                if self.mode == RenderMode::Surface {
+                    surface_panel(ui, &mut self.style);
+                }
                 let fi = self.field.index() as usize;
                 egui::ComboBox::from_label("colour")
                     .selected_text(self.field.label())
@@ -246,6 +259,21 @@ impl Controls {
                 ui.separator();
                 ui.small(KEYS);
             });
+    }
+}
+
+fn surface_panel(ui: &mut egui::Ui, style: &mut SurfaceStyle) {
+    ui.add(egui::Slider::new(&mut style.filter_radius, 0.0..=6.0).text("filter width (s)"));
+    ui.add(egui::Slider::new(&mut style.depth_falloff, 0.1..=5.0).text("depth falloff (s)"));
+    ui.add(egui::Slider::new(&mut style.max_pixels, 1..=32).text("filter cap (px)"));
+    ui.add(egui::Slider::new(&mut style.iterations, 0..=6).text("filter passes"));
+    ui.add(egui::Slider::new(&mut style.refraction, 0.0..=6.0).text("refraction"));
+    ui.horizontal(|ui| {
+        ui.color_edit_button_rgb(&mut style.colour);
+        ui.label("light left after 10 cm");
+    });
+    if ui.button("default look").clicked() {
+        *style = SurfaceStyle::default();
     }
 }
 

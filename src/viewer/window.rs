@@ -289,6 +289,7 @@ impl WindowState {
                 }
                 "r" => c.request.reset = true,
                 "c" => c.field = c.field.next(),
+                "s" => c.mode = c.mode.toggled(),
                 "p" => c.request.screenshot = true,
                 "v" => c.request.reset_view = true,
                 "h" => c.show_ui = !c.show_ui,
