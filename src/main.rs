@@ -470,23 +470,34 @@ fn surface_from(
         &multi,
         "surfaces {bar:40} {pos}/{len} {msg}",
     );
+    let (mut reconstruct_s, mut write_s) = (Vec::new(), Vec::new());
     for (i, path) in frames.iter().enumerate() {
         let (positions, meta) = surface::read_frame(path, fallback)?;
+        let t0 = std::time::Instant::now();
         let mesh = surface::reconstruct(&positions, &meta, &settings)?;
+        let t1 = std::time::Instant::now();
         let step = surface::step_of(path, i);
         surface::write_mesh(
             &mesh,
             &surface::mesh_path(out, step, settings.format),
             settings.format,
         )?;
+        reconstruct_s.push((t1 - t0).as_secs_f64());
+        write_s.push(t1.elapsed().as_secs_f64());
         progress.inc(1);
     }
     progress.finish_and_clear();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        1e3 * v[v.len() / 2]
+    };
     println!(
-        "gpu-sph: wrote {} surface meshes ({}) to {}",
+        "gpu-sph: wrote {} surface meshes ({}) to {}; per frame (median): reconstruction {:.1} ms, writing {:.1} ms",
         frames.len(),
         settings.format.extension(),
-        out.display()
+        out.display(),
+        median(&mut reconstruct_s),
+        median(&mut write_s)
     );
     Ok(Outcome::Done)
 }

@@ -76,11 +76,14 @@ pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
 /// The viewer's screen-space fluid surface (no CPU mirror: it draws).
 pub const SURFACE: &str = include_str!("../shaders/surface.wgsl");
 
+/// Offscreen rendering of a surface mesh (no CPU mirror: it draws).
+pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
+
 /// A trivial kernel for the GPU smoke test (not prefixed with `COMMON`).
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 24] = [
+pub const STAGES: [(&str, &str); 25] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -95,6 +98,7 @@ pub const STAGES: [(&str, &str); 24] = [
     ("interact", INTERACT),
     ("render", RENDER),
     ("surface", SURFACE),
+    ("mesh", MESH),
     ("dfsph_density", DFSPH_DENSITY),
     ("dfsph_warm", DFSPH_WARM),
     ("dfsph_pressure", DFSPH_PRESSURE),

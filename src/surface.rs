@@ -208,6 +208,21 @@ pub fn write_mesh(mesh: &Mesh, path: &Path, format: MeshFormat) -> Result<()> {
     written.map_err(|e| Error::file(path, format!("cannot write the mesh: {e:#}")))
 }
 
+/// Reads a mesh written by [`write_mesh`] (OBJ or PLY, by extension).
+pub fn read_mesh(path: &Path) -> Result<Mesh> {
+    let ext = path
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    let read = match ext.as_deref() {
+        Some("obj") => splashsurf_lib::io::obj_format::surface_mesh_from_obj::<f32, _>(path),
+        Some("ply") => splashsurf_lib::io::ply_format::surface_mesh_from_ply::<f32, _>(path),
+        _ => return Err(Error::file(path, "unknown mesh type: use .obj or .ply")),
+    };
+    read.map(|m| m.mesh)
+        .map_err(|e| Error::file(path, format!("cannot read the mesh: {e:#}")))
+}
+
 /// Rejects an output directory that does not exist or cannot be written, before any work.
 pub fn check_output_dir(dir: &Path) -> Result<()> {
     if !dir.is_dir() {

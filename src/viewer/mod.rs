@@ -4,6 +4,7 @@
 //! so a screenshot shows exactly what the window shows.
 
 pub mod camera;
+pub mod mesh;
 pub mod render;
 pub mod surface;
 pub mod ui;
@@ -601,7 +602,7 @@ pub fn srgb_view_formats(format: wgpu::TextureFormat) -> Vec<wgpu::TextureFormat
 }
 
 /// Reads an 8-bit RGBA or BGRA texture into tightly packed RGBA bytes.
-fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
+pub fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
     let (w, h) = (texture.width(), texture.height());
     let row = 4 * w;
     let padded =

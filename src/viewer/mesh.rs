@@ -1,0 +1,227 @@
+//! Offscreen pictures of a surface mesh (see `shaders/mesh.wgsl`): a reconstructed fluid
+//! surface from `--surface-dir`, framed like the viewer frames a tank, written as a PNG. Used by
+//! `examples/mesh_png.rs` for the README's mesh picture.
+
+use std::path::Path;
+
+use glam::Vec3;
+use wgpu::util::DeviceExt;
+
+use crate::gpu::GpuContext;
+use crate::shaders;
+use crate::surface::Mesh;
+use crate::{Error, Result};
+
+use super::camera::OrbitCamera;
+use super::render::{DEPTH_FORMAT, texture_2d};
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct MeshParams {
+    view_proj: [[f32; 4]; 4],
+    eye: [f32; 4],
+    light_dir: [f32; 4],
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
+struct Vertex {
+    position: [f32; 3],
+    normal: [f32; 3],
+}
+
+/// Area-weighted vertex normals.
+fn vertex_normals(mesh: &Mesh) -> Vec<Vec3> {
+    let v = |i: usize| Vec3::new(mesh.vertices[i].x, mesh.vertices[i].y, mesh.vertices[i].z);
+    let mut n = vec![Vec3::ZERO; mesh.vertices.len()];
+    for t in &mesh.triangles {
+        let face = (v(t[1]) - v(t[0])).cross(v(t[2]) - v(t[0]));
+        for &i in t {
+            n[i] += face;
+        }
+    }
+    n.into_iter().map(|x| x.normalize_or(Vec3::Y)).collect()
+}
+
+/// Renders `mesh` at `size` pixels, seen from the viewer's default angle on `frame` (the box
+/// to frame, e.g. the tank), and saves it as a PNG at `path`.
+pub fn render_png(
+    ctx: &GpuContext,
+    mesh: &Mesh,
+    frame: (Vec3, Vec3),
+    size: (u32, u32),
+    path: &Path,
+) -> Result<()> {
+    if mesh.triangles.is_empty() {
+        return Err(Error::input("the mesh has no triangles: nothing to draw"));
+    }
+    let d = &ctx.device;
+    let normals = vertex_normals(mesh);
+    let vertices: Vec<Vertex> = mesh
+        .vertices
+        .iter()
+        .zip(&normals)
+        .map(|(p, n)| Vertex {
+            position: [p.x, p.y, p.z],
+            normal: n.to_array(),
+        })
+        .collect();
+    let indices: Vec<u32> = mesh
+        .triangles
+        .iter()
+        .flatten()
+        .map(|&i| {
+            u32::try_from(i).map_err(|_| Error::input("the mesh has more than 2^32 vertices"))
+        })
+        .collect::<Result<_>>()?;
+    let vbuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("sph.mesh.vertices"),
+        contents: bytemuck::cast_slice(&vertices),
+        usage: wgpu::BufferUsages::VERTEX,
+    });
+    let ibuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("sph.mesh.indices"),
+        contents: bytemuck::cast_slice(&indices),
+        usage: wgpu::BufferUsages::INDEX,
+    });
+    let camera = OrbitCamera::framing(frame.0, frame.1);
+    let view_proj = camera.proj(size.0 as f32 / size.1.max(1) as f32) * camera.view();
+    let eye = camera.view().inverse().transform_point3(Vec3::ZERO);
+    let params = MeshParams {
+        view_proj: view_proj.to_cols_array_2d(),
+        eye: eye.extend(1.0).to_array(),
+        light_dir: Vec3::new(0.3, 1.0, 0.5).normalize().extend(0.0).to_array(),
+    };
+    let ubuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("sph.mesh.params"),
+        contents: bytemuck::bytes_of(&params),
+        usage: wgpu::BufferUsages::UNIFORM,
+    });
+    let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("sph.mesh"),
+        entries: &[wgpu::BindGroupLayoutEntry {
+            binding: 0,
+            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
+            ty: wgpu::BindingType::Buffer {
+                ty: wgpu::BufferBindingType::Uniform,
+                has_dynamic_offset: false,
+                min_binding_size: None,
+            },
+            count: None,
+        }],
+    });
+    let group = d.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("sph.mesh"),
+        layout: &layout,
+        entries: &[wgpu::BindGroupEntry {
+            binding: 0,
+            resource: ubuf.as_entire_binding(),
+        }],
+    });
+    let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("sph.mesh"),
+        source: wgpu::ShaderSource::Wgsl(shaders::MESH.into()),
+    });
+    let format = wgpu::TextureFormat::Rgba8UnormSrgb;
+    let pipeline = d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("sph.mesh"),
+        layout: Some(&d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sph.mesh"),
+            bind_group_layouts: &[Some(&layout)],
+            immediate_size: 0,
+        })),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("mesh_vs"),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<Vertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3],
+            })],
+        },
+        primitive: Default::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("mesh_fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(format.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    });
+    let target = texture_2d(
+        ctx,
+        "sph.mesh.target",
+        size,
+        format,
+        wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::COPY_SRC,
+        &[],
+    );
+    let zbuffer = texture_2d(
+        ctx,
+        "sph.mesh.z",
+        size,
+        DEPTH_FORMAT,
+        wgpu::TextureUsages::RENDER_ATTACHMENT,
+        &[],
+    );
+    let (view, zview) = (
+        target.create_view(&Default::default()),
+        zbuffer.create_view(&Default::default()),
+    );
+    let mut encoder = d.create_command_encoder(&Default::default());
+    {
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("sph.mesh"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(wgpu::Color {
+                        r: 0.015,
+                        g: 0.016,
+                        b: 0.02,
+                        a: 1.0,
+                    }),
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
+                view: &zview,
+                depth_ops: Some(wgpu::Operations {
+                    load: wgpu::LoadOp::Clear(1.0),
+                    store: wgpu::StoreOp::Discard,
+                }),
+                stencil_ops: None,
+            }),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        pass.set_pipeline(&pipeline);
+        pass.set_bind_group(0, &group, &[]);
+        pass.set_vertex_buffer(0, vbuf.slice(..));
+        pass.set_index_buffer(ibuf.slice(..), wgpu::IndexFormat::Uint32);
+        pass.draw_indexed(0..indices.len() as u32, 0, 0..1);
+    }
+    ctx.queue.submit([encoder.finish()]);
+    let rgba = super::read_rgba(ctx, &target)?;
+    image::save_buffer(
+        path,
+        &rgba,
+        target.width(),
+        target.height(),
+        image::ExtendedColorType::Rgba8,
+    )
+    .map_err(|e| Error::file(path, format!("cannot write the picture: {e}")))
+}
