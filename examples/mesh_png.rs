@@ -13,7 +13,10 @@ use glam::Vec3;
 use gpu_sph::gpu::GpuContext;
 
 fn parse_frame(s: &str) -> Option<(Vec3, Vec3)> {
-    let v: Vec<f32> = s.split(',').map(|c| c.trim().parse().ok()).collect::<Option<_>>()?;
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|c| c.trim().parse().ok())
+        .collect::<Option<_>>()?;
     match v[..] {
         [a, b, c, d, e, f] => Some((Vec3::new(a, b, c), Vec3::new(d, e, f))),
         _ => None,
@@ -48,13 +51,13 @@ fn main() -> ExitCode {
         }
     }
     let result = gpu_sph::surface::read_mesh(&PathBuf::from(mesh)).and_then(|m| {
-        let bounds = m.vertices.iter().fold(
-            (Vec3::INFINITY, Vec3::NEG_INFINITY),
-            |(lo, hi), v| {
+        let bounds = m
+            .vertices
+            .iter()
+            .fold((Vec3::INFINITY, Vec3::NEG_INFINITY), |(lo, hi), v| {
                 let p = Vec3::new(v.x, v.y, v.z);
                 (lo.min(p), hi.max(p))
-            },
-        );
+            });
         let ctx = GpuContext::new()?;
         let frame = frame.unwrap_or(bounds);
         gpu_sph::viewer::mesh::render_png(&ctx, &m, frame, size, &PathBuf::from(out))

@@ -363,8 +363,7 @@ impl Viewer {
             (3.0 * cfg.particle_mass / (4.0 * std::f32::consts::PI * cfg.rest_density)).cbrt();
         self.surface.prepare(
             &self.ctx,
-            self.camera.view(),
-            self.camera.proj(aspect),
+            (self.camera.view(), self.camera.proj(aspect)),
             size,
             cfg.spacing,
             own_radius,

@@ -375,13 +375,12 @@ impl SurfaceRenderer {
         self.targets.as_ref().expect("just allocated")
     }
 
-    /// Writes the uniform block for the next draw. `spacing` is the particle spacing s and
-    /// `radius` the splat radius.
+    /// Writes the uniform block for the next draw: `camera` is (world to view, view to clip),
+    /// `spacing` the particle spacing s and `radius` the splat radius.
     pub fn prepare(
         &self,
         ctx: &GpuContext,
-        view: Mat4,
-        proj: Mat4,
+        (view, proj): (Mat4, Mat4),
         size: (u32, u32),
         spacing: f32,
         radius: f32,
