@@ -26,9 +26,13 @@ struct Cli {
     /// Run without a window (with --screenshot: render offscreen).
     #[arg(long)]
     headless: bool,
-    /// Use the CPU reference path instead of the GPU.
-    #[arg(long, conflicts_with_all = ["verify", "bench"], requires = "headless")]
+    /// Use the CPU reference path instead of the GPU (the default for headless runs when the
+    /// only adapter is a software renderer such as lavapipe, or when there is none).
+    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"], requires = "headless")]
     cpu: bool,
+    /// Run a headless simulation on the GPU path even when the adapter is a software renderer.
+    #[arg(long, requires = "headless")]
+    gpu: bool,
     /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
     #[arg(long, conflicts_with = "bench", requires = "headless")]
     verify: bool,
@@ -36,8 +40,8 @@ struct Cli {
     #[arg(long, requires = "headless")]
     bench: bool,
     /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
-    /// offscreen with --headless).
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["cpu", "verify", "bench", "input", "output", "stats", "export_dir"])]
+    /// offscreen with --headless); with --headless --steps K, a picture of the run's last frame.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["verify", "bench"])]
     screenshot: Option<PathBuf>,
     /// Frames to render before --screenshot saves.
     #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
@@ -369,26 +373,11 @@ fn physics(cli: &Cli) -> PhysicsConfig {
     }
 }
 
-/// The viewer: a window, or with `--headless --screenshot` an offscreen render.
-fn view(cli: &Cli) -> Result<Outcome, Error> {
-    if cli.tank_min.is_some() {
-        return Err(Error::input(
-            "the viewer uses its scene's tank: drop --tank-min/--tank-max, or add --headless --steps K",
-        ));
-    }
-    if cli.steps > 0 {
-        return Err(Error::input(
-            "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
-        ));
-    }
-    if cli.solver == Solver::Dfsph {
-        return Err(Error::input(
-            "the viewer runs WCSPH only for now (DFSPH is not yet physically validated, see docs/validation.md): drop --solver dfsph, or run it with --headless --steps K",
-        ));
-    }
-    let opts = ViewerOptions {
+/// The viewer's options from the flags, for `particles` particles.
+fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
+    ViewerOptions {
         setup: SetupOptions {
-            particles: cli.particles.unwrap_or(DEFAULT_PARTICLES),
+            particles,
             scene: cli.scene,
             seed: cli.seed,
             overrides: overrides(cli),
@@ -408,7 +397,41 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
         print_timings: cli.timings,
         hide_ui: cli.hide_ui,
         render_mode: cli.render,
-    };
+    }
+}
+
+/// The viewer: a window, or with `--headless --screenshot` an offscreen render.
+fn view(cli: &Cli) -> Result<Outcome, Error> {
+    if cli.cpu {
+        return Err(Error::input(
+            "the viewer runs on the GPU path for now: drop --cpu, or add --steps K for a headless run that ends with a picture",
+        ));
+    }
+    if cli.input.is_some()
+        || cli.output.is_some()
+        || cli.stats.is_some()
+        || cli.export_dir.is_some()
+    {
+        return Err(Error::input(
+            "--input, --output, --stats and --export-dir belong to headless runs: add --headless --steps K (with --screenshot, the run ends with a picture)",
+        ));
+    }
+    if cli.tank_min.is_some() {
+        return Err(Error::input(
+            "the viewer uses its scene's tank: drop --tank-min/--tank-max, or add --headless --steps K",
+        ));
+    }
+    if cli.steps > 0 {
+        return Err(Error::input(
+            "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
+        ));
+    }
+    if cli.solver == Solver::Dfsph {
+        return Err(Error::input(
+            "the viewer runs WCSPH only for now (DFSPH is not yet physically validated, see docs/validation.md): drop --solver dfsph, or run it with --headless --steps K",
+        ));
+    }
+    let opts = viewer_options(cli, cli.particles.unwrap_or(DEFAULT_PARTICLES));
     if cli.headless {
         viewer::run_offscreen(opts)?;
     } else {
@@ -502,9 +525,68 @@ fn surface_from(
     Ok(Outcome::Done)
 }
 
+/// Where a headless run computes, and what draws its picture.
+struct Paths {
+    /// The GPU path's context; `None`: the CPU path.
+    compute: Option<Arc<GpuContext>>,
+    /// A context for the picture, or why there is none.
+    picture: std::result::Result<Arc<GpuContext>, String>,
+}
+
+/// Picks the path: `--cpu` and `--gpu` decide; otherwise the GPU path on a real GPU, and the
+/// CPU path (said in one line) on a software adapter or without one, where it is faster or the
+/// only one. `--verify` and `--bench` always run the GPU (they compare both paths).
+fn choose_paths(cli: &Cli) -> Result<Paths, Error> {
+    if cli.cpu {
+        let picture = match &cli.screenshot {
+            Some(_) => GpuContext::new().map(Arc::new).map_err(|e| e.to_string()),
+            None => Err("no picture asked for".into()),
+        };
+        return Ok(Paths {
+            compute: None,
+            picture,
+        });
+    }
+    let forced = cli.gpu || cli.verify || cli.bench;
+    match GpuContext::new() {
+        Ok(ctx) => {
+            let ctx = Arc::new(ctx);
+            if !forced && ctx.info.device_type == wgpu::DeviceType::Cpu {
+                eprintln!(
+                    "gpu-sph: {} is a software renderer, so this run takes the CPU path, which is faster here (--gpu forces the GPU path)",
+                    ctx.info.name
+                );
+                return Ok(Paths {
+                    compute: None,
+                    picture: Ok(ctx),
+                });
+            }
+            Ok(Paths {
+                compute: Some(ctx.clone()),
+                picture: Ok(ctx),
+            })
+        }
+        Err(e) if !forced => {
+            let why = e.to_string();
+            eprintln!(
+                "gpu-sph: no usable GPU adapter, so this run takes the CPU path ({})",
+                why.split_whitespace().collect::<Vec<_>>().join(" ")
+            );
+            Ok(Paths {
+                compute: None,
+                picture: Err(why),
+            })
+        }
+        Err(e) => Err(e),
+    }
+}
+
 fn run(cli: &Cli) -> Result<Outcome, Error> {
-    if !cli.headless || cli.screenshot.is_some() {
+    if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         return view(cli);
+    }
+    if let Some(path) = &cli.screenshot {
+        viewer::check_png_path(path)?;
     }
     if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
         return surface_from(cli, from, out);
@@ -543,11 +625,8 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
 
     // The GPU comes first, so an N or T the device cannot hold fails before a scene of that
     // size is built.
-    let ctx = if cli.cpu {
-        None
-    } else {
-        Some(Arc::new(GpuContext::new()?))
-    };
+    let paths = choose_paths(cli)?;
+    let ctx = paths.compute.clone();
     let (positions, velocities, source, geometry) = match &cli.input {
         Some(path) => {
             let data = io::read_particles(path)?;
@@ -593,7 +672,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
 
     if cli.steps > 0 {
         return simulate(
-            cli, ctx, &config, params, positions, velocities, &source, geometry,
+            cli, paths, &config, params, positions, velocities, &source, geometry,
         );
     }
     let Some(ctx) = ctx else {
@@ -695,7 +774,7 @@ type Geometry = (glam::Vec3, glam::Vec3, glam::Vec3);
 #[allow(clippy::too_many_arguments)]
 fn simulate(
     cli: &Cli,
-    ctx: Option<Arc<GpuContext>>,
+    paths: Paths,
     config: &SphConfig,
     params: gpu_sph::params::SimParams,
     positions: Vec<glam::Vec3>,
@@ -705,6 +784,7 @@ fn simulate(
 ) -> Result<Outcome, Error> {
     use gpu_sph::cpu::reorder::Particles;
     use gpu_sph::run;
+    let ctx = paths.compute.clone();
 
     // A file brings no tank: use its bounding box grown by 2h on every side.
     let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
@@ -902,6 +982,26 @@ fn simulate(
                 st.front,
                 st.outside
             );
+        }
+    }
+    if let Some(path) = &cli.screenshot {
+        match paths.picture {
+            Ok(ctx) => {
+                let setup = gpu_sph::setup::Setup {
+                    config: *config,
+                    fluid_params: fp,
+                    state: snap.state,
+                    tank_min,
+                    tank_max,
+                    fluid_size,
+                };
+                viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
+                println!("picture of the last frame: {}", path.display());
+            }
+            Err(why) => eprintln!(
+                "gpu-sph: no picture of the last frame, no adapter can render here: {}",
+                why.split_whitespace().collect::<Vec<_>>().join(" ")
+            ),
         }
     }
     Ok(Outcome::Done)

@@ -63,7 +63,7 @@ fn dfsph_runs_on_both_paths_with_identical_statistics() {
     let mut rows = Vec::new();
     for (path, name) in [
         (&["--cpu"][..], "dfsph_cpu.csv"),
-        (&[][..], "dfsph_gpu.csv"),
+        (&["--gpu"][..], "dfsph_gpu.csv"),
     ] {
         let stats = dir.join(name);
         let mut args = vec![
@@ -80,7 +80,7 @@ fn dfsph_runs_on_both_paths_with_identical_statistics() {
         args.extend_from_slice(path);
         let out = run(&args);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        if path.is_empty()
+        if path == ["--gpu"]
             && stderr.contains("adapter")
             && std::env::var("GPU_SPH_REQUIRE_GPU").is_err()
         {
@@ -214,7 +214,7 @@ fn cpu_round_trip_keeps_order_and_matches_the_oracle() {
 
 #[test]
 fn gpu_round_trip_keeps_order_and_matches_the_oracle() {
-    if let Some((positions, rows)) = round_trip(&[]) {
+    if let Some((positions, rows)) = round_trip(&["--gpu"]) {
         check_round_trip(&positions, &rows);
     }
 }
@@ -285,7 +285,7 @@ fn verify_passes_and_reports_every_stage() {
 
 #[test]
 fn oversize_particle_count_names_the_limit() {
-    let out = run(&["--headless", "-n", "50000000", "--scene", "random"]);
+    let out = run(&["--headless", "--gpu", "-n", "50000000", "--scene", "random"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
@@ -303,7 +303,7 @@ fn oversize_particle_count_names_the_limit() {
 #[test]
 fn missing_adapter_names_the_fix() {
     let out = bin()
-        .args(["--headless", "-n", "100"])
+        .args(["--headless", "--gpu", "-n", "100"])
         .env("WGPU_ADAPTER_NAME", "no-such-adapter-anywhere")
         .output()
         .unwrap();
@@ -318,7 +318,7 @@ fn missing_adapter_names_the_fix() {
 
 #[test]
 fn headless_only_modes_without_headless_are_refused() {
-    for flag in ["--verify", "--bench", "--cpu"] {
+    for flag in ["--verify", "--bench", "--cpu", "--gpu"] {
         assert_usage_error(&[flag, "-n", "10"], "--headless");
     }
 }
@@ -519,4 +519,62 @@ fn a_tank_that_misses_a_particle_or_is_malformed_is_refused() {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         assert_usage_error(&args, needle);
     }
+}
+
+/// Without any adapter a headless run still runs, on the CPU path, and says so in one line.
+#[test]
+fn without_an_adapter_a_run_takes_the_cpu_path_and_says_so() {
+    let out = bin()
+        .args(["--headless", "-n", "300", "--steps", "2"])
+        .env("WGPU_ADAPTER_NAME", "no-such-adapter-anywhere")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("CPU path"), "{stderr}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("after 2 steps"));
+}
+
+/// On a software adapter (lavapipe in CI) a headless run takes the CPU path by default and
+/// says so; `--gpu` takes the GPU path; both write identical statistics. On a real GPU the
+/// default stays the GPU path, silently.
+#[test]
+fn a_software_adapter_runs_the_cpu_path_unless_told_otherwise() {
+    let Some(ctx) = common::gpu() else { return };
+    let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
+    let dir = tmp_dir();
+    let mut tables = Vec::new();
+    for (flags, name) in [
+        (&[][..], "path_default.csv"),
+        (&["--gpu"][..], "path_gpu.csv"),
+        (&["--cpu"][..], "path_cpu.csv"),
+    ] {
+        let stats = dir.join(name);
+        let mut args = vec![
+            "--headless",
+            "-n",
+            "2000",
+            "--steps",
+            "10",
+            "--stats",
+            stats.to_str().unwrap(),
+        ];
+        args.extend_from_slice(flags);
+        let out = run(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        let said = stderr.contains("software renderer") && stderr.contains("--gpu");
+        assert_eq!(said, software && flags.is_empty(), "{args:?}: {stderr}");
+        let text = std::fs::read_to_string(&stats).unwrap();
+        let rows: Vec<String> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(String::from)
+            .collect();
+        assert_eq!(rows.len(), 11);
+        tables.push(rows);
+    }
+    assert_eq!(tables[0], tables[1], "default and --gpu statistics differ");
+    assert_eq!(tables[1], tables[2], "--gpu and --cpu statistics differ");
 }

@@ -260,6 +260,15 @@ fn bad_viewer_flags_are_refused_in_one_line() {
             "vorticity",
         ],
         &["--present-mode", "vsync"],
+        &["--headless", "--screenshot", "x.png", "--cpu"],
+        &["--screenshot", "x.png", "--stats", "s.csv"],
+        &[
+            "--headless",
+            "--steps",
+            "2",
+            "--screenshot",
+            "/no/such/dir/x.png",
+        ],
     ] {
         let out = run(args, None);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
@@ -427,4 +436,62 @@ fn the_surface_in_a_window_survives_a_zero_size() {
     );
     let img = image::open(&path).unwrap().to_rgba8();
     assert!(water_pixels(&img) > 1000, "no water in the window's image");
+}
+
+#[test]
+fn a_run_ends_with_a_picture_of_its_last_frame() {
+    let path = scratch("last-frame.png");
+    let out = run(
+        &[
+            "--headless",
+            "--cpu",
+            "-n",
+            "3000",
+            "--steps",
+            "20",
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--window-size",
+            "400x300",
+        ],
+        None,
+    );
+    if !out.status.success()
+        && !required()
+        && String::from_utf8_lossy(&out.stderr).contains("adapter")
+    {
+        eprintln!("SKIPPED: no GPU adapter");
+        return;
+    }
+    assert_shows_particles(&out, &path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("after 20 steps"), "{stdout}");
+    assert!(stdout.contains(path.to_str().unwrap()), "{stdout}");
+}
+
+#[test]
+fn a_run_without_an_adapter_says_why_there_is_no_picture() {
+    let path = scratch("no-picture.png");
+    let out = Command::new(BIN)
+        .args([
+            "--headless",
+            "-n",
+            "300",
+            "--steps",
+            "2",
+            "--screenshot",
+            path.to_str().unwrap(),
+        ])
+        .env("WGPU_ADAPTER_NAME", "no-such-adapter-anywhere")
+        .env("RUST_LOG", "off")
+        .env("XDG_RUNTIME_DIR", runtime_dir())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(!path.exists());
+    let lines: Vec<&str> = stderr.trim_end().lines().collect();
+    assert_eq!(lines.len(), 2, "{stderr}");
+    assert!(lines[0].contains("CPU path"), "{stderr}");
+    assert!(lines[1].contains("no picture"), "{stderr}");
 }

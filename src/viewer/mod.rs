@@ -111,6 +111,16 @@ impl Viewer {
             return Err(Error::input("--substeps must be ≥ 1"));
         }
         let setup = Setup::new(&opts.setup, Some(&ctx.limits))?;
+        Self::with_setup(ctx, opts, setup, format)
+    }
+
+    /// [`Viewer::new`] on a given setup (a headless run's final state, for its picture).
+    pub fn with_setup(
+        ctx: Arc<GpuContext>,
+        opts: ViewerOptions,
+        setup: Setup,
+        format: wgpu::TextureFormat,
+    ) -> Result<Self> {
         let sim = Simulation::new(
             ctx.clone(),
             &setup.config.sim_params(),
@@ -682,6 +692,27 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
         println!("{}", viewer.timing_line());
     }
     Ok(())
+}
+
+/// The picture of a headless run's last frame: `setup` holds its final state, drawn as the
+/// offscreen viewer draws it (`opts` gives the size, the mode and the colour field), without
+/// stepping.
+pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &Path) -> Result<()> {
+    check_png_path(path)?;
+    let size = opts.size;
+    let mut viewer = Viewer::with_setup(ctx, opts, setup, wgpu::TextureFormat::Rgba8Unorm)?;
+    viewer.controls.paused = true;
+    viewer.controls.show_ui = false;
+    let texture = viewer.capture_texture(size);
+    let input = egui::RawInput {
+        screen_rect: Some(egui::Rect::from_min_size(
+            egui::Pos2::ZERO,
+            egui::vec2(size.0 as f32, size.1 as f32),
+        )),
+        ..Default::default()
+    };
+    viewer.frame(&texture, 1.0, input, None)?;
+    viewer.save_png(&texture, path)
 }
 
 /// Rejects a screenshot path that is not a `.png`, or whose directory does not exist, before
