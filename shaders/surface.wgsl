@@ -2,14 +2,15 @@
 // `SurfaceParams` must match `SurfaceParams` in src/viewer/surface.rs field for field.
 //
 // Screen-space fluid rendering after van der Laan, Green and Sainz, "Screen Space Fluid
-// Rendering with Curvature Flow" (I3D 2009), with the depth smoothed by a separable bilateral
-// Gaussian (the filter their paper compares curvature flow against; it keeps silhouettes sharp
-// because the range weight ignores depths across a gap):
+// Rendering with Curvature Flow" (I3D 2009), with the depth smoothed by the narrow-range filter
+// of Truong and Yuksel, "A Narrow-Range Filter for Screen-Space Fluid Rendering" (I3D 2018)
+// instead of curvature flow (one pass per axis instead of tens of flow iterations):
 //   1. depth:     each particle splatted as a sphere of radius r; nearest linear view depth per
 //                 pixel (R32Float, 0 = no fluid) with a depth test;
 //   2. thickness: the spheres' chord lengths 2·√(r² − ρ²) summed additively, no depth test;
-//   3. filter:    bilateral Gaussian along x, then along y (repeated `iterations` times), with a
-//                 world-space width projected per pixel so far water is not over-smoothed;
+//   3. filter:    narrow-range Gaussian along x, then along y (repeated `iterations` times),
+//                 with a world-space width projected per pixel so far water is not
+//                 over-smoothed, and a depth range of ± `depth_falloff` about each pixel;
 //   4. composite: view-space positions from the smoothed depth, normals from the smaller of the
 //                 one-sided differences (so edges do not smear), Schlick's Fresnel (F0 = 0.02 of
 //                 water) mixing a sky reflection with the background refracted by an offset
@@ -33,7 +34,7 @@ struct SurfaceParams {
     radius: f32,
     // Filter half-width in world units, m.
     filter_radius: f32,
-    // Depth difference at which the range weight falls to e^-1/2, m.
+    // Half-width of the filter's depth range, m.
     depth_falloff: f32,
     // Cap on the filter half-width, pixels.
     max_pixels: f32,
@@ -108,7 +109,12 @@ fn load_depth(p: vec2<i32>) -> f32 {
     return textureLoad(depth_in, clamp(p, vec2<i32>(0), size - 1), 0).r;
 }
 
-fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
+// The narrow-range filter of Truong and Yuksel (I3D 2018), one axis: a Gaussian over the
+// samples whose depth lies in a narrow range about the centre's; samples behind the range
+// (another layer of fluid, far behind) are left out, so silhouettes stay sharp, and samples in
+// front of it are clamped to its near end, so a bump in front is flattened instead of
+// pulling the centre forward.
+fn narrow_range(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let d0 = load_depth(p);
     if d0 <= 0.0 {
         return 0.0;
@@ -118,17 +124,17 @@ fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let half = i32(clamp(px, 1.0, sp.max_pixels));
     let sigma = max(0.5 * f32(half), 0.5);
     let inv_space = 1.0 / (2.0 * sigma * sigma);
-    let inv_range = 1.0 / (2.0 * sp.depth_falloff * sp.depth_falloff);
+    let near = d0 - sp.depth_falloff;
+    let far = d0 + sp.depth_falloff;
     var sum = 0.0;
     var weights = 0.0;
     for (var i = -half; i <= half; i++) {
         let d = load_depth(p + dir * i);
-        if d <= 0.0 {
+        if d <= 0.0 || d > far {
             continue;
         }
-        let dd = d - d0;
-        let w = exp(-f32(i * i) * inv_space - dd * dd * inv_range);
-        sum += d * w;
+        let w = exp(-f32(i * i) * inv_space);
+        sum += max(d, near) * w;
         weights += w;
     }
     return sum / weights;
@@ -136,12 +142,12 @@ fn bilateral(p: vec2<i32>, dir: vec2<i32>) -> f32 {
 
 @fragment
 fn surface_filter_x_fs(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
-    return vec4<f32>(bilateral(vec2<i32>(frag.xy), vec2<i32>(1, 0)), 0.0, 0.0, 0.0);
+    return vec4<f32>(narrow_range(vec2<i32>(frag.xy), vec2<i32>(1, 0)), 0.0, 0.0, 0.0);
 }
 
 @fragment
 fn surface_filter_y_fs(@builtin(position) frag: vec4<f32>) -> @location(0) vec4<f32> {
-    return vec4<f32>(bilateral(vec2<i32>(frag.xy), vec2<i32>(0, 1)), 0.0, 0.0, 0.0);
+    return vec4<f32>(narrow_range(vec2<i32>(frag.xy), vec2<i32>(0, 1)), 0.0, 0.0, 0.0);
 }
 
 // The view-space point seen at pixel p with linear depth d (symmetric perspective).

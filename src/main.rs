@@ -15,7 +15,7 @@ use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::setup::{SetupOptions, describe};
 use gpu_sph::summary::Summary;
 use gpu_sph::surface::{self, FrameMeta, MeshFormat, SurfaceSettings};
-use gpu_sph::viewer::{self, ViewerOptions, render::ColorField, surface::RenderMode};
+use gpu_sph::viewer::{self, SimPath, ViewerOptions, render::ColorField, surface::RenderMode};
 use gpu_sph::{Error, bench, io, verify};
 
 /// GPU compute SPH fluid simulator (wgpu + WGSL), validated stage by stage against a CPU
@@ -26,12 +26,12 @@ struct Cli {
     /// Run without a window (with --screenshot: render offscreen).
     #[arg(long)]
     headless: bool,
-    /// Use the CPU reference path instead of the GPU (the default for headless runs when the
-    /// only adapter is a software renderer such as lavapipe, or when there is none).
-    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"], requires = "headless")]
+    /// Step on the CPU reference path instead of the GPU (the default when the only adapter is
+    /// a software renderer such as lavapipe, and for headless runs when there is none).
+    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"])]
     cpu: bool,
-    /// Run a headless simulation on the GPU path even when the adapter is a software renderer.
-    #[arg(long, requires = "headless")]
+    /// Step on the GPU path even when the adapter is a software renderer.
+    #[arg(long)]
     gpu: bool,
     /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
     #[arg(long, conflicts_with = "bench", requires = "headless")]
@@ -397,16 +397,18 @@ fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
         print_timings: cli.timings,
         hide_ui: cli.hide_ui,
         render_mode: cli.render,
+        path: if cli.cpu {
+            SimPath::Cpu
+        } else if cli.gpu {
+            SimPath::Gpu
+        } else {
+            SimPath::Auto
+        },
     }
 }
 
 /// The viewer: a window, or with `--headless --screenshot` an offscreen render.
 fn view(cli: &Cli) -> Result<Outcome, Error> {
-    if cli.cpu {
-        return Err(Error::input(
-            "the viewer runs on the GPU path for now: drop --cpu, or add --steps K for a headless run that ends with a picture",
-        ));
-    }
     if cli.input.is_some()
         || cli.output.is_some()
         || cli.stats.is_some()

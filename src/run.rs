@@ -10,7 +10,7 @@ use serde::Serialize;
 use crate::cpu::Grid;
 use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::cpu::reorder::Particles;
-use crate::cpu::step::step;
+use crate::cpu::step::step_with;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Error, Result, io};
@@ -47,6 +47,8 @@ pub struct CpuSimulation {
     pub sp: SimParams,
     /// Fluid parameters.
     pub fp: FluidParams,
+    /// The viewer's mouse force (WCSPH), applied while set.
+    pub interaction: Option<crate::cpu::interact::InteractParams>,
     dfsph: Option<CpuDfsph>,
     snap: Snapshot,
 }
@@ -68,6 +70,7 @@ impl CpuSimulation {
         Self {
             sp,
             fp,
+            interaction: None,
             dfsph: dfsph.map(|dp| CpuDfsph {
                 carry: DfsphCarry::new(n, &dp),
                 dp,
@@ -106,7 +109,12 @@ impl Backend for CpuSimulation {
             d.start = Some((tr.next_grid, tr.next_sorted, tr.end));
             return Ok(());
         }
-        let trace = step(&self.snap.state, &self.sp, &self.fp);
+        let trace = step_with(
+            &self.snap.state,
+            &self.sp,
+            &self.fp,
+            self.interaction.as_ref(),
+        );
         self.snap = Snapshot {
             state: trace.next,
             density: trace.fluid_density,

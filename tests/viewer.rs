@@ -162,6 +162,24 @@ fn window_renders_saves_a_screenshot_and_survives_a_zero_size() {
             "480x320",
             "--hide-ui",
             "--exercise-resize",
+            "--gpu",
+        ],
+    );
+}
+
+#[test]
+fn window_stepping_on_the_cpu_path_renders_too() {
+    window_shows_particles(
+        "window-cpu.png",
+        &[
+            "--frames",
+            "3",
+            "-n",
+            "4000",
+            "--window-size",
+            "480x320",
+            "--hide-ui",
+            "--cpu",
         ],
     );
 }
@@ -200,6 +218,7 @@ fn headless_screenshot_renders_offscreen() {
             "--hide-ui",
             "--color-by",
             "density",
+            "--gpu",
         ],
         None,
     );
@@ -260,7 +279,7 @@ fn bad_viewer_flags_are_refused_in_one_line() {
             "vorticity",
         ],
         &["--present-mode", "vsync"],
-        &["--headless", "--screenshot", "x.png", "--cpu"],
+        &["--headless", "--screenshot", "x.png", "--cpu", "--gpu"],
         &["--screenshot", "x.png", "--stats", "s.csv"],
         &[
             "--headless",
@@ -338,30 +357,31 @@ fn edge_pixels(img: &image::RgbaImage, mask: &[bool]) -> usize {
     count
 }
 
-/// The offscreen image of the resting cube scene after one step, in `mode`.
-fn cube_frame(mode: &str) -> Option<image::RgbaImage> {
-    let path = scratch(&format!("cube-{mode}.png"));
-    let out = run(
-        &[
-            "--headless",
-            "--screenshot",
-            path.to_str().unwrap(),
-            "--scene",
-            "cube",
-            "-n",
-            "8000",
-            "--frames",
-            "1",
-            "--substeps",
-            "1",
-            "--window-size",
-            "480x360",
-            "--hide-ui",
-            "--render",
-            mode,
-        ],
-        None,
-    );
+/// The image of the resting cube scene after one step, in `mode`: offscreen, or in a window
+/// on `display`.
+fn cube_frame(mode: &str, display: Option<&str>) -> Option<image::RgbaImage> {
+    let path = scratch(&format!("cube-{mode}-{}.png", display.is_some()));
+    let mut args = vec![
+        "--screenshot",
+        path.to_str().unwrap(),
+        "--scene",
+        "cube",
+        "-n",
+        "8000",
+        "--frames",
+        "1",
+        "--substeps",
+        "1",
+        "--window-size",
+        "480x360",
+        "--hide-ui",
+        "--render",
+        mode,
+    ];
+    if display.is_none() {
+        args.push("--headless");
+    }
+    let out = run(&args, display);
     if !out.status.success()
         && !required()
         && String::from_utf8_lossy(&out.stderr).contains("adapter")
@@ -377,9 +397,13 @@ fn cube_frame(mode: &str) -> Option<image::RgbaImage> {
     Some(image::open(&path).unwrap().to_rgba8())
 }
 
-#[test]
-fn the_surface_differs_from_the_spheres_and_is_smooth_inside() {
-    let (Some(spheres), Some(surface)) = (cube_frame("spheres"), cube_frame("surface")) else {
+/// The surface image differs from the sphere image of the same frame and is smooth inside the
+/// fluid: at most half as many edge pixels as the spheres have there.
+fn check_surface_against_spheres(display: Option<&str>) {
+    let (Some(spheres), Some(surface)) = (
+        cube_frame("spheres", display),
+        cube_frame("surface", display),
+    ) else {
         return;
     };
     let differing = spheres
@@ -406,6 +430,17 @@ fn the_surface_differs_from_the_spheres_and_is_smooth_inside() {
         2 * e_surface <= e_spheres,
         "the surface has {e_surface} edge pixels inside the fluid, the spheres {e_spheres}"
     );
+}
+
+#[test]
+fn the_surface_differs_from_the_spheres_and_is_smooth_inside() {
+    check_surface_against_spheres(None);
+}
+
+#[test]
+fn in_a_window_too_the_surface_differs_from_the_spheres_and_is_smooth() {
+    let Some(x) = xvfb() else { return };
+    check_surface_against_spheres(Some(&x.display));
 }
 
 #[test]

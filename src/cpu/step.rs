@@ -33,6 +33,17 @@ pub struct StepTrace {
 
 /// Advances `state` by one step.
 pub fn step(state: &Particles, sp: &SimParams, fp: &FluidParams) -> StepTrace {
+    step_with(state, sp, fp, None)
+}
+
+/// [`step`] with the viewer's mouse force added to the accelerations after `forces`, where the
+/// GPU step dispatches `interact`.
+pub fn step_with(
+    state: &Particles,
+    sp: &SimParams,
+    fp: &FluidParams,
+    interaction: Option<&crate::cpu::interact::InteractParams>,
+) -> StepTrace {
     let grid = Grid::build(&state.pos, sp);
     let sorted = reorder::reorder(state, &grid.sorted_ids);
     let density = density::density(&sorted.pos, &grid.slot_start, sp).density;
@@ -44,7 +55,10 @@ pub fn step(state: &Particles, sp: &SimParams, fp: &FluidParams) -> StepTrace {
         density: &fluid_density,
         pressure: &pressure,
     };
-    let acc = forces::forces(&fields, &grid.slot_start, sp, fp);
+    let mut acc = forces::forces(&fields, &grid.slot_start, sp, fp);
+    if let Some(ip) = interaction {
+        crate::cpu::interact::interact(&sorted.pos, &mut acc, ip);
+    }
     let timestep = timestep::timestep(&sorted.vel, &acc, sp, fp);
     let next = integrate::integrate(&sorted, &acc, timestep.dt, fp);
     StepTrace {

@@ -20,6 +20,7 @@ use crate::cpu::interact::InteractParams;
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Simulation;
 use crate::params::{ConfigOverrides, PhysicsConfig};
+use crate::run::{Backend, CpuSimulation};
 use crate::setup::{Setup, SetupOptions};
 use crate::{Error, Result};
 
@@ -54,6 +55,20 @@ pub struct ViewerOptions {
     pub hide_ui: bool,
     /// Spheres or the fluid surface at start (`S` toggles).
     pub render_mode: RenderMode,
+    /// Where the simulation steps.
+    pub path: SimPath,
+}
+
+/// Where the viewer's simulation steps.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SimPath {
+    /// The GPU path, unless the adapter is a software renderer (lavapipe, WARP, SwiftShader):
+    /// then the CPU path, which is faster there (said in one line on stderr).
+    Auto,
+    /// The CPU reference path; positions and the colouring fields are uploaded once per frame.
+    Cpu,
+    /// The GPU path, drawn straight from its buffers.
+    Gpu,
 }
 
 /// Sums of frame timings, for `print_timings`.
@@ -72,6 +87,8 @@ pub struct Viewer {
     sim: Simulation,
     renderer: Renderer,
     surface: SurfaceRenderer,
+    /// The CPU path's simulation, when it steps the fluid; `sim` then only holds what is drawn.
+    cpu: Option<CpuSimulation>,
     format: wgpu::TextureFormat,
     camera: OrbitCamera,
     controls: Controls,
@@ -95,6 +112,15 @@ fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
         (0.97 * rho0, 1.03 * rho0),
         (0.0, 2.0 * rho0 * g * height),
     ]
+}
+
+/// The CPU path's simulation of `setup` (WCSPH, as the viewer runs).
+fn cpu_simulation(setup: &Setup) -> CpuSimulation {
+    CpuSimulation::new(
+        setup.config.sim_params(),
+        setup.fluid_params,
+        setup.state.clone(),
+    )
 }
 
 impl Viewer {
@@ -134,6 +160,21 @@ impl Viewer {
             (setup.tank_min, setup.tank_max),
         );
         let surface = SurfaceRenderer::new(&ctx, format.add_srgb_suffix(), &sim);
+        let on_cpu = match opts.path {
+            SimPath::Cpu => true,
+            SimPath::Gpu => false,
+            SimPath::Auto => {
+                let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
+                if software {
+                    eprintln!(
+                        "gpu-sph: {} is a software renderer, so the viewer steps on the CPU path, which is faster here, and draws with wgpu (--gpu steps on the GPU)",
+                        ctx.info.name
+                    );
+                }
+                software
+            }
+        };
+        let cpu = on_cpu.then(|| cpu_simulation(&setup));
         let physics = opts.setup.physics;
         let controls = Controls {
             mode: opts.render_mode,
@@ -165,6 +206,7 @@ impl Viewer {
             sim,
             renderer,
             surface,
+            cpu,
             format,
             controls,
             stats: FrameStats::default(),
@@ -195,7 +237,12 @@ impl Viewer {
             .physics()
             .fluid_params(&s.config, s.tank_min, s.tank_max, s.fluid_size.y)
         {
-            Ok(fp) => self.sim.set_fluid_params(&fp),
+            Ok(fp) => {
+                self.sim.set_fluid_params(&fp);
+                if let Some(cpu) = &mut self.cpu {
+                    cpu.fp = fp;
+                }
+            }
             Err(e) => self.controls.status = e.to_string(),
         }
     }
@@ -203,6 +250,11 @@ impl Viewer {
     /// Puts the particles back where the scene started them.
     pub fn reset(&mut self) {
         self.sim.upload(&self.setup.state);
+        if let Some(cpu) = &mut self.cpu {
+            let interaction = cpu.interaction;
+            *cpu = cpu_simulation(&self.setup);
+            cpu.interaction = interaction;
+        }
         self.stats.steps = 0;
         self.stats.t = 0.0;
         self.controls.status.clear();
@@ -237,6 +289,9 @@ impl Viewer {
         self.camera = OrbitCamera::framing(setup.tank_min, setup.tank_max);
         self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
         self.controls.stiffness = setup.fluid_params.stiffness;
+        if self.cpu.is_some() {
+            self.cpu = Some(cpu_simulation(&setup));
+        }
         self.opts.setup = opts;
         self.sim = sim;
         self.setup = setup;
@@ -257,12 +312,48 @@ impl Viewer {
             return Ok(());
         }
         let start = Instant::now();
-        self.sim.step(steps)?;
-        self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-        if let Some(timer) = &self.sim.grid.timer {
-            self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
-        }
-        let state: Vec<f32> = self.ctx.readback(&self.sim.fluid.step_state, 4)?;
+        let state: Vec<f32> = if let Some(cpu) = &mut self.cpu {
+            for _ in 0..steps {
+                cpu.step()?;
+            }
+            let snap = cpu.snapshot()?;
+            // What the renderer reads: positions, velocities, density and pressure, each in
+            // the same (this step's slot) order.
+            let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
+            self.sim.grid.upload(&snap.state);
+            let q = &self.ctx.queue;
+            q.write_buffer(
+                &self.sim.fluid.fluid_density,
+                0,
+                bytemuck::cast_slice(&snap.density),
+            );
+            q.write_buffer(
+                &self.sim.fluid.pressure_buf,
+                0,
+                bytemuck::cast_slice(&pressure),
+            );
+            let v_max = snap
+                .state
+                .vel
+                .iter()
+                .map(|v| v.length())
+                .fold(0.0f32, |a, b| {
+                    if a.is_nan() || b.is_nan() {
+                        f32::NAN
+                    } else {
+                        a.max(b)
+                    }
+                });
+            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+            vec![snap.dt, v_max]
+        } else {
+            self.sim.step(steps)?;
+            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+            if let Some(timer) = &self.sim.grid.timer {
+                self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
+            }
+            self.ctx.readback(&self.sim.fluid.step_state, 4)?
+        };
         self.stats.steps += steps as u64;
         self.stats.dt = state[0];
         self.stats.v_max = state[1];
@@ -288,6 +379,9 @@ impl Viewer {
             };
             InteractParams::new(o, d, c.mouse_radius, s)
         });
+        if let Some(cpu) = &mut self.cpu {
+            cpu.interaction = ip;
+        }
         self.sim.set_interaction(ip);
     }
 
@@ -318,6 +412,14 @@ impl Viewer {
             ("T".into(), c.table_size.to_string()),
             ("h".into(), format!("{} m", c.smoothing_radius)),
             ("adapter".into(), self.ctx.info.name.clone()),
+            (
+                "steps on".into(),
+                if self.cpu.is_some() {
+                    "the CPU path".into()
+                } else {
+                    "the GPU".into()
+                },
+            ),
         ]
     }
 
@@ -700,6 +802,11 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
 pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &Path) -> Result<()> {
     check_png_path(path)?;
     let size = opts.size;
+    // Nothing steps: the picture draws the state as given.
+    let opts = ViewerOptions {
+        path: SimPath::Gpu,
+        ..opts
+    };
     let mut viewer = Viewer::with_setup(ctx, opts, setup, wgpu::TextureFormat::Rgba8Unorm)?;
     viewer.controls.paused = true;
     viewer.controls.show_ui = false;

@@ -1,5 +1,6 @@
 //! The fluid surface in the viewer: screen-space fluid rendering (van der Laan, Green and
-//! Sainz, I3D 2009; see `shaders/surface.wgsl` for the passes and their worked example). The
+//! Sainz, I3D 2009) with the narrow-range depth filter of Truong and Yuksel (I3D 2018); see
+//! `shaders/surface.wgsl` for the passes and their worked example. The
 //! particles' positions are read straight from the simulation's buffer, as the sphere renderer
 //! does; the passes' targets follow the frame's size.
 
@@ -36,8 +37,8 @@ impl RenderMode {
 pub struct SurfaceStyle {
     /// Filter half-width in particle spacings.
     pub filter_radius: f32,
-    /// Bilateral range: depth difference (in particle spacings) at which neighbours stop
-    /// counting.
+    /// Half-width of the filter's depth range, in particle spacings: samples farther behind are
+    /// left out, samples farther in front are clamped.
     pub depth_falloff: f32,
     /// Cap on the filter half-width, pixels.
     pub max_pixels: u32,
