@@ -303,3 +303,186 @@ impl BenchReport {
         s
     }
 }
+
+/// `--bench --steps K`: a whole fluid step, pass by pass, on both paths.
+#[derive(Clone, Debug, Serialize)]
+pub struct StepBenchReport {
+    /// Particles.
+    pub particles: u32,
+    /// `wcsph` or `dfsph`.
+    pub solver: &'static str,
+    /// Steps per repetition.
+    pub steps: u64,
+    /// Repetitions after a warm-up step.
+    pub repeat: u32,
+    /// How GPU passes were timed.
+    pub gpu_timing: &'static str,
+    /// Rayon threads on the CPU path.
+    pub cpu_threads: usize,
+    /// Per pass: mean milliseconds per step (a pass dispatched several times in a step, as
+    /// the DFSPH solve passes are, summed), median over the repetitions.
+    pub rows: Vec<BenchRow>,
+    /// GPU: host clock from submitting one step to its completion, ms per step (median).
+    pub gpu_step_ms: f64,
+    /// CPU: wall time of one step, ms (median).
+    pub cpu_step_ms: f64,
+    /// GPU compute passes (dispatches) per step, where timestamp queries count them.
+    pub gpu_dispatches_per_step: Option<f64>,
+}
+
+/// Times `steps` steps from `start` on both paths, `repeat` times: each GPU pass by timestamp
+/// queries (where the adapter has them) and each CPU stage by the host clock (WCSPH; the CPU
+/// DFSPH step is timed whole). Both paths start from the same state each repetition.
+pub fn bench_steps(
+    sim: &crate::gpu::fluid::Simulation,
+    cpu_sim: impl Fn() -> crate::run::CpuSimulation,
+    start: &cpu::reorder::Particles,
+    steps: u64,
+    repeat: u32,
+) -> Result<StepBenchReport> {
+    use crate::run::Backend;
+    let repeat = repeat.max(1);
+    let steps = steps.max(1);
+    let n = start.len() as f64;
+    let timer = sim.grid.timer.as_ref();
+    // Warm-up: pipelines compile on their first dispatch.
+    sim.upload(start);
+    sim.step(1)?;
+    if let Some(t) = timer {
+        t.read_ms(&sim.grid.ctx)?;
+    }
+    let stages = Stage::ALL.len();
+    let (mut gpu_stage, mut gpu_step, mut passes): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) =
+        (vec![Vec::new(); stages], Vec::new(), Vec::new());
+    for _ in 0..repeat {
+        sim.upload(start);
+        let (mut sums, mut wall, mut count) = (vec![None::<f64>; stages], 0.0, 0usize);
+        for _ in 0..steps {
+            let t = Instant::now();
+            sim.step(1)?;
+            wall += ms_since(t);
+            if let Some(timer) = timer {
+                count += timer.passes();
+                for (k, ms) in timer.read_ms(&sim.grid.ctx)?.iter().enumerate() {
+                    if let Some(ms) = ms {
+                        sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
+                    }
+                }
+            }
+        }
+        for (k, s) in sums.iter().enumerate() {
+            if let Some(s) = s {
+                gpu_stage[k].push(s / steps as f64);
+            }
+        }
+        gpu_step.push(wall / steps as f64);
+        passes.push(count as f64 / steps as f64);
+    }
+
+    let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
+        (vec![Vec::new(); stages], Vec::new());
+    let probe = cpu_sim();
+    let wcsph = probe.is_wcsph();
+    for _ in 0..repeat {
+        let mut sums = vec![None::<f64>; stages];
+        let mut wall = 0.0;
+        if wcsph {
+            let mut state = start.clone();
+            for _ in 0..steps {
+                let t = Instant::now();
+                let trace = cpu::step::step(&state, &probe.sp, &probe.fp);
+                wall += ms_since(t);
+                for (stage, ms) in &trace.stage_ms {
+                    let k = Stage::ALL.iter().position(|s| s == stage).unwrap_or(0);
+                    sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
+                }
+                state = trace.next;
+            }
+        } else {
+            let mut run = cpu_sim();
+            for _ in 0..steps {
+                let t = Instant::now();
+                run.step()?;
+                wall += ms_since(t);
+            }
+        }
+        for (k, s) in sums.iter().enumerate() {
+            if let Some(s) = s {
+                cpu_stage[k].push(s / steps as f64);
+            }
+        }
+        cpu_step.push(wall / steps as f64);
+    }
+
+    let rows = Stage::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let (g, c) = (median(gpu_stage[k].clone()), median(cpu_stage[k].clone()));
+            BenchRow {
+                stage: s.name().to_string(),
+                gpu_ms: g,
+                cpu_ms: c,
+                ratio: g.zip(c).map(|(g, c)| g / c),
+                gpu_particles_per_s: g.map(|g| n / (g / 1e3)),
+                cpu_particles_per_s: c.map(|c| n / (c / 1e3)),
+            }
+        })
+        .filter(|r| r.gpu_ms.is_some() || r.cpu_ms.is_some())
+        .collect();
+    Ok(StepBenchReport {
+        particles: start.len() as u32,
+        solver: if wcsph { "wcsph" } else { "dfsph" },
+        steps,
+        repeat,
+        gpu_timing: if timer.is_some() {
+            "timestamp queries"
+        } else {
+            "none (no timestamp queries: whole steps on the host clock only)"
+        },
+        cpu_threads: rayon::current_num_threads(),
+        rows,
+        gpu_step_ms: median(gpu_step).unwrap_or(0.0),
+        cpu_step_ms: median(cpu_step).unwrap_or(0.0),
+        gpu_dispatches_per_step: timer.and_then(|_| median(passes)),
+    })
+}
+
+impl StepBenchReport {
+    /// The report as a text table.
+    pub fn to_table(&self) -> String {
+        let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
+        let mut s = format!(
+            "bench: {} whole step, N = {}, {} steps per repetition, median of {} after a warm-up step; GPU passes timed by {}; CPU {} threads\n",
+            self.solver, self.particles, self.steps, self.repeat, self.gpu_timing, self.cpu_threads
+        );
+        s += &format!(
+            "{:<16} {:>10} {:>10} {:>9}\n",
+            "pass (ms/step)", "GPU ms", "CPU ms", "GPU/CPU"
+        );
+        for r in &self.rows {
+            s += &format!(
+                "{:<16} {:>10} {:>10} {:>9}\n",
+                r.stage,
+                f(r.gpu_ms, 3),
+                f(r.cpu_ms, 3),
+                f(r.ratio, 2)
+            );
+        }
+        s += &format!(
+            "GPU whole step, submit to done on the host clock: {:.3} ms/step, {} dispatches per step\n",
+            self.gpu_step_ms,
+            f(self.gpu_dispatches_per_step, 1)
+        );
+        s += &format!(
+            "CPU whole step: {:.3} ms/step{}",
+            self.cpu_step_ms,
+            if self.solver == "dfsph" {
+                " (the CPU DFSPH step is timed whole, not pass by pass)"
+            } else {
+                ""
+            }
+        );
+        s
+    }
+}

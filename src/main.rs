@@ -36,7 +36,8 @@ struct Cli {
     /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
     #[arg(long, conflicts_with = "bench", requires = "headless")]
     verify: bool,
-    /// Time every GPU pass and CPU stage (medians over --repeat runs).
+    /// Time every GPU pass and CPU stage (medians over --repeat runs); with --steps K, every
+    /// pass of K whole fluid steps.
     #[arg(long, requires = "headless")]
     bench: bool,
     /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
@@ -590,6 +591,11 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(path) = &cli.screenshot {
         viewer::check_png_path(path)?;
     }
+    if cli.bench && cli.repeat == 0 {
+        return Err(Error::input(
+            "--repeat must be ≥ 1 (the medians need at least one run)",
+        ));
+    }
     if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
         return surface_from(cli, from, out);
     }
@@ -846,6 +852,24 @@ fn simulate(
                 dp.as_ref(),
                 &state,
             )?;
+            if cli.bench {
+                let report = gpu_sph::bench::bench_steps(
+                    &sim,
+                    || run::CpuSimulation::with_solver(params, fp, dp, state.clone()),
+                    &state,
+                    cli.steps,
+                    cli.repeat,
+                )?;
+                if cli.json {
+                    println!(
+                        "{}",
+                        serde_json::to_string(&report).map_err(|e| Error::input(e.to_string()))?
+                    );
+                } else {
+                    println!("{}", report.to_table());
+                }
+                return Ok(Outcome::Done);
+            }
             if cli.verify {
                 let report = match &dp {
                     Some(_) => verify::verify_dfsph_steps(&sim, &state, cli.steps, cli.tolerance)?,

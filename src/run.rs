@@ -86,6 +86,13 @@ impl CpuSimulation {
     }
 }
 
+impl CpuSimulation {
+    /// Whether this run steps WCSPH (else DFSPH).
+    pub fn is_wcsph(&self) -> bool {
+        self.dfsph.is_none()
+    }
+}
+
 impl Backend for CpuSimulation {
     fn step(&mut self) -> Result<()> {
         if let Some(d) = &mut self.dfsph {

@@ -578,3 +578,65 @@ fn a_software_adapter_runs_the_cpu_path_unless_told_otherwise() {
     assert_eq!(tables[0], tables[1], "default and --gpu statistics differ");
     assert_eq!(tables[1], tables[2], "--gpu and --cpu statistics differ");
 }
+
+#[test]
+fn bench_times_the_whole_step_pass_by_pass() {
+    for solver in ["wcsph", "dfsph"] {
+        let args = [
+            "--headless",
+            "--bench",
+            "--steps",
+            "2",
+            "--repeat",
+            "1",
+            "-n",
+            "1500",
+            "--solver",
+            solver,
+        ];
+        let out = run(&args);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("adapter") && std::env::var("GPU_SPH_REQUIRE_GPU").is_err() {
+            return;
+        }
+        assert!(out.status.success(), "{args:?}: {stderr}");
+        assert!(stdout.contains("GPU whole step"), "{stdout}");
+        assert!(stdout.contains("CPU whole step"), "{stdout}");
+        let passes: &[&str] = if solver == "wcsph" {
+            &[
+                "hash",
+                "density",
+                "walls",
+                "forces",
+                "timestep",
+                "integrate",
+            ]
+        } else {
+            &[
+                "dfsph_density",
+                "dfsph_pressure",
+                "dfsph_rate",
+                "dfsph_integrate",
+            ]
+        };
+        for pass in passes {
+            assert!(
+                stdout.lines().any(|l| l.starts_with(pass)),
+                "{solver}: no {pass} row in {stdout}"
+            );
+        }
+        let mut json_args = args.to_vec();
+        json_args.push("--json");
+        let out = run(&json_args);
+        let v: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("--bench --steps --json prints JSON");
+        assert_eq!(v["solver"], solver);
+        assert!(v["cpu_step_ms"].as_f64().unwrap() > 0.0);
+        assert!(v["gpu_step_ms"].as_f64().unwrap() > 0.0);
+    }
+    assert_usage_error(
+        &["--headless", "--bench", "--steps", "2", "--repeat", "0"],
+        "--repeat",
+    );
+}

@@ -620,7 +620,7 @@ impl GpuNeighbours {
     ) -> wgpu::ComputePass<'e> {
         encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(stage.label()),
-            timestamp_writes: self.timer.as_ref().map(|t| t.writes(stage)),
+            timestamp_writes: self.timer.as_ref().and_then(|t| t.writes(stage)),
         })
     }
 

@@ -1,6 +1,6 @@
 //! Per-pass GPU times from timestamp queries (where the adapter has `TIMESTAMP_QUERY`).
 
-use std::cell::Cell;
+use std::cell::RefCell;
 
 use super::context::GpuContext;
 use crate::Result;
@@ -137,17 +137,18 @@ impl Stage {
     }
 }
 
-/// A query set with a begin and an end timestamp per stage.
+/// A query set with a begin and an end timestamp per pass, in the order the passes are
+/// encoded, so a stage dispatched many times in a step (the DFSPH solve passes) is summed.
 pub struct StageTimer {
     queries: wgpu::QuerySet,
     resolve: wgpu::Buffer,
     period_ns: f64,
-    written: Cell<u32>,
+    /// The stage of each timed pass since the last read.
+    log: RefCell<Vec<Stage>>,
 }
 
-const QUERIES: u32 = 2 * Stage::ALL.len() as u32;
-/// Each stage's pair resolves to its own aligned slot of the resolve buffer.
-const STRIDE: u64 = wgpu::QUERY_RESOLVE_BUFFER_ALIGNMENT;
+/// Passes timed between two reads; later ones run untimed (wgpu allows 4096 queries a set).
+const MAX_PASSES: usize = (wgpu::QUERY_SET_MAX_QUERIES / 2) as usize;
 
 impl StageTimer {
     /// Creates the query set; call only when the device has `TIMESTAMP_QUERY`.
@@ -156,57 +157,61 @@ impl StageTimer {
             queries: ctx.device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("sph.timestamps"),
                 ty: wgpu::QueryType::Timestamp,
-                count: QUERIES,
+                count: 2 * MAX_PASSES as u32,
             }),
             resolve: ctx.device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sph.timestamps.resolve"),
-                size: STRIDE * Stage::ALL.len() as u64,
+                size: 16 * MAX_PASSES as u64,
                 usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
                 mapped_at_creation: false,
             }),
             period_ns: ctx.queue.get_timestamp_period() as f64,
-            written: Cell::new(0),
+            log: RefCell::new(Vec::new()),
         }
     }
 
-    /// The timestamp writes for `stage`'s pass.
-    pub fn writes(&self, stage: Stage) -> wgpu::ComputePassTimestampWrites<'_> {
-        let i = stage.index();
-        self.written.set(self.written.get() | 1 << i);
-        wgpu::ComputePassTimestampWrites {
+    /// The timestamp writes for the next pass, of `stage`; `None` once the set is full.
+    pub fn writes(&self, stage: Stage) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let mut log = self.log.borrow_mut();
+        if log.len() >= MAX_PASSES {
+            return None;
+        }
+        let i = log.len() as u32;
+        log.push(stage);
+        Some(wgpu::ComputePassTimestampWrites {
             query_set: &self.queries,
             beginning_of_pass_write_index: Some(2 * i),
             end_of_pass_write_index: Some(2 * i + 1),
-        }
+        })
     }
 
-    /// Resolves the queries written since the last resolve into the readable buffer.
+    /// Resolves the queries written since the last read into the readable buffer.
     pub fn encode_resolve(&self, encoder: &mut wgpu::CommandEncoder) {
-        for s in Stage::ALL {
-            if self.written.get() & (1 << s.index()) != 0 {
-                let i = s.index();
-                encoder.resolve_query_set(
-                    &self.queries,
-                    2 * i..2 * i + 2,
-                    &self.resolve,
-                    STRIDE * i as u64,
-                );
-            }
+        let n = self.log.borrow().len() as u32;
+        if n > 0 {
+            encoder.resolve_query_set(&self.queries, 0..2 * n, &self.resolve, 0);
         }
     }
 
-    /// Milliseconds per stage from the last resolved submission; `None` for stages not run
-    /// since the previous call.
+    /// Milliseconds per stage (summed over its passes) since the previous call; `None` for
+    /// stages not run.
     pub fn read_ms(&self, ctx: &GpuContext) -> Result<[Option<f64>; Stage::ALL.len()]> {
-        let raw: Vec<u64> =
-            ctx.readback(&self.resolve, (STRIDE / 8) as usize * Stage::ALL.len())?;
-        let per_stage = (STRIDE / 8) as usize;
-        let written = self.written.replace(0);
-        Ok(Stage::ALL.map(|s| {
-            let i = s.index() as usize;
-            let (begin, end) = (raw[per_stage * i], raw[per_stage * i + 1]);
-            (written & (1 << i) != 0)
-                .then(|| end.saturating_sub(begin) as f64 * self.period_ns / 1e6)
-        }))
+        let log = self.log.replace(Vec::new());
+        let mut out = [None; Stage::ALL.len()];
+        if log.is_empty() {
+            return Ok(out);
+        }
+        let raw: Vec<u64> = ctx.readback(&self.resolve, 2 * log.len())?;
+        for (k, stage) in log.iter().enumerate() {
+            let ms = raw[2 * k + 1].saturating_sub(raw[2 * k]) as f64 * self.period_ns / 1e6;
+            let slot = &mut out[stage.index() as usize];
+            *slot = Some(slot.unwrap_or(0.0) + ms);
+        }
+        Ok(out)
+    }
+
+    /// Passes timed since the last read (the dispatches of what ran, up to the set's size).
+    pub fn passes(&self) -> usize {
+        self.log.borrow().len()
     }
 }
