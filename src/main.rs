@@ -312,7 +312,12 @@ enum Outcome {
 }
 
 fn main() -> ExitCode {
-    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
+    // The GL backend's probe logs an ERROR on machines without a GL driver even when Vulkan
+    // serves (lavapipe): noise for a user, so it is off unless RUST_LOG asks for it.
+    env_logger::Builder::from_env(
+        env_logger::Env::default().default_filter_or("warn,wgpu_hal::gles=off"),
+    )
+    .init();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
