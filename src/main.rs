@@ -725,14 +725,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             }
             report.brute_force = Some(bench::brute_force(&sets, cli.repeat));
         }
-        if cli.json {
-            println!(
-                "{}",
-                serde_json::to_string(&report).map_err(|e| Error::input(e.to_string()))?
-            );
-        } else {
-            println!("{}", report.to_table());
-        }
+        print_json_or(cli, &report, || report.to_table())?;
         return Ok(Outcome::Done);
     }
     let (summary, density) = Summary::run_gpu(&gpu, &positions, &config, &source)?;
@@ -740,16 +733,26 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     write_output(cli, &positions, &velocities, &density).map(|_| Outcome::Done)
 }
 
-/// Prints a verification report (table or JSON) and maps its verdict to the outcome.
-fn print_report(cli: &Cli, report: &verify::Report) -> Result<Outcome, Error> {
+/// Prints `value` as one JSON object with `--json`, else the text `table` makes.
+fn print_json_or<T: serde::Serialize>(
+    cli: &Cli,
+    value: &T,
+    table: impl FnOnce() -> String,
+) -> Result<(), Error> {
     if cli.json {
         println!(
             "{}",
-            serde_json::to_string(report).map_err(|e| Error::input(e.to_string()))?
+            serde_json::to_string(value).map_err(|e| Error::input(e.to_string()))?
         );
     } else {
-        println!("{}", report.to_table());
+        println!("{}", table());
     }
+    Ok(())
+}
+
+/// Prints a verification report (table or JSON) and maps its verdict to the outcome.
+fn print_report(cli: &Cli, report: &verify::Report) -> Result<Outcome, Error> {
+    print_json_or(cli, report, || report.to_table())?;
     Ok(if report.pass {
         Outcome::Done
     } else {
@@ -758,15 +761,7 @@ fn print_report(cli: &Cli, report: &verify::Report) -> Result<Outcome, Error> {
 }
 
 fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {
-    if cli.json {
-        println!(
-            "{}",
-            serde_json::to_string(summary).map_err(|e| Error::input(e.to_string()))?
-        );
-    } else {
-        println!("{}", summary.to_text());
-    }
-    Ok(())
+    print_json_or(cli, summary, || summary.to_text())
 }
 
 fn write_output(
@@ -865,14 +860,7 @@ fn simulate(
                     cli.steps,
                     cli.repeat,
                 )?;
-                if cli.json {
-                    println!(
-                        "{}",
-                        serde_json::to_string(&report).map_err(|e| Error::input(e.to_string()))?
-                    );
-                } else {
-                    println!("{}", report.to_table());
-                }
+                print_json_or(cli, &report, || report.to_table())?;
                 return Ok(Outcome::Done);
             }
             if cli.verify {

@@ -80,6 +80,18 @@ fn xvfb() -> Option<Xvfb> {
     Some(Xvfb { child, display })
 }
 
+/// True (said on stderr) when a run failed for want of a GPU adapter and the GPU is not
+/// required: the test is skipped.
+fn skipped_for_want_of_an_adapter(out: &Output) -> bool {
+    let skip = !out.status.success()
+        && !required()
+        && String::from_utf8_lossy(&out.stderr).contains("adapter");
+    if skip {
+        eprintln!("SKIPPED: no GPU adapter");
+    }
+    skip
+}
+
 fn run(args: &[&str], display: Option<&str>) -> Output {
     let mut cmd = Command::new(BIN);
     cmd.args(args)
@@ -222,11 +234,7 @@ fn headless_screenshot_renders_offscreen() {
         ],
         None,
     );
-    if !out.status.success()
-        && !required()
-        && String::from_utf8_lossy(&out.stderr).contains("adapter")
-    {
-        eprintln!("SKIPPED: no GPU adapter");
+    if skipped_for_want_of_an_adapter(&out) {
         return;
     }
     assert_shows_particles(&out, &path);
@@ -382,11 +390,7 @@ fn cube_frame(mode: &str, display: Option<&str>) -> Option<image::RgbaImage> {
         args.push("--headless");
     }
     let out = run(&args, display);
-    if !out.status.success()
-        && !required()
-        && String::from_utf8_lossy(&out.stderr).contains("adapter")
-    {
-        eprintln!("SKIPPED: no GPU adapter");
+    if skipped_for_want_of_an_adapter(&out) {
         return None;
     }
     assert!(
@@ -491,11 +495,7 @@ fn a_run_ends_with_a_picture_of_its_last_frame() {
         ],
         None,
     );
-    if !out.status.success()
-        && !required()
-        && String::from_utf8_lossy(&out.stderr).contains("adapter")
-    {
-        eprintln!("SKIPPED: no GPU adapter");
+    if skipped_for_want_of_an_adapter(&out) {
         return;
     }
     assert_shows_particles(&out, &path);

@@ -13,7 +13,9 @@ use crate::surface::Mesh;
 use crate::{Error, Result};
 
 use super::camera::OrbitCamera;
-use super::render::{DEPTH_FORMAT, texture_2d};
+use super::render::{
+    BACKGROUND, DEPTH_FORMAT, clear_attachment, depth_attachment, texture_2d, uniform_entry,
+};
 
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
@@ -99,16 +101,7 @@ pub fn render_png(
     });
     let layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
         label: Some("sph.mesh"),
-        entries: &[wgpu::BindGroupLayoutEntry {
-            binding: 0,
-            visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-            ty: wgpu::BindingType::Buffer {
-                ty: wgpu::BufferBindingType::Uniform,
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        }],
+        entries: &[uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT)],
     });
     let group = d.create_bind_group(&wgpu::BindGroupDescriptor {
         label: Some("sph.mesh"),
@@ -182,28 +175,8 @@ pub fn render_png(
     {
         let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
             label: Some("sph.mesh"),
-            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                view: &view,
-                depth_slice: None,
-                resolve_target: None,
-                ops: wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(wgpu::Color {
-                        r: 0.015,
-                        g: 0.016,
-                        b: 0.02,
-                        a: 1.0,
-                    }),
-                    store: wgpu::StoreOp::Store,
-                },
-            })],
-            depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                view: &zview,
-                depth_ops: Some(wgpu::Operations {
-                    load: wgpu::LoadOp::Clear(1.0),
-                    store: wgpu::StoreOp::Discard,
-                }),
-                stencil_ops: None,
-            }),
+            color_attachments: &[clear_attachment(&view, BACKGROUND)],
+            depth_stencil_attachment: Some(depth_attachment(&zview)),
             timestamp_writes: None,
             occlusion_query_set: None,
             multiview_mask: None,

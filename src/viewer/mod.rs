@@ -521,28 +521,8 @@ impl Viewer {
             };
             let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
                 label: Some("sph.render.scene"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &background,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(wgpu::Color {
-                            r: 0.015,
-                            g: 0.016,
-                            b: 0.02,
-                            a: 1.0,
-                        }),
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: Some(wgpu::RenderPassDepthStencilAttachment {
-                    view: depth,
-                    depth_ops: Some(wgpu::Operations {
-                        load: wgpu::LoadOp::Clear(1.0),
-                        store: wgpu::StoreOp::Discard,
-                    }),
-                    stencil_ops: None,
-                }),
+                color_attachments: &[render::clear_attachment(&background, render::BACKGROUND)],
+                depth_stencil_attachment: Some(render::depth_attachment(depth)),
                 timestamp_writes: None,
                 occlusion_query_set: None,
                 multiview_mask: None,
@@ -780,14 +760,7 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
     let mut viewer = Viewer::new(ctx, opts, wgpu::TextureFormat::Rgba8Unorm)?;
     let texture = viewer.capture_texture(size);
     for _ in 0..frames {
-        let input = egui::RawInput {
-            screen_rect: Some(egui::Rect::from_min_size(
-                egui::Pos2::ZERO,
-                egui::vec2(size.0 as f32, size.1 as f32),
-            )),
-            ..Default::default()
-        };
-        viewer.frame(&texture, 1.0, input, None)?;
+        viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
     }
     viewer.save_png(&texture, &path)?;
     if print {
@@ -811,15 +784,19 @@ pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &P
     viewer.controls.paused = true;
     viewer.controls.show_ui = false;
     let texture = viewer.capture_texture(size);
-    let input = egui::RawInput {
+    viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
+    viewer.save_png(&texture, path)
+}
+
+/// The panel's input of an offscreen frame of `size`: the screen, no events.
+fn offscreen_input(size: (u32, u32)) -> egui::RawInput {
+    egui::RawInput {
         screen_rect: Some(egui::Rect::from_min_size(
             egui::Pos2::ZERO,
             egui::vec2(size.0 as f32, size.1 as f32),
         )),
         ..Default::default()
-    };
-    viewer.frame(&texture, 1.0, input, None)?;
-    viewer.save_png(&texture, path)
+    }
 }
 
 /// Rejects a screenshot path that is not a `.png`, or whose directory does not exist, before

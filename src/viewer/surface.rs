@@ -11,7 +11,9 @@ use crate::gpu::fluid::Simulation;
 use crate::gpu::neighbours::bind_group;
 use crate::shaders;
 
-use super::render::{DEPTH_FORMAT, texture_2d};
+use super::render::{
+    DEPTH_FORMAT, clear_attachment, depth_attachment, storage_entry, texture_2d, uniform_entry,
+};
 
 /// How the viewer draws the fluid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -125,26 +127,8 @@ impl SurfaceRenderer {
         let params_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sph.surface.params"),
             entries: &[
-                wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::VERTEX_FRAGMENT,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
-                wgpu::BindGroupLayoutEntry {
-                    binding: 1,
-                    visibility: wgpu::ShaderStages::VERTEX,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Storage { read_only: true },
-                        has_dynamic_offset: false,
-                        min_binding_size: None,
-                    },
-                    count: None,
-                },
+                uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT),
+                storage_entry(1, wgpu::ShaderStages::VERTEX),
             ],
         });
         let texture = |binding| wgpu::BindGroupLayoutEntry {
@@ -428,23 +412,8 @@ impl SurfaceRenderer {
             encoder
                 .begin_render_pass(&wgpu::RenderPassDescriptor {
                     label: Some(label),
-                    color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                        view,
-                        depth_slice: None,
-                        resolve_target: None,
-                        ops: wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(wgpu::Color::TRANSPARENT),
-                            store: wgpu::StoreOp::Store,
-                        },
-                    })],
-                    depth_stencil_attachment: z.map(|z| wgpu::RenderPassDepthStencilAttachment {
-                        view: z,
-                        depth_ops: Some(wgpu::Operations {
-                            load: wgpu::LoadOp::Clear(1.0),
-                            store: wgpu::StoreOp::Discard,
-                        }),
-                        stencil_ops: None,
-                    }),
+                    color_attachments: &[clear_attachment(view, wgpu::Color::TRANSPARENT)],
+                    depth_stencil_attachment: z.map(depth_attachment),
                     timestamp_writes: None,
                     occlusion_query_set: None,
                     multiview_mask: None,
