@@ -8,6 +8,7 @@ pub mod error;
 pub mod gpu;
 pub mod hash;
 pub mod io;
+pub mod neighbours;
 pub mod oracle;
 pub mod params;
 pub mod run;

@@ -1,0 +1,459 @@
+//! The neighbour search as a library: the spatial hash of the SPH step (cells of edge r hashed
+//! with the prime-XOR hash of Teschner et al. 2003 into a power-of-two table, counted,
+//! prefix-summed and scattered; see [`crate::hash`]) over any points, for any radius, on the
+//! CPU path. The same grid the simulator verifies bit for bit against its GPU pipeline.
+//!
+//! What it answers, each in a deterministic order:
+//! - [`NeighbourSearch::within`]: for every point, the others closer than r (compressed rows,
+//!   each row ascending);
+//! - [`NeighbourSearch::query`]: the points closer than r to each of some query points;
+//! - [`NeighbourSearch::for_each_near`]: the same for one query, through a callback;
+//! - [`NeighbourSearch::in_box`]: the points inside an axis-aligned box;
+//! - [`NeighbourSearch::pairs`]: every pair i < j closer than r;
+//! - [`overlapping_spheres`]: every pair of spheres of individual radii that overlap (a broad
+//!   phase for varied sizes: the cells follow the largest diameter).
+//!
+//! "Closer than r" is `|x_i − x_j|² < r²` evaluated in `f32` as [`crate::hash::distance2`]
+//! does, strictly, exactly as a brute-force loop with the same expression decides it.
+//!
+//! ```
+//! use gpu_sph::neighbours::NeighbourSearch;
+//! use glam::Vec3;
+//!
+//! let points = [Vec3::ZERO, Vec3::new(0.5, 0.0, 0.0), Vec3::new(3.0, 0.0, 0.0)];
+//! let search = NeighbourSearch::new(&points, 1.0).unwrap();
+//! let rows = search.within().unwrap();
+//! assert_eq!(rows.row(0), &[1]);
+//! assert_eq!(rows.row(2), &[] as &[u32]);
+//! assert_eq!(search.pairs(), vec![(0, 1)]);
+//! ```
+
+use glam::{IVec3, Vec3};
+use rayon::prelude::*;
+
+use crate::cpu::Grid;
+use crate::cpu::walk::walk_slots;
+use crate::hash::{cell_of, distance2, hash_cell, query_range};
+use crate::params::{MAX_CELL_COORD, MAX_TABLE_SIZE, SimParams, default_table_size};
+use crate::{Error, Result};
+
+/// Compressed rows: row `i` is `indices[offsets[i]..offsets[i + 1]]`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Csr {
+    /// Row starts, one more than there are rows.
+    pub offsets: Vec<u32>,
+    /// The rows' entries, one row after another.
+    pub indices: Vec<u32>,
+}
+
+impl Csr {
+    /// Row `i`.
+    ///
+    /// ```
+    /// let rows = gpu_sph::neighbours::Csr { offsets: vec![0, 2, 2], indices: vec![4, 7] };
+    /// assert_eq!(rows.row(0), &[4, 7]);
+    /// assert!(rows.row(1).is_empty());
+    /// ```
+    pub fn row(&self, i: usize) -> &[u32] {
+        &self.indices[self.offsets[i] as usize..self.offsets[i + 1] as usize]
+    }
+
+    /// Number of rows.
+    ///
+    /// ```
+    /// let rows = gpu_sph::neighbours::Csr { offsets: vec![0, 1, 3], indices: vec![2, 0, 1] };
+    /// assert_eq!(rows.rows(), 2);
+    /// ```
+    pub fn rows(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    fn from_rows(rows: Vec<Vec<u32>>) -> Result<Self> {
+        let total: usize = rows.iter().map(Vec::len).sum();
+        if total > u32::MAX as usize {
+            return Err(Error::input(format!(
+                "{total} neighbour entries overflow the u32 offsets: use a smaller radius or fewer points"
+            )));
+        }
+        let mut offsets = Vec::with_capacity(rows.len() + 1);
+        let mut indices = Vec::with_capacity(total);
+        offsets.push(0);
+        for row in rows {
+            indices.extend_from_slice(&row);
+            offsets.push(indices.len() as u32);
+        }
+        Ok(Self { offsets, indices })
+    }
+}
+
+/// A neighbour grid over fixed points for one radius.
+#[derive(Clone, Debug)]
+pub struct NeighbourSearch {
+    params: SimParams,
+    grid: Grid,
+    /// The points in slot order (`grid.sorted_ids[k]` is the input index of `sorted[k]`).
+    sorted: Vec<Vec3>,
+    points: Vec<Vec3>,
+}
+
+fn check_radius(r: f32, what: &str) -> Result<()> {
+    if r.is_finite() && r > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::input(format!(
+            "{what} must be finite and > 0, got {r}"
+        )))
+    }
+}
+
+fn check_points(points: &[Vec3], r: f32, what: &str) -> Result<()> {
+    if points.len() > (u32::MAX / 2) as usize {
+        return Err(Error::input(format!(
+            "{} {what}s are more than the 2^31 the u32 indices allow: split the set",
+            points.len()
+        )));
+    }
+    let inv = (1.0 / r as f64) as f32;
+    for (i, p) in points.iter().enumerate() {
+        if !p.is_finite() {
+            return Err(Error::input(format!(
+                "{what} {i} is not finite ({p}): remove NaN/inf values"
+            )));
+        }
+        if (*p * inv).abs().max_element() >= MAX_CELL_COORD {
+            return Err(Error::input(format!(
+                "{what} {i} at {p} lies 2^22 or more radii from the origin, beyond what f32 cells resolve: translate the points or use a larger radius"
+            )));
+        }
+    }
+    Ok(())
+}
+
+impl NeighbourSearch {
+    /// Builds the grid over `points` for radius `r`, with the default table (the next power of
+    /// two ≥ 2N).
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let s = NeighbourSearch::new(&[Vec3::ZERO; 3], 0.1).unwrap();
+    /// assert_eq!(s.table_size(), 8);
+    /// assert!(NeighbourSearch::new(&[Vec3::NAN], 0.1).is_err());
+    /// ```
+    pub fn new(points: &[Vec3], r: f32) -> Result<Self> {
+        Self::with_table_size(points, r, default_table_size(points.len() as u32))
+    }
+
+    /// Builds the grid with a table of `table_size` slots, a power of two from 1 to 2^24
+    /// (smaller tables alias more cells into one slot: slower, never wrong).
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// // One slot: every cell aliases into it, and the answers stay exact.
+    /// let pts = [Vec3::ZERO, Vec3::new(0.05, 0.0, 0.0), Vec3::new(9.0, 0.0, 0.0)];
+    /// let s = NeighbourSearch::with_table_size(&pts, 0.1, 1).unwrap();
+    /// assert_eq!(s.pairs(), vec![(0, 1)]);
+    /// assert!(NeighbourSearch::with_table_size(&pts, 0.1, 3).is_err());
+    /// ```
+    pub fn with_table_size(points: &[Vec3], r: f32, table_size: u32) -> Result<Self> {
+        check_radius(r, "the radius")?;
+        check_points(points, r, "point")?;
+        if !table_size.is_power_of_two() || table_size > MAX_TABLE_SIZE {
+            return Err(Error::input(format!(
+                "the table size must be a power of two from 1 to 2^24, got {table_size}"
+            )));
+        }
+        let params = SimParams {
+            n: points.len() as u32,
+            table_size,
+            table_mask: table_size - 1,
+            group_size: 1,
+            h: r,
+            inv_h: (1.0 / r as f64) as f32,
+            h2: r * r,
+            inv_h2: 1.0 / (r * r),
+            density_scale: 0.0,
+            _pad1: [0.0; 3],
+        };
+        let grid = Grid::build(points, &params);
+        let sorted = grid
+            .sorted_ids
+            .iter()
+            .map(|&i| points[i as usize])
+            .collect();
+        Ok(Self {
+            params,
+            grid,
+            sorted,
+            points: points.to_vec(),
+        })
+    }
+
+    /// The radius r.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// assert_eq!(NeighbourSearch::new(&[Vec3::ZERO], 0.25).unwrap().radius(), 0.25);
+    /// ```
+    pub fn radius(&self) -> f32 {
+        self.params.h
+    }
+
+    /// The table size.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let s = NeighbourSearch::with_table_size(&[Vec3::ZERO], 1.0, 1024).unwrap();
+    /// assert_eq!(s.table_size(), 1024);
+    /// ```
+    pub fn table_size(&self) -> u32 {
+        self.params.table_size
+    }
+
+    /// Calls `visit(j, r²)` for every point `j` (input index) closer than r to `q`, in the
+    /// grid's walk order (cell by cell, each cell's points in input order). `q` may be one of
+    /// the points: it is then visited too, at r² = 0.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let s = NeighbourSearch::new(&[Vec3::ZERO, Vec3::X], 1.5).unwrap();
+    /// let mut near = Vec::new();
+    /// s.for_each_near(Vec3::new(0.9, 0.0, 0.0), |j, r2| near.push((j, r2)));
+    /// near.sort_by_key(|p| p.0);
+    /// assert_eq!(near.len(), 2);
+    /// ```
+    pub fn for_each_near(&self, q: Vec3, mut visit: impl FnMut(u32, f32)) {
+        let (lo, hi) = query_range(q, self.params.h, self.params.inv_h);
+        walk_slots(
+            lo,
+            hi,
+            &self.grid.slot_start,
+            self.params.table_mask,
+            |a, b| {
+                for k in a..b {
+                    let r2 = distance2(q, self.sorted[k as usize]);
+                    if r2 < self.params.h2 {
+                        visit(self.grid.sorted_ids[k as usize], r2);
+                    }
+                }
+            },
+        );
+    }
+
+    fn near_sorted(&self, q: Vec3, skip: Option<u32>) -> Vec<u32> {
+        let mut row = Vec::new();
+        self.for_each_near(q, |j, _| {
+            if Some(j) != skip {
+                row.push(j);
+            }
+        });
+        row.sort_unstable();
+        row
+    }
+
+    /// For every point (input order), the other points closer than r, ascending.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let pts = [Vec3::ZERO, Vec3::X, Vec3::new(2.0, 0.0, 0.0)];
+    /// let rows = NeighbourSearch::new(&pts, 1.5).unwrap().within().unwrap();
+    /// assert_eq!(rows.row(1), &[0, 2]);
+    /// ```
+    pub fn within(&self) -> Result<Csr> {
+        let rows = (0..self.points.len())
+            .into_par_iter()
+            .map(|i| self.near_sorted(self.points[i], Some(i as u32)))
+            .collect();
+        Csr::from_rows(rows)
+    }
+
+    /// For every query point, the points closer than r to it, ascending.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let s = NeighbourSearch::new(&[Vec3::ZERO, Vec3::X, Vec3::new(5.0, 0.0, 0.0)], 1.2).unwrap();
+    /// let rows = s.query(&[Vec3::new(0.5, 0.0, 0.0)]).unwrap();
+    /// assert_eq!(rows.row(0), &[0, 1]);
+    /// ```
+    pub fn query(&self, queries: &[Vec3]) -> Result<Csr> {
+        check_points(queries, self.params.h, "query point")?;
+        let rows = queries
+            .par_iter()
+            .map(|&q| self.near_sorted(q, None))
+            .collect();
+        Csr::from_rows(rows)
+    }
+
+    /// Every pair (i, j), i < j, closer than r, ascending.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let pts = [Vec3::ZERO, Vec3::X, Vec3::new(2.0, 0.0, 0.0)];
+    /// let s = NeighbourSearch::new(&pts, 1.5).unwrap();
+    /// assert_eq!(s.pairs(), vec![(0, 1), (1, 2)]);
+    /// ```
+    pub fn pairs(&self) -> Vec<(u32, u32)> {
+        (0..self.points.len())
+            .into_par_iter()
+            .flat_map_iter(|i| {
+                let i = i as u32;
+                self.near_sorted(self.points[i as usize], None)
+                    .into_iter()
+                    .filter(move |&j| j > i)
+                    .map(move |j| (i, j))
+            })
+            .collect()
+    }
+
+    /// The points inside the box `lo..=hi` (bounds included), ascending. Walks the box's cells
+    /// when there are fewer of them than points, else tests every point.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec3;
+    ///
+    /// let pts = [Vec3::ZERO, Vec3::ONE, Vec3::splat(3.0)];
+    /// let s = NeighbourSearch::new(&pts, 0.5).unwrap();
+    /// assert_eq!(s.in_box(Vec3::splat(-0.1), Vec3::splat(1.0)).unwrap(), vec![0, 1]);
+    /// ```
+    pub fn in_box(&self, lo: Vec3, hi: Vec3) -> Result<Vec<u32>> {
+        if !(lo.is_finite() && hi.is_finite()) {
+            return Err(Error::input(format!(
+                "the box {lo} – {hi} is not finite: give finite corners"
+            )));
+        }
+        if lo.cmpgt(hi).any() {
+            return Err(Error::input(format!(
+                "the box's lower corner {lo} lies above its upper corner {hi} on some axis: swap them"
+            )));
+        }
+        let inside = |p: Vec3| p.cmpge(lo).all() && p.cmple(hi).all();
+        let big = Vec3::splat(MAX_CELL_COORD * self.params.h);
+        let (clo, chi) = (
+            cell_of(lo.clamp(-big, big), self.params.inv_h),
+            cell_of(hi.clamp(-big, big), self.params.inv_h),
+        );
+        let span = (chi - clo + IVec3::ONE).as_dvec3();
+        let mut out: Vec<u32> = if span.x * span.y * span.z <= self.points.len() as f64 {
+            // Each slot once: cells of the box can alias into one slot.
+            let mut seen = vec![false; self.params.table_size as usize];
+            let mut v = Vec::new();
+            for cz in clo.z..=chi.z {
+                for cy in clo.y..=chi.y {
+                    for cx in clo.x..=chi.x {
+                        let s = hash_cell(IVec3::new(cx, cy, cz), self.params.table_mask) as usize;
+                        if std::mem::replace(&mut seen[s], true) {
+                            continue;
+                        }
+                        let (a, b) = (self.grid.slot_start[s], self.grid.slot_start[s + 1]);
+                        for k in a..b {
+                            if inside(self.sorted[k as usize]) {
+                                v.push(self.grid.sorted_ids[k as usize]);
+                            }
+                        }
+                    }
+                }
+            }
+            v
+        } else {
+            (0..self.points.len() as u32)
+                .filter(|&i| inside(self.points[i as usize]))
+                .collect()
+        };
+        out.sort_unstable();
+        Ok(out)
+    }
+}
+
+/// Every pair (i, j), i < j, of spheres that overlap, `|c_i − c_j|² < (r_i + r_j)²` in `f32`,
+/// ascending, each once. The grid's cells follow the largest diameter, so every overlapping
+/// pair lies within one query of the 27 cells; radii of 0 are points.
+///
+/// ```
+/// use gpu_sph::neighbours::overlapping_spheres;
+/// use glam::Vec3;
+///
+/// let c = [Vec3::ZERO, Vec3::new(1.5, 0.0, 0.0), Vec3::new(4.0, 0.0, 0.0)];
+/// assert_eq!(overlapping_spheres(&c, &[1.0, 0.6, 2.0]).unwrap(), vec![(0, 1), (1, 2)]);
+/// ```
+pub fn overlapping_spheres(centres: &[Vec3], radii: &[f32]) -> Result<Vec<(u32, u32)>> {
+    if centres.len() != radii.len() {
+        return Err(Error::input(format!(
+            "{} centres but {} radii: give one radius per sphere",
+            centres.len(),
+            radii.len()
+        )));
+    }
+    if let Some(i) = radii.iter().position(|r| !(r.is_finite() && *r >= 0.0)) {
+        return Err(Error::input(format!(
+            "sphere {i} has radius {}: radii must be finite and ≥ 0",
+            radii[i]
+        )));
+    }
+    let largest = radii.iter().copied().fold(0.0f32, f32::max);
+    // Spheres of radius 0 only touch coincident centres: any positive cell size finds them.
+    let reach = if largest > 0.0 {
+        // One ulp above 2 r_max, so r_i + r_j (≤ 2 r_max after rounding) < reach.
+        f32::from_bits((2.0 * largest).to_bits() + 1)
+    } else {
+        1.0
+    };
+    let search = NeighbourSearch::new(centres, reach)?;
+    Ok((0..centres.len())
+        .into_par_iter()
+        .flat_map_iter(|i| {
+            let mut row = Vec::new();
+            search.for_each_near(centres[i], |j, r2| {
+                let sum = radii[i] + radii[j as usize];
+                if j as usize > i && r2 < sum * sum {
+                    row.push((i as u32, j));
+                }
+            });
+            row.sort_unstable();
+            row
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(NeighbourSearch::new(&[Vec3::ZERO], 0.0).is_err());
+        assert!(NeighbourSearch::new(&[Vec3::ZERO], f32::NAN).is_err());
+        assert!(NeighbourSearch::new(&[Vec3::NAN], 1.0).is_err());
+        assert!(NeighbourSearch::new(&[Vec3::splat(1e30)], 1.0).is_err());
+        assert!(NeighbourSearch::with_table_size(&[Vec3::ZERO], 1.0, 3).is_err());
+        let s = NeighbourSearch::new(&[Vec3::ZERO], 1.0).unwrap();
+        assert!(s.query(&[Vec3::INFINITY]).is_err());
+        assert!(s.in_box(Vec3::ONE, Vec3::ZERO).is_err());
+        assert!(overlapping_spheres(&[Vec3::ZERO], &[-1.0]).is_err());
+        assert!(overlapping_spheres(&[Vec3::ZERO], &[]).is_err());
+    }
+
+    #[test]
+    fn an_empty_set_answers_empty() {
+        let s = NeighbourSearch::new(&[], 1.0).unwrap();
+        assert_eq!(s.within().unwrap().rows(), 0);
+        assert!(s.pairs().is_empty());
+        assert!(s.in_box(Vec3::ZERO, Vec3::ONE).unwrap().is_empty());
+        assert_eq!(s.query(&[Vec3::ZERO]).unwrap().row(0), &[] as &[u32]);
+    }
+}
