@@ -632,6 +632,18 @@ fn bench_times_the_whole_step_pass_by_pass() {
         let v: serde_json::Value =
             serde_json::from_slice(&out.stdout).expect("--bench --steps --json prints JSON");
         assert_eq!(v["solver"], solver);
+        for pass in passes {
+            let row = v["rows"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|r| r["stage"] == *pass)
+                .unwrap_or_else(|| panic!("{solver}: no {pass} row"));
+            assert!(row["cpu_ms"].as_f64().is_some(), "{solver} {pass}: {row}");
+            if v["gpu_timing"] == "timestamp queries" {
+                assert!(row["gpu_ms"].as_f64().is_some(), "{solver} {pass}: {row}");
+            }
+        }
         assert!(v["cpu_step_ms"].as_f64().unwrap() > 0.0);
         assert!(v["gpu_step_ms"].as_f64().unwrap() > 0.0);
     }

@@ -64,7 +64,39 @@ use super::walk::walk;
 use super::walls::{
     image_axes, image_velocity, reflect_across, viscous_image_velocity, wall_planes,
 };
+use crate::gpu::Stage;
 use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
+
+std::thread_local! {
+    /// Stage times of the step running on this thread, while [`time_stages`] collects them.
+    static CLOCK: std::cell::RefCell<Option<Vec<(Stage, f64)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` and records its wall time under `stage` when [`time_stages`] is collecting.
+fn timed<T>(stage: Stage, f: impl FnOnce() -> T) -> T {
+    if !CLOCK.with(|c| c.borrow().is_some()) {
+        return f();
+    }
+    let t = std::time::Instant::now();
+    let out = f();
+    let ms = t.elapsed().as_secs_f64() * 1e3;
+    CLOCK.with(|c| {
+        if let Some(v) = c.borrow_mut().as_mut() {
+            v.push((stage, ms));
+        }
+    });
+    out
+}
+
+/// Runs `f` (DFSPH steps on this thread) and returns the wall time of every stage it ran, in
+/// order, each solve pass once per iteration (for `--bench --steps`).
+pub fn time_stages<T>(f: impl FnOnce() -> T) -> (T, Vec<(Stage, f64)>) {
+    CLOCK.with(|c| *c.borrow_mut() = Some(Vec::new()));
+    let out = f();
+    let times = CLOCK.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    (out, times)
+}
 
 /// The cubic spline W(r) of support h (Monaghan 1992): k(6q³ − 6q² + 1) for q ≤ ½,
 /// 2k(1 − q)³ for ½ < q < 1, with q = r/h and k = 8/(π h³).
@@ -727,43 +759,8 @@ pub fn solve(
         Solve::Divergence => (dp.eta_v, 1),
         Solve::Density => (dp.eta_d, 2),
     };
-    let first_rate = dfsph_rate(
-        which,
-        &sorted.pos,
-        vel,
-        &da.density,
-        &da.alpha,
-        slot_start,
-        dt,
-        sp,
-        fp,
-        dp,
-    );
-    let mut tr = SolveTrace {
-        warm_kappa: dfsph_warm(which, warm, &sorted.id, &first_rate.kappa, dt),
-        first_rate,
-        kappa_sum: vec![0.0; n],
-        ..Default::default()
-    };
-    let mut kappa = tr.warm_kappa.clone();
-    let mut state = SolveState::default();
-    loop {
-        dfsph_pressure(
-            &sorted.pos,
-            vel,
-            &da.density,
-            &kappa,
-            &mut tr.kappa_sum,
-            slot_start,
-            dt,
-            sp,
-            fp,
-            dp,
-        );
-        if record {
-            tr.velocities.push(vel.to_vec());
-        }
-        let rate = dfsph_rate(
+    let first_rate = timed(Stage::DfsphRate, || {
+        dfsph_rate(
             which,
             &sorted.pos,
             vel,
@@ -774,15 +771,60 @@ pub fn solve(
             sp,
             fp,
             dp,
-        );
-        let again = dfsph_control(
-            &mut state,
-            &rate.sums,
-            n as u32,
-            eta,
-            min_it,
-            dp.max_iterations,
-        );
+        )
+    });
+    let mut tr = SolveTrace {
+        warm_kappa: timed(Stage::DfsphWarm, || {
+            dfsph_warm(which, warm, &sorted.id, &first_rate.kappa, dt)
+        }),
+        first_rate,
+        kappa_sum: vec![0.0; n],
+        ..Default::default()
+    };
+    let mut kappa = tr.warm_kappa.clone();
+    let mut state = SolveState::default();
+    loop {
+        timed(Stage::DfsphPressure, || {
+            dfsph_pressure(
+                &sorted.pos,
+                vel,
+                &da.density,
+                &kappa,
+                &mut tr.kappa_sum,
+                slot_start,
+                dt,
+                sp,
+                fp,
+                dp,
+            )
+        });
+        if record {
+            tr.velocities.push(vel.to_vec());
+        }
+        let rate = timed(Stage::DfsphRate, || {
+            dfsph_rate(
+                which,
+                &sorted.pos,
+                vel,
+                &da.density,
+                &da.alpha,
+                slot_start,
+                dt,
+                sp,
+                fp,
+                dp,
+            )
+        });
+        let again = timed(Stage::DfsphControl, || {
+            dfsph_control(
+                &mut state,
+                &rate.sums,
+                n as u32,
+                eta,
+                min_it,
+                dp.max_iterations,
+            )
+        });
         if record {
             kappa.clone_from(&rate.kappa);
             tr.rates.push(rate);
@@ -837,9 +879,18 @@ pub fn prepare(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> (Grid, Particles, DensityAlpha) {
-    let grid = Grid::build(&state.pos, sp);
-    let sorted = reorder::reorder(state, &grid.sorted_ids);
-    let da = dfsph_density(&sorted.pos, &grid.slot_start, sp, fp, dp);
+    let (grid, gt) = Grid::build_timed(&state.pos, sp);
+    CLOCK.with(|c| {
+        if let Some(v) = c.borrow_mut().as_mut() {
+            v.push((Stage::Hash, gt.hash.as_secs_f64() * 1e3));
+            v.push((Stage::Scan, gt.scan.as_secs_f64() * 1e3));
+            v.push((Stage::Scatter, gt.scatter.as_secs_f64() * 1e3));
+        }
+    });
+    let sorted = timed(Stage::Reorder, || reorder::reorder(state, &grid.sorted_ids));
+    let da = timed(Stage::DfsphDensity, || {
+        dfsph_density(&sorted.pos, &grid.slot_start, sp, fp, dp)
+    });
     (grid, sorted, da)
 }
 
@@ -872,9 +923,13 @@ pub fn dfsph_step(
         fp,
         dp,
     );
-    let acc = dfsph_accel(&sorted.pos, &vel, &da.density, ss, sp, fp);
-    let (dt, v_max) = dfsph_timestep(&vel, &acc, dt_v, dp);
-    dfsph_predict(&mut vel, &acc, dt);
+    let acc = timed(Stage::DfsphAccel, || {
+        dfsph_accel(&sorted.pos, &vel, &da.density, ss, sp, fp)
+    });
+    let (dt, v_max) = timed(Stage::DfsphTimestep, || {
+        dfsph_timestep(&vel, &acc, dt_v, dp)
+    });
+    timed(Stage::DfsphPredict, || dfsph_predict(&mut vel, &acc, dt));
     let predicted = vel.clone();
     let density = solve(
         record,
@@ -895,20 +950,22 @@ pub fn dfsph_step(
         vel,
         id: sorted.id.clone(),
     };
-    let next = dfsph_integrate(
-        &moved,
-        &divergence.kappa_sum,
-        &density.kappa_sum,
-        dt,
-        dt_v,
-        fp,
-        &mut warm,
-    );
+    let next = timed(Stage::DfsphIntegrate, || {
+        dfsph_integrate(
+            &moved,
+            &divergence.kappa_sum,
+            &density.kappa_sum,
+            dt,
+            dt_v,
+            fp,
+            &mut warm,
+        )
+    });
     let (next_grid, next_sorted, end) = prepare(&next, sp, fp, dp);
     let n = next.len() as u32;
     let dv = divergence.states.last().copied().unwrap_or_default();
     let dd = density.states.last().copied().unwrap_or_default();
-    let stats = DfsphStats {
+    let stats = timed(Stage::DfsphStats, || DfsphStats {
         iterations_v: dv.iterations,
         residual_v: dv.residual,
         iterations_d: dd.iterations,
@@ -917,7 +974,7 @@ pub fn dfsph_step(
         error_max: reduce_max(&end.error_maxima),
         dt,
         v_max,
-    };
+    });
     DfsphTrace {
         grid,
         sorted,
