@@ -278,6 +278,103 @@ impl NeighbourSearch {
         Csr::from_rows(rows)
     }
 
+    /// [`Self::within`] computed on the GPU of `ctx`: the grid built by the SPH step's passes,
+    /// then stage `rows` (`shaders/rows.wgsl`) counting and filling each row there. The rows
+    /// equal the CPU's exactly (integers; the distance test is the same f32 expression).
+    pub fn within_gpu(&self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<Csr> {
+        use crate::gpu::neighbours::{
+            Binding::*, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline,
+        };
+        let n = self.points.len();
+        if n == 0 {
+            return Ok(Csr {
+                offsets: vec![0],
+                indices: Vec::new(),
+            });
+        }
+        let gpu = GpuNeighbours::new(ctx.clone(), &self.params)?;
+        gpu.upload_positions(&self.points);
+        gpu.run(|g, e| g.encode_build(e))?;
+        let d = &ctx.device;
+        let buffer = |label: &str, words: usize, extra: wgpu::BufferUsages| {
+            d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: 4 * words.max(1) as u64,
+                usage: wgpu::BufferUsages::STORAGE | extra,
+                mapped_at_creation: false,
+            })
+        };
+        let row_len = buffer("sph.rows.len", n, wgpu::BufferUsages::COPY_SRC);
+        let row_start = buffer("sph.rows.start", n, wgpu::BufferUsages::COPY_DST);
+        let l = layout(
+            d,
+            "sph.rows",
+            &[Uniform, Read, Read, Read, ReadWrite, Read, ReadWrite],
+        );
+        let m = ctx.shader("sph.rows", crate::shaders::ROWS);
+        let (count, fill) = (
+            pipeline(d, "sph.rows_count", &l, &m, "rows_count"),
+            pipeline(d, "sph.rows_fill", &l, &m, "rows_fill"),
+        );
+        let b = &gpu.bufs;
+        let dispatch = |p: &wgpu::ComputePipeline, ids: &wgpu::Buffer| {
+            let bg = bind_group(
+                d,
+                "sph.rows",
+                &l,
+                &[
+                    &b.params,
+                    &b.sorted_pos,
+                    &b.slot_start,
+                    &b.sorted_id,
+                    &row_len,
+                    &row_start,
+                    ids,
+                ],
+            );
+            gpu.run(|_, e| {
+                let mut pass = e.begin_compute_pass(&Default::default());
+                pass.set_pipeline(p);
+                pass.set_bind_group(0, &bg, &[]);
+                pass.dispatch_workgroups(groups(n as u32, WORKGROUP_SIZE), 1, 1);
+            })
+        };
+        let unused = buffer("sph.rows.ids", 1, wgpu::BufferUsages::empty());
+        dispatch(&count, &unused)?;
+        let lens = gpu.read_u32(&row_len, n)?;
+        let ids = gpu.read_u32(&b.sorted_id, n)?;
+        // Offsets in input order; each slot place's row starts at its point's offset.
+        let mut by_input = vec![0u32; n];
+        for (k, &id) in ids.iter().enumerate() {
+            by_input[id as usize] = lens[k];
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        offsets.push(0u32);
+        let mut total = 0u64;
+        for &len in &by_input {
+            total += len as u64;
+            if total > u32::MAX as u64 {
+                return Err(Error::input(format!(
+                    "{total} neighbour entries overflow the u32 offsets: use a smaller radius or fewer points"
+                )));
+            }
+            offsets.push(total as u32);
+        }
+        let starts: Vec<u32> = ids.iter().map(|&id| offsets[id as usize]).collect();
+        ctx.queue
+            .write_buffer(&row_start, 0, bytemuck::cast_slice(&starts));
+        if total == 0 {
+            return Ok(Csr {
+                offsets,
+                indices: Vec::new(),
+            });
+        }
+        let row_ids = buffer("sph.rows.ids", total as usize, wgpu::BufferUsages::COPY_SRC);
+        dispatch(&fill, &row_ids)?;
+        let indices = gpu.read_u32(&row_ids, total as usize)?;
+        Ok(Csr { offsets, indices })
+    }
+
     /// For every query point, the points closer than r to it, ascending.
     ///
     /// ```

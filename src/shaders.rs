@@ -76,6 +76,9 @@ pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
 /// The viewer's screen-space fluid surface (no CPU mirror: it draws).
 pub const SURFACE: &str = include_str!("../shaders/surface.wgsl");
 
+/// Stage `rows`: the neighbour library's compressed rows (entry points `rows_count`,
+/// `rows_fill`).
+pub const ROWS: &str = include_str!("../shaders/rows.wgsl");
 /// Offscreen rendering of a surface mesh (no CPU mirror: it draws).
 pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 
@@ -83,7 +86,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 25] = [
+pub const STAGES: [(&str, &str); 26] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -99,6 +102,7 @@ pub const STAGES: [(&str, &str); 25] = [
     ("render", RENDER),
     ("surface", SURFACE),
     ("mesh", MESH),
+    ("rows", ROWS),
     ("dfsph_density", DFSPH_DENSITY),
     ("dfsph_warm", DFSPH_WARM),
     ("dfsph_pressure", DFSPH_PRESSURE),

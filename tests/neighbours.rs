@@ -107,3 +107,49 @@ fn a_large_box_falls_back_to_testing_every_point() {
         vec![0, 1, 2, 3, 4]
     );
 }
+
+mod common;
+
+/// The GPU's rows equal the CPU's, bit for bit (integers), on several clouds: a point alone,
+/// N = 64 and 65 around one workgroup's edge, far from the origin, a one-slot table, and a
+/// larger set.
+#[test]
+fn gpu_rows_equal_the_cpu_rows() {
+    let Some(ctx) = common::gpu() else { return };
+    use rand::rngs::Xoshiro256PlusPlus;
+    use rand::{RngExt, SeedableRng};
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+    let mut cloud = |n: usize, offset: Vec3, r: f32| -> Vec<Vec3> {
+        (0..n)
+            .map(|_| {
+                offset
+                    + Vec3::new(
+                        rng.random_range(-3.0..3.0),
+                        rng.random_range(-3.0..3.0),
+                        rng.random_range(-3.0..3.0),
+                    ) * r
+            })
+            .collect()
+    };
+    let cases = [
+        (cloud(1, Vec3::ZERO, 0.1), 0.1, 0u32),
+        (cloud(64, Vec3::ZERO, 0.1), 0.1, 0),
+        (cloud(65, Vec3::splat(-7.0), 0.1), 0.1, 0),
+        (cloud(500, Vec3::new(1500.0, -800.0, 40.0), 0.5), 0.5, 0),
+        (cloud(300, Vec3::ZERO, 0.05), 0.05, 1),
+        (cloud(5000, Vec3::ZERO, 0.02), 0.02, 0),
+        (Vec::new(), 0.1, 0),
+    ];
+    for (points, r, t) in cases {
+        let s = search(&points, r, t);
+        let cpu = s.within().unwrap();
+        let gpu = s.within_gpu(ctx.clone()).unwrap();
+        assert_eq!(
+            gpu,
+            cpu,
+            "N = {}, r = {r}, T = {}",
+            points.len(),
+            s.table_size()
+        );
+    }
+}
