@@ -382,34 +382,19 @@ pub fn bench_steps(
 
     let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new());
-    let probe = cpu_sim();
-    let wcsph = probe.is_wcsph();
+    let wcsph = cpu_sim().is_wcsph();
     for _ in 0..repeat {
         let mut sums = vec![None::<f64>; stages];
         let mut wall = 0.0;
-        if wcsph {
-            let mut state = start.clone();
-            for _ in 0..steps {
-                let t = Instant::now();
-                let trace = cpu::step::step(&state, &probe.sp, &probe.fp);
-                wall += ms_since(t);
-                for (stage, ms) in &trace.stage_ms {
-                    let k = Stage::ALL.iter().position(|s| s == stage).unwrap_or(0);
-                    sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
-                }
-                state = trace.next;
-            }
-        } else {
-            let mut run = cpu_sim();
-            for _ in 0..steps {
-                let t = Instant::now();
-                let (stepped, times) = cpu::dfsph::time_stages(|| run.step());
-                wall += ms_since(t);
-                stepped?;
-                for (stage, ms) in times {
-                    let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
-                    sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
-                }
+        let mut run = cpu_sim();
+        for _ in 0..steps {
+            let t = Instant::now();
+            let (stepped, times) = cpu::clock::time_stages(|| run.step());
+            wall += ms_since(t);
+            stepped?;
+            for (stage, ms) in times {
+                let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
+                sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
             }
         }
         for (k, s) in sums.iter().enumerate() {

@@ -84,12 +84,15 @@ impl CpuSimulation {
             },
         }
     }
-}
 
-impl CpuSimulation {
     /// Whether this run steps WCSPH (else DFSPH).
     pub fn is_wcsph(&self) -> bool {
         self.dfsph.is_none()
+    }
+
+    /// The state after the last step, without the copy [`Backend::snapshot`] makes.
+    pub fn current(&self) -> &Snapshot {
+        &self.snap
     }
 }
 

@@ -58,6 +58,7 @@ use glam::{BVec3, Vec3};
 use rayon::prelude::*;
 
 use super::Grid;
+use super::clock::{record_grid, timed};
 use super::integrate::clamp_to_tank;
 use super::reorder::{self, Particles};
 use super::walk::walk;
@@ -66,37 +67,6 @@ use super::walls::{
 };
 use crate::gpu::Stage;
 use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
-
-std::thread_local! {
-    /// Stage times of the step running on this thread, while [`time_stages`] collects them.
-    static CLOCK: std::cell::RefCell<Option<Vec<(Stage, f64)>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` and records its wall time under `stage` when [`time_stages`] is collecting.
-fn timed<T>(stage: Stage, f: impl FnOnce() -> T) -> T {
-    if !CLOCK.with(|c| c.borrow().is_some()) {
-        return f();
-    }
-    let t = std::time::Instant::now();
-    let out = f();
-    let ms = t.elapsed().as_secs_f64() * 1e3;
-    CLOCK.with(|c| {
-        if let Some(v) = c.borrow_mut().as_mut() {
-            v.push((stage, ms));
-        }
-    });
-    out
-}
-
-/// Runs `f` (DFSPH steps on this thread) and returns the wall time of every stage it ran, in
-/// order, each solve pass once per iteration (for `--bench --steps`).
-pub fn time_stages<T>(f: impl FnOnce() -> T) -> (T, Vec<(Stage, f64)>) {
-    CLOCK.with(|c| *c.borrow_mut() = Some(Vec::new()));
-    let out = f();
-    let times = CLOCK.with(|c| c.borrow_mut().take()).unwrap_or_default();
-    (out, times)
-}
 
 /// The cubic spline W(r) of support h (Monaghan 1992): k(6q³ − 6q² + 1) for q ≤ ½,
 /// 2k(1 − q)³ for ½ < q < 1, with q = r/h and k = 8/(π h³).
@@ -880,13 +850,7 @@ pub fn prepare(
     dp: &DfsphParams,
 ) -> (Grid, Particles, DensityAlpha) {
     let (grid, gt) = Grid::build_timed(&state.pos, sp);
-    CLOCK.with(|c| {
-        if let Some(v) = c.borrow_mut().as_mut() {
-            v.push((Stage::Hash, gt.hash.as_secs_f64() * 1e3));
-            v.push((Stage::Scan, gt.scan.as_secs_f64() * 1e3));
-            v.push((Stage::Scatter, gt.scatter.as_secs_f64() * 1e3));
-        }
-    });
+    record_grid(&gt);
     let sorted = timed(Stage::Reorder, || reorder::reorder(state, &grid.sorted_ids));
     let da = timed(Stage::DfsphDensity, || {
         dfsph_density(&sorted.pos, &grid.slot_start, sp, fp, dp)

@@ -1,6 +1,7 @@
 //! The CPU reference path: one module per WGSL stage, each the mirror of its shader, with the
 //! same buffers and the same loop structure, so the two read side by side.
 
+pub mod clock;
 pub mod density;
 pub mod dfsph;
 pub mod forces;

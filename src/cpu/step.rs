@@ -2,10 +2,9 @@
 //! walls → pressure → forces → timestep → integrate. Every stage's output is kept so verification can
 //! compare each one with the GPU's.
 
-use std::time::Instant;
-
 use glam::Vec3;
 
+use super::clock::{record_grid, timed};
 use super::forces::{self, Fields};
 use super::reorder::{self, Particles};
 use super::timestep::{self, Timestep};
@@ -32,8 +31,6 @@ pub struct StepTrace {
     pub timestep: Timestep,
     /// The state after the step (slot order of this step).
     pub next: Particles,
-    /// Wall time of each stage, ms, in pipeline order (for `--bench --steps`).
-    pub stage_ms: Vec<(Stage, f64)>,
 }
 
 /// Advances `state` by one step.
@@ -49,43 +46,34 @@ pub fn step_with(
     fp: &FluidParams,
     interaction: Option<&crate::cpu::interact::InteractParams>,
 ) -> StepTrace {
-    let ms = |t: Instant| t.elapsed().as_secs_f64() * 1e3;
     let (grid, gt) = Grid::build_timed(&state.pos, sp);
-    let mut stage_ms = vec![
-        (Stage::Hash, gt.hash.as_secs_f64() * 1e3),
-        (Stage::Scan, gt.scan.as_secs_f64() * 1e3),
-        (Stage::Scatter, gt.scatter.as_secs_f64() * 1e3),
-    ];
-    let t = Instant::now();
-    let sorted = reorder::reorder(state, &grid.sorted_ids);
-    stage_ms.push((Stage::Reorder, ms(t)));
-    let t = Instant::now();
-    let density = density::density(&sorted.pos, &grid.slot_start, sp).density;
-    stage_ms.push((Stage::Density, ms(t)));
-    let t = Instant::now();
-    let fluid_density = walls::walls(&sorted.pos, &density, &grid.slot_start, sp, fp);
-    stage_ms.push((Stage::Walls, ms(t)));
-    let t = Instant::now();
-    let pressure = pressure::pressure(&fluid_density, fp);
-    stage_ms.push((Stage::Pressure, ms(t)));
+    record_grid(&gt);
+    let sorted = timed(Stage::Reorder, || reorder::reorder(state, &grid.sorted_ids));
+    let density = timed(Stage::Density, || {
+        density::density(&sorted.pos, &grid.slot_start, sp).density
+    });
+    let fluid_density = timed(Stage::Walls, || {
+        walls::walls(&sorted.pos, &density, &grid.slot_start, sp, fp)
+    });
+    let pressure = timed(Stage::Pressure, || pressure::pressure(&fluid_density, fp));
     let fields = Fields {
         pos: &sorted.pos,
         vel: &sorted.vel,
         density: &fluid_density,
         pressure: &pressure,
     };
-    let t = Instant::now();
-    let mut acc = forces::forces(&fields, &grid.slot_start, sp, fp);
-    stage_ms.push((Stage::Forces, ms(t)));
+    let mut acc = timed(Stage::Forces, || {
+        forces::forces(&fields, &grid.slot_start, sp, fp)
+    });
     if let Some(ip) = interaction {
         crate::cpu::interact::interact(&sorted.pos, &mut acc, ip);
     }
-    let t = Instant::now();
-    let timestep = timestep::timestep(&sorted.vel, &acc, sp, fp);
-    stage_ms.push((Stage::Timestep, ms(t)));
-    let t = Instant::now();
-    let next = integrate::integrate(&sorted, &acc, timestep.dt, fp);
-    stage_ms.push((Stage::Integrate, ms(t)));
+    let timestep = timed(Stage::Timestep, || {
+        timestep::timestep(&sorted.vel, &acc, sp, fp)
+    });
+    let next = timed(Stage::Integrate, || {
+        integrate::integrate(&sorted, &acc, timestep.dt, fp)
+    });
     StepTrace {
         grid,
         sorted,
@@ -95,6 +83,5 @@ pub fn step_with(
         acc,
         timestep,
         next,
-        stage_ms,
     }
 }

@@ -316,10 +316,11 @@ impl Viewer {
             for _ in 0..steps {
                 cpu.step()?;
             }
-            let snap = cpu.snapshot()?;
+            let snap = cpu.current();
             // What the renderer reads: positions, velocities, density and pressure, each in
             // the same (this step's slot) order.
             let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
+            let dt = snap.dt;
             self.sim.grid.upload(&snap.state);
             let q = &self.ctx.queue;
             q.write_buffer(
@@ -345,7 +346,7 @@ impl Viewer {
                     }
                 });
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-            vec![snap.dt, v_max]
+            vec![dt, v_max]
         } else {
             self.sim.step(steps)?;
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
