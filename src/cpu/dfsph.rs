@@ -729,20 +729,25 @@ pub fn solve(
         Solve::Divergence => (dp.eta_v, 1),
         Solve::Density => (dp.eta_d, 2),
     };
-    let first_rate = timed(Stage::DfsphRate, || {
-        dfsph_rate(
-            which,
-            &sorted.pos,
-            vel,
-            &da.density,
-            &da.alpha,
-            slot_start,
-            dt,
-            sp,
-            fp,
-            dp,
-        )
-    });
+    // The density change rate at the current velocities: once before the solve, then once per
+    // iteration.
+    let rate_at = |vel: &[Vec3]| {
+        timed(Stage::DfsphRate, || {
+            dfsph_rate(
+                which,
+                &sorted.pos,
+                vel,
+                &da.density,
+                &da.alpha,
+                slot_start,
+                dt,
+                sp,
+                fp,
+                dp,
+            )
+        })
+    };
+    let first_rate = rate_at(vel);
     let mut tr = SolveTrace {
         warm_kappa: timed(Stage::DfsphWarm, || {
             dfsph_warm(which, warm, &sorted.id, &first_rate.kappa, dt)
@@ -771,20 +776,7 @@ pub fn solve(
         if record {
             tr.velocities.push(vel.to_vec());
         }
-        let rate = timed(Stage::DfsphRate, || {
-            dfsph_rate(
-                which,
-                &sorted.pos,
-                vel,
-                &da.density,
-                &da.alpha,
-                slot_start,
-                dt,
-                sp,
-                fp,
-                dp,
-            )
-        });
+        let rate = rate_at(vel);
         let again = timed(Stage::DfsphControl, || {
             dfsph_control(
                 &mut state,
