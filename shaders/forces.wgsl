@@ -1,7 +1,7 @@
 // Stage `forces` (CPU mirror: src/cpu/forces.rs): pressure, viscosity and gravity.
 // Inputs (slot order): sorted_pos, sorted_vel, particle_density (the `walls` stage's
-// fluid_density), particle_pressure (N),
-// slot_start (T + 1). Output: accel (N, vec4).
+// fluid_density), particle_pressure (N), slot_start (T + 1), the groups `order` listed
+// (group_range, group_args: see density.wgsl). Output: accel (N, vec4).
 // a_i = g + Σ_j [m (p_i/ρ_i² + p_j/ρ_j² + Π_ij) · 45/(π h⁶)(h − r)² (x_i − x_j)/r  (pressure,
 //                 −m(…)∇W_spiky; symmetric, so momentum is conserved; Π_ij is Monaghan's
 //                 artificial viscosity −α c μ_ij/ρ̄_ij, μ_ij = h v_ij·x_ij/(r² + 0.01h²), for
@@ -12,6 +12,9 @@
 // wall each candidate also pushes through its mirror images across the near walls (images 1 to
 // 7, see stage `walls`), with its density and pressure and velocity -v_k in the viscous
 // terms (no slip; src/cpu/walls.rs image_velocity gives the wall model).
+// Grouped (walk.wgsl): one invocation per group of up to GROUP particles of one slot; the
+// members' own fields are read once into the walker, each candidate's once per visit for all
+// of them. Each member adds its terms in walk order, as a walk of its own would.
 // Worked example, h = 1, m = 1, ρ = p = 1, no viscosity or gravity: particles at x = 0 and 0.5
 // push apart with a = ±(1 + 1) · 45/π · 0.25 · 1 = ±7.16 along x.
 
@@ -23,18 +26,49 @@
 @group(0) @binding(5) var<storage, read> particle_pressure: array<f32>;
 @group(0) @binding(6) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(7) var<storage, read_write> accel: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(9) var<storage, read> group_args: array<u32, 4>;
 
-// The pressure, artificial-viscosity and viscosity push on particle i from a particle at
-// x_i − d (r² = |d|² < h²) with velocity vk, density rho_k and pressure p_k.
-fn interact(i: u32, d: vec3<f32>, r2: f32, vk: vec3<f32>, rho_k: f32, p_k: f32) -> vec3<f32> {
+// What a pair term reads of either particle, with p/ρ², which it uses in every pair (computed
+// once per particle instead of per pair: the same bits).
+struct Fields {
+    x: vec3<f32>,
+    v: vec3<f32>,
+    rho: f32,
+    p_over_rho2: f32,
+}
+
+fn fields(k: u32) -> Fields {
+    let rho = particle_density[k];
+    return Fields(sorted_pos[k].xyz, sorted_vel[k].xyz, rho, particle_pressure[k] / (rho * rho));
+}
+
+// One member of the group: its index, fields, near walls, its viscosity factor μ/ρ_i · m (the
+// first factors of the pair's product, left to right as the CPU multiplies them) and its
+// acceleration so far.
+struct Member {
+    i: u32,
+    f: Fields,
+    walls: WallPlanes,
+    visc: f32,
+    a: vec3<f32>,
+}
+
+// The pressure, artificial-viscosity and viscosity push on member m from a particle at
+// x_i − d (r² = |d|² < h²) with velocity vk, density rho_k and p_k/ρ_k² pk.
+fn interact(m: Member, d: vec3<f32>, r2: f32, vk: vec3<f32>, rho_k: f32, pk: f32) -> vec3<f32> {
     let r = sqrt(r2);
     let w = params.h - r;
-    let rho_i = particle_density[i];
-    var c = (vk - sorted_vel[i].xyz)
-        * (fluid.viscosity / rho_i * fluid.mass / rho_k * fluid.kernel_45 * w);
+    let rho_i = m.f.rho;
+    var c = vec3<f32>(0.0);
+    // Viscosity is off by default: a uniform branch skips it (its term would be exact zeros,
+    // which leave the sum's bits unchanged).
+    if fluid.viscosity != 0.0 {
+        c = (vk - m.f.v) * (m.visc / rho_k * fluid.kernel_45 * w);
+    }
     if r > 0.0 {
-        let shared_term = particle_pressure[i] / (rho_i * rho_i) + p_k / (rho_k * rho_k);
-        let dv = sorted_vel[i].xyz - vk;
+        let shared_term = m.f.p_over_rho2 + pk;
+        let dv = m.f.v - vk;
         let approach = dv.x * d.x + dv.y * d.y + dv.z * d.z;
         var artificial = 0.0;
         if approach < 0.0 {
@@ -46,79 +80,165 @@ fn interact(i: u32, d: vec3<f32>, r2: f32, vk: vec3<f32>, rho_k: f32, p_k: f32) 
     return c;
 }
 
-// Neighbour k's contribution to particle i's acceleration; zero unless k ≠ i and r² < h².
-// Adding an exact zero vector leaves the sum bit for bit as the CPU's.
-fn pair(i: u32, k: u32) -> vec3<f32> {
-    let d = sorted_pos[i].xyz - sorted_pos[k].xyz;
+// Candidate k's own push on member m; zero unless k ≠ i and r² < h². Adding an exact zero
+// vector leaves the sum bit for bit as the CPU's.
+fn pair(m: Member, k: u32, c: Fields) -> vec3<f32> {
+    let d = m.f.x - c.x;
     let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-    if k == i || !(r2 < params.h2) {
-        return vec3<f32>(0.0);
+    var push = vec3<f32>(0.0);
+    if k != m.i && r2 < params.h2 {
+        push = interact(m, d, r2, c.v, c.rho, c.p_over_rho2);
     }
-    return interact(i, d, r2, sorted_vel[k].xyz, particle_density[k], particle_pressure[k]);
+    return push;
 }
 
-// The push of image m of particle k (mirrored across m's walls, see stage `walls`): k's density
-// and pressure, velocity -v_k (no slip, viscous terms only). Zero unless m's walls are all near and the image lies
-// within h. k = i counts: a particle sees its own image.
-fn image_pair(i: u32, k: u32, walls: WallPlanes, m: u32) -> vec3<f32> {
-    if (walls.mask & m) != m {
-        return vec3<f32>(0.0);
-    }
-    let axes = image_axes(m);
-    let d = sorted_pos[i].xyz - reflect_across(sorted_pos[k].xyz, walls.plane, axes);
-    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-    if !(r2 < params.h2) {
-        return vec3<f32>(0.0);
-    }
-    return interact(i, d, r2, -sorted_vel[k].xyz, particle_density[k], particle_pressure[k]);
+// Whether member m sees candidate c's images: m is near a wall and c lies within h (only a
+// neighbour's images can reach the kernel, see stage `walls`). k = i counts: a particle sees
+// its own image.
+fn sees_images(m: Member, c: Fields) -> bool {
+    return m.walls.mask != 0u && distance2(m.f.x, c.x) < params.h2;
 }
 
-// Candidate k's whole contribution: itself, then its images, one per non-empty subset m of the
-// near walls, in decreasing m (a face has 1 image, an edge 3, a corner 7; a loop over all 7
-// masks, or all 7 written out, made the pass several times slower on lavapipe, whose lanes run
-// in lockstep). Only a neighbour's images can reach the kernel (stage `walls`), so the images
-// of the other candidates, most of them, are skipped. The loop spends at most 7 of llvmpipe's
-// loop iterations per neighbour of a particle near a wall (see UNROLL).
-fn candidate(i: u32, k: u32, walls: WallPlanes) -> vec3<f32> {
-    var c = pair(i, k);
-    if walls.mask != 0u && distance2(sorted_pos[i].xyz, sorted_pos[k].xyz) < params.h2 {
-        var g = vec3<f32>(0.0);
-        var m = walls.mask;
-        loop {
-            g = g + image_pair(i, k, walls, m);
-            m = (m - 1u) & walls.mask;
-            if m == 0u {
-                break;
-            }
-        }
-        c = c + g;
+// The push of image s of candidate c (mirrored across s's walls) on member m: c's density and
+// pressure, velocity -v (no slip, viscous terms only). Zero unless s is a subset of `seen` (the
+// walls of m whose images of c it sees, see image_mask) and the image lies within h.
+fn image_pair(m: Member, c: Fields, seen: u32, s: u32) -> vec3<f32> {
+    let d = m.f.x - reflect_across(c.x, m.walls.plane, image_axes(s));
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    var push = vec3<f32>(0.0);
+    if (seen & s) == s && r2 < params.h2 {
+        push = interact(m, d, r2, -c.v, c.rho, c.p_over_rho2);
     }
-    return c;
+    return push;
 }
 
 struct Walker {
-    i: u32,
-    walls: WallPlanes,
-    a: vec3<f32>,
+    m0: Member,
+    m1: Member,
+    m2: Member,
+    m3: Member,
+    m4: Member,
+    m5: Member,
+    m6: Member,
+    m7: Member,
+}
+
+// Member l of the group; places past its end repeat its last particle (results dropped).
+fn member(first: u32, len: u32, l: u32) -> Member {
+    let i = first + min(l, len - 1u);
+    let f = fields(i);
+    let visc = fluid.viscosity / f.rho * fluid.mass;
+    return Member(i, f, wall_planes(f.x, params.h, fluid), visc, vec3<f32>(0.0));
 }
 
 fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    return Walker(first, wall_planes(sorted_pos[first].xyz, params.h, fluid), vec3<f32>(0.0));
+    return Walker(
+        member(first, len, 0u),
+        member(first, len, 1u),
+        member(first, len, 2u),
+        member(first, len, 3u),
+        member(first, len, 4u),
+        member(first, len, 5u),
+        member(first, len, 6u),
+        member(first, len, 7u),
+    );
 }
 
+// The walls across which member m sees c's images: its near walls if it sees them, else none.
+fn image_mask(m: Member, c: Fields) -> u32 {
+    return select(0u, m.walls.mask, sees_images(m, c));
+}
+
+// Candidate k for every member: its own push, then its images, one per non-empty subset s of
+// the near walls in decreasing s (a face has 1 image, an edge 3, a corner 7; the members walk
+// the subsets of their masks' union together, each taking those of its own mask, so each sees
+// its images in its own walk's order). Only a neighbour's images can reach the kernel, so the
+// images of most candidates are skipped. The loop spends at most 7 of llvmpipe's loop
+// iterations per candidate (see UNROLL).
 fn visit(w: ptr<function, Walker>, k: u32) {
-    (*w).a = (*w).a + candidate((*w).i, k, (*w).walls);
+    let c = fields(k);
+    var g0 = pair((*w).m0, k, c);
+    var g1 = pair((*w).m1, k, c);
+    var g2 = pair((*w).m2, k, c);
+    var g3 = pair((*w).m3, k, c);
+    var g4 = pair((*w).m4, k, c);
+    var g5 = pair((*w).m5, k, c);
+    var g6 = pair((*w).m6, k, c);
+    var g7 = pair((*w).m7, k, c);
+    let e0 = image_mask((*w).m0, c);
+    let e1 = image_mask((*w).m1, c);
+    let e2 = image_mask((*w).m2, c);
+    let e3 = image_mask((*w).m3, c);
+    let e4 = image_mask((*w).m4, c);
+    let e5 = image_mask((*w).m5, c);
+    let e6 = image_mask((*w).m6, c);
+    let e7 = image_mask((*w).m7, c);
+    let near = e0 | e1 | e2 | e3 | e4 | e5 | e6 | e7;
+    if near != 0u {
+        var i0 = vec3<f32>(0.0);
+        var i1 = vec3<f32>(0.0);
+        var i2 = vec3<f32>(0.0);
+        var i3 = vec3<f32>(0.0);
+        var i4 = vec3<f32>(0.0);
+        var i5 = vec3<f32>(0.0);
+        var i6 = vec3<f32>(0.0);
+        var i7 = vec3<f32>(0.0);
+        var s = near;
+        loop {
+            i0 = i0 + image_pair((*w).m0, c, e0, s);
+            i1 = i1 + image_pair((*w).m1, c, e1, s);
+            i2 = i2 + image_pair((*w).m2, c, e2, s);
+            i3 = i3 + image_pair((*w).m3, c, e3, s);
+            i4 = i4 + image_pair((*w).m4, c, e4, s);
+            i5 = i5 + image_pair((*w).m5, c, e5, s);
+            i6 = i6 + image_pair((*w).m6, c, e6, s);
+            i7 = i7 + image_pair((*w).m7, c, e7, s);
+            s = (s - 1u) & near;
+            if s == 0u {
+                break;
+            }
+        }
+        g0 = g0 + i0;
+        g1 = g1 + i1;
+        g2 = g2 + i2;
+        g3 = g3 + i3;
+        g4 = g4 + i4;
+        g5 = g5 + i5;
+        g6 = g6 + i6;
+        g7 = g7 + i7;
+    }
+    (*w).m0.a = (*w).m0.a + g0;
+    (*w).m1.a = (*w).m1.a + g1;
+    (*w).m2.a = (*w).m2.a + g2;
+    (*w).m3.a = (*w).m3.a + g3;
+    (*w).m4.a = (*w).m4.a + g4;
+    (*w).m5.a = (*w).m5.a + g5;
+    (*w).m6.a = (*w).m6.a + g6;
+    (*w).m7.a = (*w).m7.a + g7;
+}
+
+fn store(m: Member, first: u32, members: u32, l: u32) {
+    if (members & (1u << l)) != 0u {
+        accel[first + l] = vec4<f32>(m.a + fluid.gravity.xyz, 0.0);
+    }
 }
 
 fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
-    accel[first] = vec4<f32>((*w).a + fluid.gravity.xyz, 0.0);
+    store((*w).m0, first, members, 0u);
+    store((*w).m1, first, members, 1u);
+    store((*w).m2, first, members, 2u);
+    store((*w).m3, first, members, 3u);
+    store((*w).m4, first, members, 4u);
+    store((*w).m5, first, members, 5u);
+    store((*w).m6, first, members, 6u);
+    store((*w).m7, first, members, 7u);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
+    let g = gid.x;
+    if g >= group_args[3] {
         return;
     }
-    walk_one(i);
+    walk_group(group_range[g]);
 }

@@ -2,10 +2,12 @@
 // particles (Colagrossi & Landrini 2003). Within h of a wall a particle's kernel reaches past
 // the wall, where there is no fluid; each neighbour's mirror image across that wall (and across
 // both or all three walls at an edge or corner) stands in for the missing fluid.
-// Inputs (slot order): sorted_pos, particle_density (from `density`), slot_start.
+// Inputs (slot order): sorted_pos, particle_density (from `density`), slot_start, the groups
+// `order` listed (group_range, group_args: see density.wgsl).
 // Output: fluid_density (N) = particle_density + density_scale · Σ_k Σ_images (1 − r²/h²)³,
 // over the images within h, walked in the density's order, per candidate its images in
-// decreasing subset mask.
+// decreasing subset mask. Grouped (walk.wgsl): one invocation per group of up to GROUP
+// particles of one slot, each candidate read once for all of them.
 // Worked example, h = 1, density_scale = 1, floor y = 0, one particle at y = 0.25: its image
 // at y = −0.25 is 0.5 away → 1 + (1 − 0.25)³ = 1.421875, as for a real pair at that distance.
 
@@ -15,66 +17,154 @@
 @group(0) @binding(3) var<storage, read> particle_density: array<f32>;
 @group(0) @binding(4) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(5) var<storage, read_write> fluid_density: array<f32>;
+@group(0) @binding(6) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read> group_args: array<u32, 4>;
 
-// The poly6 term of image m of x_k seen from x; 0 unless m's walls are all near and r² < h².
-fn image_term(x: vec3<f32>, xk: vec3<f32>, near: WallPlanes, m: u32) -> f32 {
-    if (near.mask & m) != m {
-        return 0.0;
-    }
-    let r2 = distance2(x, reflect_across(xk, near.plane, image_axes(m)));
-    return select(0.0, poly6_term(r2, params.inv_h2), r2 < params.h2);
-}
-
-// All images of candidate k, one per non-empty subset m of the near walls in decreasing m (see
-// `candidate` in forces.wgsl); 0 unless k itself lies within h, since an image is never nearer
-// than its original.
-fn images(x: vec3<f32>, near: WallPlanes, k: u32) -> f32 {
-    let xk = sorted_pos[k].xyz;
-    var t = 0.0;
-    if distance2(x, xk) < params.h2 {
-        var m = near.mask;
-        loop {
-            t = t + image_term(x, xk, near, m);
-            m = (m - 1u) & near.mask;
-            if m == 0u {
-                break;
-            }
-        }
-    }
-    return t;
-}
-
-struct Walker {
+// One member of the group: its position, near walls and image sum so far.
+struct Member {
     x: vec3<f32>,
     near: WallPlanes,
     sum: f32,
 }
 
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    let x = sorted_pos[first].xyz;
-    return Walker(x, wall_planes(x, params.h, fluid), 0.0);
+// Whether member m sees xk's images: m is near a wall and xk lies within h (a mirror image
+// within h of x has its original within h of x, the wall lying between them).
+fn sees_images(m: Member, xk: vec3<f32>) -> bool {
+    return m.near.mask != 0u && distance2(m.x, xk) < params.h2;
 }
 
+// The poly6 term of image s of xk seen from member m; 0 unless s is a subset of `seen` (the
+// walls of m whose images of xk it sees, see image_mask) and r² < h².
+fn image_term(m: Member, xk: vec3<f32>, seen: u32, s: u32) -> f32 {
+    let r2 = distance2(m.x, reflect_across(xk, m.near.plane, image_axes(s)));
+    return select(0.0, poly6_term(r2, params.inv_h2), (seen & s) == s && r2 < params.h2);
+}
+
+// The walls across which member m sees xk's images: its near walls if it sees them, else none.
+fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
+    return select(0u, m.near.mask, sees_images(m, xk));
+}
+
+struct Walker {
+    m0: Member,
+    m1: Member,
+    m2: Member,
+    m3: Member,
+    m4: Member,
+    m5: Member,
+    m6: Member,
+    m7: Member,
+}
+
+// Member l of the group; places past its end repeat its last particle (results dropped).
+fn member(first: u32, len: u32, l: u32) -> Member {
+    let x = sorted_pos[first + min(l, len - 1u)].xyz;
+    return Member(x, wall_planes(x, params.h, fluid), 0.0);
+}
+
+fn begin_round(first: u32, len: u32, members: u32) -> Walker {
+    return Walker(
+        member(first, len, 0u),
+        member(first, len, 1u),
+        member(first, len, 2u),
+        member(first, len, 3u),
+        member(first, len, 4u),
+        member(first, len, 5u),
+        member(first, len, 6u),
+        member(first, len, 7u),
+    );
+}
+
+// All images of candidate k for every member, one per non-empty subset s of the members' near
+// walls in decreasing s (see `visit` in forces.wgsl: each member takes the subsets of its own
+// mask, in its own walk's order; the others add exact zeros).
 fn visit(w: ptr<function, Walker>, k: u32) {
-    (*w).sum = (*w).sum + images((*w).x, (*w).near, k);
+    let xk = sorted_pos[k].xyz;
+    let e0 = image_mask((*w).m0, xk);
+    let e1 = image_mask((*w).m1, xk);
+    let e2 = image_mask((*w).m2, xk);
+    let e3 = image_mask((*w).m3, xk);
+    let e4 = image_mask((*w).m4, xk);
+    let e5 = image_mask((*w).m5, xk);
+    let e6 = image_mask((*w).m6, xk);
+    let e7 = image_mask((*w).m7, xk);
+    let near = e0 | e1 | e2 | e3 | e4 | e5 | e6 | e7;
+    if near != 0u {
+        add_images(w, xk, near, vec4<u32>(e0, e1, e2, e3), vec4<u32>(e4, e5, e6, e7));
+    }
+}
+
+// The images of candidate xk across the subsets of `near` added to the members' sums (ea, eb:
+// the members' image masks, 0-3 and 4-7).
+fn add_images(w: ptr<function, Walker>, xk: vec3<f32>, near: u32, ea: vec4<u32>, eb: vec4<u32>) {
+    var t0 = 0.0;
+    var t1 = 0.0;
+    var t2 = 0.0;
+    var t3 = 0.0;
+    var t4 = 0.0;
+    var t5 = 0.0;
+    var t6 = 0.0;
+    var t7 = 0.0;
+    var s = near;
+    loop {
+        t0 = t0 + image_term((*w).m0, xk, ea.x, s);
+        t1 = t1 + image_term((*w).m1, xk, ea.y, s);
+        t2 = t2 + image_term((*w).m2, xk, ea.z, s);
+        t3 = t3 + image_term((*w).m3, xk, ea.w, s);
+        t4 = t4 + image_term((*w).m4, xk, eb.x, s);
+        t5 = t5 + image_term((*w).m5, xk, eb.y, s);
+        t6 = t6 + image_term((*w).m6, xk, eb.z, s);
+        t7 = t7 + image_term((*w).m7, xk, eb.w, s);
+        s = (s - 1u) & near;
+        if s == 0u {
+            break;
+        }
+    }
+    (*w).m0.sum = (*w).m0.sum + t0;
+    (*w).m1.sum = (*w).m1.sum + t1;
+    (*w).m2.sum = (*w).m2.sum + t2;
+    (*w).m3.sum = (*w).m3.sum + t3;
+    (*w).m4.sum = (*w).m4.sum + t4;
+    (*w).m5.sum = (*w).m5.sum + t5;
+    (*w).m6.sum = (*w).m6.sum + t6;
+    (*w).m7.sum = (*w).m7.sum + t7;
+}
+
+fn store(m: Member, first: u32, members: u32, l: u32) {
+    if (members & (1u << l)) != 0u {
+        fluid_density[first + l] = particle_density[first + l] + params.density_scale * m.sum;
+    }
 }
 
 fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
-    fluid_density[first] = particle_density[first] + params.density_scale * (*w).sum;
+    store((*w).m0, first, members, 0u);
+    store((*w).m1, first, members, 1u);
+    store((*w).m2, first, members, 2u);
+    store((*w).m3, first, members, 3u);
+    store((*w).m4, first, members, 4u);
+    store((*w).m5, first, members, 5u);
+    store((*w).m6, first, members, 6u);
+    store((*w).m7, first, members, 7u);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn walls(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= params.n {
+    let g = gid.x;
+    if g >= group_args[3] {
         return;
     }
-    // A mirror image within h of x has its original within h of x (the wall lies between
-    // them), so the walk over x's own neighbour cells finds every image; away from the walls
-    // there is nothing to walk for.
-    if wall_planes(sorted_pos[i].xyz, params.h, fluid).mask != 0u {
-        walk_one(i);
+    let r = group_range[g];
+    // Away from the walls there is nothing to walk for: a group none of whose members is near
+    // a wall only copies its densities.
+    var any_near = false;
+    for (var i = r.x; i < r.y; i = i + 1u) {
+        any_near = any_near || wall_planes(sorted_pos[i].xyz, params.h, fluid).mask != 0u;
+    }
+    if any_near {
+        walk_group(r);
     } else {
-        fluid_density[i] = particle_density[i];
+        for (var i = r.x; i < r.y; i = i + 1u) {
+            fluid_density[i] = particle_density[i];
+        }
     }
 }

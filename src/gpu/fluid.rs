@@ -66,13 +66,15 @@ impl GpuFluid {
             let walls_l = layout(
                 d,
                 "sph.walls",
-                &[Uniform, Uniform, Read, Read, Read, ReadWrite],
+                &[Uniform, Uniform, Read, Read, Read, ReadWrite, Read, Read],
             );
             let pressure_l = layout(d, "sph.pressure", &[Uniform, Uniform, Read, ReadWrite]);
             let forces_l = layout(
                 d,
                 "sph.forces",
-                &[Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite],
+                &[
+                    Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read,
+                ],
             );
             let timestep_l = layout(
                 d,
@@ -109,6 +111,8 @@ impl GpuFluid {
                         &b.density,
                         &b.slot_start,
                         &fluid_density,
+                        &b.group_range,
+                        &b.group_args,
                     ],
                 ),
                 pressure_bg: bind_group(
@@ -130,6 +134,8 @@ impl GpuFluid {
                         &pressure_buf,
                         &b.slot_start,
                         &accel,
+                        &b.group_range,
+                        &b.group_args,
                     ],
                 ),
                 timestep_bg: bind_group(
@@ -296,12 +302,13 @@ impl Simulation {
         let f = &self.fluid;
         self.grid.encode_build(e);
         self.grid.encode_density(e);
+        let args = &self.grid.bufs.group_args;
         self.grid
-            .dispatch(e, Stage::Walls, &f.walls, &f.walls_bg, n_groups);
+            .dispatch_indirect(e, Stage::Walls, &f.walls, &f.walls_bg, args);
         self.grid
             .dispatch(e, Stage::Pressure, &f.pressure, &f.pressure_bg, n_groups);
         self.grid
-            .dispatch(e, Stage::Forces, &f.forces, &f.forces_bg, n_groups);
+            .dispatch_indirect(e, Stage::Forces, &f.forces, &f.forces_bg, args);
         if self.interaction.is_some() {
             self.interact.encode(e, self.grid.bufs.n);
         }
