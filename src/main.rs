@@ -872,7 +872,12 @@ fn simulate(
             }
             Box::new(sim)
         }
-        None => Box::new(run::CpuSimulation::with_solver(params, fp, dp, state)),
+        None => Box::new(run::CpuSimulation::with_solver(
+            params,
+            fp,
+            dp,
+            state.clone(),
+        )),
     };
     let mut stats_file = match &cli.stats {
         Some(path) => {
@@ -924,8 +929,10 @@ fn simulate(
     let start = std::time::Instant::now();
     let result = run::run(
         backend.as_mut(),
+        &state,
         &fp,
         cli.steps,
+        cli.output.is_some() || cli.screenshot.is_some(),
         run::Outputs {
             stats: stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
             export: export.as_ref(),
@@ -968,8 +975,8 @@ fn simulate(
         f.flush()
             .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
     }
-    if let Some(out) = &cli.output {
-        run::write_snapshot(out, &snap, Some(&meta))?;
+    if let (Some(out), Some(snap)) = (&cli.output, &snap) {
+        run::write_snapshot(out, snap, Some(&meta))?;
     }
     if let Some(st) = last {
         if cli.json {
@@ -1003,7 +1010,7 @@ fn simulate(
             );
         }
     }
-    if let Some(path) = &cli.screenshot {
+    if let (Some(path), Some(snap)) = (&cli.screenshot, snap) {
         match paths.picture {
             Ok(ctx) => {
                 let setup = gpu_sph::setup::Setup {

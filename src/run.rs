@@ -4,12 +4,12 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use glam::Vec3;
 use serde::Serialize;
 
 use crate::cpu::Grid;
-use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
+use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry, DfsphStats};
 use crate::cpu::reorder::Particles;
+use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, stats_block};
 use crate::cpu::step::step_with;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::params::{DfsphParams, FluidParams, SimParams};
@@ -19,13 +19,27 @@ use crate::{Error, Result, io};
 pub trait Backend {
     /// Advances one step.
     fn step(&mut self) -> Result<()>;
-    /// The current state, densities and last dt.
+    /// Starts one step whose statistics block [`Backend::read_stats`] returns; the GPU runs it
+    /// while the host reads the block of the step before.
+    fn submit(&mut self) -> Result<()>;
+    /// The statistics block of the oldest submitted step not yet read (waits for it).
+    fn read_stats(&mut self) -> Result<StatsBlock>;
+    /// The current state, densities and last dt (a full readback on the GPU; no step may be
+    /// in flight).
     fn snapshot(&self) -> Result<Snapshot>;
 }
 
 impl Backend for Simulation {
     fn step(&mut self) -> Result<()> {
         Simulation::step(self, 1)
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        Simulation::submit_step(self)
+    }
+
+    fn read_stats(&mut self) -> Result<StatsBlock> {
+        Simulation::read_stats(self)
     }
 
     fn snapshot(&self) -> Result<Snapshot> {
@@ -51,6 +65,7 @@ pub struct CpuSimulation {
     pub interaction: Option<crate::cpu::interact::InteractParams>,
     dfsph: Option<CpuDfsph>,
     snap: Snapshot,
+    blocks: std::collections::VecDeque<StatsBlock>,
 }
 
 impl CpuSimulation {
@@ -82,6 +97,7 @@ impl CpuSimulation {
                 dt: 0.0,
                 dfsph: None,
             },
+            blocks: Default::default(),
         }
     }
 
@@ -134,6 +150,27 @@ impl Backend for CpuSimulation {
         Ok(())
     }
 
+    fn submit(&mut self) -> Result<()> {
+        self.step()?;
+        let s = &self.snap;
+        self.blocks.push_back(stats_block(
+            &s.state.pos,
+            &s.state.vel,
+            &s.state.id,
+            &s.density,
+            &self.fp,
+            s.dt,
+            s.dfsph.as_ref(),
+        ));
+        Ok(())
+    }
+
+    fn read_stats(&mut self) -> Result<StatsBlock> {
+        self.blocks
+            .pop_front()
+            .ok_or_else(|| Error::input("no step submitted to read statistics from"))
+    }
+
     fn snapshot(&self) -> Result<Snapshot> {
         Ok(self.snap.clone())
     }
@@ -178,69 +215,62 @@ pub struct StepStats {
     pub density_error_max: f64,
 }
 
-/// Statistics of a snapshot; fails with the step and quantity on a non-finite value or a
-/// particle outside the tank.
-pub fn stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Result<StepStats> {
-    let lo = Vec3::from_slice(&fp.tank_min[..3]);
-    let hi = Vec3::from_slice(&fp.tank_max[..3]);
+/// The statistics of a step from its block (the same bits on both paths); fails with the
+/// step, the quantity and the particle on a non-finite value, or on particles outside the tank.
+pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result<StepStats> {
+    if b.non_finite != 0 {
+        let what = [
+            (BAD_POSITION, "position"),
+            (BAD_VELOCITY, "velocity"),
+            (BAD_DENSITY, "density"),
+        ]
+        .iter()
+        .filter(|(bit, _)| b.non_finite & bit != 0)
+        .map(|(_, w)| *w)
+        .collect::<Vec<_>>()
+        .join(" and ");
+        return Err(Error::Unstable(format!(
+            "step {step}: non-finite {what} at particle {} (t = {t:.6} s): the run blew up; reduce --dt or the speed of sound, or raise --viscosity",
+            b.first_bad_id
+        )));
+    }
+    if !b.dt.is_finite() {
+        return Err(Error::Unstable(format!(
+            "step {step}: non-finite time step"
+        )));
+    }
+    if b.outside > 0 {
+        return Err(Error::Unstable(format!(
+            "step {step}: {} particles outside the tank (t = {t:.6} s)",
+            b.outside
+        )));
+    }
     let g = (fp.gravity[1] as f64).abs();
     let m = fp.mass as f64;
+    let n = b.n.max(1) as f64;
+    let rho0 = fp.rest_density as f64;
     let mut st = StepStats {
         step,
         t,
-        dt: s.dt as f64,
-        kinetic: 0.0,
-        potential: 0.0,
-        max_speed: 0.0,
-        density_min: f64::INFINITY,
-        density_mean: 0.0,
-        density_max: f64::NEG_INFINITY,
-        front: f64::NEG_INFINITY,
-        outside: 0,
+        dt: b.dt as f64,
+        kinetic: 0.5 * m * b.sums[0] as f64,
+        potential: m * g * b.sums[1] as f64,
+        max_speed: (b.maxima[0] as f64).sqrt(),
+        density_min: b.density_min as f64,
+        density_mean: b.sums[2] as f64 / n,
+        density_max: b.maxima[1] as f64,
+        front: b.maxima[2] as f64,
+        outside: b.outside as u64,
         iterations_v: 0,
         iterations_d: 0,
         residual_v: 0.0,
         residual_d: 0.0,
-        density_error_mean: 0.0,
-        density_error_max: 0.0,
+        density_error_mean: b.sums[3] as f64 / (rho0 * n),
+        density_error_max: b.maxima[3] as f64 / rho0,
     };
-    let rho0 = fp.rest_density as f64;
-    let bad = |what: &str, k: usize| {
-        Error::Unstable(format!(
-            "step {step}: non-finite {what} at particle {} (t = {t:.6} s): the run blew up; reduce --dt or the speed of sound, or raise --viscosity",
-            s.state.id[k]
-        ))
-    };
-    for k in 0..s.state.len() {
-        let (x, v, d) = (s.state.pos[k], s.state.vel[k], s.density[k]);
-        if !x.is_finite() {
-            return Err(bad("position", k));
-        }
-        if !v.is_finite() {
-            return Err(bad("velocity", k));
-        }
-        if !d.is_finite() {
-            return Err(bad("density", k));
-        }
-        if !(x.cmpge(lo).all() && x.cmple(hi).all()) {
-            st.outside += 1;
-        }
-        let v2 = v.length_squared() as f64;
-        st.kinetic += 0.5 * m * v2;
-        st.potential += m * g * (x.y - lo.y) as f64;
-        st.max_speed = st.max_speed.max(v2.sqrt());
-        st.density_min = st.density_min.min(d as f64);
-        st.density_max = st.density_max.max(d as f64);
-        st.density_mean += d as f64;
-        st.front = st.front.max(x.x as f64);
-        let e = (d as f64 / rho0 - 1.0).max(0.0);
-        st.density_error_mean += e;
-        st.density_error_max = st.density_error_max.max(e);
-    }
-    st.density_mean /= s.state.len().max(1) as f64;
-    st.density_error_mean /= s.state.len().max(1) as f64;
-    // DFSPH reduces its density error on the device, in the CPU mirror's f32 tree.
-    if let Some(d) = &s.dfsph {
+    // DFSPH reduces its density error at the new positions in its own block.
+    if b.dfsph != [0; 8] {
+        let d = DfsphStats::from_words(&b.dfsph);
         st.iterations_v = d.iterations_v;
         st.iterations_d = d.iterations_d;
         st.residual_v = d.residual_v as f64;
@@ -248,18 +278,33 @@ pub fn stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Result<StepSt
         st.density_error_mean = d.error_mean as f64;
         st.density_error_max = d.error_max as f64;
     }
-    if !s.dt.is_finite() {
-        return Err(Error::Unstable(format!(
-            "step {step}: non-finite time step"
-        )));
-    }
-    if st.outside > 0 {
-        return Err(Error::Unstable(format!(
-            "step {step}: {} particles outside the tank (t = {t:.6} s)",
-            st.outside
-        )));
-    }
     Ok(st)
+}
+
+/// The statistics of a snapshot, through the same block as a run's.
+pub fn snapshot_stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Result<StepStats> {
+    let st = &s.state;
+    let b = stats_block(
+        &st.pos,
+        &st.vel,
+        &st.id,
+        &s.density,
+        fp,
+        s.dt,
+        s.dfsph.as_ref(),
+    );
+    step_stats(&b, fp, step, t)
+}
+
+/// Fails with one line when a starting state has a non-finite value or a particle outside
+/// the tank.
+pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
+    let density = vec![fp.rest_density; state.len()];
+    if state.is_empty() {
+        return Ok(());
+    }
+    let b = stats_block(&state.pos, &state.vel, &state.id, &density, fp, 0.0, None);
+    step_stats(&b, fp, 0, 0.0).map(|_| ())
 }
 
 /// The `--stats` CSV header, after comment lines recording the geometry.
@@ -338,6 +383,14 @@ pub fn write_snapshot(
     io::write_particles_with(path, &pos, &vel, &density, &comments)
 }
 
+impl Outputs<'_> {
+    /// Whether step k writes a frame or a surface.
+    fn wants_frame(&self, k: u64) -> bool {
+        self.export.is_some_and(|ex| k % ex.every == 0)
+            || self.surfaces.as_ref().is_some_and(|sf| k % sf.every == 0)
+    }
+}
+
 fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
     if let Some(ex) = out.export.filter(|ex| k % ex.every == 0) {
         write_snapshot(
@@ -353,33 +406,56 @@ fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
     Ok(())
 }
 
-/// Runs `steps` steps, checking every step; writes stats rows, frames and surfaces if asked.
-/// Returns the final snapshot and the last statistics.
+/// Runs `steps` steps from `start` (the state the backend holds), checking every step from
+/// its statistics block; writes stats rows, frames and surfaces if asked. The state is read
+/// back only for a frame, and at the end when `want_final` (for `--output`); otherwise the
+/// next step runs while the host reads the last one's block. Returns the final snapshot (if
+/// read) and the last statistics.
 pub fn run(
     backend: &mut dyn Backend,
+    start: &Particles,
     fp: &FluidParams,
     steps: u64,
+    want_final: bool,
     mut out: Outputs<'_>,
     progress: &indicatif::ProgressBar,
-) -> Result<(Snapshot, Option<StepStats>)> {
+) -> Result<(Option<Snapshot>, Option<StepStats>)> {
+    check_start(start, fp)?;
+    if out.wants_frame(0) {
+        write_frame(&mut out, 0, &backend.snapshot()?)?;
+    }
     let mut t = 0.0f64;
     let mut last = None;
-    let mut snap = backend.snapshot()?;
-    stats(&snap, fp, 0, 0.0)?;
-    write_frame(&mut out, 0, &snap)?;
+    let mut snap = None;
+    if steps > 0 {
+        backend.submit()?;
+    }
     for k in 1..=steps {
-        backend.step()?;
-        snap = backend.snapshot()?;
-        t += snap.dt as f64;
-        let st = stats(&snap, fp, k, t)?;
+        let needs_state = out.wants_frame(k) || (k == steps && want_final);
+        // Step k + 1 runs while step k's block is read, unless step k's state is wanted.
+        if k < steps && !needs_state {
+            backend.submit()?;
+        }
+        let block = backend.read_stats()?;
+        t += block.dt as f64;
+        let st = step_stats(&block, fp, k, t)?;
         if let Some(o) = out.stats.as_deref_mut() {
             o.write_all(st.csv_line().as_bytes())
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
-        write_frame(&mut out, k, &snap)?;
+        if needs_state {
+            let s = backend.snapshot()?;
+            write_frame(&mut out, k, &s)?;
+            snap = Some(s);
+            if k < steps {
+                backend.submit()?;
+            }
+        }
         last = Some(st);
         progress.inc(1);
     }
-    // The last step's snapshot is the final state: no second readback.
+    if want_final && snap.is_none() {
+        snap = Some(backend.snapshot()?);
+    }
     Ok((snap, last))
 }

@@ -48,6 +48,8 @@ pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
 pub const TIMESTEP: &str = include_str!("../shaders/timestep.wgsl");
 /// Stage `integrate`: symplectic Euler and the tank walls.
 pub const INTEGRATE: &str = include_str!("../shaders/integrate.wgsl");
+/// Stage `stats`: the step's statistics block (entry points `stats_blocks`, `stats_final`).
+pub const STATS: &str = include_str!("../shaders/stats.wgsl");
 /// Stage `interact`: the viewer's mouse force around the cursor ray.
 pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
 /// Stage `render`: particle sphere impostors and lines for the viewer.
@@ -86,7 +88,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 26] = [
+pub const STAGES: [(&str, &str); 27] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -98,6 +100,7 @@ pub const STAGES: [(&str, &str); 26] = [
     ("forces", FORCES),
     ("timestep", TIMESTEP),
     ("integrate", INTEGRATE),
+    ("stats", STATS),
     ("interact", INTERACT),
     ("render", RENDER),
     ("surface", SURFACE),

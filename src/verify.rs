@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::cpu::reorder::Particles;
+use crate::cpu::stats::{StatsBlock, stats_block};
 use crate::cpu::{self, Grid};
 use crate::gpu::GpuNeighbours;
 use crate::params::SimParams;
@@ -340,6 +341,27 @@ fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
     }
 }
 
+/// The statistics block (stage `stats`): its floats relative to their largest magnitude, its
+/// counts and bits exactly.
+pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageReport; 2] {
+    let floats = |b: &StatsBlock| {
+        let mut v = b.sums.to_vec();
+        v.extend_from_slice(&b.maxima);
+        v.push(b.density_min);
+        v.push(b.dt);
+        v
+    };
+    let ints = |b: &StatsBlock| {
+        let mut v = vec![b.outside, b.non_finite, b.first_bad_id, b.n];
+        v.extend_from_slice(&b.dfsph);
+        v
+    };
+    [
+        compare_scaled("stats.values", &floats(gpu), &floats(cpu), tol),
+        compare_exact("stats.counts", &ints(gpu), &ints(cpu)),
+    ]
+}
+
 /// Starts GPU and CPU from the same state, has each take one step, compares every stage's
 /// output, then resynchronises the GPU to the CPU's state so errors do not compound; `steps`
 /// times. Densities are judged relative to themselves, other fields relative to their
@@ -392,6 +414,17 @@ pub fn verify_steps(
             ),
             compare_exact("step.id", &snap.state.id, &trace.next.id),
         ];
+        let want = stats_block(
+            &trace.next.pos,
+            &trace.next.vel,
+            &trace.next.id,
+            &trace.fluid_density,
+            fp,
+            trace.timestep.dt,
+            None,
+        );
+        let mut rows = rows;
+        rows.extend(compare_stats(&sim.stats_now()?, &want, tol));
         if first_mismatch.is_none() {
             first_mismatch = rows
                 .iter()
@@ -673,6 +706,18 @@ pub fn verify_dfsph_steps(
             ),
             None,
         );
+        let want = stats_block(
+            &tr.next_sorted.pos,
+            &tr.next_sorted.vel,
+            &tr.next_sorted.id,
+            &tr.end.density,
+            fp,
+            tr.stats.dt,
+            Some(&tr.stats),
+        );
+        for r in compare_stats(&sim.stats_now()?, &want, tol) {
+            out.push(r, None);
+        }
         if first_mismatch.is_none() {
             first_mismatch = out.first.take();
         }

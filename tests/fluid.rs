@@ -8,6 +8,7 @@ use gpu_sph::cpu::forces::{self, Fields};
 use gpu_sph::cpu::integrate::advance;
 use gpu_sph::cpu::pressure::tait;
 use gpu_sph::cpu::reorder::Particles;
+use gpu_sph::cpu::stats::stats_block;
 use gpu_sph::cpu::timestep::choose_dt;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
@@ -112,7 +113,7 @@ fn parity(kind: SceneKind, n: usize, steps: u64) {
     let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
     let report = verify::verify_steps(&sim, &state, steps, 1e-5).unwrap();
     assert!(report.pass, "{kind:?} N={n}\n{}", report.to_table());
-    assert_eq!(report.stages.len(), 9);
+    assert_eq!(report.stages.len(), 11);
 }
 
 #[test]
@@ -131,7 +132,9 @@ fn gpu_steps_keep_every_particle_in_the_tank_and_finite() {
     let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
     sim.step(100).unwrap();
     let snap = sim.snapshot().unwrap();
-    let st = gpu_sph::run::stats(&snap, &fp, 100, 0.0).unwrap();
+    let s = &snap.state;
+    let block = stats_block(&s.pos, &s.vel, &s.id, &snap.density, &fp, snap.dt, None);
+    let st = gpu_sph::run::step_stats(&block, &fp, 100, 0.0).unwrap();
     assert_eq!(st.outside, 0);
     assert!(
         st.max_speed > 0.1,
@@ -144,5 +147,106 @@ fn gpu_steps_keep_every_particle_in_the_tank_and_finite() {
         ids,
         (0..2000).collect::<Vec<u32>>(),
         "the permutation is kept"
+    );
+}
+
+/// A headless GPU run maps the 96-byte statistics block once per step and nothing else,
+/// except the whole state where a frame is exported (counted on a device of its own, so
+/// other tests' readbacks do not count).
+#[test]
+fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
+    use std::sync::atomic::Ordering::Relaxed;
+
+    use gpu_sph::gpu::stats::STATS_BYTES;
+    use gpu_sph::run::{Export, Outputs, run};
+
+    if common::gpu().is_none() {
+        return;
+    }
+    let ctx = std::sync::Arc::new(gpu_sph::gpu::GpuContext::new().unwrap());
+    let n = 1500;
+    let (cfg, fp, scene) = setup(SceneKind::DamBreak, n);
+    let state = Particles::new(scene.positions, scene.velocities);
+    let mut sim = Simulation::new(ctx.clone(), &cfg.sim_params(), &fp, &state).unwrap();
+    let counts = || {
+        let m = &ctx.mapped;
+        (
+            m.maps.load(Relaxed),
+            m.bytes.load(Relaxed),
+            m.largest.load(Relaxed),
+        )
+    };
+    let bar = indicatif::ProgressBar::hidden();
+    let (maps0, bytes0, _) = counts();
+    let (snap, last) = run(&mut sim, &state, &fp, 12, false, Outputs::default(), &bar).unwrap();
+    let (maps, bytes, largest) = counts();
+    assert!(snap.is_none());
+    assert_eq!(last.unwrap().step, 12);
+    assert_eq!(maps - maps0, 12, "one mapping per step");
+    assert_eq!(bytes - bytes0, 12 * STATS_BYTES);
+    assert_eq!(largest, STATS_BYTES, "nothing larger than the block");
+
+    // Frames at steps 0, 5 and 10: the state is read there, and only there.
+    let dir = std::env::temp_dir().join(format!("gpu_sph_mapped_{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let export = Export {
+        dir: dir.clone(),
+        every: 5,
+    };
+    let out = Outputs {
+        export: Some(&export),
+        ..Default::default()
+    };
+    run(&mut sim, &state, &fp, 12, false, out, &bar).unwrap();
+    let (maps2, bytes2, _) = counts();
+    // A snapshot reads positions and velocities (vec4), ids, densities and the step state.
+    let snapshot = (n * (16 + 16 + 4 + 4) + 16) as u64;
+    assert_eq!(bytes2 - bytes, 12 * STATS_BYTES + 3 * snapshot);
+    assert_eq!(maps2 - maps, 12 + 3 * 5);
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Both paths print the same statistics, bit for bit, from the same f32 tree.
+#[test]
+fn gpu_and_cpu_runs_have_identical_statistics() {
+    use gpu_sph::run::{Backend, CpuSimulation};
+
+    let Some(ctx) = common::gpu() else { return };
+    let (cfg, fp, scene) = setup(SceneKind::DamBreak, 2500);
+    let state = Particles::new(scene.positions, scene.velocities);
+    let mut gpu = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
+    let mut cpu = CpuSimulation::new(cfg.sim_params(), fp, state.clone());
+    for _ in 0..15 {
+        gpu.submit().unwrap();
+        cpu.submit().unwrap();
+        assert_eq!(gpu.read_stats().unwrap(), cpu.read_stats().unwrap());
+    }
+}
+
+/// The device flags non-finite values from their exponent bits (WGSL may assume floats are
+/// finite) and names the smallest offending id, as the CPU mirror does.
+#[test]
+fn the_gpu_statistics_flag_non_finite_values_with_the_smallest_id() {
+    use gpu_sph::cpu::stats::{BAD_POSITION, BAD_VELOCITY};
+
+    let Some(ctx) = common::gpu() else { return };
+    let (cfg, fp, scene) = setup(SceneKind::DamBreak, 700);
+    let mut state = Particles::new(scene.positions, scene.velocities);
+    let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
+    state.vel[650].y = f32::NAN;
+    state.pos[400].z = f32::NEG_INFINITY;
+    state.vel[30].x = f32::INFINITY;
+    sim.upload(&state);
+    let got = sim.stats_now().unwrap();
+    let density = sim.snapshot().unwrap().density;
+    let want = stats_block(
+        &state.pos, &state.vel, &state.id, &density, &fp, got.dt, None,
+    );
+    assert_eq!(got.non_finite, BAD_POSITION | BAD_VELOCITY);
+    assert_eq!(got.first_bad_id, 30);
+    assert_eq!(
+        (got.non_finite, got.first_bad_id),
+        (want.non_finite, want.first_bad_id)
     );
 }

@@ -1,5 +1,6 @@
 //! The GPU context: adapter, device and queue, plus the one readback helper.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 
 use bytemuck::Pod;
@@ -20,6 +21,21 @@ pub struct GpuContext {
     pub limits: wgpu::Limits,
     /// Whether compute passes can carry timestamp queries.
     pub timestamps: bool,
+    /// What the host has mapped from the device: every readback goes through
+    /// [`GpuContext::count_mapped`].
+    pub mapped: MappedBytes,
+}
+
+/// Counters of host mappings (the test that a run reads back only its statistics block
+/// checks them).
+#[derive(Debug, Default)]
+pub struct MappedBytes {
+    /// Mappings.
+    pub maps: AtomicU64,
+    /// Bytes in all of them.
+    pub bytes: AtomicU64,
+    /// The largest one, in bytes.
+    pub largest: AtomicU64,
 }
 
 impl std::fmt::Debug for GpuContext {
@@ -91,6 +107,7 @@ impl GpuContext {
             info,
             limits,
             timestamps,
+            mapped: MappedBytes::default(),
         })
     }
 
@@ -130,6 +147,14 @@ impl GpuContext {
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
+    /// Records a mapping of `bytes` bytes.
+    pub fn count_mapped(&self, bytes: u64) {
+        let m = &self.mapped;
+        m.maps.fetch_add(1, Ordering::Relaxed);
+        m.bytes.fetch_add(bytes, Ordering::Relaxed);
+        m.largest.fetch_max(bytes, Ordering::Relaxed);
+    }
+
     /// Submits `encoder`, which fills `staging` (a `MAP_READ` buffer), waits for it and returns
     /// the staging buffer's bytes.
     pub fn submit_and_read(
@@ -154,6 +179,7 @@ impl GpuContext {
         let out = view.to_vec();
         drop(view);
         staging.unmap();
+        self.count_mapped(out.len() as u64);
         Ok(out)
     }
 

@@ -527,15 +527,8 @@ impl GpuDfsph {
     /// Reads the statistics block (32 bytes).
     pub fn read_stats(&self, g: &GpuNeighbours) -> Result<DfsphStats> {
         let r = g.read_u32(&self.stats, 8)?;
-        Ok(DfsphStats {
-            iterations_v: r[0],
-            residual_v: f32::from_bits(r[1]),
-            iterations_d: r[2],
-            residual_d: f32::from_bits(r[3]),
-            error_mean: f32::from_bits(r[4]),
-            error_max: f32::from_bits(r[5]),
-            dt: f32::from_bits(r[6]),
-            v_max: f32::from_bits(r[7]),
-        })
+        Ok(DfsphStats::from_words(&[
+            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7],
+        ]))
     }
 }

@@ -13,10 +13,12 @@ use super::interact::GpuInteract;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
+use super::stats::{GpuStats, StatsInputs};
 use super::timer::Stage;
 use crate::cpu::dfsph::{DfsphCarry, DfsphStats, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::reorder::Particles;
+use crate::cpu::stats::StatsBlock;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Result, shaders};
 
@@ -184,6 +186,8 @@ pub struct Simulation {
     pub fluid_params: FluidParams,
     /// The viewer's mouse force, dispatched only while `interaction` is set.
     pub interact: GpuInteract,
+    /// The statistics block of each submitted step.
+    pub stats: GpuStats,
     interaction: Option<InteractParams>,
     /// The DFSPH passes, when the run uses that solver.
     pub dfsph: Option<GpuDfsph>,
@@ -238,7 +242,30 @@ impl Simulation {
             )?),
             None => None,
         };
+        let b = &grid.bufs;
+        let inputs = match &dfsph {
+            Some(d) => StatsInputs {
+                pos: &b.sorted_pos,
+                vel: &b.sorted_vel,
+                id: &b.sorted_id,
+                density: &d.rho,
+                step_state: &fluid.step_state,
+                fluid: &fluid.params,
+                dfsph: Some(&d.stats),
+            },
+            None => StatsInputs {
+                pos: &b.positions,
+                vel: &b.velocities,
+                id: &b.particle_id,
+                density: &fluid.fluid_density,
+                step_state: &fluid.step_state,
+                fluid: &fluid.params,
+                dfsph: None,
+            },
+        };
+        let stats = GpuStats::new(&grid.ctx, &grid, &inputs)?;
         let sim = Self {
+            stats,
             grid,
             fluid,
             sim_params: *sp,
@@ -358,6 +385,38 @@ impl Simulation {
                 self.encode_step(e);
             }
         })
+    }
+
+    /// Submits one step and its statistics block without waiting: [`Simulation::read_stats`]
+    /// returns the block once the step is done. At most two steps may be in flight.
+    pub fn submit_step(&self) -> Result<()> {
+        let ctx = &self.grid.ctx;
+        ctx.scoped(|| {
+            let mut e = self.grid.encoder();
+            self.encode_step(&mut e);
+            let slot = self.stats.encode(&self.grid, &mut e)?;
+            let index = ctx.queue.submit([e.finish()]);
+            self.stats.submitted(slot, index);
+            Ok(())
+        })?
+    }
+
+    /// The statistics block of the current state (the stage alone, for verification); no step
+    /// may be in flight.
+    pub fn stats_now(&self) -> Result<StatsBlock> {
+        let ctx = &self.grid.ctx;
+        ctx.scoped(|| {
+            let mut e = self.grid.encoder();
+            let slot = self.stats.encode(&self.grid, &mut e)?;
+            let index = ctx.queue.submit([e.finish()]);
+            self.stats.submitted(slot, index);
+            self.stats.read(ctx)
+        })?
+    }
+
+    /// The statistics block of the oldest submitted step not yet read; waits for that step.
+    pub fn read_stats(&self) -> Result<StatsBlock> {
+        self.stats.read(&self.grid.ctx)
     }
 
     /// Reads the current state, densities and last dt.

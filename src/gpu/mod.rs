@@ -5,6 +5,7 @@ pub mod dfsph;
 pub mod fluid;
 pub mod interact;
 pub mod neighbours;
+pub mod stats;
 pub mod timer;
 
 pub use context::GpuContext;

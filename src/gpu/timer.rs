@@ -50,11 +50,13 @@ pub enum Stage {
     DfsphIntegrate,
     /// `dfsph_stats`.
     DfsphStats,
+    /// `stats`: the statistics block of either solver.
+    Stats,
 }
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 21] = [
+    pub const ALL: [Stage; 22] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
@@ -76,6 +78,7 @@ impl Stage {
         Stage::DfsphPredict,
         Stage::DfsphIntegrate,
         Stage::DfsphStats,
+        Stage::Stats,
     ];
 
     /// The stage's one name (WGSL file, entry point, CPU module).
@@ -102,6 +105,7 @@ impl Stage {
             Stage::DfsphPredict => "dfsph_predict",
             Stage::DfsphIntegrate => "dfsph_integrate",
             Stage::DfsphStats => "dfsph_stats",
+            Stage::Stats => "stats",
         }
     }
 
@@ -129,6 +133,7 @@ impl Stage {
             Stage::DfsphPredict => "sph.dfsph_predict",
             Stage::DfsphIntegrate => "sph.dfsph_integrate",
             Stage::DfsphStats => "sph.dfsph_stats",
+            Stage::Stats => "sph.stats",
         }
     }
 

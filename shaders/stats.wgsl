@@ -1,0 +1,155 @@
+// Stage `stats` (CPU mirror: src/cpu/stats.rs): a step's statistics reduced on the device
+// to a block of a few bytes, so a run reads back 96 bytes per step instead of the state.
+// Entry points:
+// - stats_blocks, one invocation per particle: per particle |v|² = (vx² + vy²) + vz²,
+//   y − y_floor, ρ, max(ρ − ρ0, 0) (sums), |v|², ρ, x, max(ρ − ρ0, 0) (maxima), ρ (minimum),
+//   outside the tank (count), non-finite position / velocity / density (bits 1, 2, 4, from the
+//   exponent bits: WGSL may assume floats are finite) and the smallest id with one; each
+//   workgroup reduces its 256 in the fixed tree (s[l] ∘= s[l + half], half = 128 … 1) into
+//   blocks[3 wid .. 3 wid + 3];
+// - stats_final, one workgroup: lane l folds blocks l, l + 256, … in order, then the tree;
+//   lane 0 writes out[0..16] = sums, maxima, min ρ, outside, non-finite bits, first bad id,
+//   dt (step_state[0]), N, 0, 0.
+// Sums pad with 0, extremes with the first particle's (or block's) own values: no infinity.
+// Inputs: pos, vel, id, density (one order), step_state. Output: out (16 words; the host
+// copies the DFSPH block behind it).
+// Worked example: two particles at rest, ρ = 1001 and 999 (ρ0 = 1000), heights 0.1 and 0.3:
+// sums (0, 0.4, 2000, 1), maxima (0, 1001, x, 1), min 999.
+
+@group(0) @binding(0) var<uniform> params: SimParams;
+@group(0) @binding(1) var<uniform> fluid: FluidParams;
+@group(0) @binding(2) var<storage, read> pos: array<vec4<f32>>;
+@group(0) @binding(3) var<storage, read> vel: array<vec4<f32>>;
+@group(0) @binding(4) var<storage, read> id: array<u32>;
+@group(0) @binding(5) var<storage, read> density: array<f32>;
+@group(0) @binding(6) var<storage, read_write> blocks: array<vec4<u32>>;
+@group(0) @binding(7) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(8) var<storage, read_write> out: array<u32, 16>;
+
+struct Item {
+    sums: vec4<f32>,
+    maxima: vec4<f32>,
+    // (min ρ as bits, outside, non-finite bits, first bad id)
+    rest: vec4<u32>,
+}
+
+var<workgroup> red_sums: array<vec4<f32>, WORKGROUP_SIZE>;
+var<workgroup> red_maxima: array<vec4<f32>, WORKGROUP_SIZE>;
+var<workgroup> red_rest: array<vec4<u32>, WORKGROUP_SIZE>;
+
+fn finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+fn finite3(v: vec3<f32>) -> bool {
+    return finite(v.x) && finite(v.y) && finite(v.z);
+}
+
+fn item(k: u32) -> Item {
+    let x = pos[k].xyz;
+    let v = vel[k].xyz;
+    let rho = density[k];
+    let lo = fluid.tank_min.xyz;
+    let hi = fluid.tank_max.xyz;
+    let bad = select(1u, 0u, finite3(x)) | select(2u, 0u, finite3(v)) | select(4u, 0u, finite(rho));
+    let v2 = v.x * v.x + v.y * v.y + v.z * v.z;
+    let err = max(rho - fluid.rest_density, 0.0);
+    let inside = all(x >= lo) && all(x <= hi);
+    return Item(
+        vec4<f32>(v2, x.y - lo.y, rho, err),
+        vec4<f32>(v2, rho, x.x, err),
+        vec4<u32>(bitcast<u32>(rho), select(1u, 0u, inside), bad, select(0xffffffffu, id[k], bad != 0u)),
+    );
+}
+
+// The neutral element of a set whose first element is `first`.
+fn padding(first: Item) -> Item {
+    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu));
+}
+
+fn combine(a: Item, b: Item) -> Item {
+    return Item(
+        a.sums + b.sums,
+        max(a.maxima, b.maxima),
+        vec4<u32>(
+            bitcast<u32>(min(bitcast<f32>(a.rest.x), bitcast<f32>(b.rest.x))),
+            a.rest.y + b.rest.y,
+            a.rest.z | b.rest.z,
+            min(a.rest.w, b.rest.w),
+        ),
+    );
+}
+
+// The workgroup's tree; every invocation must call it (it holds barriers). Lane 0 gets the
+// result.
+fn reduce_items(l: u32, it: Item) -> Item {
+    red_sums[l] = it.sums;
+    red_maxima[l] = it.maxima;
+    red_rest[l] = it.rest;
+    workgroupBarrier();
+    for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half >> 1u) {
+        if l < half {
+            let c = combine(
+                Item(red_sums[l], red_maxima[l], red_rest[l]),
+                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half]),
+            );
+            red_sums[l] = c.sums;
+            red_maxima[l] = c.maxima;
+            red_rest[l] = c.rest;
+        }
+        workgroupBarrier();
+    }
+    return Item(red_sums[0], red_maxima[0], red_rest[0]);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn stats_blocks(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+    @builtin(workgroup_id) wid: vec3<u32>,
+) {
+    let first = wid.x * WORKGROUP_SIZE;
+    var it = padding(item(first));
+    if gid.x < params.n {
+        it = item(gid.x);
+    }
+    let r = reduce_items(lid.x, it);
+    if lid.x == 0u {
+        blocks[3u * wid.x] = bitcast<vec4<u32>>(r.sums);
+        blocks[3u * wid.x + 1u] = bitcast<vec4<u32>>(r.maxima);
+        blocks[3u * wid.x + 2u] = r.rest;
+    }
+}
+
+fn block(j: u32) -> Item {
+    return Item(bitcast<vec4<f32>>(blocks[3u * j]), bitcast<vec4<f32>>(blocks[3u * j + 1u]), blocks[3u * j + 2u]);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
+    let l = lid.x;
+    let count = (params.n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
+    var it = padding(block(0u));
+    for (var j = l; j < count; j = j + WORKGROUP_SIZE) {
+        it = combine(it, block(j));
+    }
+    let r = reduce_items(l, it);
+    if l == 0u {
+        out[0] = bitcast<u32>(r.sums.x);
+        out[1] = bitcast<u32>(r.sums.y);
+        out[2] = bitcast<u32>(r.sums.z);
+        out[3] = bitcast<u32>(r.sums.w);
+        out[4] = bitcast<u32>(r.maxima.x);
+        out[5] = bitcast<u32>(r.maxima.y);
+        out[6] = bitcast<u32>(r.maxima.z);
+        out[7] = bitcast<u32>(r.maxima.w);
+        out[8] = r.rest.x;
+        out[9] = r.rest.y;
+        out[10] = r.rest.z;
+        out[11] = r.rest.w;
+        out[12] = bitcast<u32>(step_state[0]);
+        out[13] = params.n;
+        out[14] = 0u;
+        out[15] = 0u;
+    }
+}

@@ -1,0 +1,248 @@
+//! Stage `stats`, the CPU mirror of `shaders/stats.wgsl`: a step's statistics reduced to a
+//! [`StatsBlock`] of 96 bytes, the only thing a headless run reads back per step.
+//!
+//! Inputs: the state the step ends with (positions, velocities, ids, densities, all in one
+//! order), the fluid parameters, the step's dt and, for DFSPH, its statistics block. Per
+//! particle: |v|² = (vx² + vy²) + vz², the height above the floor y − y_floor, ρ, the
+//! compression max(ρ − ρ0, 0) (summed and maximal), the front x, whether it lies outside the
+//! tank, and which of its position, velocity and density is non-finite (read from the exponent
+//! bits: WGSL may assume floats are finite, so `isnan` can be folded away).
+//!
+//! The reduction is a fixed tree, the same on both paths, so both print the same bits: blocks
+//! of 256 particles halve pairwise (s[l] ∘= s[l + half], half = 128 … 1), then one workgroup's
+//! lane l folds blocks l, l + 256, … in order and the tree runs again. Sums pad with 0; maxima
+//! and minima pad with the first value of the set (taking an element twice changes neither),
+//! so no infinity is ever needed.
+//!
+//! Worked example: two particles at rest, ρ = 1001 and 999 kg/m³ (ρ0 = 1000), heights 0.1 and
+//! 0.3 m: Σ|v|² = 0, Σ(y − y_floor) = 0.4, Σρ = 2000, Σ max(ρ − ρ0, 0) = 1, max ρ = 1001,
+//! min ρ = 999.
+
+use glam::Vec3;
+
+use crate::cpu::dfsph::DfsphStats;
+use crate::params::{FluidParams, REDUCE_BLOCK};
+
+const B: usize = REDUCE_BLOCK as usize;
+
+/// Bit 0 of [`StatsBlock::non_finite`]: a position.
+pub const BAD_POSITION: u32 = 1;
+/// Bit 1: a velocity.
+pub const BAD_VELOCITY: u32 = 2;
+/// Bit 2: a density.
+pub const BAD_DENSITY: u32 = 4;
+
+/// The step's statistics as the GPU writes them (`stats.wgsl` `stats_final`, then the DFSPH
+/// block copied behind it): 24 words, 96 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct StatsBlock {
+    /// Σ|v|², Σ(y − y_floor), Σρ, Σ max(ρ − ρ0, 0).
+    pub sums: [f32; 4],
+    /// max |v|², max ρ, max x (the front), max of max(ρ − ρ0, 0).
+    pub maxima: [f32; 4],
+    /// min ρ.
+    pub density_min: f32,
+    /// Particles outside the tank.
+    pub outside: u32,
+    /// OR of [`BAD_POSITION`], [`BAD_VELOCITY`], [`BAD_DENSITY`] over the particles.
+    pub non_finite: u32,
+    /// The smallest id among particles with a non-finite value (u32::MAX when none).
+    pub first_bad_id: u32,
+    /// dt of the step, s.
+    pub dt: f32,
+    /// N.
+    pub n: u32,
+    #[doc(hidden)]
+    pub _pad: [u32; 2],
+    /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
+    pub dfsph: [u32; 8],
+}
+
+/// One particle's contribution.
+#[derive(Clone, Copy)]
+struct Item {
+    sums: [f32; 4],
+    maxima: [f32; 4],
+    min: f32,
+    outside: u32,
+    bad: u32,
+    first_bad: u32,
+}
+
+/// Whether `x` is finite, from its exponent bits as the shader tests it.
+#[inline]
+pub fn finite_bits(x: f32) -> bool {
+    x.to_bits() & 0x7f80_0000 != 0x7f80_0000
+}
+
+fn item(x: Vec3, v: Vec3, rho: f32, id: u32, fp: &FluidParams) -> Item {
+    let lo = Vec3::from_slice(&fp.tank_min[..3]);
+    let hi = Vec3::from_slice(&fp.tank_max[..3]);
+    let fin = |a: Vec3| finite_bits(a.x) && finite_bits(a.y) && finite_bits(a.z);
+    let bad = if fin(x) { 0 } else { BAD_POSITION }
+        | if fin(v) { 0 } else { BAD_VELOCITY }
+        | if finite_bits(rho) { 0 } else { BAD_DENSITY };
+    let v2 = v.x * v.x + v.y * v.y + v.z * v.z;
+    let err = (rho - fp.rest_density).max(0.0);
+    let inside = x.cmpge(lo).all() && x.cmple(hi).all();
+    Item {
+        sums: [v2, x.y - lo.y, rho, err],
+        maxima: [v2, rho, x.x, err],
+        min: rho,
+        outside: !inside as u32,
+        bad,
+        first_bad: if bad != 0 { id } else { u32::MAX },
+    }
+}
+
+/// `a` folded with `b`, each quantity with its own operation.
+fn combine(a: Item, b: Item) -> Item {
+    let mut out = a;
+    for q in 0..4 {
+        out.sums[q] = a.sums[q] + b.sums[q];
+        out.maxima[q] = a.maxima[q].max(b.maxima[q]);
+    }
+    out.min = a.min.min(b.min);
+    out.outside = a.outside + b.outside;
+    out.bad = a.bad | b.bad;
+    out.first_bad = a.first_bad.min(b.first_bad);
+    out
+}
+
+/// The neutral padding of a set whose first element is `first`: zero sums, the first
+/// element's extremes.
+fn padding(first: Item) -> Item {
+    Item {
+        sums: [0.0; 4],
+        outside: 0,
+        bad: 0,
+        first_bad: u32::MAX,
+        ..first
+    }
+}
+
+/// The pairwise-halving tree of one workgroup.
+fn tree(s: &mut [Item; B]) -> Item {
+    let mut half = B / 2;
+    while half > 0 {
+        for l in 0..half {
+            s[l] = combine(s[l], s[l + half]);
+        }
+        half >>= 1;
+    }
+    s[0]
+}
+
+/// The statistics block of a state (`pos`, `vel`, `id`, `density` in one order, N ≥ 1).
+pub fn stats_block(
+    pos: &[Vec3],
+    vel: &[Vec3],
+    id: &[u32],
+    density: &[f32],
+    fp: &FluidParams,
+    dt: f32,
+    dfsph: Option<&DfsphStats>,
+) -> StatsBlock {
+    let n = pos.len();
+    let items: Vec<Item> = (0..n)
+        .map(|k| item(pos[k], vel[k], density[k], id[k], fp))
+        .collect();
+    let blocks: Vec<Item> = items
+        .chunks(B)
+        .map(|c| {
+            let mut s = [padding(c[0]); B];
+            s[..c.len()].copy_from_slice(c);
+            tree(&mut s)
+        })
+        .collect();
+    // Second level: lane l folds blocks l, l + 256, … in order, starting from the padding.
+    let mut s = [padding(blocks[0]); B];
+    for (j, b) in blocks.iter().enumerate() {
+        s[j % B] = combine(s[j % B], *b);
+    }
+    let r = tree(&mut s);
+    StatsBlock {
+        sums: r.sums,
+        maxima: r.maxima,
+        density_min: r.min,
+        outside: r.outside,
+        non_finite: r.bad,
+        first_bad_id: r.first_bad,
+        dt,
+        n: n as u32,
+        _pad: [0; 2],
+        dfsph: dfsph.map(DfsphStats::to_words).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{PhysicsConfig, SphConfig};
+
+    fn fp() -> FluidParams {
+        let cfg = SphConfig::new(2, Default::default()).unwrap();
+        PhysicsConfig::default()
+            .fluid_params(&cfg, Vec3::ZERO, Vec3::ONE, 1.0)
+            .unwrap()
+    }
+
+    #[test]
+    fn worked_example() {
+        let b = stats_block(
+            &[Vec3::new(0.5, 0.1, 0.5), Vec3::new(0.5, 0.3, 0.5)],
+            &[Vec3::ZERO; 2],
+            &[0, 1],
+            &[1001.0, 999.0],
+            &fp(),
+            1e-3,
+            None,
+        );
+        assert_eq!(b.sums, [0.0, 0.1 + 0.3, 2000.0, 1.0]);
+        assert_eq!(b.maxima, [0.0, 1001.0, 0.5, 1.0]);
+        assert_eq!(b.density_min, 999.0);
+        assert_eq!(
+            (b.outside, b.non_finite, b.first_bad_id, b.n),
+            (0, 0, u32::MAX, 2)
+        );
+    }
+
+    #[test]
+    fn non_finite_values_are_flagged_with_the_smallest_id() {
+        let n = 700;
+        let pos = vec![Vec3::splat(0.5); n];
+        let mut vel = vec![Vec3::ZERO; n];
+        let mut density = vec![1000.0; n];
+        let id: Vec<u32> = (0..n as u32).rev().collect();
+        vel[600].y = f32::NAN;
+        density[300] = f32::INFINITY;
+        let b = stats_block(&pos, &vel, &id, &density, &fp(), 1e-3, None);
+        assert_eq!(b.non_finite, BAD_VELOCITY | BAD_DENSITY);
+        assert_eq!(b.first_bad_id, id[600]);
+    }
+
+    #[test]
+    fn extremes_and_outside_do_not_depend_on_padding() {
+        // 300 particles: a full block and one of 44, so both levels pad.
+        let n = 300;
+        let pos: Vec<Vec3> = (0..n)
+            .map(|k| Vec3::new(-0.5 + k as f32 / n as f32, 0.5, 0.5))
+            .collect();
+        let density: Vec<f32> = (0..n).map(|k| 990.0 + k as f32 * 0.1).collect();
+        let b = stats_block(
+            &pos,
+            &vec![Vec3::ZERO; n],
+            &(0..n as u32).collect::<Vec<_>>(),
+            &density,
+            &fp(),
+            1e-3,
+            None,
+        );
+        assert_eq!(b.maxima[2], pos[n - 1].x);
+        assert_eq!(b.density_min, 990.0);
+        assert_eq!(b.maxima[1], density[n - 1]);
+        // x < 0 for the first half: those are outside the tank [0, 1]³.
+        assert_eq!(b.outside, 150);
+    }
+}
