@@ -1,8 +1,8 @@
 // Stage `dfsph_density` (CPU mirror: src/cpu/dfsph.rs dfsph_density): the DFSPH density and
-// factor (Bender & Koschier 2017, eq. 9), one particle per invocation on the shared walk.
-// Inputs (slot order): sorted_pos, slot_start. Outputs: dfsph_rho (N), alpha (N), and per
-// workgroup of 256 the sum and the max of the density error max(rho/rho0 - 1, 0)
-// (error_sums, error_maxima; the fixed tree of reduce_block).
+// factor (Bender & Koschier 2017, eq. 9), one invocation per group of the grouped walk.
+// Inputs (slot order): sorted_pos, slot_start, the groups `order` listed (group_range,
+// group_args). Outputs: dfsph_rho (N), alpha (N), and the density error
+// max(rho/rho0 - 1, 0) (N; stage dfsph_blocks reduces it per block of 256).
 // rho_i = m (W(0) + sum_j W_ij), images of the tank's walls included; with
 // g_i = sum_j m gradW_ij (images included) and s_i = sum_j |m gradW_ij|^2 (real neighbours),
 // alpha_i = rho_i / (|g_i|^2 + s_i + the images' terms), negated with fewer than
@@ -19,13 +19,11 @@
 @group(0) @binding(4) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(5) var<storage, read_write> dfsph_rho: array<f32>;
 @group(0) @binding(6) var<storage, read_write> alpha: array<f32>;
-@group(0) @binding(7) var<storage, read_write> error_sums: array<f32>;
-@group(0) @binding(8) var<storage, read_write> error_maxima: array<f32>;
+@group(0) @binding(7) var<storage, read_write> density_error: array<f32>;
+@group(0) @binding(8) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(9) var<storage, read> group_args: array<u32, 4>;
 
-// The density error of this invocation's particle, for the reduction.
-var<private> particle_error: f32;
-
-struct Walker {
+struct Member {
     i: u32,
     x: vec3<f32>,
     walls: WallPlanes,
@@ -36,46 +34,56 @@ struct Walker {
     nb: u32,
 }
 
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    let x = sorted_pos[first].xyz;
-    return Walker(first, x, wall_planes(x, params.h, fluid), dfsph.kernel_w, vec3<f32>(0.0), 0.0, 0.0, 0u);
+struct Cand {
+    x: vec3<f32>,
 }
 
-fn dfsph_pair(w: ptr<function, Walker>, j: u32, d: vec3<f32>, r2: f32, axes: vec3<bool>) {
-    (*w).sum = (*w).sum + cubic_w(r2);
+fn new_member(i: u32) -> Member {
+    let x = sorted_pos[i].xyz;
+    return Member(i, x, wall_planes(x, params.h, fluid), dfsph.kernel_w, vec3<f32>(0.0), 0.0, 0.0, 0u);
+}
+
+fn candidate(k: u32) -> Cand {
+    return Cand(sorted_pos[k].xyz);
+}
+
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+    var w = m;
+    w.sum = w.sum + cubic_w(r2);
     let gv = d * (fluid.mass * cubic_grad(r2));
-    (*w).grad = (*w).grad + gv;
+    w.grad = w.grad + gv;
     if !any(axes) {
-        (*w).grad2 = (*w).grad2 + (gv.x * gv.x + gv.y * gv.y + gv.z * gv.z);
-    } else if j != (*w).i {
+        w.grad2 = w.grad2 + (gv.x * gv.x + gv.y * gv.y + gv.z * gv.z);
+    } else if j != w.i {
         // The image moves with its original's reaction (src/cpu/dfsph.rs density_alpha).
-        let dr = (*w).x - sorted_pos[j].xyz;
+        let dr = w.x - c.x;
         let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
         let gr = select(dr * (fluid.mass * cubic_grad(r2r)), -(dr * (fluid.mass * cubic_grad(r2r))), axes);
-        (*w).images = (*w).images + (gr.x * gv.x + gr.y * gv.y + gr.z * gv.z);
+        w.images = w.images + (gr.x * gv.x + gr.y * gv.y + gr.z * gv.z);
     }
-    (*w).nb = (*w).nb + 1u;
+    w.nb = w.nb + 1u;
+    return w;
 }
 
-fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
-    let rho = fluid.mass * (*w).sum;
-    let g = (*w).grad;
+fn finish(m: Member, i: u32) {
+    let rho = fluid.mass * m.sum;
+    let g = m.grad;
     // The particle's own images carry its stiffness and move with it (src/cpu/dfsph.rs
     // density_alpha): its own update is -c G' with G' = g + the own images' gradients.
-    let x = (*w).x;
-    let walls = (*w).walls;
+    let x = m.x;
+    let walls = m.walls;
     var own_grad = vec3<f32>(0.0);
     if walls.mask != 0u {
-        var m = walls.mask;
+        var s = walls.mask;
         loop {
-            let axes = image_axes(m);
+            let axes = image_axes(s);
             let d = x - reflect_across(x, walls.plane, axes);
             let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
             if r2 < params.h2 {
                 own_grad = own_grad + d * (fluid.mass * cubic_grad(r2));
             }
-            m = (m - 1u) & walls.mask;
-            if m == 0u {
+            s = (s - 1u) & walls.mask;
+            if s == 0u {
                 break;
             }
         }
@@ -83,9 +91,9 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
     let gp = g + own_grad;
     var own = 0.0;
     if walls.mask != 0u {
-        var m = walls.mask;
+        var s = walls.mask;
         loop {
-            let axes = image_axes(m);
+            let axes = image_axes(s);
             let d = x - reflect_across(x, walls.plane, axes);
             let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
             if r2 < params.h2 {
@@ -93,39 +101,27 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
                 let rg = select(gp, -gp, axes);
                 own = own + (rg.x * gv.x + rg.y * gv.y + rg.z * gv.z);
             }
-            m = (m - 1u) & walls.mask;
-            if m == 0u {
+            s = (s - 1u) & walls.mask;
+            if s == 0u {
                 break;
             }
         }
     }
-    let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + (*w).grad2 + (*w).images - own;
+    let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + m.grad2 + m.images - own;
     // Below the neighbour threshold alpha is stored negated (src/cpu/dfsph.rs density_alpha).
     var a = 0.0;
     if denom > 0.0 {
         a = rho / denom;
     }
-    if (*w).nb < dfsph.min_neighbours {
+    if m.nb < dfsph.min_neighbours {
         a = -a;
     }
-    dfsph_rho[first] = rho;
-    alpha[first] = a;
-    particle_error = max(rho / fluid.rest_density - 1.0, 0.0);
+    dfsph_rho[i] = rho;
+    alpha[i] = a;
+    density_error[i] = max(rho / fluid.rest_density - 1.0, 0.0);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn dfsph_density(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-) {
-    particle_error = 0.0;
-    if gid.x < params.n {
-        walk_one(gid.x);
-    }
-    let r = reduce_block(lid.x, particle_error, particle_error);
-    if lid.x == 0u {
-        error_sums[wid.x] = r.x;
-        error_maxima[wid.x] = r.y;
-    }
+fn dfsph_density(@builtin(global_invocation_id) gid: vec3<u32>) {
+    walk_listed_group(gid.x);
 }

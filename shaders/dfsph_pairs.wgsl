@@ -1,65 +1,184 @@
 // The DFSPH pair walk (CPU mirror: src/cpu/dfsph.rs pairs, cubic_w, cubic_grad), prepended
-// after walk.wgsl to the DFSPH stages that walk: those that define
-//   fn dfsph_pair(w: ptr<function, Walker>, j: u32, d: vec3<f32>, r2: f32, axes: vec3<bool>)
-// and a Walker with fields i (the particle), x (its position) and walls (wall_planes of x).
-// Such a stage binds `params`, `fluid`, `dfsph`, `sorted_pos` and `slot_start`.
-// Input: candidate k of the shared walk. Output: dfsph_pair called for k itself if k != i and
-// r2 < h2 (axes all false), then for each image of k across the near walls within h, in
-// decreasing subset mask (axes = the reflected ones), d = x_i - (image of) x_k.
+// after walk.wgsl to the DFSPH stages that walk: those that define `fn dfsph_pair(`. Such a
+// stage binds `params`, `fluid`, `dfsph`, `sorted_pos`, `slot_start`, `group_range` and
+// `group_args`, and defines
+//   struct Member { i: u32, x: vec3<f32>, walls: WallPlanes, ... }   one particle of a group
+//   struct Cand { ... }                       what a pair reads of the candidate
+//   fn new_member(i: u32) -> Member           particle i's member, its sums empty
+//   fn candidate(k: u32) -> Cand
+//   fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member
+//   fn finish(m: Member, i: u32)              stores particle i's results
+// The grouped walk (walk.wgsl): a group of up to GROUP particles of one slot walks once,
+// each candidate read once for all members. For each member and candidate k (r2 < h2):
+// dfsph_pair for k itself if k != i (axes all false), then for each image of k across the
+// member's near walls within h, in decreasing subset mask (axes = the reflected ones),
+// d = x_i - (image of) x_k: each member's sums are those of a walk of its own, bit for bit.
+// No function here returns early: on llvmpipe an early return inside the walk spends loop
+// budget (see forces.wgsl).
 // Kernel: the cubic spline of support h (Monaghan 1992), as SPlisHSPlasH uses it.
 // Worked example: h = 1, q = r = 0.5 -> W = 8/pi * 0.25, grad W = -48/pi/4 * d/r.
 
 fn cubic_w(r2: f32) -> f32 {
     let q = sqrt(r2) * params.inv_h;
+    let f = 1.0 - q;
+    var w = 0.0;
     if q <= 0.5 {
         // Constants as uniforms, never literals in a product (src/params.rs DfsphParams).
-        let f = 1.0 - q;
-        return dfsph.kernel_w - dfsph.kernel_w6 * (r2 * params.inv_h2 * f);
+        w = dfsph.kernel_w - dfsph.kernel_w6 * (r2 * params.inv_h2 * f);
     } else if q < 1.0 {
-        let f = 1.0 - q;
-        return dfsph.kernel_w * (2.0 * f * f * f);
+        w = dfsph.kernel_w * (2.0 * f * f * f);
     }
-    return 0.0;
+    return w;
 }
 
 // g with grad W(x_i - x_j) = g (x_i - x_j).
 fn cubic_grad(r2: f32) -> f32 {
     let r = sqrt(r2);
     let q = r * params.inv_h;
-    if !(r > 0.0) || q >= 1.0 {
-        return 0.0;
-    } else if q <= 0.5 {
-        return q * (dfsph.kernel_grad3 * q - dfsph.kernel_grad2) * params.inv_h / r;
-    }
     let f = 1.0 - q;
-    return -(dfsph.kernel_grad * (f * f)) * params.inv_h / r;
+    var g = 0.0;
+    if !(r > 0.0) || q >= 1.0 {
+        g = 0.0;
+    } else if q <= 0.5 {
+        g = q * (dfsph.kernel_grad3 * q - dfsph.kernel_grad2) * params.inv_h / r;
+    } else {
+        g = -(dfsph.kernel_grad * (f * f)) * params.inv_h / r;
+    }
+    return g;
+}
+
+struct Walker {
+    m0: Member,
+    m1: Member,
+    m2: Member,
+    m3: Member,
+    m4: Member,
+    m5: Member,
+    m6: Member,
+    m7: Member,
+}
+
+// Member l of the group; places past its end repeat its last particle (results dropped).
+fn member_at(first: u32, len: u32, l: u32) -> Member {
+    return new_member(first + min(l, len - 1u));
+}
+
+fn begin_round(first: u32, len: u32, members: u32) -> Walker {
+    return Walker(
+        member_at(first, len, 0u),
+        member_at(first, len, 1u),
+        member_at(first, len, 2u),
+        member_at(first, len, 3u),
+        member_at(first, len, 4u),
+        member_at(first, len, 5u),
+        member_at(first, len, 6u),
+        member_at(first, len, 7u),
+    );
+}
+
+// Candidate k itself for member m: a neighbour (r2 < h2) other than m.
+fn own_pair(m: Member, k: u32, xk: vec3<f32>, c: Cand) -> Member {
+    let d = m.x - xk;
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    var out = m;
+    if r2 < params.h2 && k != m.i {
+        out = dfsph_pair(m, k, c, d, r2, vec3<bool>(false));
+    }
+    return out;
+}
+
+// The walls across which m sees xk's images: its near walls if xk is a neighbour (an image is
+// never nearer than its original), else none.
+fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
+    return select(0u, m.walls.mask, m.walls.mask != 0u && distance2(m.x, xk) < params.h2);
+}
+
+// Image s of candidate k for member m, if s is a subset of `seen` and the image lies within h.
+fn image_pair(m: Member, k: u32, xk: vec3<f32>, c: Cand, seen: u32, s: u32) -> Member {
+    let axes = image_axes(s);
+    let d = m.x - reflect_across(xk, m.walls.plane, axes);
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    var out = m;
+    if (seen & s) == s && r2 < params.h2 {
+        out = dfsph_pair(m, k, c, d, r2, axes);
+    }
+    return out;
 }
 
 fn visit(w: ptr<function, Walker>, k: u32) {
-    let x = (*w).x;
     let xk = sorted_pos[k].xyz;
-    let d = x - xk;
-    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-    if !(r2 < params.h2) {
-        return;
-    }
-    if k != (*w).i {
-        dfsph_pair(w, k, d, r2, vec3<bool>(false));
-    }
-    let walls = (*w).walls;
-    if walls.mask != 0u {
-        var m = walls.mask;
-        loop {
-            let axes = image_axes(m);
-            let di = x - reflect_across(xk, walls.plane, axes);
-            let r2i = di.x * di.x + di.y * di.y + di.z * di.z;
-            if r2i < params.h2 {
-                dfsph_pair(w, k, di, r2i, axes);
+    let c = candidate(k);
+    if MEMBERS == 1u {
+        let e = image_mask((*w).m0, xk);
+        (*w).m0 = own_pair((*w).m0, k, xk, c);
+        if e != 0u {
+            var s = e;
+            loop {
+                (*w).m0 = image_pair((*w).m0, k, xk, c, e, s);
+                s = (s - 1u) & e;
+                if s == 0u {
+                    break;
+                }
             }
-            m = (m - 1u) & walls.mask;
-            if m == 0u {
+        }
+    } else {
+        visit_members(w, k, xk, c);
+    }
+}
+
+fn visit_members(w: ptr<function, Walker>, k: u32, xk: vec3<f32>, c: Cand) {
+    let e0 = image_mask((*w).m0, xk);
+    let e1 = image_mask((*w).m1, xk);
+    let e2 = image_mask((*w).m2, xk);
+    let e3 = image_mask((*w).m3, xk);
+    let e4 = image_mask((*w).m4, xk);
+    let e5 = image_mask((*w).m5, xk);
+    let e6 = image_mask((*w).m6, xk);
+    let e7 = image_mask((*w).m7, xk);
+    (*w).m0 = own_pair((*w).m0, k, xk, c);
+    (*w).m1 = own_pair((*w).m1, k, xk, c);
+    (*w).m2 = own_pair((*w).m2, k, xk, c);
+    (*w).m3 = own_pair((*w).m3, k, xk, c);
+    (*w).m4 = own_pair((*w).m4, k, xk, c);
+    (*w).m5 = own_pair((*w).m5, k, xk, c);
+    (*w).m6 = own_pair((*w).m6, k, xk, c);
+    (*w).m7 = own_pair((*w).m7, k, xk, c);
+    // The members walk the subsets of their masks' union together, in decreasing order; each
+    // takes those of its own mask (see forces.wgsl).
+    let near = e0 | e1 | e2 | e3 | e4 | e5 | e6 | e7;
+    if near != 0u {
+        var s = near;
+        loop {
+            (*w).m0 = image_pair((*w).m0, k, xk, c, e0, s);
+            (*w).m1 = image_pair((*w).m1, k, xk, c, e1, s);
+            (*w).m2 = image_pair((*w).m2, k, xk, c, e2, s);
+            (*w).m3 = image_pair((*w).m3, k, xk, c, e3, s);
+            (*w).m4 = image_pair((*w).m4, k, xk, c, e4, s);
+            (*w).m5 = image_pair((*w).m5, k, xk, c, e5, s);
+            (*w).m6 = image_pair((*w).m6, k, xk, c, e6, s);
+            (*w).m7 = image_pair((*w).m7, k, xk, c, e7, s);
+            s = (s - 1u) & near;
+            if s == 0u {
                 break;
             }
         }
+    }
+}
+
+fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
+    if (members & 1u) != 0u { finish((*w).m0, first); }
+    if (members & 2u) != 0u { finish((*w).m1, first + 1u); }
+    if (members & 4u) != 0u { finish((*w).m2, first + 2u); }
+    if (members & 8u) != 0u { finish((*w).m3, first + 3u); }
+    if (members & 16u) != 0u { finish((*w).m4, first + 4u); }
+    if (members & 32u) != 0u { finish((*w).m5, first + 5u); }
+    if (members & 64u) != 0u { finish((*w).m6, first + 6u); }
+    if (members & 128u) != 0u { finish((*w).m7, first + 7u); }
+}
+
+// The walk of group g of the list `order` made; an invocation past the list does nothing.
+fn walk_listed_group(g: u32) {
+    if g < group_args[3] {
+        walk_group(group_range[g]);
     }
 }

@@ -1,7 +1,8 @@
 // Stage `dfsph_pressure` (CPU mirror: src/cpu/dfsph.rs dfsph_pressure): the velocity update
-// of a DFSPH solve, one particle per invocation on the shared walk, dispatched indirectly
+// of a DFSPH solve, one invocation per group of the grouped walk, dispatched indirectly
 // from the solve's control block (0 workgroups once the solve has converged).
-// Inputs (slot order): sorted_pos, slot_start, dfsph_rho, kappa, step_state[0] = dt.
+// Inputs (slot order): sorted_pos, slot_start, dfsph_rho, kappa, step_state[0] = dt, the
+// groups `order` listed (group_range, group_args).
 // Outputs: sorted_vel (in place) v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij,
 // images with their original's kappa and rho (the symmetric pressure gradient with
 // p_i = kappa_i rho_i; Bender & Koschier 2017, eq. 12); kappa_sum (the solve's component)
@@ -20,8 +21,10 @@
 @group(0) @binding(8) var<storage, read> step_state: array<f32, 4>;
 @group(0) @binding(9) var<storage, read_write> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read_write> kappa_sum: array<vec2<f32>>;
+@group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
 
-struct Walker {
+struct Member {
     i: u32,
     x: vec3<f32>,
     walls: WallPlanes,
@@ -29,30 +32,38 @@ struct Walker {
     acc: vec3<f32>,
 }
 
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    let x = sorted_pos[first].xyz;
-    return Walker(first, x, wall_planes(x, params.h, fluid), kappa[first] / dfsph_rho[first], vec3<f32>(0.0));
+// kappa_j / rho_j, once per candidate (the same bits as per pair).
+struct Cand {
+    kj: f32,
 }
 
-fn dfsph_pair(w: ptr<function, Walker>, j: u32, d: vec3<f32>, r2: f32, axes: vec3<bool>) {
-    let kj = kappa[j] / dfsph_rho[j];
+fn new_member(i: u32) -> Member {
+    let x = sorted_pos[i].xyz;
+    return Member(i, x, wall_planes(x, params.h, fluid), kappa[i] / dfsph_rho[i], vec3<f32>(0.0));
+}
+
+fn candidate(k: u32) -> Cand {
+    return Cand(kappa[k] / dfsph_rho[k]);
+}
+
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+    var w = m;
     let gv = d * (fluid.mass * cubic_grad(r2));
-    (*w).acc = (*w).acc + gv * ((*w).ki + kj);
+    w.acc = w.acc + gv * (w.ki + c.kj);
+    return w;
 }
 
-fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
+fn finish(m: Member, i: u32) {
     let dt = step_state[0];
-    sorted_vel[first] = vec4<f32>(sorted_vel[first].xyz - (*w).acc * dt, 0.0);
+    sorted_vel[i] = vec4<f32>(sorted_vel[i].xyz - m.acc * dt, 0.0);
     if solve.which == 0u {
-        kappa_sum[first].x = kappa_sum[first].x + kappa[first];
+        kappa_sum[i].x = kappa_sum[i].x + kappa[i];
     } else {
-        kappa_sum[first].y = kappa_sum[first].y + kappa[first];
+        kappa_sum[i].y = kappa_sum[i].y + kappa[i];
     }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_pressure(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if gid.x < params.n {
-        walk_one(gid.x);
-    }
+    walk_listed_group(gid.x);
 }

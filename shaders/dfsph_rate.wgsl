@@ -1,9 +1,9 @@
 // Stage `dfsph_rate` (CPU mirror: src/cpu/dfsph.rs dfsph_rate): a DFSPH solve's density
-// change rate, the stiffness it asks for, and the residual, one particle per invocation on
-// the shared walk, dispatched indirectly from the solve's control block.
+// change rate, the stiffness it asks for, and the residual, one invocation per group of the
+// grouped walk, dispatched indirectly from the solve's control block.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, step_state[0]
-// = dt. Outputs: kappa (N), and per workgroup of 256 the sum of the residuals (residual_sums,
-// the fixed tree of reduce_block).
+// = dt, the groups `order` listed (group_range, group_args). Outputs: kappa (N), the residual
+// (N; stage dfsph_blocks reduces it per block of 256).
 // D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity).
 // Divergence-free solve: d = max(D_i, 0) (0 where alpha_i <= 0: too few neighbours),
 // kappa_i = d / dt * alpha_i, residual d dt / rho0. Constant-density solve:
@@ -23,11 +23,11 @@
 @group(0) @binding(8) var<storage, read> alpha: array<f32>;
 @group(0) @binding(9) var<storage, read> step_state: array<f32, 4>;
 @group(0) @binding(10) var<storage, read_write> kappa: array<f32>;
-@group(0) @binding(11) var<storage, read_write> residual_sums: array<f32>;
+@group(0) @binding(11) var<storage, read_write> residual: array<f32>;
+@group(0) @binding(12) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(13) var<storage, read> group_args: array<u32, 4>;
 
-var<private> particle_residual: f32;
-
-struct Walker {
+struct Member {
     i: u32,
     x: vec3<f32>,
     walls: WallPlanes,
@@ -35,49 +35,48 @@ struct Walker {
     rate: f32,
 }
 
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    let x = sorted_pos[first].xyz;
-    return Walker(first, x, wall_planes(x, params.h, fluid), sorted_vel[first].xyz, 0.0);
+struct Cand {
+    v: vec3<f32>,
 }
 
-fn dfsph_pair(w: ptr<function, Walker>, j: u32, d: vec3<f32>, r2: f32, axes: vec3<bool>) {
-    let vj = image_velocity(sorted_vel[j].xyz, axes);
+fn new_member(i: u32) -> Member {
+    let x = sorted_pos[i].xyz;
+    return Member(i, x, wall_planes(x, params.h, fluid), sorted_vel[i].xyz, 0.0);
+}
+
+fn candidate(k: u32) -> Cand {
+    return Cand(sorted_vel[k].xyz);
+}
+
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+    var w = m;
+    let vj = image_velocity(c.v, axes);
     let gv = d * (fluid.mass * cubic_grad(r2));
-    let dv = (*w).vi - vj;
-    (*w).rate = (*w).rate + (dv.x * gv.x + dv.y * gv.y + dv.z * gv.z);
+    let dv = w.vi - vj;
+    w.rate = w.rate + (dv.x * gv.x + dv.y * gv.y + dv.z * gv.z);
+    return w;
 }
 
-fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
+fn finish(m: Member, i: u32) {
     let dt = step_state[0];
-    let a = alpha[first];
-    let rate = (*w).rate;
+    let a = alpha[i];
+    let rate = m.rate;
     if solve.which == 0u {
         var d = 0.0;
         if a > 0.0 {
             d = max(rate, 0.0);
         }
-        kappa[first] = d / dt * max(a, 0.0);
-        particle_residual = d * dt / fluid.rest_density;
+        kappa[i] = d / dt * max(a, 0.0);
+        residual[i] = d * dt / fluid.rest_density;
     } else {
         let rho0 = fluid.rest_density;
-        let rho_star = max(dfsph_rho[first] + dt * rate, rho0);
-        kappa[first] = (rho_star - rho0) / (dt * dt) * abs(a);
-        particle_residual = rho_star / rho0 - 1.0;
+        let rho_star = max(dfsph_rho[i] + dt * rate, rho0);
+        kappa[i] = (rho_star - rho0) / (dt * dt) * abs(a);
+        residual[i] = rho_star / rho0 - 1.0;
     }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn dfsph_rate(
-    @builtin(global_invocation_id) gid: vec3<u32>,
-    @builtin(local_invocation_id) lid: vec3<u32>,
-    @builtin(workgroup_id) wid: vec3<u32>,
-) {
-    particle_residual = 0.0;
-    if gid.x < params.n {
-        walk_one(gid.x);
-    }
-    let r = reduce_block(lid.x, particle_residual, 0.0);
-    if lid.x == 0u {
-        residual_sums[wid.x] = r.x;
-    }
+fn dfsph_rate(@builtin(global_invocation_id) gid: vec3<u32>) {
+    walk_listed_group(gid.x);
 }

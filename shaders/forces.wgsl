@@ -157,6 +157,14 @@ fn image_mask(m: Member, c: Fields) -> u32 {
 // iterations per candidate (see UNROLL).
 fn visit(w: ptr<function, Walker>, k: u32) {
     let c = fields(k);
+    if MEMBERS == 1u {
+        (*w).m0.a = (*w).m0.a + visit_alone((*w).m0, k, c);
+    } else {
+        visit_members(w, k, c);
+    }
+}
+
+fn visit_members(w: ptr<function, Walker>, k: u32, c: Fields) {
     var g0 = pair((*w).m0, k, c);
     var g1 = pair((*w).m1, k, c);
     var g2 = pair((*w).m2, k, c);
@@ -215,6 +223,26 @@ fn visit(w: ptr<function, Walker>, k: u32) {
     (*w).m5.a = (*w).m5.a + g5;
     (*w).m6.a = (*w).m6.a + g6;
     (*w).m7.a = (*w).m7.a + g7;
+}
+
+// Candidate k for a walker of one member: its own push, then its images (the 8-member visit
+// with one member).
+fn visit_alone(m: Member, k: u32, c: Fields) -> vec3<f32> {
+    var g = pair(m, k, c);
+    let e = image_mask(m, c);
+    if e != 0u {
+        var i = vec3<f32>(0.0);
+        var s = e;
+        loop {
+            i = i + image_pair(m, c, e, s);
+            s = (s - 1u) & e;
+            if s == 0u {
+                break;
+            }
+        }
+        g = g + i;
+    }
+    return g;
 }
 
 fn store(m: Member, first: u32, members: u32, l: u32) {

@@ -80,6 +80,26 @@ fn begin_round(first: u32, len: u32, members: u32) -> Walker {
 // mask, in its own walk's order; the others add exact zeros).
 fn visit(w: ptr<function, Walker>, k: u32) {
     let xk = sorted_pos[k].xyz;
+    if MEMBERS == 1u {
+        let e = image_mask((*w).m0, xk);
+        if e != 0u {
+            var t = 0.0;
+            var s = e;
+            loop {
+                t = t + image_term((*w).m0, xk, e, s);
+                s = (s - 1u) & e;
+                if s == 0u {
+                    break;
+                }
+            }
+            (*w).m0.sum = (*w).m0.sum + t;
+        }
+    } else {
+        visit_members(w, xk);
+    }
+}
+
+fn visit_members(w: ptr<function, Walker>, xk: vec3<f32>) {
     let e0 = image_mask((*w).m0, xk);
     let e1 = image_mask((*w).m1, xk);
     let e2 = image_mask((*w).m2, xk);

@@ -3,7 +3,7 @@
 /// Params struct, workgroup size, hash and kernel functions shared by every stage.
 pub const COMMON: &str = include_str!("../shaders/common.wgsl");
 /// The one neighbour walk, prepended (after `COMMON`) to the stages that walk: those that
-/// define `struct Walker`.
+/// define `struct Walker` or `fn dfsph_pair(`.
 pub const WALK: &str = include_str!("../shaders/walk.wgsl");
 
 /// The DFSPH pair walk and cubic spline kernel, prepended (after `WALK`) to the DFSPH stages
@@ -14,7 +14,7 @@ pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
 /// DFSPH walking stage, then the stage.
 pub fn source(stage_source: &str) -> String {
     let mut s = format!("{COMMON}\n");
-    if stage_source.contains("struct Walker") {
+    if stage_source.contains("struct Walker") || stage_source.contains("fn dfsph_pair(") {
         s += WALK;
         s += "\n";
     }
@@ -23,6 +23,15 @@ pub fn source(stage_source: &str) -> String {
         s += "\n";
     }
     s + stage_source
+}
+
+/// [`source`] for a walking stage whose walker holds `members` particles (`MEMBERS` in
+/// walk.wgsl: the density group size, 8 or 1).
+pub fn source_for(stage_source: &str, members: u32) -> String {
+    source(stage_source).replace(
+        "const MEMBERS: u32 = 8u;",
+        &format!("const MEMBERS: u32 = {members}u;"),
+    )
 }
 
 /// Stage `hash`: slot and atomic rank per particle, counts per slot.
@@ -63,6 +72,8 @@ pub const DFSPH_WARM: &str = include_str!("../shaders/dfsph_warm.wgsl");
 pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph_pressure.wgsl");
 /// Stage `dfsph_rate`: density change rate, stiffness and residual of a solve.
 pub const DFSPH_RATE: &str = include_str!("../shaders/dfsph_rate.wgsl");
+/// Stage `dfsph_blocks`: per-block sums and maxima of a per-particle value.
+pub const DFSPH_BLOCKS: &str = include_str!("../shaders/dfsph_blocks.wgsl");
 /// Stage `dfsph_control`: reduces a solve's residual and decides on the next iteration.
 pub const DFSPH_CONTROL: &str = include_str!("../shaders/dfsph_control.wgsl");
 /// Stage `dfsph_accel`: gravity and viscosity.
@@ -88,7 +99,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 27] = [
+pub const STAGES: [(&str, &str); 28] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -110,6 +121,7 @@ pub const STAGES: [(&str, &str); 27] = [
     ("dfsph_warm", DFSPH_WARM),
     ("dfsph_pressure", DFSPH_PRESSURE),
     ("dfsph_rate", DFSPH_RATE),
+    ("dfsph_blocks", DFSPH_BLOCKS),
     ("dfsph_control", DFSPH_CONTROL),
     ("dfsph_accel", DFSPH_ACCEL),
     ("dfsph_timestep", DFSPH_TIMESTEP),

@@ -194,7 +194,18 @@ impl GpuContext {
 
     /// Builds a compute shader module from `shaders/common.wgsl` followed by `stage_source`.
     pub fn shader(&self, label: &str, stage_source: &str) -> wgpu::ShaderModule {
-        let source = crate::shaders::source(stage_source);
+        self.walking_shader(label, stage_source, crate::gpu::neighbours::GROUP)
+    }
+
+    /// [`GpuContext::shader`] with walkers of `members` particles (the density group size:
+    /// 1 in crowded tables, where the grouped walk's other members would repeat the first).
+    pub fn walking_shader(
+        &self,
+        label: &str,
+        stage_source: &str,
+        members: u32,
+    ) -> wgpu::ShaderModule {
+        let source = crate::shaders::source_for(stage_source, members);
         self.device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),

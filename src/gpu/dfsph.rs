@@ -23,6 +23,7 @@ struct SolveGroups {
     warm: wgpu::BindGroup,
     pressure: wgpu::BindGroup,
     rate: wgpu::BindGroup,
+    blocks: wgpu::BindGroup,
     control: wgpu::BindGroup,
     /// (x, 1, 1, iterations, done, residual bits, 0, 0): the indirect dispatch arguments of
     /// the solve's pressure and rate passes, and where the solve stands.
@@ -35,6 +36,7 @@ pub struct GpuDfsph {
     warm: wgpu::ComputePipeline,
     pressure: wgpu::ComputePipeline,
     rate: wgpu::ComputePipeline,
+    blocks: wgpu::ComputePipeline,
     control: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
     timestep: wgpu::ComputePipeline,
@@ -42,6 +44,7 @@ pub struct GpuDfsph {
     integrate: wgpu::ComputePipeline,
     stats_pipe: wgpu::ComputePipeline,
     density_bg: wgpu::BindGroup,
+    density_blocks_bg: wgpu::BindGroup,
     accel_bg: wgpu::BindGroup,
     timestep_bg: wgpu::BindGroup,
     predict_bg: wgpu::BindGroup,
@@ -68,6 +71,10 @@ pub struct GpuDfsph {
     pub error_maxima: wgpu::Buffer,
     /// Residual block sums of the last rate pass.
     pub residual_sums: wgpu::Buffer,
+    /// The density error per particle (N), which `dfsph_blocks` reduces.
+    pub density_error: wgpu::Buffer,
+    /// The last rate pass's residual per particle (N).
+    pub residual: wgpu::Buffer,
     /// The step's statistics block (8 words, [`DfsphStats`]).
     pub stats: wgpu::Buffer,
 }
@@ -113,15 +120,19 @@ impl GpuDfsph {
             let error_sums = storage("sph.dfsph_error_sums", blocks * 4);
             let error_maxima = storage("sph.dfsph_error_maxima", blocks * 4);
             let residual_sums = storage("sph.dfsph_residual_sums", blocks * 4);
+            let residual_maxima = storage("sph.dfsph_residual_maxima", blocks * 4);
+            let density_error = storage("sph.dfsph_density_error", n64 * 4);
+            let residual = storage("sph.dfsph_residual", n64 * 4);
             let stats = storage("sph.dfsph_stats", 32);
 
             let m = |label, src| ctx.shader(label, src);
+            let w = |label, src| ctx.walking_shader(label, src, b.group_size);
             let density_l = layout(
                 d,
                 "sph.dfsph_density",
                 &[
-                    Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite,
-                    ReadWrite,
+                    Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, Read,
+                    Read,
                 ],
             );
             let warm_l = layout(
@@ -136,7 +147,7 @@ impl GpuDfsph {
                 "sph.dfsph_pressure",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite,
-                    ReadWrite,
+                    ReadWrite, Read, Read,
                 ],
             );
             let rate_l = layout(
@@ -144,8 +155,13 @@ impl GpuDfsph {
                 "sph.dfsph_rate",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite, ReadWrite,
+                    ReadWrite, ReadWrite, Read, Read,
                 ],
+            );
+            let blocks_l = layout(
+                d,
+                "sph.dfsph_blocks",
+                &[Uniform, Read, ReadWrite, ReadWrite],
             );
             let control_l = layout(
                 d,
@@ -155,7 +171,9 @@ impl GpuDfsph {
             let accel_l = layout(
                 d,
                 "sph.dfsph_accel",
-                &[Uniform, Uniform, Uniform, Read, Read, Read, Read, ReadWrite],
+                &[
+                    Uniform, Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, Read,
+                ],
             );
             let timestep_l = layout(
                 d,
@@ -176,12 +194,13 @@ impl GpuDfsph {
                 "sph.dfsph_stats",
                 &[Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite],
             );
-            let density_m = m("sph.dfsph_density", shaders::DFSPH_DENSITY);
+            let density_m = w("sph.dfsph_density", shaders::DFSPH_DENSITY);
             let warm_m = m("sph.dfsph_warm", shaders::DFSPH_WARM);
-            let pressure_m = m("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
-            let rate_m = m("sph.dfsph_rate", shaders::DFSPH_RATE);
+            let pressure_m = w("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
+            let rate_m = w("sph.dfsph_rate", shaders::DFSPH_RATE);
             let control_m = m("sph.dfsph_control", shaders::DFSPH_CONTROL);
-            let accel_m = m("sph.dfsph_accel", shaders::DFSPH_ACCEL);
+            let blocks_m = m("sph.dfsph_blocks", shaders::DFSPH_BLOCKS);
+            let accel_m = w("sph.dfsph_accel", shaders::DFSPH_ACCEL);
             let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
             let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
             let integrate_m = m("sph.dfsph_integrate", shaders::DFSPH_INTEGRATE);
@@ -243,6 +262,8 @@ impl GpuDfsph {
                             step_state,
                             &b.sorted_vel,
                             &kappa_sum,
+                            &b.group_range,
+                            &b.group_args,
                         ],
                     ),
                     rate: bind_group(
@@ -261,8 +282,16 @@ impl GpuDfsph {
                             &alpha,
                             step_state,
                             &kappa,
-                            &residual_sums,
+                            &residual,
+                            &b.group_range,
+                            &b.group_args,
                         ],
+                    ),
+                    blocks: bind_group(
+                        d,
+                        "sph.dfsph_blocks",
+                        &blocks_l,
+                        &[&b.params, &residual, &residual_sums, &residual_maxima],
                     ),
                     control: bind_group(
                         d,
@@ -292,6 +321,7 @@ impl GpuDfsph {
                     "dfsph_pressure",
                 ),
                 rate: pipeline(d, "sph.dfsph_rate", &rate_l, &rate_m, "dfsph_rate"),
+                blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
                 control: pipeline(
                     d,
                     "sph.dfsph_control",
@@ -334,9 +364,16 @@ impl GpuDfsph {
                         &b.slot_start,
                         &rho,
                         &alpha,
-                        &error_sums,
-                        &error_maxima,
+                        &density_error,
+                        &b.group_range,
+                        &b.group_args,
                     ],
+                ),
+                density_blocks_bg: bind_group(
+                    d,
+                    "sph.dfsph_blocks",
+                    &blocks_l,
+                    &[&b.params, &density_error, &error_sums, &error_maxima],
                 ),
                 accel_bg: bind_group(
                     d,
@@ -351,6 +388,8 @@ impl GpuDfsph {
                         &b.sorted_vel,
                         &rho,
                         accel,
+                        &b.group_range,
+                        &b.group_args,
                     ],
                 ),
                 timestep_bg: bind_group(
@@ -409,18 +448,28 @@ impl GpuDfsph {
                 error_sums,
                 error_maxima,
                 residual_sums,
+                density_error,
+                residual,
                 stats,
             }
         })
     }
 
     /// Stage `dfsph_density` over the grid's slot-order positions.
+    /// Then stage `dfsph_blocks` reduces the density error.
     pub fn encode_density(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        g.dispatch(
+        g.dispatch_indirect(
             e,
             Stage::DfsphDensity,
             &self.density,
             &self.density_bg,
+            &g.bufs.group_args,
+        );
+        g.dispatch(
+            e,
+            Stage::DfsphBlocks,
+            &self.blocks,
+            &self.density_blocks_bg,
             self.dp.blocks,
         );
     }
@@ -443,10 +492,12 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_rate` of `solve` (indirect).
+    /// Stage `dfsph_rate` of `solve` and `dfsph_blocks` of its residuals (indirect: the
+    /// control block's ⌈N/256⌉ workgroups cover every group, or 0 once converged).
     pub fn encode_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
         g.dispatch_indirect(e, Stage::DfsphRate, &self.rate, &s.rate, &s.state);
+        g.dispatch_indirect(e, Stage::DfsphBlocks, &self.blocks, &s.blocks, &s.state);
     }
 
     /// Stage `dfsph_control` of `solve` (one workgroup).
@@ -460,6 +511,13 @@ impl GpuDfsph {
     pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
         g.dispatch(e, Stage::DfsphRate, &self.rate, &s.rate, self.dp.blocks);
+        g.dispatch(
+            e,
+            Stage::DfsphBlocks,
+            &self.blocks,
+            &s.blocks,
+            self.dp.blocks,
+        );
     }
 
     /// A whole solve: rate, warm, pressure, rate, control, then `max_iterations` times
@@ -476,8 +534,13 @@ impl GpuDfsph {
 
     /// Stage `dfsph_accel`.
     pub fn encode_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(g.bufs.n, WORKGROUP_SIZE);
-        g.dispatch(e, Stage::DfsphAccel, &self.accel, &self.accel_bg, n);
+        g.dispatch_indirect(
+            e,
+            Stage::DfsphAccel,
+            &self.accel,
+            &self.accel_bg,
+            &g.bufs.group_args,
+        );
     }
 
     /// Stage `dfsph_timestep` (one workgroup).

@@ -91,9 +91,10 @@ impl GpuFluid {
                 ],
             );
             let m = |label, src| ctx.shader(label, src);
-            let walls_m = m("sph.walls", shaders::WALLS);
+            let w = |label, src| ctx.walking_shader(label, src, b.group_size);
+            let walls_m = w("sph.walls", shaders::WALLS);
             let pressure_m = m("sph.pressure", shaders::PRESSURE);
-            let forces_m = m("sph.forces", shaders::FORCES);
+            let forces_m = w("sph.forces", shaders::FORCES);
             let timestep_m = m("sph.timestep", shaders::TIMESTEP);
             let integrate_m = m("sph.integrate", shaders::INTEGRATE);
             Self {

@@ -221,10 +221,10 @@ pub fn capacity(limits: &wgpu::Limits) -> Capacity {
 pub fn check_limits(limits: &wgpu::Limits, n: u32, t: u32) -> Result<()> {
     if limits.max_compute_invocations_per_workgroup < WORKGROUP_SIZE
         || limits.max_compute_workgroup_size_x < WORKGROUP_SIZE
-        || limits.max_storage_buffers_per_shader_stage < 4
+        || limits.max_storage_buffers_per_shader_stage < 10
     {
         return Err(Error::LimitExceeded(format!(
-            "this adapter allows {} invocations per workgroup and {} storage buffers per stage; gpu-sph needs {WORKGROUP_SIZE} and 4: use another adapter (WGPU_ADAPTER_NAME) or --cpu",
+            "this adapter allows {} invocations per workgroup and {} storage buffers per stage; gpu-sph needs {WORKGROUP_SIZE} and 10: use another adapter (WGPU_ADAPTER_NAME) or --cpu",
             limits.max_compute_invocations_per_workgroup,
             limits.max_storage_buffers_per_shader_stage
         )));
@@ -302,6 +302,8 @@ pub fn scan_levels(t: u32) -> Vec<u32> {
 pub struct NeighbourBuffers {
     /// Particle count.
     pub n: u32,
+    /// Particles per density group (src/params.rs group_size): the walkers' member count.
+    pub group_size: u32,
     /// Table size.
     pub t: u32,
     /// The uniform block.
@@ -500,6 +502,7 @@ impl NeighbourBuffers {
             keep.extend(scan_params);
             Self {
                 n,
+                group_size: params.group_size,
                 t,
                 params: params_buf,
                 positions,

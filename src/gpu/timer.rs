@@ -38,6 +38,8 @@ pub enum Stage {
     DfsphPressure,
     /// `dfsph_rate`.
     DfsphRate,
+    /// `dfsph_blocks`.
+    DfsphBlocks,
     /// `dfsph_control`.
     DfsphControl,
     /// `dfsph_accel`.
@@ -56,7 +58,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 22] = [
+    pub const ALL: [Stage; 23] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
@@ -72,6 +74,7 @@ impl Stage {
         Stage::DfsphWarm,
         Stage::DfsphPressure,
         Stage::DfsphRate,
+        Stage::DfsphBlocks,
         Stage::DfsphControl,
         Stage::DfsphAccel,
         Stage::DfsphTimestep,
@@ -99,6 +102,7 @@ impl Stage {
             Stage::DfsphWarm => "dfsph_warm",
             Stage::DfsphPressure => "dfsph_pressure",
             Stage::DfsphRate => "dfsph_rate",
+            Stage::DfsphBlocks => "dfsph_blocks",
             Stage::DfsphControl => "dfsph_control",
             Stage::DfsphAccel => "dfsph_accel",
             Stage::DfsphTimestep => "dfsph_timestep",
@@ -127,6 +131,7 @@ impl Stage {
             Stage::DfsphWarm => "sph.dfsph_warm",
             Stage::DfsphPressure => "sph.dfsph_pressure",
             Stage::DfsphRate => "sph.dfsph_rate",
+            Stage::DfsphBlocks => "sph.dfsph_blocks",
             Stage::DfsphControl => "sph.dfsph_control",
             Stage::DfsphAccel => "sph.dfsph_accel",
             Stage::DfsphTimestep => "sph.dfsph_timestep",
