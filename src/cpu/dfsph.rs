@@ -61,11 +61,12 @@ use super::Grid;
 use super::clock::{record_grid, timed};
 use super::integrate::clamp_to_tank;
 use super::reorder::{self, Particles};
-use super::walk::walk;
+use super::walk::{GROUP, groups, walk_group};
 use super::walls::{
-    image_axes, image_velocity, reflect_across, viscous_image_velocity, wall_planes,
+    WallPlanes, image_axes, image_velocity, reflect_across, viscous_image_velocity, wall_planes,
 };
 use crate::gpu::Stage;
+use crate::hash::distance2;
 use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
 
 /// The cubic spline W(r) of support h (Monaghan 1992): k(6q³ − 6q² + 1) for q ≤ ½,
@@ -105,11 +106,61 @@ pub fn cubic_grad(r2: f32, sp: &SimParams, dp: &DfsphParams) -> f32 {
     }
 }
 
-/// Calls `pair(j, d, r², axes)` for every neighbour of slot-order particle `k` and every wall
-/// image within h: per candidate j of the walk (r² < h²), j itself if j ≠ k (axes all false),
-/// then its images across the near walls in decreasing subset mask (`axes` the reflected
-/// ones; k's own images count). d = x_k − (image of) x_j. The mirror of `visit` in
-/// dfsph_common.wgsl.
+/// Calls `pair(l, j, d, r², axes)` for every neighbour of member l (slot-order particle
+/// first + l) of a group sharing a query range ([`groups`]), and every wall image within h:
+/// per candidate j of the one walk, for each member with r² < h², j itself if j ≠ k (axes all
+/// false), then its images across the member's near walls in decreasing subset mask (`axes`
+/// the reflected ones; k's own images count). d = x_k − (image of) x_j. Each member sees its
+/// pairs in the order of a walk of its own. The mirror of `visit` in dfsph_pairs.wgsl.
+#[inline]
+pub fn group_pairs(
+    first: usize,
+    len: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    mut pair: impl FnMut(usize, usize, Vec3, f32, BVec3),
+) {
+    let mut walls = [WallPlanes::default(); GROUP];
+    for (l, w) in walls.iter_mut().enumerate().take(len) {
+        *w = wall_planes(pos[first + l], sp.h, fp);
+    }
+    walk_group(first, pos, slot_start, sp, |j| {
+        let xj = pos[j];
+        for (l, walls) in walls.iter().enumerate().take(len) {
+            let k = first + l;
+            let x = pos[k];
+            let r2 = distance2(x, xj);
+            // Written as a positive test so a NaN distance counts as no neighbour, as on the
+            // GPU.
+            let inside = r2 < sp.h2;
+            if !inside {
+                continue;
+            }
+            if j != k {
+                pair(l, j, x - xj, r2, BVec3::FALSE);
+            }
+            if walls.mask != 0 {
+                let mut m = walls.mask;
+                loop {
+                    let axes = image_axes(m);
+                    let d = x - reflect_across(xj, walls.plane, axes);
+                    let r2i = d.x * d.x + d.y * d.y + d.z * d.z;
+                    if r2i < sp.h2 {
+                        pair(l, j, d, r2i, axes);
+                    }
+                    m = (m - 1) & walls.mask;
+                    if m == 0 {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// [`group_pairs`] of particle `k` alone.
 #[inline]
 pub fn pairs(
     k: usize,
@@ -119,33 +170,8 @@ pub fn pairs(
     fp: &FluidParams,
     mut pair: impl FnMut(usize, Vec3, f32, BVec3),
 ) {
-    let x = pos[k];
-    let walls = wall_planes(x, sp.h, fp);
-    walk(x, pos, slot_start, sp, |j, r2| {
-        // Written as a positive test so a NaN distance counts as no neighbour, as on the GPU.
-        let inside = r2 < sp.h2;
-        if !inside {
-            return;
-        }
-        let j = j as usize;
-        if j != k {
-            pair(j, x - pos[j], r2, BVec3::FALSE);
-        }
-        if walls.mask != 0 {
-            let mut m = walls.mask;
-            loop {
-                let axes = image_axes(m);
-                let d = x - reflect_across(pos[j], walls.plane, axes);
-                let r2i = d.x * d.x + d.y * d.y + d.z * d.z;
-                if r2i < sp.h2 {
-                    pair(j, d, r2i, axes);
-                }
-                m = (m - 1) & walls.mask;
-                if m == 0 {
-                    break;
-                }
-            }
-        }
+    group_pairs(k, 1, pos, slot_start, sp, fp, |_, j, d, r2, axes| {
+        pair(j, d, r2, axes)
     });
 }
 
@@ -233,35 +259,67 @@ pub struct DensityAlpha {
 /// With G alone (the bulk formula) α is far too large on a wall's first layer, whose own
 /// image is one spacing away: the solve overshoots there and a hydrostatic column blew up
 /// (measured).
-#[inline]
-pub fn density_alpha(
-    k: usize,
-    pos: &[Vec3],
-    slot_start: &[u32],
+/// The sums one walk gathers for ρ and α.
+#[derive(Clone, Copy, Debug)]
+struct DensitySums {
+    sum: f32,
+    grad: Vec3,
+    grad2: f32,
+    images: f32,
+    nb: u32,
+}
+
+impl DensitySums {
+    fn new(dp: &DfsphParams) -> Self {
+        Self {
+            sum: dp.kernel_w,
+            grad: Vec3::ZERO,
+            grad2: 0.0,
+            images: 0.0,
+            nb: 0,
+        }
+    }
+
+    /// The pair (j, d, r², axes) of particle k at x.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn add(
+        &mut self,
+        k: usize,
+        x: Vec3,
+        j: usize,
+        d: Vec3,
+        r2: f32,
+        axes: BVec3,
+        xj: Vec3,
+        sp: &SimParams,
+        fp: &FluidParams,
+        dp: &DfsphParams,
+    ) {
+        self.sum += cubic_w(r2, sp, dp);
+        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+        self.grad += gv;
+        if !axes.any() {
+            self.grad2 += gv.x * gv.x + gv.y * gv.y + gv.z * gv.z;
+        } else if j != k {
+            let dr = x - xj;
+            let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
+            let gr = reflect_vector(dr * (fp.mass * cubic_grad(r2r, sp, dp)), axes);
+            self.images += gr.x * gv.x + gr.y * gv.y + gr.z * gv.z;
+        }
+        self.nb += 1;
+    }
+}
+
+/// ρ and α of particle k at x from its walk's sums.
+fn finish_alpha(
+    x: Vec3,
+    s: &DensitySums,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> (f32, f32) {
-    let x = pos[k];
-    let mut sum = dp.kernel_w;
-    let mut grad = Vec3::ZERO;
-    let mut grad2 = 0.0f32;
-    let mut images = 0.0f32;
-    let mut nb = 0u32;
-    pairs(k, pos, slot_start, sp, fp, |j, d, r2, axes| {
-        sum += cubic_w(r2, sp, dp);
-        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
-        grad += gv;
-        if !axes.any() {
-            grad2 += gv.x * gv.x + gv.y * gv.y + gv.z * gv.z;
-        } else if j != k {
-            let dr = x - pos[j];
-            let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
-            let gr = reflect_vector(dr * (fp.mass * cubic_grad(r2r, sp, dp)), axes);
-            images += gr.x * gv.x + gr.y * gv.y + gr.z * gv.z;
-        }
-        nb += 1;
-    });
+    let (sum, grad, grad2, images, nb) = (s.sum, s.grad, s.grad2, s.images, s.nb);
     // k's own images carry k's stiffness, so k's own update pushes against each of them with
     // twice its stiffness: Δv_k = −c G' with G' = G + Σ_m m∇W_kk'. They also move with k.
     let walls = wall_planes(x, sp.h, fp);
@@ -306,6 +364,49 @@ pub fn density_alpha(
     (rho, alpha)
 }
 
+/// ρ and α of the group `first..first + len` ([`group_pairs`]).
+fn group_density_alpha(
+    first: usize,
+    len: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> impl Iterator<Item = (f32, f32)> {
+    let mut sums = [DensitySums::new(dp); GROUP];
+    group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
+        sums[l].add(
+            first + l,
+            pos[first + l],
+            j,
+            d,
+            r2,
+            axes,
+            pos[j],
+            sp,
+            fp,
+            dp,
+        );
+    });
+    (0..len).map(move |l| finish_alpha(pos[first + l], &sums[l], sp, fp, dp))
+}
+
+/// ρ and α of slot-order particle `k` alone ([`group_density_alpha`] of one).
+#[inline]
+pub fn density_alpha(
+    k: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> (f32, f32) {
+    group_density_alpha(k, 1, pos, slot_start, sp, fp, dp)
+        .next()
+        .unwrap_or_default()
+}
+
 /// A vector reflected across the walls of `axes`: its components there negated.
 #[inline]
 pub fn reflect_vector(v: Vec3, axes: BVec3) -> Vec3 {
@@ -327,10 +428,12 @@ pub fn dfsph_density(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> DensityAlpha {
-    let (density, alpha): (Vec<f32>, Vec<f32>) = (0..pos.len())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|k| density_alpha(k, pos, slot_start, sp, fp, dp))
+    let (density, alpha): (Vec<f32>, Vec<f32>) = groups(pos, sp)
+        .par_iter()
+        .with_min_len(32)
+        .flat_map_iter(|&(first, len)| {
+            group_density_alpha(first as usize, len as usize, pos, slot_start, sp, fp, dp)
+        })
         .unzip();
     let err: Vec<f32> = density.iter().map(|&r| density_error(r, fp)).collect();
     DensityAlpha {
@@ -408,18 +511,22 @@ pub fn dfsph_pressure(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) {
-    let dv: Vec<Vec3> = (0..pos.len())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|k| {
-            let ki = kappa[k] / density[k];
-            let mut acc = Vec3::ZERO;
-            pairs(k, pos, slot_start, sp, fp, |j, d, r2, _| {
+    let dv: Vec<Vec3> = groups(pos, sp)
+        .par_iter()
+        .with_min_len(32)
+        .flat_map_iter(|&(first, len)| {
+            let (first, len) = (first as usize, len as usize);
+            let mut ki = [0.0f32; GROUP];
+            for l in 0..len {
+                ki[l] = kappa[first + l] / density[first + l];
+            }
+            let mut acc = [Vec3::ZERO; GROUP];
+            group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, _| {
                 let kj = kappa[j] / density[j];
                 let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
-                acc += gv * (ki + kj);
+                acc[l] += gv * (ki[l] + kj);
             });
-            acc
+            acc.into_iter().take(len)
         })
         .collect();
     for k in 0..pos.len() {
@@ -439,7 +546,31 @@ pub struct Rate {
     pub sums: Vec<f32>,
 }
 
-/// The density change rate Dρ_k/Dt = Σ_j m (v_k − v_j)·∇W_kj of one particle.
+/// The density change rates Dρ_k/Dt = Σ_j m (v_k − v_j)·∇W_kj of the group
+/// `first..first + len` ([`group_pairs`]).
+#[allow(clippy::too_many_arguments)]
+fn group_rates(
+    first: usize,
+    len: usize,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> [f32; GROUP] {
+    let mut rate = [0.0f32; GROUP];
+    group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
+        let vi = vel[first + l];
+        let vj = image_velocity(vel[j], axes);
+        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+        let dv = vi - vj;
+        rate[l] += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
+    });
+    rate
+}
+
+/// The density change rate of particle `k` alone.
 #[inline]
 pub fn density_rate(
     k: usize,
@@ -450,15 +581,7 @@ pub fn density_rate(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> f32 {
-    let vi = vel[k];
-    let mut rate = 0.0f32;
-    pairs(k, pos, slot_start, sp, fp, |j, d, r2, axes| {
-        let vj = image_velocity(vel[j], axes);
-        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
-        let dv = vi - vj;
-        rate += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
-    });
-    rate
+    group_rates(k, 1, pos, vel, slot_start, sp, fp, dp)[0]
 }
 
 /// κ and the residual of one particle from its rate.
@@ -502,12 +625,16 @@ pub fn dfsph_rate(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Rate {
-    let (kappa, residual): (Vec<f32>, Vec<f32>) = (0..pos.len())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|k| {
-            let rate = density_rate(k, pos, vel, slot_start, sp, fp, dp);
-            stiffness(solve, rate, density[k], alpha[k], dt, fp)
+    let (kappa, residual): (Vec<f32>, Vec<f32>) = groups(pos, sp)
+        .par_iter()
+        .with_min_len(32)
+        .flat_map_iter(|&(first, len)| {
+            let (first, len) = (first as usize, len as usize);
+            let rate = group_rates(first, len, pos, vel, slot_start, sp, fp, dp);
+            (0..len).map(move |l| {
+                let k = first + l;
+                stiffness(solve, rate[l], density[k], alpha[k], dt, fp)
+            })
         })
         .unzip();
     Rate {
@@ -569,22 +696,24 @@ pub fn dfsph_accel(
     if fp.viscosity == 0.0 {
         return vec![g; pos.len()];
     }
-    (0..pos.len())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|k| {
-            let mut acc = Vec3::ZERO;
-            pairs(k, pos, slot_start, sp, fp, |j, _, r2, axes| {
+    groups(pos, sp)
+        .par_iter()
+        .with_min_len(32)
+        .flat_map_iter(|&(first, len)| {
+            let (first, len) = (first as usize, len as usize);
+            let mut acc = [Vec3::ZERO; GROUP];
+            group_pairs(first, len, pos, slot_start, sp, fp, |l, j, _, r2, axes| {
+                let k = first + l;
                 let vj = if axes.any() {
                     viscous_image_velocity(vel[j])
                 } else {
                     vel[j]
                 };
                 let w = sp.h - r2.sqrt();
-                acc += (vj - vel[k])
+                acc[l] += (vj - vel[k])
                     * (fp.viscosity / density[k] * fp.mass / density[j] * fp.kernel_45 * w);
             });
-            acc + g
+            acc.into_iter().take(len).map(move |a| a + g)
         })
         .collect()
 }

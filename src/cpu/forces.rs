@@ -33,8 +33,9 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use super::walk::walk;
+use super::walk::{GROUP, groups, walk_group};
 use super::walls::{WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes};
+use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
 
 /// The slot-order fields the forces read.
@@ -130,47 +131,71 @@ pub fn image_pair(
     }
 }
 
-/// The acceleration of slot-order particle `k`: per candidate, the pair itself and then its
-/// images in decreasing subset mask, in the GPU's order.
-pub fn acceleration(
+/// Candidate `j`'s push on particle `k` (near walls `walls`): the pair itself if j ≠ k and
+/// r² < h², then its images in decreasing subset mask, in the GPU's order.
+#[inline]
+fn candidate(
     k: usize,
+    j: usize,
+    walls: &WallPlanes,
+    f: &Fields,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec3 {
+    let r2 = distance2(f.pos[k], f.pos[j]);
+    let mut c = if j != k && r2 < sp.h2 {
+        pair(k, j, r2, f, sp, fp)
+    } else {
+        Vec3::ZERO
+    };
+    // Only a neighbour's images can reach the kernel (see `walls`).
+    if walls.mask != 0 && r2 < sp.h2 {
+        let mut g = Vec3::ZERO;
+        let mut m = walls.mask;
+        loop {
+            g += image_pair(k, j, walls, m, f, sp, fp);
+            m = (m - 1) & walls.mask;
+            if m == 0 {
+                break;
+            }
+        }
+        c += g;
+    }
+    c
+}
+
+/// The accelerations of the group `first..first + len` (slot order; members share a query
+/// range): one walk, each candidate visited once for all members, each member's sum in walk
+/// order.
+fn group_accelerations(
+    first: usize,
+    len: usize,
     f: &Fields,
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-) -> Vec3 {
-    let walls = wall_planes(f.pos[k], sp.h, fp);
-    let mut a = Vec3::ZERO;
-    walk(f.pos[k], f.pos, slot_start, sp, |j, r2| {
-        let j = j as usize;
-        let mut c = if j != k && r2 < sp.h2 {
-            pair(k, j, r2, f, sp, fp)
-        } else {
-            Vec3::ZERO
-        };
-        // Only a neighbour's images can reach the kernel (see `walls`).
-        if walls.mask != 0 && r2 < sp.h2 {
-            let mut g = Vec3::ZERO;
-            let mut m = walls.mask;
-            loop {
-                g += image_pair(k, j, &walls, m, f, sp, fp);
-                m = (m - 1) & walls.mask;
-                if m == 0 {
-                    break;
-                }
-            }
-            c += g;
+) -> impl Iterator<Item = Vec3> {
+    let mut walls = [WallPlanes::default(); GROUP];
+    for (w, &x) in walls.iter_mut().zip(&f.pos[first..first + len]) {
+        *w = wall_planes(x, sp.h, fp);
+    }
+    let mut a = [Vec3::ZERO; GROUP];
+    walk_group(first, f.pos, slot_start, sp, |j| {
+        for l in 0..len {
+            a[l] += candidate(first + l, j, &walls[l], f, sp, fp);
         }
-        a += c;
     });
-    a + Vec3::from_slice(&fp.gravity[..3])
+    let g = Vec3::from_slice(&fp.gravity[..3]);
+    (0..len).map(move |l| a[l] + g)
 }
 
-/// Runs the forces stage.
+/// Runs the forces stage, group by group ([`groups`]).
 pub fn forces(f: &Fields, slot_start: &[u32], sp: &SimParams, fp: &FluidParams) -> Vec<Vec3> {
-    (0..f.pos.len())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|k| acceleration(k, f, slot_start, sp, fp))
+    groups(f.pos, sp)
+        .par_iter()
+        .with_min_len(32)
+        .flat_map_iter(|&(first, len)| {
+            group_accelerations(first as usize, len as usize, f, slot_start, sp, fp)
+        })
         .collect()
 }

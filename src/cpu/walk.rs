@@ -78,6 +78,50 @@ pub fn walk(
     });
 }
 
+/// Particles per group of the CPU's grouped walks (forces, walls, DFSPH), as on the GPU.
+pub const GROUP: usize = 8;
+
+/// The groups of the grouped walks: runs of at most [`GROUP`] consecutive slot-order particles
+/// with the same query range (normally one cell's particles), as `(first, len)`, covering
+/// `0..N` in order.
+pub fn groups(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
+    let mut out = Vec::with_capacity(sorted_pos.len() / 4 + 1);
+    let mut i = 0;
+    while i < sorted_pos.len() {
+        let range = query_range(sorted_pos[i], params.h, params.inv_h);
+        let mut j = i + 1;
+        while j < sorted_pos.len()
+            && j - i < GROUP
+            && query_range(sorted_pos[j], params.h, params.inv_h) == range
+        {
+            j += 1;
+        }
+        out.push((i as u32, (j - i) as u32));
+        i = j;
+    }
+    out
+}
+
+/// The grouped walk of the members `first..first + len`, which share a query range: calls
+/// `visit(j, members)` for every candidate j in walk order, once for all members (the
+/// candidate's fields are read once; each member then adds its terms in walk order, so its
+/// sums are those of a walk of its own, bit for bit).
+#[inline]
+pub fn walk_group(
+    first: usize,
+    sorted_pos: &[Vec3],
+    slot_start: &[u32],
+    params: &SimParams,
+    mut visit: impl FnMut(usize),
+) {
+    let (lo, hi) = query_range(sorted_pos[first], params.h, params.inv_h);
+    walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
+        for j in a..b {
+            visit(j as usize);
+        }
+    });
+}
+
 /// Splits the group of slot-order particles `first..first + len` (len ≤ 32) into rounds: the
 /// first member not yet done leads, and every member with the leader's query range joins.
 /// Calls `round(members, lo, hi)` with the members as a bit mask (bit l: particle first + l).

@@ -33,7 +33,7 @@ use glam::{BVec3, Vec3};
 use rayon::prelude::*;
 
 use super::density::poly6_term;
-use super::walk::walk;
+use super::walk::{GROUP, groups, walk_group};
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
 
@@ -126,31 +126,39 @@ fn images(x: Vec3, xk: Vec3, walls: &WallPlanes, sp: &SimParams) -> f32 {
     }
 }
 
-/// The density of slot-order particle `k` with its wall images.
-#[inline]
-pub fn wall_density_of(
-    k: usize,
+/// The densities with wall images of the group `first..first + len` (slot order; members
+/// share a query range): one walk for the group if any member is near a wall, each candidate
+/// visited once for all members.
+fn group_wall_densities(
+    first: usize,
+    len: usize,
     sorted_pos: &[Vec3],
     density: &[f32],
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-) -> f32 {
-    let x = sorted_pos[k];
-    let near = wall_planes(x, sp.h, fp);
-    let mut sum = 0.0f32;
-    if near.mask != 0 {
-        // An image is never nearer than its original: only neighbours' images can count.
-        walk(x, sorted_pos, slot_start, sp, |j, r2| {
-            if r2 < sp.h2 {
-                sum += images(x, sorted_pos[j as usize], &near, sp);
+) -> impl Iterator<Item = f32> {
+    let mut near = [WallPlanes::default(); GROUP];
+    for l in 0..len {
+        near[l] = wall_planes(sorted_pos[first + l], sp.h, fp);
+    }
+    let mut sum = [0.0f32; GROUP];
+    if near[..len].iter().any(|w| w.mask != 0) {
+        walk_group(first, sorted_pos, slot_start, sp, |j| {
+            let xj = sorted_pos[j];
+            for l in 0..len {
+                let x = sorted_pos[first + l];
+                // An image is never nearer than its original: only neighbours' images count.
+                if near[l].mask != 0 && distance2(x, xj) < sp.h2 {
+                    sum[l] += images(x, xj, &near[l], sp);
+                }
             }
         });
     }
-    density[k] + sp.density_scale * sum
+    (0..len).map(move |l| density[first + l] + sp.density_scale * sum[l])
 }
 
-/// Runs the walls stage.
+/// Runs the walls stage, group by group ([`groups`]).
 pub fn walls(
     sorted_pos: &[Vec3],
     density: &[f32],
@@ -158,10 +166,20 @@ pub fn walls(
     sp: &SimParams,
     fp: &FluidParams,
 ) -> Vec<f32> {
-    (0..sorted_pos.len())
-        .into_par_iter()
-        .with_min_len(256)
-        .map(|k| wall_density_of(k, sorted_pos, density, slot_start, sp, fp))
+    groups(sorted_pos, sp)
+        .par_iter()
+        .with_min_len(32)
+        .flat_map_iter(|&(first, len)| {
+            group_wall_densities(
+                first as usize,
+                len as usize,
+                sorted_pos,
+                density,
+                slot_start,
+                sp,
+                fp,
+            )
+        })
         .collect()
 }
 
