@@ -348,7 +348,8 @@ pub fn bench_steps(
     let timer = sim.grid.timer.as_ref();
     // Warm-up: pipelines compile on their first dispatch.
     sim.upload(start);
-    sim.step(1)?;
+    sim.submit_step()?;
+    sim.read_stats()?;
     if let Some(t) = timer {
         t.read_ms(&sim.grid.ctx)?;
     }
@@ -359,8 +360,10 @@ pub fn bench_steps(
         sim.upload(start);
         let (mut sums, mut wall, mut count) = (vec![None::<f64>; stages], 0.0, 0usize);
         for _ in 0..steps {
+            // As a headless run steps: the step, its statistics block, the block read back.
             let t = Instant::now();
-            sim.step(1)?;
+            sim.submit_step()?;
+            sim.read_stats()?;
             wall += ms_since(t);
             if let Some(timer) = timer {
                 count += timer.passes();
@@ -389,7 +392,8 @@ pub fn bench_steps(
         let mut run = cpu_sim();
         for _ in 0..steps {
             let t = Instant::now();
-            let (stepped, times) = cpu::clock::time_stages(|| run.step());
+            let (stepped, times) =
+                cpu::clock::time_stages(|| run.submit().and_then(|_| run.read_stats()));
             wall += ms_since(t);
             stepped?;
             for (stage, ms) in times {

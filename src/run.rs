@@ -153,15 +153,18 @@ impl Backend for CpuSimulation {
     fn submit(&mut self) -> Result<()> {
         self.step()?;
         let s = &self.snap;
-        self.blocks.push_back(stats_block(
-            &s.state.pos,
-            &s.state.vel,
-            &s.state.id,
-            &s.density,
-            &self.fp,
-            s.dt,
-            s.dfsph.as_ref(),
-        ));
+        let block = crate::cpu::clock::timed(crate::gpu::Stage::Stats, || {
+            stats_block(
+                &s.state.pos,
+                &s.state.vel,
+                &s.state.id,
+                &s.density,
+                &self.fp,
+                s.dt,
+                s.dfsph.as_ref(),
+            )
+        });
+        self.blocks.push_back(block);
         Ok(())
     }
 
@@ -299,12 +302,24 @@ pub fn snapshot_stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Resu
 /// Fails with one line when a starting state has a non-finite value or a particle outside
 /// the tank.
 pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
-    let density = vec![fp.rest_density; state.len()];
     if state.is_empty() {
         return Ok(());
     }
+    let density = vec![fp.rest_density; state.len()];
     let b = stats_block(&state.pos, &state.vel, &state.id, &density, fp, 0.0, None);
-    step_stats(&b, fp, 0, 0.0).map(|_| ())
+    if b.non_finite != 0 {
+        return Err(Error::input(format!(
+            "particle {} starts with a non-finite position or velocity: fix the input",
+            b.first_bad_id
+        )));
+    }
+    if b.outside > 0 {
+        return Err(Error::input(format!(
+            "{} particles start outside the tank: widen --tank-min/--tank-max",
+            b.outside
+        )));
+    }
+    Ok(())
 }
 
 /// The `--stats` CSV header, after comment lines recording the geometry.

@@ -396,6 +396,9 @@ impl Simulation {
             let mut e = self.grid.encoder();
             self.encode_step(&mut e);
             let slot = self.stats.encode(&self.grid, &mut e)?;
+            if let Some(t) = &self.grid.timer {
+                t.encode_resolve(&mut e);
+            }
             let index = ctx.queue.submit([e.finish()]);
             self.stats.submitted(slot, index);
             Ok(())
