@@ -4,7 +4,8 @@
 // both or all three walls at an edge or corner) stands in for the missing fluid.
 // Inputs (slot order): sorted_pos, particle_density (from `density`), slot_start, the groups
 // `order` listed (group_range, group_args: see density.wgsl).
-// Output: fluid_density (N) = particle_density + density_scale · Σ_k Σ_images (1 − r²/h²)³,
+// Outputs: fluid_density (N) = particle_density + density_scale · Σ_k Σ_images (1 − r²/h²)³,
+// and the pressure of that density (the fused `pressure` stage, below),
 // over the images within h, walked in the density's order, per candidate its images in
 // decreasing subset mask. Grouped (walk.wgsl): one invocation per group of up to GROUP
 // particles of one slot, each candidate read once for all of them.
@@ -19,6 +20,21 @@
 @group(0) @binding(5) var<storage, read_write> fluid_density: array<f32>;
 @group(0) @binding(6) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(7) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(8) var<storage, read_write> particle_pressure: array<f32>;
+
+// Fused stage `pressure` (CPU mirror: src/cpu/pressure.rs): the Tait equation of state
+// (Becker & Teschner 2007), p = B((ρ/ρ0)^7 − 1), B = ρ0 c²/7, clamped at 0 (no tensile pull),
+// of the density this pass ends with. Worked example, ρ0 = 1000, B = 1e5: ρ = 1010 →
+// p ≈ 7213.5 Pa; ρ = 990 → 0. Fused here because a pass of its own re-read every density
+// just written (docs/performance.md, Fusions).
+fn store_density(i: u32, rho: f32) {
+    fluid_density[i] = rho;
+    let x = rho / fluid.rest_density;
+    let x2 = x * x;
+    let x4 = x2 * x2;
+    let x7 = x4 * x2 * x;
+    particle_pressure[i] = max(fluid.stiffness * (x7 - 1.0), 0.0);
+}
 
 // One member of the group: its position, near walls and image sum so far.
 struct Member {
@@ -152,7 +168,7 @@ fn add_images(w: ptr<function, Walker>, xk: vec3<f32>, near: u32, ea: vec4<u32>,
 
 fn store(m: Member, first: u32, members: u32, l: u32) {
     if (members & (1u << l)) != 0u {
-        fluid_density[first + l] = particle_density[first + l] + params.density_scale * m.sum;
+        store_density(first + l, particle_density[first + l] + params.density_scale * m.sum);
     }
 }
 
@@ -184,7 +200,7 @@ fn walls(@builtin(global_invocation_id) gid: vec3<u32>) {
         walk_group(r);
     } else {
         for (var i = r.x; i < r.y; i = i + 1u) {
-            fluid_density[i] = particle_density[i];
+            store_density(i, particle_density[i]);
         }
     }
 }

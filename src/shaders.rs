@@ -47,10 +47,9 @@ pub const ORDER: &str = include_str!("../shaders/order.wgsl");
 pub const REORDER: &str = include_str!("../shaders/reorder.wgsl");
 /// Stage `density`: the 27-cell poly6 density.
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
-/// Stage `walls`: the density the tank's mirror particles add.
+/// Stage `walls`: the density the tank's mirror particles add, and the pressure (stage
+/// `pressure`, fused).
 pub const WALLS: &str = include_str!("../shaders/walls.wgsl");
-/// Stage `pressure`: Tait equation of state.
-pub const PRESSURE: &str = include_str!("../shaders/pressure.wgsl");
 /// Stage `forces`: pressure, viscosity and gravity accelerations.
 pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
 /// Stage `timestep`: CFL time step from the largest speed and acceleration.
@@ -99,7 +98,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 28] = [
+pub const STAGES: [(&str, &str); 27] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -107,7 +106,6 @@ pub const STAGES: [(&str, &str); 28] = [
     ("reorder", REORDER),
     ("density", DENSITY),
     ("walls", WALLS),
-    ("pressure", PRESSURE),
     ("forces", FORCES),
     ("timestep", TIMESTEP),
     ("integrate", INTEGRATE),

@@ -1,4 +1,5 @@
-//! Stage `pressure`, the CPU mirror of `shaders/pressure.wgsl`.
+//! Stage `pressure`, the CPU mirror of the pressure fused into `shaders/walls.wgsl`
+//! (`store_density`: the GPU computes it where the density ends, without a pass of its own).
 //!
 //! Input: densities with the walls' mirror particles (N, from stage `walls`). Output: pressures (N) from the Tait equation of state
 //! (Becker & Teschner 2007), p = B((ρ/ρ0)^7 − 1) with B = ρ0 c²/7, clamped at 0: negative

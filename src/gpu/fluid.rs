@@ -25,12 +25,10 @@ use crate::{Result, shaders};
 /// The fluid kernels and their buffers, for one N.
 pub struct GpuFluid {
     walls: wgpu::ComputePipeline,
-    pressure: wgpu::ComputePipeline,
     forces: wgpu::ComputePipeline,
     timestep: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
     walls_bg: wgpu::BindGroup,
-    pressure_bg: wgpu::BindGroup,
     forces_bg: wgpu::BindGroup,
     timestep_bg: wgpu::BindGroup,
     integrate_bg: wgpu::BindGroup,
@@ -68,9 +66,10 @@ impl GpuFluid {
             let walls_l = layout(
                 d,
                 "sph.walls",
-                &[Uniform, Uniform, Read, Read, Read, ReadWrite, Read, Read],
+                &[
+                    Uniform, Uniform, Read, Read, Read, ReadWrite, Read, Read, ReadWrite,
+                ],
             );
-            let pressure_l = layout(d, "sph.pressure", &[Uniform, Uniform, Read, ReadWrite]);
             let forces_l = layout(
                 d,
                 "sph.forces",
@@ -93,13 +92,11 @@ impl GpuFluid {
             let m = |label, src| ctx.shader(label, src);
             let w = |label, src| ctx.walking_shader(label, src, b.group_size);
             let walls_m = w("sph.walls", shaders::WALLS);
-            let pressure_m = m("sph.pressure", shaders::PRESSURE);
             let forces_m = w("sph.forces", shaders::FORCES);
             let timestep_m = m("sph.timestep", shaders::TIMESTEP);
             let integrate_m = m("sph.integrate", shaders::INTEGRATE);
             Self {
                 walls: pipeline(d, "sph.walls", &walls_l, &walls_m, "walls"),
-                pressure: pipeline(d, "sph.pressure", &pressure_l, &pressure_m, "pressure"),
                 forces: pipeline(d, "sph.forces", &forces_l, &forces_m, "forces"),
                 timestep: pipeline(d, "sph.timestep", &timestep_l, &timestep_m, "timestep"),
                 integrate: pipeline(d, "sph.integrate", &integrate_l, &integrate_m, "integrate"),
@@ -116,13 +113,8 @@ impl GpuFluid {
                         &fluid_density,
                         &b.group_range,
                         &b.group_args,
+                        &pressure_buf,
                     ],
-                ),
-                pressure_bg: bind_group(
-                    d,
-                    "sph.pressure",
-                    &pressure_l,
-                    &[&b.params, &params, &fluid_density, &pressure_buf],
                 ),
                 forces_bg: bind_group(
                     d,
@@ -319,7 +311,8 @@ impl Simulation {
         }
     }
 
-    /// Encodes one full step: grid build, reorder, density, walls, pressure, forces, (interact,
+    /// Encodes one full step: grid build, reorder, density, walls (with the pressure fused in),
+    /// forces, (interact,
     /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
         if let Some(d) = &self.dfsph {
@@ -333,8 +326,6 @@ impl Simulation {
         let args = &self.grid.bufs.group_args;
         self.grid
             .dispatch_indirect(e, Stage::Walls, &f.walls, &f.walls_bg, args);
-        self.grid
-            .dispatch(e, Stage::Pressure, &f.pressure, &f.pressure_bg, n_groups);
         self.grid
             .dispatch_indirect(e, Stage::Forces, &f.forces, &f.forces_bg, args);
         if self.interaction.is_some() {
