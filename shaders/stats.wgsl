@@ -6,10 +6,10 @@
 //   outside the tank (count), non-finite position / velocity / density (bits 1, 2, 4, from the
 //   exponent bits: WGSL may assume floats are finite) and the smallest id with one; each
 //   workgroup reduces its 256 in the fixed tree (s[l] ∘= s[l + half], half = 128 … 1) into
-//   blocks[3 wid .. 3 wid + 3];
+//   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie);
 // - stats_final, one workgroup: lane l folds blocks l, l + 256, … in order, then the tree;
 //   lane 0 writes out[0..16] = sums, maxima, min ρ, outside, non-finite bits, first bad id,
-//   dt (step_state[0]), N, 0, 0.
+//   dt (step_state[0]), N, the id of the largest ρ, the id of the largest |v|².
 // Sums pad with 0, extremes with the first particle's (or block's) own values: no infinity.
 // Inputs: pos, vel, id, density (one order), step_state. Output: out (16 words; the host
 // copies the DFSPH block behind it).
@@ -31,11 +31,14 @@ struct Item {
     maxima: vec4<f32>,
     // (min ρ as bits, outside, non-finite bits, first bad id)
     rest: vec4<u32>,
+    // The ids of the largest ρ and the largest |v|² (the smaller id on a tie).
+    ids: vec2<u32>,
 }
 
 var<workgroup> red_sums: array<vec4<f32>, WORKGROUP_SIZE>;
 var<workgroup> red_maxima: array<vec4<f32>, WORKGROUP_SIZE>;
 var<workgroup> red_rest: array<vec4<u32>, WORKGROUP_SIZE>;
+var<workgroup> red_ids: array<vec2<u32>, WORKGROUP_SIZE>;
 
 fn finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
@@ -59,12 +62,18 @@ fn item(k: u32) -> Item {
         vec4<f32>(v2, x.y - lo.y, rho, err),
         vec4<f32>(v2, rho, x.x, err),
         vec4<u32>(bitcast<u32>(rho), select(1u, 0u, inside), bad, select(0xffffffffu, id[k], bad != 0u)),
+        vec2<u32>(id[k], id[k]),
     );
 }
 
 // The neutral element of a set whose first element is `first`.
 fn padding(first: Item) -> Item {
-    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu));
+    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu), first.ids);
+}
+
+// The id that goes with the larger of va and vb (the smaller id on a tie).
+fn arg_max(va: f32, ia: u32, vb: f32, ib: u32) -> u32 {
+    return select(select(ia, ib, vb > va), min(ia, ib), va == vb);
 }
 
 fn combine(a: Item, b: Item) -> Item {
@@ -77,6 +86,10 @@ fn combine(a: Item, b: Item) -> Item {
             a.rest.z | b.rest.z,
             min(a.rest.w, b.rest.w),
         ),
+        vec2<u32>(
+            arg_max(a.maxima.y, a.ids.x, b.maxima.y, b.ids.x),
+            arg_max(a.maxima.x, a.ids.y, b.maxima.x, b.ids.y),
+        ),
     );
 }
 
@@ -86,20 +99,22 @@ fn reduce_items(l: u32, it: Item) -> Item {
     red_sums[l] = it.sums;
     red_maxima[l] = it.maxima;
     red_rest[l] = it.rest;
+    red_ids[l] = it.ids;
     workgroupBarrier();
     for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half >> 1u) {
         if l < half {
             let c = combine(
-                Item(red_sums[l], red_maxima[l], red_rest[l]),
-                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half]),
+                Item(red_sums[l], red_maxima[l], red_rest[l], red_ids[l]),
+                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half], red_ids[l + half]),
             );
             red_sums[l] = c.sums;
             red_maxima[l] = c.maxima;
             red_rest[l] = c.rest;
+            red_ids[l] = c.ids;
         }
         workgroupBarrier();
     }
-    return Item(red_sums[0], red_maxima[0], red_rest[0]);
+    return Item(red_sums[0], red_maxima[0], red_rest[0], red_ids[0]);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -115,14 +130,20 @@ fn stats_blocks(
     }
     let r = reduce_items(lid.x, it);
     if lid.x == 0u {
-        blocks[3u * wid.x] = bitcast<vec4<u32>>(r.sums);
-        blocks[3u * wid.x + 1u] = bitcast<vec4<u32>>(r.maxima);
-        blocks[3u * wid.x + 2u] = r.rest;
+        blocks[4u * wid.x] = bitcast<vec4<u32>>(r.sums);
+        blocks[4u * wid.x + 1u] = bitcast<vec4<u32>>(r.maxima);
+        blocks[4u * wid.x + 2u] = r.rest;
+        blocks[4u * wid.x + 3u] = vec4<u32>(r.ids, 0u, 0u);
     }
 }
 
 fn block(j: u32) -> Item {
-    return Item(bitcast<vec4<f32>>(blocks[3u * j]), bitcast<vec4<f32>>(blocks[3u * j + 1u]), blocks[3u * j + 2u]);
+    return Item(
+        bitcast<vec4<f32>>(blocks[4u * j]),
+        bitcast<vec4<f32>>(blocks[4u * j + 1u]),
+        blocks[4u * j + 2u],
+        blocks[4u * j + 3u].xy,
+    );
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -149,7 +170,7 @@ fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
         out[11] = r.rest.w;
         out[12] = bitcast<u32>(step_state[0]);
         out[13] = params.n;
-        out[14] = 0u;
-        out[15] = 0u;
+        out[14] = r.ids.x;
+        out[15] = r.ids.y;
     }
 }

@@ -143,7 +143,8 @@ struct Cli {
         value_name = "SECONDS"
     )]
     dt_max: f32,
-    /// Smallest time step in seconds (DFSPH).
+    /// Smallest time step in seconds: DFSPH clamps dt here, and a step whose dt reaches it
+    /// ends the run as diverged (unless --dt fixes dt).
     #[arg(
         long,
         default_value_t = 1e-6,
@@ -175,6 +176,24 @@ struct Cli {
     /// Most iterations of each DFSPH solve per step.
     #[arg(long, default_value_t = 100, value_name = "K")]
     max_iterations: u32,
+    /// A run whose largest density exceeds this multiple of the rest density and is still
+    /// rising ends as diverged (0 disables).
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        allow_hyphen_values = true,
+        value_name = "RATIO"
+    )]
+    max_density_ratio: f32,
+    /// WCSPH: a run whose largest speed exceeds this fraction of the speed of sound ends as
+    /// diverged (0 disables; the weakly compressible model assumes about 0.1).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    max_speed_fraction: f32,
     /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
     /// --input the particles' bounding box grown by 2h].
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max")]
@@ -625,6 +644,16 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             "--solver dfsph applies to fluid runs: add --steps K (a density-only run uses the poly6 density of either solver)",
         ));
     }
+    for (flag, v) in [
+        ("--max-density-ratio", cli.max_density_ratio),
+        ("--max-speed-fraction", cli.max_speed_fraction),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::input(format!(
+                "{flag} must be a finite number ≥ 0 (0 disables the check), got {v}"
+            )));
+        }
+    }
     if !(cli.tolerance.is_finite() && cli.tolerance >= 0.0) {
         return Err(Error::input(format!(
             "--tolerance must be a finite number ≥ 0, got {}",
@@ -927,10 +956,18 @@ fn simulate(
         None => None,
     };
     let start = std::time::Instant::now();
+    let guards = run::Guards {
+        density_ratio: cli.max_density_ratio,
+        speed_fraction: cli.max_speed_fraction,
+        dt_min: cli.dt_min,
+        wcsph: cli.solver == Solver::Wcsph,
+        fixed_dt: cli.dt.is_some(),
+    };
     let result = run::run(
         backend.as_mut(),
         &state,
         &fp,
+        &guards,
         cli.steps,
         cli.output.is_some() || cli.screenshot.is_some(),
         run::Outputs {

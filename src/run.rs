@@ -218,6 +218,74 @@ pub struct StepStats {
     pub density_error_max: f64,
 }
 
+/// When a run counts as diverged, besides non-finite values and particles outside the tank.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Guards {
+    /// A density above this multiple of ρ0 (0 disables).
+    pub density_ratio: f32,
+    /// WCSPH: a speed above this fraction of the sound speed (0 disables). The weakly
+    /// compressible model holds for Mach numbers up to about 0.1 (Monaghan 1994); the dam break
+    /// stays below about 0.15 c, so 0.5 c is far past the model, never a normal run.
+    pub speed_fraction: f32,
+    /// A time step below this, s (DFSPH clamps its dt here, so reaching it counts).
+    pub dt_min: f32,
+    /// Whether the solver is WCSPH (the speed check applies).
+    pub wcsph: bool,
+    /// Whether the user fixed dt (`--dt`): then the dt check does not apply.
+    pub fixed_dt: bool,
+}
+
+impl Default for Guards {
+    fn default() -> Self {
+        Self {
+            density_ratio: 2.0,
+            speed_fraction: 0.5,
+            dt_min: 1e-6,
+            wcsph: true,
+            fixed_dt: false,
+        }
+    }
+}
+
+impl Guards {
+    /// Fails with one line naming the step, the quantity, the particle and a fix when the
+    /// block shows a diverged run. `previous` is the block of the step before (`None` at the
+    /// first step): a density above the bound counts only while it still rises, so a start
+    /// that is already compressed (the random scene's clumps) is not mistaken for divergence.
+    pub fn check(
+        &self,
+        b: &StatsBlock,
+        previous: Option<&StatsBlock>,
+        fp: &FluidParams,
+        step: u64,
+        t: f64,
+    ) -> Result<()> {
+        let fix = "use a smaller --cfl or --dt, a larger --sound-speed, or a finer --spacing";
+        let rho0 = fp.rest_density;
+        let rising = previous.is_some_and(|p| b.maxima[1] > p.maxima[1]);
+        if self.density_ratio > 0.0 && b.maxima[1] > self.density_ratio * rho0 && rising {
+            return Err(Error::Unstable(format!(
+                "step {step}: density {:.1} kg/m^3 at particle {} is above {}x the rest density (t = {t:.6} s): the run diverged; {fix}",
+                b.maxima[1], b.density_max_id, self.density_ratio
+            )));
+        }
+        let speed = b.maxima[0].sqrt();
+        if self.wcsph && self.speed_fraction > 0.0 && speed > self.speed_fraction * fp.sound_speed {
+            return Err(Error::Unstable(format!(
+                "step {step}: speed {speed:.4} m/s at particle {} is above {}x the speed of sound {} m/s (t = {t:.6} s): the run diverged; {fix}",
+                b.speed_max_id, self.speed_fraction, fp.sound_speed
+            )));
+        }
+        if !self.fixed_dt && b.dt <= self.dt_min && step > 0 {
+            return Err(Error::Unstable(format!(
+                "step {step}: the time step {:.3e} s reached --dt-min {:.3e} s (t = {t:.6} s, fastest particle {}): the run diverged; {fix}",
+                b.dt, self.dt_min, b.speed_max_id
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// The statistics of a step from its block (the same bits on both paths); fails with the
 /// step, the quantity and the particle on a non-finite value, or on particles outside the tank.
 pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result<StepStats> {
@@ -426,10 +494,12 @@ fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
 /// back only for a frame, and at the end when `want_final` (for `--output`); otherwise the
 /// next step runs while the host reads the last one's block. Returns the final snapshot (if
 /// read) and the last statistics.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &mut dyn Backend,
     start: &Particles,
     fp: &FluidParams,
+    guards: &Guards,
     steps: u64,
     want_final: bool,
     mut out: Outputs<'_>,
@@ -442,6 +512,7 @@ pub fn run(
     let mut t = 0.0f64;
     let mut last = None;
     let mut snap = None;
+    let mut previous = None;
     if steps > 0 {
         backend.submit()?;
     }
@@ -458,6 +529,9 @@ pub fn run(
             o.write_all(st.csv_line().as_bytes())
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
+        // After the row, so the stats file shows the step that diverged.
+        guards.check(&block, previous.as_ref(), fp, k, t)?;
+        previous = Some(block);
         if needs_state {
             let s = backend.snapshot()?;
             write_frame(&mut out, k, &s)?;
@@ -473,4 +547,63 @@ pub fn run(
         snap = Some(backend.snapshot()?);
     }
     Ok((snap, last))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{PhysicsConfig, SphConfig};
+
+    fn fp() -> FluidParams {
+        let cfg = SphConfig::new(2, Default::default()).unwrap();
+        PhysicsConfig::default()
+            .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::ONE, 0.5)
+            .unwrap()
+    }
+
+    fn block(rho_max: f32, speed: f32, dt: f32) -> StatsBlock {
+        StatsBlock {
+            maxima: [speed * speed, rho_max, 0.5, 0.0],
+            dt,
+            n: 1,
+            density_max_id: 7,
+            speed_max_id: 9,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn guards_name_the_quantity_and_the_particle() {
+        let (g, fp) = (Guards::default(), fp());
+        let ok = block(1000.0, 0.1, 1e-4);
+        assert!(g.check(&ok, None, &fp, 1, 0.0).is_ok());
+        let dense = block(2100.0, 0.1, 1e-4);
+        let e = g
+            .check(&dense, Some(&ok), &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("density") && e.contains("particle 7"), "{e}");
+        // Above the bound but falling (a compressed start): not divergence.
+        let denser = block(2500.0, 0.1, 1e-4);
+        assert!(g.check(&dense, Some(&denser), &fp, 2, 0.0).is_ok());
+        let fast = block(1000.0, 0.6 * fp.sound_speed, 1e-4);
+        let e = g
+            .check(&fast, Some(&ok), &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("speed") && e.contains("particle 9"), "{e}");
+        let dfsph = Guards { wcsph: false, ..g };
+        assert!(dfsph.check(&fast, Some(&ok), &fp, 2, 0.0).is_ok());
+        let tiny = block(1000.0, 0.1, 1e-6);
+        let e = g
+            .check(&tiny, Some(&ok), &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--dt-min"), "{e}");
+        let fixed = Guards {
+            fixed_dt: true,
+            ..g
+        };
+        assert!(fixed.check(&tiny, Some(&ok), &fp, 2, 0.0).is_ok());
+    }
 }

@@ -352,7 +352,14 @@ pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageRepo
         v
     };
     let ints = |b: &StatsBlock| {
-        let mut v = vec![b.outside, b.non_finite, b.first_bad_id, b.n];
+        let mut v = vec![
+            b.outside,
+            b.non_finite,
+            b.first_bad_id,
+            b.n,
+            b.density_max_id,
+            b.speed_max_id,
+        ];
         v.extend_from_slice(&b.dfsph);
         v
     };

@@ -652,3 +652,68 @@ fn bench_times_the_whole_step_pass_by_pass() {
         "--repeat",
     );
 }
+
+/// 500 particles at one point blow apart: the run ends with exit 1 and one line naming the
+/// step, the quantity, the particle and a fix, on both paths, instead of printing a result.
+#[test]
+fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
+    let mut csv = b"x,y,z\n".to_vec();
+    for _ in 0..500 {
+        csv.extend_from_slice(b"0.5,0.5,0.5\n");
+    }
+    let input = file("coincident.csv", &csv);
+    for path in ["--cpu", "--gpu"] {
+        let out = run(&[
+            "--headless",
+            path,
+            "--input",
+            input.to_str().unwrap(),
+            "--steps",
+            "50",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if path == "--gpu" && stderr.contains("no adapter") {
+            continue;
+        }
+        assert_eq!(out.status.code(), Some(1), "{path}: {stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("diverged"))
+            .unwrap_or_else(|| panic!("{path}: no divergence line in {stderr}"));
+        assert!(line.contains("step 1:"), "{line}");
+        assert!(line.contains("at particle"), "{line}");
+        assert!(
+            line.contains("--cfl") && line.contains("--sound-speed"),
+            "{line}"
+        );
+    }
+    // With the checks off the same run is not stopped by them.
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "--input",
+        input.to_str().unwrap(),
+        "--steps",
+        "3",
+        "--max-speed-fraction",
+        "0",
+        "--max-density-ratio",
+        "0",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("diverged"), "{stderr}");
+}
+
+#[test]
+fn divergence_bounds_must_be_finite_and_not_negative() {
+    for (flag, v) in [
+        ("--max-density-ratio", "nan"),
+        ("--max-density-ratio", "-1"),
+        ("--max-speed-fraction", "inf"),
+    ] {
+        assert_usage_error(
+            &["--headless", "--cpu", "-n", "100", "--steps", "1", flag, v],
+            flag,
+        );
+    }
+}

@@ -178,7 +178,18 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     };
     let bar = indicatif::ProgressBar::hidden();
     let (maps0, bytes0, _) = counts();
-    let (snap, last) = run(&mut sim, &state, &fp, 12, false, Outputs::default(), &bar).unwrap();
+    let guards = gpu_sph::run::Guards::default();
+    let (snap, last) = run(
+        &mut sim,
+        &state,
+        &fp,
+        &guards,
+        12,
+        false,
+        Outputs::default(),
+        &bar,
+    )
+    .unwrap();
     let (maps, bytes, largest) = counts();
     assert!(snap.is_none());
     assert_eq!(last.unwrap().step, 12);
@@ -197,7 +208,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         export: Some(&export),
         ..Default::default()
     };
-    run(&mut sim, &state, &fp, 12, false, out, &bar).unwrap();
+    run(&mut sim, &state, &fp, &guards, 12, false, out, &bar).unwrap();
     let (maps2, bytes2, _) = counts();
     // A snapshot reads positions and velocities (vec4), ids, densities and the step state.
     let snapshot = (n * (16 + 16 + 4 + 4) + 16) as u64;

@@ -12,7 +12,8 @@
 //! of 256 particles halve pairwise (s[l] ∘= s[l + half], half = 128 … 1), then one workgroup's
 //! lane l folds blocks l, l + 256, … in order and the tree runs again. Sums pad with 0; maxima
 //! and minima pad with the first value of the set (taking an element twice changes neither),
-//! so no infinity is ever needed.
+//! so no infinity is ever needed. The ids of the densest and the fastest particle ride along
+//! with their maxima (the smaller id on a tie), so a divergence check can name the particle.
 //!
 //! Worked example: two particles at rest, ρ = 1001 and 999 kg/m³ (ρ0 = 1000), heights 0.1 and
 //! 0.3 m: Σ|v|² = 0, Σ(y − y_floor) = 0.4, Σρ = 2000, Σ max(ρ − ρ0, 0) = 1, max ρ = 1001,
@@ -53,8 +54,10 @@ pub struct StatsBlock {
     pub dt: f32,
     /// N.
     pub n: u32,
-    #[doc(hidden)]
-    pub _pad: [u32; 2],
+    /// The id of the particle with the largest density (the smaller id on a tie).
+    pub density_max_id: u32,
+    /// The id of the fastest particle (the smaller id on a tie).
+    pub speed_max_id: u32,
     /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
     pub dfsph: [u32; 8],
 }
@@ -68,6 +71,7 @@ struct Item {
     outside: u32,
     bad: u32,
     first_bad: u32,
+    ids: [u32; 2],
 }
 
 /// Whether `x` is finite, from its exponent bits as the shader tests it.
@@ -93,6 +97,18 @@ fn item(x: Vec3, v: Vec3, rho: f32, id: u32, fp: &FluidParams) -> Item {
         outside: !inside as u32,
         bad,
         first_bad: if bad != 0 { id } else { u32::MAX },
+        ids: [id, id],
+    }
+}
+
+/// The id that goes with the larger of `va` and `vb` (the smaller id on a tie).
+fn arg_max(va: f32, ia: u32, vb: f32, ib: u32) -> u32 {
+    if va == vb {
+        ia.min(ib)
+    } else if vb > va {
+        ib
+    } else {
+        ia
     }
 }
 
@@ -107,6 +123,10 @@ fn combine(a: Item, b: Item) -> Item {
     out.outside = a.outside + b.outside;
     out.bad = a.bad | b.bad;
     out.first_bad = a.first_bad.min(b.first_bad);
+    out.ids = [
+        arg_max(a.maxima[1], a.ids[0], b.maxima[1], b.ids[0]),
+        arg_max(a.maxima[0], a.ids[1], b.maxima[0], b.ids[1]),
+    ];
     out
 }
 
@@ -171,7 +191,8 @@ pub fn stats_block(
         first_bad_id: r.first_bad,
         dt,
         n: n as u32,
-        _pad: [0; 2],
+        density_max_id: r.ids[0],
+        speed_max_id: r.ids[1],
         dfsph: dfsph.map(DfsphStats::to_words).unwrap_or_default(),
     }
 }
@@ -242,6 +263,7 @@ mod tests {
         assert_eq!(b.maxima[2], pos[n - 1].x);
         assert_eq!(b.density_min, 990.0);
         assert_eq!(b.maxima[1], density[n - 1]);
+        assert_eq!(b.density_max_id, (n - 1) as u32);
         // x < 0 for the first half: those are outside the tank [0, 1]³.
         assert_eq!(b.outside, 150);
     }

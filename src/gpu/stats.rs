@@ -4,7 +4,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex};
+use std::sync::mpsc;
 
 use super::context::GpuContext;
 use super::neighbours::{
@@ -39,7 +39,7 @@ pub struct StatsInputs<'a> {
 struct Pending {
     slot: usize,
     index: wgpu::SubmissionIndex,
-    mapped: Arc<Mutex<Option<std::result::Result<(), wgpu::BufferAsyncError>>>>,
+    mapped: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
 }
 
 /// The statistics pipelines, the block buffers and the two staging buffers.
@@ -63,7 +63,7 @@ impl GpuStats {
         ctx.scoped(|| {
             let d = &ctx.device;
             let blocks =
-                storage_buffer(d, "sph.stats_blocks", groups(n, WORKGROUP_SIZE) as u64 * 48);
+                storage_buffer(d, "sph.stats_blocks", groups(n, WORKGROUP_SIZE) as u64 * 64);
             let out = storage_buffer(d, "sph.stats_out", 64);
             let l = layout(
                 d,
@@ -138,12 +138,9 @@ impl GpuStats {
 
     /// Starts mapping `slot` once submission `index` completes.
     pub fn submitted(&self, slot: usize, index: wgpu::SubmissionIndex) {
-        let mapped = Arc::new(Mutex::new(None));
-        let m = mapped.clone();
+        let (tx, mapped) = mpsc::channel();
         self.staging[slot].map_async(wgpu::MapMode::Read, .., move |r| {
-            if let Ok(mut g) = m.lock() {
-                *g = Some(r);
-            }
+            let _ = tx.send(r);
         });
         self.pending.borrow_mut().push_back(Pending {
             slot,
@@ -170,13 +167,12 @@ impl GpuStats {
                 timeout: None,
             })
             .map_err(|e| Error::Device(e.to_string()))?;
-        let result = p
-            .mapped
-            .lock()
+        // Another thread's poll on the same device may be the one invoking the callback, so
+        // wait for it rather than expect it to have run.
+        p.mapped
+            .recv()
             .map_err(|e| Error::Map(e.to_string()))?
-            .take()
-            .ok_or_else(|| Error::Map("the statistics block was not mapped".into()))?;
-        result.map_err(|e| Error::Map(e.to_string()))?;
+            .map_err(|e| Error::Map(e.to_string()))?;
         let st = &self.staging[p.slot];
         let view = st
             .get_mapped_range(..)
