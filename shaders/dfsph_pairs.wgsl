@@ -1,5 +1,5 @@
 // The DFSPH pair walk (CPU mirror: src/cpu/dfsph.rs pairs, cubic_w, cubic_grad), prepended
-// after walk.wgsl to the DFSPH stages that walk: those that define `fn dfsph_pair(`. Such a
+// after walk.wgsl and members.wgsl to the DFSPH stages that walk: those that define `fn dfsph_pair(`. Such a
 // stage binds `params`, `fluid`, `dfsph`, `sorted_pos`, `slot_start`, `group_range` and
 // `group_args`, and defines
 //   struct Member { i: u32, x: vec3<f32>, walls: WallPlanes, ... }   one particle of a group
@@ -8,8 +8,8 @@
 //   fn candidate(k: u32) -> Cand
 //   fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member
 //   fn finish(m: Member, i: u32)              stores particle i's results
-// The grouped walk (walk.wgsl): a group of up to GROUP particles of one slot walks once,
-// each candidate read once for all members. For each member and candidate k (r2 < h2):
+// The member walker (members.wgsl) holds the group: up to GROUP particles of one slot walk
+// once (walk.wgsl), each candidate read once for all members. For each member and candidate k (r2 < h2):
 // dfsph_pair for k itself if k != i (axes all false), then for each image of k across the
 // member's near walls within h, in decreasing subset mask (axes = the reflected ones),
 // d = x_i - (image of) x_k: each member's sums are those of a walk of its own, bit for bit.
@@ -45,35 +45,6 @@ fn cubic_grad(r2: f32) -> f32 {
         g = -(dfsph.kernel_grad * (f * f)) * params.inv_h / r;
     }
     return g;
-}
-
-struct Walker {
-    m0: Member,
-    m1: Member,
-    m2: Member,
-    m3: Member,
-    m4: Member,
-    m5: Member,
-    m6: Member,
-    m7: Member,
-}
-
-// Member l of the group; places past its end repeat its last particle (results dropped).
-fn member_at(first: u32, len: u32, l: u32) -> Member {
-    return new_member(first + min(l, len - 1u));
-}
-
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    return Walker(
-        member_at(first, len, 0u),
-        member_at(first, len, 1u),
-        member_at(first, len, 2u),
-        member_at(first, len, 3u),
-        member_at(first, len, 4u),
-        member_at(first, len, 5u),
-        member_at(first, len, 6u),
-        member_at(first, len, 7u),
-    );
 }
 
 // Candidate k itself for member m: a neighbour (r2 < h2) other than m.
@@ -162,23 +133,5 @@ fn visit_members(w: ptr<function, Walker>, k: u32, xk: vec3<f32>, c: Cand) {
                 break;
             }
         }
-    }
-}
-
-fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
-    if (members & 1u) != 0u { finish((*w).m0, first); }
-    if (members & 2u) != 0u { finish((*w).m1, first + 1u); }
-    if (members & 4u) != 0u { finish((*w).m2, first + 2u); }
-    if (members & 8u) != 0u { finish((*w).m3, first + 3u); }
-    if (members & 16u) != 0u { finish((*w).m4, first + 4u); }
-    if (members & 32u) != 0u { finish((*w).m5, first + 5u); }
-    if (members & 64u) != 0u { finish((*w).m6, first + 6u); }
-    if (members & 128u) != 0u { finish((*w).m7, first + 7u); }
-}
-
-// The walk of group g of the list `order` made; an invocation past the list does nothing.
-fn walk_listed_group(g: u32) {
-    if g < group_args[3] {
-        walk_group(group_range[g]);
     }
 }

@@ -112,36 +112,10 @@ fn image_pair(m: Member, c: Fields, seen: u32, s: u32) -> vec3<f32> {
     return push;
 }
 
-struct Walker {
-    m0: Member,
-    m1: Member,
-    m2: Member,
-    m3: Member,
-    m4: Member,
-    m5: Member,
-    m6: Member,
-    m7: Member,
-}
-
-// Member l of the group; places past its end repeat its last particle (results dropped).
-fn member(first: u32, len: u32, l: u32) -> Member {
-    let i = first + min(l, len - 1u);
+fn new_member(i: u32) -> Member {
     let f = fields(i);
     let visc = fluid.viscosity / f.rho * fluid.mass;
     return Member(i, f, wall_planes(f.x, params.h, fluid), visc, vec3<f32>(0.0));
-}
-
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    return Walker(
-        member(first, len, 0u),
-        member(first, len, 1u),
-        member(first, len, 2u),
-        member(first, len, 3u),
-        member(first, len, 4u),
-        member(first, len, 5u),
-        member(first, len, 6u),
-        member(first, len, 7u),
-    );
 }
 
 // The walls across which member m sees c's images: its near walls if it sees them, else none.
@@ -245,28 +219,11 @@ fn visit_alone(m: Member, k: u32, c: Fields) -> vec3<f32> {
     return g;
 }
 
-fn store(m: Member, first: u32, members: u32, l: u32) {
-    if (members & (1u << l)) != 0u {
-        accel[first + l] = vec4<f32>(m.a + fluid.gravity.xyz, 0.0);
-    }
-}
-
-fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
-    store((*w).m0, first, members, 0u);
-    store((*w).m1, first, members, 1u);
-    store((*w).m2, first, members, 2u);
-    store((*w).m3, first, members, 3u);
-    store((*w).m4, first, members, 4u);
-    store((*w).m5, first, members, 5u);
-    store((*w).m6, first, members, 6u);
-    store((*w).m7, first, members, 7u);
+fn finish(m: Member, i: u32) {
+    accel[i] = vec4<f32>(m.a + fluid.gravity.xyz, 0.0);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let g = gid.x;
-    if g >= group_args[3] {
-        return;
-    }
-    walk_group(group_range[g]);
+    walk_listed_group(gid.x);
 }

@@ -17,12 +17,6 @@
 // Worked example, h = 1, T = 1, particles at x = 0.1 and 5: the 27 cells all map to slot 0,
 // which is walked once, visiting candidates 0 and 1.
 
-// Members a walker holds: GROUP, or 1 for pipelines built for single-particle groups
-// (crowded tables, src/params.rs group_size), where the other seven would repeat the first's
-// work; src/shaders.rs source_for sets it per pipeline, and visitors branch on it (a constant
-// branch, folded away).
-const MEMBERS: u32 = 8u;
-
 // Slot de-duplication of a query walk without a private array (an indexed private array is
 // slow on llvmpipe, where every invocation's copy is read lane by lane). Two 64-bit filters
 // remember the slots visited so far; a slot missing from either was not visited before (the

@@ -61,34 +61,9 @@ fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
     return select(0u, m.near.mask, sees_images(m, xk));
 }
 
-struct Walker {
-    m0: Member,
-    m1: Member,
-    m2: Member,
-    m3: Member,
-    m4: Member,
-    m5: Member,
-    m6: Member,
-    m7: Member,
-}
-
-// Member l of the group; places past its end repeat its last particle (results dropped).
-fn member(first: u32, len: u32, l: u32) -> Member {
-    let x = sorted_pos[first + min(l, len - 1u)].xyz;
+fn new_member(i: u32) -> Member {
+    let x = sorted_pos[i].xyz;
     return Member(x, wall_planes(x, params.h, fluid), 0.0);
-}
-
-fn begin_round(first: u32, len: u32, members: u32) -> Walker {
-    return Walker(
-        member(first, len, 0u),
-        member(first, len, 1u),
-        member(first, len, 2u),
-        member(first, len, 3u),
-        member(first, len, 4u),
-        member(first, len, 5u),
-        member(first, len, 6u),
-        member(first, len, 7u),
-    );
 }
 
 // All images of candidate k for every member, one per non-empty subset s of the members' near
@@ -166,21 +141,8 @@ fn add_images(w: ptr<function, Walker>, xk: vec3<f32>, near: u32, ea: vec4<u32>,
     (*w).m7.sum = (*w).m7.sum + t7;
 }
 
-fn store(m: Member, first: u32, members: u32, l: u32) {
-    if (members & (1u << l)) != 0u {
-        store_density(first + l, particle_density[first + l] + params.density_scale * m.sum);
-    }
-}
-
-fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
-    store((*w).m0, first, members, 0u);
-    store((*w).m1, first, members, 1u);
-    store((*w).m2, first, members, 2u);
-    store((*w).m3, first, members, 3u);
-    store((*w).m4, first, members, 4u);
-    store((*w).m5, first, members, 5u);
-    store((*w).m6, first, members, 6u);
-    store((*w).m7, first, members, 7u);
+fn finish(m: Member, i: u32) {
+    store_density(i, particle_density[i] + params.density_scale * m.sum);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

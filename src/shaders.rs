@@ -6,16 +6,26 @@ pub const COMMON: &str = include_str!("../shaders/common.wgsl");
 /// define `struct Walker` or `fn dfsph_pair(`.
 pub const WALK: &str = include_str!("../shaders/walk.wgsl");
 
+/// The member walker (`Walker`, `begin_round`, `end_round` over 8 `Member`s), prepended
+/// (after `WALK`) to the stages that define `fn new_member(`.
+pub const MEMBERS: &str = include_str!("../shaders/members.wgsl");
+
 /// The DFSPH pair walk and cubic spline kernel, prepended (after `WALK`) to the DFSPH stages
 /// that walk: those that define `fn dfsph_pair`.
 pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
 
-/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `DFSPH_PAIRS` for a
-/// DFSPH walking stage, then the stage.
+/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` for a
+/// stage whose walker works member by member, `DFSPH_PAIRS` for a DFSPH walking stage, then
+/// the stage.
 pub fn source(stage_source: &str) -> String {
     let mut s = format!("{COMMON}\n");
-    if stage_source.contains("struct Walker") || stage_source.contains("fn dfsph_pair(") {
+    let members = stage_source.contains("fn new_member(");
+    if stage_source.contains("struct Walker") || members {
         s += WALK;
+        s += "\n";
+    }
+    if members {
+        s += MEMBERS;
         s += "\n";
     }
     if stage_source.contains("fn dfsph_pair(") {
@@ -26,7 +36,7 @@ pub fn source(stage_source: &str) -> String {
 }
 
 /// [`source`] for a walking stage whose walker holds `members` particles (`MEMBERS` in
-/// walk.wgsl: the density group size, 8 or 1).
+/// members.wgsl: the density group size, 8 or 1).
 pub fn source_for(stage_source: &str, members: u32) -> String {
     source(stage_source).replace(
         "const MEMBERS: u32 = 8u;",

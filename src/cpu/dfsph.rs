@@ -63,7 +63,8 @@ use super::integrate::clamp_to_tank;
 use super::reorder::{self, Particles};
 use super::walk::{GROUP, groups, walk_group};
 use super::walls::{
-    WallPlanes, image_axes, image_velocity, reflect_across, viscous_image_velocity, wall_planes,
+    WallPlanes, image_axes, image_velocity, reflect_across, subsets, viscous_image_velocity,
+    wall_planes,
 };
 use crate::gpu::Stage;
 use crate::hash::distance2;
@@ -141,19 +142,12 @@ pub fn group_pairs(
             if j != k {
                 pair(l, j, x - xj, r2, BVec3::FALSE);
             }
-            if walls.mask != 0 {
-                let mut m = walls.mask;
-                loop {
-                    let axes = image_axes(m);
-                    let d = x - reflect_across(xj, walls.plane, axes);
-                    let r2i = d.x * d.x + d.y * d.y + d.z * d.z;
-                    if r2i < sp.h2 {
-                        pair(l, j, d, r2i, axes);
-                    }
-                    m = (m - 1) & walls.mask;
-                    if m == 0 {
-                        break;
-                    }
+            for m in subsets(walls.mask) {
+                let axes = image_axes(m);
+                let d = x - reflect_across(xj, walls.plane, axes);
+                let r2i = d.x * d.x + d.y * d.y + d.z * d.z;
+                if r2i < sp.h2 {
+                    pair(l, j, d, r2i, axes);
                 }
             }
         }
@@ -326,22 +320,15 @@ fn finish_alpha(
     let mut own_grad = Vec3::ZERO;
     let mut own_images = [(BVec3::FALSE, Vec3::ZERO); 7];
     let mut n_own = 0;
-    if walls.mask != 0 {
-        let mut m = walls.mask;
-        loop {
-            let axes = image_axes(m);
-            let d = x - reflect_across(x, walls.plane, axes);
-            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-            if r2 < sp.h2 {
-                let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
-                own_grad += gv;
-                own_images[n_own] = (axes, gv);
-                n_own += 1;
-            }
-            m = (m - 1) & walls.mask;
-            if m == 0 {
-                break;
-            }
+    for m in subsets(walls.mask) {
+        let axes = image_axes(m);
+        let d = x - reflect_across(x, walls.plane, axes);
+        let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+        if r2 < sp.h2 {
+            let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+            own_grad += gv;
+            own_images[n_own] = (axes, gv);
+            n_own += 1;
         }
     }
     let gp = grad + own_grad;

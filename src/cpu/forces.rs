@@ -34,7 +34,9 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::walk::{GROUP, groups, walk_group};
-use super::walls::{WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes};
+use super::walls::{
+    WallPlanes, image_axes, reflect_across, subsets, viscous_image_velocity, wall_planes,
+};
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
 
@@ -151,13 +153,8 @@ fn candidate(
     // Only a neighbour's images can reach the kernel (see `walls`).
     if walls.mask != 0 && r2 < sp.h2 {
         let mut g = Vec3::ZERO;
-        let mut m = walls.mask;
-        loop {
+        for m in subsets(walls.mask) {
             g += image_pair(k, j, walls, m, f, sp, fp);
-            m = (m - 1) & walls.mask;
-            if m == 0 {
-                break;
-            }
         }
         c += g;
     }

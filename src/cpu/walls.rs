@@ -111,19 +111,21 @@ fn image_term(x: Vec3, xk: Vec3, walls: &WallPlanes, m: u32, sp: &SimParams) -> 
     if r2 < sp.h2 { poly6_term(r2, sp) } else { 0.0 }
 }
 
-/// All images of `xk`, one per non-empty subset m of the near walls, in decreasing m (the
-/// GPU's order: `m = (m − 1) & mask` enumerates the subsets).
+/// The non-empty subsets of `mask` in decreasing order, the images of a particle near the
+/// walls of `mask` (the GPU's order: `m = (m − 1) & mask` enumerates them). Worked example:
+/// 0b101 → 0b101, 0b100, 0b001.
+#[inline]
+pub fn subsets(mask: u32) -> impl Iterator<Item = u32> {
+    std::iter::successors((mask != 0).then_some(mask), move |&m| {
+        let next = (m - 1) & mask;
+        (next != 0).then_some(next)
+    })
+}
+
+/// All images of `xk`, one per non-empty subset m of the near walls, in decreasing m.
 #[inline]
 fn images(x: Vec3, xk: Vec3, walls: &WallPlanes, sp: &SimParams) -> f32 {
-    let mut t = 0.0;
-    let mut m = walls.mask;
-    loop {
-        t += image_term(x, xk, walls, m, sp);
-        m = (m - 1) & walls.mask;
-        if m == 0 {
-            break t;
-        }
-    }
+    subsets(walls.mask).fold(0.0, |t, m| t + image_term(x, xk, walls, m, sp))
 }
 
 /// The densities with wall images of the group `first..first + len` (slot order; members
@@ -235,6 +237,16 @@ mod tests {
         let planes = wall_planes(pos[0], 1.0, &fp);
         assert_eq!(planes.mask, 7);
         assert_eq!(planes.plane, Vec3::ZERO);
+    }
+
+    #[test]
+    fn subsets_run_in_decreasing_order() {
+        assert_eq!(
+            subsets(0b101).collect::<Vec<_>>(),
+            vec![0b101, 0b100, 0b001]
+        );
+        assert_eq!(subsets(7).count(), 7);
+        assert_eq!(subsets(0).count(), 0);
     }
 
     #[test]
