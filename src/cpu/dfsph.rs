@@ -28,7 +28,7 @@
 //! the derivative of the density it corrects. (WCSPH and density-only runs keep poly6.)
 //!
 //! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`super::walls`]) take
-//! part in every sum ([`pairs`]): an image of j carries j's density and stiffness, and j's
+//! part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and j's
 //! velocity with the normal components reflected in the density change rate (free slip,
 //! [`image_velocity`]) and reversed in the viscosity (no slip), the wall model of both
 //! solvers. Images add
@@ -154,21 +154,6 @@ pub fn group_pairs(
     });
 }
 
-/// [`group_pairs`] of particle `k` alone.
-#[inline]
-pub fn pairs(
-    k: usize,
-    pos: &[Vec3],
-    slot_start: &[u32],
-    sp: &SimParams,
-    fp: &FluidParams,
-    mut pair: impl FnMut(usize, Vec3, f32, BVec3),
-) {
-    group_pairs(k, 1, pos, slot_start, sp, fp, |_, j, d, r2, axes| {
-        pair(j, d, r2, axes)
-    });
-}
-
 /// The reduction tree of one block with `op` (+ or max): s[l] = op(s[l], s[l + half]) for
 /// half = 128, 64, …, 1.
 fn tree(s: &mut [f32; REDUCE_BLOCK as usize], op: fn(f32, f32) -> f32) -> f32 {
@@ -242,7 +227,7 @@ pub struct DensityAlpha {
     pub error_maxima: Vec<f32>,
 }
 
-/// ρ_k and α_k of one particle.
+/// The sums one walk gathers for ρ_k and α_k.
 ///
 /// α's denominator is the linearisation of ρ_k in its own stiffness (Bender & Koschier 2017,
 /// eq. 9) with the walls' images acting as they do in the solve. With G = Σ m∇W over
@@ -253,7 +238,6 @@ pub struct DensityAlpha {
 /// With G alone (the bulk formula) α is far too large on a wall's first layer, whose own
 /// image is one spacing away: the solve overshoots there and a hydrostatic column blew up
 /// (measured).
-/// The sums one walk gathers for ρ and α.
 #[derive(Clone, Copy, Debug)]
 struct DensitySums {
     sum: f32,
@@ -377,21 +361,6 @@ fn group_density_alpha(
         );
     });
     (0..len).map(move |l| finish_alpha(pos[first + l], &sums[l], sp, fp, dp))
-}
-
-/// ρ and α of slot-order particle `k` alone ([`group_density_alpha`] of one).
-#[inline]
-pub fn density_alpha(
-    k: usize,
-    pos: &[Vec3],
-    slot_start: &[u32],
-    sp: &SimParams,
-    fp: &FluidParams,
-    dp: &DfsphParams,
-) -> (f32, f32) {
-    group_density_alpha(k, 1, pos, slot_start, sp, fp, dp)
-        .next()
-        .unwrap_or_default()
 }
 
 /// A vector reflected across the walls of `axes`: its components there negated.
