@@ -2,19 +2,22 @@
 // to a block of a few bytes, so a run reads back 96 bytes per step instead of the state.
 // Entry points:
 // - stats_blocks, one invocation per particle: per particle |v|² = (vx² + vy²) + vz²,
-//   y − y_floor, ρ, max(ρ − ρ0, 0) (sums), |v|², ρ, x, max(ρ − ρ0, 0) (maxima), ρ (minimum),
+//   y − y_floor, ρ, max(ρ − ρ0, 0) and the Tait energy ẽ(ρ) (sums; see eos_energy), |v|², ρ,
+//   x, max(ρ − ρ0, 0) (maxima), ρ (minimum),
 //   outside the tank (count), non-finite position / velocity / density (bits 1, 2, 4, from the
 //   exponent bits: WGSL may assume floats are finite) and the smallest id with one; each
 //   workgroup reduces its 256 in the fixed tree (s[l] ∘= s[l + half], half = 128 … 1) into
-//   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie);
+//   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie)
+//   and the ẽ sum;
 // - stats_final, one workgroup: lane l folds blocks l, l + 256, … in order, then the tree;
 //   lane 0 writes out[0..16] = sums, maxima, min ρ, outside, non-finite bits, first bad id,
-//   dt (step_state[0]), N, the id of the largest ρ, the id of the largest |v|².
+//   dt (step_state[0]), N, the id of the largest ρ, the id of the largest |v|², Σẽ.
 // Sums pad with 0, extremes with the first particle's (or block's) own values: no infinity.
-// Inputs: pos, vel, id, density (one order), step_state. Output: out (16 words; the host
+// Inputs: pos, vel, id, density (one order), step_state. Output: out (17 words; the host
 // copies the DFSPH block behind it).
 // Worked example: two particles at rest, ρ = 1001 and 999 (ρ0 = 1000), heights 0.1 and 0.3:
-// sums (0, 0.4, 2000, 1), maxima (0, 1001, x, 1), min 999.
+// sums (0, 0.4, 2000, 1), maxima (0, 1001, x, 1), min 999; Σẽ = ẽ(1.001) ≈ 3.502e-6 (ρ = 999
+// stores none: the pressure is clamped at 0 there).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;
@@ -24,7 +27,7 @@
 @group(0) @binding(5) var<storage, read> density: array<f32>;
 @group(0) @binding(6) var<storage, read_write> blocks: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read> step_state: array<f32, 4>;
-@group(0) @binding(8) var<storage, read_write> out: array<u32, 16>;
+@group(0) @binding(8) var<storage, read_write> out: array<u32, 17>;
 
 struct Item {
     sums: vec4<f32>,
@@ -33,12 +36,15 @@ struct Item {
     rest: vec4<u32>,
     // The ids of the largest ρ and the largest |v|² (the smaller id on a tie).
     ids: vec2<u32>,
+    // Σẽ(ρ).
+    eos: f32,
 }
 
 var<workgroup> red_sums: array<vec4<f32>, WORKGROUP_SIZE>;
 var<workgroup> red_maxima: array<vec4<f32>, WORKGROUP_SIZE>;
 var<workgroup> red_rest: array<vec4<u32>, WORKGROUP_SIZE>;
 var<workgroup> red_ids: array<vec2<u32>, WORKGROUP_SIZE>;
+var<workgroup> red_eos: array<f32, WORKGROUP_SIZE>;
 
 fn finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
@@ -46,6 +52,16 @@ fn finite(x: f32) -> bool {
 
 fn finite3(v: vec3<f32>) -> bool {
     return finite(v.x) && finite(v.y) && finite(v.z);
+}
+
+// The energy the Tait equation of state stores per unit of m B / ρ0 at x = ρ/ρ0:
+// ∫₁ˣ (y⁷ − 1)/y² dy = (x⁷ − 7x + 6)/(6x) = (x − 1)²(x⁵ + 2x⁴ + 3x³ + 4x² + 5x + 6)/(6x), in the
+// factored form, which does not cancel near x = 1; 0 below ρ0, where the pressure is clamped.
+fn eos_energy(rho: f32) -> f32 {
+    let x = rho / fluid.rest_density;
+    let d = x - 1.0;
+    let poly = ((((x + 2.0) * x + 3.0) * x + 4.0) * x + 5.0) * x + 6.0;
+    return select(0.0, d * d * poly / (6.0 * x), x > 1.0);
 }
 
 fn item(k: u32) -> Item {
@@ -63,12 +79,13 @@ fn item(k: u32) -> Item {
         vec4<f32>(v2, rho, x.x, err),
         vec4<u32>(bitcast<u32>(rho), select(1u, 0u, inside), bad, select(0xffffffffu, id[k], bad != 0u)),
         vec2<u32>(id[k], id[k]),
+        eos_energy(rho),
     );
 }
 
 // The neutral element of a set whose first element is `first`.
 fn padding(first: Item) -> Item {
-    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu), first.ids);
+    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu), first.ids, 0.0);
 }
 
 // The id that goes with the larger of va and vb (the smaller id on a tie).
@@ -90,6 +107,7 @@ fn combine(a: Item, b: Item) -> Item {
             arg_max(a.maxima.y, a.ids.x, b.maxima.y, b.ids.x),
             arg_max(a.maxima.x, a.ids.y, b.maxima.x, b.ids.y),
         ),
+        a.eos + b.eos,
     );
 }
 
@@ -100,21 +118,23 @@ fn reduce_items(l: u32, it: Item) -> Item {
     red_maxima[l] = it.maxima;
     red_rest[l] = it.rest;
     red_ids[l] = it.ids;
+    red_eos[l] = it.eos;
     workgroupBarrier();
     for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half >> 1u) {
         if l < half {
             let c = combine(
-                Item(red_sums[l], red_maxima[l], red_rest[l], red_ids[l]),
-                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half], red_ids[l + half]),
+                Item(red_sums[l], red_maxima[l], red_rest[l], red_ids[l], red_eos[l]),
+                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half], red_ids[l + half], red_eos[l + half]),
             );
             red_sums[l] = c.sums;
             red_maxima[l] = c.maxima;
             red_rest[l] = c.rest;
             red_ids[l] = c.ids;
+            red_eos[l] = c.eos;
         }
         workgroupBarrier();
     }
-    return Item(red_sums[0], red_maxima[0], red_rest[0], red_ids[0]);
+    return Item(red_sums[0], red_maxima[0], red_rest[0], red_ids[0], red_eos[0]);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -133,7 +153,7 @@ fn stats_blocks(
         blocks[4u * wid.x] = bitcast<vec4<u32>>(r.sums);
         blocks[4u * wid.x + 1u] = bitcast<vec4<u32>>(r.maxima);
         blocks[4u * wid.x + 2u] = r.rest;
-        blocks[4u * wid.x + 3u] = vec4<u32>(r.ids, 0u, 0u);
+        blocks[4u * wid.x + 3u] = vec4<u32>(r.ids, bitcast<u32>(r.eos), 0u);
     }
 }
 
@@ -143,6 +163,7 @@ fn block(j: u32) -> Item {
         bitcast<vec4<f32>>(blocks[4u * j + 1u]),
         blocks[4u * j + 2u],
         blocks[4u * j + 3u].xy,
+        bitcast<f32>(blocks[4u * j + 3u].z),
     );
 }
 
@@ -172,5 +193,6 @@ fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
         out[13] = params.n;
         out[14] = r.ids.x;
         out[15] = r.ids.y;
+        out[16] = bitcast<u32>(r.eos);
     }
 }

@@ -36,6 +36,14 @@ pub enum Error {
     /// No display to open a window on (exit code 2).
     #[error("{0}")]
     NoDisplay(String),
+    /// A signal ended the run after a checkpoint (exit code 128 + the signal's number).
+    #[error("{message}")]
+    Interrupted {
+        /// The line to print, naming the checkpoint.
+        message: String,
+        /// The signal's number.
+        signal: i32,
+    },
     /// wgpu reported a validation or out-of-memory error inside an error scope.
     #[error("GPU validation error: {0}")]
     Validation(String),

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches, Parser};
+use gpu_sph::checkpoint;
 use gpu_sph::gpu::{GpuContext, GpuNeighbours, check_limits};
 use gpu_sph::params::{
     ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SphConfig, validate_positions,
@@ -194,6 +195,16 @@ struct Cli {
         value_name = "FRACTION"
     )]
     max_speed_fraction: f32,
+    /// A run whose total energy (kinetic + potential, + the equation of state's for WCSPH)
+    /// rises above the first step's by more than this fraction of it ends as diverged (0
+    /// disables).
+    #[arg(
+        long,
+        default_value_t = 0.05,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    energy_margin: f32,
     /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
     /// --input the particles' bounding box grown by 2h].
     #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max")]
@@ -252,6 +263,19 @@ struct Cli {
     /// Print the summary or report as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Write a checkpoint every K steps (0: only when SIGINT or SIGTERM stops the run).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    checkpoint_every: u64,
+    /// Directory for checkpoints (the last two are kept).
+    #[arg(long, default_value = "checkpoints", value_name = "DIR")]
+    checkpoint_dir: PathBuf,
+    /// Continue the run a checkpoint holds; --steps K counts the steps still to run. Only
+    /// run-control flags may be given with it.
+    #[arg(long, value_name = "FILE", requires = "headless")]
+    resume: Option<PathBuf>,
+    /// The flags given on the command line (filled after parsing).
+    #[arg(skip)]
+    given: Vec<String>,
     /// Relative density tolerance for --verify.
     #[arg(long, default_value_t = 1e-5, value_name = "REL")]
     tolerance: f64,
@@ -328,6 +352,8 @@ fn one_line_clap_error(e: &clap::Error) -> String {
 enum Outcome {
     Done,
     VerifyFailed,
+    /// A signal stopped the run after a checkpoint: exit 128 + the signal's number.
+    Interrupted(i32),
 }
 
 fn main() -> ExitCode {
@@ -337,8 +363,20 @@ fn main() -> ExitCode {
         env_logger::Env::default().default_filter_or("warn,wgpu_hal::gles=off"),
     )
     .init();
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let cli = match parsed {
+        Ok((mut cli, m)) => {
+            // Arguments only: the derive also registers the struct as a group.
+            cli.given = Cli::command()
+                .get_arguments()
+                .map(|a| a.get_id().as_str())
+                .filter(|id| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+                .map(String::from)
+                .collect();
+            cli
+        }
         Err(e) => {
             use clap::error::ErrorKind::*;
             if matches!(
@@ -355,6 +393,7 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::VerifyFailed) => ExitCode::from(1),
+        Ok(Outcome::Interrupted(signal)) => ExitCode::from((128 + signal).clamp(0, 255) as u8),
         Err(e) => {
             let msg = e.to_string();
             eprintln!(
@@ -647,6 +686,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     for (flag, v) in [
         ("--max-density-ratio", cli.max_density_ratio),
         ("--max-speed-fraction", cli.max_speed_fraction),
+        ("--energy-margin", cli.energy_margin),
     ] {
         if !(v.is_finite() && v >= 0.0) {
             return Err(Error::input(format!(
@@ -662,6 +702,9 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     }
     if let Some(out) = &cli.output {
         io::check_output_path(out)?;
+    }
+    if let Some(path) = &cli.resume {
+        return resume(cli, path);
     }
     let overrides = overrides(cli);
 
@@ -820,8 +863,6 @@ fn simulate(
     geometry: Option<Geometry>,
 ) -> Result<Outcome, Error> {
     use gpu_sph::cpu::reorder::Particles;
-    use gpu_sph::run;
-    let ctx = paths.compute.clone();
 
     // A file brings no tank: use its bounding box grown by 2h on every side.
     let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
@@ -852,7 +893,16 @@ fn simulate(
         _ => (tank_min, tank_max),
     };
     let physics = physics(cli);
-    let fp = physics.fluid_params(config, tank_min, tank_max, fluid_size.y)?;
+    // A built-in scene's fall is its fluid body's height; a file's, from its highest particle
+    // to the floor, never less than h.
+    let drop = match geometry {
+        Some(_) => fluid_size.y,
+        None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
+    };
+    if let Some(w) = physics.sound_speed_warning(drop) {
+        eprintln!("{w}");
+    }
+    let fp = physics.fluid_params(config, tank_min, tank_max, drop)?;
     let dp = match cli.solver {
         Solver::Dfsph => Some(dfsph_config(cli).params(config, &physics)?),
         Solver::Wcsph => None,
@@ -864,14 +914,182 @@ fn simulate(
             dp.eta_v, dp.eta_d, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
         );
     }
+    let template = checkpoint::Template {
+        header: checkpoint::Header {
+            program: env!("CARGO_PKG_VERSION").into(),
+            solver: cli.solver,
+            step: 0,
+            t: 0.0,
+            n: config.particles,
+            dt: 0.0,
+            start_energy: None,
+            dfsph_stats: None,
+            dt_prev: None,
+            config: *config,
+            physics,
+            source: source.to_string(),
+            geometry: geometry_line,
+            tank: [
+                tank_min.to_array(),
+                tank_max.to_array(),
+                fluid_size.to_array(),
+            ],
+        },
+        sim_params: params,
+        fluid_params: fp,
+        dfsph_params: dp,
+    };
+    let state = Particles::new(positions, velocities);
+    simulate_from(cli, paths, template, state, None)
+}
+
+/// Continues the run a checkpoint holds (`--resume FILE`): only run-control flags may be
+/// given; the physics, scene and configuration are the checkpoint's.
+fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
+    if let Some(flag) = cli
+        .given
+        .iter()
+        .find(|f| !RUN_CONTROL.contains(&f.as_str()))
+    {
+        return Err(Error::input(format!(
+            "--{} cannot change on --resume: the run continues with the physics, scene and configuration {} holds; only run-control flags (--steps, outputs, exports, checkpoints, --cpu/--gpu, the divergence checks) may be given",
+            flag.replace('_', "-"),
+            path.display()
+        )));
+    }
+    if cli.steps == 0 {
+        return Err(Error::input(
+            "--resume continues a run: add --steps K, the steps still to run",
+        ));
+    }
+    let ck = checkpoint::Checkpoint::read(path)?;
+    let paths = choose_paths(cli)?;
+    if let Some(ctx) = &paths.compute {
+        check_limits(&ctx.limits, ck.header.n, ck.header.config.table_size)?;
+    }
+    let template = checkpoint::Template {
+        header: ck.header.clone(),
+        sim_params: ck.sim_params,
+        fluid_params: ck.fluid_params,
+        dfsph_params: ck.dfsph_params,
+    };
+    let state = ck.snapshot.state.clone();
+    simulate_from(cli, paths, template, state, Some(ck))
+}
+
+/// Flags a resumed run may give: what to run and what to write, never the physics.
+const RUN_CONTROL: &[&str] = &[
+    "resume",
+    "steps",
+    "headless",
+    "cpu",
+    "gpu",
+    "output",
+    "stats",
+    "json",
+    "export_dir",
+    "export_every",
+    "surface_dir",
+    "surface_every",
+    "surface_format",
+    "surface_threshold",
+    "surface_cube_size",
+    "surface_smoothing",
+    "screenshot",
+    "color_by",
+    "window_size",
+    "render",
+    "checkpoint_every",
+    "checkpoint_dir",
+    "max_density_ratio",
+    "max_speed_fraction",
+    "energy_margin",
+];
+
+/// Opens `--stats` for a run: a new file with its header, or for a run resumed after
+/// `resumed_at` steps the existing file with the rows up to that step kept (an interrupted run
+/// may have written rows past its last checkpoint), so it reads as one uninterrupted run.
+fn open_stats(
+    path: &std::path::Path,
+    geometry_line: &str,
+    resumed_at: Option<u64>,
+) -> Result<std::io::BufWriter<std::fs::File>, Error> {
+    use std::io::Write;
+    let kept = match resumed_at.and_then(|_| std::fs::read_to_string(path).ok()) {
+        Some(text) => {
+            let at = resumed_at.unwrap_or(0);
+            let mut kept = String::new();
+            for line in text.lines() {
+                let step = line.split(',').next().and_then(|c| c.parse::<u64>().ok());
+                if step.is_none_or(|k| k <= at) {
+                    kept.push_str(line);
+                    kept.push('\n');
+                }
+            }
+            kept
+        }
+        None => gpu_sph::run::stats_header(geometry_line),
+    };
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path)
+            .map_err(|e| Error::file(path, format!("cannot create: {e}")))?,
+    );
+    f.write_all(kept.as_bytes())
+        .map_err(|e| Error::file(path, e.to_string()))?;
+    Ok(f)
+}
+
+/// SIGINT and SIGTERM set `stop` to their number: the run finishes its step, writes a
+/// checkpoint and exits. A second one while the first is being handled ends the process at
+/// once (exit 1), so a stuck run can still be stopped.
+fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Error> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM] {
+        let register = || -> std::io::Result<()> {
+            signal_hook::flag::register_conditional_shutdown(signal, 1, pending.clone())?;
+            signal_hook::flag::register(signal, pending.clone())?;
+            signal_hook::flag::register_usize(signal, stop.clone(), signal as usize)?;
+            Ok(())
+        };
+        register().map_err(|e| Error::input(format!("cannot handle signal {signal}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Runs the steps of a fresh (`resumed` = `None`) or resumed run from `state`.
+fn simulate_from(
+    cli: &Cli,
+    paths: Paths,
+    template: checkpoint::Template,
+    state: gpu_sph::cpu::reorder::Particles,
+    resumed: Option<checkpoint::Checkpoint>,
+) -> Result<Outcome, Error> {
+    use gpu_sph::run;
+    let ctx = paths.compute.clone();
+    let h = &template.header;
+    let (config, params, fp, dp) = (
+        &h.config,
+        template.sim_params,
+        template.fluid_params,
+        template.dfsph_params,
+    );
+    let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
+    let geometry_line = h.geometry.clone();
+    let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
     if !cli.json {
-        println!(
-            "gpu-sph: {} particles from {source}, {} steps",
-            config.particles, cli.steps
-        );
+        match &resumed {
+            Some(_) => println!(
+                "gpu-sph: {} particles from {}, resumed at step {} (t = {:.6} s), {} more steps",
+                config.particles, h.source, from.step, from.t, cli.steps
+            ),
+            None => println!(
+                "gpu-sph: {} particles from {}, {} steps",
+                config.particles, h.source, cli.steps
+            ),
+        }
         println!("{geometry_line}");
     }
-    let state = Particles::new(positions, velocities);
     let mut backend: Box<dyn run::Backend> = match &ctx {
         Some(ctx) => {
             let sim = gpu_sph::gpu::fluid::Simulation::with_solver(
@@ -899,26 +1117,32 @@ fn simulate(
                 };
                 return print_report(cli, &report);
             }
+            if let Some(carry) = resumed.as_ref().and_then(|c| c.carry.as_ref()) {
+                sim.upload_carry(carry);
+            }
             Box::new(sim)
         }
-        None => Box::new(run::CpuSimulation::with_solver(
-            params,
-            fp,
-            dp,
-            state.clone(),
-        )),
+        None => match resumed.clone() {
+            Some(c) => Box::new(run::CpuSimulation::resume(
+                params,
+                fp,
+                dp.zip(c.carry),
+                c.snapshot,
+            )),
+            None => Box::new(run::CpuSimulation::with_solver(
+                params,
+                fp,
+                dp,
+                state.clone(),
+            )),
+        },
     };
     let mut stats_file = match &cli.stats {
-        Some(path) => {
-            let mut f = std::io::BufWriter::new(
-                std::fs::File::create(path)
-                    .map_err(|e| Error::file(path, format!("cannot create: {e}")))?,
-            );
-            use std::io::Write;
-            f.write_all(run::stats_header(&geometry_line).as_bytes())
-                .map_err(|e| Error::file(path, e.to_string()))?;
-            Some(f)
-        }
+        Some(path) => Some(open_stats(
+            path,
+            &geometry_line,
+            resumed.is_some().then_some(from.step),
+        )?),
         None => None,
     };
     let export = match &cli.export_dir {
@@ -961,13 +1185,17 @@ fn simulate(
         speed_fraction: cli.max_speed_fraction,
         dt_min: cli.dt_min,
         wcsph: cli.solver == Solver::Wcsph,
-        fixed_dt: cli.dt.is_some(),
+        fixed_dt: fp.dt_fixed > 0.0,
+        energy_margin: cli.energy_margin,
     };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    register_signals(&stop)?;
     let result = run::run(
         backend.as_mut(),
         &state,
         &fp,
         &guards,
+        &from,
         cli.steps,
         cli.output.is_some() || cli.screenshot.is_some(),
         run::Outputs {
@@ -975,6 +1203,12 @@ fn simulate(
             export: export.as_ref(),
             surfaces: surfaces.as_mut(),
             meta: Some(meta),
+            checkpoints: Some(run::Checkpointing {
+                dir: cli.checkpoint_dir.clone(),
+                every: cli.checkpoint_every,
+                template: &template,
+                stop: Some(&stop),
+            }),
         },
         &progress,
     );
@@ -1004,6 +1238,10 @@ fn simulate(
         Err(Error::Unstable(msg)) => {
             eprintln!("gpu-sph: {msg}");
             return Ok(Outcome::VerifyFailed);
+        }
+        Err(Error::Interrupted { message, signal }) => {
+            eprintln!("gpu-sph: {message}");
+            return Ok(Outcome::Interrupted(signal));
         }
         Err(e) => return Err(e),
     };

@@ -24,7 +24,7 @@ pub const MAX_PARTICLES: u32 = 1 << 27;
 pub const MAX_CELL_COORD: f32 = (1u32 << 22) as f32;
 
 /// User-level parameters of a run, validated on construction.
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct SphConfig {
     /// Particle count N.
     pub particles: u32,
@@ -335,7 +335,7 @@ pub struct FluidParams {
 }
 
 /// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
-#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct PhysicsConfig {
     /// Gravity along y, m/s² (negative is down).
     pub gravity: f32,
@@ -371,16 +371,44 @@ impl Default for PhysicsConfig {
 }
 
 impl PhysicsConfig {
-    /// The speed of sound for a fluid body of height `fluid_height`: the given one, or ten
-    /// times the largest speed a fall from that height reaches, √(2 g H), so density varies by
-    /// about 1% (Becker & Teschner 2007).
-    pub fn sound_speed_for(&self, fluid_height: f32) -> f32 {
-        self.sound_speed.unwrap_or_else(|| {
-            10.0 * (2.0 * self.gravity.abs().max(1e-3) * fluid_height.max(1e-6)).sqrt()
+    /// The speed of sound for fluid that can fall `drop` metres (the highest particle's height
+    /// above the tank floor): the given one, or ten times the largest speed such a fall
+    /// reaches, √(2 g Δy), so density varies by about 1% (Becker & Teschner 2007; Monaghan
+    /// 1994: Mach 0.1 keeps the relative density variation near M² = 1%).
+    pub fn sound_speed_for(&self, drop: f32) -> f32 {
+        self.sound_speed
+            .unwrap_or_else(|| Self::derived_sound_speed(self.gravity, drop))
+    }
+
+    /// 10 √(2 |g| Δy), with |g| at least 1e-3 m/s² and Δy at least 1e-6 m so it is never 0.
+    pub fn derived_sound_speed(gravity: f32, drop: f32) -> f32 {
+        10.0 * (2.0 * gravity.abs().max(1e-3) * drop.max(1e-6)).sqrt()
+    }
+
+    /// One line warning that a user-given speed of sound is below 10 √(2 g Δy) for a fall of
+    /// `drop` metres, where the fluid compresses by more than about 1%.
+    pub fn sound_speed_warning(&self, drop: f32) -> Option<String> {
+        let c = self.sound_speed?;
+        let floor = Self::derived_sound_speed(self.gravity, drop);
+        (c < floor).then(|| {
+            format!(
+                "warning: --sound-speed {c} m/s is below 10 sqrt(2 g dy) = {floor:.3} m/s for the {drop:.4} m fall from the highest particle to the floor: the fluid may compress by more than 1%; raise it or leave it out to derive it"
+            )
         })
     }
 
-    /// Validates the physics and builds the uniform block for a tank and fluid body.
+    /// The fall that sets the default speed of sound for particles `positions` in a tank whose
+    /// floor is at `floor`: from the highest particle to the floor, but never less than the
+    /// smoothing radius `h`, the smallest head a particle's own neighbourhood exerts, so a
+    /// flat or degenerate body (one layer, or every particle at one point) still gets a sound
+    /// speed that holds its own weight.
+    pub fn drop_height(positions: &[Vec3], floor: f32, h: f32) -> f32 {
+        let top = positions.iter().fold(floor, |m, p| m.max(p.y));
+        (top - floor).max(h)
+    }
+
+    /// Validates the physics and builds the uniform block for a tank and fluid that can fall
+    /// `fluid_height` metres (see [`PhysicsConfig::sound_speed_for`]).
     pub fn fluid_params(
         &self,
         cfg: &SphConfig,
@@ -459,7 +487,17 @@ impl PhysicsConfig {
 }
 
 /// The pressure solver of a fluid run.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, clap::ValueEnum)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Solver {
     /// Weakly compressible SPH: Tait equation of state, explicit pressure forces, CFL step on

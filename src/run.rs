@@ -27,6 +27,8 @@ pub trait Backend {
     /// The current state, densities and last dt (a full readback on the GPU; no step may be
     /// in flight).
     fn snapshot(&self) -> Result<Snapshot>;
+    /// DFSPH: the state carried to the next step (warm start, last dt); `None` for WCSPH.
+    fn carry(&self) -> Result<Option<DfsphCarry>>;
 }
 
 impl Backend for Simulation {
@@ -44,6 +46,10 @@ impl Backend for Simulation {
 
     fn snapshot(&self) -> Result<Snapshot> {
         Simulation::snapshot(self)
+    }
+
+    fn carry(&self) -> Result<Option<DfsphCarry>> {
+        self.read_carry()
     }
 }
 
@@ -97,6 +103,28 @@ impl CpuSimulation {
                 dt: 0.0,
                 dfsph: None,
             },
+            blocks: Default::default(),
+        }
+    }
+
+    /// Continues a run from a checkpoint's state (in the order it was held) and, for DFSPH,
+    /// its warm start.
+    pub fn resume(
+        sp: SimParams,
+        fp: FluidParams,
+        dfsph: Option<(DfsphParams, DfsphCarry)>,
+        snap: Snapshot,
+    ) -> Self {
+        Self {
+            sp,
+            fp,
+            interaction: None,
+            dfsph: dfsph.map(|(dp, carry)| CpuDfsph {
+                dp,
+                carry,
+                start: None,
+            }),
+            snap,
             blocks: Default::default(),
         }
     }
@@ -177,6 +205,10 @@ impl Backend for CpuSimulation {
     fn snapshot(&self) -> Result<Snapshot> {
         Ok(self.snap.clone())
     }
+
+    fn carry(&self) -> Result<Option<DfsphCarry>> {
+        Ok(self.dfsph.as_ref().map(|d| d.carry.clone()))
+    }
 }
 
 /// One row of `--stats`.
@@ -216,6 +248,9 @@ pub struct StepStats {
     pub density_error_mean: f64,
     /// Its maximum.
     pub density_error_max: f64,
+    /// The energy the Tait equation of state stores, m B/ρ0 Σẽ(ρ), J (WCSPH; 0 for DFSPH,
+    /// whose pressure does no reversible work).
+    pub eos_energy: f64,
 }
 
 /// When a run counts as diverged, besides non-finite values and particles outside the tank.
@@ -233,6 +268,9 @@ pub struct Guards {
     pub wcsph: bool,
     /// Whether the user fixed dt (`--dt`): then the dt check does not apply.
     pub fixed_dt: bool,
+    /// A total energy (kinetic + potential, + the equation of state's for WCSPH) above the
+    /// first step's by this fraction of it (0 disables).
+    pub energy_margin: f32,
 }
 
 impl Default for Guards {
@@ -243,8 +281,23 @@ impl Default for Guards {
             dt_min: 1e-6,
             wcsph: true,
             fixed_dt: false,
+            energy_margin: 0.05,
         }
     }
+}
+
+/// The total energy of a block, J: kinetic ½ m Σ|v|², gravitational m |g| Σ(y − y_floor) and,
+/// for WCSPH, the energy the Tait equation of state stores, m B/ρ0 Σẽ(ρ)
+/// ([`crate::cpu::stats::eos_energy`]).
+pub fn total_energy(b: &StatsBlock, fp: &FluidParams, wcsph: bool) -> f64 {
+    let m = fp.mass as f64;
+    let g = (fp.gravity[1] as f64).abs();
+    let eos = if wcsph {
+        m * fp.stiffness as f64 / fp.rest_density as f64 * b.eos as f64
+    } else {
+        0.0
+    };
+    0.5 * m * b.sums[0] as f64 + m * g * b.sums[1] as f64 + eos
 }
 
 impl Guards {
@@ -252,10 +305,13 @@ impl Guards {
     /// block shows a diverged run. `previous` is the block of the step before (`None` at the
     /// first step): a density above the bound counts only while it still rises, so a start
     /// that is already compressed (the random scene's clumps) is not mistaken for divergence.
+    /// `start_energy` is the [`total_energy`] the energy check compares with (the first
+    /// step's).
     pub fn check(
         &self,
         b: &StatsBlock,
         previous: Option<&StatsBlock>,
+        start_energy: f64,
         fp: &FluidParams,
         step: u64,
         t: f64,
@@ -274,6 +330,23 @@ impl Guards {
             return Err(Error::Unstable(format!(
                 "step {step}: speed {speed:.4} m/s at particle {} is above {}x the speed of sound {} m/s (t = {t:.6} s): the run diverged; {fix}",
                 b.speed_max_id, self.speed_fraction, fp.sound_speed
+            )));
+        }
+        let energy = total_energy(b, fp, self.wcsph);
+        if self.energy_margin > 0.0
+            && start_energy > 0.0
+            && energy > start_energy * (1.0 + self.energy_margin as f64)
+        {
+            let what = if self.wcsph {
+                "kinetic + potential + equation-of-state"
+            } else {
+                "kinetic + potential"
+            };
+            return Err(Error::Unstable(format!(
+                "step {step}: the total ({what}) energy {energy:.4e} J is {:.1}% above its start {start_energy:.4e} J, more than --energy-margin {} (t = {t:.6} s, fastest particle {}): the run diverged; {fix}",
+                100.0 * (energy / start_energy - 1.0),
+                self.energy_margin,
+                b.speed_max_id
             )));
         }
         if !self.fixed_dt && b.dt <= self.dt_min && step > 0 {
@@ -338,6 +411,7 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         residual_d: 0.0,
         density_error_mean: b.sums[3] as f64 / (rho0 * n),
         density_error_max: b.maxima[3] as f64 / rho0,
+        eos_energy: 0.0,
     };
     // DFSPH reduces its density error at the new positions in its own block.
     if b.dfsph != [0; 8] {
@@ -348,6 +422,8 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         st.residual_d = d.residual_d as f64;
         st.density_error_mean = d.error_mean as f64;
         st.density_error_max = d.error_max as f64;
+    } else {
+        st.eos_energy = total_energy(b, fp, true) - total_energy(b, fp, false);
     }
     Ok(st)
 }
@@ -393,7 +469,7 @@ pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
 /// The `--stats` CSV header, after comment lines recording the geometry.
 pub fn stats_header(geometry: &str) -> String {
     format!(
-        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max\n"
+        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy\n"
     )
 }
 
@@ -401,7 +477,7 @@ impl StepStats {
     /// The row as a CSV line.
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e}\n",
+            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e}\n",
             self.step,
             self.t,
             self.dt,
@@ -418,7 +494,8 @@ impl StepStats {
             self.residual_v,
             self.residual_d,
             self.density_error_mean,
-            self.density_error_max
+            self.density_error_max,
+            self.eos_energy
         )
     }
 }
@@ -451,6 +528,8 @@ pub struct Outputs<'a> {
     pub surfaces: Option<&'a mut Surfaces>,
     /// The run's description, written into every frame's PLY header.
     pub meta: Option<crate::surface::FrameMeta>,
+    /// Checkpoints.
+    pub checkpoints: Option<Checkpointing<'a>>,
 }
 
 /// Writes a snapshot in input order, with `meta` in a PLY header.
@@ -489,37 +568,125 @@ fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
     Ok(())
 }
 
+/// Where a run starts: step 0 of a fresh run, or a checkpoint's step, time and divergence-check
+/// state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunFrom {
+    /// Steps already taken.
+    pub step: u64,
+    /// Simulated time already run, s.
+    pub t: f64,
+    /// The statistics block of the last step taken.
+    pub previous: Option<StatsBlock>,
+    /// The energy the divergence check compares with.
+    pub start_energy: Option<f64>,
+}
+
+/// Checkpoints written during a run: every `every` steps (0: never on a schedule) and when
+/// `stop` holds a signal number (SIGINT, SIGTERM), after which the run ends.
+pub struct Checkpointing<'a> {
+    /// The directory the files go to.
+    pub dir: PathBuf,
+    /// Every how many steps (counted from the run's first step, resumed or not).
+    pub every: u64,
+    /// What every checkpoint shares: the run's description and parameters.
+    pub template: &'a crate::checkpoint::Template,
+    /// Set to a signal's number by its handler.
+    pub stop: Option<&'a std::sync::atomic::AtomicUsize>,
+}
+
+impl Checkpointing<'_> {
+    fn stop_signal(&self) -> Option<usize> {
+        self.stop
+            .map(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|&s| s != 0)
+    }
+}
+
+fn signal_name(signal: usize) -> String {
+    match signal as i32 {
+        signal_hook::consts::SIGINT => "SIGINT".into(),
+        signal_hook::consts::SIGTERM => "SIGTERM".into(),
+        s => format!("signal {s}"),
+    }
+}
+
 /// Runs `steps` steps from `start` (the state the backend holds), checking every step from
-/// its statistics block; writes stats rows, frames and surfaces if asked. The state is read
-/// back only for a frame, and at the end when `want_final` (for `--output`); otherwise the
-/// next step runs while the host reads the last one's block. Returns the final snapshot (if
-/// read) and the last statistics.
+/// its statistics block; writes stats rows, frames, surfaces and checkpoints if asked. The
+/// state is read back only for a frame or a checkpoint, and at the end when `want_final` (for
+/// `--output`); otherwise the next step runs while the host reads the last one's block. Step
+/// numbers (rows, frames, checkpoints) continue from `from`. Returns the final snapshot (if
+/// read) and the last statistics. A signal ends the run after the step under way, with a
+/// checkpoint, as [`Error::Interrupted`]; an error after a checkpoint names it.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &mut dyn Backend,
     start: &Particles,
     fp: &FluidParams,
     guards: &Guards,
+    from: &RunFrom,
     steps: u64,
     want_final: bool,
     mut out: Outputs<'_>,
     progress: &indicatif::ProgressBar,
 ) -> Result<(Option<Snapshot>, Option<StepStats>)> {
     check_start(start, fp)?;
-    if out.wants_frame(0) {
+    if from.step == 0 && out.wants_frame(0) {
         write_frame(&mut out, 0, &backend.snapshot()?)?;
     }
-    let mut t = 0.0f64;
+    let mut latest: Option<PathBuf> = None;
+    let result = run_steps(
+        backend,
+        fp,
+        guards,
+        from,
+        steps,
+        want_final,
+        &mut out,
+        progress,
+        &mut latest,
+    );
+    match (result, latest) {
+        (Err(Error::Unstable(m)), Some(p)) => Err(Error::Unstable(format!(
+            "{m} (the last checkpoint, {}, holds the run before it diverged)",
+            p.display()
+        ))),
+        (Err(Error::Validation(m)), Some(p)) => Err(Error::Validation(format!(
+            "{m}; the run can continue from the last checkpoint: --resume {}",
+            p.display()
+        ))),
+        (r, _) => r,
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn run_steps(
+    backend: &mut dyn Backend,
+    fp: &FluidParams,
+    guards: &Guards,
+    from: &RunFrom,
+    steps: u64,
+    want_final: bool,
+    out: &mut Outputs<'_>,
+    progress: &indicatif::ProgressBar,
+    latest: &mut Option<PathBuf>,
+) -> Result<(Option<Snapshot>, Option<StepStats>)> {
+    let mut t = from.t;
     let mut last = None;
     let mut snap = None;
-    let mut previous = None;
+    let mut previous = from.previous;
+    let mut start_energy = from.start_energy;
     if steps > 0 {
         backend.submit()?;
     }
-    for k in 1..=steps {
-        let needs_state = out.wants_frame(k) || (k == steps && want_final);
+    for i in 1..=steps {
+        let k = from.step + i;
+        let ck = out.checkpoints.as_ref();
+        let stop = ck.and_then(Checkpointing::stop_signal);
+        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
+        let needs_state = out.wants_frame(k) || (i == steps && want_final) || due;
         // Step k + 1 runs while step k's block is read, unless step k's state is wanted.
-        if k < steps && !needs_state {
+        if i < steps && !needs_state {
             backend.submit()?;
         }
         let block = backend.read_stats()?;
@@ -530,18 +697,47 @@ pub fn run(
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
         // After the row, so the stats file shows the step that diverged.
-        guards.check(&block, previous.as_ref(), fp, k, t)?;
+        let e0 = *start_energy.get_or_insert_with(|| total_energy(&block, fp, guards.wcsph));
+        guards.check(&block, previous.as_ref(), e0, fp, k, t)?;
         previous = Some(block);
+        last = Some(st);
+        progress.inc(1);
         if needs_state {
             let s = backend.snapshot()?;
-            write_frame(&mut out, k, &s)?;
+            write_frame(out, k, &s)?;
+            if let Some(c) = out.checkpoints.as_ref().filter(|_| due) {
+                let at = RunFrom {
+                    step: k,
+                    t,
+                    previous,
+                    start_energy,
+                };
+                let path = c
+                    .template
+                    .at(s.clone(), backend.carry()?, &at)
+                    .write(&c.dir)?;
+                *latest = Some(path.clone());
+                if let Some(signal) = stop {
+                    if let Some(o) = out.stats.as_deref_mut() {
+                        o.flush()
+                            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+                    }
+                    return Err(Error::Interrupted {
+                        message: format!(
+                            "{} after step {k} (t = {t:.6} s): wrote {}; continue with --resume {}",
+                            signal_name(signal),
+                            path.display(),
+                            path.display()
+                        ),
+                        signal: signal as i32,
+                    });
+                }
+            }
             snap = Some(s);
-            if k < steps {
+            if i < steps {
                 backend.submit()?;
             }
         }
-        last = Some(st);
-        progress.inc(1);
     }
     if want_final && snap.is_none() {
         snap = Some(backend.snapshot()?);
@@ -576,27 +772,27 @@ mod tests {
     fn guards_name_the_quantity_and_the_particle() {
         let (g, fp) = (Guards::default(), fp());
         let ok = block(1000.0, 0.1, 1e-4);
-        assert!(g.check(&ok, None, &fp, 1, 0.0).is_ok());
+        assert!(g.check(&ok, None, 0.0, &fp, 1, 0.0).is_ok());
         let dense = block(2100.0, 0.1, 1e-4);
         let e = g
-            .check(&dense, Some(&ok), &fp, 2, 0.0)
+            .check(&dense, Some(&ok), 0.0, &fp, 2, 0.0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("density") && e.contains("particle 7"), "{e}");
         // Above the bound but falling (a compressed start): not divergence.
         let denser = block(2500.0, 0.1, 1e-4);
-        assert!(g.check(&dense, Some(&denser), &fp, 2, 0.0).is_ok());
+        assert!(g.check(&dense, Some(&denser), 0.0, &fp, 2, 0.0).is_ok());
         let fast = block(1000.0, 0.6 * fp.sound_speed, 1e-4);
         let e = g
-            .check(&fast, Some(&ok), &fp, 2, 0.0)
+            .check(&fast, Some(&ok), 0.0, &fp, 2, 0.0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("speed") && e.contains("particle 9"), "{e}");
         let dfsph = Guards { wcsph: false, ..g };
-        assert!(dfsph.check(&fast, Some(&ok), &fp, 2, 0.0).is_ok());
+        assert!(dfsph.check(&fast, Some(&ok), 0.0, &fp, 2, 0.0).is_ok());
         let tiny = block(1000.0, 0.1, 1e-6);
         let e = g
-            .check(&tiny, Some(&ok), &fp, 2, 0.0)
+            .check(&tiny, Some(&ok), 0.0, &fp, 2, 0.0)
             .unwrap_err()
             .to_string();
         assert!(e.contains("--dt-min"), "{e}");
@@ -604,6 +800,38 @@ mod tests {
             fixed_dt: true,
             ..g
         };
-        assert!(fixed.check(&tiny, Some(&ok), &fp, 2, 0.0).is_ok());
+        assert!(fixed.check(&tiny, Some(&ok), 0.0, &fp, 2, 0.0).is_ok());
+    }
+
+    #[test]
+    fn an_energy_gain_beyond_the_margin_stops_the_run() {
+        let (g, fp) = (Guards::default(), fp());
+        let at = |v2: f32, y: f32, eos: f32| StatsBlock {
+            sums: [v2, y, 0.0, 0.0],
+            eos,
+            ..block(1000.0, 0.1, 1e-4)
+        };
+        let start = at(0.0, 1.0, 0.0);
+        let e0 = total_energy(&start, &fp, true);
+        // Potential m g · 1 turned into kinetic ½ m Σv², 4% more: within the margin.
+        let moving = at(2.0 * 9.81 * 1.04, 0.0, 0.0);
+        assert!(g.check(&moving, Some(&start), e0, &fp, 2, 0.0).is_ok());
+        let gained = at(2.0 * 9.81 * 1.06, 0.0, 0.0);
+        let e = g
+            .check(&gained, Some(&start), e0, &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("energy") && e.contains("--energy-margin"), "{e}");
+        // A compressed start's stored energy counts for WCSPH: released, it is no gain.
+        let eos0 = (0.06 * fp.rest_density as f64 * 9.81 / fp.stiffness as f64) as f32;
+        let compressed = at(0.0, 1.0, eos0);
+        let e0 = total_energy(&compressed, &fp, true);
+        assert!(g.check(&gained, Some(&compressed), e0, &fp, 2, 0.0).is_ok());
+        let off = Guards {
+            energy_margin: 0.0,
+            ..g
+        };
+        let e0 = total_energy(&start, &fp, true);
+        assert!(off.check(&gained, Some(&start), e0, &fp, 2, 0.0).is_ok());
     }
 }

@@ -57,6 +57,9 @@ impl Setup {
         let scene = Scene::new(opts.scene, n as usize, config.spacing, opts.seed);
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
+        if let Some(w) = opts.physics.sound_speed_warning(scene.fluid_size.y) {
+            eprintln!("{w}");
+        }
         let fluid_params = opts.physics.fluid_params(
             &config,
             scene.tank_min,

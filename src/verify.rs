@@ -342,8 +342,9 @@ fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
 }
 
 /// The statistics block (stage `stats`): its floats relative to their largest magnitude, its
-/// counts and bits exactly.
-pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageReport; 2] {
+/// counts and bits exactly; the equation-of-state energy on its own scale (it is many orders
+/// below Σρ).
+pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageReport; 3] {
     let floats = |b: &StatsBlock| {
         let mut v = b.sums.to_vec();
         v.extend_from_slice(&b.maxima);
@@ -366,6 +367,7 @@ pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageRepo
     [
         compare_scaled("stats.values", &floats(gpu), &floats(cpu), tol),
         compare_exact("stats.counts", &ints(gpu), &ints(cpu)),
+        compare_scaled("stats.eos_energy", &[gpu.eos], &[cpu.eos], tol),
     ]
 }
 

@@ -94,7 +94,7 @@ fn dfsph_runs_on_both_paths_with_identical_statistics() {
             .map(String::from)
             .collect();
         assert!(body[0].ends_with(
-            "iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max"
+            "iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy"
         ));
         assert_eq!(body.len(), 5);
         rows.push(body);
@@ -710,10 +710,76 @@ fn divergence_bounds_must_be_finite_and_not_negative() {
         ("--max-density-ratio", "nan"),
         ("--max-density-ratio", "-1"),
         ("--max-speed-fraction", "inf"),
+        ("--energy-margin", "-0.1"),
     ] {
         assert_usage_error(
             &["--headless", "--cpu", "-n", "100", "--steps", "1", flag, v],
             flag,
         );
     }
+}
+
+/// A layer one particle high gets its sound speed from the fall to the floor (at least h),
+/// not from its zero thickness, and runs without tripping a divergence check.
+#[test]
+fn a_one_particle_high_layer_runs_with_the_derived_sound_speed() {
+    let mut csv = b"x,y,z\n".to_vec();
+    for i in 0..30 {
+        for k in 0..30 {
+            csv.extend_from_slice(
+                format!(
+                    "{},0.05,{}\n",
+                    0.005 + 0.01 * i as f32,
+                    0.005 + 0.01 * k as f32
+                )
+                .as_bytes(),
+            );
+        }
+    }
+    let input = file("layer.csv", &csv);
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "--input",
+        input.to_str().unwrap(),
+        "--steps",
+        "400",
+    ]);
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{stderr}");
+    // The default tank pads the layer by 2h = 0.04 m: c = 10 √(2 · 9.81 · 0.04) = 8.859 m/s.
+    assert!(stdout.contains("c = 8.859 m/s"), "{stdout}");
+    assert!(!stderr.contains("warning"), "{stderr}");
+    let last = stdout.lines().last().unwrap();
+    assert!(last.contains("outside 0"), "{last}");
+}
+
+/// A sound speed given below 10 √(2 g Δy) is warned about in one line, and the run goes on.
+#[test]
+fn a_low_sound_speed_is_warned_about() {
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "500",
+        "--steps",
+        "2",
+        "--sound-speed",
+        "1",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let warnings: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{stderr}");
+    assert!(
+        warnings[0].contains("--sound-speed 1 m/s"),
+        "{}",
+        warnings[0]
+    );
 }

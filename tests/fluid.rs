@@ -184,6 +184,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &state,
         &fp,
         &guards,
+        &Default::default(),
         12,
         false,
         Outputs::default(),
@@ -208,7 +209,18 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         export: Some(&export),
         ..Default::default()
     };
-    run(&mut sim, &state, &fp, &guards, 12, false, out, &bar).unwrap();
+    run(
+        &mut sim,
+        &state,
+        &fp,
+        &guards,
+        &Default::default(),
+        12,
+        false,
+        out,
+        &bar,
+    )
+    .unwrap();
     let (maps2, bytes2, _) = counts();
     // A snapshot reads positions and velocities (vec4), ids, densities and the step state.
     let snapshot = (n * (16 + 16 + 4 + 4) + 16) as u64;

@@ -1,10 +1,11 @@
 //! Stage `stats`, the CPU mirror of `shaders/stats.wgsl`: a step's statistics reduced to a
-//! [`StatsBlock`] of 96 bytes, the only thing a headless run reads back per step.
+//! [`StatsBlock`] of 100 bytes, the only thing a headless run reads back per step.
 //!
 //! Inputs: the state the step ends with (positions, velocities, ids, densities, all in one
 //! order), the fluid parameters, the step's dt and, for DFSPH, its statistics block. Per
 //! particle: |v|² = (vx² + vy²) + vz², the height above the floor y − y_floor, ρ, the
-//! compression max(ρ − ρ0, 0) (summed and maximal), the front x, whether it lies outside the
+//! compression max(ρ − ρ0, 0) (summed and maximal), the energy the Tait equation of state
+//! stores ([`eos_energy`], summed), the front x, whether it lies outside the
 //! tank, and which of its position, velocity and density is non-finite (read from the exponent
 //! bits: WGSL may assume floats are finite, so `isnan` can be folded away).
 //!
@@ -17,7 +18,7 @@
 //!
 //! Worked example: two particles at rest, ρ = 1001 and 999 kg/m³ (ρ0 = 1000), heights 0.1 and
 //! 0.3 m: Σ|v|² = 0, Σ(y − y_floor) = 0.4, Σρ = 2000, Σ max(ρ − ρ0, 0) = 1, max ρ = 1001,
-//! min ρ = 999.
+//! min ρ = 999, Σẽ = ẽ(1.001) ≈ 3.502e-6 (999 stores none).
 
 use glam::Vec3;
 
@@ -34,7 +35,7 @@ pub const BAD_VELOCITY: u32 = 2;
 pub const BAD_DENSITY: u32 = 4;
 
 /// The step's statistics as the GPU writes them (`stats.wgsl` `stats_final`, then the DFSPH
-/// block copied behind it): 24 words, 96 bytes.
+/// block copied behind it): 25 words, 100 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StatsBlock {
@@ -58,6 +59,8 @@ pub struct StatsBlock {
     pub density_max_id: u32,
     /// The id of the fastest particle (the smaller id on a tie).
     pub speed_max_id: u32,
+    /// Σ [`eos_energy`](ρ): times m B / ρ0, the energy the Tait equation of state stores, J.
+    pub eos: f32,
     /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
     pub dfsph: [u32; 8],
 }
@@ -72,12 +75,32 @@ struct Item {
     bad: u32,
     first_bad: u32,
     ids: [u32; 2],
+    eos: f32,
 }
 
 /// Whether `x` is finite, from its exponent bits as the shader tests it.
 #[inline]
 pub fn finite_bits(x: f32) -> bool {
     x.to_bits() & 0x7f80_0000 != 0x7f80_0000
+}
+
+/// The energy the Tait equation of state p = B((ρ/ρ0)⁷ − 1)⁺ stores in a particle of mass m,
+/// m ∫ p/ρ² dρ from ρ0, in units of m B / ρ0: with x = ρ/ρ0,
+/// ∫₁ˣ (y⁷ − 1)/y² dy = (x⁷ − 7x + 6)/(6x) = (x − 1)²(x⁵ + 2x⁴ + 3x³ + 4x² + 5x + 6)/(6x), taken
+/// in the factored form, which does not cancel near x = 1; 0 below ρ0, where the pressure is
+/// clamped. Counting it makes a compressed start's stored energy part of the total, so its
+/// release is not mistaken for a gain (Monaghan 1994, §5: the thermal energy of a barotropic
+/// fluid). Example: x = 1.01 → 1e-4 · 21.3535 / 6.06 ≈ 3.5237e-4.
+#[inline]
+pub fn eos_energy(rho: f32, fp: &FluidParams) -> f32 {
+    let x = rho / fp.rest_density;
+    let d = x - 1.0;
+    let poly = ((((x + 2.0) * x + 3.0) * x + 4.0) * x + 5.0) * x + 6.0;
+    if x > 1.0 {
+        d * d * poly / (6.0 * x)
+    } else {
+        0.0
+    }
 }
 
 fn item(x: Vec3, v: Vec3, rho: f32, id: u32, fp: &FluidParams) -> Item {
@@ -98,6 +121,7 @@ fn item(x: Vec3, v: Vec3, rho: f32, id: u32, fp: &FluidParams) -> Item {
         bad,
         first_bad: if bad != 0 { id } else { u32::MAX },
         ids: [id, id],
+        eos: eos_energy(rho, fp),
     }
 }
 
@@ -127,6 +151,7 @@ fn combine(a: Item, b: Item) -> Item {
         arg_max(a.maxima[1], a.ids[0], b.maxima[1], b.ids[0]),
         arg_max(a.maxima[0], a.ids[1], b.maxima[0], b.ids[1]),
     ];
+    out.eos = a.eos + b.eos;
     out
 }
 
@@ -138,6 +163,7 @@ fn padding(first: Item) -> Item {
         outside: 0,
         bad: 0,
         first_bad: u32::MAX,
+        eos: 0.0,
         ..first
     }
 }
@@ -193,6 +219,7 @@ pub fn stats_block(
         n: n as u32,
         density_max_id: r.ids[0],
         speed_max_id: r.ids[1],
+        eos: r.eos,
         dfsph: dfsph.map(DfsphStats::to_words).unwrap_or_default(),
     }
 }
@@ -223,10 +250,36 @@ mod tests {
         assert_eq!(b.sums, [0.0, 0.1 + 0.3, 2000.0, 1.0]);
         assert_eq!(b.maxima, [0.0, 1001.0, 0.5, 1.0]);
         assert_eq!(b.density_min, 999.0);
+        assert_eq!(b.eos, eos_energy(1001.0, &fp()));
+        assert!((b.eos - 3.5023e-6).abs() < 1e-9, "{}", b.eos);
         assert_eq!(
             (b.outside, b.non_finite, b.first_bad_id, b.n),
             (0, 0, u32::MAX, 2)
         );
+    }
+
+    /// The factored form equals the integral of p/ρ² (midpoint rule in f64) and stays accurate
+    /// where the expanded form cancels.
+    #[test]
+    fn eos_energy_is_the_integral_of_the_pressure() {
+        let fp = fp();
+        assert_eq!(eos_energy(990.0, &fp), 0.0);
+        assert_eq!(eos_energy(1000.0, &fp), 0.0);
+        for x in [1.0001f64, 1.01, 1.1, 1.5, 2.0] {
+            let k = 100_000;
+            let dy = (x - 1.0) / k as f64;
+            let integral: f64 = (0..k)
+                .map(|i| {
+                    let y = 1.0 + (i as f64 + 0.5) * dy;
+                    (y.powi(7) - 1.0) / (y * y) * dy
+                })
+                .sum();
+            let e = eos_energy((x * 1000.0) as f32, &fp) as f64;
+            assert!(
+                ((e - integral) / integral).abs() < 1e-4,
+                "x = {x}: {e} vs {integral}"
+            );
+        }
     }
 
     #[test]

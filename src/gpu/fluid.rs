@@ -451,6 +451,21 @@ impl Simulation {
         })
     }
 
+    /// DFSPH: reads the state carried to the next step (warm start by id, the last dt); no
+    /// step may be in flight.
+    pub fn read_carry(&self) -> Result<Option<DfsphCarry>> {
+        let Some(d) = &self.dfsph else {
+            return Ok(None);
+        };
+        let n = self.grid.bufs.n as usize;
+        let flat = self.grid.read_f32(&d.warm_buf, 2 * n)?;
+        let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
+        Ok(Some(DfsphCarry {
+            warm: flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect(),
+            dt_prev,
+        }))
+    }
+
     /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max).
     pub fn read_fields(&self) -> Result<(Vec<f32>, Vec<Vec3>, [f32; 3])> {
         let n = self.grid.bufs.n as usize;

@@ -1,6 +1,6 @@
 //! Stage `stats` on the GPU (`shaders/stats.wgsl`, CPU mirror [`crate::cpu::stats`]): the
 //! step's statistics block, reduced on the device and read back through two staging buffers
-//! in turn, so the host reads step k's 96 bytes while step k + 1 runs.
+//! in turn, so the host reads step k's 100 bytes while step k + 1 runs.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -16,6 +16,8 @@ use crate::{Error, Result, shaders};
 
 /// Bytes of the block the host reads per step.
 pub const STATS_BYTES: u64 = std::mem::size_of::<StatsBlock>() as u64;
+/// The words `stats_final` writes (the DFSPH block follows them).
+const MAIN_BYTES: u64 = STATS_BYTES - 32;
 
 /// What a step's statistics are computed from: the state the step ends with, in one order.
 pub struct StatsInputs<'a> {
@@ -64,7 +66,7 @@ impl GpuStats {
             let d = &ctx.device;
             let blocks =
                 storage_buffer(d, "sph.stats_blocks", groups(n, WORKGROUP_SIZE) as u64 * 64);
-            let out = storage_buffer(d, "sph.stats_out", 64);
+            let out = storage_buffer(d, "sph.stats_out", MAIN_BYTES);
             let l = layout(
                 d,
                 "sph.stats",
@@ -128,9 +130,9 @@ impl GpuStats {
             pass.dispatch_workgroups(1, 1, 1);
         }
         let st = &self.staging[slot];
-        e.copy_buffer_to_buffer(&self.out, 0, st, 0, 64);
+        e.copy_buffer_to_buffer(&self.out, 0, st, 0, MAIN_BYTES);
         if let Some(d) = &self.dfsph {
-            e.copy_buffer_to_buffer(d, 0, st, 64, 32);
+            e.copy_buffer_to_buffer(d, 0, st, MAIN_BYTES, 32);
         }
         self.next.set(1 - slot);
         Ok(slot)
@@ -154,7 +156,7 @@ impl GpuStats {
         self.pending.borrow().len()
     }
 
-    /// Waits for the oldest submitted step and reads its block (96 bytes).
+    /// Waits for the oldest submitted step and reads its block (100 bytes).
     pub fn read(&self, ctx: &GpuContext) -> Result<StatsBlock> {
         let p = self
             .pending
