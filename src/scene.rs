@@ -72,11 +72,10 @@ fn random_packing(rng: &mut Xoshiro256PlusPlus, n: usize, side: f32, s: f32) -> 
     let dims = ((side / d).floor() as usize).max(1);
     let cell = side / dims as f32;
     let key = |p: Vec3| {
-        let c = (p / cell)
+        (p / cell)
             .floor()
             .as_ivec3()
-            .clamp(glam::IVec3::ZERO, glam::IVec3::splat(dims as i32 - 1));
-        c
+            .clamp(glam::IVec3::ZERO, glam::IVec3::splat(dims as i32 - 1))
     };
     let mut cells: Vec<Vec<u32>> = vec![Vec::new(); dims * dims * dims];
     let index = |c: glam::IVec3| (c.x as usize * dims + c.y as usize) * dims + c.z as usize;
