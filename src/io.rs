@@ -5,7 +5,7 @@
 //! PLY output is binary little endian with `float` properties, readable by ParaView and Blender.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Write};
 use std::path::Path;
 
 use glam::Vec3;
@@ -61,9 +61,25 @@ fn one_line(text: &str) -> String {
 /// Reads particles from a `.csv` or `.ply` file.
 pub fn read_particles(path: &Path) -> Result<ParticleData> {
     let file = File::open(path).map_err(|e| Error::file(path, format!("cannot open: {e}")))?;
+    // A file's own text (a quoted header, a field) may hold line breaks: a message is one line.
+    let fold = |e: Error| match e {
+        Error::File { path, message } => Error::File {
+            path,
+            message: one_line(&message),
+        },
+        e => e,
+    };
     let data = match format_of(path)? {
-        Format::Csv => read_csv(path, file)?,
-        Format::Ply => read_ply(path, BufReader::new(file))?,
+        Format::Csv => read_csv(path, file).map_err(fold)?,
+        Format::Ply => {
+            // Read whole, so the counts the header claims can be checked against the bytes
+            // that follow it before anything of their size is allocated.
+            let mut bytes = Vec::new();
+            BufReader::new(file)
+                .read_to_end(&mut bytes)
+                .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
+            read_ply(path, &bytes).map_err(fold)?
+        }
     };
     if data.positions.is_empty() {
         return Err(Error::file(
@@ -95,6 +111,19 @@ fn read_csv(path: &Path, file: File) -> Result<ParticleData> {
         .map_err(|e| Error::file(path, format!("line 1: cannot read the header: {e}")))?
         .clone();
     let col = |name: &str| headers.iter().position(|h| h.eq_ignore_ascii_case(name));
+    for name in ["x", "y", "z", "vx", "vy", "vz"] {
+        if headers
+            .iter()
+            .filter(|h| h.eq_ignore_ascii_case(name))
+            .count()
+            > 1
+        {
+            return Err(Error::file(
+                path,
+                format!("line 1: the header names column {name} more than once: keep one"),
+            ));
+        }
+    }
     let pos = ["x", "y", "z"].map(col);
     let vel = ["vx", "vy", "vz"].map(col);
     let [Some(px), Some(py), Some(pz)] = pos else {
@@ -186,9 +215,149 @@ impl PropertyAccess for PlyVertex {
     }
 }
 
-fn read_ply<R: BufRead>(path: &Path, source: R) -> Result<ParticleData> {
+/// A PLY header as gpu-sph checks it before the parser sees the file.
+struct PlyLayout {
+    /// Bytes up to and including the `end_header` line.
+    header_len: usize,
+    /// Each element's name, count and the fewest bytes one record can take.
+    elements: Vec<(String, u64, u64)>,
+}
+
+/// Size of a PLY scalar type in bytes, `None` for an unknown name.
+fn ply_scalar_size(name: &str) -> Option<u64> {
+    Some(match name {
+        "char" | "uchar" | "int8" | "uint8" => 1,
+        "short" | "ushort" | "int16" | "uint16" => 2,
+        "int" | "uint" | "float" | "int32" | "uint32" | "float32" => 4,
+        "double" | "float64" => 8,
+        _ => return None,
+    })
+}
+
+/// Checks a PLY header line by line, saying what is wrong in words (the parser's own errors
+/// are debug dumps), and measures the fewest bytes each element's records can take.
+fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
+    let mut at = 0;
+    let mut ascii = false;
+    let mut elements: Vec<(String, u64, u64)> = Vec::new();
+    let mut format_seen = false;
+    for number in 1.. {
+        let Some(end) = bytes[at..].iter().position(|&b| b == b'\n') else {
+            return Err(
+                "the PLY header has no end_header line: the file is truncated or not PLY".into(),
+            );
+        };
+        let raw = &bytes[at..at + end];
+        at += end + 1;
+        let line = std::str::from_utf8(raw)
+            .map_err(|_| format!("line {number}: the PLY header must be ASCII text"))?
+            .trim_end_matches('\r');
+        let words: Vec<&str> = line.split_ascii_whitespace().collect();
+        let bad = |what: String| Err(format!("line {number}: {what}"));
+        if number == 1 {
+            if line != "ply" {
+                return bad("a PLY file starts with the line 'ply'".into());
+            }
+            continue;
+        }
+        match words.as_slice() {
+            ["format", kind, "1.0"] => {
+                ascii = match *kind {
+                    "ascii" => true,
+                    "binary_little_endian" | "binary_big_endian" => false,
+                    other => {
+                        return bad(format!(
+                            "unknown PLY format '{other}': use ascii, binary_little_endian or binary_big_endian"
+                        ));
+                    }
+                };
+                format_seen = true;
+            }
+            ["format", ..] => {
+                return bad(
+                    "expected 'format ascii 1.0' (or binary_little_endian / binary_big_endian)"
+                        .into(),
+                );
+            }
+            ["comment", ..] | ["obj_info", ..] | [] => {}
+            ["element", name, count] => {
+                let count: u64 = count.parse().map_err(|_| {
+                    format!("line {number}: element '{name}' has count '{count}', which is not a whole number ≥ 0")
+                })?;
+                if elements.iter().any(|e| e.0 == *name) {
+                    return bad(format!("element '{name}' is declared twice"));
+                }
+                elements.push((name.to_string(), count, 0));
+            }
+            ["element", ..] => return bad("expected 'element NAME COUNT'".into()),
+            ["property", "list", count_type, item_type, _name] => {
+                let (Some(c), Some(_)) = (ply_scalar_size(count_type), ply_scalar_size(item_type))
+                else {
+                    return bad(format!("unknown list types '{count_type} {item_type}'"));
+                };
+                let Some(e) = elements.last_mut() else {
+                    return bad("a property comes before any element".into());
+                };
+                // An empty list: its count alone ("0 " in ASCII).
+                e.2 += if ascii { 2 } else { c };
+            }
+            ["property", ty, _name] => {
+                let Some(size) = ply_scalar_size(ty) else {
+                    return bad(format!(
+                        "unknown property type '{ty}': use float, double, int, uchar…"
+                    ));
+                };
+                let Some(e) = elements.last_mut() else {
+                    return bad("a property comes before any element".into());
+                };
+                // A value and its separator in ASCII.
+                e.2 += if ascii { 2 } else { size };
+            }
+            ["property", ..] => {
+                return bad(
+                    "expected 'property TYPE NAME' or 'property list COUNT_TYPE TYPE NAME'".into(),
+                );
+            }
+            ["end_header"] => {
+                if !format_seen {
+                    return bad("the header ends without a 'format' line".into());
+                }
+                return Ok(PlyLayout {
+                    header_len: at,
+                    elements,
+                });
+            }
+            [word, ..] => return bad(format!("unexpected '{word}' in the PLY header")),
+        }
+    }
+    unreachable!("the loop returns")
+}
+
+fn read_ply(path: &Path, bytes: &[u8]) -> Result<ParticleData> {
+    let layout = check_ply_header(bytes).map_err(|e| Error::file(path, e))?;
+    let body = (bytes.len() - layout.header_len) as u64;
+    let mut need = 0u64;
+    for (name, count, record) in &layout.elements {
+        if *record == 0 && *count > 0 {
+            return Err(Error::file(
+                path,
+                format!(
+                    "element '{name}' has {count} records but no properties: declare its properties or a count of 0"
+                ),
+            ));
+        }
+        need = need.saturating_add(count.saturating_mul(*record));
+        if need > body {
+            return Err(Error::file(
+                path,
+                format!(
+                    "the header promises {count} '{name}' elements, at least {need} bytes with those before it, but only {body} bytes follow the header: fix the count (or the file is truncated)"
+                ),
+            ));
+        }
+    }
     let parser = Parser::<PlyVertex>::new();
-    let mut reader = Reader::new(source);
+    let mut reader = Reader::new(std::io::Cursor::new(bytes));
     let header = parser
         .read_header(&mut reader)
         .map_err(|e| Error::file(path, one_line(&format!("bad PLY header: {e}"))))?;
@@ -434,7 +603,7 @@ mod tests {
         let err = read_particles(&tmp("short.ply", &bin))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("vertex' 1 of the 4000000000"), "{err}");
+        assert!(err.contains("promises 4000000000 'vertex' elements"), "{err}");
         let ascii = b"ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n";
         assert!(read_particles(&tmp("short_a.ply", ascii)).is_err());
         let nan = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 nan 3\n";

@@ -783,3 +783,35 @@ fn a_low_sound_speed_is_warned_about() {
         warnings[0]
     );
 }
+
+/// A malformed PLY header and a header promising more than the file holds: exit 2, one line
+/// in words.
+#[test]
+fn malformed_ply_files_exit_2_with_one_line_in_words() {
+    let body = "property float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n";
+    for (name, text, needle) in [
+        (
+            "neg.ply",
+            format!("ply\nformat ascii 1.0\nelement vertex -5\n{body}"),
+            "not a whole number",
+        ),
+        (
+            "huge.ply",
+            format!("ply\nformat binary_little_endian 1.0\nelement vertex 4000000000\n{body}"),
+            "promises 4000000000 'vertex' elements",
+        ),
+    ] {
+        let input = file(name, text.as_bytes());
+        assert_usage_error(
+            &[
+                "--headless",
+                "--cpu",
+                "--input",
+                input.to_str().unwrap(),
+                "--steps",
+                "1",
+            ],
+            needle,
+        );
+    }
+}
