@@ -36,6 +36,18 @@ pub enum Error {
     /// No display to open a window on (exit code 2).
     #[error("{0}")]
     NoDisplay(String),
+    /// The GPU or the host ran out of memory.
+    #[error(
+        "out of memory: {0}; use fewer particles (-n), a smaller --table-size, or a machine with more memory"
+    )]
+    OutOfMemory(String),
+    /// The GPU device was lost (driver reset, removal, or destroyed).
+    #[error("the GPU device was lost ({0})")]
+    DeviceLost(String),
+    /// A run under way failed for a reason outside the simulation (device loss, out of
+    /// memory); the message names the last checkpoint (exit code 1).
+    #[error("{0}")]
+    RunFailed(String),
     /// A signal ended the run after a checkpoint (exit code 128 + the signal's number).
     #[error("{message}")]
     Interrupted {

@@ -603,7 +603,10 @@ mod tests {
         let err = read_particles(&tmp("short.ply", &bin))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("promises 4000000000 'vertex' elements"), "{err}");
+        assert!(
+            err.contains("promises 4000000000 'vertex' elements"),
+            "{err}"
+        );
         let ascii = b"ply\nformat ascii 1.0\nelement vertex 5\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n";
         assert!(read_particles(&tmp("short_a.ply", ascii)).is_err());
         let nan = b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n1 nan 3\n";

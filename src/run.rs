@@ -33,23 +33,23 @@ pub trait Backend {
 
 impl Backend for Simulation {
     fn step(&mut self) -> Result<()> {
-        Simulation::step(self, 1)
+        Simulation::step(self, 1).map_err(|e| self.grid.ctx.explain(e))
     }
 
     fn submit(&mut self) -> Result<()> {
-        Simulation::submit_step(self)
+        Simulation::submit_step(self).map_err(|e| self.grid.ctx.explain(e))
     }
 
     fn read_stats(&mut self) -> Result<StatsBlock> {
-        Simulation::read_stats(self)
+        Simulation::read_stats(self).map_err(|e| self.grid.ctx.explain(e))
     }
 
     fn snapshot(&self) -> Result<Snapshot> {
-        Simulation::snapshot(self)
+        Simulation::snapshot(self).map_err(|e| self.grid.ctx.explain(e))
     }
 
     fn carry(&self) -> Result<Option<DfsphCarry>> {
-        self.read_carry()
+        self.read_carry().map_err(|e| self.grid.ctx.explain(e))
     }
 }
 
@@ -646,16 +646,30 @@ pub fn run(
         progress,
         &mut latest,
     );
-    match (result, latest) {
-        (Err(Error::Unstable(m)), Some(p)) => Err(Error::Unstable(format!(
-            "{m} (the last checkpoint, {}, holds the run before it diverged)",
+    let resume = |p: &Option<PathBuf>| match p {
+        Some(p) => format!(
+            "continue from the last checkpoint with --resume {}",
             p.display()
-        ))),
-        (Err(Error::Validation(m)), Some(p)) => Err(Error::Validation(format!(
-            "{m}; the run can continue from the last checkpoint: --resume {}",
-            p.display()
-        ))),
-        (r, _) => r,
+        ),
+        None => "no checkpoint was written yet (--checkpoint-every K writes them)".into(),
+    };
+    match result {
+        Err(Error::Unstable(m)) => Err(Error::Unstable(match &latest {
+            Some(p) => format!(
+                "{m} (the last checkpoint, {}, holds the run before it diverged)",
+                p.display()
+            ),
+            None => m,
+        })),
+        // Faults outside the simulation end a run under way with exit 1 and where to go on.
+        Err(
+            e @ (Error::DeviceLost(_)
+            | Error::OutOfMemory(_)
+            | Error::Validation(_)
+            | Error::Map(_)
+            | Error::Device(_)),
+        ) => Err(Error::RunFailed(format!("{e}; {}", resume(&latest)))),
+        r => r,
     }
 }
 

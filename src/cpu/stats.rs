@@ -191,14 +191,16 @@ pub fn stats_block(
     dfsph: Option<&DfsphStats>,
 ) -> StatsBlock {
     let n = pos.len();
-    let items: Vec<Item> = (0..n)
-        .map(|k| item(pos[k], vel[k], density[k], id[k], fp))
-        .collect();
-    let blocks: Vec<Item> = items
-        .chunks(B)
-        .map(|c| {
-            let mut s = [padding(c[0]); B];
-            s[..c.len()].copy_from_slice(c);
+    // Block by block, so no per-particle array is ever held (N × 60 bytes at 4M particles
+    // would be 240 MB).
+    let blocks: Vec<Item> = (0..n)
+        .step_by(B)
+        .map(|first| {
+            let at = |k: usize| item(pos[k], vel[k], density[k], id[k], fp);
+            let mut s = [padding(at(first)); B];
+            for (l, k) in (first..n.min(first + B)).enumerate() {
+                s[l] = at(k);
+            }
             tree(&mut s)
         })
         .collect();

@@ -24,6 +24,8 @@ pub struct GpuContext {
     /// What the host has mapped from the device: every readback goes through
     /// [`GpuContext::count_mapped`].
     pub mapped: MappedBytes,
+    /// Why the device was lost, once it is (set by wgpu's device-lost callback).
+    pub lost: std::sync::Arc<std::sync::Mutex<Option<String>>>,
 }
 
 /// Counters of host mappings (the test that a run reads back only its statistics block
@@ -91,6 +93,17 @@ impl GpuContext {
         device.on_uncaptured_error(std::sync::Arc::new(|e: wgpu::Error| {
             log::error!("uncaptured wgpu error: {e}");
         }));
+        let lost = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let seen = lost.clone();
+        device.set_device_lost_callback(move |reason, message| {
+            if let Ok(mut l) = seen.lock() {
+                *l = Some(if message.is_empty() {
+                    format!("{reason:?}")
+                } else {
+                    format!("{reason:?}: {message}")
+                });
+            }
+        });
         log::info!("GPU adapter: {}", describe(&info));
         log::info!(
             "limits: storage binding {} B, buffer {} B, {} workgroups/dim, {} invocations/workgroup, {} storage buffers/stage; timestamps: {timestamps}",
@@ -108,7 +121,17 @@ impl GpuContext {
             limits,
             timestamps,
             mapped: MappedBytes::default(),
+            lost,
         })
+    }
+
+    /// `e`, or [`Error::DeviceLost`] when the device has been lost (then every later
+    /// operation fails, and the loss is the cause worth naming).
+    pub fn explain(&self, e: Error) -> Error {
+        match self.lost.lock().ok().and_then(|l| l.clone()) {
+            Some(why) => Error::DeviceLost(format!("{why}; {}", e.to_string().replace('\n', " "))),
+            None => e,
+        }
     }
 
     /// Runs `f` inside validation and out-of-memory error scopes and turns any error into
@@ -119,9 +142,15 @@ impl GpuContext {
         let out = f();
         let v = pollster::block_on(validation.pop());
         let o = pollster::block_on(oom.pop());
-        match v.or(o) {
-            Some(e) => Err(Error::Validation(e.to_string().replace('\n', " "))),
-            None => Ok(out),
+        // Out of memory first: an allocation that failed makes every later use of the buffer
+        // a validation error, which would hide the cause.
+        match (o, v) {
+            (Some(e), _) => Err(Error::OutOfMemory(format!(
+                "the GPU could not allocate ({})",
+                e.to_string().replace('\n', " ")
+            ))),
+            (None, Some(e)) => Err(Error::Validation(e.to_string().replace('\n', " "))),
+            (None, None) => Ok(out),
         }
     }
 

@@ -187,6 +187,10 @@ pub struct Simulation {
     // DFSPH: whether the grid, ρ and α of the current state are on the GPU (a step ends by
     // computing them at its new positions, for its density error and for the next step).
     primed: Cell<bool>,
+    // Steps submitted, and the test hook GPU_SPH_FAULT_DEVICE_LOSS_AFTER=K, which destroys the
+    // device after the K-th submitted step so the tests can provoke a device loss mid-run.
+    submitted: Cell<u64>,
+    fault_after: Option<u64>,
 }
 
 /// A state read back from the GPU, in the order the GPU holds it.
@@ -267,6 +271,10 @@ impl Simulation {
             interaction: None,
             dfsph,
             primed: Cell::new(false),
+            submitted: Cell::new(0),
+            fault_after: std::env::var("GPU_SPH_FAULT_DEVICE_LOSS_AFTER")
+                .ok()
+                .and_then(|k| k.parse().ok()),
         };
         sim.upload(state);
         Ok(sim)
@@ -392,6 +400,10 @@ impl Simulation {
             }
             let index = ctx.queue.submit([e.finish()]);
             self.stats.submitted(slot, index);
+            self.submitted.set(self.submitted.get() + 1);
+            if self.fault_after == Some(self.submitted.get()) {
+                ctx.device.destroy();
+            }
             Ok(())
         })?
     }
