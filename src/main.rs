@@ -405,6 +405,18 @@ fn main() -> ExitCode {
     }
 }
 
+/// The divergence checks the flags ask for (the solver's own fields from the flags too).
+fn guards(cli: &Cli) -> gpu_sph::run::Guards {
+    gpu_sph::run::Guards {
+        density_ratio: cli.max_density_ratio,
+        speed_fraction: cli.max_speed_fraction,
+        dt_min: cli.dt_min,
+        wcsph: cli.solver == Solver::Wcsph,
+        fixed_dt: cli.dt.is_some(),
+        energy_margin: cli.energy_margin,
+    }
+}
+
 fn overrides(cli: &Cli) -> ConfigOverrides {
     ConfigOverrides {
         table_size: cli.table_size,
@@ -468,6 +480,7 @@ fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
         } else {
             SimPath::Auto
         },
+        guards: guards(cli),
     }
 }
 
@@ -1215,13 +1228,10 @@ fn simulate_from(
         None => None,
     };
     let start = std::time::Instant::now();
-    let guards = run::Guards {
-        density_ratio: cli.max_density_ratio,
-        speed_fraction: cli.max_speed_fraction,
-        dt_min: cli.dt_min,
-        wcsph: cli.solver == Solver::Wcsph,
+    let guards = gpu_sph::run::Guards {
+        wcsph: template.header.solver == Solver::Wcsph,
         fixed_dt: fp.dt_fixed > 0.0,
-        energy_margin: cli.energy_margin,
+        ..guards(cli)
     };
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     register_signals(&stop)?;

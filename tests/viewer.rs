@@ -530,3 +530,42 @@ fn a_run_without_an_adapter_says_why_there_is_no_picture() {
     assert!(lines[0].contains("CPU path"), "{stderr}");
     assert!(lines[1].contains("no picture"), "{stderr}");
 }
+
+/// A diverging run in the viewer pauses with the headless run's one-line message (the
+/// offscreen viewer prints the panel's status at exit), on both stepping paths.
+#[test]
+fn the_viewer_pauses_a_diverging_run_with_the_same_message() {
+    for path in ["--cpu", "--gpu"] {
+        let png = scratch(&format!("diverged{path}.png"));
+        let out = run(
+            &[
+                "--headless",
+                "--screenshot",
+                png.to_str().unwrap(),
+                "--frames",
+                "20",
+                "-n",
+                "2000",
+                "--window-size",
+                "200x150",
+                "--sound-speed",
+                "0.3",
+                path,
+            ],
+            None,
+        );
+        if skipped_for_want_of_an_adapter(&out) {
+            return;
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{path}: {stderr}");
+        let line = stderr
+            .lines()
+            .find(|l| l.contains("diverged"))
+            .unwrap_or_else(|| panic!("{path}: no divergence line: {stderr}"));
+        assert!(
+            line.contains("speed") && line.contains("at particle") && line.contains("paused"),
+            "{line}"
+        );
+    }
+}

@@ -289,6 +289,11 @@ impl Simulation {
             .write_buffer(&self.fluid.params, 0, bytemuck::bytes_of(fp));
     }
 
+    /// The mouse force of the following steps, if on.
+    pub fn interaction(&self) -> Option<&InteractParams> {
+        self.interaction.as_ref()
+    }
+
     /// Starts (`Some`) or stops (`None`) the mouse force of the following steps.
     pub fn set_interaction(&mut self, ip: Option<InteractParams>) {
         if let Some(ip) = &ip {

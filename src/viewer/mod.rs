@@ -57,6 +57,8 @@ pub struct ViewerOptions {
     pub render_mode: RenderMode,
     /// Where the simulation steps.
     pub path: SimPath,
+    /// When the run counts as diverged: the viewer pauses with the headless run's message.
+    pub guards: crate::run::Guards,
 }
 
 /// Where the viewer's simulation steps.
@@ -98,6 +100,10 @@ pub struct Viewer {
     depth: Option<DepthTarget>,
     last_frame: Option<Instant>,
     totals: Totals,
+    // The divergence checks' state: the last statistics block and the energy they compare
+    // with (re-taken after the mouse force or a slider changes the energy's bookkeeping).
+    previous: Option<crate::cpu::stats::StatsBlock>,
+    start_energy: Option<f64>,
     warm: bool,
 }
 
@@ -216,6 +222,8 @@ impl Viewer {
             last_frame: None,
             totals: Totals::default(),
             warm: false,
+            previous: None,
+            start_energy: None,
         })
     }
 
@@ -238,6 +246,8 @@ impl Viewer {
             .fluid_params(&s.config, s.tank_min, s.tank_max, s.fluid_size.y)
         {
             Ok(fp) => {
+                // Gravity and stiffness change what the energy counts: compare anew.
+                self.start_energy = None;
                 self.sim.set_fluid_params(&fp);
                 if let Some(cpu) = &mut self.cpu {
                     cpu.fp = fp;
@@ -258,6 +268,8 @@ impl Viewer {
         self.stats.steps = 0;
         self.stats.t = 0.0;
         self.controls.status.clear();
+        self.previous = None;
+        self.start_energy = None;
     }
 
     /// Rebuilds the simulation with the panel's N, T and scene (and the live physics).
@@ -297,6 +309,8 @@ impl Viewer {
         self.setup = setup;
         self.stats.steps = 0;
         self.stats.t = 0.0;
+        self.previous = None;
+        self.start_energy = None;
         Ok(())
     }
 
@@ -312,15 +326,18 @@ impl Viewer {
             return Ok(());
         }
         let start = Instant::now();
-        let state: Vec<f32> = if let Some(cpu) = &mut self.cpu {
-            for _ in 0..steps {
+        // The frame's last step also reduces its statistics block (100 bytes read back), which
+        // the divergence checks read, as a headless run's do.
+        let block = if let Some(cpu) = &mut self.cpu {
+            for _ in 1..steps {
                 cpu.step()?;
             }
+            cpu.submit()?;
+            let block = cpu.read_stats()?;
             let snap = cpu.current();
             // What the renderer reads: positions, velocities, density and pressure, each in
             // the same (this step's slot) order.
             let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
-            let dt = snap.dt;
             self.sim.grid.upload(&snap.state);
             let q = &self.ctx.queue;
             q.write_buffer(
@@ -333,40 +350,52 @@ impl Viewer {
                 0,
                 bytemuck::cast_slice(&pressure),
             );
-            let v_max = snap
-                .state
-                .vel
-                .iter()
-                .map(|v| v.length())
-                .fold(0.0f32, |a, b| {
-                    if a.is_nan() || b.is_nan() {
-                        f32::NAN
-                    } else {
-                        a.max(b)
-                    }
-                });
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-            vec![dt, v_max]
+            block
         } else {
-            self.sim.step(steps)?;
+            if steps > 1 {
+                self.sim.step(steps - 1)?;
+            }
+            self.sim.submit_step()?;
+            let block = self.sim.read_stats()?;
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
             if let Some(timer) = &self.sim.grid.timer {
                 self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
             }
-            self.ctx.readback(&self.sim.fluid.step_state, 4)?
+            block
         };
         self.stats.steps += steps as u64;
-        self.stats.dt = state[0];
-        self.stats.v_max = state[1];
-        self.stats.t += state[0] as f64 * steps as f64;
-        if !(state[0].is_finite() && state[1].is_finite()) {
+        self.stats.dt = block.dt;
+        self.stats.v_max = block.maxima[0].sqrt();
+        self.stats.t += block.dt as f64 * steps as f64;
+        if let Err(e) = self.check(&block) {
             self.controls.paused = true;
-            self.controls.status = format!(
-                "the simulation blew up near step {} (non-finite dt or speed): press R to reset, or raise α / lower B",
-                self.stats.steps
-            );
+            self.controls.status = format!("{e}; paused: press R to reset");
         }
         Ok(())
+    }
+
+    /// The headless run's checks on the frame's last block: non-finite values, particles
+    /// outside the tank, and [`crate::run::Guards`]. The mouse does work the energy does not
+    /// track step by step, so while it acts the energy check's reference is re-taken.
+    fn check(&mut self, block: &crate::cpu::stats::StatsBlock) -> Result<()> {
+        let fp = self.sim.fluid_params;
+        let (k, t) = (self.stats.steps, self.stats.t);
+        crate::run::step_stats(block, &fp, k, t)?;
+        let interacting = match &self.cpu {
+            Some(cpu) => cpu.interaction.is_some(),
+            None => self.sim.interaction().is_some(),
+        };
+        let guards = &self.opts.guards;
+        if interacting {
+            self.start_energy = None;
+        }
+        let e0 = *self
+            .start_energy
+            .get_or_insert_with(|| crate::run::total_energy(block, &fp, guards.wcsph));
+        let result = guards.check(block, self.previous.as_ref(), e0, &fp, k, t);
+        self.previous = Some(*block);
+        result
     }
 
     /// Sets or clears the mouse force from a cursor ray.
@@ -764,6 +793,9 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
         viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
     }
     viewer.save_png(&texture, &path)?;
+    if !viewer.controls.status.is_empty() {
+        eprintln!("gpu-sph: {}", viewer.controls.status);
+    }
     if print {
         println!("{}", viewer.timing_line());
     }
