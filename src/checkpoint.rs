@@ -4,16 +4,16 @@
 //! A checkpoint holds the particles (positions, velocities and densities in original order,
 //! plus the order the solver holds them in, which fixes every sum's order), the step, the
 //! simulated time, the last dt, the DFSPH warm start (stiffness per particle and the previous
-//! dt), the divergence checks' state (the last statistics block and the start energy), and the
-//! configuration and scene the run was started with. Resuming from it and stepping K more
-//! steps gives the same bits as never having stopped.
+//! dt), the energy the divergence check compares with, and the configuration and scene the
+//! run was started with. Resuming from it and stepping K more steps gives the same bits as
+//! never having stopped.
 //!
 //! Layout (little-endian): the magic `GPUSPHCK`, the format version (u32), the header's length
 //! (u32) and the header (JSON: program version, solver, step, time, configuration, scene);
 //! then sections, each a u64 byte length and its bytes: the grid parameters, the fluid
-//! parameters, the DFSPH parameters (empty for WCSPH), the last statistics block (empty before
-//! the first step), positions, velocities, densities (original order), the current order (ids),
-//! the warm start (empty for WCSPH); last a CRC-32 of everything before it. Every length is
+//! parameters, the DFSPH parameters (empty for WCSPH), positions, velocities, densities
+//! (original order), the current order (ids), the warm start (empty for WCSPH); last a CRC-32
+//! of everything before it. Every length is
 //! checked against N before anything of that size is allocated, so a corrupt or truncated file
 //! is refused in one line, never read as garbage.
 //!
@@ -28,7 +28,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::cpu::dfsph::{DfsphCarry, DfsphStats};
 use crate::cpu::reorder::Particles;
-use crate::cpu::stats::StatsBlock;
 use crate::gpu::fluid::Snapshot;
 use crate::params::{DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
 use crate::run::RunFrom;
@@ -86,8 +85,6 @@ pub struct Checkpoint {
     pub fluid_params: FluidParams,
     /// DFSPH parameters (DFSPH runs).
     pub dfsph_params: Option<DfsphParams>,
-    /// The statistics block of the last step (after one).
-    pub previous: Option<StatsBlock>,
     /// The state, densities and last dt, in the order the solver holds them.
     pub snapshot: Snapshot,
     /// The DFSPH warm start (DFSPH runs).
@@ -187,7 +184,6 @@ impl Template {
             sim_params: self.sim_params,
             fluid_params: self.fluid_params,
             dfsph_params: self.dfsph_params,
-            previous: at.previous,
             snapshot,
             carry,
         }
@@ -200,7 +196,6 @@ impl Checkpoint {
         RunFrom {
             step: self.header.step,
             t: self.header.t,
-            previous: self.previous,
             start_energy: self.header.start_energy,
         }
     }
@@ -220,13 +215,6 @@ impl Checkpoint {
         section(
             &mut out,
             self.dfsph_params
-                .as_ref()
-                .map(bytemuck::bytes_of)
-                .unwrap_or_default(),
-        );
-        section(
-            &mut out,
-            self.previous
                 .as_ref()
                 .map(bytemuck::bytes_of)
                 .unwrap_or_default(),
@@ -308,8 +296,6 @@ impl Checkpoint {
             &[pod_len(size_of::<DfsphParams>(), dfsph)],
         )?;
         let dfsph_params = dfsph.then(|| bytemuck::pod_read_unaligned(dp));
-        let prev = r.section("statistics block", &[0, size_of::<StatsBlock>()])?;
-        let previous = (!prev.is_empty()).then(|| bytemuck::pod_read_unaligned(prev));
         let pos = vec3s(r.section("positions", &[n * 12])?);
         let vel = vec3s(r.section("velocities", &[n * 12])?);
         let density: Vec<f32> = pods(r.section("densities", &[n * 4])?);
@@ -347,7 +333,6 @@ impl Checkpoint {
             sim_params,
             fluid_params,
             dfsph_params,
-            previous,
             carry,
         })
     }
@@ -449,10 +434,6 @@ mod tests {
             sim_params: config.sim_params(),
             fluid_params: fp,
             dfsph_params: dfsph.then(bytemuck::Zeroable::zeroed),
-            previous: Some(StatsBlock {
-                dt: 1e-4,
-                ..Default::default()
-            }),
             snapshot: Snapshot {
                 state,
                 density: vec![1000.0, 1001.0, 999.0],
@@ -476,7 +457,6 @@ mod tests {
             assert_eq!(back.snapshot.density, c.snapshot.density);
             assert_eq!(back.sim_params, c.sim_params);
             assert_eq!(back.fluid_params, c.fluid_params);
-            assert_eq!(back.previous, c.previous);
             assert_eq!(back.carry.map(|c| c.warm), c.carry.map(|c| c.warm));
         }
     }

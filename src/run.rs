@@ -302,15 +302,14 @@ pub fn total_energy(b: &StatsBlock, fp: &FluidParams, wcsph: bool) -> f64 {
 
 impl Guards {
     /// Fails with one line naming the step, the quantity, the particle and a fix when the
-    /// block shows a diverged run. `previous` is the block of the step before (`None` at the
-    /// first step): a density above the bound counts only while it still rises, so a start
-    /// that is already compressed (the random scene's clumps) is not mistaken for divergence.
+    /// block shows a diverged run. A density above the bound counts at any step, the first
+    /// included: at 2ρ0 the Tait pressure is 127 B, far outside the weakly compressible model,
+    /// and a start that dense (particles stacked on one point) is no fluid to simulate.
     /// `start_energy` is the [`total_energy`] the energy check compares with (the first
     /// step's).
     pub fn check(
         &self,
         b: &StatsBlock,
-        previous: Option<&StatsBlock>,
         start_energy: f64,
         fp: &FluidParams,
         step: u64,
@@ -318,8 +317,7 @@ impl Guards {
     ) -> Result<()> {
         let fix = "use a smaller --cfl or --dt, a larger --sound-speed, or a finer --spacing";
         let rho0 = fp.rest_density;
-        let rising = previous.is_some_and(|p| b.maxima[1] > p.maxima[1]);
-        if self.density_ratio > 0.0 && b.maxima[1] > self.density_ratio * rho0 && rising {
+        if self.density_ratio > 0.0 && b.maxima[1] > self.density_ratio * rho0 {
             return Err(Error::Unstable(format!(
                 "step {step}: density {:.1} kg/m^3 at particle {} is above {}x the rest density (t = {t:.6} s): the run diverged; {fix}",
                 b.maxima[1], b.density_max_id, self.density_ratio
@@ -576,8 +574,6 @@ pub struct RunFrom {
     pub step: u64,
     /// Simulated time already run, s.
     pub t: f64,
-    /// The statistics block of the last step taken.
-    pub previous: Option<StatsBlock>,
     /// The energy the divergence check compares with.
     pub start_energy: Option<f64>,
 }
@@ -688,7 +684,6 @@ fn run_steps(
     let mut t = from.t;
     let mut last = None;
     let mut snap = None;
-    let mut previous = from.previous;
     let mut start_energy = from.start_energy;
     if steps > 0 {
         backend.submit()?;
@@ -712,8 +707,7 @@ fn run_steps(
         }
         // After the row, so the stats file shows the step that diverged.
         let e0 = *start_energy.get_or_insert_with(|| total_energy(&block, fp, guards.wcsph));
-        guards.check(&block, previous.as_ref(), e0, fp, k, t)?;
-        previous = Some(block);
+        guards.check(&block, e0, fp, k, t)?;
         last = Some(st);
         progress.inc(1);
         if needs_state {
@@ -723,7 +717,6 @@ fn run_steps(
                 let at = RunFrom {
                     step: k,
                     t,
-                    previous,
                     start_energy,
                 };
                 let path = c
@@ -786,35 +779,25 @@ mod tests {
     fn guards_name_the_quantity_and_the_particle() {
         let (g, fp) = (Guards::default(), fp());
         let ok = block(1000.0, 0.1, 1e-4);
-        assert!(g.check(&ok, None, 0.0, &fp, 1, 0.0).is_ok());
+        assert!(g.check(&ok, 0.0, &fp, 1, 0.0).is_ok());
         let dense = block(2100.0, 0.1, 1e-4);
-        let e = g
-            .check(&dense, Some(&ok), 0.0, &fp, 2, 0.0)
-            .unwrap_err()
-            .to_string();
+        let e = g.check(&dense, 0.0, &fp, 2, 0.0).unwrap_err().to_string();
         assert!(e.contains("density") && e.contains("particle 7"), "{e}");
-        // Above the bound but falling (a compressed start): not divergence.
-        let denser = block(2500.0, 0.1, 1e-4);
-        assert!(g.check(&dense, Some(&denser), 0.0, &fp, 2, 0.0).is_ok());
+        // Above the bound at the first step too.
+        assert!(g.check(&dense, 0.0, &fp, 1, 0.0).is_err());
         let fast = block(1000.0, 0.6 * fp.sound_speed, 1e-4);
-        let e = g
-            .check(&fast, Some(&ok), 0.0, &fp, 2, 0.0)
-            .unwrap_err()
-            .to_string();
+        let e = g.check(&fast, 0.0, &fp, 2, 0.0).unwrap_err().to_string();
         assert!(e.contains("speed") && e.contains("particle 9"), "{e}");
         let dfsph = Guards { wcsph: false, ..g };
-        assert!(dfsph.check(&fast, Some(&ok), 0.0, &fp, 2, 0.0).is_ok());
+        assert!(dfsph.check(&fast, 0.0, &fp, 2, 0.0).is_ok());
         let tiny = block(1000.0, 0.1, 1e-6);
-        let e = g
-            .check(&tiny, Some(&ok), 0.0, &fp, 2, 0.0)
-            .unwrap_err()
-            .to_string();
+        let e = g.check(&tiny, 0.0, &fp, 2, 0.0).unwrap_err().to_string();
         assert!(e.contains("--dt-min"), "{e}");
         let fixed = Guards {
             fixed_dt: true,
             ..g
         };
-        assert!(fixed.check(&tiny, Some(&ok), 0.0, &fp, 2, 0.0).is_ok());
+        assert!(fixed.check(&tiny, 0.0, &fp, 2, 0.0).is_ok());
     }
 
     #[test]
@@ -829,23 +812,20 @@ mod tests {
         let e0 = total_energy(&start, &fp, true);
         // Potential m g · 1 turned into kinetic ½ m Σv², 4% more: within the margin.
         let moving = at(2.0 * 9.81 * 1.04, 0.0, 0.0);
-        assert!(g.check(&moving, Some(&start), e0, &fp, 2, 0.0).is_ok());
+        assert!(g.check(&moving, e0, &fp, 2, 0.0).is_ok());
         let gained = at(2.0 * 9.81 * 1.06, 0.0, 0.0);
-        let e = g
-            .check(&gained, Some(&start), e0, &fp, 2, 0.0)
-            .unwrap_err()
-            .to_string();
+        let e = g.check(&gained, e0, &fp, 2, 0.0).unwrap_err().to_string();
         assert!(e.contains("energy") && e.contains("--energy-margin"), "{e}");
         // A compressed start's stored energy counts for WCSPH: released, it is no gain.
         let eos0 = (0.06 * fp.rest_density as f64 * 9.81 / fp.stiffness as f64) as f32;
         let compressed = at(0.0, 1.0, eos0);
         let e0 = total_energy(&compressed, &fp, true);
-        assert!(g.check(&gained, Some(&compressed), e0, &fp, 2, 0.0).is_ok());
+        assert!(g.check(&gained, e0, &fp, 2, 0.0).is_ok());
         let off = Guards {
             energy_margin: 0.0,
             ..g
         };
         let e0 = total_energy(&start, &fp, true);
-        assert!(off.check(&gained, Some(&start), e0, &fp, 2, 0.0).is_ok());
+        assert!(off.check(&gained, e0, &fp, 2, 0.0).is_ok());
     }
 }

@@ -120,7 +120,7 @@ fn bad_files_exit_2_with_one_line() {
         (file("two.csv", b"x,y,z\n0,0,0\n1,2\n"), "line 3"),
         (
             file("short.ply", &short_ply),
-            "vertex' 2 of the 1099511627776",
+            "promises 1099511627776 'vertex' elements",
         ),
         (tmp_dir().join("missing.csv"), "cannot open"),
         (file("what.txt", b"x,y,z\n"), ".csv or .ply"),
@@ -653,8 +653,9 @@ fn bench_times_the_whole_step_pass_by_pass() {
     );
 }
 
-/// 500 particles at one point blow apart: the run ends with exit 1 and one line naming the
-/// step, the quantity, the particle and a fix, on both paths, instead of printing a result.
+/// 500 particles at one point (500 rest densities there): the run ends with exit 1 and one line
+/// naming the step, the quantity, the particle and a fix, on both paths and both solvers,
+/// instead of printing a result.
 #[test]
 fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
     let mut csv = b"x,y,z\n".to_vec();
@@ -662,10 +663,17 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
         csv.extend_from_slice(b"0.5,0.5,0.5\n");
     }
     let input = file("coincident.csv", &csv);
-    for path in ["--cpu", "--gpu"] {
+    for (path, solver) in [
+        ("--cpu", "wcsph"),
+        ("--gpu", "wcsph"),
+        ("--cpu", "dfsph"),
+        ("--gpu", "dfsph"),
+    ] {
         let out = run(&[
             "--headless",
             path,
+            "--solver",
+            solver,
             "--input",
             input.to_str().unwrap(),
             "--steps",

@@ -100,9 +100,8 @@ pub struct Viewer {
     depth: Option<DepthTarget>,
     last_frame: Option<Instant>,
     totals: Totals,
-    // The divergence checks' state: the last statistics block and the energy they compare
-    // with (re-taken after the mouse force or a slider changes the energy's bookkeeping).
-    previous: Option<crate::cpu::stats::StatsBlock>,
+    // The energy the divergence check compares with (re-taken after the mouse force or a
+    // slider changes the energy's bookkeeping).
     start_energy: Option<f64>,
     warm: bool,
 }
@@ -222,7 +221,6 @@ impl Viewer {
             last_frame: None,
             totals: Totals::default(),
             warm: false,
-            previous: None,
             start_energy: None,
         })
     }
@@ -268,7 +266,6 @@ impl Viewer {
         self.stats.steps = 0;
         self.stats.t = 0.0;
         self.controls.status.clear();
-        self.previous = None;
         self.start_energy = None;
     }
 
@@ -309,7 +306,6 @@ impl Viewer {
         self.setup = setup;
         self.stats.steps = 0;
         self.stats.t = 0.0;
-        self.previous = None;
         self.start_energy = None;
         Ok(())
     }
@@ -393,9 +389,7 @@ impl Viewer {
         let e0 = *self
             .start_energy
             .get_or_insert_with(|| crate::run::total_energy(block, &fp, guards.wcsph));
-        let result = guards.check(block, self.previous.as_ref(), e0, &fp, k, t);
-        self.previous = Some(*block);
-        result
+        guards.check(block, e0, &fp, k, t)
     }
 
     /// Sets or clears the mouse force from a cursor ray.
