@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Soak test (issue 14): N particles of the default dam break for STEPS steps on the CPU path,
+# with a checkpoint every EVERY steps; samples the resident memory (VmRSS) once a second and
+# reports it at the start (when the first checkpoint appears, so everything the run allocates,
+# checkpoint buffers included, has been allocated once) and at the end. Exits non-zero when
+# the run fails (divergence, non-finite value, particle outside the tank: its own checks) or
+# the resident memory grows by more than 5%.
+#
+#   scripts/soak.sh [N] [STEPS] [EVERY] [OUTDIR]      (defaults: 100000 20000 2000 soak)
+#   BIN=path/to/gpu-sph scripts/soak.sh ...           (default: target/release/gpu-sph)
+set -uo pipefail
+N=${1:-100000}
+STEPS=${2:-20000}
+EVERY=${3:-2000}
+OUT=${4:-soak}
+BIN=${BIN:-target/release/gpu-sph}
+rm -rf "$OUT"
+mkdir -p "$OUT"
+start=$(date +%s)
+"$BIN" --headless --cpu -n "$N" --steps "$STEPS" --checkpoint-every "$EVERY" \
+    --checkpoint-dir "$OUT/checkpoints" --stats "$OUT/stats.csv" >"$OUT/run.log" 2>&1 &
+pid=$!
+rss_start=""
+rss_end=""
+while kill -0 "$pid" 2>/dev/null; do
+    rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null)
+    if [ -n "$rss" ]; then
+        echo "$(($(date +%s) - start)) $rss" >>"$OUT/rss_kb.txt"
+        rss_end=$rss
+        if [ -z "$rss_start" ] && ls "$OUT/checkpoints"/checkpoint_*.gpusph >/dev/null 2>&1; then
+            rss_start=$rss
+        fi
+    fi
+    sleep 1
+done
+wait "$pid"
+rc=$?
+wall=$(($(date +%s) - start))
+echo "exit $rc after ${wall} s; $(tail -n 1 "$OUT/run.log")"
+echo "checkpoints kept: $(ls "$OUT/checkpoints" 2>/dev/null | tr '\n' ' ')"
+if [ "$rc" -ne 0 ]; then
+    echo "soak FAILED: the run did not finish cleanly (see $OUT/run.log)"
+    exit 1
+fi
+if [ -z "$rss_start" ]; then
+    echo "soak FAILED: no checkpoint appeared while the run was sampled"
+    exit 1
+fi
+growth=$(awk -v a="$rss_start" -v b="$rss_end" 'BEGIN { printf "%.2f", 100 * (b - a) / a }')
+echo "resident memory: ${rss_start} kB at the first checkpoint, ${rss_end} kB at the end (${growth}%)"
+if awk -v g="$growth" 'BEGIN { exit !(g > 5) }'; then
+    echo "soak FAILED: resident memory grew by more than 5%"
+    exit 1
+fi
+echo "soak passed"
