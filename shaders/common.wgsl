@@ -68,7 +68,7 @@ struct DfsphParams {
     kernel_w6: f32,
     kernel_grad3: f32,
     kernel_grad2: f32,
-    _pad: f32,
+    wall_inset: f32,
 }
 
 // Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant
@@ -180,19 +180,22 @@ fn reduce_block(l: u32, s: f32, m: f32) -> vec2<f32> {
 // past a wall is put back on it, and an outward normal speed becomes -restitution times
 // itself, so walls never add energy.
 fn clamp_to_tank(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, fluid: FluidParams) {
-    let lo = fluid.tank_min.xyz;
-    let hi = fluid.tank_max.xyz;
+    clamp_to_box(x, v, fluid.tank_min.xyz, fluid.tank_max.xyz, fluid.restitution);
+}
+
+// The same walls at lo and hi (src/cpu/integrate.rs clamp_to_box).
+fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: vec3<f32>, hi: vec3<f32>, restitution: f32) {
     for (var axis = 0; axis < 3; axis = axis + 1) {
         if (*x)[axis] < lo[axis] {
             (*x)[axis] = lo[axis];
             if (*v)[axis] < 0.0 {
-                (*v)[axis] = (*v)[axis] * -fluid.restitution;
+                (*v)[axis] = (*v)[axis] * -restitution;
             }
         }
         if (*x)[axis] > hi[axis] {
             (*x)[axis] = hi[axis];
             if (*v)[axis] > 0.0 {
-                (*v)[axis] = (*v)[axis] * -fluid.restitution;
+                (*v)[axis] = (*v)[axis] * -restitution;
             }
         }
     }

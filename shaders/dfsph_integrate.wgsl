@@ -1,11 +1,13 @@
 // Stage `dfsph_integrate` (CPU mirror: src/cpu/dfsph.rs dfsph_integrate): x' = x + v dt with
-// the tank's hard clamp (an outward normal speed becomes -restitution times itself, as in
-// `integrate`), and the warm-start store: warm[id] = (kappa_v_sum dt_prev, kappa_sum dt dt).
+// the tank's hard clamp held dfsph.wall_inset (half a spacing) inside the walls, so a particle
+// never meets its own mirror image (an outward normal speed becomes -restitution times itself,
+// as in `integrate`), and the warm-start store: warm[id] = (kappa_v_sum dt_prev,
+// kappa_sum dt dt).
 // Inputs (slot order): sorted_pos, sorted_vel, sorted_id, kappa_sum (vec2: divergence,
 // density), step_state = (dt, v_max, dt_prev, 0). Outputs: positions, velocities,
 // particle_id (the next state in this step's slot order), warm (by id).
-// Worked example, tank [0, 1]^3, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, -1, 0) ->
-// x' = (0.6, 0, 0.5), v' = (1, 0, 0).
+// Worked example, tank [0, 1]^3, inset 0.005, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5),
+// v = (1, -1, 0) -> x' = (0.6, 0.005, 0.5), v' = (1, 0, 0).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;
@@ -18,6 +20,7 @@
 @group(0) @binding(8) var<storage, read_write> velocities: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read_write> particle_id: array<u32>;
 @group(0) @binding(10) var<storage, read_write> warm: array<vec2<f32>>;
+@group(0) @binding(11) var<uniform> dfsph: DfsphParams;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -28,7 +31,8 @@ fn dfsph_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     let dt = step_state[0];
     var v = sorted_vel[k].xyz;
     var x = sorted_pos[k].xyz + v * dt;
-    clamp_to_tank(&x, &v, fluid);
+    let inset = vec3<f32>(dfsph.wall_inset);
+    clamp_to_box(&x, &v, fluid.tank_min.xyz + inset, fluid.tank_max.xyz - inset, fluid.restitution);
     positions[k] = vec4<f32>(x, 0.0);
     velocities[k] = vec4<f32>(v, 0.0);
     let id = sorted_id[k];

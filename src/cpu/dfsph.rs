@@ -59,7 +59,7 @@ use rayon::prelude::*;
 
 use super::Grid;
 use super::clock::{record_grid, timed};
-use super::integrate::clamp_to_tank;
+use super::integrate::clamp_to_box;
 use super::reorder::{self, Particles};
 use super::walk::{GROUP, groups, walk_group};
 use super::walls::{
@@ -700,9 +700,12 @@ pub fn dfsph_predict(vel: &mut [Vec3], acc: &[Vec3], dt: f32) {
     }
 }
 
-/// Stage `dfsph_integrate`: x' = x + v dt with the tank's hard clamp (an outward normal speed
-/// becomes −e times itself, as WCSPH's `integrate`), the next state in this step's slot
-/// order; and the warm-start store by id: (κ^v_sum · dt_v, κ_sum · dt²).
+/// Stage `dfsph_integrate`: x' = x + v dt with the tank's hard clamp held `wall_inset` (half a
+/// spacing) inside the walls, so a particle never meets its own mirror image (an outward
+/// normal speed becomes −e times itself, as WCSPH's `integrate`), the next state in this
+/// step's slot order; and the warm-start store by id: (κ^v_sum · dt_v, κ_sum · dt²).
+/// Example, tank [0, 1]³, inset 0.005, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, −1, 0)
+/// → x' = (0.6, 0.005, 0.5), v' = (1, 0, 0).
 #[allow(clippy::too_many_arguments)]
 pub fn dfsph_integrate(
     sorted: &Particles,
@@ -711,12 +714,16 @@ pub fn dfsph_integrate(
     dt: f32,
     dt_v: f32,
     fp: &FluidParams,
+    wall_inset: f32,
     warm: &mut [[f32; 2]],
 ) -> Particles {
+    let inset = Vec3::splat(wall_inset);
+    let lo = Vec3::from_slice(&fp.tank_min[..3]) + inset;
+    let hi = Vec3::from_slice(&fp.tank_max[..3]) - inset;
     let (pos, vel) = (0..sorted.len())
         .map(|k| {
             let v = sorted.vel[k];
-            clamp_to_tank(sorted.pos[k] + v * dt, v, fp)
+            clamp_to_box(sorted.pos[k] + v * dt, v, lo, hi, fp.restitution)
         })
         .unzip();
     for (k, &id) in sorted.id.iter().enumerate() {
@@ -1030,6 +1037,7 @@ pub fn dfsph_step(
             dt,
             dt_v,
             fp,
+            dp.wall_inset,
             &mut warm,
         )
     });
@@ -1093,6 +1101,22 @@ mod tests {
         let mut dp = DfsphConfig::default().params(&cfg, &ph).unwrap();
         dp.min_neighbours = 1;
         (sp, fp, dp)
+    }
+
+    /// The doc's worked example: the floor holds a particle half a spacing above it.
+    #[test]
+    fn integrate_keeps_particles_half_a_spacing_inside_the_walls() {
+        let (_, fp, dp) = setup(0.01, 1.0);
+        assert_eq!(dp.wall_inset, 0.0025);
+        let moved = Particles {
+            pos: vec![Vec3::new(0.5, 0.05, 0.5)],
+            vel: vec![Vec3::new(1.0, -1.0, 0.0)],
+            id: vec![0],
+        };
+        let mut warm = vec![[0.0; 2]];
+        let next = dfsph_integrate(&moved, &[0.0], &[0.0], 0.1, 0.1, &fp, 0.005, &mut warm);
+        assert_eq!(next.pos[0], Vec3::new(0.6, 0.005, 0.5));
+        assert_eq!(next.vel[0], Vec3::new(1.0, 0.0, 0.0));
     }
 
     #[test]

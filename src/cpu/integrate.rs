@@ -26,20 +26,32 @@ pub fn advance(x: Vec3, v: Vec3, a: Vec3, dt: f32, fp: &FluidParams) -> (Vec3, V
 /// The tank's hard walls (both solvers; WGSL `clamp_to_tank`): a coordinate past a wall is
 /// put back on it, and an outward normal speed becomes −restitution times itself.
 #[inline]
-pub fn clamp_to_tank(mut x: Vec3, mut v: Vec3, fp: &FluidParams) -> (Vec3, Vec3) {
+pub fn clamp_to_tank(x: Vec3, v: Vec3, fp: &FluidParams) -> (Vec3, Vec3) {
     let lo = Vec3::from_slice(&fp.tank_min[..3]);
     let hi = Vec3::from_slice(&fp.tank_max[..3]);
+    clamp_to_box(x, v, lo, hi, fp.restitution)
+}
+
+/// The same walls at `lo` and `hi` (WGSL `clamp_to_box`).
+#[inline]
+pub fn clamp_to_box(
+    mut x: Vec3,
+    mut v: Vec3,
+    lo: Vec3,
+    hi: Vec3,
+    restitution: f32,
+) -> (Vec3, Vec3) {
     for axis in 0..3 {
         if x[axis] < lo[axis] {
             x[axis] = lo[axis];
             if v[axis] < 0.0 {
-                v[axis] *= -fp.restitution;
+                v[axis] *= -restitution;
             }
         }
         if x[axis] > hi[axis] {
             x[axis] = hi[axis];
             if v[axis] > 0.0 {
-                v[axis] *= -fp.restitution;
+                v[axis] *= -restitution;
             }
         }
     }

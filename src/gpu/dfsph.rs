@@ -186,7 +186,7 @@ impl GpuDfsph {
                 "sph.dfsph_integrate",
                 &[
                     Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite,
-                    ReadWrite, ReadWrite,
+                    ReadWrite, ReadWrite, Uniform,
                 ],
             );
             let stats_l = layout(
@@ -420,6 +420,7 @@ impl GpuDfsph {
                         &b.velocities,
                         &b.particle_id,
                         &warm_buf,
+                        &params,
                     ],
                 ),
                 stats_bg: bind_group(
