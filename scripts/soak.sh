@@ -48,6 +48,9 @@ if [ -z "$rss_start" ]; then
 fi
 growth=$(awk -v a="$rss_start" -v b="$rss_end" 'BEGIN { printf "%.2f", 100 * (b - a) / a }')
 echo "resident memory: ${rss_start} kB at the first checkpoint, ${rss_end} kB at the end (${growth}%)"
+# Growth over the second half of the samples separates a leak (still growing) from a working
+# set that grew with the flow and then held.
+awk '{ rss[NR] = $2 } END { m = int((NR + 1) / 2); if (NR >= 20) printf "second half: %d kB at the middle sample, %d kB at the end (%.2f%%)\n", rss[m], rss[NR], 100 * (rss[NR] - rss[m]) / rss[m] }' "$OUT/rss_kb.txt"
 if awk -v g="$growth" 'BEGIN { exit !(g > 5) }'; then
     echo "soak FAILED: resident memory grew by more than 5%"
     exit 1
