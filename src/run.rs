@@ -88,23 +88,13 @@ impl CpuSimulation {
         state: Particles,
     ) -> Self {
         let n = state.len();
-        Self {
-            sp,
-            fp,
-            interaction: None,
-            dfsph: dfsph.map(|dp| CpuDfsph {
-                carry: DfsphCarry::new(n, &dp),
-                dp,
-                start: None,
-            }),
-            snap: Snapshot {
-                state,
-                density: vec![0.0; n],
-                dt: 0.0,
-                dfsph: None,
-            },
-            blocks: Default::default(),
-        }
+        let snap = Snapshot {
+            state,
+            density: vec![0.0; n],
+            dt: 0.0,
+            dfsph: None,
+        };
+        Self::resume(sp, fp, dfsph.map(|dp| (dp, DfsphCarry::new(n, &dp))), snap)
     }
 
     /// Continues a run from a checkpoint's state (in the order it was held) and, for DFSPH,
