@@ -14,6 +14,7 @@ pub mod oracle;
 pub mod params;
 pub mod run;
 pub mod scene;
+pub mod scene_file;
 pub mod setup;
 pub mod shaders;
 pub mod summary;

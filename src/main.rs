@@ -12,7 +12,8 @@ use gpu_sph::params::{
     ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SphConfig, validate_positions,
     validate_table_size, validate_velocities,
 };
-use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::scene::{Scene, SceneChoice, SceneKind};
+use gpu_sph::scene_file::{SceneArg, SceneFile};
 use gpu_sph::setup::{SetupOptions, describe};
 use gpu_sph::summary::Summary;
 use gpu_sph::surface::{self, FrameMeta, MeshFormat, SurfaceSettings};
@@ -96,9 +97,14 @@ struct Cli {
     /// Rest density in kg/m³ [default: 1000].
     #[arg(long, value_name = "R", allow_hyphen_values = true)]
     rest_density: Option<f32>,
-    /// Built-in scene.
-    #[arg(long, value_enum, default_value_t = SceneKind::DamBreak)]
-    scene: SceneKind,
+    /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name
+    /// ending in .json): the tank, fluid bodies and any flag's setting (docs/scenes.md); flags
+    /// given here override the file's.
+    #[arg(long, default_value = "dam-break", value_name = "NAME|FILE", value_parser = SceneArg::parse)]
+    scene: SceneArg,
+    /// Print a built-in scene as a scene file (to start your own from) and exit.
+    #[arg(long, value_enum, value_name = "NAME")]
+    print_scene: Option<SceneKind>,
     /// Seed for scenes with randomness.
     #[arg(long, default_value_t = 0)]
     seed: u64,
@@ -276,6 +282,9 @@ struct Cli {
     /// The flags given on the command line (filled after parsing).
     #[arg(skip)]
     given: Vec<String>,
+    /// The scene file `--scene` names (read after parsing).
+    #[arg(skip)]
+    scene_file: Option<Arc<SceneFile>>,
     /// Relative density tolerance for --verify.
     #[arg(long, default_value_t = 1e-5, value_name = "REL")]
     tolerance: f64,
@@ -390,18 +399,128 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let cli = match with_scene_file(cli) {
+        Ok(cli) => cli,
+        Err(e) => {
+            eprintln!("gpu-sph: {}", one_line(&e.to_string()));
+            return ExitCode::from(2);
+        }
+    };
     match run(&cli) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::VerifyFailed) => ExitCode::from(1),
         Ok(Outcome::Interrupted(signal)) => ExitCode::from((128 + signal).clamp(0, 255) as u8),
         Err(e) => {
-            let msg = e.to_string();
-            eprintln!(
-                "gpu-sph: {}",
-                msg.split_whitespace().collect::<Vec<_>>().join(" ")
-            );
+            eprintln!("gpu-sph: {}", one_line(&e.to_string()));
             ExitCode::from(2)
         }
+    }
+}
+
+fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// With `--scene FILE`: reads the file and parses the command line again with the file's
+/// settings added after the flags given, each only where its flag was not given (so a flag
+/// overrides the file). Each value is first checked by its flag's own parser, so an error
+/// names the key. The run and outputs sections apply to `--headless` runs only (the viewer
+/// runs until closed and writes nothing).
+fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
+    let SceneArg::File(path) = &cli.scene else {
+        return Ok(cli);
+    };
+    let file = SceneFile::read(path)?;
+    let cmd = Cli::command();
+    let name = path.display();
+    let mut extra: Vec<std::ffi::OsString> = Vec::new();
+    for (section, _) in gpu_sph::scene_file::SECTIONS {
+        if matches!(section, "run" | "outputs") && !cli.headless {
+            continue;
+        }
+        for (key, value) in file.section(section) {
+            if cli.given.iter().any(|g| g == key) {
+                continue;
+            }
+            let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == key.as_str()) else {
+                return Err(Error::input(format!(
+                    "{name}: at {section}.{key}: no such setting"
+                )));
+            };
+            let long = arg.get_long().unwrap_or(key);
+            let at = format!("{name}: at {section}.{key}");
+            if !arg.get_action().takes_values() {
+                match value.as_bool() {
+                    Some(true) => extra.push(format!("--{long}").into()),
+                    Some(false) => {}
+                    None => {
+                        return Err(Error::input(format!(
+                            "{at}: expected true or false, got {value}"
+                        )));
+                    }
+                }
+                continue;
+            }
+            let text = gpu_sph::scene_file::flag_text(value).ok_or_else(|| {
+                Error::input(format!(
+                    "{at}: expected a number, a string or [x, y, z], got {value}"
+                ))
+            })?;
+            // The flag alone, without its relations to other flags, through its own parser.
+            let alone = clap::Arg::new(arg.get_id().clone())
+                .allow_hyphen_values(true)
+                .value_parser(arg.get_value_parser().clone());
+            clap::Command::new("gpu-sph")
+                .arg(alone)
+                .try_get_matches_from(["gpu-sph", text.as_str()])
+                .map_err(|e| {
+                    let msg = one_line_clap_error(&e);
+                    let msg = msg.strip_suffix(" (see --help)").unwrap_or(&msg);
+                    Error::input(format!(
+                        "{at}: {}; see docs/scenes.md",
+                        msg.replace(&format!("'[{key}]'"), &format!("{section}.{key}"))
+                    ))
+                })?;
+            extra.push(format!("--{long}={text}").into());
+        }
+    }
+    let matches = Cli::command()
+        .try_get_matches_from(std::env::args_os().chain(extra))
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| {
+            Error::input(format!(
+                "{name}: with the file's settings: {}",
+                one_line_clap_error(&e)
+            ))
+        })?;
+    Ok(Cli {
+        given: cli.given,
+        scene_file: Some(Arc::new(file)),
+        ..matches
+    })
+}
+
+/// The scene `--scene` chose: a built-in one, or the file's description.
+fn scene_choice(cli: &Cli) -> SceneChoice {
+    match (&cli.scene, &cli.scene_file) {
+        (SceneArg::File(path), Some(file)) => SceneChoice::Described {
+            name: path.display().to_string(),
+            desc: Arc::new(file.desc()),
+        },
+        (SceneArg::Builtin(kind), _) => SceneChoice::Builtin(*kind),
+        // with_scene_file reads every file before the run starts.
+        (SceneArg::File(_), None) => SceneChoice::Builtin(SceneKind::DamBreak),
+    }
+}
+
+/// A scene file's bodies fix N: `-n` beside one is a contradiction, said in one line.
+fn check_no_count_with_file(cli: &Cli) -> Result<(), Error> {
+    match (&cli.scene, cli.particles) {
+        (SceneArg::File(path), Some(n)) => Err(Error::input(format!(
+            "-n {n} does not apply to scene file {}: its fluid bodies (their sizes and counts) fix N; drop -n or edit the bodies",
+            path.display()
+        ))),
+        _ => Ok(()),
     }
 }
 
@@ -454,7 +573,7 @@ fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
     ViewerOptions {
         setup: SetupOptions {
             particles,
-            scene: cli.scene,
+            scene: scene_choice(cli),
             seed: cli.seed,
             overrides: overrides(cli),
             physics: physics(cli),
@@ -661,6 +780,11 @@ fn choose_paths(cli: &Cli) -> Result<Paths, Error> {
 }
 
 fn run(cli: &Cli) -> Result<Outcome, Error> {
+    if let Some(kind) = cli.print_scene {
+        print!("{}", kind.file_text());
+        return Ok(Outcome::Done);
+    }
+    check_no_count_with_file(cli)?;
     if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         return view(cli);
     }
@@ -747,14 +871,27 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             )
         }
         None => {
-            let n = cli.particles.unwrap_or(DEFAULT_PARTICLES);
+            let choice = scene_choice(cli);
+            let spacing = SphConfig::new(1, overrides)?.spacing;
+            // A built-in scene is sized by N, so N and T are checked before it is built; a
+            // file's bodies decide N (their fill is bounded by the description's checks).
+            let n = match &choice {
+                SceneChoice::Builtin(_) => cli.particles.unwrap_or(DEFAULT_PARTICLES),
+                SceneChoice::Described { desc, name } => {
+                    desc.validate(name, spacing)?;
+                    u32::try_from(desc.count(spacing)).unwrap_or(u32::MAX)
+                }
+            };
+            if let (Some(ctx), SceneChoice::Described { name, .. }) = (&ctx, &choice) {
+                gpu_sph::setup::check_scene_fits(&ctx.limits, name, n, spacing)?;
+            }
             let cfg = SphConfig::new(n, overrides)?;
             if let Some(ctx) = &ctx {
                 check_limits(&ctx.limits, cfg.particles, cfg.table_size)?;
             }
             probe_memory(n as u64, ctx.as_deref())?;
-            let scene = Scene::new(cli.scene, n as usize, cfg.spacing, cli.seed);
-            let name = format!("scene {:?} (seed {})", cli.scene, cli.seed);
+            let scene = choice.build(n as usize, spacing, cli.seed)?;
+            let name = format!("scene {} (seed {})", choice.label(), cli.seed);
             let geometry = (scene.tank_min, scene.tank_max, scene.fluid_size);
             (scene.positions, scene.velocities, name, Some(geometry))
         }
@@ -803,10 +940,11 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
                     },
                 )?;
                 // The same scene at k particles; a file's first k particles.
-                let set = if cli.input.is_some() || k == positions.len() {
-                    positions[..k].to_vec()
-                } else {
-                    Scene::new(cli.scene, k, cfg.spacing, cli.seed).positions
+                let set = match (&cli.scene, &cli.input) {
+                    (SceneArg::Builtin(kind), None) if k != positions.len() => {
+                        Scene::new(*kind, k, cfg.spacing, cli.seed).positions
+                    }
+                    _ => positions[..k].to_vec(),
                 };
                 sets.push((set, cfg.sim_params()));
             }
@@ -914,6 +1052,7 @@ fn simulate(
         Some(_) => fluid_size.y,
         None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
     };
+    let drop = physics.head(drop, &velocities);
     if let Some(w) = physics.sound_speed_warning(drop) {
         eprintln!("{w}");
     }

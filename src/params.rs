@@ -407,6 +407,18 @@ impl PhysicsConfig {
         (top - floor).max(h)
     }
 
+    /// The head that sets the default speed of sound: a fall of `drop` metres plus the height
+    /// the fastest initial speed is worth, v²/(2|g|), since a particle that starts at speed v
+    /// reaches √(v² + 2 g Δy) at the floor. With |g| clamped as in
+    /// [`PhysicsConfig::derived_sound_speed`], c is then at least 10 × the fastest start
+    /// even without gravity (Monaghan 1994: c ≥ 10 v_max).
+    pub fn head(&self, drop: f32, velocities: &[Vec3]) -> f32 {
+        let v2 = velocities
+            .iter()
+            .fold(0.0f32, |m, v| m.max(v.length_squared()));
+        drop + v2 / (2.0 * self.gravity.abs().max(1e-3))
+    }
+
     /// Validates the physics and builds the uniform block for a tank and fluid that can fall
     /// `fluid_height` metres (see [`PhysicsConfig::sound_speed_for`]).
     pub fn fluid_params(

@@ -1,12 +1,17 @@
-//! Initial particle sets. Every scene fills itself with exactly the requested N particles at
-//! spacing s, deterministically for a given seed.
+//! Initial particle sets. A scene is a tank and a list of fluid bodies (boxes, spheres,
+//! cylinders), each filled at spacing s: the built-in scenes are such descriptions sized for
+//! N particles ([`SceneDesc::builtin`]), and a scene file (`crate::scene_file`) describes one
+//! directly. Filling is deterministic for a given seed.
 
 use glam::{UVec3, Vec3};
 use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
+use serde::{Deserialize, Serialize};
+
+use crate::{Error, Result};
 
 /// The built-in scenes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, serde::Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum SceneKind {
     /// A water column of width a and height 2a, spanning the tank's depth, against the left
@@ -21,6 +26,239 @@ pub enum SceneKind {
     Drop,
 }
 
+impl SceneKind {
+    /// Every built-in scene, in the order the help lists them.
+    pub const ALL: [SceneKind; 4] = [Self::DamBreak, Self::Cube, Self::Random, Self::Drop];
+
+    /// The name `--scene` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::DamBreak => "dam-break",
+            Self::Cube => "cube",
+            Self::Random => "random",
+            Self::Drop => "drop",
+        }
+    }
+
+    /// The scene's file in `scenes/` (100 000 particles at s = 0.01 m, seed 0), compiled in.
+    pub fn file_text(self) -> &'static str {
+        match self {
+            Self::DamBreak => include_str!("../scenes/dam-break.json"),
+            Self::Cube => include_str!("../scenes/cube.json"),
+            Self::Random => include_str!("../scenes/random.json"),
+            Self::Drop => include_str!("../scenes/drop.json"),
+        }
+    }
+}
+
+/// A coordinate axis (a cylinder's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Axis {
+    /// Along x.
+    X,
+    /// Along y (upright).
+    Y,
+    /// Along z.
+    Z,
+}
+
+impl Axis {
+    fn index(self) -> usize {
+        self as usize
+    }
+}
+
+/// The volume a fluid body fills, metres.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum Shape {
+    /// The axis-aligned box between two corners.
+    Box {
+        /// Lower corner.
+        min: [f32; 3],
+        /// Upper corner.
+        max: [f32; 3],
+    },
+    /// A ball.
+    Sphere {
+        /// Centre.
+        centre: [f32; 3],
+        /// Radius.
+        radius: f32,
+    },
+    /// A circular cylinder.
+    Cylinder {
+        /// Centre of one end.
+        base: [f32; 3],
+        /// The axis it extends along from `base`.
+        axis: Axis,
+        /// Radius.
+        radius: f32,
+        /// Length along the axis.
+        length: f32,
+    },
+}
+
+impl Shape {
+    /// Lower and upper corner of the bounding box.
+    pub fn bounds(&self) -> (Vec3, Vec3) {
+        match *self {
+            Shape::Box { min, max } => (Vec3::from(min), Vec3::from(max)),
+            Shape::Sphere { centre, radius } => {
+                let c = Vec3::from(centre);
+                (c - radius, c + radius)
+            }
+            Shape::Cylinder {
+                base,
+                axis,
+                radius,
+                length,
+            } => {
+                let b = Vec3::from(base);
+                let mut lo = b - radius;
+                let mut hi = b + radius;
+                lo[axis.index()] = b[axis.index()];
+                hi[axis.index()] = b[axis.index()] + length;
+                (lo, hi)
+            }
+        }
+    }
+
+    /// Whether point `p` lies inside (faces included).
+    pub fn contains(&self, p: Vec3) -> bool {
+        match *self {
+            Shape::Box { min, max } => p.cmpge(min.into()).all() && p.cmple(max.into()).all(),
+            Shape::Sphere { centre, radius } => {
+                p.distance_squared(centre.into()) <= radius * radius
+            }
+            Shape::Cylinder {
+                base,
+                axis,
+                radius,
+                length,
+            } => {
+                let d = p - Vec3::from(base);
+                let a = axis.index();
+                let along = d[a];
+                let mut across = d;
+                across[a] = 0.0;
+                (0.0..=length).contains(&along) && across.length_squared() <= radius * radius
+            }
+        }
+    }
+
+    /// Checks that every size is finite and positive; `at` names the body in messages.
+    fn validate(&self, at: &str) -> Result<()> {
+        let finite = |v: &[f32]| v.iter().all(|x| x.is_finite());
+        let bad = |what: String| Err(Error::input(format!("{at}: {what}")));
+        match *self {
+            Shape::Box { min, max } => {
+                if !finite(&min) || !finite(&max) {
+                    return bad("box corners must be finite numbers".into());
+                }
+                if (0..3).any(|i| max[i] <= min[i]) {
+                    return bad(format!(
+                        "box max {max:?} must exceed min {min:?} on every axis (a zero or negative size): swap or widen them"
+                    ));
+                }
+            }
+            Shape::Sphere { centre, radius } => {
+                if !(finite(&centre) && radius.is_finite() && radius > 0.0) {
+                    return bad(format!(
+                        "sphere needs a finite centre and a radius > 0, got radius {radius}"
+                    ));
+                }
+            }
+            Shape::Cylinder {
+                base,
+                radius,
+                length,
+                ..
+            } => {
+                if !(finite(&base)
+                    && radius.is_finite()
+                    && radius > 0.0
+                    && length.is_finite()
+                    && length > 0.0)
+                {
+                    return bad(format!(
+                        "cylinder needs a finite base, radius > 0 and length > 0, got radius {radius}, length {length}"
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a body is filled.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fill {
+    /// A cubic lattice of spacing s whose cells tile the body's bounding box from its lower
+    /// corner: the cell centres inside the shape, filled x fastest, then z, then y (so a count
+    /// smaller than the lattice leaves a partial layer on top).
+    #[default]
+    Lattice,
+    /// `count` points uniformly random in the shape, none closer than
+    /// [`RANDOM_MIN_DISTANCE`]·s to another (a random hard-sphere packing).
+    Random,
+}
+
+/// One fluid body of a scene.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Body {
+    /// The volume it fills.
+    pub shape: Shape,
+    /// Lattice or random filling.
+    #[serde(default)]
+    pub fill: Fill,
+    /// Lattice: keep at most the first `count` points (a partial top layer); random: place
+    /// exactly `count` (default: the shape's volume / s³).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+    /// Random displacement of each point, uniform in ±jitter·s per axis.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub jitter: f32,
+    /// Initial velocity, m/s.
+    #[serde(default, skip_serializing_if = "is_zero3")]
+    pub velocity: [f32; 3],
+}
+
+fn is_zero(x: &f32) -> bool {
+    *x == 0.0
+}
+
+fn is_zero3(v: &[f32; 3]) -> bool {
+    v.iter().all(|x| *x == 0.0)
+}
+
+impl Body {
+    fn new(shape: Shape, count: usize) -> Self {
+        Self {
+            shape,
+            fill: Fill::Lattice,
+            count: Some(count as u64),
+            jitter: 0.0,
+            velocity: [0.0; 3],
+        }
+    }
+}
+
+/// A tank and the fluid bodies in it: what a scene file describes and what the built-in
+/// scenes are.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SceneDesc {
+    /// Lower corner of the tank.
+    pub tank_min: Vec3,
+    /// Upper corner of the tank.
+    pub tank_max: Vec3,
+    /// The fluid, body by body.
+    pub bodies: Vec<Body>,
+}
+
 /// Particles plus the tank that holds them.
 #[derive(Clone, Debug)]
 pub struct Scene {
@@ -32,79 +270,125 @@ pub struct Scene {
     pub tank_min: Vec3,
     /// Upper corner of the tank.
     pub tank_max: Vec3,
-    /// Size of the initial fluid body (for the dam break: a × H × depth).
+    /// Size of the fluid: the bodies' bounding box across (x, z), and the height of the
+    /// highest body's top above the tank's floor (y), the fall that sets the speed of sound.
     pub fluid_size: Vec3,
 }
 
-/// The first `count` points of an `dims` lattice with spacing `s`, cell-centred from `origin`,
-/// filled x fastest and y slowest (so a partial last layer sits on top).
-fn lattice(origin: Vec3, dims: UVec3, s: f32, count: usize) -> Vec<Vec3> {
-    let mut out = Vec::with_capacity(count);
+/// The cells of spacing `s` that tile `[lo, hi]` along one axis from `lo`: those whose centre
+/// lies below `hi` (robust to the rounding of `(hi − lo) / s` near an integer).
+fn cells(lo: f32, hi: f32, s: f32) -> u32 {
+    ((hi - lo) / s - 0.5).ceil().max(0.0) as u32
+}
+
+/// Visits the first `count` cell centres of a `dims` lattice of spacing `s` from `origin`
+/// that `keep` accepts, filled x fastest and y slowest (so a partial last layer sits on top);
+/// returns how many it visited.
+fn lattice(
+    origin: Vec3,
+    dims: UVec3,
+    s: f32,
+    count: usize,
+    keep: impl Fn(Vec3) -> bool,
+    mut visit: impl FnMut(Vec3),
+) -> usize {
+    let mut n = 0;
     'fill: for j in 0..dims.y {
         for k in 0..dims.z {
             for i in 0..dims.x {
-                if out.len() == count {
+                if n == count {
                     break 'fill;
                 }
-                out.push(origin + (Vec3::new(i as f32, j as f32, k as f32) + 0.5) * s);
+                let p = origin + (Vec3::new(i as f32, j as f32, k as f32) + 0.5) * s;
+                if keep(p) {
+                    visit(p);
+                    n += 1;
+                }
             }
         }
     }
-    out
+    n
+}
+
+/// The lattice of a body's bounding box at spacing `s`, and its cap.
+fn lattice_of(b: &Body, s: f32) -> (Vec3, UVec3, usize) {
+    let (lo, hi) = b.shape.bounds();
+    let dims = UVec3::new(
+        cells(lo.x, hi.x, s),
+        cells(lo.y, hi.y, s),
+        cells(lo.z, hi.z, s),
+    );
+    (lo, dims, b.count.map_or(usize::MAX, |c| c as usize))
+}
+
+/// The particle count of a random body at spacing `s`.
+fn random_count(b: &Body, s: f32) -> usize {
+    b.count
+        .unwrap_or_else(|| (volume(&b.shape) / (s as f64).powi(3)).round() as u64)
+        .clamp(1, MAX_BODY_PARTICLES) as usize
 }
 
 fn div_ceil(a: usize, b: usize) -> u32 {
     a.div_ceil(b.max(1)) as u32
 }
 
-/// The closest two particles of the random scene may be, as a fraction of the spacing.
+/// The closest two particles of a random fill may be, as a fraction of the spacing.
 pub const RANDOM_MIN_DISTANCE: f32 = 0.8;
 
-/// `n` points uniformly random in the cube [0, side)³ (side³ = n s³), none closer than
-/// [`RANDOM_MIN_DISTANCE`]·s to another: random sequential addition (Widom 1966), the
-/// hard-sphere fluid a liquid's particles resemble, at a packing fraction π/6 · 0.8³ ≈ 0.27,
-/// below RSA's jamming limit of about 0.38 (Cooper 1988), so it always fills. Points closer
-/// than that would start the fluid at many times ρ0 and blow it apart in its first step.
-/// Candidates are checked against a grid of cells one distance wide; after 10 000 failed tries
-/// in a row (never seen) the distance shrinks by 1%, so the scene always has N particles.
-fn random_packing(rng: &mut Xoshiro256PlusPlus, n: usize, side: f32, s: f32) -> Vec<Vec3> {
+/// `n` points uniformly random in the box `[lo, lo + size)` that `keep` accepts, none closer
+/// than [`RANDOM_MIN_DISTANCE`]·s to another: random sequential addition (Widom 1966), the
+/// hard-sphere fluid a liquid's particles resemble, at a packing fraction π/6 · 0.8³ ≈ 0.27
+/// when the mean spacing is s, below RSA's jamming limit of about 0.38 (Cooper 1988), so it
+/// fills. Points closer than that would start the fluid at many times ρ0 and blow it apart in
+/// its first step. Candidates are checked against a grid of cells one distance wide; after
+/// 10 000 failed tries in a row (never seen at the mean spacing s) the distance shrinks by 1%,
+/// so the body always gets its n points.
+fn random_packing(
+    rng: &mut Xoshiro256PlusPlus,
+    n: usize,
+    lo: Vec3,
+    size: Vec3,
+    s: f32,
+    keep: impl Fn(Vec3) -> bool,
+) -> Vec<Vec3> {
     let mut d = RANDOM_MIN_DISTANCE * s;
-    let dims = ((side / d).floor() as usize).max(1);
-    let cell = side / dims as f32;
+    let dims = (size / d).floor().max(Vec3::ONE).as_uvec3();
+    let cell = size / dims.as_vec3();
+    let top = dims.as_ivec3() - 1;
     let key = |p: Vec3| {
-        (p / cell)
+        ((p - lo) / cell)
             .floor()
             .as_ivec3()
-            .clamp(glam::IVec3::ZERO, glam::IVec3::splat(dims as i32 - 1))
+            .clamp(glam::IVec3::ZERO, top)
     };
-    let mut cells: Vec<Vec<u32>> = vec![Vec::new(); dims * dims * dims];
-    let index = |c: glam::IVec3| (c.x as usize * dims + c.y as usize) * dims + c.z as usize;
+    let index = |c: glam::IVec3| {
+        (c.x as usize * dims.y as usize + c.y as usize) * dims.z as usize + c.z as usize
+    };
+    let mut cells: Vec<Vec<u32>> = vec![Vec::new(); (dims.x * dims.y * dims.z) as usize];
     let mut out: Vec<Vec3> = Vec::with_capacity(n);
     let mut failures = 0;
     while out.len() < n {
-        let p = Vec3::new(
-            rng.random_range(0.0..side),
-            rng.random_range(0.0..side),
-            rng.random_range(0.0..side),
-        );
+        let p = lo
+            + Vec3::new(
+                rng.random_range(0.0..size.x),
+                rng.random_range(0.0..size.y),
+                rng.random_range(0.0..size.z),
+            );
         let c = key(p);
-        let mut clear = true;
+        let mut clear = keep(p);
         'search: for dx in -1..=1 {
             for dy in -1..=1 {
                 for dz in -1..=1 {
-                    let q = c + glam::IVec3::new(dx, dy, dz);
-                    if q.cmplt(glam::IVec3::ZERO).any()
-                        || q.cmpge(glam::IVec3::splat(dims as i32)).any()
-                    {
-                        continue;
-                    }
-                    if cells[index(q)]
-                        .iter()
-                        .any(|&j| out[j as usize].distance_squared(p) < d * d)
-                    {
-                        clear = false;
+                    if !clear {
                         break 'search;
                     }
+                    let q = c + glam::IVec3::new(dx, dy, dz);
+                    if q.cmplt(glam::IVec3::ZERO).any() || q.cmpgt(top).any() {
+                        continue;
+                    }
+                    clear = !cells[index(q)]
+                        .iter()
+                        .any(|&j| out[j as usize].distance_squared(p) < d * d);
                 }
             }
         }
@@ -125,60 +409,62 @@ fn random_packing(rng: &mut Xoshiro256PlusPlus, n: usize, side: f32, s: f32) -> 
     out
 }
 
-impl Scene {
-    /// Builds scene `kind` with `n` particles at spacing `s`.
-    pub fn new(kind: SceneKind, n: usize, s: f32, seed: u64) -> Self {
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+/// The volume of a shape, m³ (the default count of a random fill is volume / s³).
+fn volume(shape: &Shape) -> f64 {
+    match *shape {
+        Shape::Box { min, max } => (0..3).map(|i| (max[i] - min[i]) as f64).product(),
+        Shape::Sphere { radius, .. } => 4.0 / 3.0 * std::f64::consts::PI * (radius as f64).powi(3),
+        Shape::Cylinder { radius, length, .. } => {
+            std::f64::consts::PI * (radius as f64).powi(2) * length as f64
+        }
+    }
+}
+
+/// A scene never holds more particles than this (the configuration's own maximum, 2^27):
+/// a typo must not turn into a fill that exhausts memory.
+const MAX_BODY_PARTICLES: u64 = 1 << 27;
+
+impl SceneDesc {
+    /// The description of built-in scene `kind` with `n` particles at spacing `s`.
+    pub fn builtin(kind: SceneKind, n: usize, s: f32) -> Self {
         let cbrt = |x: f64| x.cbrt().round().max(1.0) as u32;
-        match kind {
+        let boxed = |min: Vec3, max: Vec3, count: usize| {
+            Body::new(
+                Shape::Box {
+                    min: min.to_array(),
+                    max: max.to_array(),
+                },
+                count,
+            )
+        };
+        let (tank_max, bodies) = match kind {
             SceneKind::DamBreak => {
                 // a = nx·s, depth = nz·s ≈ a, height = ny·s ≈ 2a.
                 let nx = cbrt(n as f64 / 2.0);
                 let nz = ((n as f64 / (2.0 * (nx * nx) as f64)).round() as u32).max(1);
                 let ny = div_ceil(n, (nx * nz) as usize);
-                let positions = lattice(Vec3::ZERO, UVec3::new(nx, ny, nz), s, n);
                 let a = nx as f32 * s;
                 let size = Vec3::new(a, ny as f32 * s, nz as f32 * s);
-                Self::still(
-                    positions,
-                    Vec3::ZERO,
+                (
                     Vec3::new(5.0 * a, 1.5 * size.y.max(2.0 * a), size.z),
-                    size,
+                    vec![boxed(Vec3::ZERO, size, n)],
                 )
             }
             SceneKind::Cube => {
                 let m = (n as f64).cbrt().ceil().max(1.0) as u32;
                 let side = m as f32 * s;
                 let origin = Vec3::new(side * 0.5, 0.0, side * 0.5);
-                let mut positions = lattice(origin, UVec3::splat(m), s, n);
-                for p in &mut positions {
-                    let jitter = Vec3::new(
-                        rng.random_range(-0.1..0.1),
-                        rng.random_range(-0.1..0.1),
-                        rng.random_range(-0.1..0.1),
-                    );
-                    *p += jitter * s;
-                }
-                Self::still(
-                    positions,
-                    Vec3::ZERO,
-                    Vec3::new(2.0, 2.0, 2.0) * side,
-                    Vec3::splat(side),
-                )
+                let mut body = boxed(origin, origin + side, n);
+                body.jitter = 0.1;
+                (Vec3::splat(2.0 * side), vec![body])
             }
             SceneKind::Random => {
                 // Half a spacing clear of every wall, where the walls keep particles anyway.
                 let side = (n as f32).cbrt() * s;
-                let positions = random_packing(&mut rng, n, side, s)
-                    .into_iter()
-                    .map(|p| p + 0.5 * s)
-                    .collect();
-                Self::still(
-                    positions,
-                    Vec3::ZERO,
-                    Vec3::splat(side + s),
-                    Vec3::splat(side),
-                )
+                let lo = Vec3::splat(0.5 * s);
+                let mut body = boxed(lo, lo + side, n);
+                body.fill = Fill::Random;
+                (Vec3::splat(side + s), vec![body])
             }
             SceneKind::Drop => {
                 // Two thirds of the particles form the pool, one third the block.
@@ -188,35 +474,223 @@ impl Scene {
                 let pool_layers = div_ceil(n_pool, (nx * nx) as usize);
                 let width = nx as f32 * s;
                 let pool_h = pool_layers as f32 * s;
-                let mut positions = lattice(Vec3::ZERO, UVec3::new(nx, pool_layers, nx), s, n_pool);
+                let pool = Vec3::new(width, pool_h, width);
                 let nb = (n_block as f64).cbrt().ceil() as u32;
                 let block = nb as f32 * s;
                 let origin =
                     Vec3::new((width - block) * 0.5, pool_h + block, (width - block) * 0.5);
-                positions.extend(lattice(origin, UVec3::splat(nb), s, n_block));
                 let height = pool_h + 3.0 * block.max(s);
-                Self::still(
-                    positions,
-                    Vec3::ZERO,
-                    Vec3::new(width, height, width),
-                    Vec3::new(width, pool_h + 2.0 * block, width),
-                )
+                let mut bodies = vec![boxed(Vec3::ZERO, pool, n_pool)];
+                if n_block > 0 {
+                    bodies.push(boxed(origin, origin + block, n_block));
+                }
+                (Vec3::new(width, height, width), bodies)
             }
+        };
+        Self {
+            tank_min: Vec3::ZERO,
+            tank_max,
+            bodies,
         }
     }
 
-    fn still(positions: Vec<Vec3>, tank_min: Vec3, tank_max: Vec3, fluid_size: Vec3) -> Self {
-        let velocities = vec![Vec3::ZERO; positions.len()];
-        Self {
+    /// Checks the tank and each body's shape and settings before filling at spacing `s`;
+    /// `at` names the description (a file) in messages.
+    pub fn validate(&self, at: &str, s: f32) -> Result<()> {
+        let (lo, hi) = (self.tank_min, self.tank_max);
+        if !(lo.is_finite() && hi.is_finite()) || hi.cmple(lo).any() {
+            return Err(Error::input(format!(
+                "{at}: tank max {hi} must exceed min {lo} on every axis, both finite: widen the tank"
+            )));
+        }
+        if self.bodies.is_empty() {
+            return Err(Error::input(format!(
+                "{at}: no fluid bodies: add one to \"fluid\", e.g. {{\"shape\": {{\"box\": {{\"min\": [0, 0, 0], \"max\": [0.2, 0.2, 0.2]}}}}}}"
+            )));
+        }
+        for (i, b) in self.bodies.iter().enumerate() {
+            let name = format!("{at}: fluid[{i}]");
+            b.shape.validate(&name)?;
+            if !(b.jitter.is_finite() && (0.0..0.5).contains(&b.jitter)) {
+                return Err(Error::input(format!(
+                    "{name}: jitter must be in [0, 0.5) spacings, got {}",
+                    b.jitter
+                )));
+            }
+            if b.velocity.iter().any(|v| !v.is_finite()) {
+                return Err(Error::input(format!(
+                    "{name}: velocity must be finite, got {:?}",
+                    b.velocity
+                )));
+            }
+            if b.count == Some(0) || b.count.is_some_and(|c| c > MAX_BODY_PARTICLES) {
+                return Err(Error::input(format!(
+                    "{name}: count must be 1..=2^27, got {}: drop it to fill the whole body",
+                    b.count.unwrap_or(0)
+                )));
+            }
+            let (blo, bhi) = b.shape.bounds();
+            if blo.cmplt(lo).any() || bhi.cmpgt(hi).any() {
+                return Err(Error::input(format!(
+                    "{name} spans {blo} – {bhi}, outside the tank {lo} – {hi}: move the body or enlarge the tank"
+                )));
+            }
+        }
+        // Bound the fill before it allocates: a lattice's cells, a random fill's count.
+        let estimate: f64 = self
+            .bodies
+            .iter()
+            .map(|b| {
+                let (blo, bhi) = b.shape.bounds();
+                let cap = match b.fill {
+                    Fill::Lattice => ((bhi - blo) / s).as_dvec3().element_product(),
+                    Fill::Random => volume(&b.shape) / (s as f64).powi(3),
+                };
+                b.count.map_or(cap, |c| c as f64)
+            })
+            .sum();
+        if estimate.is_nan() || estimate > MAX_BODY_PARTICLES as f64 {
+            return Err(Error::input(format!(
+                "{at}: the bodies would hold about {estimate:.3e} particles at spacing {s} m, more than 2^27: use a larger spacing or smaller bodies"
+            )));
+        }
+        Ok(())
+    }
+
+    /// How many particles [`SceneDesc::fill`] makes at spacing `s`, counted without storing
+    /// them (so a scene too large for the device is refused before it is built). Call
+    /// [`SceneDesc::validate`] first.
+    pub fn count(&self, s: f32) -> u64 {
+        self.bodies
+            .iter()
+            .map(|b| match b.fill {
+                Fill::Lattice => {
+                    let (origin, dims, cap) = lattice_of(b, s);
+                    lattice(origin, dims, s, cap, |p| b.shape.contains(p), |_| {}) as u64
+                }
+                Fill::Random => random_count(b, s) as u64,
+            })
+            .sum()
+    }
+
+    /// Validates, fills at spacing `s` with the randomness of `seed`, and checks the result:
+    /// every body got particles, every particle lies in the tank. `at` names the description
+    /// in messages.
+    pub fn build(&self, at: &str, s: f32, seed: u64) -> Result<Scene> {
+        self.validate(at, s)?;
+        let (scene, counts) = self.fill(s, seed);
+        for (i, &got) in counts.iter().enumerate() {
+            if got == 0 {
+                return Err(Error::input(format!(
+                    "{at}: fluid[{i}] holds no particle at spacing {s} m: enlarge it or use a smaller spacing"
+                )));
+            }
+        }
+        if let Some(k) = scene
+            .positions
+            .iter()
+            .position(|p| p.cmplt(self.tank_min).any() || p.cmpgt(self.tank_max).any())
+        {
+            return Err(Error::input(format!(
+                "{at}: particle {k} at {} lies outside the tank {} – {}: move its body inward or reduce its jitter",
+                scene.positions[k], self.tank_min, self.tank_max
+            )));
+        }
+        Ok(scene)
+    }
+
+    /// Fills the bodies at spacing `s` with the randomness of `seed`: the scene's particles,
+    /// and how many each body got. Call [`SceneDesc::validate`] first for a description
+    /// that did not come from [`SceneDesc::builtin`].
+    pub fn fill(&self, s: f32, seed: u64) -> (Scene, Vec<usize>) {
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+        let mut positions = Vec::new();
+        let mut velocities = Vec::new();
+        let mut counts = Vec::with_capacity(self.bodies.len());
+        let mut top = f32::NEG_INFINITY;
+        let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
+        for b in &self.bodies {
+            let (lo, hi) = b.shape.bounds();
+            let keep = |p: Vec3| b.shape.contains(p);
+            let mut points = match b.fill {
+                Fill::Lattice => {
+                    let (origin, dims, cap) = lattice_of(b, s);
+                    let mut points = Vec::new();
+                    lattice(origin, dims, s, cap, keep, |p| points.push(p));
+                    points
+                }
+                Fill::Random => random_packing(&mut rng, random_count(b, s), lo, hi - lo, s, keep),
+            };
+            if b.jitter > 0.0 {
+                let j = b.jitter;
+                for p in &mut points {
+                    let d = Vec3::new(
+                        rng.random_range(-j..j),
+                        rng.random_range(-j..j),
+                        rng.random_range(-j..j),
+                    );
+                    *p += d * s;
+                }
+            }
+            counts.push(points.len());
+            velocities.extend(std::iter::repeat_n(Vec3::from(b.velocity), points.len()));
+            positions.extend(points);
+            top = top.max(hi.y);
+            lo_all = lo_all.min(lo);
+            hi_all = hi_all.max(hi);
+        }
+        let across = hi_all - lo_all;
+        let scene = Scene {
             positions,
             velocities,
-            tank_min,
-            tank_max,
-            fluid_size,
+            tank_min: self.tank_min,
+            tank_max: self.tank_max,
+            fluid_size: Vec3::new(across.x, top - self.tank_min.y, across.z),
+        };
+        (scene, counts)
+    }
+}
+
+/// The scene a run starts from: a built-in one (sized by N) or a description from a file
+/// (whose bodies fix N).
+#[derive(Clone, Debug, PartialEq)]
+pub enum SceneChoice {
+    /// A built-in scene.
+    Builtin(SceneKind),
+    /// A scene file's description; `name` is the file's path.
+    Described {
+        /// Where it came from, for messages and the viewer's panel.
+        name: String,
+        /// The tank and bodies.
+        desc: std::sync::Arc<SceneDesc>,
+    },
+}
+
+impl SceneChoice {
+    /// The scene with `n` particles (a built-in one; a described one ignores `n`) at spacing
+    /// `s` with the randomness of `seed`.
+    pub fn build(&self, n: usize, s: f32, seed: u64) -> Result<Scene> {
+        match self {
+            Self::Builtin(kind) => Ok(Scene::new(*kind, n, s, seed)),
+            Self::Described { name, desc } => desc.build(name, s, seed),
+        }
+    }
+
+    /// Its name: the built-in name or the file's path.
+    pub fn label(&self) -> String {
+        match self {
+            Self::Builtin(kind) => kind.name().to_string(),
+            Self::Described { name, .. } => name.clone(),
         }
     }
 }
 
+impl Scene {
+    /// Builds built-in scene `kind` with `n` particles at spacing `s`.
+    pub fn new(kind: SceneKind, n: usize, s: f32, seed: u64) -> Self {
+        SceneDesc::builtin(kind, n, s).fill(s, seed).0
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,15 +11,15 @@ use crate::gpu::check_limits;
 use crate::params::{
     ConfigOverrides, FluidParams, PhysicsConfig, SphConfig, validate_positions, validate_velocities,
 };
-use crate::scene::{Scene, SceneKind};
+use crate::scene::SceneChoice;
 
 /// What the user asked for.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct SetupOptions {
-    /// Particle count.
+    /// Particle count (of a built-in scene; a scene file's bodies fix their own).
     pub particles: u32,
-    /// Built-in scene.
-    pub scene: SceneKind,
+    /// The scene.
+    pub scene: SceneChoice,
     /// Seed of the scene's randomness.
     pub seed: u64,
     /// Table size, smoothing radius, spacing, mass, rest density.
@@ -49,23 +49,42 @@ impl Setup {
     /// Builds the scene of `opts`; with `limits`, first checks that N and T fit the device so
     /// an oversized request fails before the particles are made.
     pub fn new(opts: &SetupOptions, limits: Option<&wgpu::Limits>) -> Result<Self> {
-        let n = opts.particles;
-        let config = SphConfig::for_fluid(n, opts.overrides)?;
-        if let Some(limits) = limits {
-            check_limits(limits, config.particles, config.table_size)?;
-        }
-        let scene = Scene::new(opts.scene, n as usize, config.spacing, opts.seed);
+        let spacing = SphConfig::new(1, opts.overrides)?.spacing;
+        // A file's bodies are filled first (bounded by the description's own checks), since
+        // they decide N; a built-in scene is sized by N, so N and T are checked first.
+        let (scene, config) = match &opts.scene {
+            SceneChoice::Builtin(_) => {
+                let config = SphConfig::for_fluid(opts.particles, opts.overrides)?;
+                if let Some(limits) = limits {
+                    check_limits(limits, config.particles, config.table_size)?;
+                }
+                let scene = opts
+                    .scene
+                    .build(opts.particles as usize, spacing, opts.seed)?;
+                (scene, config)
+            }
+            SceneChoice::Described { name, desc } => {
+                desc.validate(name, spacing)?;
+                let n = u32::try_from(desc.count(spacing)).unwrap_or(u32::MAX);
+                if let Some(limits) = limits {
+                    check_scene_fits(limits, name, n, spacing)?;
+                }
+                let config = SphConfig::for_fluid(n, opts.overrides)?;
+                if let Some(limits) = limits {
+                    check_limits(limits, config.particles, config.table_size)?;
+                }
+                (opts.scene.build(0, spacing, opts.seed)?, config)
+            }
+        };
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
-        if let Some(w) = opts.physics.sound_speed_warning(scene.fluid_size.y) {
+        let head = opts.physics.head(scene.fluid_size.y, &scene.velocities);
+        if let Some(w) = opts.physics.sound_speed_warning(head) {
             eprintln!("{w}");
         }
-        let fluid_params = opts.physics.fluid_params(
-            &config,
-            scene.tank_min,
-            scene.tank_max,
-            scene.fluid_size.y,
-        )?;
+        let fluid_params =
+            opts.physics
+                .fluid_params(&config, scene.tank_min, scene.tank_max, head)?;
         Ok(Self {
             config,
             fluid_params,
@@ -75,6 +94,20 @@ impl Setup {
             fluid_size: scene.fluid_size,
         })
     }
+}
+
+/// Fails with one line naming the device's limit when scene file `name`, which fills `n`
+/// particles at spacing `s`, holds more than the device takes (the fix is in the file, not
+/// in `-n`).
+pub fn check_scene_fits(limits: &wgpu::Limits, name: &str, n: u32, s: f32) -> Result<()> {
+    let cap = crate::gpu::neighbours::capacity(limits).max_particles;
+    if n > cap {
+        return Err(crate::Error::LimitExceeded(format!(
+            "{name} fills {n} particles at spacing {s} m, more than this adapter holds ({cap}, from max_storage_buffer_binding_size {} B and {} workgroups per dispatch): use a larger spacing or smaller bodies",
+            limits.max_storage_buffer_binding_size, limits.max_compute_workgroups_per_dimension
+        )));
+    }
+    Ok(())
 }
 
 /// The geometry and physics of a run as one line (printed at start, recorded in `--stats`).

@@ -21,6 +21,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::fluid::Simulation;
 use crate::params::{ConfigOverrides, PhysicsConfig};
 use crate::run::{Backend, CpuSimulation};
+use crate::scene::SceneChoice;
 use crate::setup::{Setup, SetupOptions};
 use crate::{Error, Result};
 
@@ -196,9 +197,11 @@ impl Viewer {
             gravity: physics.gravity,
             mouse_strength: 4.0 * physics.gravity.abs().max(1.0),
             mouse_radius: 0.15 * (setup.tank_max - setup.tank_min).max_element(),
-            particles: opts.setup.particles,
+            particles: setup.config.particles,
             table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
-            scene: opts.setup.scene,
+            scene: opts.setup.scene.clone(),
+            file: matches!(opts.setup.scene, SceneChoice::Described { .. })
+                .then(|| opts.setup.scene.clone()),
             request: Default::default(),
             status: String::new(),
         };
@@ -239,10 +242,9 @@ impl Viewer {
 
     fn apply_physics(&mut self) {
         let s = &self.setup;
-        match self
-            .physics()
-            .fluid_params(&s.config, s.tank_min, s.tank_max, s.fluid_size.y)
-        {
+        let physics = self.physics();
+        let head = physics.head(s.fluid_size.y, &s.state.vel);
+        match physics.fluid_params(&s.config, s.tank_min, s.tank_max, head) {
             Ok(fp) => {
                 // Gravity and stiffness change what the energy counts: compare anew.
                 self.start_energy = None;
@@ -274,7 +276,7 @@ impl Viewer {
         let c = &self.controls;
         let opts = SetupOptions {
             particles: c.particles,
-            scene: c.scene,
+            scene: c.scene.clone(),
             overrides: ConfigOverrides {
                 table_size: c.table_log2.map(|k| 1u32 << k),
                 ..self.opts.setup.overrides
@@ -283,7 +285,7 @@ impl Viewer {
                 sound_speed: self.opts.setup.physics.sound_speed,
                 ..self.physics()
             },
-            ..self.opts.setup
+            seed: self.opts.setup.seed,
         };
         let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
         let sim = Simulation::new(

@@ -2,7 +2,7 @@
 //! settings, and the key bindings.
 
 use crate::gpu::Stage;
-use crate::scene::SceneKind;
+use crate::scene::{SceneChoice, SceneKind};
 
 use super::render::{ColorField, colormap_srgb};
 use super::surface::{RenderMode, SurfaceStyle};
@@ -64,7 +64,9 @@ pub struct Controls {
     /// log2 of the table size for the next restart; `None` = default for N.
     pub table_log2: Option<u32>,
     /// Scene for the next restart.
-    pub scene: SceneKind,
+    pub scene: SceneChoice,
+    /// The scene file the viewer started from, offered beside the built-in scenes.
+    pub file: Option<SceneChoice>,
     /// Requests raised by buttons, handled by the viewer.
     pub request: Request,
     /// One line of news (screenshot saved, blow-up, restart failed).
@@ -226,15 +228,15 @@ impl Controls {
                         }
                     });
                 egui::ComboBox::from_label("scene")
-                    .selected_text(format!("{:?}", self.scene))
+                    .selected_text(self.scene.label())
                     .show_ui(ui, |ui| {
-                        for s in [
-                            SceneKind::DamBreak,
-                            SceneKind::Drop,
-                            SceneKind::Cube,
-                            SceneKind::Random,
-                        ] {
-                            ui.selectable_value(&mut self.scene, s, format!("{s:?}"));
+                        for s in SceneKind::ALL {
+                            let choice = SceneChoice::Builtin(s);
+                            ui.selectable_value(&mut self.scene, choice, s.name());
+                        }
+                        if let Some(file) = self.file.clone() {
+                            let label = file.label();
+                            ui.selectable_value(&mut self.scene, file, label);
                         }
                     });
                 ui.horizontal(|ui| {

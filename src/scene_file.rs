@@ -1,0 +1,575 @@
+//! Scene files (`--scene FILE.json`): a whole run in one JSON document, the tank, the fluid
+//! bodies and any setting a flag can give, by section. The schema, with every key's unit and
+//! default, is in `docs/scenes.md`.
+//!
+//! JSON rather than TOML: it is what SPlisHSPlasH's scenes use, so users of either read the
+//! other's files, and serde_json is already how gpu-sph writes its own metadata; one format
+//! keeps one set of error messages. A `.toml` file is refused with a line saying so.
+//!
+//! Errors name the file, the line and column, the key path (`fluid[1].shape.sphere.radius`)
+//! and a fix; an unknown key names the nearest known one.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use glam::Vec3;
+use serde::Deserialize;
+
+use crate::scene::{Body, SceneDesc, SceneKind};
+use crate::{Error, Result};
+
+/// What `--scene` names: a built-in scene or a file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SceneArg {
+    /// One of the built-in scenes.
+    Builtin(SceneKind),
+    /// A scene file.
+    File(PathBuf),
+}
+
+impl SceneArg {
+    /// Reads `--scene`'s value: anything with a path separator or a `.json`/`.toml`
+    /// extension is a file, anything else a built-in name.
+    pub fn parse(s: &str) -> std::result::Result<Self, String> {
+        let lower = s.to_ascii_lowercase();
+        if s.contains(['/', '\\']) || lower.ends_with(".json") || lower.ends_with(".toml") {
+            return Ok(Self::File(PathBuf::from(s)));
+        }
+        SceneKind::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .map(Self::Builtin)
+            .ok_or_else(|| {
+                let names: Vec<&str> = SceneKind::ALL.iter().map(|k| k.name()).collect();
+                let near = nearest(s, &names)
+                    .map(|n| format!(" (did you mean {n}?)"))
+                    .unwrap_or_default();
+                format!(
+                    "unknown scene {s:?}{near}: the built-in scenes are {}; a scene file needs a path separator or a .json extension, e.g. ./{s}.json",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// The tank of a scene file.
+#[derive(Clone, Debug, Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tank {
+    /// Lower corner, metres.
+    pub min: [f32; 3],
+    /// Upper corner, metres.
+    pub max: [f32; 3],
+}
+
+/// A setting's value as the file gives it (a number, a string, a boolean).
+pub type Settings = BTreeMap<String, serde_json::Value>;
+
+/// A scene file as read: the scene proper, and the settings sections, which the front end
+/// checks against its flags (see [`SECTIONS`]).
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SceneFile {
+    /// Free text, shown nowhere; for the reader of the file.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The tank (a closed box).
+    pub tank: Tank,
+    /// The fluid bodies.
+    pub fluid: Vec<Body>,
+    /// Physics settings: the solver and fluid parameters, and the seed.
+    #[serde(default)]
+    pub physics: Settings,
+    /// Run settings (headless runs): steps, the path, divergence checks, checkpoints.
+    #[serde(default)]
+    pub run: Settings,
+    /// Output settings (headless runs): particle, statistics, frame and surface files.
+    #[serde(default)]
+    pub outputs: Settings,
+    /// Viewer settings.
+    #[serde(default)]
+    pub viewer: Settings,
+}
+
+/// The settings sections of a scene file and the keys each takes: the flags' names with `_`
+/// for `-` (the viewer's and the run's flags by their long names).
+pub const SECTIONS: [(&str, &[&str]); 4] = [
+    (
+        "physics",
+        &[
+            "solver",
+            "spacing",
+            "smoothing_radius",
+            "particle_mass",
+            "rest_density",
+            "gravity",
+            "viscosity",
+            "alpha",
+            "sound_speed",
+            "cfl",
+            "dt",
+            "dt_max",
+            "dt_min",
+            "restitution",
+            "divergence_tolerance",
+            "density_tolerance",
+            "max_iterations",
+            "table_size",
+            "seed",
+        ],
+    ),
+    (
+        "run",
+        &[
+            "steps",
+            "cpu",
+            "gpu",
+            "max_density_ratio",
+            "max_speed_fraction",
+            "energy_margin",
+            "checkpoint_every",
+            "checkpoint_dir",
+        ],
+    ),
+    (
+        "outputs",
+        &[
+            "output",
+            "stats",
+            "export_dir",
+            "export_every",
+            "surface_dir",
+            "surface_every",
+            "surface_format",
+            "surface_threshold",
+            "surface_cube_size",
+            "surface_smoothing",
+            "screenshot",
+            "json",
+        ],
+    ),
+    (
+        "viewer",
+        &[
+            "substeps",
+            "color_by",
+            "window_size",
+            "present_mode",
+            "render",
+            "hide_ui",
+            "frames",
+            "timings",
+        ],
+    ),
+];
+
+/// The known name closest to `key` by edit distance, when it is close enough to be a typo.
+pub fn nearest<'a>(key: &str, known: &[&'a str]) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (strsim::levenshtein(key, k), *k))
+        .min()
+        .filter(|(d, k)| *d <= 3.max(k.len() / 3))
+        .map(|(_, k)| k)
+}
+
+/// Rewrites serde's "unknown field `x`, expected one of `a`, `b`" (and the same for
+/// variants) to name the nearest known one.
+fn explain(msg: &str) -> String {
+    for what in ["field", "variant"] {
+        let head = format!("unknown {what} `");
+        let Some(rest) = msg.strip_prefix(&head) else {
+            continue;
+        };
+        let names: Vec<&str> = rest.split('`').skip(2).step_by(2).collect();
+        let key = rest.split('`').next().unwrap_or("");
+        let noun = if what == "field" { "key" } else { "kind" };
+        return match nearest(key, &names) {
+            Some(n) => format!("unknown {noun} `{key}`: did you mean `{n}`?"),
+            None => format!(
+                "unknown {noun} `{key}`: expected one of {}",
+                names.join(", ")
+            ),
+        };
+    }
+    msg.to_string()
+}
+
+impl SceneFile {
+    /// Reads and parses the scene file at `path`.
+    pub fn read(path: &Path) -> Result<Self> {
+        let lower = path.to_string_lossy().to_ascii_lowercase();
+        if lower.ends_with(".toml") {
+            return Err(Error::input(format!(
+                "{}: TOML scene files are not supported; write the scene as JSON (schema in docs/scenes.md, or start from gpu-sph --print-scene dam-break)",
+                path.display()
+            )));
+        }
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            Error::input(format!(
+                "cannot read scene file {}: {e}: check the path (built-in scenes are {})",
+                path.display(),
+                SceneKind::ALL.map(|k| k.name()).join(", ")
+            ))
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses scene text; `name` names it in messages.
+    pub fn parse(text: &str, name: &str) -> Result<Self> {
+        let fail = |place: String, inner: &serde_json::Error| {
+            let mut msg = inner.to_string();
+            // serde_json appends " at line L column C"; it is said up front instead.
+            if let Some(i) = msg.rfind(" at line ") {
+                msg.truncate(i);
+            }
+            let place = if place.is_empty() || place == "." {
+                String::new()
+            } else {
+                format!(", at {place}")
+            };
+            let fix = match inner.classify() {
+                serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                    "; fix the JSON syntax there"
+                }
+                _ => "; see docs/scenes.md for the schema",
+            };
+            Error::input(format!(
+                "{name}: line {} column {}{place}: {}{fix}",
+                inner.line(),
+                inner.column(),
+                explain(&msg)
+            ))
+        };
+        let mut de = serde_json::Deserializer::from_str(text);
+        let file: Self = serde_path_to_error::deserialize(&mut de)
+            .map_err(|e| fail(e.path().to_string(), e.inner()))?;
+        de.end().map_err(|e| fail(String::new(), &e))?;
+        for (section, keys) in SECTIONS {
+            for key in file.section(section).keys() {
+                if !keys.contains(&key.as_str()) {
+                    let elsewhere = SECTIONS
+                        .iter()
+                        .find(|(_, k)| k.contains(&key.as_str()))
+                        .map(|(s, _)| format!(": it belongs in \"{s}\""));
+                    let hint = elsewhere.unwrap_or_else(|| match nearest(key, keys) {
+                        Some(n) => format!(": did you mean `{n}`?"),
+                        None => format!(": known keys are {}", keys.join(", ")),
+                    });
+                    return Err(Error::input(format!(
+                        "{name}: at {section}.{key}: unknown key `{key}`{hint}"
+                    )));
+                }
+            }
+        }
+        Ok(file)
+    }
+
+    /// The settings of section `name` (one of [`SECTIONS`]).
+    pub fn section(&self, name: &str) -> &Settings {
+        match name {
+            "physics" => &self.physics,
+            "run" => &self.run,
+            "outputs" => &self.outputs,
+            _ => &self.viewer,
+        }
+    }
+
+    /// The scene it describes.
+    pub fn desc(&self) -> SceneDesc {
+        SceneDesc {
+            tank_min: Vec3::from(self.tank.min),
+            tank_max: Vec3::from(self.tank.max),
+            bodies: self.fluid.clone(),
+        }
+    }
+}
+
+/// A setting's value as the text its flag takes: numbers and strings as they are, booleans
+/// as `true`/`false`, `[x, y, z]` as `x,y,z`. `None` for objects, nulls and nested arrays.
+pub fn flag_text(v: &serde_json::Value) -> Option<String> {
+    use serde_json::Value;
+    match v {
+        Value::Number(n) => Some(n.to_string()),
+        Value::String(s) => Some(s.clone()),
+        Value::Bool(b) => Some(b.to_string()),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| x.as_number().map(|n| n.to_string()))
+            .collect::<Option<Vec<_>>>()
+            .map(|v| v.join(",")),
+        _ => None,
+    }
+}
+
+/// The scene file of built-in scene `kind` with `n` particles at spacing `s`, as JSON text:
+/// what `scenes/*.json` hold (for N = 100 000, s = 0.01 m).
+pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
+    let d = SceneDesc::builtin(kind, n, s);
+    let what = match kind {
+        SceneKind::DamBreak => {
+            "dam break (Martin & Moyce 1952): a water column a wide and 2a high against the left wall of a tank 5a long"
+        }
+        SceneKind::Cube => "a jittered cube of water on the floor in the middle of the tank",
+        SceneKind::Random => "a random hard-sphere packing filling a box",
+        SceneKind::Drop => "a block of water falling into a pool",
+    };
+    #[derive(serde::Serialize)]
+    struct Physics {
+        spacing: f32,
+        seed: u64,
+    }
+    #[derive(serde::Serialize)]
+    struct File<'a> {
+        description: String,
+        tank: Tank,
+        fluid: &'a [Body],
+        physics: Physics,
+    }
+    let file = File {
+        description: format!(
+            "Built-in scene {} at N = {n}, s = {s} m: {what}.",
+            kind.name()
+        ),
+        tank: Tank {
+            min: d.tank_min.to_array(),
+            max: d.tank_max.to_array(),
+        },
+        fluid: &d.bodies,
+        physics: Physics {
+            spacing: s,
+            seed: 0,
+        },
+    };
+    let text = serde_json::to_string_pretty(&file).unwrap_or_default();
+    compact_number_arrays(&text) + "\n"
+}
+
+/// Puts each array of numbers on one line (`[0.0, 0.5, 1.0]`), as people write them.
+fn compact_number_arrays(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('[') {
+        out.push_str(&rest[..i]);
+        rest = &rest[i..];
+        let end = rest.find(']').unwrap_or(rest.len() - 1);
+        let inner = &rest[1..end];
+        if inner.contains(['{', '[', '"']) {
+            out.push('[');
+            rest = &rest[1..];
+            continue;
+        }
+        let items: Vec<&str> = inner.split(',').map(str::trim).collect();
+        out.push('[');
+        out.push_str(&items.join(", "));
+        out.push(']');
+        rest = &rest[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scene::Scene;
+
+    const N: usize = 100_000;
+    const S: f32 = 0.01;
+
+    #[test]
+    fn builtin_scene_files_give_the_builtin_particles_bit_for_bit() {
+        for kind in SceneKind::ALL {
+            let file = SceneFile::parse(kind.file_text(), kind.name()).unwrap();
+            let spacing = file.physics["spacing"].as_f64().unwrap() as f32;
+            let seed = file.physics["seed"].as_u64().unwrap();
+            let from_file = file.desc().build(kind.name(), spacing, seed).unwrap();
+            let builtin = Scene::new(kind, N, S, 0);
+            assert_eq!(from_file.positions.len(), N, "{kind:?}");
+            let bits = |v: &[Vec3]| -> Vec<[u32; 3]> {
+                v.iter().map(|p| p.to_array().map(f32::to_bits)).collect()
+            };
+            assert_eq!(
+                bits(&from_file.positions),
+                bits(&builtin.positions),
+                "{kind:?}"
+            );
+            assert_eq!(
+                bits(&from_file.velocities),
+                bits(&builtin.velocities),
+                "{kind:?}"
+            );
+            assert_eq!(from_file.tank_min, builtin.tank_min, "{kind:?}");
+            assert_eq!(from_file.tank_max, builtin.tank_max, "{kind:?}");
+            assert_eq!(
+                from_file.fluid_size.to_array().map(f32::to_bits),
+                builtin.fluid_size.to_array().map(f32::to_bits),
+                "{kind:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn shipped_scene_files_are_what_the_generator_writes() {
+        for kind in SceneKind::ALL {
+            assert_eq!(
+                kind.file_text(),
+                builtin_file_text(kind, N, S),
+                "scenes/{}.json is stale: regenerate with `cargo test --lib -- --ignored write_builtin_scene_files`",
+                kind.name()
+            );
+        }
+    }
+
+    /// Regenerates `scenes/*.json` from [`builtin_file_text`].
+    #[test]
+    #[ignore]
+    fn write_builtin_scene_files() {
+        for kind in SceneKind::ALL {
+            let path = format!("{}/scenes/{}.json", env!("CARGO_MANIFEST_DIR"), kind.name());
+            std::fs::write(path, builtin_file_text(kind, N, S)).unwrap();
+        }
+    }
+
+    fn err(text: &str) -> String {
+        SceneFile::parse(text, "t.json")
+            .and_then(|f| f.desc().build("t.json", S, 0))
+            .unwrap_err()
+            .to_string()
+    }
+
+    const TANK: &str = r#""tank": {"min": [0, 0, 0], "max": [1, 1, 1]}"#;
+
+    #[test]
+    fn unknown_keys_name_the_nearest_known_one_and_the_place() {
+        let e = err(&format!(
+            "{{{TANK}, \"fluid\": [{{\"shape\": {{\"box\": {{\"min\": [0,0,0], \"maz\": [1,1,1]}}}}}}]}}"
+        ));
+        assert!(e.contains("t.json: line 1 column"), "{e}");
+        assert!(e.contains("fluid[0].shape.box"), "{e}");
+        assert!(e.contains("did you mean `max`?"), "{e}");
+        let e = err(&format!(
+            "{{{TANK}, \"fluid\": [{{\"shape\": {{\"sphre\": {{}}}}}}]}}"
+        ));
+        assert!(
+            e.contains("unknown kind `sphre`: did you mean `sphere`?"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{{{TANK}, \"fluid\": [], \"physics\": {{\"gravty\": -9}}}}"
+        ));
+        assert!(
+            e.contains("at physics.gravty") && e.contains("`gravity`"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{{{TANK}, \"fluid\": [], \"physics\": {{\"steps\": 9}}}}"
+        ));
+        assert!(e.contains("belongs in \"run\""), "{e}");
+        let e = err(&format!("{{{TANK}, \"fluid\": [], \"tnak\": 1}}"));
+        assert!(e.contains("did you mean `tank`?"), "{e}");
+    }
+
+    #[test]
+    fn malformed_json_names_line_and_column() {
+        let e = err("{\n  \"tank\": {\"min\": [0, 0, 0],,\n}");
+        assert!(e.starts_with("t.json: line 2 column"), "{e}");
+        assert!(e.contains("fix the JSON syntax"), "{e}");
+        let e = err("{\"tank\": ");
+        assert!(e.contains("line 1"), "{e}");
+        let e = err(&format!(
+            "{{{TANK}, \"fluid\": [{{\"shape\": {{\"sphere\": {{\"centre\": [0.5,0.5,0.5], \"radius\": \"big\"}}}}}}]}}"
+        ));
+        assert!(e.contains("fluid[0].shape.sphere.radius"), "{e}");
+    }
+
+    #[test]
+    fn bad_bodies_are_refused_with_a_fix() {
+        let body = |shape: &str| err(&format!("{{{TANK}, \"fluid\": [{{\"shape\": {shape}}}]}}"));
+        let e = body(r#"{"box": {"min": [0, 0, 0], "max": [2, 0.5, 0.5]}}"#);
+        assert!(
+            e.contains("fluid[0]") && e.contains("outside the tank"),
+            "{e}"
+        );
+        let e = body(r#"{"box": {"min": [0.5, 0, 0], "max": [0.5, 0.5, 0.5]}}"#);
+        assert!(e.contains("zero or negative size"), "{e}");
+        let e = body(r#"{"sphere": {"centre": [0.5, 0.5, 0.5], "radius": -1}}"#);
+        assert!(e.contains("radius > 0"), "{e}");
+        let e = body(r#"{"sphere": {"centre": [0.5, 0.5, 0.5], "radius": 0.001}}"#);
+        assert!(e.contains("holds no particle"), "{e}");
+        let e = body(
+            r#"{"cylinder": {"base": [0.5, 0, 0.5], "axis": "w", "radius": 0.1, "length": 0.5}}"#,
+        );
+        assert!(e.contains("axis"), "{e}");
+        let e = err(&format!("{{{TANK}, \"fluid\": []}}"));
+        assert!(e.contains("no fluid bodies"), "{e}");
+        let e = err(
+            r#"{"tank": {"min": [0, 0, 0], "max": [100, 100, 100]}, "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [100, 100, 100]}}}]}"#,
+        );
+        assert!(e.contains("more than 2^27"), "{e}");
+    }
+
+    #[test]
+    fn shapes_fill_their_volume_at_the_spacing() {
+        let s = 0.02;
+        let text = format!(
+            r#"{{{TANK}, "fluid": [
+                {{"shape": {{"sphere": {{"centre": [0.5, 0.5, 0.5], "radius": 0.2}}}}, "velocity": [1, 0, 0]}},
+                {{"shape": {{"cylinder": {{"base": [0.2, 0, 0.2], "axis": "y", "radius": 0.1, "length": 0.3}}}}}},
+                {{"shape": {{"box": {{"min": [0.7, 0, 0.7], "max": [0.9, 0.2, 0.9]}}}}, "fill": "random"}}
+            ]}}"#
+        );
+        let file = SceneFile::parse(&text, "t").unwrap();
+        let (scene, counts) = file.desc().fill(s, 1);
+        let sphere = 4.0 / 3.0 * std::f32::consts::PI * 0.2f32.powi(3) / s.powi(3);
+        let cylinder = std::f32::consts::PI * 0.01 * 0.3 / s.powi(3);
+        assert!(
+            (counts[0] as f32 / sphere - 1.0).abs() < 0.05,
+            "{counts:?} {sphere}"
+        );
+        assert!(
+            (counts[1] as f32 / cylinder - 1.0).abs() < 0.08,
+            "{counts:?} {cylinder}"
+        );
+        assert_eq!(counts[2], 1000);
+        assert!(scene.velocities[..counts[0]].iter().all(|v| *v == Vec3::X));
+        assert!(
+            scene.velocities[counts[0]..]
+                .iter()
+                .all(|v| *v == Vec3::ZERO)
+        );
+        let shapes: Vec<_> = file.fluid.iter().map(|b| b.shape.clone()).collect();
+        let mut start = 0;
+        for (shape, &c) in shapes.iter().zip(&counts) {
+            assert!(
+                scene.positions[start..start + c]
+                    .iter()
+                    .all(|p| shape.contains(*p))
+            );
+            start += c;
+        }
+        assert!(
+            (scene.fluid_size.y - 0.7).abs() < 1e-6,
+            "{}",
+            scene.fluid_size
+        );
+    }
+
+    #[test]
+    fn scene_names_and_paths() {
+        assert_eq!(
+            SceneArg::parse("drop"),
+            Ok(SceneArg::Builtin(SceneKind::Drop))
+        );
+        assert_eq!(
+            SceneArg::parse("my.json"),
+            Ok(SceneArg::File(PathBuf::from("my.json")))
+        );
+        assert_eq!(
+            SceneArg::parse("dir/x"),
+            Ok(SceneArg::File(PathBuf::from("dir/x")))
+        );
+        let e = SceneArg::parse("dam-brak").unwrap_err();
+        assert!(e.contains("did you mean dam-break?"), "{e}");
+    }
+}

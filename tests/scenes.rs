@@ -1,0 +1,229 @@
+//! Scene files from the command line: a built-in scene's file runs exactly as its name, flags
+//! override the file, and every malformed file ends with exit 2 and one line naming the file,
+//! the place and the fix.
+
+mod common;
+
+use common::cli::{assert_usage_error, file, run, tmp_dir};
+
+const SCENE: &str = r#"{
+  "tank": {"min": [0, 0, 0], "max": [0.4, 0.4, 0.2]},
+  "fluid": [
+    {"shape": {"box": {"min": [0, 0, 0], "max": [0.4, 0.06, 0.2]}}},
+    {"shape": {"sphere": {"centre": [0.2, 0.25, 0.1], "radius": 0.06}}, "velocity": [0, -1, 0]}
+  ],
+  "physics": {"spacing": 0.01, "gravity": 0},
+  "run": {"steps": 4},
+  "outputs": {"json": true}
+}"#;
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = run(args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn a_builtin_scene_file_runs_exactly_as_its_name() {
+    let dir = tmp_dir();
+    let from_file = dir.join("drop-file.csv");
+    let from_name = dir.join("drop-name.csv");
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/drop.json");
+    let common = ["--headless", "--cpu", "--steps", "3", "--output"];
+    let mut a: Vec<&str> = common.to_vec();
+    a.extend([from_file.to_str().unwrap(), "--scene", scene]);
+    let mut b: Vec<&str> = common.to_vec();
+    b.extend([
+        from_name.to_str().unwrap(),
+        "--scene",
+        "drop",
+        "-n",
+        "100000",
+    ]);
+    stdout_of(&a);
+    stdout_of(&b);
+    let (fa, fb) = (
+        std::fs::read(&from_file).unwrap(),
+        std::fs::read(&from_name).unwrap(),
+    );
+    assert!(fa.len() > 100_000, "{}", fa.len());
+    assert!(
+        fa == fb,
+        "the scene file and the built-in name end in different states"
+    );
+}
+
+#[test]
+fn the_file_sets_the_run_and_flags_override_it() {
+    let path = file("override.json", SCENE.as_bytes());
+    let path = path.to_str().unwrap();
+    // From the file alone: 4 steps, no gravity, a JSON summary.
+    let text = stdout_of(&["--headless", "--cpu", "--scene", path]);
+    let summary: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(summary["steps"], 4, "{text}");
+    assert!(
+        summary["geometry"]
+            .as_str()
+            .unwrap()
+            .contains("g = 0 m/s^2"),
+        "{text}"
+    );
+    let n = summary["particles"].as_u64().unwrap();
+    // 40 x 6 x 20 lattice points under a sphere of radius 6 spacings (about 905 points).
+    assert!((4800 + 850..4800 + 960).contains(&n), "{n}");
+    // Flags override the file's values; the bodies still fix N.
+    let text = stdout_of(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        path,
+        "--steps",
+        "2",
+        "--gravity",
+        "-3",
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    assert_eq!(summary["steps"], 2, "{text}");
+    assert!(
+        summary["geometry"]
+            .as_str()
+            .unwrap()
+            .contains("g = -3 m/s^2"),
+        "{text}"
+    );
+    assert_eq!(summary["particles"].as_u64(), Some(n));
+}
+
+#[test]
+fn malformed_scene_files_exit_2_with_one_line() {
+    let edit = |name: &str, from: &str, to: &str| {
+        assert!(SCENE.contains(from), "{from}");
+        file(name, SCENE.replacen(from, to, 1).as_bytes())
+    };
+    let cases = [
+        (edit("syntax.json", "\"run\":", "\"run\""), "line 8 column"),
+        (
+            edit("key.json", "\"gravity\"", "\"gravty\""),
+            "physics.gravty: unknown key `gravty`: did you mean `gravity`?",
+        ),
+        (
+            edit(
+                "place.json",
+                "\"steps\": 4",
+                "\"steps\": 4, \"stats\": \"x\"",
+            ),
+            "belongs in \"outputs\"",
+        ),
+        (
+            edit("shape.json", "\"sphere\"", "\"sphear\""),
+            "fluid[1].shape: unknown kind `sphear`: did you mean `sphere`?",
+        ),
+        (
+            edit("type.json", "\"radius\": 0.06", "\"radius\": \"big\""),
+            "fluid[1].shape.sphere.radius",
+        ),
+        (
+            edit("value.json", "\"steps\": 4", "\"steps\": -4"),
+            "at run.steps",
+        ),
+        (
+            edit("solver.json", "\"gravity\": 0", "\"solver\": \"sph\""),
+            "at physics.solver",
+        ),
+        (
+            edit("outside.json", "\"radius\": 0.06", "\"radius\": 0.3"),
+            "fluid[1] spans",
+        ),
+        (
+            edit(
+                "zero.json",
+                "\"max\": [0.4, 0.06, 0.2]",
+                "\"max\": [0.4, 0, 0.2]",
+            ),
+            "zero or negative size",
+        ),
+        (
+            edit("negative.json", "\"radius\": 0.06", "\"radius\": -0.06"),
+            "radius > 0",
+        ),
+        (
+            edit(
+                "nan.json",
+                "\"velocity\": [0, -1, 0]",
+                "\"velocity\": [0, 1e999, 0]",
+            ),
+            "fluid[1]",
+        ),
+        (
+            edit("huge.json", "\"spacing\": 0.01", "\"spacing\": 0.00001"),
+            "more than 2^27",
+        ),
+        (
+            file("scene.toml", b"[tank]\n"),
+            "TOML scene files are not supported",
+        ),
+        (tmp_dir().join("missing.json"), "cannot read scene file"),
+    ];
+    for (path, needle) in cases {
+        assert_usage_error(
+            &["--headless", "--cpu", "--scene", path.to_str().unwrap()],
+            needle,
+        );
+    }
+    let ok = file("ok.json", SCENE.as_bytes());
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--scene",
+            ok.to_str().unwrap(),
+            "-n",
+            "10",
+        ],
+        "drop -n",
+    );
+    assert_usage_error(
+        &["--headless", "--cpu", "--scene", "dam-brak"],
+        "did you mean dam-break?",
+    );
+}
+
+#[test]
+fn a_scene_beyond_the_device_names_the_limit() {
+    let path = file(
+        "device.json",
+        br#"{"tank": {"min": [0, 0, 0], "max": [5, 5, 5]},
+             "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [4.5, 4.5, 4.5]}}}]}"#,
+    );
+    let out = run(&[
+        "--headless",
+        "--gpu",
+        "--steps",
+        "1",
+        "--scene",
+        path.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    // Without a GPU the run stops earlier, at the adapter; with one required, at the limit.
+    let at_limit = stderr.contains("device.json fills 91125000 particles")
+        && stderr.contains("max_storage_buffer_binding_size");
+    if std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() == Ok("1") {
+        assert!(at_limit, "{stderr}");
+    } else {
+        assert!(at_limit || stderr.contains("adapter"), "{stderr}");
+    }
+}
+
+#[test]
+fn print_scene_writes_the_builtin_file() {
+    let text = stdout_of(&["--print-scene", "dam-break"]);
+    let shipped = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/dam-break.json"
+    ))
+    .unwrap();
+    assert_eq!(text, shipped);
+}
