@@ -9,6 +9,7 @@ pub mod error;
 pub mod gpu;
 pub mod hash;
 pub mod io;
+pub mod mesh;
 pub mod neighbours;
 pub mod oracle;
 pub mod params;

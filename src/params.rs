@@ -392,7 +392,7 @@ impl PhysicsConfig {
         let floor = Self::derived_sound_speed(self.gravity, drop);
         (c < floor).then(|| {
             format!(
-                "warning: --sound-speed {c} m/s is below 10 sqrt(2 g dy) = {floor:.3} m/s for the {drop:.4} m fall from the highest particle to the floor: the fluid may compress by more than 1%; raise it or leave it out to derive it"
+                "warning: --sound-speed {c} m/s is below 10 sqrt(2 g dy) = {floor:.3} m/s for the {drop:.4} m head (the fall from the highest particle to the floor, plus v0^2/2g of the fastest start): the fluid may compress by more than 1%; raise it or leave it out to derive it"
             )
         })
     }

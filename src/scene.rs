@@ -8,7 +8,12 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 use serde::{Deserialize, Serialize};
 
+use crate::mesh::{TriMesh, inside_row, ray_offset};
 use crate::{Error, Result};
+
+fn one() -> f32 {
+    1.0
+}
 
 /// The built-in scenes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum, Serialize)]
@@ -87,6 +92,23 @@ pub enum Shape {
         /// Radius.
         radius: f32,
     },
+    /// The inside of a closed triangle mesh from an OBJ or STL file (ASCII or binary).
+    Mesh {
+        /// The file, relative to the scene file's directory.
+        file: String,
+        /// Uniform scale about the file's origin.
+        #[serde(default = "one")]
+        scale: f32,
+        /// Rotation about x, y, z in degrees, applied in that order after the scale.
+        #[serde(default)]
+        rotation: [f32; 3],
+        /// Translation after the rotation, metres.
+        #[serde(default)]
+        translation: [f32; 3],
+        /// The triangles, transformed (loaded by `SceneFile::read`).
+        #[serde(skip)]
+        mesh: Option<std::sync::Arc<TriMesh>>,
+    },
     /// A circular cylinder.
     Cylinder {
         /// Centre of one end.
@@ -122,12 +144,17 @@ impl Shape {
                 hi[axis.index()] = b[axis.index()] + length;
                 (lo, hi)
             }
+            Shape::Mesh { ref mesh, .. } => {
+                mesh.as_ref().map_or((Vec3::NAN, Vec3::NAN), |m| m.bounds())
+            }
         }
     }
 
-    /// Whether point `p` lies inside (faces included).
-    pub fn contains(&self, p: Vec3) -> bool {
+    /// Whether point `p` lies inside (faces included; a mesh asks along a line shifted off
+    /// the lattice of spacing `s`, see `mesh::ray_offset`).
+    pub fn contains(&self, p: Vec3, s: f32) -> bool {
         match *self {
+            Shape::Mesh { ref mesh, .. } => mesh.as_ref().is_some_and(|m| m.contains(p, s)),
             Shape::Box { min, max } => p.cmpge(min.into()).all() && p.cmple(max.into()).all(),
             Shape::Sphere { centre, radius } => {
                 p.distance_squared(centre.into()) <= radius * radius
@@ -184,6 +211,25 @@ impl Shape {
                 {
                     return bad(format!(
                         "cylinder needs a finite base, radius > 0 and length > 0, got radius {radius}, length {length}"
+                    ));
+                }
+            }
+            Shape::Mesh {
+                ref file,
+                scale,
+                rotation,
+                translation,
+                ref mesh,
+            } => {
+                if !(scale.is_finite() && scale > 0.0 && finite(&rotation) && finite(&translation))
+                {
+                    return bad(format!(
+                        "mesh {file:?} needs a finite scale > 0 and finite rotation and translation, got scale {scale}"
+                    ));
+                }
+                if mesh.is_none() {
+                    return bad(format!(
+                        "mesh {file:?} was not loaded: scene files with meshes are read with SceneFile::read"
                     ));
                 }
             }
@@ -321,6 +367,39 @@ fn lattice_of(b: &Body, s: f32) -> (Vec3, UVec3, usize) {
     (lo, dims, b.count.map_or(usize::MAX, |c| c as usize))
 }
 
+/// The test a lattice fill of body `b` (lattice from `origin`, `dims` cells of spacing `s`)
+/// keeps points by: the shape's own, or for a mesh one pass over its triangles per lattice row
+/// (see `mesh`), then per point a search of its row's crossings.
+fn lattice_keeper<'a>(
+    b: &'a Body,
+    origin: Vec3,
+    dims: UVec3,
+    s: f32,
+) -> Box<dyn Fn(Vec3) -> bool + 'a> {
+    let Shape::Mesh {
+        mesh: Some(ref mesh),
+        ..
+    } = b.shape
+    else {
+        return Box::new(move |p| b.shape.contains(p, s));
+    };
+    let (dy, dz) = ray_offset(s);
+    let rows: Vec<Vec<f32>> = (0..dims.y)
+        .flat_map(|j| (0..dims.z).map(move |k| (j, k)))
+        .map(|(j, k)| {
+            let y = origin.y + (j as f32 + 0.5) * s;
+            let z = origin.z + (k as f32 + 0.5) * s;
+            mesh.row_crossings(y + dy, z + dz)
+        })
+        .collect();
+    Box::new(move |p: Vec3| {
+        let j = ((p.y - origin.y) / s - 0.5).round().max(0.0) as usize;
+        let k = ((p.z - origin.z) / s - 0.5).round().max(0.0) as usize;
+        rows.get(j * dims.z as usize + k)
+            .is_some_and(|row| inside_row(row, p.x))
+    })
+}
+
 /// The particle count of a random body at spacing `s`.
 fn random_count(b: &Body, s: f32) -> usize {
     b.count
@@ -417,6 +496,7 @@ fn volume(shape: &Shape) -> f64 {
         Shape::Cylinder { radius, length, .. } => {
             std::f64::consts::PI * (radius as f64).powi(2) * length as f64
         }
+        Shape::Mesh { ref mesh, .. } => mesh.as_ref().map_or(0.0, |m| m.volume()),
     }
 }
 
@@ -566,7 +646,8 @@ impl SceneDesc {
             .map(|b| match b.fill {
                 Fill::Lattice => {
                     let (origin, dims, cap) = lattice_of(b, s);
-                    lattice(origin, dims, s, cap, |p| b.shape.contains(p), |_| {}) as u64
+                    let keep = lattice_keeper(b, origin, dims, s);
+                    lattice(origin, dims, s, cap, keep, |_| {}) as u64
                 }
                 Fill::Random => random_count(b, s) as u64,
             })
@@ -611,15 +692,18 @@ impl SceneDesc {
         let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         for b in &self.bodies {
             let (lo, hi) = b.shape.bounds();
-            let keep = |p: Vec3| b.shape.contains(p);
             let mut points = match b.fill {
                 Fill::Lattice => {
                     let (origin, dims, cap) = lattice_of(b, s);
+                    let keep = lattice_keeper(b, origin, dims, s);
                     let mut points = Vec::new();
                     lattice(origin, dims, s, cap, keep, |p| points.push(p));
                     points
                 }
-                Fill::Random => random_packing(&mut rng, random_count(b, s), lo, hi - lo, s, keep),
+                Fill::Random => {
+                    let keep = |p: Vec3| b.shape.contains(p, s);
+                    random_packing(&mut rng, random_count(b, s), lo, hi - lo, s, keep)
+                }
             };
             if b.jitter > 0.0 {
                 let j = b.jitter;

@@ -1,8 +1,8 @@
-//! The particle-file readers never panic, never hang and never allocate for what a file only
-//! claims: property-based tests feed them random and mutated CSV and PLY files (truncations,
-//! flipped bytes, huge counts, wrong types, NaN and inf in every field, duplicate headers,
-//! unicode), and a counting allocator bounds what a read may allocate by the file's size.
-//! (gpu-sph has no scene-file reader yet; the scene-file issue adds one and its fuzzing.)
+//! The file readers never panic, never hang and never allocate for what a file only claims:
+//! property-based tests feed them random and mutated particle files (CSV, PLY), scene files
+//! (JSON) and meshes (OBJ, binary and ASCII STL): truncations, flipped bytes, huge counts,
+//! wrong types, NaN and inf in every field, duplicate headers and keys, unicode. A counting
+//! allocator bounds what a read may allocate by the file's size.
 //!
 //! One test function, so the allocator's peak belongs to the read it measures.
 
@@ -10,6 +10,8 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use gpu_sph::io::read_particles;
+use gpu_sph::mesh::TriMesh;
+use gpu_sph::scene_file::SceneFile;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -54,10 +56,38 @@ fn check(name: &str, bytes: &[u8]) -> Result<(), TestCaseError> {
     std::fs::write(&path, bytes).unwrap();
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
-    let result = std::panic::catch_unwind(|| read_particles(&path));
+    let ext = name.rsplit('.').next().unwrap_or("");
+    let result = std::panic::catch_unwind(|| match ext {
+        "json" => SceneFile::read(&path).map(|_| ()),
+        "obj" | "stl" => TriMesh::read(&path, name).map(|_| ()),
+        _ => read_particles(&path).map(|data| {
+            assert!(!data.positions.is_empty());
+            assert!(data.positions.iter().all(|p| p.is_finite()));
+            assert!(data.velocities.iter().all(|v| v.is_finite()));
+        }),
+    });
     let peak = PEAK.load(Relaxed) - before;
     let result =
         result.map_err(|_| TestCaseError::fail(format!("{name}: panicked on {bytes:?}")))?;
+    if ext == "json" {
+        // A scene that reads is then filled, when it is small enough for a test.
+        if let Ok(file) = SceneFile::read(&path) {
+            let desc = file.desc();
+            let s = 0.01;
+            let filled = std::panic::catch_unwind(|| {
+                desc.validate(name, s)?;
+                if desc.count(s) <= 200_000 {
+                    let scene = desc.build(name, s, 0)?;
+                    assert!(scene.positions.iter().all(|p| p.is_finite()));
+                }
+                Ok::<(), gpu_sph::Error>(())
+            })
+            .map_err(|_| TestCaseError::fail(format!("{name}: filling panicked on {bytes:?}")))?;
+            if let Err(e) = filled {
+                prop_assert!(!e.to_string().contains('\n'), "{name}: {e}");
+            }
+        }
+    }
     let bound = 16 * bytes.len() + (256 << 10);
     prop_assert!(
         peak <= bound,
@@ -65,11 +95,7 @@ fn check(name: &str, bytes: &[u8]) -> Result<(), TestCaseError> {
         bytes.len()
     );
     match result {
-        Ok(data) => {
-            prop_assert!(!data.positions.is_empty());
-            prop_assert!(data.positions.iter().all(|p| p.is_finite()));
-            prop_assert!(data.velocities.iter().all(|v| v.is_finite()));
-        }
+        Ok(()) => {}
         Err(e) => {
             let msg = e.to_string();
             prop_assert!(!msg.contains('\n'), "{name}: {msg}");
@@ -77,6 +103,43 @@ fn check(name: &str, bytes: &[u8]) -> Result<(), TestCaseError> {
         }
     }
     Ok(())
+}
+
+/// A valid scene file with every kind of body and setting.
+const SCENE: &str = r#"{
+  "description": "fuzz",
+  "tank": {"min": [0, 0, 0], "max": [0.4, 0.4, 0.2]},
+  "fluid": [
+    {"shape": {"box": {"min": [0, 0, 0], "max": [0.4, 0.05, 0.2]}}, "count": 1500, "jitter": 0.1},
+    {"shape": {"sphere": {"centre": [0.2, 0.25, 0.1], "radius": 0.05}}, "velocity": [0, -1, 0]},
+    {"shape": {"cylinder": {"base": [0.1, 0.1, 0.1], "axis": "y", "radius": 0.03, "length": 0.1}}, "fill": "random"}
+  ],
+  "physics": {"spacing": 0.01, "gravity": -9.81, "solver": "dfsph", "seed": 3},
+  "run": {"steps": 10, "cpu": true},
+  "outputs": {"stats": "s.csv"},
+  "viewer": {"window_size": "640x480"}
+}"#;
+
+/// A valid closed OBJ: a tetrahedron.
+const OBJ: &str =
+    "# tetrahedron\nv 0 0 0\nv 1 0 0\nv 0 1 0\nv 0 0 1\nf 1 3 2\nf 1 2 4\nf 1 4 3\nf 2 3 4\n";
+
+/// A valid ASCII STL: one facet.
+const STL: &str = "solid t\nfacet normal 0 0 1\nouter loop\nvertex 0 0 0\nvertex 1 0 0\nvertex 0 1 0\nendloop\nendfacet\nendsolid t\n";
+
+/// A binary STL of `n` copies of one facet.
+fn binary_stl(n: u32) -> Vec<u8> {
+    let mut out = vec![0u8; 80];
+    out.extend(n.to_le_bytes());
+    for _ in 0..n {
+        for x in [
+            0.0f32, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0,
+        ] {
+            out.extend(x.to_le_bytes());
+        }
+        out.extend([0u8; 2]);
+    }
+    out
 }
 
 const TOKENS: &[&str] = &[
@@ -108,6 +171,22 @@ const TOKENS: &[&str] = &[
     "double",
     "uchar",
     "int",
+    "{",
+    "}",
+    "[",
+    "]",
+    ":",
+    "null",
+    "true",
+    "\"box\"",
+    "\"mesh\"",
+    "\"count\"",
+    "1e30",
+    "-1",
+    "v",
+    "f",
+    "vertex",
+    "facet",
 ];
 
 fn valid_csv() -> impl Strategy<Value = Vec<u8>> {
@@ -266,6 +345,10 @@ fn readers_survive_random_and_mutated_files() {
     for (name, strategy) in [
         ("m.csv", valid_csv().boxed()),
         ("m.ply", valid_ply().boxed()),
+        ("m.json", Just(SCENE.as_bytes().to_vec()).boxed()),
+        ("m.obj", Just(OBJ.as_bytes().to_vec()).boxed()),
+        ("m.stl", Just(STL.as_bytes().to_vec()).boxed()),
+        ("b.stl", (0u32..20).prop_map(binary_stl).boxed()),
     ] {
         runner
             .run(
@@ -280,7 +363,7 @@ fn readers_survive_random_and_mutated_files() {
             .unwrap();
     }
     // Arbitrary bytes, and headers that promise more than the file holds.
-    for name in ["r.csv", "r.ply"] {
+    for name in ["r.csv", "r.ply", "r.json", "r.obj", "r.stl"] {
         runner
             .run(&prop::collection::vec(any::<u8>(), 0..400), |bytes| {
                 check(name, &bytes)

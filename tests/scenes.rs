@@ -227,3 +227,87 @@ fn print_scene_writes_the_builtin_file() {
     .unwrap();
     assert_eq!(text, shipped);
 }
+
+/// A binary STL of the box [lo, hi] (12 facets), or its first `facets` facets.
+fn box_stl(lo: f32, hi: f32, facets: usize) -> Vec<u8> {
+    let c = |i: u32| {
+        [
+            if i & 1 == 0 { lo } else { hi },
+            if i & 2 == 0 { lo } else { hi },
+            if i & 4 == 0 { lo } else { hi },
+        ]
+    };
+    let quads = [
+        [0, 2, 3, 1],
+        [4, 5, 7, 6],
+        [0, 1, 5, 4],
+        [2, 6, 7, 3],
+        [0, 4, 6, 2],
+        [1, 3, 7, 5],
+    ];
+    let mut tris = Vec::new();
+    for q in quads {
+        tris.push([c(q[0]), c(q[1]), c(q[2])]);
+        tris.push([c(q[0]), c(q[2]), c(q[3])]);
+    }
+    tris.truncate(facets);
+    let mut out = vec![0u8; 80];
+    out.extend((tris.len() as u32).to_le_bytes());
+    for t in tris {
+        out.extend([0u8; 12]);
+        for v in t {
+            for x in v {
+                out.extend(x.to_le_bytes());
+            }
+        }
+        out.extend([0u8; 2]);
+    }
+    out
+}
+
+fn mesh_scene(name: &str, mesh: &str) -> std::path::PathBuf {
+    let text = format!(
+        r#"{{"tank": {{"min": [0, 0, 0], "max": [0.4, 0.4, 0.4]}},
+            "fluid": [{{"shape": {{"mesh": {{"file": "{mesh}", "translation": [0.1, 0.1, 0.1]}}}}}}]}}"#
+    );
+    file(name, text.as_bytes())
+}
+
+#[test]
+fn a_binary_stl_fills_its_box_and_bad_meshes_exit_2() {
+    file("box.stl", &box_stl(0.0, 0.2, 12));
+    let ok = mesh_scene("stl.json", "box.stl");
+    let text = stdout_of(&[
+        "--headless",
+        "--cpu",
+        "--json",
+        "--scene",
+        ok.to_str().unwrap(),
+    ]);
+    let summary: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+    // A box of 0.2 m at s = 0.01 m: 20³ cell centres inside.
+    assert_eq!(summary["config"]["particles"], 8000, "{text}");
+
+    file("open.stl", &box_stl(0.0, 0.2, 11));
+    let mut truncated = box_stl(0.0, 0.2, 12);
+    truncated.truncate(300);
+    file("cut.stl", &truncated);
+    file("empty.obj", b"# nothing\n");
+    file("nan.obj", b"v 0 0 0\nv nan 0 0\nv 0 1 0\nf 1 2 3\n");
+    file("model.ply", b"ply\n");
+    let cases = [
+        ("missing.json", "nowhere.obj", "cannot read mesh"),
+        ("open.json", "open.stl", "is not closed"),
+        ("cut.json", "cut.stl", "cannot read mesh"),
+        ("empty.json", "empty.obj", "has no triangles"),
+        ("nan.json", "nan.obj", "non-finite vertex"),
+        ("ply.json", "model.ply", "give a .obj or .stl file"),
+    ];
+    for (scene, mesh, needle) in cases {
+        let path = mesh_scene(&format!("mesh-{scene}"), mesh);
+        assert_usage_error(
+            &["--headless", "--cpu", "--scene", path.to_str().unwrap()],
+            needle,
+        );
+    }
+}
