@@ -72,6 +72,10 @@ pub struct Header {
     pub geometry: String,
     /// The tank's lower and upper corner and the initial fluid body's size, m.
     pub tank: [[f32; 3]; 3],
+    /// The scene's obstacles (their boundary particles are sampled anew on resume, the same
+    /// bits: the sampling and ψ are deterministic).
+    #[serde(default)]
+    pub obstacles: Vec<crate::boundary::Obstacle>,
 }
 
 /// A whole run's state.
@@ -430,6 +434,7 @@ mod tests {
                 source: "test".into(),
                 geometry: "line".into(),
                 tank: [[0.0; 3], [1.0; 3], [0.5; 3]],
+                obstacles: Vec::new(),
             },
             sim_params: config.sim_params(),
             fluid_params: fp,

@@ -3,6 +3,7 @@
 #![warn(missing_docs)]
 
 pub mod bench;
+pub mod boundary;
 pub mod checkpoint;
 pub mod cpu;
 pub mod error;

@@ -69,6 +69,8 @@ pub struct CpuSimulation {
     pub fp: FluidParams,
     /// The viewer's mouse force (WCSPH), applied while set.
     pub interaction: Option<crate::cpu::interact::InteractParams>,
+    /// Static obstacles as boundary particles (WCSPH).
+    pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
     dfsph: Option<CpuDfsph>,
     snap: Snapshot,
     blocks: std::collections::VecDeque<StatsBlock>,
@@ -109,6 +111,7 @@ impl CpuSimulation {
             sp,
             fp,
             interaction: None,
+            obstacles: None,
             dfsph: dfsph.map(|(dp, carry)| CpuDfsph {
                 dp,
                 carry,
@@ -158,6 +161,7 @@ impl Backend for CpuSimulation {
             &self.sp,
             &self.fp,
             self.interaction.as_ref(),
+            self.obstacles.as_deref(),
         );
         self.snap = Snapshot {
             state: trace.next,

@@ -175,6 +175,37 @@ impl Shape {
         }
     }
 
+    /// Signed distance from `p` to the surface, m: negative inside. Meshes have none here
+    /// (they fill fluid bodies, and are not obstacles yet): +∞.
+    pub fn signed_distance(&self, p: Vec3) -> f32 {
+        match *self {
+            Shape::Box { min, max } => {
+                let c = (Vec3::from(min) + Vec3::from(max)) * 0.5;
+                let half = (Vec3::from(max) - Vec3::from(min)) * 0.5;
+                let q = (p - c).abs() - half;
+                q.max(Vec3::ZERO).length() + q.max_element().min(0.0)
+            }
+            Shape::Sphere { centre, radius } => p.distance(centre.into()) - radius,
+            Shape::Cylinder {
+                base,
+                axis,
+                radius,
+                length,
+            } => {
+                let d = p - Vec3::from(base);
+                let a = axis.index();
+                let mut across = d;
+                across[a] = 0.0;
+                let q = glam::Vec2::new(
+                    across.length() - radius,
+                    (d[a] - 0.5 * length).abs() - 0.5 * length,
+                );
+                q.max(glam::Vec2::ZERO).length() + q.max_element().min(0.0)
+            }
+            Shape::Mesh { .. } => f32::INFINITY,
+        }
+    }
+
     /// Checks that every size is finite and positive; `at` names the body in messages.
     fn validate(&self, at: &str) -> Result<()> {
         let finite = |v: &[f32]| v.iter().all(|x| x.is_finite());
@@ -303,6 +334,8 @@ pub struct SceneDesc {
     pub tank_max: Vec3,
     /// The fluid, body by body.
     pub bodies: Vec<Body>,
+    /// Solid obstacles (boundary particles, `crate::boundary`).
+    pub obstacles: Vec<crate::boundary::Obstacle>,
 }
 
 /// Particles plus the tank that holds them.
@@ -319,6 +352,8 @@ pub struct Scene {
     /// Size of the fluid: the bodies' bounding box across (x, z), and the height of the
     /// highest body's top above the tank's floor (y), the fall that sets the speed of sound.
     pub fluid_size: Vec3,
+    /// Fluid points left out because they lay inside an obstacle or within s of its surface.
+    pub carved: usize,
 }
 
 /// The cells of spacing `s` that tile `[lo, hi]` along one axis from `lo`: those whose centre
@@ -571,6 +606,7 @@ impl SceneDesc {
             tank_min: Vec3::ZERO,
             tank_max,
             bodies,
+            obstacles: Vec::new(),
         }
     }
 
@@ -616,6 +652,21 @@ impl SceneDesc {
                 )));
             }
         }
+        for (i, o) in self.obstacles.iter().enumerate() {
+            let name = format!("{at}: obstacles[{i}]");
+            if matches!(o.shape, Shape::Mesh { .. }) {
+                return Err(Error::input(format!(
+                    "{name}: mesh obstacles are not supported yet (meshes fill fluid bodies): use a box, sphere or cylinder"
+                )));
+            }
+            o.shape.validate(&name)?;
+            let (olo, ohi) = o.shape.bounds();
+            if olo.cmplt(lo).any() || ohi.cmpgt(hi).any() {
+                return Err(Error::input(format!(
+                    "{name} spans {olo} – {ohi}, outside the tank {lo} – {hi}: move it or enlarge the tank"
+                )));
+            }
+        }
         // Bound the fill before it allocates: a lattice's cells, a random fill's count.
         let estimate: f64 = self
             .bodies
@@ -637,9 +688,9 @@ impl SceneDesc {
         Ok(())
     }
 
-    /// How many particles [`SceneDesc::fill`] makes at spacing `s`, counted without storing
-    /// them (so a scene too large for the device is refused before it is built). Call
-    /// [`SceneDesc::validate`] first.
+    /// How many particles [`SceneDesc::fill`] makes at most at spacing `s` (obstacles may
+    /// carve some away), counted without storing them, so a scene too large for the device is
+    /// refused before it is built. Call [`SceneDesc::validate`] first.
     pub fn count(&self, s: f32) -> u64 {
         self.bodies
             .iter()
@@ -663,7 +714,7 @@ impl SceneDesc {
         for (i, &got) in counts.iter().enumerate() {
             if got == 0 {
                 return Err(Error::input(format!(
-                    "{at}: fluid[{i}] holds no particle at spacing {s} m: enlarge it or use a smaller spacing"
+                    "{at}: fluid[{i}] holds no particle at spacing {s} m (none farther than s from the obstacles): enlarge it, move it off the obstacles or use a smaller spacing"
                 )));
             }
         }
@@ -688,6 +739,7 @@ impl SceneDesc {
         let mut positions = Vec::new();
         let mut velocities = Vec::new();
         let mut counts = Vec::with_capacity(self.bodies.len());
+        let mut carved = 0;
         let mut top = f32::NEG_INFINITY;
         let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         for b in &self.bodies {
@@ -716,6 +768,20 @@ impl SceneDesc {
                     *p += d * s;
                 }
             }
+            // Obstacles carve the fluid: a point inside one or closer than s to its surface is
+            // left out, since a single layer of boundary particles (Akinci et al. 2012) holds
+            // fluid about 1.2 s off its surface at h = 2s (its density there, ρ0 (1 − d²/h²)⁴
+            // for a flat surface, plus a free face's ≈ 0.8 ρ0, make ρ0); a particle nearer
+            // would start compressed far above ρ0.
+            if !self.obstacles.is_empty() {
+                let before = points.len();
+                points.retain(|p| {
+                    self.obstacles
+                        .iter()
+                        .all(|o| o.shape.signed_distance(*p) >= s)
+                });
+                carved += before - points.len();
+            }
             counts.push(points.len());
             velocities.extend(std::iter::repeat_n(Vec3::from(b.velocity), points.len()));
             positions.extend(points);
@@ -730,6 +796,7 @@ impl SceneDesc {
             tank_min: self.tank_min,
             tank_max: self.tank_max,
             fluid_size: Vec3::new(across.x, top - self.tank_min.y, across.z),
+            carved,
         };
         (scene, counts)
     }

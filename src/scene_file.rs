@@ -77,6 +77,9 @@ pub struct SceneFile {
     pub tank: Tank,
     /// The fluid bodies.
     pub fluid: Vec<Body>,
+    /// Solid obstacles (boxes, spheres, cylinders), as boundary particles.
+    #[serde(default)]
+    pub obstacles: Vec<crate::boundary::Obstacle>,
     /// Physics settings: the solver and fluid parameters, and the seed.
     #[serde(default)]
     pub physics: Settings,
@@ -319,6 +322,7 @@ impl SceneFile {
             tank_min: Vec3::from(self.tank.min),
             tank_max: Vec3::from(self.tank.max),
             bodies: self.fluid.clone(),
+            obstacles: self.obstacles.clone(),
         }
     }
 }

@@ -43,6 +43,8 @@ pub struct Setup {
     pub tank_max: Vec3,
     /// Size of the initial fluid body.
     pub fluid_size: Vec3,
+    /// The scene's obstacles as boundary particles (`None` without obstacles).
+    pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
 }
 
 impl Setup {
@@ -65,15 +67,17 @@ impl Setup {
             }
             SceneChoice::Described { name, desc } => {
                 desc.validate(name, spacing)?;
-                let n = u32::try_from(desc.count(spacing)).unwrap_or(u32::MAX);
+                let most = u32::try_from(desc.count(spacing)).unwrap_or(u32::MAX);
                 if let Some(limits) = limits {
-                    check_scene_fits(limits, name, n, spacing)?;
+                    check_scene_fits(limits, name, most, spacing)?;
                 }
+                let scene = opts.scene.build(0, spacing, opts.seed)?;
+                let n = u32::try_from(scene.positions.len()).unwrap_or(u32::MAX);
                 let config = SphConfig::for_fluid(n, opts.overrides)?;
                 if let Some(limits) = limits {
                     check_limits(limits, config.particles, config.table_size)?;
                 }
-                (opts.scene.build(0, spacing, opts.seed)?, config)
+                (scene, config)
             }
         };
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
@@ -85,6 +89,16 @@ impl Setup {
         let fluid_params =
             opts.physics
                 .fluid_params(&config, scene.tank_min, scene.tank_max, head)?;
+        let obstacles = match &opts.scene {
+            SceneChoice::Described { desc, .. } => crate::boundary::Boundary::new(
+                &desc.obstacles,
+                config.spacing,
+                &config.sim_params(),
+                &fluid_params,
+            )
+            .map(std::sync::Arc::new),
+            SceneChoice::Builtin(_) => None,
+        };
         Ok(Self {
             config,
             fluid_params,
@@ -92,6 +106,7 @@ impl Setup {
             tank_min: scene.tank_min,
             tank_max: scene.tank_max,
             fluid_size: scene.fluid_size,
+            obstacles,
         })
     }
 }

@@ -60,6 +60,9 @@ pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
 /// Stage `walls`: the density the tank's mirror particles add, and the pressure (stage
 /// `pressure`, fused).
 pub const WALLS: &str = include_str!("../shaders/walls.wgsl");
+/// Stages `obstacle_density` and `obstacle_forces`: obstacles as boundary particles (Akinci
+/// et al. 2012; CPU mirror: `boundary`).
+pub const OBSTACLES: &str = include_str!("../shaders/obstacles.wgsl");
 /// Stage `forces`: pressure, viscosity and gravity accelerations.
 pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
 /// Stage `timestep`: CFL time step from the largest speed and acceleration.
@@ -108,7 +111,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 27] = [
+pub const STAGES: [(&str, &str); 28] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -116,6 +119,7 @@ pub const STAGES: [(&str, &str); 27] = [
     ("reorder", REORDER),
     ("density", DENSITY),
     ("walls", WALLS),
+    ("obstacles", OBSTACLES),
     ("forces", FORCES),
     ("timestep", TIMESTEP),
     ("integrate", INTEGRATE),

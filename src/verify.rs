@@ -378,6 +378,7 @@ pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageRepo
 pub fn verify_steps(
     sim: &crate::gpu::fluid::Simulation,
     start: &Particles,
+    obstacles: Option<&crate::boundary::Boundary>,
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
@@ -386,7 +387,7 @@ pub fn verify_steps(
     let mut worst = Vec::new();
     let mut first_mismatch = None;
     for step in 1..=steps {
-        let trace = cpu::step::step(&state, sp, fp);
+        let trace = cpu::step::step_with(&state, sp, fp, None, obstacles);
         let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
         crate::gpu::neighbours::check_loop_budget(
             &sim.grid.ctx.info,
@@ -405,9 +406,29 @@ pub fn verify_steps(
         let rows = vec![
             compare_exact("step.sorted_ids", &sorted_ids, &trace.grid.sorted_ids),
             compare_float("step.density", &density, &trace.density, tol),
-            compare_float("step.walls", &snap.density, &trace.fluid_density, tol),
+            // With obstacles, their passes write last into the density, pressure and
+            // acceleration buffers, so these rows check them (walls and forces upstream).
+            compare_float(
+                if obstacles.is_some() {
+                    "step.walls+obstacle_density"
+                } else {
+                    "step.walls"
+                },
+                &snap.density,
+                &trace.fluid_density,
+                tol,
+            ),
             compare_scaled("step.pressure", &pressure, &trace.pressure, tol),
-            compare_scaled("step.acceleration", &flat(&acc), &flat(&trace.acc), tol),
+            compare_scaled(
+                if obstacles.is_some() {
+                    "step.forces+obstacle_forces"
+                } else {
+                    "step.acceleration"
+                },
+                &flat(&acc),
+                &flat(&trace.acc),
+                tol,
+            ),
             compare_float("step.dt", &[st[0]], &[trace.timestep.dt], tol),
             compare_scaled(
                 "step.velocity",

@@ -111,7 +111,7 @@ fn parity(kind: SceneKind, n: usize, steps: u64) {
     let (cfg, fp, scene) = setup(kind, n);
     let state = Particles::new(scene.positions, scene.velocities);
     let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
-    let report = verify::verify_steps(&sim, &state, steps, 1e-5).unwrap();
+    let report = verify::verify_steps(&sim, &state, None, steps, 1e-5).unwrap();
     assert!(report.pass, "{kind:?} N={n}\n{}", report.to_table());
     assert_eq!(report.stages.len(), 12);
 }

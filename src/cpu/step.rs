@@ -35,16 +35,18 @@ pub struct StepTrace {
 
 /// Advances `state` by one step.
 pub fn step(state: &Particles, sp: &SimParams, fp: &FluidParams) -> StepTrace {
-    step_with(state, sp, fp, None)
+    step_with(state, sp, fp, None, None)
 }
 
 /// [`step`] with the viewer's mouse force added to the accelerations after `forces`, where the
-/// GPU step dispatches `interact`.
+/// GPU step dispatches `interact`, and with obstacles: their density added after `walls`
+/// (`obstacle_density`) and their push after `forces` and the mouse (`obstacle_forces`).
 pub fn step_with(
     state: &Particles,
     sp: &SimParams,
     fp: &FluidParams,
     interaction: Option<&crate::cpu::interact::InteractParams>,
+    obstacles: Option<&crate::boundary::Boundary>,
 ) -> StepTrace {
     let (grid, gt) = Grid::build_timed(&state.pos, sp);
     record_grid(&gt);
@@ -55,7 +57,15 @@ pub fn step_with(
     let fluid_density = timed(Stage::Walls, || {
         walls::walls(&sorted.pos, &density, &grid.slot_start, sp, fp)
     });
-    let pressure = timed(Stage::Pressure, || pressure::pressure(&fluid_density, fp));
+    let (fluid_density, pressure) = match obstacles {
+        Some(b) => timed(Stage::ObstacleDensity, || {
+            crate::boundary::obstacle_density(&sorted.pos, &fluid_density, b, sp, fp)
+        }),
+        None => {
+            let pressure = timed(Stage::Pressure, || pressure::pressure(&fluid_density, fp));
+            (fluid_density, pressure)
+        }
+    };
     let fields = Fields {
         pos: &sorted.pos,
         vel: &sorted.vel,
@@ -67,6 +77,11 @@ pub fn step_with(
     });
     if let Some(ip) = interaction {
         crate::cpu::interact::interact(&sorted.pos, &mut acc, ip);
+    }
+    if let Some(b) = obstacles {
+        timed(Stage::ObstacleForces, || {
+            crate::boundary::obstacle_forces(&fields, &mut acc, b, sp, fp)
+        });
     }
     let timestep = timed(Stage::Timestep, || {
         timestep::timestep(&sorted.vel, &acc, sp, fp)

@@ -184,6 +184,8 @@ pub struct Simulation {
     interaction: Option<InteractParams>,
     /// The DFSPH passes, when the run uses that solver.
     pub dfsph: Option<GpuDfsph>,
+    /// The obstacles' passes, when the scene has obstacles (WCSPH).
+    pub obstacles: Option<super::obstacles::GpuObstacles>,
     // DFSPH: whether the grid, ρ and α of the current state are on the GPU (a step ends by
     // computing them at its new positions, for its density error and for the next step).
     primed: Cell<bool>,
@@ -270,6 +272,7 @@ impl Simulation {
             interact,
             interaction: None,
             dfsph,
+            obstacles: None,
             primed: Cell::new(false),
             submitted: Cell::new(0),
             fault_after: std::env::var("GPU_SPH_FAULT_DEVICE_LOSS_AFTER")
@@ -278,6 +281,26 @@ impl Simulation {
         };
         sim.upload(state);
         Ok(sim)
+    }
+
+    /// Adds static obstacles (WCSPH; `None` removes them): their boundary particles are
+    /// uploaded once and two passes join every step (see `crate::boundary`).
+    pub fn set_obstacles(&mut self, boundary: Option<&crate::boundary::Boundary>) -> Result<()> {
+        if boundary.is_some() && self.dfsph.is_some() {
+            return Err(crate::Error::input(
+                "obstacles work with WCSPH only for now: drop --solver dfsph",
+            ));
+        }
+        self.obstacles = match boundary {
+            Some(b) => Some(super::obstacles::GpuObstacles::new(
+                &self.grid.ctx,
+                &self.grid,
+                &self.fluid,
+                b,
+            )?),
+            None => None,
+        };
+        Ok(())
     }
 
     /// Replaces the fluid parameters (viscosity, stiffness, gravity… changed live).
@@ -339,10 +362,16 @@ impl Simulation {
         let args = &self.grid.bufs.group_args;
         self.grid
             .dispatch_indirect(e, Stage::Walls, &f.walls, &f.walls_bg, args);
+        if let Some(o) = &self.obstacles {
+            o.encode_density(&self.grid, e);
+        }
         self.grid
             .dispatch_indirect(e, Stage::Forces, &f.forces, &f.forces_bg, args);
         if self.interaction.is_some() {
             self.interact.encode(e, self.grid.bufs.n);
+        }
+        if let Some(o) = &self.obstacles {
+            o.encode_forces(&self.grid, e);
         }
         self.grid
             .dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);

@@ -5,6 +5,7 @@ pub mod dfsph;
 pub mod fluid;
 pub mod interact;
 pub mod neighbours;
+pub mod obstacles;
 pub mod stats;
 pub mod timer;
 

@@ -24,6 +24,10 @@ pub enum Stage {
     Walls,
     /// `pressure`.
     Pressure,
+    /// `obstacle_density`.
+    ObstacleDensity,
+    /// `obstacle_forces`.
+    ObstacleForces,
     /// `forces`.
     Forces,
     /// `timestep`.
@@ -58,7 +62,7 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 23] = [
+    pub const ALL: [Stage; 25] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
@@ -67,7 +71,9 @@ impl Stage {
         Stage::Density,
         Stage::Walls,
         Stage::Pressure,
+        Stage::ObstacleDensity,
         Stage::Forces,
+        Stage::ObstacleForces,
         Stage::Timestep,
         Stage::Integrate,
         Stage::DfsphDensity,
@@ -95,6 +101,8 @@ impl Stage {
             Stage::Density => "density",
             Stage::Walls => "walls",
             Stage::Pressure => "pressure",
+            Stage::ObstacleDensity => "obstacle_density",
+            Stage::ObstacleForces => "obstacle_forces",
             Stage::Forces => "forces",
             Stage::Timestep => "timestep",
             Stage::Integrate => "integrate",
@@ -124,6 +132,8 @@ impl Stage {
             Stage::Density => "sph.density",
             Stage::Walls => "sph.walls",
             Stage::Pressure => "sph.pressure",
+            Stage::ObstacleDensity => "sph.obstacle_density",
+            Stage::ObstacleForces => "sph.obstacle_forces",
             Stage::Forces => "sph.forces",
             Stage::Timestep => "sph.timestep",
             Stage::Integrate => "sph.integrate",

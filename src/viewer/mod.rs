@@ -122,11 +122,13 @@ fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
 
 /// The CPU path's simulation of `setup` (WCSPH, as the viewer runs).
 fn cpu_simulation(setup: &Setup) -> CpuSimulation {
-    CpuSimulation::new(
+    let mut cpu = CpuSimulation::new(
         setup.config.sim_params(),
         setup.fluid_params,
         setup.state.clone(),
-    )
+    );
+    cpu.obstacles = setup.obstacles.clone();
+    cpu
 }
 
 impl Viewer {
@@ -153,12 +155,13 @@ impl Viewer {
         setup: Setup,
         format: wgpu::TextureFormat,
     ) -> Result<Self> {
-        let sim = Simulation::new(
+        let mut sim = Simulation::new(
             ctx.clone(),
             &setup.config.sim_params(),
             &setup.fluid_params,
             &setup.state,
         )?;
+        sim.set_obstacles(setup.obstacles.as_deref())?;
         let renderer = Renderer::new(
             &ctx,
             format.add_srgb_suffix(),
@@ -288,12 +291,13 @@ impl Viewer {
             seed: self.opts.setup.seed,
         };
         let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
-        let sim = Simulation::new(
+        let mut sim = Simulation::new(
             self.ctx.clone(),
             &setup.config.sim_params(),
             &setup.fluid_params,
             &setup.state,
         )?;
+        sim.set_obstacles(setup.obstacles.as_deref())?;
         self.renderer
             .rebind(&self.ctx, &sim, (setup.tank_min, setup.tank_max));
         self.surface.rebind(&self.ctx, &sim);

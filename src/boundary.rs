@@ -1,0 +1,451 @@
+//! Obstacles as boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner,
+//! "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4), 2012), and the two
+//! WCSPH stages that let the fluid feel them: `obstacle_density` and `obstacle_forces` (CPU
+//! mirrors of `shaders/obstacles.wgsl`).
+//!
+//! An obstacle's surface is sampled with particles at a spacing no larger than the fluid's s
+//! ([`sample_surface`]). Each boundary particle b gets a volume from its own boundary
+//! neighbourhood, V_b = 1 / Σ_k W(x_b − x_k) (Akinci eq. 4: densely sampled parts of the surface
+//! count less per particle), and stands for the fluid mass ψ_b = ρ0 V_b (eq. 5). Then:
+//! - density (eq. 6): ρ_i += Σ_b ψ_b W(x_i − x_b), with the poly6 kernel of the fluid's own
+//!   density, so a fluid particle at a wall sees about the density of the interior;
+//! - pressure force (eq. 10): a_i += −ψ_b (p_i / ρ_i²) ∇W(x_i − x_b), with the spiky gradient
+//!   of the fluid's forces (Müller et al. 2003);
+//! - friction (eqs. 11–13): a_i += −ψ_b Π_ib ∇W(x_i − x_b), Π_ib = −ν min(v_ib · x_ib, 0) /
+//!   (|x_ib|² + 0.01 h²), ν = σ h c / (2 ρ_i), σ the fluid's artificial viscosity α for a
+//!   no-slip obstacle and 0 for a free-slip one (the obstacles stand still: v_ib = v_i).
+//!
+//! The boundary particles live in a grid of their own: the fluid's cells and hash (inv_h,
+//! the prime-XOR hash) in a table of T_b slots, built once on the host since static obstacles
+//! never move; each fluid particle walks the 27 cells around it in that grid, each slot once,
+//! in the fluid walk's order (`cpu::walk::walk_slots`), and only when it lies within h of the
+//! obstacles' bounding box. The tank keeps its mirror walls.
+//!
+//! Worked example, h = 1, ρ0 = 1, poly6_norm = 1: a lone boundary particle has Σ_k W = 1, so
+//! ψ = 1; a fluid particle 0.5 away gains density 1 · (1 − 0.25)³ = 0.421875.
+
+use glam::{IVec3, Vec3};
+use rayon::prelude::*;
+
+use crate::cpu::walk::walk_slots;
+use crate::hash::{cell_of, distance2, hash_cell, query_range};
+use crate::params::{FluidParams, SimParams};
+use crate::scene::{Axis, Shape};
+use crate::{Error, Result};
+
+/// Whether fluid slides along an obstacle.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Slip {
+    /// Friction from the fluid's artificial viscosity (Akinci et al. 2012, eq. 11).
+    #[default]
+    NoSlip,
+    /// No friction: only the pressure force.
+    FreeSlip,
+}
+
+/// A solid body in the tank.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Obstacle {
+    /// Its solid volume (box, sphere, cylinder).
+    pub shape: Shape,
+    /// Friction.
+    #[serde(default)]
+    pub slip: Slip,
+}
+
+/// The uniform block of the obstacle stages (`shaders/obstacles.wgsl` `ObstacleParams`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ObstacleParams {
+    /// Lower corner of the boundary particles' bounding box less h (xyz; w unused): a fluid
+    /// particle outside [lo, hi] has no boundary neighbour.
+    pub lo: [f32; 4],
+    /// Upper corner plus h.
+    pub hi: [f32; 4],
+    /// Boundary particle count B.
+    pub count: u32,
+    /// T_b − 1 of the boundary grid's table.
+    pub table_mask: u32,
+    /// 315/(64π h³): W_poly6 = poly6_norm · (1 − r²/h²)³.
+    pub poly6_norm: f32,
+    #[doc(hidden)]
+    pub _pad: f32,
+}
+
+/// Every obstacle's boundary particles, in the boundary grid's slot order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Boundary {
+    /// Positions, m.
+    pub pos: Vec<Vec3>,
+    /// ψ_b = ρ0 V_b, kg.
+    pub psi: Vec<f32>,
+    /// Friction factor: 1 no-slip, 0 free-slip (times the fluid's α).
+    pub slip: Vec<f32>,
+    /// Start of each slot's particles (T_b + 1).
+    pub slot_start: Vec<u32>,
+    /// The stages' uniform block.
+    pub params: ObstacleParams,
+}
+
+/// Points on the surface of `shape` at spacing at most `s`, in a fixed order.
+pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
+    let tau = std::f64::consts::TAU;
+    let count = |len: f64| ((len / s as f64).ceil() as usize).max(1);
+    match *shape {
+        Shape::Box { min, max } => {
+            let (lo, hi) = (Vec3::from(min), Vec3::from(max));
+            let n = [0, 1, 2].map(|a| count((hi[a] - lo[a]) as f64));
+            let step = Vec3::new(
+                (hi.x - lo.x) / n[0] as f32,
+                (hi.y - lo.y) / n[1] as f32,
+                (hi.z - lo.z) / n[2] as f32,
+            );
+            let mut out = Vec::new();
+            for j in 0..=n[1] {
+                for k in 0..=n[2] {
+                    for i in 0..=n[0] {
+                        let on_face =
+                            i == 0 || i == n[0] || j == 0 || j == n[1] || k == 0 || k == n[2];
+                        if on_face {
+                            out.push(lo + Vec3::new(i as f32, j as f32, k as f32) * step);
+                        }
+                    }
+                }
+            }
+            out
+        }
+        Shape::Sphere { centre, radius } => {
+            // A Fibonacci lattice: n points of equal area 4πr²/n ≤ s² each.
+            let r = radius as f64;
+            let n = count(r * (4.0 * std::f64::consts::PI).sqrt()).pow(2);
+            let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
+            (0..n)
+                .map(|k| {
+                    let y = 1.0 - (2 * k + 1) as f64 / n as f64;
+                    let ring = (1.0 - y * y).sqrt();
+                    let phi = golden * k as f64;
+                    Vec3::from(centre)
+                        + (glam::DVec3::new(ring * phi.cos(), y, ring * phi.sin()) * r).as_vec3()
+                })
+                .collect()
+        }
+        Shape::Cylinder {
+            base,
+            axis,
+            radius,
+            length,
+        } => {
+            let (r, len) = (radius as f64, length as f64);
+            // Local frame: u, v across, w along the axis.
+            let (u, v, w) = match axis {
+                Axis::X => (glam::DVec3::Y, glam::DVec3::Z, glam::DVec3::X),
+                Axis::Y => (glam::DVec3::Z, glam::DVec3::X, glam::DVec3::Y),
+                Axis::Z => (glam::DVec3::X, glam::DVec3::Y, glam::DVec3::Z),
+            };
+            let b = Vec3::from(base).as_dvec3();
+            let ring = |rad: f64, t: f64, out: &mut Vec<Vec3>| {
+                if rad == 0.0 {
+                    out.push((b + w * t).as_vec3());
+                    return;
+                }
+                let n = count(tau * rad);
+                for i in 0..n {
+                    let a = tau * i as f64 / n as f64;
+                    out.push((b + w * t + (u * a.cos() + v * a.sin()) * rad).as_vec3());
+                }
+            };
+            let mut out = Vec::new();
+            let rows = count(len);
+            for j in 0..=rows {
+                ring(r, len * j as f64 / rows as f64, &mut out);
+            }
+            let rings = count(r);
+            for t in [0.0, len] {
+                for m in 0..rings {
+                    ring(r * m as f64 / rings as f64, t, &mut out);
+                }
+            }
+            out
+        }
+        Shape::Mesh { .. } => Vec::new(),
+    }
+}
+
+impl Boundary {
+    /// Samples `obstacles` at spacing `s`, sorts the particles into their grid and gives each
+    /// its ψ, for the fluid of `sp` (h) and `fp` (ρ0). `None` without obstacles.
+    pub fn new(obstacles: &[Obstacle], s: f32, sp: &SimParams, fp: &FluidParams) -> Option<Self> {
+        let mut pos = Vec::new();
+        let mut slip = Vec::new();
+        for o in obstacles {
+            let points = sample_surface(&o.shape, s);
+            let factor = match o.slip {
+                Slip::NoSlip => 1.0,
+                Slip::FreeSlip => 0.0,
+            };
+            slip.extend(std::iter::repeat_n(factor, points.len()));
+            pos.extend(points);
+        }
+        if pos.is_empty() {
+            return None;
+        }
+        let b = pos.len();
+        let table = (2 * b).next_power_of_two().max(1) as u32;
+        let mask = table - 1;
+        // A counting sort by slot, stable in sampling order.
+        let slots: Vec<u32> = pos
+            .iter()
+            .map(|p| hash_cell(cell_of(*p, sp.inv_h), mask))
+            .collect();
+        let mut slot_start = vec![0u32; table as usize + 1];
+        for &s in &slots {
+            slot_start[s as usize + 1] += 1;
+        }
+        for i in 0..table as usize {
+            slot_start[i + 1] += slot_start[i];
+        }
+        let mut next = slot_start.clone();
+        let mut order = vec![0usize; b];
+        for (i, &s) in slots.iter().enumerate() {
+            order[next[s as usize] as usize] = i;
+            next[s as usize] += 1;
+        }
+        let pos: Vec<Vec3> = order.iter().map(|&i| pos[i]).collect();
+        let slip: Vec<f32> = order.iter().map(|&i| slip[i]).collect();
+        let poly6_norm = (315.0 / (64.0 * std::f64::consts::PI * (sp.h as f64).powi(3))) as f32;
+        let lo = pos.iter().copied().fold(Vec3::INFINITY, Vec3::min) - sp.h;
+        let hi = pos.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max) + sp.h;
+        let params = ObstacleParams {
+            lo: lo.extend(0.0).to_array(),
+            hi: hi.extend(0.0).to_array(),
+            count: b as u32,
+            table_mask: mask,
+            poly6_norm,
+            _pad: 0.0,
+        };
+        let mut boundary = Self {
+            psi: vec![0.0; b],
+            pos,
+            slip,
+            slot_start,
+            params,
+        };
+        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³) over the boundary neighbours (self included).
+        let psi = (0..b)
+            .into_par_iter()
+            .map(|i| {
+                let mut sum = 0.0f32;
+                boundary.walk(boundary.pos[i], sp, |_, r2| {
+                    sum += crate::cpu::density::poly6_term(r2, sp);
+                });
+                fp.rest_density / (poly6_norm * sum)
+            })
+            .collect();
+        boundary.psi = psi;
+        Some(boundary)
+    }
+
+    /// Whether `x` lies within the boundary particles' bounding box grown by h (only there
+    /// can one be within h).
+    #[inline]
+    pub fn near(&self, x: Vec3) -> bool {
+        let p = &self.params;
+        let (lo, hi) = (Vec3::from_slice(&p.lo[..3]), Vec3::from_slice(&p.hi[..3]));
+        x.cmpge(lo).all() && x.cmple(hi).all()
+    }
+
+    /// Calls `visit(b, r²)` for every boundary particle b within h of `x`, in walk order.
+    #[inline]
+    pub fn walk(&self, x: Vec3, sp: &SimParams, mut visit: impl FnMut(usize, f32)) {
+        let p = &self.params;
+        if !self.near(x) {
+            return;
+        }
+        let (qlo, qhi): (IVec3, IVec3) = query_range(x, sp.h, sp.inv_h);
+        walk_slots(qlo, qhi, &self.slot_start, p.table_mask, |a, b| {
+            for k in a as usize..b as usize {
+                let r2 = distance2(x, self.pos[k]);
+                if r2 < sp.h2 {
+                    visit(k, r2);
+                }
+            }
+        });
+    }
+
+    /// Checks that the boundary fits the device: B particles of 16 + 4 bytes and T_b + 1 slot
+    /// offsets within one storage binding.
+    pub fn check_limits(&self, limits: &wgpu::Limits) -> Result<()> {
+        let bytes = self.pos.len() as u64 * 16;
+        let table = self.slot_start.len() as u64 * 4;
+        let max = limits.max_storage_buffer_binding_size;
+        if bytes > max || table > max {
+            return Err(Error::LimitExceeded(format!(
+                "the obstacles' {} boundary particles need {} B in one buffer, more than this adapter's max_storage_buffer_binding_size {max} B: use a larger spacing or smaller obstacles",
+                self.pos.len(),
+                bytes.max(table)
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Stage `obstacle_density`: the density (and its Tait pressure, as `walls` fuses it) of every
+/// fluid particle with the obstacles' boundary particles added: ρ_i + poly6_norm Σ_b ψ_b
+/// (1 − r²/h²)³, summed in walk order.
+pub fn obstacle_density(
+    sorted_pos: &[Vec3],
+    density: &[f32],
+    boundary: &Boundary,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> (Vec<f32>, Vec<f32>) {
+    sorted_pos
+        .par_iter()
+        .zip(density)
+        .map(|(&x, &rho)| {
+            let mut sum = 0.0f32;
+            boundary.walk(x, sp, |b, r2| {
+                sum += boundary.psi[b] * crate::cpu::density::poly6_term(r2, sp);
+            });
+            let rho = rho + boundary.params.poly6_norm * sum;
+            (rho, crate::cpu::pressure::tait(rho, fp))
+        })
+        .unzip()
+}
+
+/// Stage `obstacle_forces`: adds the obstacles' pressure and friction push to every fluid
+/// particle's acceleration (Akinci et al. 2012 eqs. 10–13), summed in walk order then added.
+pub fn obstacle_forces(
+    fields: &crate::cpu::forces::Fields,
+    acc: &mut [Vec3],
+    boundary: &Boundary,
+    sp: &SimParams,
+    fp: &FluidParams,
+) {
+    acc.par_iter_mut().enumerate().for_each(|(i, a)| {
+        let x = fields.pos[i];
+        // As the GPU pass returns early: a particle away from the obstacles keeps its
+        // acceleration's bits (even a −0.0, which + 0.0 would turn into +0.0).
+        if !boundary.near(x) {
+            return;
+        }
+        let v = fields.vel[i];
+        let rho = fields.density[i];
+        let shared = fields.pressure[i] / (rho * rho);
+        let nu = sp.h * fp.sound_speed * fp.alpha / (2.0 * rho);
+        let mut sum = Vec3::ZERO;
+        boundary.walk(x, sp, |b, r2| {
+            if r2 > 0.0 {
+                let r = r2.sqrt();
+                let w = sp.h - r;
+                let d = x - boundary.pos[b];
+                let approach = v.x * d.x + v.y * d.y + v.z * d.z;
+                let friction = if approach < 0.0 {
+                    -(boundary.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
+                } else {
+                    0.0
+                };
+                sum += d * (boundary.psi[b] * (shared + friction) * fp.kernel_45 * w * w / r);
+            }
+        });
+        *a += sum;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn nearest_gap(points: &[Vec3]) -> f32 {
+        points
+            .iter()
+            .map(|p| {
+                points
+                    .iter()
+                    .filter(|q| *q != p)
+                    .map(|q| p.distance(*q))
+                    .fold(f32::INFINITY, f32::min)
+            })
+            .fold(0.0, f32::max)
+    }
+
+    #[test]
+    fn surfaces_are_sampled_at_most_s_apart_and_on_the_surface() {
+        let s = 0.01;
+        let shapes = [
+            Shape::Box {
+                min: [0.0, 0.0, 0.0],
+                max: [0.1, 0.05, 0.033],
+            },
+            Shape::Sphere {
+                centre: [0.0, 0.0, 0.0],
+                radius: 0.05,
+            },
+            Shape::Cylinder {
+                base: [0.0, 0.0, 0.0],
+                axis: Axis::Z,
+                radius: 0.03,
+                length: 0.07,
+            },
+        ];
+        for shape in &shapes {
+            let pts = sample_surface(shape, s);
+            assert!(pts.len() > 20, "{shape:?}");
+            // Every point has a neighbour within s (no holes wider than s).
+            assert!(
+                nearest_gap(&pts) <= s * 1.01,
+                "{shape:?}: {}",
+                nearest_gap(&pts)
+            );
+            // No duplicates.
+            let mut keys: Vec<[u32; 3]> =
+                pts.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
+            keys.sort();
+            keys.dedup();
+            assert_eq!(keys.len(), pts.len(), "{shape:?}");
+        }
+        let sphere = sample_surface(&shapes[1], s);
+        assert!(sphere.iter().all(|p| (p.length() - 0.05).abs() < 1e-6));
+    }
+
+    #[test]
+    fn psi_normalises_the_boundary_to_rest_density_on_its_surface() {
+        // Akinci eq. 5: at a boundary particle's own position the boundary alone contributes
+        // Σ_b ψ_b W = ρ0 Σ_b W_ib / Σ_k W_ik = ρ0; it falls off with the distance from the
+        // surface, to nothing beyond h.
+        let s = 0.01;
+        let cfg = crate::params::SphConfig::for_fluid(
+            1000,
+            crate::params::ConfigOverrides {
+                spacing: Some(s),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let fp = crate::params::PhysicsConfig::default()
+            .fluid_params(&cfg, Vec3::splat(-1.0), Vec3::splat(1.0), 0.1)
+            .unwrap();
+        let plate = Obstacle {
+            shape: Shape::Box {
+                min: [-0.2, -0.05, -0.2],
+                max: [0.2, 0.0, 0.2],
+            },
+            slip: Slip::NoSlip,
+        };
+        let b = Boundary::new(&[plate], s, &sp, &fp).unwrap();
+        let on = b
+            .pos
+            .iter()
+            .copied()
+            .min_by(|p, q| p.length().total_cmp(&q.length()))
+            .unwrap();
+        let heights = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0].map(|k| on + Vec3::Y * (k * s));
+        let (rho, _) = obstacle_density(&heights, &[0.0; 6], &b, &sp, &fp);
+        assert!((rho[0] / fp.rest_density - 1.0).abs() < 1e-5, "{rho:?}");
+        assert!(rho.windows(2).all(|w| w[1] < w[0]), "{rho:?}");
+        assert_eq!(rho[5], 0.0, "{rho:?}");
+    }
+}

@@ -1,0 +1,210 @@
+//! Obstacles as boundary particles (Akinci et al. 2012): the GPU passes match their CPU mirror
+//! bit for bit, and fluid dropped on a sphere and on a thin plate never enters them.
+
+mod common;
+
+use gpu_sph::boundary::Boundary;
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
+use gpu_sph::run::{Backend, CpuSimulation};
+use gpu_sph::scene_file::SceneFile;
+
+use common::cli::{assert_usage_error, file, run};
+
+/// Fluid that starts moving into three obstacles (a box of either slip, a sphere, a cylinder)
+/// so both passes and the friction branch act from the first step.
+const TOUCHING: &str = r#"{
+  "tank": {"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]},
+  "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.3, 0.1, 0.3]}}, "velocity": [0.2, 0.5, 0]}],
+  "obstacles": [
+    {"shape": {"box": {"min": [0.1, 0.1, 0.1], "max": [0.2, 0.2, 0.2]}}},
+    {"shape": {"sphere": {"centre": [0.05, 0.15, 0.05], "radius": 0.04}}, "slip": "free-slip"},
+    {"shape": {"cylinder": {"base": [0.25, 0.11, 0.05], "axis": "y", "radius": 0.03, "length": 0.1}}}
+  ],
+  "physics": {"spacing": 0.01}
+}"#;
+
+#[test]
+fn obstacle_passes_are_bit_exact_under_verify() {
+    let path = file("touching.json", TOUCHING.as_bytes());
+    let out = run(&[
+        "--headless",
+        "--verify",
+        "--tolerance",
+        "0",
+        "--steps",
+        "10",
+        "--json",
+        "--scene",
+        path.to_str().unwrap(),
+    ]);
+    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["pass"], true, "{stdout}");
+    let stages: Vec<&str> = v["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["stage"].as_str().unwrap())
+        .collect();
+    for want in ["step.walls+obstacle_density", "step.forces+obstacle_forces"] {
+        assert!(stages.contains(&want), "{want} missing from {stages:?}");
+    }
+}
+
+/// Runs `scene` on the CPU path for `seconds` of simulated time and checks, every 20 steps
+/// (a frame), that no fluid particle lies inside an obstacle.
+fn never_inside(scene: &str, seconds: f64) {
+    let file = SceneFile::parse(scene, "t").unwrap();
+    let desc = file.desc();
+    let s = file.physics["spacing"].as_f64().unwrap() as f32;
+    let built = desc.build("t", s, 0).unwrap();
+    let n = built.positions.len() as u32;
+    let o = ConfigOverrides {
+        spacing: Some(s),
+        ..Default::default()
+    };
+    let cfg = SphConfig::for_fluid(n, o).unwrap();
+    let physics = PhysicsConfig::default();
+    let fp = physics
+        .fluid_params(&cfg, built.tank_min, built.tank_max, built.fluid_size.y)
+        .unwrap();
+    let sp = cfg.sim_params();
+    let boundary = Boundary::new(&desc.obstacles, s, &sp, &fp).unwrap();
+    let state = gpu_sph::cpu::reorder::Particles::new(built.positions, built.velocities);
+    let mut sim = CpuSimulation::new(sp, fp, state);
+    sim.obstacles = Some(std::sync::Arc::new(boundary));
+    let (mut t, mut step, mut lowest) = (0.0f64, 0u64, f32::INFINITY);
+    while t < seconds {
+        sim.step().unwrap();
+        step += 1;
+        t += sim.current().dt as f64;
+        if step % 20 == 0 {
+            let snap = sim.current();
+            assert!(snap.state.pos.iter().all(|p| p.is_finite()), "step {step}");
+            for (k, p) in snap.state.pos.iter().enumerate() {
+                for (j, ob) in desc.obstacles.iter().enumerate() {
+                    let d = ob.shape.signed_distance(*p);
+                    lowest = lowest.min(d);
+                    assert!(
+                        d > 0.0,
+                        "t = {t:.3} s: particle {k} at {p} is inside obstacle {j} ({d} m)"
+                    );
+                }
+            }
+        }
+    }
+    // The fluid reached the obstacles: some particle came within h of a surface.
+    assert!(
+        lowest < 2.0 * s,
+        "closest approach {lowest} m: the fluid never met the obstacles"
+    );
+}
+
+#[test]
+fn fluid_dropped_on_a_sphere_never_enters_it() {
+    never_inside(
+        r#"{"tank": {"min": [0, 0, 0], "max": [0.4, 0.5, 0.4]},
+            "fluid": [{"shape": {"box": {"min": [0.1, 0.28, 0.1], "max": [0.3, 0.4, 0.3]}}}],
+            "obstacles": [{"shape": {"sphere": {"centre": [0.2, 0.14, 0.2], "radius": 0.08}}}],
+            "physics": {"spacing": 0.02}}"#,
+        2.0,
+    );
+}
+
+#[test]
+fn fluid_dropped_on_a_thin_plate_never_enters_it() {
+    // A plate h = 0.04 m thick (2 spacings), raised above the floor on nothing.
+    never_inside(
+        r#"{"tank": {"min": [0, 0, 0], "max": [0.4, 0.5, 0.4]},
+            "fluid": [{"shape": {"box": {"min": [0.1, 0.3, 0.1], "max": [0.3, 0.4, 0.3]}}}],
+            "obstacles": [{"shape": {"box": {"min": [0.05, 0.16, 0.05], "max": [0.35, 0.2, 0.35]}}}],
+            "physics": {"spacing": 0.02}}"#,
+        2.0,
+    );
+}
+
+#[test]
+fn bad_obstacles_exit_2_with_one_line() {
+    let scene = |name: &str, obstacles: &str, extra: &str| {
+        file(
+            name,
+            format!(
+                r#"{{"tank": {{"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]}},
+                    "fluid": [{{"shape": {{"box": {{"min": [0, 0, 0], "max": [0.3, 0.1, 0.3]}}}}}}],
+                    "obstacles": [{obstacles}]{extra}}}"#
+            )
+            .as_bytes(),
+        )
+    };
+    let cases = [
+        (
+            scene(
+                "ob-mesh.json",
+                r#"{"shape": {"mesh": {"file": "x.obj"}}}"#,
+                "",
+            ),
+            "mesh obstacles are not supported",
+        ),
+        (
+            scene(
+                "ob-out.json",
+                r#"{"shape": {"sphere": {"centre": [0.3, 0.2, 0.15], "radius": 0.05}}}"#,
+                "",
+            ),
+            "obstacles[0] spans",
+        ),
+        (
+            scene(
+                "ob-all.json",
+                r#"{"shape": {"box": {"min": [0, 0, 0], "max": [0.3, 0.15, 0.3]}}}"#,
+                "",
+            ),
+            "fluid[0] holds no particle",
+        ),
+        (
+            scene(
+                "ob-slip.json",
+                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}, "slip": "sticky"}"#,
+                "",
+            ),
+            "obstacles[0].slip",
+        ),
+        (
+            scene(
+                "ob-dfsph.json",
+                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}}"#,
+                r#", "physics": {"solver": "dfsph"}, "run": {"steps": 2}"#,
+            ),
+            "WCSPH only",
+        ),
+    ];
+    for (path, needle) in cases {
+        assert_usage_error(
+            &["--headless", "--cpu", "--scene", path.to_str().unwrap()],
+            needle,
+        );
+    }
+}
+
+#[test]
+fn obstacles_carve_the_fluid_they_overlap() {
+    let file = SceneFile::parse(TOUCHING, "t").unwrap();
+    let scene = file.desc().build("t", 0.01, 0).unwrap();
+    assert!(scene.carved > 0);
+    assert_eq!(scene.positions.len() + scene.carved, 30 * 10 * 30);
+    for p in &scene.positions {
+        for o in &file.obstacles {
+            assert!(o.shape.signed_distance(*p) >= 0.01, "{p}");
+        }
+    }
+}
