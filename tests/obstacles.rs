@@ -208,3 +208,58 @@ fn obstacles_carve_the_fluid_they_overlap() {
         }
     }
 }
+
+#[test]
+fn a_run_with_obstacles_resumes_to_the_same_bits() {
+    let scene = file("resume-obstacles.json", TOUCHING.as_bytes());
+    let dir = common::cli::tmp_dir().join("obstacle-checkpoints");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (full, resumed) = (
+        common::cli::tmp_dir().join("obstacles-full.csv"),
+        common::cli::tmp_dir().join("obstacles-resumed.csv"),
+    );
+    let s = scene.to_str().unwrap();
+    let ok = |args: &[&str]| {
+        let out = run(args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    ok(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        s,
+        "--steps",
+        "40",
+        "--output",
+        full.to_str().unwrap(),
+    ]);
+    ok(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        s,
+        "--steps",
+        "20",
+        "--checkpoint-every",
+        "20",
+        "--checkpoint-dir",
+        dir.to_str().unwrap(),
+    ]);
+    let ck = dir.join("checkpoint_000000020.gpusph");
+    ok(&[
+        "--headless",
+        "--cpu",
+        "--resume",
+        ck.to_str().unwrap(),
+        "--steps",
+        "20",
+        "--output",
+        resumed.to_str().unwrap(),
+    ]);
+    assert!(std::fs::read(&full).unwrap() == std::fs::read(&resumed).unwrap());
+}
