@@ -1,7 +1,7 @@
 //! Obstacles as boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner,
 //! "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4), 2012), and the two
 //! WCSPH stages that let the fluid feel them: `obstacle_density` and `obstacle_forces` (CPU
-//! mirrors of `shaders/obstacles.wgsl`).
+//! mirrors of `shaders/obstacle.wgsl`).
 //!
 //! An obstacle's surface is sampled with particles at a spacing no larger than the fluid's s
 //! ([`sample_surface`]). Each boundary particle b gets a volume from its own boundary
@@ -48,14 +48,14 @@ pub enum Slip {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Obstacle {
-    /// Its solid volume (box, sphere, cylinder).
+    /// Its solid volume (box, sphere, cylinder, closed mesh).
     pub shape: Shape,
     /// Friction.
     #[serde(default)]
     pub slip: Slip,
 }
 
-/// The uniform block of the obstacle stages (`shaders/obstacles.wgsl` `ObstacleParams`).
+/// The uniform block of the obstacle stages (`shaders/obstacle.wgsl` `ObstacleParams`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ObstacleParams {
@@ -169,7 +169,9 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
             }
             out
         }
-        Shape::Mesh { .. } => Vec::new(),
+        Shape::Mesh { ref mesh, .. } => {
+            mesh.as_ref().map_or_else(Vec::new, |m| m.sample_surface(s))
+        }
     }
 }
 

@@ -1127,6 +1127,17 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
         ));
     }
     let ck = checkpoint::Checkpoint::read(path)?;
+    if ck
+        .header
+        .obstacles
+        .iter()
+        .any(|o| matches!(o.shape, gpu_sph::scene::Shape::Mesh { .. }))
+    {
+        return Err(Error::input(format!(
+            "{} holds a run with a mesh obstacle, whose triangles checkpoints do not carry yet: rerun the scene from its start",
+            path.display()
+        )));
+    }
     let paths = choose_paths(cli)?;
     if let Some(ctx) = &paths.compute {
         check_limits(&ctx.limits, ck.header.n, ck.header.config.table_size)?;

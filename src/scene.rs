@@ -175,8 +175,7 @@ impl Shape {
         }
     }
 
-    /// Signed distance from `p` to the surface, m: negative inside. Meshes have none here
-    /// (they fill fluid bodies, and are not obstacles yet): +∞.
+    /// Signed distance from `p` to the surface, m: negative inside (an unloaded mesh: +∞).
     pub fn signed_distance(&self, p: Vec3) -> f32 {
         match *self {
             Shape::Box { min, max } => {
@@ -202,7 +201,9 @@ impl Shape {
                 );
                 q.max(glam::Vec2::ZERO).length() + q.max_element().min(0.0)
             }
-            Shape::Mesh { .. } => f32::INFINITY,
+            Shape::Mesh { ref mesh, .. } => mesh
+                .as_ref()
+                .map_or(f32::INFINITY, |m| m.signed_distance(p)),
         }
     }
 
@@ -654,11 +655,6 @@ impl SceneDesc {
         }
         for (i, o) in self.obstacles.iter().enumerate() {
             let name = format!("{at}: obstacles[{i}]");
-            if matches!(o.shape, Shape::Mesh { .. }) {
-                return Err(Error::input(format!(
-                    "{name}: mesh obstacles are not supported yet (meshes fill fluid bodies): use a box, sphere or cylinder"
-                )));
-            }
             o.shape.validate(&name)?;
             let (olo, ohi) = o.shape.bounds();
             if olo.cmplt(lo).any() || ohi.cmpgt(hi).any() {

@@ -224,16 +224,22 @@ impl SceneFile {
     /// Reads every mesh the bodies name (relative to `dir`, the scene file's directory) and
     /// places it by its scale, rotation and translation.
     pub fn load_meshes(&mut self, dir: &Path, name: &str) -> Result<()> {
-        for (i, body) in self.fluid.iter_mut().enumerate() {
+        let places: Vec<String> = (0..self.fluid.len())
+            .map(|i| format!("fluid[{i}]"))
+            .chain((0..self.obstacles.len()).map(|i| format!("obstacles[{i}]")))
+            .collect();
+        let fluid = self.fluid.iter_mut().map(|b| &mut b.shape);
+        let solid = self.obstacles.iter_mut().map(|o| &mut o.shape);
+        for (shape, place) in fluid.chain(solid).zip(places) {
             if let crate::scene::Shape::Mesh {
                 file,
                 scale,
                 rotation,
                 translation,
                 mesh,
-            } = &mut body.shape
+            } = shape
             {
-                let at = format!("{name}: at fluid[{i}].shape.mesh");
+                let at = format!("{name}: at {place}.shape.mesh");
                 let finite = [*scale]
                     .iter()
                     .chain(rotation.iter())

@@ -62,7 +62,7 @@ pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
 pub const WALLS: &str = include_str!("../shaders/walls.wgsl");
 /// Stages `obstacle_density` and `obstacle_forces`: obstacles as boundary particles (Akinci
 /// et al. 2012; CPU mirror: `boundary`).
-pub const OBSTACLES: &str = include_str!("../shaders/obstacles.wgsl");
+pub const OBSTACLES: &str = include_str!("../shaders/obstacle.wgsl");
 /// Stage `forces`: pressure, viscosity and gravity accelerations.
 pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
 /// Stage `timestep`: CFL time step from the largest speed and acceleration.
@@ -119,7 +119,7 @@ pub const STAGES: [(&str, &str); 28] = [
     ("reorder", REORDER),
     ("density", DENSITY),
     ("walls", WALLS),
-    ("obstacles", OBSTACLES),
+    ("obstacle", OBSTACLES),
     ("forces", FORCES),
     ("timestep", TIMESTEP),
     ("integrate", INTEGRATE),

@@ -311,3 +311,21 @@ fn a_binary_stl_fills_its_box_and_bad_meshes_exit_2() {
         );
     }
 }
+
+#[test]
+fn example_scenes_load_and_fill() {
+    let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/examples"));
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 3, "{names:?}");
+    for path in names {
+        let file = gpu_sph::scene_file::SceneFile::read(&path).unwrap();
+        let s = file.physics["spacing"].as_f64().unwrap() as f32;
+        let scene = file.desc().build("example", s, 0).unwrap();
+        assert!(scene.positions.len() > 1000, "{path:?}");
+    }
+}

@@ -85,4 +85,8 @@ fn render_and_interact_blocks_match_their_rust_twins() {
         struct_size(&module(shaders::INTERACT), "InteractParams"),
         std::mem::size_of::<gpu_sph::cpu::interact::InteractParams>()
     );
+    assert_eq!(
+        struct_size(&module(shaders::OBSTACLES), "ObstacleParams"),
+        std::mem::size_of::<gpu_sph::boundary::ObstacleParams>()
+    );
 }
