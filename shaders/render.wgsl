@@ -5,6 +5,7 @@
 // the simulation's buffers (positions, velocities, density, pressure: all in the last step's
 // slot order, so index k is the same particle in each). The fragment stage turns the quad into a
 // lit sphere impostor and writes the sphere's true depth, so spheres intersect correctly.
+// Obstacles: their boundary particles, the same impostors in grey.
 // Lines: the tank wireframe and the floor grid, from a plain vertex buffer.
 //
 // Worked example: a particle at the camera's target, radius 0.005, seen head on: the quad spans
@@ -77,8 +78,32 @@ struct FragOut {
     @builtin(frag_depth) depth: f32,
 }
 
+// Obstacles: the boundary particles (bound to `positions` in a bind group of their own), as
+// the same lit spheres in one grey.
+@vertex
+fn render_obstacles_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> ParticleOut {
+    let uv = vec2<f32>(f32(v & 1u) * 2.0 - 1.0, f32(v >> 1u) * 2.0 - 1.0);
+    let centre = (rp.view * vec4<f32>(positions[k].xyz, 1.0)).xyz;
+    let corner = centre + vec3<f32>(uv * rp.radius, 0.0);
+    var out: ParticleOut;
+    out.clip = rp.proj * vec4<f32>(corner, 1.0);
+    out.uv = uv;
+    out.centre_view = centre;
+    out.colour = vec3<f32>(0.35, 0.33, 0.3);
+    return out;
+}
+
+@fragment
+fn render_obstacles_fs(in: ParticleOut) -> FragOut {
+    return shade(in);
+}
+
 @fragment
 fn render_particles_fs(in: ParticleOut) -> FragOut {
+    return shade(in);
+}
+
+fn shade(in: ParticleOut) -> FragOut {
     let r2 = dot(in.uv, in.uv);
     if r2 > 1.0 {
         discard;

@@ -18,7 +18,11 @@ pub struct GpuObstacles {
     density: wgpu::ComputePipeline,
     forces: wgpu::ComputePipeline,
     bg: wgpu::BindGroup,
-    _buffers: [wgpu::Buffer; 4],
+    _buffers: [wgpu::Buffer; 3],
+    /// The boundary particles (xyz, ψ), slot order of the boundary grid: the viewer draws them.
+    pub bpos: wgpu::Buffer,
+    /// Their count.
+    pub count: u32,
 }
 
 impl GpuObstacles {
@@ -95,7 +99,9 @@ impl GpuObstacles {
                 density: pipeline(d, "sph.obstacle_density", &l, &m, "obstacle_density"),
                 forces: pipeline(d, "sph.obstacle_forces", &l, &m, "obstacle_forces"),
                 bg,
-                _buffers: [params, bpos, bslot, bslip],
+                _buffers: [params, bslot, bslip],
+                bpos,
+                count: boundary.pos.len() as u32,
             }
         })
     }

@@ -559,6 +559,7 @@ impl Viewer {
             });
             if surface {
                 self.renderer.draw_lines(&mut pass);
+                self.renderer.draw_obstacles(&mut pass);
                 drop(pass);
                 self.surface.draw(
                     &self.ctx,

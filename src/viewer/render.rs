@@ -184,9 +184,12 @@ fn line_geometry(lo: Vec3, hi: Vec3) -> Vec<LineVertex> {
 pub struct Renderer {
     layout: wgpu::BindGroupLayout,
     particles: wgpu::RenderPipeline,
+    obstacles: wgpu::RenderPipeline,
     lines: wgpu::RenderPipeline,
     uniform: wgpu::Buffer,
     bind_group: wgpu::BindGroup,
+    // The obstacles' boundary particles bound as `positions`, and their count.
+    obstacle_group: Option<(wgpu::BindGroup, u32)>,
     line_vertices: wgpu::Buffer,
     line_count: u32,
     particle_count: u32,
@@ -261,6 +264,7 @@ impl Renderer {
             })
         };
         let particles = make("particles", wgpu::PrimitiveTopology::TriangleStrip, &[]);
+        let obstacles = make("obstacles", wgpu::PrimitiveTopology::TriangleStrip, &[]);
         let lines = make(
             "lines",
             wgpu::PrimitiveTopology::LineList,
@@ -276,14 +280,16 @@ impl Renderer {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let (bind_group, line_vertices, line_count) =
+        let (bind_group, line_vertices, line_count, obstacle_group) =
             Self::bindings(ctx, &layout, &uniform, sim, tank);
         Self {
             layout,
             particles,
+            obstacles,
             lines,
             uniform,
             bind_group,
+            obstacle_group,
             line_vertices,
             line_count,
             particle_count: sim.grid.bufs.n,
@@ -296,10 +302,10 @@ impl Renderer {
         uniform: &wgpu::Buffer,
         sim: &Simulation,
         tank: (Vec3, Vec3),
-    ) -> (wgpu::BindGroup, wgpu::Buffer, u32) {
+    ) -> (wgpu::BindGroup, wgpu::Buffer, u32, Option<(wgpu::BindGroup, u32)>) {
         let d = &ctx.device;
         let b = &sim.grid.bufs;
-        let bind_group = bind_group(
+        let fluid_group = bind_group(
             d,
             "sph.render",
             layout,
@@ -311,19 +317,37 @@ impl Renderer {
                 &sim.fluid.pressure_buf,
             ],
         );
+        // The obstacles' pipeline reads only `positions`; the other bindings keep the fluid's.
+        let obstacle_group = sim.obstacles.as_ref().map(|o| {
+            let group = bind_group(
+                d,
+                "sph.render.obstacles",
+                layout,
+                &[
+                    uniform,
+                    &o.bpos,
+                    &b.velocities,
+                    &sim.fluid.fluid_density,
+                    &sim.fluid.pressure_buf,
+                ],
+            );
+            (group, o.count)
+        });
         let lines = line_geometry(tank.0, tank.1);
         let line_vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
             label: Some("sph.render_lines"),
             contents: bytemuck::cast_slice(&lines),
             usage: wgpu::BufferUsages::VERTEX,
         });
-        (bind_group, line_vertices, lines.len() as u32)
+        (fluid_group, line_vertices, lines.len() as u32, obstacle_group)
     }
 
     /// Points the renderer at a new simulation (after a restart with another N, T or scene).
     pub fn rebind(&mut self, ctx: &GpuContext, sim: &Simulation, tank: (Vec3, Vec3)) {
-        let (bg, lines, count) = Self::bindings(ctx, &self.layout, &self.uniform, sim, tank);
+        let (bg, lines, count, obstacles) =
+            Self::bindings(ctx, &self.layout, &self.uniform, sim, tank);
         self.bind_group = bg;
+        self.obstacle_group = obstacles;
         self.line_vertices = lines;
         self.line_count = count;
         self.particle_count = sim.grid.bufs.n;
@@ -362,11 +386,23 @@ impl Renderer {
         pass.draw(0..self.line_count, 0..1);
     }
 
-    /// Draws the lines and the particles into a pass with a [`DEPTH_FORMAT`] depth attachment.
+    /// Draws the lines, the obstacles and the particles into a pass with a [`DEPTH_FORMAT`]
+    /// depth attachment.
     pub fn draw(&self, pass: &mut wgpu::RenderPass<'_>) {
         self.draw_lines(pass);
+        self.draw_obstacles(pass);
+        pass.set_bind_group(0, &self.bind_group, &[]);
         pass.set_pipeline(&self.particles);
         pass.draw(0..4, 0..self.particle_count);
+    }
+
+    /// Draws the obstacles' boundary particles, if any.
+    pub fn draw_obstacles(&self, pass: &mut wgpu::RenderPass<'_>) {
+        if let Some((group, count)) = &self.obstacle_group {
+            pass.set_bind_group(0, group, &[]);
+            pass.set_pipeline(&self.obstacles);
+            pass.draw(0..4, 0..*count);
+        }
     }
 }
 
