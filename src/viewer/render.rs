@@ -302,7 +302,12 @@ impl Renderer {
         uniform: &wgpu::Buffer,
         sim: &Simulation,
         tank: (Vec3, Vec3),
-    ) -> (wgpu::BindGroup, wgpu::Buffer, u32, Option<(wgpu::BindGroup, u32)>) {
+    ) -> (
+        wgpu::BindGroup,
+        wgpu::Buffer,
+        u32,
+        Option<(wgpu::BindGroup, u32)>,
+    ) {
         let d = &ctx.device;
         let b = &sim.grid.bufs;
         let fluid_group = bind_group(
@@ -339,7 +344,12 @@ impl Renderer {
             contents: bytemuck::cast_slice(&lines),
             usage: wgpu::BufferUsages::VERTEX,
         });
-        (fluid_group, line_vertices, lines.len() as u32, obstacle_group)
+        (
+            fluid_group,
+            line_vertices,
+            lines.len() as u32,
+            obstacle_group,
+        )
     }
 
     /// Points the renderer at a new simulation (after a restart with another N, T or scene).
