@@ -785,6 +785,13 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
         return Ok(Outcome::Done);
     }
     check_no_count_with_file(cli)?;
+    if let (Some(input), SceneArg::File(path)) = (&cli.input, &cli.scene) {
+        return Err(Error::input(format!(
+            "--input {} and scene file {} both bring the fluid: drop one (a scene file's settings alone can be given as flags)",
+            input.display(),
+            path.display()
+        )));
+    }
     if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         return view(cli);
     }

@@ -277,3 +277,26 @@ fn a_run_with_obstacles_resumes_to_the_same_bits() {
     ]);
     assert!(std::fs::read(&full).unwrap() == std::fs::read(&resumed).unwrap());
 }
+
+#[test]
+fn the_viewer_draws_a_scene_with_obstacles() {
+    let scene = file("viewer-obstacles.json", TOUCHING.as_bytes());
+    let png = common::cli::tmp_dir().join("viewer-obstacles.png");
+    let _ = std::fs::remove_file(&png);
+    let out = run(&[
+        "--headless",
+        "--scene",
+        scene.to_str().unwrap(),
+        "--screenshot",
+        png.to_str().unwrap(),
+        "--frames",
+        "2",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: {stderr}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}

@@ -184,6 +184,17 @@ fn malformed_scene_files_exit_2_with_one_line() {
         "drop -n",
     );
     assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--scene",
+            ok.to_str().unwrap(),
+            "--input",
+            "x.csv",
+        ],
+        "both bring the fluid",
+    );
+    assert_usage_error(
         &["--headless", "--cpu", "--scene", "dam-brak"],
         "did you mean dam-break?",
     );
