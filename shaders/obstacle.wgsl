@@ -15,7 +15,8 @@
 // cell_of(p + h), z then y then x, each non-empty slot once (an earlier cell of the query
 // with the same slot means it was walked), its particles ascending.
 // Worked example, h = 1, ρ0 = 1, poly6_norm = 1, a lone boundary particle (ψ = 1) 0.5 from a
-// fluid particle of density 1: the density becomes 1 + 0.421875.
+// fluid particle of density 1: the density becomes 1 + 0.421875; with 45/(π h⁶) = 1 and
+// p/ρ² = 1, the resting particle is pushed away by 1 · 1 · 0.5² · 0.5/0.5 = 0.25.
 
 struct ObstacleParams {
     lo: vec4<f32>,

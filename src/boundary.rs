@@ -22,7 +22,10 @@
 //! obstacles' bounding box. The tank keeps its mirror walls.
 //!
 //! Worked example, h = 1, ρ0 = 1, poly6_norm = 1: a lone boundary particle has Σ_k W = 1, so
-//! ψ = 1; a fluid particle 0.5 away gains density 1 · (1 − 0.25)³ = 0.421875.
+//! ψ = 1; a fluid particle 0.5 away gains density 1 · (1 − 0.25)³ = 0.421875. With
+//! 45/(π h⁶) taken as 1 and p/ρ² = 1, a resting fluid particle at x = 0.5 from that boundary
+//! particle at 0 is pushed by 1 · (1 + 0) · (1 − 0.5)² · 0.5/0.5 = 0.25 along +x (no friction:
+//! it does not approach).
 
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
