@@ -640,6 +640,19 @@ impl SceneDesc {
                     b.velocity
                 )));
             }
+            // A random fill must stay below random sequential addition's jamming limit
+            // (packing fraction ≈ 0.38, Cooper 1988): at 1.2 points per s³ and the minimum
+            // distance 0.8 s the fraction is π/6 · 0.8³ · 1.2 ≈ 0.32; a denser count would
+            // leave the fill shrinking its distance for ever.
+            if b.fill == Fill::Random
+                && let Some(c) = b.count
+                && c as f64 > 1.2 * volume(&b.shape) / (s as f64).powi(3)
+            {
+                return Err(Error::input(format!(
+                    "{name}: a random fill of {c} particles packs more than 1.2 per s³ into its volume (at most {:.0} at spacing {s} m): lower count, enlarge the body or use a smaller spacing",
+                    1.2 * volume(&b.shape) / (s as f64).powi(3)
+                )));
+            }
             if b.count == Some(0) || b.count.is_some_and(|c| c > MAX_BODY_PARTICLES) {
                 return Err(Error::input(format!(
                     "{name}: count must be 1..=2^27, got {}: drop it to fill the whole body",

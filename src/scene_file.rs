@@ -549,6 +549,10 @@ mod tests {
             r#"{"cylinder": {"base": [0.5, 0, 0.5], "axis": "w", "radius": 0.1, "length": 0.5}}"#,
         );
         assert!(e.contains("axis"), "{e}");
+        let e = body(
+            r#"{"box": {"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}}, "fill": "random", "count": 5000"#,
+        );
+        assert!(e.contains("more than 1.2 per s³"), "{e}");
         let e = err(&format!("{{{TANK}, \"fluid\": []}}"));
         assert!(e.contains("no fluid bodies"), "{e}");
         let e = err(
