@@ -65,6 +65,50 @@ fn near_obstacles(x: vec3<f32>) -> bool {
     return all(x >= obstacle.lo.xyz) && all(x <= obstacle.hi.xyz);
 }
 
+// The boundary walk both stages share: the density sum Σ ψ_b (1 − r²/h²)³ in w, or (with
+// `forces`) the push Σ ψ_b (own + Π_ib) 45/(π h⁶) (h − r)² d/r in xyz, of the particle at x
+// moving at v, own = p/ρ², ν = h c α / (2ρ).
+fn walk_boundary(x: vec3<f32>, v: vec3<f32>, own: f32, nu: f32, forces: bool) -> vec4<f32> {
+    var push = vec3<f32>(0.0);
+    var sum = 0.0;
+    let lo = query_lo(x, params);
+    let hi = query_hi(x, lo, params);
+    for (var cz = lo.z; cz <= hi.z; cz++) {
+        for (var cy = lo.y; cy <= hi.y; cy++) {
+            for (var cx = lo.x; cx <= hi.x; cx++) {
+                let c = vec3<i32>(cx, cy, cz);
+                let s = boundary_slot(c);
+                let a = bslot_start[s];
+                let b = bslot_start[s + 1u];
+                if (a == b || walked_before(s, c, lo, hi)) {
+                    continue;
+                }
+                for (var k = a; k < b; k++) {
+                    let bp = bpos[k];
+                    let r2 = distance2(x, bp.xyz);
+                    if (r2 >= params.h2) {
+                        continue;
+                    }
+                    if (!forces) {
+                        sum += bp.w * poly6_term(r2, params.inv_h2);
+                    } else if (r2 > 0.0) {
+                        let r = sqrt(r2);
+                        let w = params.h - r;
+                        let d = x - bp.xyz;
+                        let approach = v.x * d.x + v.y * d.y + v.z * d.z;
+                        var friction = 0.0;
+                        if (approach < 0.0) {
+                            friction = -(bslip[k] * nu) * approach / (r2 + 0.01 * params.h2);
+                        }
+                        push += d * (bp.w * (own + friction) * fluid.kernel_45 * w * w / r);
+                    }
+                }
+            }
+        }
+    }
+    return vec4<f32>(push, sum);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn obstacle_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -74,28 +118,7 @@ fn obstacle_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let x = sorted_pos[i].xyz;
     var sum = 0.0;
     if (near_obstacles(x)) {
-        let lo = query_lo(x, params);
-        let hi = query_hi(x, lo, params);
-        for (var cz = lo.z; cz <= hi.z; cz++) {
-            for (var cy = lo.y; cy <= hi.y; cy++) {
-                for (var cx = lo.x; cx <= hi.x; cx++) {
-                    let c = vec3<i32>(cx, cy, cz);
-                    let s = boundary_slot(c);
-                    let a = bslot_start[s];
-                    let b = bslot_start[s + 1u];
-                    if (a == b || walked_before(s, c, lo, hi)) {
-                        continue;
-                    }
-                    for (var k = a; k < b; k++) {
-                        let bp = bpos[k];
-                        let r2 = distance2(x, bp.xyz);
-                        if (r2 < params.h2) {
-                            sum += bp.w * poly6_term(r2, params.inv_h2);
-                        }
-                    }
-                }
-            }
-        }
+        sum = walk_boundary(x, vec3<f32>(0.0), 0.0, 0.0, false).w;
     }
     let rho = fluid_density[i] + obstacle.poly6_norm * sum;
     fluid_density[i] = rho;
@@ -117,41 +140,10 @@ fn obstacle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (!near_obstacles(x)) {
         return;
     }
-    let v = sorted_vel[i].xyz;
     let rho = fluid_density[i];
     let own = particle_pressure[i] / (rho * rho);
     let nu = params.h * fluid.sound_speed * fluid.alpha / (2.0 * rho);
-    var sum = vec3<f32>(0.0);
-    let lo = query_lo(x, params);
-    let hi = query_hi(x, lo, params);
-    for (var cz = lo.z; cz <= hi.z; cz++) {
-        for (var cy = lo.y; cy <= hi.y; cy++) {
-            for (var cx = lo.x; cx <= hi.x; cx++) {
-                let c = vec3<i32>(cx, cy, cz);
-                let s = boundary_slot(c);
-                let a = bslot_start[s];
-                let b = bslot_start[s + 1u];
-                if (a == b || walked_before(s, c, lo, hi)) {
-                    continue;
-                }
-                for (var k = a; k < b; k++) {
-                    let bp = bpos[k];
-                    let r2 = distance2(x, bp.xyz);
-                    if (r2 < params.h2 && r2 > 0.0) {
-                        let r = sqrt(r2);
-                        let w = params.h - r;
-                        let d = x - bp.xyz;
-                        let approach = v.x * d.x + v.y * d.y + v.z * d.z;
-                        var friction = 0.0;
-                        if (approach < 0.0) {
-                            friction = -(bslip[k] * nu) * approach / (r2 + 0.01 * params.h2);
-                        }
-                        sum += d * (bp.w * (own + friction) * fluid.kernel_45 * w * w / r);
-                    }
-                }
-            }
-        }
-    }
+    let sum = walk_boundary(x, sorted_vel[i].xyz, own, nu, true).xyz;
     let a = accel[i];
     accel[i] = vec4<f32>(a.xyz + sum, a.w);
 }

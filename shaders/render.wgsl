@@ -59,8 +59,8 @@ struct ParticleOut {
     @location(2) colour: vec3<f32>,
 }
 
-@vertex
-fn render_particles_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> ParticleOut {
+// Corner v of the quad around the sphere at `positions[k]`, in `colour`.
+fn impostor(v: u32, k: u32, colour: vec3<f32>) -> ParticleOut {
     let uv = vec2<f32>(f32(v & 1u) * 2.0 - 1.0, f32(v >> 1u) * 2.0 - 1.0);
     let centre = (rp.view * vec4<f32>(positions[k].xyz, 1.0)).xyz;
     let corner = centre + vec3<f32>(uv * rp.radius, 0.0);
@@ -68,9 +68,14 @@ fn render_particles_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) k
     out.clip = rp.proj * vec4<f32>(corner, 1.0);
     out.uv = uv;
     out.centre_view = centre;
-    let span = max(rp.range_max - rp.range_min, 1e-30);
-    out.colour = colormap((field_value(k) - rp.range_min) / span);
+    out.colour = colour;
     return out;
+}
+
+@vertex
+fn render_particles_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> ParticleOut {
+    let span = max(rp.range_max - rp.range_min, 1e-30);
+    return impostor(v, k, colormap((field_value(k) - rp.range_min) / span));
 }
 
 struct FragOut {
@@ -82,15 +87,7 @@ struct FragOut {
 // the same lit spheres in one grey.
 @vertex
 fn render_obstacles_vs(@builtin(vertex_index) v: u32, @builtin(instance_index) k: u32) -> ParticleOut {
-    let uv = vec2<f32>(f32(v & 1u) * 2.0 - 1.0, f32(v >> 1u) * 2.0 - 1.0);
-    let centre = (rp.view * vec4<f32>(positions[k].xyz, 1.0)).xyz;
-    let corner = centre + vec3<f32>(uv * rp.radius, 0.0);
-    var out: ParticleOut;
-    out.clip = rp.proj * vec4<f32>(corner, 1.0);
-    out.uv = uv;
-    out.centre_view = centre;
-    out.colour = vec3<f32>(0.35, 0.33, 0.3);
-    return out;
+    return impostor(v, k, vec3<f32>(0.35, 0.33, 0.3));
 }
 
 @fragment

@@ -72,6 +72,13 @@ impl Axis {
     fn index(self) -> usize {
         self as usize
     }
+
+    /// `d` split into its component along this axis and the rest (across).
+    fn split(self, d: Vec3) -> (f32, Vec3) {
+        let mut across = d;
+        across[self.index()] = 0.0;
+        (d[self.index()], across)
+    }
 }
 
 /// The volume a fluid body fills, metres.
@@ -165,11 +172,7 @@ impl Shape {
                 radius,
                 length,
             } => {
-                let d = p - Vec3::from(base);
-                let a = axis.index();
-                let along = d[a];
-                let mut across = d;
-                across[a] = 0.0;
+                let (along, across) = axis.split(p - Vec3::from(base));
                 (0.0..=length).contains(&along) && across.length_squared() <= radius * radius
             }
         }
@@ -191,13 +194,10 @@ impl Shape {
                 radius,
                 length,
             } => {
-                let d = p - Vec3::from(base);
-                let a = axis.index();
-                let mut across = d;
-                across[a] = 0.0;
+                let (along, across) = axis.split(p - Vec3::from(base));
                 let q = glam::Vec2::new(
                     across.length() - radius,
-                    (d[a] - 0.5 * length).abs() - 0.5 * length,
+                    (along - 0.5 * length).abs() - 0.5 * length,
                 );
                 q.max(glam::Vec2::ZERO).length() + q.max_element().min(0.0)
             }
