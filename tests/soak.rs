@@ -1,5 +1,5 @@
 //! The short version of the soak (`scripts/soak.sh`, issue 14): 20 000 particles of the default
-//! dam break for 400 steps on the CPU path with a checkpoint every 100 steps; the run's own
+//! dam break for 800 steps on the CPU path with a checkpoint every 200 steps; the run's own
 //! checks hold throughout and its resident memory grows by at most 5% from the first
 //! checkpoint to the end. The long one (100 000 particles, 20 000 steps) is in
 //! docs/validation.md.
@@ -9,7 +9,7 @@ fn a_short_soak_holds_its_invariants_and_its_memory() {
     let dir = std::env::temp_dir().join(format!("gpu-sph-soak-{}", std::process::id()));
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/soak.sh");
     let out = std::process::Command::new("bash")
-        .args([script, "20000", "400", "100", dir.to_str().unwrap()])
+        .args([script, "20000", "800", "200", dir.to_str().unwrap()])
         .env("BIN", env!("CARGO_BIN_EXE_gpu-sph"))
         .env("RUST_LOG", "off")
         .output()
@@ -20,12 +20,12 @@ fn a_short_soak_holds_its_invariants_and_its_memory() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(stdout.contains("after 400 steps"), "{stdout}");
+    assert!(stdout.contains("after 800 steps"), "{stdout}");
     let rows = std::fs::read_to_string(dir.join("stats.csv"))
         .unwrap()
         .lines()
         .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
         .count();
-    assert_eq!(rows, 400);
+    assert_eq!(rows, 800);
     std::fs::remove_dir_all(&dir).unwrap();
 }
