@@ -320,7 +320,7 @@ pub struct FluidParams {
     pub kernel_45: f32,
     /// Speed of sound c, m/s.
     pub sound_speed: f32,
-    /// Courant number: dt ≤ cfl · h / (c + v_max).
+    /// Courant number: dt ≤ cfl · h / max(c(ρ) + |v|), c(ρ) = c0 max(ρ/ρ0, 1)³.
     pub cfl: f32,
     /// A forced time step, s; 0 lets the CFL condition choose.
     pub dt_fixed: f32,

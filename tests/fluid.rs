@@ -9,7 +9,7 @@ use gpu_sph::cpu::integrate::advance;
 use gpu_sph::cpu::pressure::tait;
 use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::cpu::stats::stats_block;
-use gpu_sph::cpu::timestep::choose_dt;
+use gpu_sph::cpu::timestep::{choose_dt, signal_speed, timestep};
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
@@ -61,11 +61,25 @@ fn timestep_worked_example() {
     let sp = cfg.sim_params();
     fp.sound_speed = 20.0;
     fp.cfl = 0.4;
-    assert!((choose_dt(0.0, 1.0, &sp, &fp) - 4e-4).abs() < 1e-9);
+    // Below ρ0 the signal speed is c0 + |v|.
+    let s = signal_speed(0.0, 0.9 * fp.rest_density, &fp);
+    assert_eq!(s, 20.0);
+    assert!((choose_dt(s, 1.0, &sp, &fp) - 4e-4).abs() < 1e-9);
     assert!(
-        choose_dt(0.0, 1e5, &sp, &fp) < 4e-4,
+        choose_dt(s, 1e5, &sp, &fp) < 4e-4,
         "the force condition binds"
     );
+    // One particle at rest at 1.1 ρ0: c = 20 · 1.1³ = 26.62 m/s sets the step.
+    let t = timestep(
+        &[Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)],
+        &[Vec3::ZERO; 2],
+        &[1.1 * fp.rest_density, fp.rest_density],
+        &sp,
+        &fp,
+    );
+    assert!((t.s_max - 26.62).abs() < 1e-3, "{t:?}");
+    assert_eq!(t.v_max, 1.0);
+    assert!((t.dt - 0.4 * 0.02 / 26.62).abs() < 1e-9, "{t:?}");
     fp.dt_fixed = 1e-5;
     assert_eq!(choose_dt(100.0, 1e9, &sp, &fp), 1e-5);
 }

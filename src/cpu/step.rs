@@ -84,7 +84,7 @@ pub fn step_with(
         });
     }
     let timestep = timed(Stage::Timestep, || {
-        timestep::timestep(&sorted.vel, &acc, sp, fp)
+        timestep::timestep(&sorted.vel, &acc, &fluid_density, sp, fp)
     });
     let next = timed(Stage::Integrate, || {
         integrate::integrate(&sorted, &acc, timestep.dt, fp)
