@@ -1,15 +1,16 @@
 // Stages `obstacle_density` and `obstacle_forces` (CPU mirror: src/boundary.rs): obstacles as
 // boundary particles (Akinci et al., "Versatile Rigid-Fluid Coupling for Incompressible SPH",
 // ACM TOG 2012). Each boundary particle b carries ψ_b = ρ0 V_b in bpos[b].w (V_b from its own
-// boundary neighbourhood, computed once on the host).
+// body's boundary neighbourhood, computed once on the host), its velocity in bvel[b].xyz (zero
+// on a still obstacle; the host re-places moving ones before each step) and its friction factor
+// in bvel[b].w (1 no-slip, 0 free-slip).
 // Inputs: sorted_pos, sorted_vel (slot order), fluid_density and particle_pressure (after
 // `walls`), accel (after `forces` and `interact`), the boundary grid (bpos, bslot_start: the
-// fluid's cells and hash in a table of its own, obstacle.table_mask), bslip (1 no-slip,
-// 0 free-slip).
+// fluid's cells and hash in a table of its own, obstacle.table_mask), bvel.
 // Outputs: obstacle_density adds poly6_norm Σ_b ψ_b (1 − r²/h²)³ to fluid_density and stores
 // the Tait pressure of the sum (as walls.wgsl does); obstacle_forces adds
 // Σ_b ψ_b (p_i/ρ_i² + Π_ib) 45/(π h⁶) (h − r)² (x_i − x_b)/r to accel, Π_ib the friction
-// −ν min(v_i · x_ib, 0)/(r² + 0.01h²), ν = slip_b h c α / (2ρ_i) (eqs. 10–13).
+// −ν min((v_i − v_b) · x_ib, 0)/(r² + 0.01h²), ν = slip_b h c α / (2ρ_i) (eqs. 10–13).
 // One invocation per fluid particle; one outside the boundary's bounding box grown by h has no
 // boundary neighbour and walks nothing. The walk: the cells from cell_of(p − h) to
 // cell_of(p + h), z then y then x, each non-empty slot once (an earlier cell of the query
@@ -37,7 +38,7 @@ struct ObstacleParams {
 @group(0) @binding(7) var<storage, read_write> accel: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read> bpos: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> bslot_start: array<u32>;
-@group(0) @binding(10) var<storage, read> bslip: array<f32>;
+@group(0) @binding(10) var<storage, read> bvel: array<vec4<f32>>;
 
 fn boundary_slot(c: vec3<i32>) -> u32 {
     return hash_cell(c, obstacle.table_mask);
@@ -95,10 +96,12 @@ fn walk_boundary(x: vec3<f32>, v: vec3<f32>, own: f32, nu: f32, forces: bool) ->
                         let r = sqrt(r2);
                         let w = params.h - r;
                         let d = x - bp.xyz;
-                        let approach = v.x * d.x + v.y * d.y + v.z * d.z;
+                        let bv = bvel[k];
+                        let u = v - bv.xyz;
+                        let approach = u.x * d.x + u.y * d.y + u.z * d.z;
                         var friction = 0.0;
                         if (approach < 0.0) {
-                            friction = -(bslip[k] * nu) * approach / (r2 + 0.01 * params.h2);
+                            friction = -(bv.w * nu) * approach / (r2 + 0.01 * params.h2);
                         }
                         push += d * (bp.w * (own + friction) * fluid.kernel_45 * w * w / r);
                     }

@@ -13,11 +13,13 @@
 //!   of the fluid's forces (Müller et al. 2003);
 //! - friction (eqs. 11–13): a_i += −ψ_b Π_ib ∇W(x_i − x_b), Π_ib = −ν min(v_ib · x_ib, 0) /
 //!   (|x_ib|² + 0.01 h²), ν = σ h c / (2 ρ_i), σ the fluid's artificial viscosity α for a
-//!   no-slip obstacle and 0 for a free-slip one (the obstacles stand still: v_ib = v_i).
+//!   no-slip obstacle and 0 for a free-slip one, v_ib = v_i − v_b with v_b the obstacle
+//!   surface's velocity (zero on a still obstacle; `crate::motion` moves the others).
 //!
 //! The boundary particles live in a grid of their own: the fluid's cells and hash (inv_h,
-//! the prime-XOR hash) in a table of T_b slots, built once on the host since static obstacles
-//! never move; each fluid particle walks the 27 cells around it in that grid, each slot once,
+//! the prime-XOR hash) in a table of T_b slots, built on the host: once for still obstacles,
+//! and again before every step while one moves ([`Boundary::place`]: the pose comes from the
+//! run's time, which only the host knows before the step); each fluid particle walks the 27 cells around it in that grid, each slot once,
 //! in the fluid walk's order (`cpu::walk::walk_slots`), and only when it lies within h of the
 //! obstacles' bounding box. The tank keeps its mirror walls.
 //!
@@ -51,11 +53,30 @@ pub enum Slip {
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Obstacle {
-    /// Its solid volume (box, sphere, cylinder, closed mesh).
+    /// Its solid volume (box, sphere, cylinder, closed mesh), where it is at t = 0.
     pub shape: Shape,
     /// Friction.
     #[serde(default)]
     pub slip: Slip,
+    /// A prescribed motion; none keeps it still.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub motion: Option<crate::motion::Motion>,
+}
+
+impl Obstacle {
+    /// Its motion, if it ever moves.
+    pub fn moving(&self) -> Option<&crate::motion::Motion> {
+        self.motion.as_ref().filter(|m| m.moves())
+    }
+}
+
+/// The top speed of each moving obstacle's surface, as a velocity along x (for the default
+/// speed of sound, which must be ten times the fastest thing the fluid meets).
+pub fn top_speeds(obstacles: &[Obstacle]) -> Vec<Vec3> {
+    obstacles
+        .iter()
+        .filter_map(|o| o.moving().map(|m| Vec3::X * m.max_speed(&o.shape)))
+        .collect()
 }
 
 /// The uniform block of the obstacle stages (`shaders/obstacle.wgsl` `ObstacleParams`).
@@ -77,11 +98,14 @@ pub struct ObstacleParams {
     pub _pad: f32,
 }
 
-/// Every obstacle's boundary particles, in the boundary grid's slot order.
+/// Every obstacle's boundary particles, in the boundary grid's slot order, at the pose of the
+/// last [`Boundary::place`] (t = 0 when built).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Boundary {
     /// Positions, m.
     pub pos: Vec<Vec3>,
+    /// Velocities, m/s (zero on a still obstacle).
+    pub vel: Vec<Vec3>,
     /// ψ_b = ρ0 V_b, kg.
     pub psi: Vec<f32>,
     /// Friction factor: 1 no-slip, 0 free-slip (times the fluid's α).
@@ -90,6 +114,15 @@ pub struct Boundary {
     pub slot_start: Vec<u32>,
     /// The stages' uniform block.
     pub params: ObstacleParams,
+    /// In sampling order: each particle's position at t = 0, its obstacle, ψ and slip.
+    rest: Vec<Vec3>,
+    owner: Vec<u32>,
+    rest_psi: Vec<f32>,
+    rest_slip: Vec<f32>,
+    /// Each obstacle's motion, `None` for a still one.
+    motions: Vec<Option<crate::motion::Motion>>,
+    h: f32,
+    inv_h: f32,
 }
 
 /// Points on the surface of `shape` at spacing at most `s`, in a fixed order.
@@ -181,34 +214,124 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
 impl Boundary {
     /// Samples `obstacles` at spacing `s`, sorts the particles into their grid and gives each
     /// its ψ, for the fluid of `sp` (h) and `fp` (ρ0). `None` without obstacles.
+    ///
+    /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still obstacles together
+    /// form one body, each moving obstacle its own, so ψ stays valid however they move.
     pub fn new(obstacles: &[Obstacle], s: f32, sp: &SimParams, fp: &FluidParams) -> Option<Self> {
-        let mut pos = Vec::new();
-        let mut slip = Vec::new();
-        for o in obstacles {
+        let mut rest = Vec::new();
+        let mut owner = Vec::new();
+        let mut rest_slip = Vec::new();
+        for (k, o) in obstacles.iter().enumerate() {
             let points = sample_surface(&o.shape, s);
             let factor = match o.slip {
                 Slip::NoSlip => 1.0,
                 Slip::FreeSlip => 0.0,
             };
-            slip.extend(std::iter::repeat_n(factor, points.len()));
-            pos.extend(points);
+            rest_slip.extend(std::iter::repeat_n(factor, points.len()));
+            owner.extend(std::iter::repeat_n(k as u32, points.len()));
+            rest.extend(points);
         }
-        if pos.is_empty() {
+        if rest.is_empty() {
             return None;
         }
-        let b = pos.len();
+        let b = rest.len();
         let table = (2 * b).next_power_of_two().max(1) as u32;
-        let mask = table - 1;
-        // A counting sort by slot, stable in sampling order.
-        let slots: Vec<u32> = pos
+        let poly6_norm = (315.0 / (64.0 * std::f64::consts::PI * (sp.h as f64).powi(3))) as f32;
+        let motions: Vec<_> = obstacles.iter().map(|o| o.moving().copied()).collect();
+        let mut boundary = Self {
+            pos: Vec::new(),
+            vel: Vec::new(),
+            psi: Vec::new(),
+            slip: Vec::new(),
+            slot_start: Vec::new(),
+            params: ObstacleParams {
+                table_mask: table - 1,
+                poly6_norm,
+                ..Default::default()
+            },
+            rest_psi: vec![0.0; b],
+            rest,
+            owner,
+            rest_slip,
+            motions,
+            h: sp.h,
+            inv_h: sp.inv_h,
+        };
+        let order = boundary.arrange(0.0);
+        // The rigid body of each particle in slot order: 0 for the still ones together.
+        let body: Vec<u32> = order
             .iter()
-            .map(|p| hash_cell(cell_of(*p, sp.inv_h), mask))
+            .map(|&i| {
+                let o = boundary.owner[i] as usize;
+                if boundary.motions[o].is_some() {
+                    o as u32 + 1
+                } else {
+                    0
+                }
+            })
             .collect();
-        let mut slot_start = vec![0u32; table as usize + 1];
+        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³) over the boundary neighbours of its own
+        // body (self included).
+        let psi: Vec<f32> = (0..b)
+            .into_par_iter()
+            .map(|i| {
+                let mut sum = 0.0f32;
+                boundary.walk(boundary.pos[i], sp, |k, r2| {
+                    if body[k] == body[i] {
+                        sum += crate::cpu::density::poly6_term(r2, sp);
+                    }
+                });
+                fp.rest_density / (poly6_norm * sum)
+            })
+            .collect();
+        for (j, &i) in order.iter().enumerate() {
+            boundary.rest_psi[i] = psi[j];
+        }
+        boundary.psi = psi;
+        Some(boundary)
+    }
+
+    /// Whether any obstacle moves.
+    pub fn moves(&self) -> bool {
+        self.motions.iter().any(Option::is_some)
+    }
+
+    /// Puts the moving obstacles where they are at time `t` (s) and rebuilds the boundary grid;
+    /// nothing happens when none moves.
+    pub fn place(&mut self, t: f64) {
+        if self.moves() {
+            self.arrange(t);
+        }
+    }
+
+    /// Places every particle at time `t`, sorts them into the grid (a counting sort by slot,
+    /// stable in sampling order) and returns the sampling index of each slot-order particle.
+    fn arrange(&mut self, t: f64) -> Vec<usize> {
+        let poses: Vec<_> = self
+            .motions
+            .iter()
+            .map(|m| m.as_ref().map(|m| m.pose(t)))
+            .collect();
+        let (world, vel): (Vec<Vec3>, Vec<Vec3>) = self
+            .rest
+            .iter()
+            .zip(&self.owner)
+            .map(|(&x0, &o)| match &poses[o as usize] {
+                Some(pose) => pose.place(x0),
+                None => (x0, Vec3::ZERO),
+            })
+            .unzip();
+        let b = world.len();
+        let mask = self.params.table_mask;
+        let slots: Vec<u32> = world
+            .iter()
+            .map(|p| hash_cell(cell_of(*p, self.inv_h), mask))
+            .collect();
+        let mut slot_start = vec![0u32; mask as usize + 2];
         for &s in &slots {
             slot_start[s as usize + 1] += 1;
         }
-        for i in 0..table as usize {
+        for i in 0..=mask as usize {
             slot_start[i + 1] += slot_start[i];
         }
         let mut next = slot_start.clone();
@@ -217,39 +340,18 @@ impl Boundary {
             order[next[s as usize] as usize] = i;
             next[s as usize] += 1;
         }
-        let pos: Vec<Vec3> = order.iter().map(|&i| pos[i]).collect();
-        let slip: Vec<f32> = order.iter().map(|&i| slip[i]).collect();
-        let poly6_norm = (315.0 / (64.0 * std::f64::consts::PI * (sp.h as f64).powi(3))) as f32;
-        let lo = pos.iter().copied().fold(Vec3::INFINITY, Vec3::min) - sp.h;
-        let hi = pos.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max) + sp.h;
-        let params = ObstacleParams {
-            lo: lo.extend(0.0).to_array(),
-            hi: hi.extend(0.0).to_array(),
-            count: b as u32,
-            table_mask: mask,
-            poly6_norm,
-            _pad: 0.0,
-        };
-        let mut boundary = Self {
-            psi: vec![0.0; b],
-            pos,
-            slip,
-            slot_start,
-            params,
-        };
-        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³) over the boundary neighbours (self included).
-        let psi = (0..b)
-            .into_par_iter()
-            .map(|i| {
-                let mut sum = 0.0f32;
-                boundary.walk(boundary.pos[i], sp, |_, r2| {
-                    sum += crate::cpu::density::poly6_term(r2, sp);
-                });
-                fp.rest_density / (poly6_norm * sum)
-            })
-            .collect();
-        boundary.psi = psi;
-        Some(boundary)
+        self.pos = order.iter().map(|&i| world[i]).collect();
+        self.vel = order.iter().map(|&i| vel[i]).collect();
+        self.slip = order.iter().map(|&i| self.rest_slip[i]).collect();
+        self.psi = order.iter().map(|&i| self.rest_psi[i]).collect();
+        self.slot_start = slot_start;
+        let h = self.h;
+        let lo = self.pos.iter().copied().fold(Vec3::INFINITY, Vec3::min) - h;
+        let hi = self.pos.iter().copied().fold(Vec3::NEG_INFINITY, Vec3::max) + h;
+        self.params.lo = lo.extend(0.0).to_array();
+        self.params.hi = hi.extend(0.0).to_array();
+        self.params.count = b as u32;
+        order
     }
 
     /// Whether `x` lies within the boundary particles' bounding box grown by h (only there
@@ -346,7 +448,9 @@ pub fn obstacle_forces(
                 let r = r2.sqrt();
                 let w = sp.h - r;
                 let d = x - boundary.pos[b];
-                let approach = v.x * d.x + v.y * d.y + v.z * d.z;
+                // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
+                let u = v - boundary.vel[b];
+                let approach = u.x * d.x + u.y * d.y + u.z * d.z;
                 let friction = if approach < 0.0 {
                     -(boundary.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
                 } else {
@@ -439,6 +543,7 @@ mod tests {
                 max: [0.2, 0.0, 0.2],
             },
             slip: Slip::NoSlip,
+            motion: None,
         };
         let b = Boundary::new(&[plate], s, &sp, &fp).unwrap();
         let on = b

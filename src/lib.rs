@@ -11,6 +11,7 @@ pub mod gpu;
 pub mod hash;
 pub mod io;
 pub mod mesh;
+pub mod motion;
 pub mod neighbours;
 pub mod oracle;
 pub mod params;

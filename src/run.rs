@@ -29,6 +29,13 @@ pub trait Backend {
     fn snapshot(&self) -> Result<Snapshot>;
     /// DFSPH: the state carried to the next step (warm start, last dt); `None` for WCSPH.
     fn carry(&self) -> Result<Option<DfsphCarry>>;
+    /// Whether an obstacle moves: each step then needs the run's time before it is submitted,
+    /// so steps are not pipelined.
+    fn obstacles_move(&self) -> bool {
+        false
+    }
+    /// Puts moving obstacles where they are at time `t` (s), for the next step.
+    fn place_obstacles(&mut self, _t: f64) {}
 }
 
 impl Backend for Simulation {
@@ -51,6 +58,14 @@ impl Backend for Simulation {
     fn carry(&self) -> Result<Option<DfsphCarry>> {
         self.read_carry().map_err(|e| self.grid.ctx.explain(e))
     }
+
+    fn obstacles_move(&self) -> bool {
+        Simulation::obstacles_move(self)
+    }
+
+    fn place_obstacles(&mut self, t: f64) {
+        Simulation::place_obstacles(self, t);
+    }
 }
 
 /// The DFSPH state of a CPU run.
@@ -69,7 +84,8 @@ pub struct CpuSimulation {
     pub fp: FluidParams,
     /// The viewer's mouse force (WCSPH), applied while set.
     pub interaction: Option<crate::cpu::interact::InteractParams>,
-    /// Static obstacles as boundary particles (WCSPH).
+    /// Obstacles as boundary particles (WCSPH), at the pose of the last
+    /// [`Backend::place_obstacles`].
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
     dfsph: Option<CpuDfsph>,
     snap: Snapshot,
@@ -202,6 +218,16 @@ impl Backend for CpuSimulation {
 
     fn carry(&self) -> Result<Option<DfsphCarry>> {
         Ok(self.dfsph.as_ref().map(|d| d.carry.clone()))
+    }
+
+    fn obstacles_move(&self) -> bool {
+        self.obstacles.as_ref().is_some_and(|b| b.moves())
+    }
+
+    fn place_obstacles(&mut self, t: f64) {
+        if let Some(b) = self.obstacles.as_mut().filter(|b| b.moves()) {
+            std::sync::Arc::make_mut(b).place(t);
+        }
     }
 }
 
@@ -679,7 +705,11 @@ fn run_steps(
     let mut last = None;
     let mut snap = None;
     let mut start_energy = from.start_energy;
+    // A moving obstacle's pose needs the time each step starts at, known only once the step
+    // before has been read: then steps run one at a time.
+    let moving = backend.obstacles_move();
     if steps > 0 {
+        backend.place_obstacles(t);
         backend.submit()?;
     }
     for i in 1..=steps {
@@ -689,7 +719,8 @@ fn run_steps(
         let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
         let needs_state = out.wants_frame(k) || (i == steps && want_final) || due;
         // Step k + 1 runs while step k's block is read, unless step k's state is wanted.
-        if i < steps && !needs_state {
+        let pipelined = !needs_state && !moving;
+        if i < steps && pipelined {
             backend.submit()?;
         }
         let block = backend.read_stats()?;
@@ -735,9 +766,10 @@ fn run_steps(
                 }
             }
             snap = Some(s);
-            if i < steps {
-                backend.submit()?;
-            }
+        }
+        if i < steps && !pipelined {
+            backend.place_obstacles(t);
+            backend.submit()?;
         }
     }
     if want_final && snap.is_none() {

@@ -82,7 +82,12 @@ impl Setup {
         };
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
-        let head = opts.physics.head(scene.fluid_size.y, &scene.velocities);
+        // Moving obstacles push the fluid: their top speeds count as the fluid's.
+        let mut pushed = scene.velocities.clone();
+        if let SceneChoice::Described { desc, .. } = &opts.scene {
+            pushed.extend(desc.obstacle_speeds());
+        }
+        let head = opts.physics.head(scene.fluid_size.y, &pushed);
         if let Some(w) = opts.physics.sound_speed_warning(head) {
             eprintln!("{w}");
         }

@@ -386,7 +386,16 @@ pub fn verify_steps(
     let mut state = start.clone();
     let mut worst = Vec::new();
     let mut first_mismatch = None;
+    // Moving obstacles are placed on the host at each step's start time and sent to both
+    // paths, as a run does.
+    let mut boundary = obstacles.cloned();
+    let mut t = 0.0f64;
     for step in 1..=steps {
+        if let Some(b) = boundary.as_mut().filter(|b| b.moves()) {
+            b.place(t);
+            sim.upload_obstacles(b);
+        }
+        let obstacles = boundary.as_ref();
         let trace = cpu::step::step_with(&state, sp, fp, None, obstacles);
         let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
         crate::gpu::neighbours::check_loop_budget(
@@ -429,7 +438,13 @@ pub fn verify_steps(
                 &flat(&trace.acc),
                 tol,
             ),
-            compare_float("step.dt", &[st[0]], &[trace.timestep.dt], tol),
+            // dt with the signal speed that set it.
+            compare_float(
+                "step.dt",
+                &[st[0], st[3]],
+                &[trace.timestep.dt, trace.timestep.s_max],
+                tol,
+            ),
             compare_scaled(
                 "step.velocity",
                 &flat(&snap.state.vel),
@@ -462,6 +477,7 @@ pub fn verify_steps(
                 .map(|r| format!("step {step}, {}", r.stage));
         }
         merge(&mut worst, rows);
+        t += trace.timestep.dt as f64;
         state = trace.next;
     }
     Ok(Report::of_steps(

@@ -87,6 +87,7 @@ fn never_inside(scene: &str, seconds: f64) {
     sim.obstacles = Some(std::sync::Arc::new(boundary));
     let (mut t, mut step, mut lowest) = (0.0f64, 0u64, f32::INFINITY);
     while t < seconds {
+        sim.place_obstacles(t);
         sim.step().unwrap();
         step += 1;
         t += sim.current().dt as f64;
@@ -95,7 +96,9 @@ fn never_inside(scene: &str, seconds: f64) {
             assert!(snap.state.pos.iter().all(|p| p.is_finite()), "step {step}");
             for (k, p) in snap.state.pos.iter().enumerate() {
                 for (j, ob) in desc.obstacles.iter().enumerate() {
-                    let d = ob.shape.signed_distance(*p);
+                    // A moving obstacle's shape is tested in its own frame at time t.
+                    let q = ob.moving().map_or(*p, |m| m.pose(t).to_body(*p));
+                    let d = ob.shape.signed_distance(q);
                     lowest = lowest.min(d);
                     assert!(
                         d > 0.0,
@@ -148,6 +151,114 @@ fn fluid_dropped_on_a_mesh_obstacle_never_enters_it() {
 }
 
 #[test]
+fn a_piston_paddle_never_lets_fluid_inside() {
+    // A paddle 0.04 m thick (2 spacings) driven 0.05 m to and fro with a period of 0.5 s (peak
+    // speed 0.63 m/s) through water 0.12 m deep: it meets the fluid on both strokes.
+    never_inside(
+        r#"{"tank": {"min": [0, 0, 0], "max": [0.6, 0.4, 0.2]},
+            "fluid": [{"shape": {"box": {"min": [0.0, 0, 0], "max": [0.6, 0.12, 0.2]}}}],
+            "obstacles": [{"shape": {"box": {"min": [0.2, 0.0, 0.0], "max": [0.24, 0.3, 0.2]}},
+                           "motion": {"amplitude": [0.05, 0, 0], "period": 0.5}}],
+            "physics": {"spacing": 0.02}}"#,
+        1.0,
+    );
+}
+
+#[test]
+fn a_stirrer_never_lets_fluid_inside() {
+    never_inside(
+        r#"{"tank": {"min": [0, 0, 0], "max": [0.4, 0.4, 0.4]},
+            "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.4, 0.14, 0.4]}}}],
+            "obstacles": [{"shape": {"box": {"min": [0.18, 0.02, 0.08], "max": [0.22, 0.3, 0.32]}},
+                           "motion": {"pivot": [0.2, 0, 0.2], "spin": 6.0}}],
+            "physics": {"spacing": 0.02}}"#,
+        1.0,
+    );
+}
+
+/// Fluid around a piston and a stirrer, both moving from the first step.
+const MOVING: &str = r#"{
+  "tank": {"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]},
+  "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.3, 0.1, 0.3]}}}],
+  "obstacles": [
+    {"shape": {"box": {"min": [0.05, 0.0, 0.0], "max": [0.08, 0.2, 0.3]}},
+     "motion": {"amplitude": [0.03, 0, 0], "period": 0.05, "phase": 0.5}},
+    {"shape": {"box": {"min": [0.18, 0.02, 0.12], "max": [0.22, 0.2, 0.28]}},
+     "motion": {"pivot": [0.2, 0, 0.2], "spin": 40.0}, "slip": "no-slip"},
+    {"shape": {"sphere": {"centre": [0.25, 0.05, 0.05], "radius": 0.03}}}
+  ],
+  "physics": {"spacing": 0.01}
+}"#;
+
+#[test]
+fn moving_obstacles_are_bit_exact_under_verify() {
+    let path = file("moving.json", MOVING.as_bytes());
+    let out = run(&[
+        "--headless",
+        "--verify",
+        "--tolerance",
+        "0",
+        "--steps",
+        "10",
+        "--json",
+        "--scene",
+        path.to_str().unwrap(),
+    ]);
+    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+        return;
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(v["pass"], true, "{stdout}");
+}
+
+#[test]
+fn moving_obstacles_move_the_boundary_and_its_grid() {
+    // The CPU reference's boundary after place(t): every particle where the motion puts it,
+    // and the grid still finds each one from its own position.
+    let file = SceneFile::parse(MOVING, "t").unwrap();
+    let desc = file.desc();
+    let cfg = SphConfig::for_fluid(
+        1000,
+        ConfigOverrides {
+            spacing: Some(0.01),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let sp = cfg.sim_params();
+    let fp = PhysicsConfig::default()
+        .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::splat(0.3), 0.1)
+        .unwrap();
+    let mut b = Boundary::new(&desc.obstacles, 0.01, &sp, &fp).unwrap();
+    assert!(b.moves());
+    let at_rest = b.clone();
+    b.place(0.0);
+    assert_eq!(b, at_rest, "t = 0 is the file's pose");
+    b.place(0.0123);
+    assert_ne!(b.pos, at_rest.pos);
+    let mut psi_rest = at_rest.psi.clone();
+    let mut psi = b.psi.clone();
+    psi_rest.sort_by(f32::total_cmp);
+    psi.sort_by(f32::total_cmp);
+    assert_eq!(psi, psi_rest, "a rigid motion keeps each particle's ψ");
+    let moving_speed = b.vel.iter().map(|v| v.length()).fold(0.0, f32::max);
+    assert!(moving_speed > 1.0, "{moving_speed}");
+    for (k, &p) in b.pos.iter().enumerate() {
+        let mut found = false;
+        b.walk(p, &sp, |j, r2| found |= j == k && r2 == 0.0);
+        assert!(found, "boundary particle {k} at {p} not in its own cell");
+    }
+}
+
+#[test]
 fn bad_obstacles_exit_2_with_one_line() {
     let scene = |name: &str, obstacles: &str, extra: &str| {
         file(
@@ -195,6 +306,22 @@ fn bad_obstacles_exit_2_with_one_line() {
         ),
         (
             scene(
+                "ob-period.json",
+                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}, "motion": {"amplitude": [0.01, 0, 0]}}"#,
+                "",
+            ),
+            "obstacles[0].motion: an amplitude or swing needs a \"period\"",
+        ),
+        (
+            scene(
+                "ob-motion-key.json",
+                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}, "motion": {"spinn": 1}}"#,
+                "",
+            ),
+            "did you mean `spin`?",
+        ),
+        (
+            scene(
                 "ob-dfsph.json",
                 r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}}"#,
                 r#", "physics": {"solver": "dfsph"}, "run": {"steps": 2}"#,
@@ -225,12 +352,21 @@ fn obstacles_carve_the_fluid_they_overlap() {
 
 #[test]
 fn a_run_with_obstacles_resumes_to_the_same_bits() {
-    let scene = file("resume-obstacles.json", TOUCHING.as_bytes());
-    let dir = common::cli::tmp_dir().join("obstacle-checkpoints");
+    resumes_to_the_same_bits("still", TOUCHING);
+}
+
+#[test]
+fn a_run_with_moving_obstacles_resumes_to_the_same_bits() {
+    resumes_to_the_same_bits("moving", MOVING);
+}
+
+fn resumes_to_the_same_bits(name: &str, text: &str) {
+    let scene = file(&format!("resume-obstacles-{name}.json"), text.as_bytes());
+    let dir = common::cli::tmp_dir().join(format!("obstacle-checkpoints-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     let (full, resumed) = (
-        common::cli::tmp_dir().join("obstacles-full.csv"),
-        common::cli::tmp_dir().join("obstacles-resumed.csv"),
+        common::cli::tmp_dir().join(format!("obstacles-full-{name}.csv")),
+        common::cli::tmp_dir().join(format!("obstacles-resumed-{name}.csv")),
     );
     let s = scene.to_str().unwrap();
     let ok = |args: &[&str]| {

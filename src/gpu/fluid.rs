@@ -40,7 +40,7 @@ pub struct GpuFluid {
     pub pressure_buf: wgpu::Buffer,
     /// Acceleration per particle, slot order (N, vec4).
     pub accel: wgpu::Buffer,
-    /// (dt, v_max, a_max, 0) of the last step.
+    /// (dt, v_max, a_max, s_max) of the last step.
     pub step_state: wgpu::Buffer,
 }
 
@@ -80,7 +80,7 @@ impl GpuFluid {
             let timestep_l = layout(
                 d,
                 "sph.timestep",
-                &[Uniform, Uniform, Read, Read, ReadWrite],
+                &[Uniform, Uniform, Read, Read, ReadWrite, Read],
             );
             let integrate_l = layout(
                 d,
@@ -137,7 +137,14 @@ impl GpuFluid {
                     d,
                     "sph.timestep",
                     &timestep_l,
-                    &[&b.params, &params, &b.sorted_vel, &accel, &step_state],
+                    &[
+                        &b.params,
+                        &params,
+                        &b.sorted_vel,
+                        &accel,
+                        &step_state,
+                        &fluid_density,
+                    ],
                 ),
                 integrate_bg: bind_group(
                     d,
@@ -283,8 +290,9 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Adds static obstacles (WCSPH; `None` removes them): their boundary particles are
-    /// uploaded once and two passes join every step (see `crate::boundary`).
+    /// Adds obstacles (WCSPH; `None` removes them): their boundary particles are uploaded, and
+    /// two passes join every step (see `crate::boundary`). Moving ones start at t = 0; call
+    /// [`Simulation::place_obstacles`] before each step.
     pub fn set_obstacles(&mut self, boundary: Option<&crate::boundary::Boundary>) -> Result<()> {
         if boundary.is_some() && self.dfsph.is_some() {
             return Err(crate::Error::input(
@@ -301,6 +309,27 @@ impl Simulation {
             None => None,
         };
         Ok(())
+    }
+
+    /// Whether an obstacle moves: then each step needs the run's time first
+    /// ([`Simulation::place_obstacles`]).
+    pub fn obstacles_move(&self) -> bool {
+        self.obstacles.as_ref().is_some_and(|o| o.moves())
+    }
+
+    /// Puts moving obstacles where they are at time `t` (s), for the next submitted step.
+    pub fn place_obstacles(&mut self, t: f64) {
+        if let Some(o) = &mut self.obstacles {
+            o.place(&self.grid.ctx.queue, t);
+        }
+    }
+
+    /// Uploads obstacles the caller has placed itself (`--verify` places the CPU reference's
+    /// copy and sends the same particles here); the boundary must be the one set.
+    pub fn upload_obstacles(&self, boundary: &crate::boundary::Boundary) {
+        if let Some(o) = &self.obstacles {
+            o.upload(&self.grid.ctx.queue, boundary);
+        }
     }
 
     /// Replaces the fluid parameters (viscosity, stiffness, gravity… changed live).
@@ -512,12 +541,13 @@ impl Simulation {
         }))
     }
 
-    /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max).
-    pub fn read_fields(&self) -> Result<(Vec<f32>, Vec<Vec3>, [f32; 3])> {
+    /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max,
+    /// s_max).
+    pub fn read_fields(&self) -> Result<(Vec<f32>, Vec<Vec3>, [f32; 4])> {
         let n = self.grid.bufs.n as usize;
         let p = self.grid.read_f32(&self.fluid.pressure_buf, n)?;
         let a = self.grid.read_vec3(&self.fluid.accel, n)?;
         let s = self.grid.read_f32(&self.fluid.step_state, 4)?;
-        Ok((p, a, [s[0], s[1], s[2]]))
+        Ok((p, a, [s[0], s[1], s[2], s[3]]))
     }
 }

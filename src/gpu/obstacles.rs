@@ -1,6 +1,7 @@
 //! The obstacle passes on the GPU (`shaders/obstacle.wgsl`; CPU mirror: `crate::boundary`):
-//! the boundary particles and their grid, uploaded once (static obstacles never move), and the
-//! two passes that add their density and push to the fluid's.
+//! the boundary particles and their grid, uploaded once, and again before each step while an
+//! obstacle moves ([`GpuObstacles::upload`]), and the two passes that add their density and
+//! push to the fluid's.
 
 use wgpu::util::DeviceExt;
 
@@ -13,16 +14,37 @@ use super::timer::Stage;
 use crate::boundary::Boundary;
 use crate::{Result, shaders};
 
+/// (xyz, ψ) and (velocity, slip) of each boundary particle, as the passes read them.
+fn packed(boundary: &Boundary) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+    let pos = boundary
+        .pos
+        .iter()
+        .zip(&boundary.psi)
+        .map(|(p, &psi)| p.extend(psi).to_array())
+        .collect();
+    let vel = boundary
+        .vel
+        .iter()
+        .zip(&boundary.slip)
+        .map(|(v, &slip)| v.extend(slip).to_array())
+        .collect();
+    (pos, vel)
+}
+
 /// The obstacle kernels, the boundary buffers and their bind group.
 pub struct GpuObstacles {
     density: wgpu::ComputePipeline,
     forces: wgpu::ComputePipeline,
     bg: wgpu::BindGroup,
-    _buffers: [wgpu::Buffer; 3],
+    params: wgpu::Buffer,
+    bslot: wgpu::Buffer,
+    bvel: wgpu::Buffer,
     /// The boundary particles (xyz, ψ), slot order of the boundary grid: the viewer draws them.
     pub bpos: wgpu::Buffer,
     /// Their count.
     pub count: u32,
+    /// The host's copy while an obstacle moves, re-placed before each step.
+    moving: Option<Boundary>,
 }
 
 impl GpuObstacles {
@@ -44,29 +66,20 @@ impl GpuObstacles {
                     usage,
                 })
             };
-            let storage = wgpu::BufferUsages::STORAGE;
+            let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
             let params = init(
                 "sph.obstacle_params",
                 bytemuck::bytes_of(&boundary.params),
-                wgpu::BufferUsages::UNIFORM,
+                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
-            let bpos: Vec<[f32; 4]> = boundary
-                .pos
-                .iter()
-                .zip(&boundary.psi)
-                .map(|(p, &psi)| p.extend(psi).to_array())
-                .collect();
+            let (bpos, bvel) = packed(boundary);
             let bpos = init("sph.boundary_pos", bytemuck::cast_slice(&bpos), storage);
             let bslot = init(
                 "sph.boundary_slot_start",
                 bytemuck::cast_slice(&boundary.slot_start),
                 storage,
             );
-            let bslip = init(
-                "sph.boundary_slip",
-                bytemuck::cast_slice(&boundary.slip),
-                storage,
-            );
+            let bvel = init("sph.boundary_vel", bytemuck::cast_slice(&bvel), storage);
             let l = layout(
                 d,
                 "sph.obstacles",
@@ -92,18 +105,45 @@ impl GpuObstacles {
                     &fluid.accel,
                     &bpos,
                     &bslot,
-                    &bslip,
+                    &bvel,
                 ],
             );
             Self {
                 density: pipeline(d, "sph.obstacle_density", &l, &m, "obstacle_density"),
                 forces: pipeline(d, "sph.obstacle_forces", &l, &m, "obstacle_forces"),
                 bg,
-                _buffers: [params, bslot, bslip],
+                params,
+                bslot,
+                bvel,
                 bpos,
                 count: boundary.pos.len() as u32,
+                moving: boundary.moves().then(|| boundary.clone()),
             }
         })
+    }
+
+    /// Whether an obstacle moves (then [`GpuObstacles::place`] must run before each step).
+    pub fn moves(&self) -> bool {
+        self.moving.is_some()
+    }
+
+    /// Puts moving obstacles where they are at time `t` (s) for the next step.
+    pub fn place(&mut self, queue: &wgpu::Queue, t: f64) {
+        if let Some(mut b) = self.moving.take() {
+            b.place(t);
+            self.upload(queue, &b);
+            self.moving = Some(b);
+        }
+    }
+
+    /// Uploads `boundary` re-placed ([`Boundary::place`]): same particles, new positions,
+    /// velocities and grid. Queue writes land before the next submitted step.
+    pub fn upload(&self, queue: &wgpu::Queue, boundary: &Boundary) {
+        let (bpos, bvel) = packed(boundary);
+        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&boundary.params));
+        queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&bpos));
+        queue.write_buffer(&self.bslot, 0, bytemuck::cast_slice(&boundary.slot_start));
+        queue.write_buffer(&self.bvel, 0, bytemuck::cast_slice(&bvel));
     }
 
     /// Adds the obstacles' density (and re-derives the pressure), after `walls`.

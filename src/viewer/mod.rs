@@ -330,12 +330,24 @@ impl Viewer {
         let start = Instant::now();
         // The frame's last step also reduces its statistics block (100 bytes read back), which
         // the divergence checks read, as a headless run's do.
+        // A moving obstacle is placed at each step's start time, so its steps are read one by
+        // one (the time of each is known only after the one before).
+        let t0 = self.stats.t;
+        let mut t = t0;
         let block = if let Some(cpu) = &mut self.cpu {
             for _ in 1..steps {
+                cpu.place_obstacles(t);
                 cpu.step()?;
+                t += cpu.current().dt as f64;
             }
+            cpu.place_obstacles(t);
             cpu.submit()?;
             let block = cpu.read_stats()?;
+            t += block.dt as f64;
+            if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
+                // The renderer draws the GPU copy of the obstacles.
+                self.sim.upload_obstacles(b);
+            }
             let snap = cpu.current();
             // What the renderer reads: positions, velocities, density and pressure, each in
             // the same (this step's slot) order.
@@ -354,12 +366,25 @@ impl Viewer {
             );
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
             block
+        } else if self.sim.obstacles_move() {
+            let mut block = None;
+            for _ in 0..steps {
+                self.sim.place_obstacles(t);
+                self.sim.submit_step()?;
+                let b = self.sim.read_stats()?;
+                t += b.dt as f64;
+                block = Some(b);
+            }
+            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+            block.expect("steps > 0")
         } else {
             if steps > 1 {
                 self.sim.step(steps - 1)?;
             }
             self.sim.submit_step()?;
             let block = self.sim.read_stats()?;
+            // The earlier steps' dt are not read back: the frame's last one stands for them.
+            t = t0 + block.dt as f64 * steps as f64;
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
             if let Some(timer) = &self.sim.grid.timer {
                 self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
@@ -369,7 +394,7 @@ impl Viewer {
         self.stats.steps += steps as u64;
         self.stats.dt = block.dt;
         self.stats.v_max = block.maxima[0].sqrt();
-        self.stats.t += block.dt as f64 * steps as f64;
+        self.stats.t = t;
         if let Err(e) = self.check(&block) {
             self.controls.paused = true;
             self.controls.status = format!("{e}; paused: press R to reset");
@@ -378,15 +403,17 @@ impl Viewer {
     }
 
     /// The headless run's checks on the frame's last block: non-finite values, particles
-    /// outside the tank, and [`crate::run::Guards`]. The mouse does work the energy does not
-    /// track step by step, so while it acts the energy check's reference is re-taken.
+    /// outside the tank, and [`crate::run::Guards`]. The mouse and moving obstacles do work the
+    /// energy does not track step by step, so while they act the energy check's reference is
+    /// re-taken.
     fn check(&mut self, block: &crate::cpu::stats::StatsBlock) -> Result<()> {
         let fp = self.sim.fluid_params;
         let (k, t) = (self.stats.steps, self.stats.t);
         crate::run::step_stats(block, &fp, k, t)?;
+        // A moving obstacle does work too, untallied: its scenes re-take the reference as well.
         let interacting = match &self.cpu {
-            Some(cpu) => cpu.interaction.is_some(),
-            None => self.sim.interaction().is_some(),
+            Some(cpu) => cpu.interaction.is_some() || cpu.obstacles_move(),
+            None => self.sim.interaction().is_some() || self.sim.obstacles_move(),
         };
         let guards = &self.opts.guards;
         if interacting {
