@@ -449,6 +449,12 @@ fn div_ceil(a: usize, b: usize) -> u32 {
     a.div_ceil(b.max(1)) as u32
 }
 
+/// How close to a tank wall a fluid point may start: s/2 (less a float's slack, so a lattice
+/// point placed exactly s/2 off counts). See [`SceneDesc::fill`].
+fn wall_margin(s: f32) -> f32 {
+    0.5 * s * (1.0 - 1e-3)
+}
+
 /// The closest two particles of a random fill may be, as a fraction of the spacing.
 pub const RANDOM_MIN_DISTANCE: f32 = 0.8;
 
@@ -751,6 +757,12 @@ impl SceneDesc {
         Ok(scene)
     }
 
+    /// Whether `p` lies at least [`wall_margin`] from every tank wall.
+    fn clear_of_walls(&self, p: Vec3, s: f32) -> bool {
+        let margin = wall_margin(s);
+        (p - self.tank_min).min_element() >= margin && (self.tank_max - p).min_element() >= margin
+    }
+
     /// Fills the bodies at spacing `s` with the randomness of `seed`: the scene's particles,
     /// and how many each body got. Call [`SceneDesc::validate`] first for a description
     /// that did not come from [`SceneDesc::builtin`].
@@ -774,8 +786,19 @@ impl SceneDesc {
                     points
                 }
                 Fill::Random => {
-                    let keep = |p: Vec3| b.shape.contains(p, s);
-                    random_packing(&mut rng, random_count(b, s), lo, hi - lo, s, keep)
+                    // Drawn from the body's bounds less the walls' margin (below), so the
+                    // count is met.
+                    let margin = Vec3::splat(wall_margin(s));
+                    let (clo, chi) = (
+                        lo.max(self.tank_min + margin),
+                        hi.min(self.tank_max - margin),
+                    );
+                    if chi.cmple(clo).any() {
+                        Vec::new()
+                    } else {
+                        let keep = |p: Vec3| b.shape.contains(p, s);
+                        random_packing(&mut rng, random_count(b, s), clo, chi - clo, s, keep)
+                    }
                 }
             };
             // The tank's walls are mirrors: a particle d from a wall meets its own image 2d
@@ -783,12 +806,8 @@ impl SceneDesc {
             // compressed (a box 1.54 m long filled at s = 0.015 m ends 0.0025 m from the wall,
             // its image 0.005 m away: 1.33 ρ0 and a blow-up in two steps). Such points are
             // left out, before any jitter moves the rest.
-            let margin = 0.5 * s * (1.0 - 1e-3);
             let before = points.len();
-            points.retain(|p| {
-                (*p - self.tank_min).min_element() >= margin
-                    && (self.tank_max - *p).min_element() >= margin
-            });
+            points.retain(|p| self.clear_of_walls(*p, s));
             walled += before - points.len();
             if b.jitter > 0.0 {
                 let j = b.jitter;
@@ -925,6 +944,56 @@ mod tests {
             .map(|(i, j)| p[i].distance(p[j]))
             .fold(f32::INFINITY, f32::min);
         assert!(closest >= RANDOM_MIN_DISTANCE * s * 0.99, "{closest}");
+    }
+
+    #[test]
+    fn fills_start_half_a_spacing_clear_of_the_walls() {
+        // 1.54 m at s = 0.015 m is not a whole number of spacings: the lattice's last layer
+        // would sit 0.0025 m from the far wall.
+        let s = 0.015;
+        let lattice = Body {
+            count: None,
+            ..Body::new(
+                Shape::Box {
+                    min: [0.06, 0.0, 0.0],
+                    max: [1.6, 0.2, 0.2],
+                },
+                0,
+            )
+        };
+        let random = Body {
+            fill: Fill::Random,
+            count: Some(400),
+            ..Body::new(
+                Shape::Box {
+                    min: [0.0, 0.0, 0.0],
+                    max: [0.2, 0.1, 0.2],
+                },
+                0,
+            )
+        };
+        let desc = SceneDesc {
+            tank_min: Vec3::ZERO,
+            tank_max: Vec3::new(1.6, 0.5, 0.2),
+            bodies: vec![lattice, random],
+            obstacles: Vec::new(),
+        };
+        let (scene, counts) = desc.fill(s, 0);
+        assert!(scene.walled > 0);
+        assert_eq!(counts[1], 400, "a random fill keeps its count");
+        for p in &scene.positions {
+            let gap = (*p - desc.tank_min)
+                .min_element()
+                .min((desc.tank_max - *p).min_element());
+            assert!(gap >= 0.5 * s * 0.999, "{p} is {gap} m from a wall");
+        }
+        // Built-in scenes lose nothing: their bodies are whole spacings from the walls.
+        for kind in KINDS {
+            assert_eq!(
+                SceneDesc::builtin(kind, 5000, 0.01).fill(0.01, 0).0.walled,
+                0
+            );
+        }
     }
 
     #[test]

@@ -695,7 +695,8 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
             "{line}"
         );
     }
-    // With the checks off the same run is not stopped by them.
+    // With the checks off the same run is not stopped by them (the time step too: at 500 ρ0
+    // the local sound speed, c0 (ρ/ρ0)³, takes dt to 1e-9 s).
     let out = run(&[
         "--headless",
         "--cpu",
@@ -706,6 +707,8 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
         "--max-speed-fraction",
         "0",
         "--max-density-ratio",
+        "0",
+        "--dt-min",
         "0",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
