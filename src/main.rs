@@ -71,6 +71,19 @@ struct Cli {
     /// Start the viewer with its control panel hidden (H toggles it).
     #[arg(long)]
     hide_ui: bool,
+    /// Viewer camera: the point it circles and looks at, X,Y,Z in m (default: the tank's
+    /// centre).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true)]
+    camera_target: Option<glam::Vec3>,
+    /// Viewer camera: distance from its target in m (default: far enough to see the tank).
+    #[arg(long, value_name = "M", value_parser = parse_camera_distance)]
+    camera_distance: Option<f32>,
+    /// Viewer camera: angle about the vertical in degrees, 0 looking along −z (default −25.8).
+    #[arg(long, value_name = "DEG", value_parser = parse_camera_yaw, allow_hyphen_values = true)]
+    camera_yaw: Option<f32>,
+    /// Viewer camera: angle above the horizontal in degrees, −89 to 89 (default 20.1).
+    #[arg(long, value_name = "DEG", value_parser = parse_camera_pitch, allow_hyphen_values = true)]
+    camera_pitch: Option<f32>,
     /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
     #[arg(long, hide = true, requires = "screenshot")]
     exercise_resize: bool,
@@ -316,6 +329,33 @@ fn parse_point(s: &str) -> Result<glam::Vec3, String> {
     match v[..] {
         [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok(glam::Vec3::new(x, y, z)),
         _ => Err(bad()),
+    }
+}
+
+fn parse_camera_distance(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(d) if d.is_finite() && d > 0.0 => Ok(d),
+        _ => Err(format!(
+            "expected a distance > 0 in m such as 1.5, got {s:?}"
+        )),
+    }
+}
+
+fn parse_camera_yaw(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(a) if a.is_finite() => Ok(a),
+        _ => Err(format!(
+            "expected an angle in degrees such as -30, got {s:?}"
+        )),
+    }
+}
+
+fn parse_camera_pitch(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(a) if a.is_finite() && (-89.0..=89.0).contains(&a) => Ok(a),
+        _ => Err(format!(
+            "expected an angle from -89 to 89 degrees such as 20, got {s:?}"
+        )),
     }
 }
 
@@ -591,6 +631,12 @@ fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
         exercise_resize: cli.exercise_resize,
         print_timings: cli.timings,
         hide_ui: cli.hide_ui,
+        camera: viewer::CameraSettings {
+            target: cli.camera_target,
+            distance: cli.camera_distance,
+            yaw: cli.camera_yaw.map(f32::to_radians),
+            pitch: cli.camera_pitch.map(f32::to_radians),
+        },
         render_mode: cli.render,
         path: if cli.cpu {
             SimPath::Cpu
@@ -1229,6 +1275,10 @@ const RUN_CONTROL: &[&str] = &[
     "color_by",
     "window_size",
     "render",
+    "camera_target",
+    "camera_distance",
+    "camera_yaw",
+    "camera_pitch",
     "checkpoint_every",
     "checkpoint_dir",
     "max_density_ratio",

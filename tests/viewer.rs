@@ -243,6 +243,43 @@ fn headless_screenshot_renders_offscreen() {
 }
 
 #[test]
+fn the_camera_flags_move_the_view() {
+    // The same frame from the default framing and from straight above: a different picture.
+    let shot = |name: &str, extra: &[&str]| {
+        let path = scratch(name);
+        let mut args = vec![
+            "--headless",
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--frames",
+            "1",
+            "--scene",
+            "cube",
+            "-n",
+            "2000",
+            "--window-size",
+            "320x240",
+            "--hide-ui",
+        ];
+        args.extend_from_slice(extra);
+        let out = run(&args, None);
+        (out, path)
+    };
+    let (out, default) = shot("camera-default.png", &[]);
+    if skipped_for_want_of_an_adapter(&out) {
+        return;
+    }
+    assert_shows_particles(&out, &default);
+    let (out, above) = shot(
+        "camera-above.png",
+        &["--camera-pitch", "89", "--camera-yaw", "0"],
+    );
+    assert_shows_particles(&out, &above);
+    let (a, b) = (image::open(&default).unwrap(), image::open(&above).unwrap());
+    assert_ne!(a.as_bytes(), b.as_bytes(), "the camera did not move");
+}
+
+#[test]
 fn without_a_display_the_window_says_so_and_suggests_headless() {
     let out = run(&["-n", "100"], None);
     assert_eq!(out.status.code(), Some(2));
@@ -295,6 +332,28 @@ fn bad_viewer_flags_are_refused_in_one_line() {
             "2",
             "--screenshot",
             "/no/such/dir/x.png",
+        ],
+        &[
+            "--headless",
+            "--screenshot",
+            "x.png",
+            "--camera-pitch",
+            "95",
+        ],
+        &[
+            "--headless",
+            "--screenshot",
+            "x.png",
+            "--camera-distance",
+            "0",
+        ],
+        &["--headless", "--screenshot", "x.png", "--camera-yaw", "nan"],
+        &[
+            "--headless",
+            "--screenshot",
+            "x.png",
+            "--camera-target",
+            "1,2",
         ],
     ] {
         let out = run(args, None);

@@ -54,12 +54,39 @@ pub struct ViewerOptions {
     pub print_timings: bool,
     /// Start with the control panel hidden (`H` toggles it).
     pub hide_ui: bool,
+    /// Where the camera starts (each unset part from the framing of the tank).
+    pub camera: CameraSettings,
     /// Spheres or the fluid surface at start (`S` toggles).
     pub render_mode: RenderMode,
     /// Where the simulation steps.
     pub path: SimPath,
     /// When the run counts as diverged: the viewer pauses with the headless run's message.
     pub guards: crate::run::Guards,
+}
+
+/// A camera a scene file or the flags ask for: each part given replaces the default framing's.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CameraSettings {
+    /// The point the camera circles and looks at, m.
+    pub target: Option<Vec3>,
+    /// Distance from the target, m (> 0).
+    pub distance: Option<f32>,
+    /// Angle about the y axis, radians (0 looks along −z).
+    pub yaw: Option<f32>,
+    /// Angle above the horizontal, radians.
+    pub pitch: Option<f32>,
+}
+
+impl CameraSettings {
+    /// The tank's framing with the given parts replaced.
+    pub fn camera(&self, tank_min: Vec3, tank_max: Vec3) -> OrbitCamera {
+        let mut cam = OrbitCamera::framing(tank_min, tank_max);
+        cam.target = self.target.unwrap_or(cam.target);
+        cam.distance = self.distance.unwrap_or(cam.distance);
+        cam.yaw = self.yaw.unwrap_or(cam.yaw);
+        cam.pitch = self.pitch.unwrap_or(cam.pitch);
+        cam
+    }
 }
 
 /// Where the viewer's simulation steps.
@@ -210,7 +237,7 @@ impl Viewer {
         };
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, Default::default());
         Ok(Self {
-            camera: OrbitCamera::framing(setup.tank_min, setup.tank_max),
+            camera: opts.camera.camera(setup.tank_min, setup.tank_max),
             ctx,
             opts,
             setup,
@@ -301,7 +328,7 @@ impl Viewer {
         self.renderer
             .rebind(&self.ctx, &sim, (setup.tank_min, setup.tank_max));
         self.surface.rebind(&self.ctx, &sim);
-        self.camera = OrbitCamera::framing(setup.tank_min, setup.tank_max);
+        self.camera = self.opts.camera.camera(setup.tank_min, setup.tank_max);
         self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
         self.controls.stiffness = setup.fluid_params.stiffness;
         if self.cpu.is_some() {
@@ -650,7 +677,10 @@ impl Viewer {
             self.fit_range()?;
         }
         if r.reset_view {
-            self.camera = OrbitCamera::framing(self.setup.tank_min, self.setup.tank_max);
+            self.camera = self
+                .opts
+                .camera
+                .camera(self.setup.tank_min, self.setup.tank_max);
         }
         if r.restart {
             if let Err(e) = self.restart() {
