@@ -124,6 +124,10 @@ struct Cli {
     /// Simulation steps; 0 computes the neighbour grid and densities only.
     #[arg(long, default_value_t = 0)]
     steps: u64,
+    /// Headless runs: stop after the first step that reaches this simulated time, s (with
+    /// --steps too, whichever comes first).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time)]
+    end_time: Option<f64>,
     /// Gravity along y in m/s².
     #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G")]
     gravity: f32,
@@ -332,6 +336,15 @@ fn parse_point(s: &str) -> Result<glam::Vec3, String> {
     }
 }
 
+fn parse_end_time(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        _ => Err(format!(
+            "expected a simulated time > 0 in s such as 2.5, got {s:?}"
+        )),
+    }
+}
+
 fn parse_camera_distance(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(d) if d.is_finite() && d > 0.0 => Ok(d),
@@ -439,13 +452,17 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let cli = match with_scene_file(cli) {
+    let mut cli = match with_scene_file(cli) {
         Ok(cli) => cli,
         Err(e) => {
             eprintln!("gpu-sph: {}", one_line(&e.to_string()));
             return ExitCode::from(2);
         }
     };
+    // An end time alone runs until it: the step count is then only a cap.
+    if cli.end_time.is_some() && cli.steps == 0 {
+        cli.steps = u64::MAX;
+    }
     match run(&cli) {
         Ok(Outcome::Done) => ExitCode::SUCCESS,
         Ok(Outcome::VerifyFailed) => ExitCode::from(1),
@@ -837,6 +854,18 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             input.display(),
             path.display()
         )));
+    }
+    if let Some(t) = cli.end_time {
+        if !cli.headless {
+            return Err(Error::input(format!(
+                "--end-time {t} ends a headless run (the viewer runs until closed): add --headless"
+            )));
+        }
+        if cli.verify || cli.bench {
+            return Err(Error::input(format!(
+                "--end-time {t} applies to runs, not to --verify or --bench: give --steps K instead"
+            )));
+        }
     }
     if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         return view(cli);
@@ -1257,6 +1286,7 @@ fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
 const RUN_CONTROL: &[&str] = &[
     "resume",
     "steps",
+    "end_time",
     "headless",
     "cpu",
     "gpu",
@@ -1285,6 +1315,15 @@ const RUN_CONTROL: &[&str] = &[
     "max_speed_fraction",
     "energy_margin",
 ];
+
+/// "K steps", "K more steps" or "until t = T s" for the run's first line.
+fn steps_text(cli: &Cli, more: &str) -> String {
+    match cli.end_time {
+        Some(t) if cli.steps == u64::MAX => format!("until t = {t} s"),
+        Some(t) => format!("{} {more}steps or until t = {t} s", cli.steps),
+        None => format!("{} {more}steps", cli.steps),
+    }
+}
 
 /// Opens `--stats` for a run: a new file with its header, or for a run resumed after
 /// `resumed_at` steps the existing file with the rows up to that step kept (an interrupted run
@@ -1367,12 +1406,18 @@ fn simulate_from(
     if !cli.json {
         match &resumed {
             Some(_) => println!(
-                "gpu-sph: {} particles from {}, resumed at step {} (t = {:.6} s), {} more steps",
-                config.particles, h.source, from.step, from.t, cli.steps
+                "gpu-sph: {} particles from {}, resumed at step {} (t = {:.6} s), {}",
+                config.particles,
+                h.source,
+                from.step,
+                from.t,
+                steps_text(cli, "more ")
             ),
             None => println!(
-                "gpu-sph: {} particles from {}, {} steps",
-                config.particles, h.source, cli.steps
+                "gpu-sph: {} particles from {}, {}",
+                config.particles,
+                h.source,
+                steps_text(cli, "")
             ),
         }
         println!("{geometry_line}");
@@ -1457,7 +1502,10 @@ fn simulate_from(
         None => None,
     };
     let multi = progress_target();
-    let progress = bar(cli.steps, &multi, "steps    {bar:40} {pos}/{len} {msg}");
+    let progress = match cli.end_time {
+        Some(_) => bar(cli.steps, &multi, "steps    {pos} {msg}"),
+        None => bar(cli.steps, &multi, "steps    {bar:40} {pos}/{len} {msg}"),
+    };
     let meta = FrameMeta::of(config);
     let mut surfaces = match &cli.surface_dir {
         Some(dir) => {
@@ -1502,7 +1550,10 @@ fn simulate_from(
         &fp,
         &guards,
         &from,
-        cli.steps,
+        run::Until {
+            steps: cli.steps,
+            time: cli.end_time,
+        },
         cli.output.is_some() || cli.screenshot.is_some(),
         run::Outputs {
             stats: stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
@@ -1565,7 +1616,7 @@ fn simulate_from(
     }
     if let Some(st) = last {
         if cli.json {
-            let v = serde_json::json!({ "particles": config.particles, "steps": cli.steps, "wall_s": wall, "geometry": geometry_line, "last": st });
+            let v = serde_json::json!({ "particles": config.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
             println!("{v}");
         } else {
             if cli.solver == Solver::Dfsph {
@@ -1583,7 +1634,7 @@ fn simulate_from(
                 "after {} steps (t = {:.5} s, {:.2} ms/step): KE {:.4e} J, PE {:.4e} J, max speed {:.4} m/s, density {:.2}/{:.2}/{:.2}, front x = {:.4} m, outside {}",
                 st.step,
                 st.t,
-                1e3 * wall / cli.steps as f64,
+                1e3 * wall / (st.step - from.step).max(1) as f64,
                 st.kinetic,
                 st.potential,
                 st.max_speed,

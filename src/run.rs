@@ -641,7 +641,7 @@ pub fn run(
     fp: &FluidParams,
     guards: &Guards,
     from: &RunFrom,
-    steps: u64,
+    until: Until,
     want_final: bool,
     mut out: Outputs<'_>,
     progress: &indicatif::ProgressBar,
@@ -656,7 +656,7 @@ pub fn run(
         fp,
         guards,
         from,
-        steps,
+        until,
         want_final,
         &mut out,
         progress,
@@ -689,13 +689,23 @@ pub fn run(
     }
 }
 
+/// When a run ends: after `steps` steps, or after the first step that reaches simulated time
+/// `time` (s), whichever comes first.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Until {
+    /// Steps to run (from the start or the resumed step).
+    pub steps: u64,
+    /// Simulated time to reach, s.
+    pub time: Option<f64>,
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_steps(
     backend: &mut dyn Backend,
     fp: &FluidParams,
     guards: &Guards,
     from: &RunFrom,
-    steps: u64,
+    until: Until,
     want_final: bool,
     out: &mut Outputs<'_>,
     progress: &indicatif::ProgressBar,
@@ -705,9 +715,11 @@ fn run_steps(
     let mut last = None;
     let mut snap = None;
     let mut start_energy = from.start_energy;
+    let steps = until.steps;
     // A moving obstacle's pose needs the time each step starts at, known only once the step
-    // before has been read: then steps run one at a time.
-    let moving = backend.obstacles_move();
+    // before has been read, and an end time is known to be reached only then: then steps run
+    // one at a time.
+    let one_at_a_time = backend.obstacles_move() || until.time.is_some();
     if steps > 0 {
         backend.place_obstacles(t);
         backend.submit()?;
@@ -719,7 +731,7 @@ fn run_steps(
         let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
         let needs_state = out.wants_frame(k) || (i == steps && want_final) || due;
         // Step k + 1 runs while step k's block is read, unless step k's state is wanted.
-        let pipelined = !needs_state && !moving;
+        let pipelined = !needs_state && !one_at_a_time;
         if i < steps && pipelined {
             backend.submit()?;
         }
@@ -735,6 +747,10 @@ fn run_steps(
         guards.check(&block, e0, fp, k, t)?;
         last = Some(st);
         progress.inc(1);
+        let reached = until.time.is_some_and(|end| t >= end);
+        if let Some(end) = until.time {
+            progress.set_message(format!("t = {t:.4} of {end} s"));
+        }
         if needs_state {
             let s = backend.snapshot()?;
             write_frame(out, k, &s)?;
@@ -766,6 +782,12 @@ fn run_steps(
                 }
             }
             snap = Some(s);
+        }
+        if reached {
+            if want_final && !needs_state {
+                snap = Some(backend.snapshot()?);
+            }
+            break;
         }
         if i < steps && !pipelined {
             backend.place_obstacles(t);

@@ -125,6 +125,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
         "run",
         &[
             "steps",
+            "end_time",
             "cpu",
             "gpu",
             "max_density_ratio",

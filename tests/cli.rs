@@ -716,6 +716,62 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
 }
 
 #[test]
+fn an_end_time_stops_the_run_at_the_first_step_that_reaches_it() {
+    let stats = common::cli::tmp_dir().join("end-time.csv");
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "2000",
+        "--end-time",
+        "0.02",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: Vec<f64> = std::fs::read_to_string(&stats)
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
+        .collect();
+    assert!(t.len() > 10, "{t:?}");
+    assert!(*t.last().unwrap() >= 0.02, "{t:?}");
+    assert!(t[t.len() - 2] < 0.02, "{t:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("until t = 0.02 s"), "{stdout}");
+    assert!(
+        stdout.contains(&format!("after {} steps", t.len())),
+        "{stdout}"
+    );
+    // A step count that comes first wins.
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "2000",
+        "--end-time",
+        "10",
+        "--steps",
+        "3",
+    ]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("after 3 steps"));
+    for (args, needle) in [
+        (&["--headless", "--end-time", "0"][..], "--end-time"),
+        (&["--headless", "--end-time", "nan"], "--end-time"),
+        (&["--end-time", "1"], "add --headless"),
+        (&["--headless", "--verify", "--end-time", "1"], "--steps K"),
+    ] {
+        assert_usage_error(args, needle);
+    }
+}
+
+#[test]
 fn divergence_bounds_must_be_finite_and_not_negative() {
     for (flag, v) in [
         ("--max-density-ratio", "nan"),
