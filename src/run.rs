@@ -699,6 +699,13 @@ pub struct Until {
     pub time: Option<f64>,
 }
 
+impl Until {
+    /// `steps` steps, whatever time they reach.
+    pub fn steps(steps: u64) -> Self {
+        Self { steps, time: None }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn run_steps(
     backend: &mut dyn Backend,

@@ -172,7 +172,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     use std::sync::atomic::Ordering::Relaxed;
 
     use gpu_sph::gpu::stats::STATS_BYTES;
-    use gpu_sph::run::{Export, Outputs, run};
+    use gpu_sph::run::{Export, Outputs, Until, run};
 
     if common::gpu().is_none() {
         return;
@@ -199,7 +199,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &fp,
         &guards,
         &Default::default(),
-        12,
+        Until::steps(12),
         false,
         Outputs::default(),
         &bar,
@@ -229,7 +229,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &fp,
         &guards,
         &Default::default(),
-        12,
+        Until::steps(12),
         false,
         out,
         &bar,
