@@ -19,9 +19,10 @@
 //! The boundary particles live in a grid of their own: the fluid's cells and hash (inv_h,
 //! the prime-XOR hash) in a table of T_b slots, built on the host: once for still obstacles,
 //! and again before every step while one moves ([`Boundary::place`]: the pose comes from the
-//! run's time, which only the host knows before the step); each fluid particle walks the 27 cells around it in that grid, each slot once,
-//! in the fluid walk's order (`cpu::walk::walk_slots`), and only when it lies within h of the
-//! obstacles' bounding box. The tank keeps its mirror walls.
+//! run's time, which only the host knows before the step). Each fluid particle walks the 27
+//! cells around it in that grid, each slot once, in the fluid walk's order
+//! (`cpu::walk::walk_slots`), and only when it lies within h of the obstacles' bounding box.
+//! The tank keeps its mirror walls.
 //!
 //! Worked example, h = 1, ρ0 = 1, poly6_norm = 1: a lone boundary particle has Σ_k W = 1, so
 //! ψ = 1; a fluid particle 0.5 away gains density 1 · (1 − 0.25)³ = 0.421875. With
