@@ -8,7 +8,8 @@
 // `walls`), accel (after `forces` and `interact`), the boundary grid (bpos, bslot_start: the
 // fluid's cells and hash in a table of its own, obstacle.table_mask), bvel.
 // Outputs: obstacle_density adds poly6_norm Σ_b ψ_b (1 − r²/h²)³ to fluid_density and stores
-// the Tait pressure of the sum (as walls.wgsl does); obstacle_forces adds
+// the Tait pressure of the sum (as walls.wgsl does); obstacle_forces writes obstacle_power[i] =
+// Σ_b a_ib · v_b (the power per unit mass the obstacles put in; 0 away from them) and adds
 // Σ_b ψ_b (p_i/ρ_i² + Π_ib) 45/(π h⁶) (h − r)² (x_i − x_b)/r to accel, Π_ib the friction
 // −ν min((v_i − v_b) · x_ib, 0)/(r² + 0.01h²), ν = slip_b h c α / (2ρ_i) (eqs. 10–13).
 // One invocation per fluid particle; one outside the boundary's bounding box grown by h has no
@@ -39,6 +40,7 @@ struct ObstacleParams {
 @group(0) @binding(8) var<storage, read> bpos: array<vec4<f32>>;
 @group(0) @binding(9) var<storage, read> bslot_start: array<u32>;
 @group(0) @binding(10) var<storage, read> bvel: array<vec4<f32>>;
+@group(0) @binding(11) var<storage, read_write> obstacle_power: array<f32>;
 
 fn boundary_slot(c: vec3<i32>) -> u32 {
     return hash_cell(c, obstacle.table_mask);
@@ -67,8 +69,8 @@ fn near_obstacles(x: vec3<f32>) -> bool {
 }
 
 // The boundary walk both stages share: the density sum Σ ψ_b (1 − r²/h²)³ in w, or (with
-// `forces`) the push Σ ψ_b (own + Π_ib) 45/(π h⁶) (h − r)² d/r in xyz, of the particle at x
-// moving at v, own = p/ρ², ν = h c α / (2ρ).
+// `forces`) the push Σ ψ_b (own + Π_ib) 45/(π h⁶) (h − r)² d/r in xyz and its power
+// Σ (push_b · v_b) in w, of the particle at x moving at v, own = p/ρ², ν = h c α / (2ρ).
 fn walk_boundary(x: vec3<f32>, v: vec3<f32>, own: f32, nu: f32, forces: bool) -> vec4<f32> {
     var push = vec3<f32>(0.0);
     var sum = 0.0;
@@ -103,7 +105,9 @@ fn walk_boundary(x: vec3<f32>, v: vec3<f32>, own: f32, nu: f32, forces: bool) ->
                         if (approach < 0.0) {
                             friction = -(bv.w * nu) * approach / (r2 + 0.01 * params.h2);
                         }
-                        push += d * (bp.w * (own + friction) * fluid.kernel_45 * w * w / r);
+                        let c = bp.w * (own + friction) * fluid.kernel_45 * w * w / r;
+                        push += d * c;
+                        sum += c * (d.x * bv.x + d.y * bv.y + d.z * bv.z);
                     }
                 }
             }
@@ -141,12 +145,14 @@ fn obstacle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let x = sorted_pos[i].xyz;
     if (!near_obstacles(x)) {
+        obstacle_power[i] = 0.0;
         return;
     }
     let rho = fluid_density[i];
     let own = particle_pressure[i] / (rho * rho);
     let nu = params.h * fluid.sound_speed * fluid.alpha / (2.0 * rho);
-    let sum = walk_boundary(x, sorted_vel[i].xyz, own, nu, true).xyz;
+    let walked = walk_boundary(x, sorted_vel[i].xyz, own, nu, true);
     let a = accel[i];
-    accel[i] = vec4<f32>(a.xyz + sum, a.w);
+    accel[i] = vec4<f32>(a.xyz + walked.xyz, a.w);
+    obstacle_power[i] = walked.w;
 }

@@ -1,5 +1,5 @@
 // Stage `stats` (CPU mirror: src/cpu/stats.rs): a step's statistics reduced on the device
-// to a block of a few bytes, so a run reads back 96 bytes per step instead of the state.
+// to a block of a few bytes, so a run reads back 104 bytes per step instead of the state.
 // Entry points:
 // - stats_blocks, one invocation per particle: per particle |v|² = (vx² + vy²) + vz²,
 //   y − y_floor, ρ, max(ρ − ρ0, 0) and the Tait energy ẽ(ρ) (sums; see eos_energy), |v|², ρ,
@@ -7,14 +7,15 @@
 //   outside the tank (count), non-finite position / velocity / density (bits 1, 2, 4, from the
 //   exponent bits: WGSL may assume floats are finite) and the smallest id with one; each
 //   workgroup reduces its 256 in the fixed tree (s[l] ∘= s[l + half], half = 128 … 1) into
-//   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie)
-//   and the ẽ sum;
+//   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie),
+//   the ẽ sum and the sum of m · obstacle_power (the power moving obstacles put in, W);
 // - stats_final, one workgroup: lane l folds blocks l, l + 256, … in order, then the tree;
 //   lane 0 writes out[0..16] = sums, maxima, min ρ, outside, non-finite bits, first bad id,
-//   dt (step_state[0]), N, the id of the largest ρ, the id of the largest |v|², Σẽ.
+//   dt (step_state[0]), N, the id of the largest ρ, the id of the largest |v|², Σẽ, and
+//   out[17] = Σ m · obstacle_power.
 // Sums pad with 0, extremes with the first particle's (or block's) own values: no infinity.
-// Inputs: pos, vel, id, density (one order), step_state. Output: out (17 words; the host
-// copies the DFSPH block behind it).
+// Inputs: pos, vel, id, density, obstacle_power (one order), step_state. Output: out (18
+// words; the host copies the DFSPH block behind it).
 // Worked example: two particles at rest, ρ = 1001 and 999 (ρ0 = 1000), heights 0.1 and 0.3:
 // sums (0, 0.4, 2000, 1), maxima (0, 1001, x, 1), min 999; Σẽ = ẽ(1.001) ≈ 3.502e-6 (ρ = 999
 // stores none: the pressure is clamped at 0 there).
@@ -27,7 +28,8 @@
 @group(0) @binding(5) var<storage, read> density: array<f32>;
 @group(0) @binding(6) var<storage, read_write> blocks: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read> step_state: array<f32, 4>;
-@group(0) @binding(8) var<storage, read_write> out: array<u32, 17>;
+@group(0) @binding(8) var<storage, read_write> out: array<u32, 18>;
+@group(0) @binding(9) var<storage, read> obstacle_power: array<f32>;
 
 struct Item {
     sums: vec4<f32>,
@@ -38,6 +40,8 @@ struct Item {
     ids: vec2<u32>,
     // Σẽ(ρ).
     eos: f32,
+    // Σ m · obstacle_power.
+    power: f32,
 }
 
 var<workgroup> red_sums: array<vec4<f32>, WORKGROUP_SIZE>;
@@ -45,6 +49,7 @@ var<workgroup> red_maxima: array<vec4<f32>, WORKGROUP_SIZE>;
 var<workgroup> red_rest: array<vec4<u32>, WORKGROUP_SIZE>;
 var<workgroup> red_ids: array<vec2<u32>, WORKGROUP_SIZE>;
 var<workgroup> red_eos: array<f32, WORKGROUP_SIZE>;
+var<workgroup> red_power: array<f32, WORKGROUP_SIZE>;
 
 fn finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
@@ -80,12 +85,13 @@ fn item(k: u32) -> Item {
         vec4<u32>(bitcast<u32>(rho), select(1u, 0u, inside), bad, select(0xffffffffu, id[k], bad != 0u)),
         vec2<u32>(id[k], id[k]),
         eos_energy(rho),
+        fluid.mass * obstacle_power[k],
     );
 }
 
 // The neutral element of a set whose first element is `first`.
 fn padding(first: Item) -> Item {
-    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu), first.ids, 0.0);
+    return Item(vec4<f32>(0.0), first.maxima, vec4<u32>(first.rest.x, 0u, 0u, 0xffffffffu), first.ids, 0.0, 0.0);
 }
 
 // The id that goes with the larger of va and vb (the smaller id on a tie).
@@ -108,6 +114,7 @@ fn combine(a: Item, b: Item) -> Item {
             arg_max(a.maxima.x, a.ids.y, b.maxima.x, b.ids.y),
         ),
         a.eos + b.eos,
+        a.power + b.power,
     );
 }
 
@@ -119,22 +126,24 @@ fn reduce_items(l: u32, it: Item) -> Item {
     red_rest[l] = it.rest;
     red_ids[l] = it.ids;
     red_eos[l] = it.eos;
+    red_power[l] = it.power;
     workgroupBarrier();
     for (var half = WORKGROUP_SIZE / 2u; half > 0u; half = half >> 1u) {
         if l < half {
             let c = combine(
-                Item(red_sums[l], red_maxima[l], red_rest[l], red_ids[l], red_eos[l]),
-                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half], red_ids[l + half], red_eos[l + half]),
+                Item(red_sums[l], red_maxima[l], red_rest[l], red_ids[l], red_eos[l], red_power[l]),
+                Item(red_sums[l + half], red_maxima[l + half], red_rest[l + half], red_ids[l + half], red_eos[l + half], red_power[l + half]),
             );
             red_sums[l] = c.sums;
             red_maxima[l] = c.maxima;
             red_rest[l] = c.rest;
             red_ids[l] = c.ids;
             red_eos[l] = c.eos;
+            red_power[l] = c.power;
         }
         workgroupBarrier();
     }
-    return Item(red_sums[0], red_maxima[0], red_rest[0], red_ids[0], red_eos[0]);
+    return Item(red_sums[0], red_maxima[0], red_rest[0], red_ids[0], red_eos[0], red_power[0]);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -153,7 +162,7 @@ fn stats_blocks(
         blocks[4u * wid.x] = bitcast<vec4<u32>>(r.sums);
         blocks[4u * wid.x + 1u] = bitcast<vec4<u32>>(r.maxima);
         blocks[4u * wid.x + 2u] = r.rest;
-        blocks[4u * wid.x + 3u] = vec4<u32>(r.ids, bitcast<u32>(r.eos), 0u);
+        blocks[4u * wid.x + 3u] = vec4<u32>(r.ids, bitcast<u32>(r.eos), bitcast<u32>(r.power));
     }
 }
 
@@ -164,6 +173,7 @@ fn block(j: u32) -> Item {
         blocks[4u * j + 2u],
         blocks[4u * j + 3u].xy,
         bitcast<f32>(blocks[4u * j + 3u].z),
+        bitcast<f32>(blocks[4u * j + 3u].w),
     );
 }
 
@@ -194,5 +204,6 @@ fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
         out[14] = r.ids.x;
         out[15] = r.ids.y;
         out[16] = bitcast<u32>(r.eos);
+        out[17] = bitcast<u32>(r.power);
     }
 }

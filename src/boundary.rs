@@ -424,44 +424,55 @@ pub fn obstacle_density(
 }
 
 /// Stage `obstacle_forces`: adds the obstacles' pressure and friction push to every fluid
-/// particle's acceleration (Akinci et al. 2012 eqs. 10–13), summed in walk order then added.
+/// particle's acceleration (Akinci et al. 2012 eqs. 10–13), summed in walk order then added,
+/// and returns per particle the power per unit mass that push delivers, Σ_b a_ib · v_b (zero
+/// where the obstacles stand still or are out of reach): what the energy check credits to a
+/// moving obstacle.
 pub fn obstacle_forces(
     fields: &crate::cpu::forces::Fields,
     acc: &mut [Vec3],
     boundary: &Boundary,
     sp: &SimParams,
     fp: &FluidParams,
-) {
-    acc.par_iter_mut().enumerate().for_each(|(i, a)| {
-        let x = fields.pos[i];
-        // As the GPU pass returns early: a particle away from the obstacles keeps its
-        // acceleration's bits (even a −0.0, which + 0.0 would turn into +0.0).
-        if !boundary.near(x) {
-            return;
-        }
-        let v = fields.vel[i];
-        let rho = fields.density[i];
-        let shared = fields.pressure[i] / (rho * rho);
-        let nu = sp.h * fp.sound_speed * fp.alpha / (2.0 * rho);
-        let mut sum = Vec3::ZERO;
-        boundary.walk(x, sp, |b, r2| {
-            if r2 > 0.0 {
-                let r = r2.sqrt();
-                let w = sp.h - r;
-                let d = x - boundary.pos[b];
-                // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
-                let u = v - boundary.vel[b];
-                let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-                let friction = if approach < 0.0 {
-                    -(boundary.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
-                } else {
-                    0.0
-                };
-                sum += d * (boundary.psi[b] * (shared + friction) * fp.kernel_45 * w * w / r);
+) -> Vec<f32> {
+    acc.par_iter_mut()
+        .enumerate()
+        .map(|(i, a)| {
+            let x = fields.pos[i];
+            // As the GPU pass returns early: a particle away from the obstacles keeps its
+            // acceleration's bits (even a −0.0, which + 0.0 would turn into +0.0).
+            if !boundary.near(x) {
+                return 0.0;
             }
-        });
-        *a += sum;
-    });
+            let v = fields.vel[i];
+            let rho = fields.density[i];
+            let shared = fields.pressure[i] / (rho * rho);
+            let nu = sp.h * fp.sound_speed * fp.alpha / (2.0 * rho);
+            let mut sum = Vec3::ZERO;
+            let mut power = 0.0f32;
+            boundary.walk(x, sp, |b, r2| {
+                if r2 > 0.0 {
+                    let r = r2.sqrt();
+                    let w = sp.h - r;
+                    let d = x - boundary.pos[b];
+                    // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
+                    let vb = boundary.vel[b];
+                    let u = v - vb;
+                    let approach = u.x * d.x + u.y * d.y + u.z * d.z;
+                    let friction = if approach < 0.0 {
+                        -(boundary.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
+                    } else {
+                        0.0
+                    };
+                    let c = boundary.psi[b] * (shared + friction) * fp.kernel_45 * w * w / r;
+                    sum += d * c;
+                    power += c * (d.x * vb.x + d.y * vb.y + d.z * vb.z);
+                }
+            });
+            *a += sum;
+            power
+        })
+        .collect()
 }
 
 #[cfg(test)]

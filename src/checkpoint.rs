@@ -58,6 +58,9 @@ pub struct Header {
     pub dt: f32,
     /// The energy the divergence check compares with (after the first step).
     pub start_energy: Option<f64>,
+    /// The work moving obstacles have done on the fluid so far, J (the energy check credits it).
+    #[serde(default)]
+    pub obstacle_work: f64,
     /// The DFSPH statistics block of the last step.
     pub dfsph_stats: Option<[u32; 8]>,
     /// DFSPH: dt of the last step, where the next divergence solve starts.
@@ -181,6 +184,7 @@ impl Template {
                 n: snapshot.state.len() as u32,
                 dt: snapshot.dt,
                 start_energy: at.start_energy,
+                obstacle_work: at.obstacle_work,
                 dfsph_stats: snapshot.dfsph.as_ref().map(DfsphStats::to_words),
                 dt_prev: carry.as_ref().map(|c| c.dt_prev),
                 ..self.header.clone()
@@ -201,6 +205,7 @@ impl Checkpoint {
             step: self.header.step,
             t: self.header.t,
             start_energy: self.header.start_energy,
+            obstacle_work: self.header.obstacle_work,
         }
     }
 
@@ -427,6 +432,7 @@ mod tests {
                 n: 3,
                 dt: 1e-4,
                 start_energy: Some(1.0 / 3.0),
+                obstacle_work: 0.25,
                 dfsph_stats: None,
                 dt_prev: dfsph.then_some(2e-3),
                 config,

@@ -1180,6 +1180,7 @@ fn simulate(
             n: config.particles,
             dt: 0.0,
             start_energy: None,
+            obstacle_work: 0.0,
             dfsph_stats: None,
             dt_prev: None,
             config: *config,
@@ -1528,20 +1529,11 @@ fn simulate_from(
         None => None,
     };
     let start = std::time::Instant::now();
-    let moving = obstacles.as_ref().is_some_and(|b| b.moves());
-    let mut guards = gpu_sph::run::Guards {
+    let guards = gpu_sph::run::Guards {
         wcsph: template.header.solver == Solver::Wcsph,
         fixed_dt: fp.dt_fixed > 0.0,
         ..guards(cli)
     };
-    if moving && guards.energy_margin > 0.0 {
-        // A moving obstacle does work on the fluid, and that work is not yet reduced on the
-        // GPU: the energy balance cannot be checked; the other checks still hold.
-        eprintln!(
-            "gpu-sph: note: the energy check is off while an obstacle moves (its work on the fluid is not tallied); the density, speed and time-step checks stay on"
-        );
-        guards.energy_margin = 0.0;
-    }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     register_signals(&stop)?;
     let result = run::run(

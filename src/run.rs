@@ -89,6 +89,8 @@ pub struct CpuSimulation {
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
     dfsph: Option<CpuDfsph>,
     snap: Snapshot,
+    /// The last step's obstacle power per particle (empty without obstacles).
+    power: Vec<f32>,
     blocks: std::collections::VecDeque<StatsBlock>,
 }
 
@@ -134,6 +136,7 @@ impl CpuSimulation {
                 start: None,
             }),
             snap,
+            power: Vec::new(),
             blocks: Default::default(),
         }
     }
@@ -185,18 +188,21 @@ impl Backend for CpuSimulation {
             dt: trace.timestep.dt,
             dfsph: None,
         };
+        self.power = trace.obstacle_power;
         Ok(())
     }
 
     fn submit(&mut self) -> Result<()> {
         self.step()?;
         let s = &self.snap;
+        let power = (!self.power.is_empty()).then_some(&self.power[..]);
         let block = crate::cpu::clock::timed(crate::gpu::Stage::Stats, || {
-            stats_block(
+            crate::cpu::stats::stats_block_with_power(
                 &s.state.pos,
                 &s.state.vel,
                 &s.state.id,
                 &s.density,
+                power,
                 &self.fp,
                 s.dt,
                 s.dfsph.as_ref(),
@@ -271,6 +277,8 @@ pub struct StepStats {
     /// The energy the Tait equation of state stores, m B/ρ0 Σẽ(ρ), J (WCSPH; 0 for DFSPH,
     /// whose pressure does no reversible work).
     pub eos_energy: f64,
+    /// The power moving obstacles put into the fluid this step, W (0 when none moves).
+    pub obstacle_power: f64,
 }
 
 /// When a run counts as diverged, besides non-finite values and particles outside the tank.
@@ -331,6 +339,7 @@ impl Guards {
         &self,
         b: &StatsBlock,
         start_energy: f64,
+        work: f64,
         fp: &FluidParams,
         step: u64,
         t: f64,
@@ -350,15 +359,18 @@ impl Guards {
                 b.speed_max_id, self.speed_fraction, fp.sound_speed
             )));
         }
-        let energy = total_energy(b, fp, self.wcsph);
+        // What moving obstacles put in is no gain of the scheme's.
+        let energy = total_energy(b, fp, self.wcsph) - work;
         if self.energy_margin > 0.0
             && start_energy > 0.0
             && energy > start_energy * (1.0 + self.energy_margin as f64)
         {
-            let what = if self.wcsph {
-                "kinetic + potential + equation-of-state"
-            } else {
-                "kinetic + potential"
+            let what = match (self.wcsph, work != 0.0) {
+                (true, false) => "kinetic + potential + equation-of-state",
+                (true, true) => {
+                    "kinetic + potential + equation-of-state, less the moving obstacles' work"
+                }
+                (false, _) => "kinetic + potential",
             };
             return Err(Error::Unstable(format!(
                 "step {step}: the total ({what}) energy {energy:.4e} J is {:.1}% above its start {start_energy:.4e} J, more than --energy-margin {} (t = {t:.6} s, fastest particle {}): the run diverged; {fix}",
@@ -430,6 +442,7 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         density_error_mean: b.sums[3] as f64 / (rho0 * n),
         density_error_max: b.maxima[3] as f64 / rho0,
         eos_energy: 0.0,
+        obstacle_power: b.power as f64,
     };
     // DFSPH reduces its density error at the new positions in its own block.
     if b.dfsph != [0; 8] {
@@ -487,7 +500,7 @@ pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
 /// The `--stats` CSV header, after comment lines recording the geometry.
 pub fn stats_header(geometry: &str) -> String {
     format!(
-        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy\n"
+        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy,obstacle_power\n"
     )
 }
 
@@ -495,7 +508,7 @@ impl StepStats {
     /// The row as a CSV line.
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e}\n",
+            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e},{:.6e}\n",
             self.step,
             self.t,
             self.dt,
@@ -513,7 +526,8 @@ impl StepStats {
             self.residual_d,
             self.density_error_mean,
             self.density_error_max,
-            self.eos_energy
+            self.eos_energy,
+            self.obstacle_power
         )
     }
 }
@@ -596,6 +610,8 @@ pub struct RunFrom {
     pub t: f64,
     /// The energy the divergence check compares with.
     pub start_energy: Option<f64>,
+    /// The work moving obstacles have done on the fluid since the start, J.
+    pub obstacle_work: f64,
 }
 
 /// Checkpoints written during a run: every `every` steps (0: never on a schedule) and when
@@ -722,6 +738,7 @@ fn run_steps(
     let mut last = None;
     let mut snap = None;
     let mut start_energy = from.start_energy;
+    let mut work = from.obstacle_work;
     let steps = until.steps;
     // A moving obstacle's pose needs the time each step starts at, known only once the step
     // before has been read, and an end time is known to be reached only then: then steps run
@@ -750,8 +767,13 @@ fn run_steps(
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
         // After the row, so the stats file shows the step that diverged.
+        // The first step's work is in its own energy, which the check starts from.
+        let first = start_energy.is_none();
         let e0 = *start_energy.get_or_insert_with(|| total_energy(&block, fp, guards.wcsph));
-        guards.check(&block, e0, fp, k, t)?;
+        if !first {
+            work += block.power as f64 * block.dt as f64;
+        }
+        guards.check(&block, e0, work, fp, k, t)?;
         last = Some(st);
         progress.inc(1);
         let reached = until.time.is_some_and(|end| t >= end);
@@ -766,6 +788,7 @@ fn run_steps(
                     step: k,
                     t,
                     start_energy,
+                    obstacle_work: work,
                 };
                 let path = c
                     .template
@@ -834,25 +857,34 @@ mod tests {
     fn guards_name_the_quantity_and_the_particle() {
         let (g, fp) = (Guards::default(), fp());
         let ok = block(1000.0, 0.1, 1e-4);
-        assert!(g.check(&ok, 0.0, &fp, 1, 0.0).is_ok());
+        assert!(g.check(&ok, 0.0, 0.0, &fp, 1, 0.0).is_ok());
         let dense = block(2100.0, 0.1, 1e-4);
-        let e = g.check(&dense, 0.0, &fp, 2, 0.0).unwrap_err().to_string();
+        let e = g
+            .check(&dense, 0.0, 0.0, &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("density") && e.contains("particle 7"), "{e}");
         // Above the bound at the first step too.
-        assert!(g.check(&dense, 0.0, &fp, 1, 0.0).is_err());
+        assert!(g.check(&dense, 0.0, 0.0, &fp, 1, 0.0).is_err());
         let fast = block(1000.0, 0.6 * fp.sound_speed, 1e-4);
-        let e = g.check(&fast, 0.0, &fp, 2, 0.0).unwrap_err().to_string();
+        let e = g
+            .check(&fast, 0.0, 0.0, &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("speed") && e.contains("particle 9"), "{e}");
         let dfsph = Guards { wcsph: false, ..g };
-        assert!(dfsph.check(&fast, 0.0, &fp, 2, 0.0).is_ok());
+        assert!(dfsph.check(&fast, 0.0, 0.0, &fp, 2, 0.0).is_ok());
         let tiny = block(1000.0, 0.1, 1e-6);
-        let e = g.check(&tiny, 0.0, &fp, 2, 0.0).unwrap_err().to_string();
+        let e = g
+            .check(&tiny, 0.0, 0.0, &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("--dt-min"), "{e}");
         let fixed = Guards {
             fixed_dt: true,
             ..g
         };
-        assert!(fixed.check(&tiny, 0.0, &fp, 2, 0.0).is_ok());
+        assert!(fixed.check(&tiny, 0.0, 0.0, &fp, 2, 0.0).is_ok());
     }
 
     #[test]
@@ -867,20 +899,30 @@ mod tests {
         let e0 = total_energy(&start, &fp, true);
         // Potential m g · 1 turned into kinetic ½ m Σv², 4% more: within the margin.
         let moving = at(2.0 * 9.81 * 1.04, 0.0, 0.0);
-        assert!(g.check(&moving, e0, &fp, 2, 0.0).is_ok());
+        assert!(g.check(&moving, e0, 0.0, &fp, 2, 0.0).is_ok());
         let gained = at(2.0 * 9.81 * 1.06, 0.0, 0.0);
-        let e = g.check(&gained, e0, &fp, 2, 0.0).unwrap_err().to_string();
+        let e = g
+            .check(&gained, e0, 0.0, &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("energy") && e.contains("--energy-margin"), "{e}");
         // A compressed start's stored energy counts for WCSPH: released, it is no gain.
         let eos0 = (0.06 * fp.rest_density as f64 * 9.81 / fp.stiffness as f64) as f32;
         let compressed = at(0.0, 1.0, eos0);
         let e0 = total_energy(&compressed, &fp, true);
-        assert!(g.check(&gained, e0, &fp, 2, 0.0).is_ok());
+        assert!(g.check(&gained, e0, 0.0, &fp, 2, 0.0).is_ok());
         let off = Guards {
             energy_margin: 0.0,
             ..g
         };
         let e0 = total_energy(&start, &fp, true);
-        assert!(off.check(&gained, e0, &fp, 2, 0.0).is_ok());
+        assert!(off.check(&gained, e0, 0.0, &fp, 2, 0.0).is_ok());
+        // The same gain done by a moving obstacle (6% of e0 as work) is no divergence.
+        assert!(g.check(&gained, e0, 0.06 * e0, &fp, 2, 0.0).is_ok());
+        let e = g
+            .check(&gained, e0, 0.005 * e0, &fp, 2, 0.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("less the moving obstacles' work"), "{e}");
     }
 }

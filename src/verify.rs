@@ -344,7 +344,7 @@ fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
 /// The statistics block (stage `stats`): its floats relative to their largest magnitude, its
 /// counts and bits exactly; the equation-of-state energy on its own scale (it is many orders
 /// below Σρ).
-pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageReport; 3] {
+pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageReport; 4] {
     let floats = |b: &StatsBlock| {
         let mut v = b.sums.to_vec();
         v.extend_from_slice(&b.maxima);
@@ -368,6 +368,7 @@ pub fn compare_stats(gpu: &StatsBlock, cpu: &StatsBlock, tol: f64) -> [StageRepo
         compare_scaled("stats.values", &floats(gpu), &floats(cpu), tol),
         compare_exact("stats.counts", &ints(gpu), &ints(cpu)),
         compare_scaled("stats.eos_energy", &[gpu.eos], &[cpu.eos], tol),
+        compare_scaled("stats.obstacle_power", &[gpu.power], &[cpu.power], tol),
     ]
 }
 
@@ -459,11 +460,12 @@ pub fn verify_steps(
             ),
             compare_exact("step.id", &snap.state.id, &trace.next.id),
         ];
-        let want = stats_block(
+        let want = crate::cpu::stats::stats_block_with_power(
             &trace.next.pos,
             &trace.next.vel,
             &trace.next.id,
             &trace.fluid_density,
+            (!trace.obstacle_power.is_empty()).then_some(&trace.obstacle_power[..]),
             fp,
             trace.timestep.dt,
             None,

@@ -127,7 +127,7 @@ fn parity(kind: SceneKind, n: usize, steps: u64) {
     let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
     let report = verify::verify_steps(&sim, &state, None, steps, 1e-5).unwrap();
     assert!(report.pass, "{kind:?} N={n}\n{}", report.to_table());
-    assert_eq!(report.stages.len(), 12);
+    assert_eq!(report.stages.len(), 13);
 }
 
 #[test]

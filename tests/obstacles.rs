@@ -220,6 +220,63 @@ fn moving_obstacles_are_bit_exact_under_verify() {
 }
 
 #[test]
+fn the_energy_check_credits_the_work_of_moving_obstacles() {
+    // The piston and the stirrer put many times the fluid's starting energy in within 100
+    // steps: the run goes on (the check compares the energy less their work), and that
+    // balance never rises above the start.
+    let scene = file("moving-energy.json", MOVING.as_bytes());
+    let stats = common::cli::tmp_dir().join("moving-energy.csv");
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        scene.to_str().unwrap(),
+        "--steps",
+        "100",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&stats).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (ke, pe, eos, power, dt) = (
+        col("kinetic"),
+        col("potential"),
+        col("eos_energy"),
+        col("obstacle_power"),
+        col("dt"),
+    );
+    let (mut e0, mut work, mut most) = (None, 0.0f64, 0.0f64);
+    for line in lines {
+        let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
+        let e = v[ke] + v[pe] + v[eos];
+        let Some(e0) = e0 else {
+            e0 = Some(e);
+            continue;
+        };
+        work += v[power] * v[dt];
+        most = most.max(e / e0);
+        assert!(
+            e - work <= 1.05 * e0,
+            "E − W = {} > 1.05 E0 = {}",
+            e - work,
+            1.05 * e0
+        );
+    }
+    assert!(
+        most > 2.0,
+        "the obstacles did little work: E/E0 at most {most}"
+    );
+}
+
+#[test]
 fn moving_obstacles_move_the_boundary_and_its_grid() {
     // The CPU reference's boundary after place(t): every particle where the motion puts it,
     // and the grid still finds each one from its own position.

@@ -1,5 +1,5 @@
 //! Stage `stats`, the CPU mirror of `shaders/stats.wgsl`: a step's statistics reduced to a
-//! [`StatsBlock`] of 100 bytes, the only thing a headless run reads back per step.
+//! [`StatsBlock`] of 104 bytes, the only thing a headless run reads back per step.
 //!
 //! Inputs: the state the step ends with (positions, velocities, ids, densities, all in one
 //! order), the fluid parameters, the step's dt and, for DFSPH, its statistics block. Per
@@ -35,7 +35,7 @@ pub const BAD_VELOCITY: u32 = 2;
 pub const BAD_DENSITY: u32 = 4;
 
 /// The step's statistics as the GPU writes them (`stats.wgsl` `stats_final`, then the DFSPH
-/// block copied behind it): 25 words, 100 bytes.
+/// block copied behind it): 26 words, 104 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StatsBlock {
@@ -61,6 +61,9 @@ pub struct StatsBlock {
     pub speed_max_id: u32,
     /// Σ [`eos_energy`](ρ): times m B / ρ0, the energy the Tait equation of state stores, J.
     pub eos: f32,
+    /// Σ m Σ_b a_ib · v_b: the power moving obstacles put into the fluid this step, W (the
+    /// obstacles' push on each particle times their own surface velocity; 0 when still).
+    pub power: f32,
     /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
     pub dfsph: [u32; 8],
 }
@@ -76,6 +79,7 @@ struct Item {
     first_bad: u32,
     ids: [u32; 2],
     eos: f32,
+    power: f32,
 }
 
 /// Whether `x` is finite, from its exponent bits as the shader tests it.
@@ -103,7 +107,7 @@ pub fn eos_energy(rho: f32, fp: &FluidParams) -> f32 {
     }
 }
 
-fn item(x: Vec3, v: Vec3, rho: f32, id: u32, fp: &FluidParams) -> Item {
+fn item(x: Vec3, v: Vec3, rho: f32, id: u32, power: f32, fp: &FluidParams) -> Item {
     let lo = Vec3::from_slice(&fp.tank_min[..3]);
     let hi = Vec3::from_slice(&fp.tank_max[..3]);
     let fin = |a: Vec3| finite_bits(a.x) && finite_bits(a.y) && finite_bits(a.z);
@@ -122,6 +126,7 @@ fn item(x: Vec3, v: Vec3, rho: f32, id: u32, fp: &FluidParams) -> Item {
         first_bad: if bad != 0 { id } else { u32::MAX },
         ids: [id, id],
         eos: eos_energy(rho, fp),
+        power: fp.mass * power,
     }
 }
 
@@ -152,6 +157,7 @@ fn combine(a: Item, b: Item) -> Item {
         arg_max(a.maxima[0], a.ids[1], b.maxima[0], b.ids[1]),
     ];
     out.eos = a.eos + b.eos;
+    out.power = a.power + b.power;
     out
 }
 
@@ -164,6 +170,7 @@ fn padding(first: Item) -> Item {
         bad: 0,
         first_bad: u32::MAX,
         eos: 0.0,
+        power: 0.0,
         ..first
     }
 }
@@ -190,13 +197,32 @@ pub fn stats_block(
     dt: f32,
     dfsph: Option<&DfsphStats>,
 ) -> StatsBlock {
+    stats_block_with_power(pos, vel, id, density, None, fp, dt, dfsph)
+}
+
+/// [`stats_block`] with the power the moving obstacles put into each particle (per unit mass,
+/// W/kg, the same order; `None` for none), summed times m into [`StatsBlock::power`].
+#[allow(clippy::too_many_arguments)]
+pub fn stats_block_with_power(
+    pos: &[Vec3],
+    vel: &[Vec3],
+    id: &[u32],
+    density: &[f32],
+    power: Option<&[f32]>,
+    fp: &FluidParams,
+    dt: f32,
+    dfsph: Option<&DfsphStats>,
+) -> StatsBlock {
     let n = pos.len();
     // Block by block, so no per-particle array is ever held (N × 60 bytes at 4M particles
     // would be 240 MB).
     let blocks: Vec<Item> = (0..n)
         .step_by(B)
         .map(|first| {
-            let at = |k: usize| item(pos[k], vel[k], density[k], id[k], fp);
+            let at = |k: usize| {
+                let p = power.map_or(0.0, |p| p[k]);
+                item(pos[k], vel[k], density[k], id[k], p, fp)
+            };
             let mut s = [padding(at(first)); B];
             for (l, k) in (first..n.min(first + B)).enumerate() {
                 s[l] = at(k);
@@ -222,6 +248,7 @@ pub fn stats_block(
         density_max_id: r.ids[0],
         speed_max_id: r.ids[1],
         eos: r.eos,
+        power: r.power,
         dfsph: dfsph.map(DfsphStats::to_words).unwrap_or_default(),
     }
 }

@@ -27,8 +27,11 @@ pub struct StepTrace {
     pub pressure: Vec<f32>,
     /// Accelerations.
     pub acc: Vec<Vec3>,
-    /// dt, v_max, a_max.
+    /// dt, v_max, a_max, s_max.
     pub timestep: Timestep,
+    /// Per particle (slot order), the power per unit mass the obstacles' push delivers,
+    /// Σ_b a_ib · v_b (`obstacle_forces`; empty without obstacles).
+    pub obstacle_power: Vec<f32>,
     /// The state after the step (slot order of this step).
     pub next: Particles,
 }
@@ -78,11 +81,12 @@ pub fn step_with(
     if let Some(ip) = interaction {
         crate::cpu::interact::interact(&sorted.pos, &mut acc, ip);
     }
-    if let Some(b) = obstacles {
-        timed(Stage::ObstacleForces, || {
+    let obstacle_power = match obstacles {
+        Some(b) => timed(Stage::ObstacleForces, || {
             crate::boundary::obstacle_forces(&fields, &mut acc, b, sp, fp)
-        });
-    }
+        }),
+        None => Vec::new(),
+    };
     let timestep = timed(Stage::Timestep, || {
         timestep::timestep(&sorted.vel, &acc, &fluid_density, sp, fp)
     });
@@ -97,6 +101,7 @@ pub fn step_with(
         pressure,
         acc,
         timestep,
+        obstacle_power,
         next,
     }
 }

@@ -42,6 +42,9 @@ pub struct GpuFluid {
     pub accel: wgpu::Buffer,
     /// (dt, v_max, a_max, s_max) of the last step.
     pub step_state: wgpu::Buffer,
+    /// Per particle, slot order (N): Σ_b a_ib · v_b, the power per unit mass moving obstacles
+    /// put in (written by `obstacle_forces`; zeros without obstacles), which `stats` sums.
+    pub obstacle_power: wgpu::Buffer,
 }
 
 impl GpuFluid {
@@ -62,6 +65,7 @@ impl GpuFluid {
             let pressure_buf = storage("sph.pressure", n64 * 4);
             let accel = storage("sph.accel", n64 * 16);
             let step_state = storage("sph.step_state", 16);
+            let obstacle_power = storage("sph.obstacle_power", n64 * 4);
 
             let walls_l = layout(
                 d,
@@ -168,6 +172,7 @@ impl GpuFluid {
                 pressure_buf,
                 accel,
                 step_state,
+                obstacle_power,
             }
         })
     }
@@ -257,6 +262,7 @@ impl Simulation {
                 density: &d.rho,
                 step_state: &fluid.step_state,
                 fluid: &fluid.params,
+                power: &fluid.obstacle_power,
                 dfsph: Some(&d.stats),
             },
             None => StatsInputs {
@@ -266,6 +272,7 @@ impl Simulation {
                 density: &fluid.fluid_density,
                 step_state: &fluid.step_state,
                 fluid: &fluid.params,
+                power: &fluid.obstacle_power,
                 dfsph: None,
             },
         };
@@ -306,7 +313,15 @@ impl Simulation {
                 &self.fluid,
                 b,
             )?),
-            None => None,
+            None => {
+                // No obstacle puts power in any more.
+                let zeros = vec![0u8; self.grid.bufs.n as usize * 4];
+                self.grid
+                    .ctx
+                    .queue
+                    .write_buffer(&self.fluid.obstacle_power, 0, &zeros);
+                None
+            }
         };
         Ok(())
     }

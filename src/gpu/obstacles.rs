@@ -85,7 +85,7 @@ impl GpuObstacles {
                 "sph.obstacles",
                 &[
                     Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, Read,
-                    Read, Read,
+                    Read, Read, ReadWrite,
                 ],
             );
             let m = ctx.shader("sph.obstacles", shaders::OBSTACLES);
@@ -106,6 +106,7 @@ impl GpuObstacles {
                     &bpos,
                     &bslot,
                     &bvel,
+                    &fluid.obstacle_power,
                 ],
             );
             Self {

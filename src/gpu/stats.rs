@@ -1,6 +1,6 @@
 //! Stage `stats` on the GPU (`shaders/stats.wgsl`, CPU mirror [`crate::cpu::stats`]): the
 //! step's statistics block, reduced on the device and read back through two staging buffers
-//! in turn, so the host reads step k's 100 bytes while step k + 1 runs.
+//! in turn, so the host reads step k's 104 bytes while step k + 1 runs.
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -33,6 +33,8 @@ pub struct StatsInputs<'a> {
     pub step_state: &'a wgpu::Buffer,
     /// The fluid parameters (uniform).
     pub fluid: &'a wgpu::Buffer,
+    /// The power per unit mass moving obstacles put into each particle (zeros without).
+    pub power: &'a wgpu::Buffer,
     /// DFSPH's 8-word statistics block, copied behind the general one.
     pub dfsph: Option<&'a wgpu::Buffer>,
 }
@@ -71,7 +73,7 @@ impl GpuStats {
                 d,
                 "sph.stats",
                 &[
-                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, ReadWrite,
+                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, ReadWrite, Read,
                 ],
             );
             let module = ctx.shader("sph.stats", shaders::STATS);
@@ -100,6 +102,7 @@ impl GpuStats {
                         &blocks,
                         inputs.step_state,
                         &out,
+                        inputs.power,
                     ],
                 ),
                 out,
@@ -156,7 +159,7 @@ impl GpuStats {
         self.pending.borrow().len()
     }
 
-    /// Waits for the oldest submitted step and reads its block (100 bytes).
+    /// Waits for the oldest submitted step and reads its block (104 bytes).
     pub fn read(&self, ctx: &GpuContext) -> Result<StatsBlock> {
         let p = self
             .pending

@@ -355,7 +355,7 @@ impl Viewer {
             return Ok(());
         }
         let start = Instant::now();
-        // The frame's last step also reduces its statistics block (100 bytes read back), which
+        // The frame's last step also reduces its statistics block (104 bytes read back), which
         // the divergence checks read, as a headless run's do.
         // A moving obstacle is placed at each step's start time, so its steps are read one by
         // one (the time of each is known only after the one before).
@@ -449,7 +449,7 @@ impl Viewer {
         let e0 = *self
             .start_energy
             .get_or_insert_with(|| crate::run::total_energy(block, &fp, guards.wcsph));
-        guards.check(block, e0, &fp, k, t)
+        guards.check(block, e0, 0.0, &fp, k, t)
     }
 
     /// Sets or clears the mouse force from a cursor ray.
