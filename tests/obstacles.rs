@@ -220,6 +220,46 @@ fn moving_obstacles_are_bit_exact_under_verify() {
 }
 
 #[test]
+fn gpu_and_cpu_runs_with_moving_obstacles_write_the_same_statistics() {
+    // The run loop's own path (each step placed at its start time, steps one at a time), not
+    // --verify's: the two paths' --stats files are the same bytes.
+    let scene = file("moving-parity.json", MOVING.as_bytes());
+    let mut texts = Vec::new();
+    for path in ["--cpu", "--gpu"] {
+        let stats = common::cli::tmp_dir().join(format!("moving-parity{path}.csv"));
+        let out = run(&[
+            "--headless",
+            path,
+            "--scene",
+            scene.to_str().unwrap(),
+            "--steps",
+            "20",
+            "--stats",
+            stats.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if path == "--gpu"
+            && out.status.code() == Some(2)
+            && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1")
+        {
+            eprintln!("SKIPPED: {stderr}");
+            return;
+        }
+        assert_eq!(out.status.code(), Some(0), "{path}: {stderr}");
+        texts.push(std::fs::read_to_string(&stats).unwrap());
+    }
+    assert_eq!(texts[0], texts[1], "CPU and GPU statistics differ");
+    // 20 rows, and the obstacles did work in them (they moved).
+    let powers: Vec<f64> = texts[0]
+        .lines()
+        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|l| l.rsplit(',').next().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(powers.len(), 20);
+    assert!(powers.iter().any(|p| *p > 0.0), "{powers:?}");
+}
+
+#[test]
 fn the_energy_check_credits_the_work_of_moving_obstacles() {
     // The piston and the stirrer put many times the fluid's starting energy in within 100
     // steps: the run goes on (the check compares the energy less their work), and that
