@@ -1432,6 +1432,13 @@ fn simulate_from(
     }
     let mut backend: Box<dyn run::Backend> = match &ctx {
         Some(ctx) => {
+            if !cli.json {
+                // Figures are only comparable on the same adapter: name it.
+                println!(
+                    "adapter: {} ({:?}, {:?})",
+                    ctx.info.name, ctx.info.backend, ctx.info.device_type
+                );
+            }
             let mut sim = gpu_sph::gpu::fluid::Simulation::with_solver(
                 ctx.clone(),
                 &params,
