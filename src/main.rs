@@ -1147,15 +1147,12 @@ fn simulate(
         None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
     };
     // Moving obstacles push the fluid: their top speeds count as the fluid's.
-    let pushed: Vec<glam::Vec3> = match (&cli.input, &cli.scene_file) {
-        (None, Some(file)) => velocities
-            .iter()
-            .copied()
-            .chain(gpu_sph::boundary::top_speeds(&file.obstacles))
-            .collect(),
-        _ => velocities.clone(),
+    let drop = match (&cli.input, &cli.scene_file) {
+        (None, Some(file)) => physics
+            .head(drop, &velocities)
+            .max(physics.head(drop, &gpu_sph::boundary::top_speeds(&file.obstacles))),
+        _ => physics.head(drop, &velocities),
     };
-    let drop = physics.head(drop, &pushed);
     if let Some(w) = physics.sound_speed_warning(drop) {
         eprintln!("{w}");
     }

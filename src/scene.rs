@@ -708,12 +708,6 @@ impl SceneDesc {
         Ok(())
     }
 
-    /// The top speed of each moving obstacle's surface (as a velocity along x): the default
-    /// speed of sound must be ten times the fastest thing the fluid meets (Monaghan 1994).
-    pub fn obstacle_speeds(&self) -> Vec<Vec3> {
-        crate::boundary::top_speeds(&self.obstacles)
-    }
-
     /// How many particles [`SceneDesc::fill`] makes at most at spacing `s` (obstacles may
     /// carve some away), counted without storing them, so a scene too large for the device is
     /// refused before it is built. Call [`SceneDesc::validate`] first.

@@ -83,11 +83,11 @@ impl Setup {
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
         // Moving obstacles push the fluid: their top speeds count as the fluid's.
-        let mut pushed = scene.velocities.clone();
+        let mut head = opts.physics.head(scene.fluid_size.y, &scene.velocities);
         if let SceneChoice::Described { desc, .. } = &opts.scene {
-            pushed.extend(desc.obstacle_speeds());
+            let obstacles = crate::boundary::top_speeds(&desc.obstacles);
+            head = head.max(opts.physics.head(scene.fluid_size.y, &obstacles));
         }
-        let head = opts.physics.head(scene.fluid_size.y, &pushed);
         if let Some(w) = opts.physics.sound_speed_warning(head) {
             eprintln!("{w}");
         }

@@ -718,7 +718,7 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
 #[test]
 fn an_end_time_stops_the_run_at_the_first_step_that_reaches_it() {
     let stats = common::cli::tmp_dir().join("end-time.csv");
-    let out = run(&[
+    let out = common::cli::run_ok(&[
         "--headless",
         "--cpu",
         "-n",
@@ -728,18 +728,9 @@ fn an_end_time_stops_the_run_at_the_first_step_that_reaches_it() {
         "--stats",
         stats.to_str().unwrap(),
     ]);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let t: Vec<f64> = std::fs::read_to_string(&stats)
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
-        .map(|l| l.split(',').nth(1).unwrap().parse().unwrap())
-        .collect();
+    let (header, rows) = common::cli::stats_rows(&stats);
+    let col = header.iter().position(|h| h == "t").unwrap();
+    let t: Vec<f64> = rows.iter().map(|r| r[col]).collect();
     assert!(t.len() > 10, "{t:?}");
     assert!(*t.last().unwrap() >= 0.02, "{t:?}");
     assert!(t[t.len() - 2] < 0.02, "{t:?}");

@@ -29,6 +29,29 @@ pub fn file(name: &str, contents: &[u8]) -> PathBuf {
     p
 }
 
+/// Runs gpu-sph with `args` and asserts exit 0, naming stderr otherwise.
+pub fn run_ok(args: &[&str]) -> Output {
+    let out = run(args);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// A `--stats` file: its column names and its rows of numbers (comment lines skipped).
+pub fn stats_rows(path: &std::path::Path) -> (Vec<String>, Vec<Vec<f64>>) {
+    let text = std::fs::read_to_string(path).unwrap();
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let header = lines.next().unwrap().split(',').map(String::from).collect();
+    let rows = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    (header, rows)
+}
+
 pub fn assert_usage_error(args: &[&str], needle: &str) {
     let out = run(args);
     let stderr = String::from_utf8_lossy(&out.stderr);
