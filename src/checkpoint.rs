@@ -79,6 +79,13 @@ pub struct Header {
     /// bits: the sampling and ψ are deterministic).
     #[serde(default)]
     pub obstacles: Vec<crate::boundary::Obstacle>,
+    /// The scene's emitters (which layers a state holds follows from its time).
+    #[serde(default)]
+    pub emitters: Vec<crate::emitter::Emitter>,
+    /// The energy emitted particles brought in so far, J (the energy check's reference
+    /// includes it).
+    #[serde(default)]
+    pub emitted_energy: f64,
 }
 
 /// A whole run's state.
@@ -185,6 +192,7 @@ impl Template {
                 dt: snapshot.dt,
                 start_energy: at.start_energy,
                 obstacle_work: at.obstacle_work,
+                emitted_energy: at.emitted_energy,
                 dfsph_stats: snapshot.dfsph.as_ref().map(DfsphStats::to_words),
                 dt_prev: carry.as_ref().map(|c| c.dt_prev),
                 ..self.header.clone()
@@ -206,6 +214,7 @@ impl Checkpoint {
             t: self.header.t,
             start_energy: self.header.start_energy,
             obstacle_work: self.header.obstacle_work,
+            emitted_energy: self.header.emitted_energy,
         }
     }
 
@@ -441,6 +450,8 @@ mod tests {
                 geometry: "line".into(),
                 tank: [[0.0; 3], [1.0; 3], [0.5; 3]],
                 obstacles: Vec::new(),
+                emitters: Vec::new(),
+                emitted_energy: 0.0,
             },
             sim_params: config.sim_params(),
             fluid_params: fp,

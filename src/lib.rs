@@ -6,6 +6,7 @@ pub mod bench;
 pub mod boundary;
 pub mod checkpoint;
 pub mod cpu;
+pub mod emitter;
 pub mod error;
 pub mod gpu;
 pub mod hash;

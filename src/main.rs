@@ -956,12 +956,18 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
             let choice = scene_choice(cli);
             let spacing = SphConfig::new(1, overrides)?.spacing;
             // A built-in scene is sized by N, so N and T are checked before it is built; a
-            // file's bodies decide N (their fill is bounded by the description's checks).
+            // file's bodies decide N (their fill is bounded by the description's checks), and
+            // a run holds at most that many plus what its emitters add.
             let n = match &choice {
                 SceneChoice::Builtin(_) => cli.particles.unwrap_or(DEFAULT_PARTICLES),
                 SceneChoice::Described { desc, name } => {
                     desc.validate(name, spacing)?;
-                    u32::try_from(desc.count(spacing)).unwrap_or(u32::MAX)
+                    let emitted = if cli.steps > 0 {
+                        emitters_of(cli, spacing).total()
+                    } else {
+                        0
+                    };
+                    u32::try_from(desc.count(spacing) + emitted).unwrap_or(u32::MAX)
                 }
             };
             if let (Some(ctx), SceneChoice::Described { name, .. }) = (&ctx, &choice) {
@@ -993,7 +999,12 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     let n = u32::try_from(positions.len())
         .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
     let config = if cli.steps > 0 {
-        SphConfig::for_solver(n, overrides, cli.solver)?
+        // Sized for the most particles the run holds: the buffers and the table.
+        let spacing = SphConfig::new(1, overrides)?.spacing;
+        let capacity = n as u64 + emitters_of(cli, spacing).total();
+        let capacity = u32::try_from(capacity)
+            .map_err(|_| Error::input("more than 2^32 particles: shorten the emitters' windows"))?;
+        SphConfig::for_solver(capacity, overrides, cli.solver)?
     } else {
         SphConfig::new(n, overrides)?
     };
@@ -1097,6 +1108,15 @@ fn write_output(
 
 type Geometry = (glam::Vec3, glam::Vec3, glam::Vec3);
 
+/// The scene file's emitters at spacing `s` (none for built-in scenes and `--input` files).
+fn emitters_of(cli: &Cli, s: f32) -> gpu_sph::emitter::Emitters {
+    let list = match (&cli.input, &cli.scene_file) {
+        (None, Some(file)) => file.emitters.clone(),
+        _ => Vec::new(),
+    };
+    gpu_sph::emitter::Emitters { list, s }
+}
+
 /// `--steps K > 0`: the fluid, on the GPU or (with --cpu) the CPU.
 #[allow(clippy::too_many_arguments)]
 fn simulate(
@@ -1147,10 +1167,20 @@ fn simulate(
         None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
     };
     // Moving obstacles push the fluid: their top speeds count as the fluid's.
+    // Emitted fluid falls from its nozzle at its jet speed.
     let drop = match (&cli.input, &cli.scene_file) {
-        (None, Some(file)) => physics
-            .head(drop, &velocities)
-            .max(physics.head(drop, &gpu_sph::boundary::top_speeds(&file.obstacles))),
+        (None, Some(file)) => {
+            let jets = file.emitters.iter().map(|e| {
+                let jet = glam::Vec3::from(e.direction).normalize_or_zero() * e.speed;
+                physics.head((e.position[1] - tank_min.y).max(drop), &[jet])
+            });
+            jets.fold(
+                physics
+                    .head(drop, &velocities)
+                    .max(physics.head(drop, &gpu_sph::boundary::top_speeds(&file.obstacles))),
+                f32::max,
+            )
+        }
         _ => physics.head(drop, &velocities),
     };
     if let Some(w) = physics.sound_speed_warning(drop) {
@@ -1193,6 +1223,8 @@ fn simulate(
                 (None, Some(file)) => file.obstacles.clone(),
                 _ => Vec::new(),
             },
+            emitters: emitters_of(cli, config.spacing).list,
+            emitted_energy: 0.0,
         },
         sim_params: params,
         fluid_params: fp,
@@ -1235,9 +1267,13 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
     }
     let paths = choose_paths(cli)?;
     if let Some(ctx) = &paths.compute {
-        check_limits(&ctx.limits, ck.header.n, ck.header.config.table_size)?;
+        check_limits(
+            &ctx.limits,
+            ck.header.config.particles,
+            ck.header.config.table_size,
+        )?;
     }
-    probe_memory(ck.header.n as u64, paths.compute.as_deref())?;
+    probe_memory(ck.header.config.particles as u64, paths.compute.as_deref())?;
     let template = checkpoint::Template {
         header: ck.header.clone(),
         sim_params: ck.sim_params,
@@ -1401,19 +1437,28 @@ fn simulate_from(
         ));
     }
     let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
+    let emitters = gpu_sph::emitter::Emitters {
+        list: h.emitters.clone(),
+        s: config.spacing,
+    };
+    let up_to = if emitters.is_empty() {
+        String::new()
+    } else {
+        format!(" (up to {} with its emitters)", config.particles)
+    };
     if !cli.json {
         match &resumed {
             Some(_) => println!(
-                "gpu-sph: {} particles from {}, resumed at step {} (t = {:.6} s), {}",
-                config.particles,
+                "gpu-sph: {}{up_to} particles from {}, resumed at step {} (t = {:.6} s), {}",
+                state.len(),
                 h.source,
                 from.step,
                 from.t,
                 steps_text(cli, "more ")
             ),
             None => println!(
-                "gpu-sph: {} particles from {}, {}",
-                config.particles,
+                "gpu-sph: {}{up_to} particles from {}, {}",
+                state.len(),
                 h.source,
                 steps_text(cli, "")
             ),
@@ -1462,11 +1507,18 @@ fn simulate_from(
             }
             if cli.verify {
                 let report = match &dp {
-                    Some(_) => verify::verify_dfsph_steps(&sim, &state, cli.steps, cli.tolerance)?,
+                    Some(_) => verify::verify_dfsph_steps(
+                        &sim,
+                        &state,
+                        &emitters,
+                        cli.steps,
+                        cli.tolerance,
+                    )?,
                     None => verify::verify_steps(
                         &sim,
                         &state,
                         obstacles.as_deref(),
+                        &emitters,
                         cli.steps,
                         cli.tolerance,
                     )?,
@@ -1551,6 +1603,7 @@ fn simulate_from(
             time: cli.end_time,
         },
         cli.output.is_some() || cli.screenshot.is_some(),
+        &emitters,
         run::Outputs {
             stats: stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
             export: export.as_ref(),
@@ -1612,7 +1665,7 @@ fn simulate_from(
     }
     if let Some(st) = last {
         if cli.json {
-            let v = serde_json::json!({ "particles": config.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
+            let v = serde_json::json!({ "particles": st.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
             println!("{v}");
         } else {
             if cli.solver == Solver::Dfsph {

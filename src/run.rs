@@ -11,6 +11,7 @@ use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry, DfsphStats};
 use crate::cpu::reorder::Particles;
 use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, stats_block};
 use crate::cpu::step::step_with;
+use crate::emitter::Emitters;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Error, Result, io};
@@ -36,6 +37,8 @@ pub trait Backend {
     }
     /// Puts moving obstacles where they are at time `t` (s), for the next step.
     fn place_obstacles(&mut self, _t: f64) {}
+    /// Adds emitted particles after the live ones (no step may be in flight).
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()>;
 }
 
 impl Backend for Simulation {
@@ -65,6 +68,10 @@ impl Backend for Simulation {
 
     fn place_obstacles(&mut self, t: f64) {
         Simulation::place_obstacles(self, t);
+    }
+
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
+        Simulation::append(self, batch).map_err(|e| self.grid.ctx.explain(e))
     }
 }
 
@@ -235,6 +242,28 @@ impl Backend for CpuSimulation {
             std::sync::Arc::make_mut(b).place(t);
         }
     }
+
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let s = &mut self.snap;
+        batch.append_to(&mut s.state);
+        s.density
+            .extend(std::iter::repeat_n(self.fp.rest_density, batch.pos.len()));
+        // As the GPU: DFSPH holds the state in the order it was in, plus the new particles,
+        // and computes the grid, ρ and α at once.
+        if let Some(d) = &mut self.dfsph {
+            d.carry
+                .warm
+                .extend(std::iter::repeat_n([0.0; 2], batch.pos.len()));
+            let (grid, sorted, da) = dfsph::prepare(&s.state, &self.sp, &self.fp, &d.dp);
+            s.state = sorted.clone();
+            s.density = da.density.clone();
+            d.start = Some((grid, sorted, da));
+        }
+        Ok(())
+    }
 }
 
 /// One row of `--stats`.
@@ -279,6 +308,8 @@ pub struct StepStats {
     pub eos_energy: f64,
     /// The power moving obstacles put into the fluid this step, W (0 when none moves).
     pub obstacle_power: f64,
+    /// Live particles in the step (emitters add some at the ends of steps).
+    pub particles: u64,
 }
 
 /// When a run counts as diverged, besides non-finite values and particles outside the tank.
@@ -443,6 +474,7 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         density_error_max: b.maxima[3] as f64 / rho0,
         eos_energy: 0.0,
         obstacle_power: b.power as f64,
+        particles: b.n as u64,
     };
     // DFSPH reduces its density error at the new positions in its own block.
     if b.dfsph != [0; 8] {
@@ -500,7 +532,7 @@ pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
 /// The `--stats` CSV header, after comment lines recording the geometry.
 pub fn stats_header(geometry: &str) -> String {
     format!(
-        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy,obstacle_power\n"
+        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy,obstacle_power,particles\n"
     )
 }
 
@@ -508,7 +540,7 @@ impl StepStats {
     /// The row as a CSV line.
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e},{:.6e}\n",
+            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e},{:.6e},{}\n",
             self.step,
             self.t,
             self.dt,
@@ -527,7 +559,8 @@ impl StepStats {
             self.density_error_mean,
             self.density_error_max,
             self.eos_energy,
-            self.obstacle_power
+            self.obstacle_power,
+            self.particles
         )
     }
 }
@@ -612,6 +645,8 @@ pub struct RunFrom {
     pub start_energy: Option<f64>,
     /// The work moving obstacles have done on the fluid since the start, J.
     pub obstacle_work: f64,
+    /// The energy emitted particles brought in since the start, J.
+    pub emitted_energy: f64,
 }
 
 /// Checkpoints written during a run: every `every` steps (0: never on a schedule) and when
@@ -659,6 +694,7 @@ pub fn run(
     from: &RunFrom,
     until: Until,
     want_final: bool,
+    emitters: &Emitters,
     mut out: Outputs<'_>,
     progress: &indicatif::ProgressBar,
 ) -> Result<(Option<Snapshot>, Option<StepStats>)> {
@@ -674,6 +710,7 @@ pub fn run(
         from,
         until,
         want_final,
+        emitters,
         &mut out,
         progress,
         &mut latest,
@@ -705,6 +742,23 @@ pub fn run(
     }
 }
 
+/// Adds the particles `emitters` release in (before, t] to `backend`; returns the energy
+/// they bring in.
+fn emit(
+    backend: &mut dyn Backend,
+    emitters: &Emitters,
+    fp: &FluidParams,
+    before: Option<f64>,
+    t: f64,
+) -> Result<f64> {
+    let batch = emitters.between(before, t);
+    if batch.is_empty() {
+        return Ok(0.0);
+    }
+    backend.append(&batch)?;
+    Ok(batch.energy(fp.mass, fp.gravity[1], fp.tank_min[1]))
+}
+
 /// When a run ends: after `steps` steps, or after the first step that reaches simulated time
 /// `time` (s), whichever comes first.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -730,6 +784,7 @@ fn run_steps(
     from: &RunFrom,
     until: Until,
     want_final: bool,
+    emitters: &Emitters,
     out: &mut Outputs<'_>,
     progress: &indicatif::ProgressBar,
     latest: &mut Option<PathBuf>,
@@ -739,11 +794,17 @@ fn run_steps(
     let mut snap = None;
     let mut start_energy = from.start_energy;
     let mut work = from.obstacle_work;
+    let mut emitted = from.emitted_energy;
     let steps = until.steps;
     // A moving obstacle's pose needs the time each step starts at, known only once the step
-    // before has been read, and an end time is known to be reached only then: then steps run
-    // one at a time.
+    // before has been read, and an end time is known to be reached only then; emitters add
+    // particles at that time: then steps run one at a time.
     let one_at_a_time = backend.obstacles_move() || until.time.is_some();
+    // A state at time t holds every layer that left by t (`crate::emitter`): a fresh run
+    // emits those of t = 0 first; a resumed one has them.
+    if from.step == 0 && steps > 0 {
+        emitted += emit(backend, emitters, fp, None, t)?;
+    }
     if steps > 0 {
         backend.place_obstacles(t);
         backend.submit()?;
@@ -754,12 +815,14 @@ fn run_steps(
         let stop = ck.and_then(Checkpointing::stop_signal);
         let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
         let needs_state = out.wants_frame(k) || (i == steps && want_final) || due;
-        // Step k + 1 runs while step k's block is read, unless step k's state is wanted.
-        let pipelined = !needs_state && !one_at_a_time;
+        // Step k + 1 runs while step k's block is read, unless step k's state is wanted or
+        // emitters may add particles at its end.
+        let pipelined = !needs_state && !one_at_a_time && !emitters.active_after(t);
         if i < steps && pipelined {
             backend.submit()?;
         }
         let block = backend.read_stats()?;
+        let t_before = t;
         t += block.dt as f64;
         let st = step_stats(&block, fp, k, t)?;
         if let Some(o) = out.stats.as_deref_mut() {
@@ -773,8 +836,11 @@ fn run_steps(
         if !first {
             work += block.power as f64 * block.dt as f64;
         }
-        guards.check(&block, e0, work, fp, k, t)?;
+        guards.check(&block, e0 + emitted, work, fp, k, t)?;
         last = Some(st);
+        if !pipelined {
+            emitted += emit(backend, emitters, fp, Some(t_before), t)?;
+        }
         progress.inc(1);
         let reached = until.time.is_some_and(|end| t >= end);
         if let Some(end) = until.time {
@@ -789,6 +855,7 @@ fn run_steps(
                     t,
                     start_energy,
                     obstacle_work: work,
+                    emitted_energy: emitted,
                 };
                 let path = c
                     .template

@@ -337,6 +337,8 @@ pub struct SceneDesc {
     pub bodies: Vec<Body>,
     /// Solid obstacles (boundary particles, `crate::boundary`).
     pub obstacles: Vec<crate::boundary::Obstacle>,
+    /// Nozzles that add fluid during the run (`crate::emitter`).
+    pub emitters: Vec<crate::emitter::Emitter>,
 }
 
 /// Particles plus the tank that holds them.
@@ -616,6 +618,7 @@ impl SceneDesc {
             tank_max,
             bodies,
             obstacles: Vec::new(),
+            emitters: Vec::new(),
         }
     }
 
@@ -686,6 +689,14 @@ impl SceneDesc {
                     "{name} spans {olo} – {ohi}, outside the tank {lo} – {hi}: move it or enlarge the tank"
                 )));
             }
+        }
+        for (i, e) in self.emitters.iter().enumerate() {
+            e.validate(
+                &format!("{at}: emitters[{i}]"),
+                s,
+                (lo, hi),
+                &self.obstacles,
+            )?;
         }
         // Bound the fill before it allocates: a lattice's cells, a random fill's count.
         let estimate: f64 = self
@@ -971,6 +982,7 @@ mod tests {
             tank_max: Vec3::new(1.6, 0.5, 0.2),
             bodies: vec![lattice, random],
             obstacles: Vec::new(),
+            emitters: Vec::new(),
         };
         let (scene, counts) = desc.fill(s, 0);
         assert!(scene.walled > 0);

@@ -80,6 +80,9 @@ pub struct SceneFile {
     /// Solid obstacles (boxes, spheres, cylinders), as boundary particles.
     #[serde(default)]
     pub obstacles: Vec<crate::boundary::Obstacle>,
+    /// Nozzles that add fluid during the run.
+    #[serde(default)]
+    pub emitters: Vec<crate::emitter::Emitter>,
     /// Physics settings: the solver and fluid parameters, and the seed.
     #[serde(default)]
     pub physics: Settings,
@@ -334,6 +337,7 @@ impl SceneFile {
             tank_max: Vec3::from(self.tank.max),
             bodies: self.fluid.clone(),
             obstacles: self.obstacles.clone(),
+            emitters: self.emitters.clone(),
         }
     }
 }

@@ -380,6 +380,7 @@ pub fn verify_steps(
     sim: &crate::gpu::fluid::Simulation,
     start: &Particles,
     obstacles: Option<&crate::boundary::Boundary>,
+    emitters: &crate::emitter::Emitters,
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
@@ -391,7 +392,11 @@ pub fn verify_steps(
     // paths, as a run does.
     let mut boundary = obstacles.cloned();
     let mut t = 0.0f64;
+    // Emitted particles join at each step's start time, on both paths, as in a run.
+    let mut emitted = None;
     for step in 1..=steps {
+        emitters.between(emitted, t).append_to(&mut state);
+        emitted = Some(t);
         if let Some(b) = boundary.as_mut().filter(|b| b.moves()) {
             b.place(t);
             sim.upload_obstacles(b);
@@ -520,7 +525,7 @@ fn verify_solve(
     out: &mut Rows,
 ) -> Result<()> {
     let (g, d) = (&sim.grid, sim.dfsph.as_ref().expect("a DFSPH simulation"));
-    let n = g.bufs.n as usize;
+    let n = g.bufs.n.get() as usize;
     let name = which.name();
     g.run(|g, e| d.encode_first_rate(g, e, which))?;
     let got = g.read_f32(&d.kappa, n)?;
@@ -607,6 +612,7 @@ fn verify_solve(
 pub fn verify_dfsph_steps(
     sim: &crate::gpu::fluid::Simulation,
     start: &Particles,
+    emitters: &crate::emitter::Emitters,
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
@@ -618,12 +624,17 @@ pub fn verify_dfsph_steps(
     };
     let (sp, fp, dp) = (&sim.sim_params, &sim.fluid_params, &d.dp);
     let g = &sim.grid;
-    let n = start.len();
     let mut state = start.clone();
-    let mut carry = DfsphCarry::new(n, dp);
+    let mut carry = DfsphCarry::new(start.len(), dp);
     let mut worst = Vec::new();
     let mut first_mismatch = None;
+    let (mut t, mut emitted) = (0.0f64, None);
     for step in 1..=steps {
+        // Emitted particles join at each step's start time with no warm-start stiffness.
+        emitters.between(emitted, t).append_to(&mut state);
+        emitted = Some(t);
+        carry.warm.resize(state.len(), [0.0; 2]);
+        let n = state.len();
         let tr = dfsph_step(true, &state, &carry, None, sp, fp, dp);
         let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
         crate::gpu::neighbours::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
@@ -770,6 +781,7 @@ pub fn verify_dfsph_steps(
             first_mismatch = out.first.take();
         }
         merge(&mut worst, out.rows);
+        t += tr.stats.dt as f64;
         state = tr.next;
         carry = tr.carry;
     }

@@ -94,7 +94,7 @@ fn dfsph_runs_on_both_paths_with_identical_statistics() {
             .map(String::from)
             .collect();
         assert!(body[0].ends_with(
-            "iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy,obstacle_power"
+            "iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy,obstacle_power,particles"
         ));
         assert_eq!(body.len(), 5);
         rows.push(body);

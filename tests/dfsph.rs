@@ -46,7 +46,7 @@ fn parity_of(state: &Particles, sp: &SimParams, fp: &FluidParams, dp: &DfsphPara
     let Some(ctx) = common::gpu() else { return };
     let tol = tolerance(&ctx);
     let sim = Simulation::with_solver(ctx, sp, fp, Some(dp), state).unwrap();
-    let report = verify::verify_dfsph_steps(&sim, state, steps, tol).unwrap();
+    let report = verify::verify_dfsph_steps(&sim, state, &Default::default(), steps, tol).unwrap();
     assert!(
         report.pass,
         "N = {}, T = {}\n{}",

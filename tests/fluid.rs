@@ -125,7 +125,8 @@ fn parity(kind: SceneKind, n: usize, steps: u64) {
     let (cfg, fp, scene) = setup(kind, n);
     let state = Particles::new(scene.positions, scene.velocities);
     let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
-    let report = verify::verify_steps(&sim, &state, None, steps, 1e-5).unwrap();
+    let report =
+        verify::verify_steps(&sim, &state, None, &Default::default(), steps, 1e-5).unwrap();
     assert!(report.pass, "{kind:?} N={n}\n{}", report.to_table());
     assert_eq!(report.stages.len(), 13);
 }
@@ -201,6 +202,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &Default::default(),
         Until::steps(12),
         false,
+        &Default::default(),
         Outputs::default(),
         &bar,
     )
@@ -231,6 +233,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &Default::default(),
         Until::steps(12),
         false,
+        &Default::default(),
         out,
         &bar,
     )

@@ -27,7 +27,7 @@ fn check(n: usize, ip: InteractParams) {
     sim.grid.write_vec3(&sim.fluid.accel, &accel);
     sim.set_interaction(Some(ip));
     sim.grid
-        .run(|g, e| sim.interact.encode(e, g.bufs.n))
+        .run(|g, e| sim.interact.encode(e, g.bufs.n.get()))
         .unwrap();
     let gpu = sim.grid.read_vec3(&sim.fluid.accel, n).unwrap();
     let mut cpu = accel.clone();

@@ -53,8 +53,10 @@ pub struct GpuDfsph {
     solves: [SolveGroups; 2],
     /// The uniform block.
     pub params: wgpu::Buffer,
-    /// The parameters it holds.
+    /// The parameters it holds (`blocks` for the capacity).
     pub dp: DfsphParams,
+    // ⌈live N / 256⌉, which the uniform block holds and the direct dispatches use.
+    live_blocks: std::cell::Cell<u32>,
     /// ρ per particle, slot order (N).
     pub rho: wgpu::Buffer,
     /// α per particle (N).
@@ -101,7 +103,7 @@ impl GpuDfsph {
         let b = &grid.bufs;
         ctx.scoped(|| {
             let d = &ctx.device;
-            let n64 = b.n as u64;
+            let n64 = b.capacity as u64;
             let blocks = dp.blocks as u64;
             let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
             let uniform = |label: &str, bytes: &[u8]| {
@@ -441,6 +443,7 @@ impl GpuDfsph {
                 solves,
                 params,
                 dp: *dp,
+                live_blocks: std::cell::Cell::new(dp.blocks),
                 rho,
                 alpha,
                 kappa,
@@ -471,14 +474,31 @@ impl GpuDfsph {
             Stage::DfsphBlocks,
             &self.blocks,
             &self.density_blocks_bg,
-            self.dp.blocks,
+            self.live_blocks.get(),
         );
+    }
+
+    /// Follows the live particle count `n` (see [`GpuNeighbours::set_live`]): the reductions
+    /// fold ⌈n / 256⌉ blocks, as the CPU mirror's do.
+    pub fn set_live(&self, queue: &wgpu::Queue, n: u32) {
+        let blocks = n.div_ceil(crate::params::REDUCE_BLOCK).max(1);
+        if blocks != self.live_blocks.get() {
+            self.live_blocks.set(blocks);
+            let dp = DfsphParams { blocks, ..self.dp };
+            queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&dp));
+        }
     }
 
     /// Stage `dfsph_warm` of `solve`.
     pub fn encode_warm(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        g.dispatch(e, Stage::DfsphWarm, &self.warm, &s.warm, self.dp.blocks);
+        g.dispatch(
+            e,
+            Stage::DfsphWarm,
+            &self.warm,
+            &s.warm,
+            self.live_blocks.get(),
+        );
     }
 
     /// Stage `dfsph_pressure` of `solve` (indirect).
@@ -511,13 +531,19 @@ impl GpuDfsph {
     /// before the warm start, which decides where it applies.
     pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        g.dispatch(e, Stage::DfsphRate, &self.rate, &s.rate, self.dp.blocks);
+        g.dispatch(
+            e,
+            Stage::DfsphRate,
+            &self.rate,
+            &s.rate,
+            self.live_blocks.get(),
+        );
         g.dispatch(
             e,
             Stage::DfsphBlocks,
             &self.blocks,
             &s.blocks,
-            self.dp.blocks,
+            self.live_blocks.get(),
         );
     }
 
@@ -557,13 +583,13 @@ impl GpuDfsph {
 
     /// Stage `dfsph_predict`.
     pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(g.bufs.n, WORKGROUP_SIZE);
+        let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
         g.dispatch(e, Stage::DfsphPredict, &self.predict, &self.predict_bg, n);
     }
 
     /// Stage `dfsph_integrate`.
     pub fn encode_integrate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(g.bufs.n, WORKGROUP_SIZE);
+        let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
         g.dispatch(
             e,
             Stage::DfsphIntegrate,

@@ -54,7 +54,7 @@ impl GpuFluid {
         let b = &grid.bufs;
         ctx.scoped(|| {
             let d = &ctx.device;
-            let n64 = b.n as u64;
+            let n64 = b.capacity as u64;
             let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
             let params = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("sph.fluid_params"),
@@ -315,7 +315,7 @@ impl Simulation {
             )?),
             None => {
                 // No obstacle puts power in any more.
-                let zeros = vec![0u8; self.grid.bufs.n as usize * 4];
+                let zeros = vec![0u8; self.grid.bufs.capacity as usize * 4];
                 self.grid
                     .ctx
                     .queue
@@ -369,12 +369,71 @@ impl Simulation {
         self.interaction = ip;
     }
 
-    /// Replaces the particle state (DFSPH: with a fresh start, no warm-start stiffness).
+    /// Replaces the particle state (DFSPH: with a fresh start, no warm-start stiffness); its
+    /// length becomes the live count, at most the capacity.
     pub fn upload(&self, state: &Particles) {
         self.grid.upload(state);
         if let Some(d) = &self.dfsph {
+            d.set_live(&self.grid.ctx.queue, state.len() as u32);
             self.upload_carry(&DfsphCarry::new(state.len(), &d.dp));
         }
+    }
+
+    /// Adds emitted particles after the live ones, with the next ids, at rest density (see
+    /// `crate::emitter`); no step may be in flight. WCSPH holds its state in `positions`;
+    /// DFSPH's last step left it in slot order, which becomes the held order, the new particles
+    /// get no warm-start stiffness, and the grid, ρ and α are computed at once, so a snapshot
+    /// taken now holds them. The CPU mirror ([`crate::run::CpuSimulation`]) does the same.
+    pub fn append(&self, batch: &crate::emitter::Batch) -> Result<()> {
+        let m = batch.pos.len() as u32;
+        if m == 0 {
+            return Ok(());
+        }
+        let b = &self.grid.bufs;
+        let n = b.n.get();
+        if n + m > b.capacity {
+            return Err(crate::Error::input(format!(
+                "{} particles exceed the capacity of {} the run was sized for",
+                n + m,
+                b.capacity
+            )));
+        }
+        let q = &self.grid.ctx.queue;
+        if self.dfsph.is_some() && self.primed.get() {
+            let mut e = self.grid.encoder();
+            let n64 = n as u64;
+            e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n64 * 16);
+            e.copy_buffer_to_buffer(&b.sorted_vel, 0, &b.velocities, 0, n64 * 16);
+            e.copy_buffer_to_buffer(&b.sorted_id, 0, &b.particle_id, 0, n64 * 4);
+            q.submit([e.finish()]);
+            self.primed.set(false);
+        }
+        let ids: Vec<u32> = (n..n + m).collect();
+        let at = |bytes: u64| n as u64 * bytes;
+        q.write_buffer(
+            &b.positions,
+            at(16),
+            bytemuck::cast_slice(&super::neighbours::to_vec4(&batch.pos)),
+        );
+        q.write_buffer(
+            &b.velocities,
+            at(16),
+            bytemuck::cast_slice(&super::neighbours::to_vec4(&batch.vel)),
+        );
+        q.write_buffer(&b.particle_id, at(4), bytemuck::cast_slice(&ids));
+        let rho0 = vec![self.fluid_params.rest_density; m as usize];
+        q.write_buffer(
+            &self.fluid.fluid_density,
+            at(4),
+            bytemuck::cast_slice(&rho0),
+        );
+        self.grid.set_live(n + m);
+        if let Some(d) = &self.dfsph {
+            q.write_buffer(&d.warm_buf, at(8), &vec![0u8; m as usize * 8]);
+            d.set_live(q, n + m);
+            self.grid.run(|_, e| self.encode_prime(e))?;
+        }
+        Ok(())
     }
 
     /// DFSPH: replaces the state carried between steps (warm start, previous dt).
@@ -399,7 +458,7 @@ impl Simulation {
             self.encode_dfsph_step(e, d);
             return;
         }
-        let n_groups = groups(self.grid.bufs.n, WORKGROUP_SIZE);
+        let n_groups = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
         let f = &self.fluid;
         self.grid.encode_build(e);
         self.grid.encode_density(e);
@@ -412,7 +471,7 @@ impl Simulation {
         self.grid
             .dispatch_indirect(e, Stage::Forces, &f.forces, &f.forces_bg, args);
         if self.interaction.is_some() {
-            self.interact.encode(e, self.grid.bufs.n);
+            self.interact.encode(e, self.grid.bufs.n.get());
         }
         if let Some(o) = &self.obstacles {
             o.encode_forces(&self.grid, e);
@@ -444,7 +503,7 @@ impl Simulation {
         d.encode_solve(g, e, Solve::Divergence);
         d.encode_accel(g, e);
         if self.interaction.is_some() {
-            self.interact.encode(e, g.bufs.n);
+            self.interact.encode(e, g.bufs.n.get());
         }
         d.encode_timestep(g, e);
         d.encode_predict(g, e);
@@ -507,7 +566,7 @@ impl Simulation {
     /// Reads the current state, densities and last dt.
     pub fn snapshot(&self) -> Result<Snapshot> {
         let b = &self.grid.bufs;
-        let n = b.n as usize;
+        let n = b.n.get() as usize;
         if let Some(d) = &self.dfsph
             && self.primed.get()
         {
@@ -547,7 +606,7 @@ impl Simulation {
         let Some(d) = &self.dfsph else {
             return Ok(None);
         };
-        let n = self.grid.bufs.n as usize;
+        let n = self.grid.bufs.n.get() as usize;
         let flat = self.grid.read_f32(&d.warm_buf, 2 * n)?;
         let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
         Ok(Some(DfsphCarry {
@@ -559,7 +618,7 @@ impl Simulation {
     /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max,
     /// s_max).
     pub fn read_fields(&self) -> Result<(Vec<f32>, Vec<Vec3>, [f32; 4])> {
-        let n = self.grid.bufs.n as usize;
+        let n = self.grid.bufs.n.get() as usize;
         let p = self.grid.read_f32(&self.fluid.pressure_buf, n)?;
         let a = self.grid.read_vec3(&self.fluid.accel, n)?;
         let s = self.grid.read_f32(&self.fluid.step_state, 4)?;

@@ -300,8 +300,13 @@ pub fn scan_levels(t: u32) -> Vec<u32> {
 
 /// Every buffer of the pipeline for one (N, T), with the bind groups that use them.
 pub struct NeighbourBuffers {
-    /// Particle count.
-    pub n: u32,
+    /// Live particle count N: the stages run over particles 0..N (an emitter raises it; see
+    /// [`GpuNeighbours::set_live`]).
+    pub n: std::cell::Cell<u32>,
+    /// The most particles the buffers hold (the scene's maximum, emitters included).
+    pub capacity: u32,
+    // The uniform block's contents, whose `n` follows the live count.
+    host_params: std::cell::Cell<SimParams>,
     /// Particles per density group (src/params.rs group_size): the walkers' member count.
     pub group_size: u32,
     /// Table size.
@@ -349,7 +354,8 @@ pub struct NeighbourBuffers {
 }
 
 impl NeighbourBuffers {
-    /// Allocates every buffer for `params.n` particles and `params.table_size` slots.
+    /// Allocates every buffer for `params.n` particles (the capacity; all live at first) and
+    /// `params.table_size` slots.
     pub fn new(ctx: &GpuContext, pipes: &NeighbourPipelines, params: &SimParams) -> Result<Self> {
         let (n, t) = (params.n, params.table_size);
         check_limits(&ctx.limits, n, t)?;
@@ -501,7 +507,9 @@ impl NeighbourBuffers {
             keep.push(zero);
             keep.extend(scan_params);
             Self {
-                n,
+                n: std::cell::Cell::new(n),
+                capacity: n,
+                host_params: std::cell::Cell::new(*params),
                 group_size: params.group_size,
                 t,
                 params: params_buf,
@@ -566,14 +574,25 @@ impl GpuNeighbours {
         })
     }
 
-    /// Copies the particle state to the GPU (positions and velocities as vec4, w = 0).
-    /// `state.len()` must equal N.
+    /// Sets the live count N (at most the capacity): every stage encoded after runs over
+    /// particles 0..N, and the uniform block says so.
+    pub fn set_live(&self, n: u32) {
+        assert!(n <= self.bufs.capacity, "{n} particles exceed the capacity");
+        if n != self.bufs.n.get() {
+            let mut p = self.bufs.host_params.get();
+            p.n = n;
+            self.bufs.host_params.set(p);
+            self.bufs.n.set(n);
+            self.ctx
+                .queue
+                .write_buffer(&self.bufs.params, 0, bytemuck::bytes_of(&p));
+        }
+    }
+
+    /// Copies the particle state to the GPU (positions and velocities as vec4, w = 0) and
+    /// makes its length the live count; at most the capacity.
     pub fn upload(&self, state: &Particles) {
-        assert_eq!(
-            state.len(),
-            self.bufs.n as usize,
-            "particle count must equal N"
-        );
+        self.set_live(state.len() as u32);
         let q = &self.ctx.queue;
         q.write_buffer(
             &self.bufs.positions,
@@ -667,7 +686,7 @@ impl GpuNeighbours {
         let mut pass = self.pass(encoder, Stage::Hash);
         pass.set_pipeline(&self.pipes.hash);
         pass.set_bind_group(0, &self.bufs.hash_bg, &[]);
-        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+        pass.dispatch_workgroups(groups(self.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
     }
 
     /// Stage `scan`: reduce up the levels, scan the top, scan back down (2·levels − 1 dispatches).
@@ -693,7 +712,7 @@ impl GpuNeighbours {
         let mut pass = self.pass(encoder, Stage::Scatter);
         pass.set_pipeline(&self.pipes.scatter);
         pass.set_bind_group(0, &self.bufs.scatter_bg, &[]);
-        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+        pass.dispatch_workgroups(groups(self.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
     }
 
     /// Stage `order`: one dispatch over N (after resetting the group list's arguments).
@@ -703,7 +722,7 @@ impl GpuNeighbours {
         let mut pass = self.pass(encoder, Stage::Order);
         pass.set_pipeline(&self.pipes.order);
         pass.set_bind_group(0, &self.bufs.order_bg, &[]);
-        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+        pass.dispatch_workgroups(groups(self.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
     }
 
     /// Stage `density`: one indirect dispatch, one invocation per group `order` listed.
@@ -719,7 +738,7 @@ impl GpuNeighbours {
         let mut pass = self.pass(encoder, Stage::Reorder);
         pass.set_pipeline(&self.pipes.reorder);
         pass.set_bind_group(0, &self.bufs.reorder_bg, &[]);
-        pass.dispatch_workgroups(groups(self.bufs.n, WORKGROUP_SIZE), 1, 1);
+        pass.dispatch_workgroups(groups(self.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
     }
 
     /// The grid build: clear, hash, scan, scatter, order, reorder.
@@ -766,7 +785,7 @@ impl GpuNeighbours {
             g.encode_build(e);
             g.encode_density(e);
         })?;
-        let n = self.bufs.n as usize;
+        let n = self.bufs.n.get() as usize;
         let sorted = self.read_f32(&self.bufs.density, n)?;
         let ids = self.read_u32(&self.bufs.sorted_id, n)?;
         let mut out = vec![0.0; n];

@@ -149,13 +149,13 @@ impl GpuObstacles {
 
     /// Adds the obstacles' density (and re-derives the pressure), after `walls`.
     pub fn encode_density(&self, grid: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(grid.bufs.n, WORKGROUP_SIZE);
+        let n = groups(grid.bufs.n.get(), WORKGROUP_SIZE);
         grid.dispatch(e, Stage::ObstacleDensity, &self.density, &self.bg, n);
     }
 
     /// Adds the obstacles' push to the accelerations, after `forces` (and `interact`).
     pub fn encode_forces(&self, grid: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(grid.bufs.n, WORKGROUP_SIZE);
+        let n = groups(grid.bufs.n.get(), WORKGROUP_SIZE);
         grid.dispatch(e, Stage::ObstacleForces, &self.forces, &self.bg, n);
     }
 }

@@ -56,14 +56,13 @@ pub struct GpuStats {
     staging: [wgpu::Buffer; 2],
     next: std::cell::Cell<usize>,
     pending: RefCell<VecDeque<Pending>>,
-    n: u32,
 }
 
 impl GpuStats {
     /// Compiles the stage for `grid`'s N, reading `inputs`.
     pub fn new(ctx: &GpuContext, grid: &GpuNeighbours, inputs: &StatsInputs<'_>) -> Result<Self> {
         use Binding::*;
-        let n = grid.bufs.n;
+        let n = grid.bufs.capacity;
         ctx.scoped(|| {
             let d = &ctx.device;
             let blocks =
@@ -110,7 +109,6 @@ impl GpuStats {
                 staging: [staging(), staging()],
                 next: std::cell::Cell::new(0),
                 pending: RefCell::new(VecDeque::new()),
-                n,
             }
         })
     }
@@ -128,7 +126,7 @@ impl GpuStats {
             let mut pass = g.pass(e, Stage::Stats);
             pass.set_bind_group(0, &self.bg, &[]);
             pass.set_pipeline(&self.blocks_pipe);
-            pass.dispatch_workgroups(groups(self.n, WORKGROUP_SIZE), 1, 1);
+            pass.dispatch_workgroups(groups(g.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
             pass.set_pipeline(&self.final_pipe);
             pass.dispatch_workgroups(1, 1, 1);
         }

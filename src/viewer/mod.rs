@@ -698,7 +698,7 @@ impl Viewer {
     /// the GPU (one readback, on request only).
     fn fit_range(&mut self) -> Result<()> {
         let b = &self.sim.grid.bufs;
-        let n = b.n as usize;
+        let n = b.n.get() as usize;
         let values: Vec<f32> = match self.controls.field {
             ColorField::Speed => self
                 .sim

@@ -292,7 +292,7 @@ impl Renderer {
             obstacle_group,
             line_vertices,
             line_count,
-            particle_count: sim.grid.bufs.n,
+            particle_count: sim.grid.bufs.n.get(),
         }
     }
 
@@ -360,7 +360,7 @@ impl Renderer {
         self.obstacle_group = obstacles;
         self.line_vertices = lines;
         self.line_count = count;
-        self.particle_count = sim.grid.bufs.n;
+        self.particle_count = sim.grid.bufs.n.get();
     }
 
     /// Writes the uniform block for the next draw.

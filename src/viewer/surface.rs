@@ -270,7 +270,7 @@ impl SurfaceRenderer {
             composite,
             format,
             targets: None,
-            particle_count: sim.grid.bufs.n,
+            particle_count: sim.grid.bufs.n.get(),
         }
     }
 
@@ -291,7 +291,7 @@ impl SurfaceRenderer {
     /// Points the renderer at a new simulation (after a restart).
     pub fn rebind(&mut self, ctx: &GpuContext, sim: &Simulation) {
         self.params = Self::params_group(ctx, &self.params_layout, &self.uniform, sim);
-        self.particle_count = sim.grid.bufs.n;
+        self.particle_count = sim.grid.bufs.n.get();
     }
 
     /// The background target for a frame of `size`, to draw the tank into before [`Self::draw`].
