@@ -1713,6 +1713,7 @@ fn simulate_from(
                     tank_max,
                     fluid_size,
                     obstacles,
+                    emitters: Default::default(),
                 };
                 viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
                 println!("picture of the last frame: {}", path.display());

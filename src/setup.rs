@@ -45,6 +45,8 @@ pub struct Setup {
     pub fluid_size: Vec3,
     /// The scene's obstacles as boundary particles (`None` without obstacles).
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
+    /// The scene's emitters; `state` holds the layers that leave at t = 0.
+    pub emitters: crate::emitter::Emitters,
 }
 
 impl Setup {
@@ -67,12 +69,18 @@ impl Setup {
             }
             SceneChoice::Described { name, desc } => {
                 desc.validate(name, spacing)?;
-                let most = u32::try_from(desc.count(spacing)).unwrap_or(u32::MAX);
+                let emitted = crate::emitter::Emitters {
+                    list: desc.emitters.clone(),
+                    s: spacing,
+                }
+                .total();
+                let most = u32::try_from(desc.count(spacing) + emitted).unwrap_or(u32::MAX);
                 if let Some(limits) = limits {
                     check_scene_fits(limits, name, most, spacing)?;
                 }
                 let scene = opts.scene.build(0, spacing, opts.seed)?;
-                let n = u32::try_from(scene.positions.len()).unwrap_or(u32::MAX);
+                // Sized for the most particles the run holds.
+                let n = u32::try_from(scene.positions.len() as u64 + emitted).unwrap_or(u32::MAX);
                 let config = SphConfig::for_fluid(n, opts.overrides)?;
                 if let Some(limits) = limits {
                     check_limits(limits, config.particles, config.table_size)?;
@@ -82,11 +90,22 @@ impl Setup {
         };
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
-        // Moving obstacles push the fluid: their top speeds count as the fluid's.
+        // Moving obstacles push the fluid: their top speeds count as the fluid's; emitted
+        // fluid falls from its nozzle at its jet speed.
         let mut head = opts.physics.head(scene.fluid_size.y, &scene.velocities);
+        let mut emitters = crate::emitter::Emitters {
+            list: Vec::new(),
+            s: config.spacing,
+        };
         if let SceneChoice::Described { desc, .. } = &opts.scene {
             let obstacles = crate::boundary::top_speeds(&desc.obstacles);
             head = head.max(opts.physics.head(scene.fluid_size.y, &obstacles));
+            for e in &desc.emitters {
+                let jet = Vec3::from(e.direction).normalize_or_zero() * e.speed;
+                let drop = (e.position[1] - scene.tank_min.y).max(scene.fluid_size.y);
+                head = head.max(opts.physics.head(drop, &[jet]));
+            }
+            emitters.list = desc.emitters.clone();
         }
         if let Some(w) = opts.physics.sound_speed_warning(head) {
             eprintln!("{w}");
@@ -104,14 +123,17 @@ impl Setup {
             .map(std::sync::Arc::new),
             SceneChoice::Builtin(_) => None,
         };
+        let mut state = Particles::new(scene.positions, scene.velocities);
+        emitters.between(None, 0.0).append_to(&mut state);
         Ok(Self {
             config,
             fluid_params,
-            state: Particles::new(scene.positions, scene.velocities),
+            state,
             tank_min: scene.tank_min,
             tank_max: scene.tank_max,
             fluid_size: scene.fluid_size,
             obstacles,
+            emitters,
         })
     }
 }

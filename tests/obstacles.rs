@@ -26,18 +26,31 @@ const TOUCHING: &str = r#"{
 /// Runs `--verify --tolerance 0 --steps 10` on scene `text` and returns the stage names of a
 /// passing report (None where no adapter is required and none is found).
 fn verify_bit_exact(name: &str, text: &str) -> Option<Vec<String>> {
+    verify_report(name, text, &["--steps", "10"]).map(|v| {
+        v["stages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| s["stage"].as_str().unwrap().to_string())
+            .collect()
+    })
+}
+
+/// Runs `--verify --tolerance 0 --json` and `extra` on scene `text`, asserts it passes and
+/// returns the report (None where no adapter is required and none is found).
+fn verify_report(name: &str, text: &str, extra: &[&str]) -> Option<serde_json::Value> {
     let path = file(name, text.as_bytes());
-    let out = run(&[
+    let mut args = vec![
         "--headless",
         "--verify",
         "--tolerance",
         "0",
-        "--steps",
-        "10",
         "--json",
         "--scene",
         path.to_str().unwrap(),
-    ]);
+    ];
+    args.extend_from_slice(extra);
+    let out = run(&args);
     if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
         eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
         return None;
@@ -51,14 +64,7 @@ fn verify_bit_exact(name: &str, text: &str) -> Option<Vec<String>> {
     );
     let v: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
     assert_eq!(v["pass"], true, "{stdout}");
-    Some(
-        v["stages"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|s| s["stage"].as_str().unwrap().to_string())
-            .collect(),
-    )
+    Some(v)
 }
 
 #[test]
@@ -517,4 +523,275 @@ fn the_viewer_draws_a_scene_with_obstacles() {
     }
     assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(std::fs::metadata(&png).unwrap().len() > 1000);
+}
+
+/// A pool with a still sphere, a piston paddle and a jet whose first layer leaves just after
+/// the start, so layers join while `--verify` and short runs are under way.
+const EMITTING: &str = r#"{
+  "tank": {"min": [0, 0, 0], "max": [0.2, 0.2, 0.1]},
+  "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.2, 0.03, 0.1]}}}],
+  "obstacles": [
+    {"shape": {"sphere": {"centre": [0.14, 0.06, 0.05], "radius": 0.02}}},
+    {"shape": {"box": {"min": [0.02, 0.0, 0.0], "max": [0.03, 0.08, 0.1]}}, "motion": {"amplitude": [0.01, 0, 0], "period": 0.5}}
+  ],
+  "emitters": [
+    {"nozzle": {"rect": {"width": 0.03, "height": 0.02}}, "position": [0.06, 0.12, 0.05], "direction": [1, -0.2, 0], "speed": 3.0, "start": 0.0005, "end": 1}
+  ],
+  "physics": {"spacing": 0.01}
+}"#;
+
+/// [`EMITTING`] without its obstacles (DFSPH does not see obstacles yet).
+fn emitting_without_obstacles() -> String {
+    let mut v: serde_json::Value = serde_json::from_str(EMITTING).unwrap();
+    v.as_object_mut().unwrap().remove("obstacles");
+    v.to_string()
+}
+
+/// Items of stage `name` in a verify report.
+fn items(report: &serde_json::Value, name: &str) -> u64 {
+    report["stages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["stage"] == name)
+        .unwrap_or_else(|| panic!("no stage {name}: {report}"))["items"]
+        .as_u64()
+        .unwrap()
+}
+
+#[test]
+fn emitters_are_bit_exact_under_verify_on_both_solvers() {
+    // WCSPH with a still and a moving obstacle and an emitter; DFSPH with the emitter.
+    let dfsph = emitting_without_obstacles();
+    for (name, text, solver, steps, stage) in [
+        ("emit-wcsph.json", EMITTING, "wcsph", 30, "step.id"),
+        (
+            "emit-dfsph.json",
+            &dfsph[..],
+            "dfsph",
+            20,
+            "dfsph_integrate.id",
+        ),
+    ] {
+        let Some(one) = verify_report(name, text, &["--solver", solver, "--steps", "1"]) else {
+            return;
+        };
+        let n0 = items(&one, stage);
+        let k = steps.to_string();
+        let Some(report) = verify_report(name, text, &["--solver", solver, "--steps", &k]) else {
+            return;
+        };
+        // Layers joined during the verified steps: later steps held more particles.
+        assert!(
+            items(&report, stage) > steps * n0,
+            "{solver}: {} items over {steps} steps from {n0} particles",
+            items(&report, stage)
+        );
+    }
+}
+
+#[test]
+fn gpu_and_cpu_runs_with_emitters_write_the_same_statistics() {
+    let dfsph = emitting_without_obstacles();
+    for (name, text, solver, steps) in [
+        ("emit-parity-w.json", EMITTING, "wcsph", "40"),
+        ("emit-parity-d.json", &dfsph[..], "dfsph", "20"),
+    ] {
+        let scene = file(name, text.as_bytes());
+        let mut texts = Vec::new();
+        for path in ["--cpu", "--gpu"] {
+            let stats = common::cli::tmp_dir().join(format!("{name}{path}.csv"));
+            let output = common::cli::tmp_dir().join(format!("{name}{path}.out.csv"));
+            let out = run(&[
+                "--headless",
+                path,
+                "--solver",
+                solver,
+                "--scene",
+                scene.to_str().unwrap(),
+                "--steps",
+                steps,
+                "--stats",
+                stats.to_str().unwrap(),
+                "--output",
+                output.to_str().unwrap(),
+            ]);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if path == "--gpu"
+                && out.status.code() == Some(2)
+                && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1")
+            {
+                eprintln!("SKIPPED: {stderr}");
+                return;
+            }
+            assert_eq!(out.status.code(), Some(0), "{solver} {path}: {stderr}");
+            let (header, rows) = common::cli::stats_rows(&stats);
+            let n = header.iter().position(|h| h == "particles").unwrap();
+            assert!(
+                rows.last().unwrap()[n] > rows[0][n],
+                "{solver}: the emitter added nothing"
+            );
+            texts.push((
+                std::fs::read_to_string(&stats).unwrap(),
+                std::fs::read(&output).unwrap(),
+            ));
+        }
+        assert!(texts[0] == texts[1], "{solver}: CPU and GPU runs differ");
+    }
+}
+
+#[test]
+fn an_emitters_count_follows_its_rate() {
+    // A disk of radius 2 cm at s = 1 cm and 2 m/s: 13 points a layer, 1 256.6 particles per
+    // second, a layer every 10.3 ms; open from 0.05 s to 1.25 s, 116 layers.
+    let text = r#"{
+      "tank": {"min": [0, 0, 0], "max": [0.6, 0.3, 0.1]},
+      "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.6, 0.03, 0.1]}}}],
+      "emitters": [{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.04, 0.2, 0.05],
+                    "direction": [1, 0, 0], "speed": 2.0, "start": 0.05, "end": 1.25}],
+      "physics": {"spacing": 0.01}
+    }"#;
+    let scene = file("emit-rate.json", text.as_bytes());
+    let stats = common::cli::tmp_dir().join("emit-rate.csv");
+    common::cli::run_ok(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        scene.to_str().unwrap(),
+        "--end-time",
+        "1.3",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    let (header, rows) = common::cli::stats_rows(&stats);
+    let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+    let (t, n) = (col("t"), col("particles"));
+    let rate = std::f64::consts::PI * 0.02f64.powi(2) * 2.0 / 0.01f64.powi(3);
+    let layer = 13.0;
+    let n0 = rows[0][n];
+    // A row holds the particles its step ran with, those emitted by the step before's end.
+    let mut before = 0.0f64;
+    for r in &rows {
+        let emitted = r[n] - n0;
+        let want = rate * (before.clamp(0.05, 1.25) - 0.05);
+        assert!(
+            (emitted - want).abs() <= layer,
+            "at t = {before}: {emitted} emitted, the rate gives {want}"
+        );
+        before = r[t];
+    }
+    let total = rows.last().unwrap()[n] - n0;
+    let want = rate * 1.2;
+    assert!(
+        (total - want).abs() <= 0.01 * want,
+        "{total} emitted over the window, the rate gives {want}"
+    );
+}
+
+#[test]
+fn a_run_with_emitters_resumes_to_the_same_bits() {
+    resumes_to_the_same_bits("emitting", EMITTING);
+}
+
+#[test]
+fn the_viewer_shows_emitters_working() {
+    let scene = file("viewer-emitting.json", EMITTING.as_bytes());
+    let png = common::cli::tmp_dir().join("viewer-emitting.png");
+    let live = |frames: &str, substeps: &str| -> Option<u64> {
+        let out = run(&[
+            "--headless",
+            "--scene",
+            scene.to_str().unwrap(),
+            "--screenshot",
+            png.to_str().unwrap(),
+            "--steps",
+            "0",
+            "--frames",
+            frames,
+            "--substeps",
+            substeps,
+            "--timings",
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.code() == Some(2)
+            && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1")
+        {
+            eprintln!("SKIPPED: {stderr}");
+            return None;
+        }
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let n = stdout.split("N = ").nth(1).expect("a timing line");
+        Some(n.split(':').next().unwrap().parse().unwrap())
+    };
+    let Some(first) = live("1", "1") else {
+        return;
+    };
+    let later = live("4", "10").unwrap();
+    assert!(later > first, "{first} then {later} particles");
+}
+
+#[test]
+fn bad_emitters_exit_2_with_one_line() {
+    let scene = |name: &str, emitter: &str| {
+        file(
+            name,
+            format!(
+                r#"{{"tank": {{"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]}},
+                    "fluid": [{{"shape": {{"box": {{"min": [0, 0, 0], "max": [0.3, 0.05, 0.3]}}}}}}],
+                    "obstacles": [{{"shape": {{"sphere": {{"centre": [0.15, 0.2, 0.15], "radius": 0.05}}}}}}],
+                    "emitters": [{emitter}]}}"#
+            )
+            .as_bytes(),
+        )
+    };
+    let ok = r#""position": [0.05, 0.2, 0.05], "direction": [1, 0, 0], "speed": 1, "end": 1"#;
+    let cases = [
+        (
+            format!(r#"{{"nozzle": {{"circle": {{"radius": 0}}}}, {ok}}}"#),
+            "emitters[0].nozzle.radius must be > 0",
+        ),
+        (
+            format!(r#"{{"nozzle": {{"rect": {{"width": 0.02, "height": -1}}}}, {ok}}}"#),
+            "emitters[0].nozzle.height must be > 0",
+        ),
+        (
+            r#"{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.05, 0.2, 0.05], "direction": [1, 0, 0], "speed": 0, "end": 1}"#.to_string(),
+            "emitters[0].speed must be > 0",
+        ),
+        (
+            r#"{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.29, 0.2, 0.05], "direction": [0, 1, 0], "speed": 1, "end": 1}"#.to_string(),
+            "emitters[0]: the nozzle's point",
+        ),
+        (
+            r#"{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.15, 0.2, 0.15], "direction": [1, 0, 0], "speed": 1, "end": 1}"#.to_string(),
+            "inside obstacles[0]",
+        ),
+        (
+            r#"{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.05, 0.2, 0.05], "direction": [1, 0, 0], "speed": 1, "start": 2, "end": 1}"#.to_string(),
+            "0 <= start < end",
+        ),
+        (
+            format!(r#"{{"nozzle": {{"circle": {{"radius": 0.02}}}}, "sped": 1, {ok}}}"#),
+            "did you mean `speed`?",
+        ),
+        (
+            format!(r#"{{"nozzle": {{"square": {{"side": 0.02}}}}, {ok}}}"#),
+            "unknown kind `square`",
+        ),
+    ];
+    for (i, (emitter, needle)) in cases.iter().enumerate() {
+        let path = scene(&format!("bad-emitter-{i}.json"), emitter);
+        assert_usage_error(
+            &[
+                "--headless",
+                "--cpu",
+                "--scene",
+                path.to_str().unwrap(),
+                "--steps",
+                "1",
+            ],
+            needle,
+        );
+    }
 }

@@ -359,18 +359,25 @@ impl Viewer {
         // the divergence checks read, as a headless run's do.
         // A moving obstacle is placed at each step's start time, so its steps are read one by
         // one (the time of each is known only after the one before).
+        // Emitters add particles at each step's end time, so their steps are read one by one
+        // too.
         let t0 = self.stats.t;
         let mut t = t0;
+        let emitters = &self.setup.emitters;
         let block = if let Some(cpu) = &mut self.cpu {
             for _ in 1..steps {
                 cpu.place_obstacles(t);
                 cpu.step()?;
+                let before = t;
                 t += cpu.current().dt as f64;
+                cpu.append(&emitters.between(Some(before), t))?;
             }
             cpu.place_obstacles(t);
             cpu.submit()?;
             let block = cpu.read_stats()?;
+            let before = t;
             t += block.dt as f64;
+            cpu.append(&emitters.between(Some(before), t))?;
             if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
                 // The renderer draws the GPU copy of the obstacles.
                 self.sim.upload_obstacles(b);
@@ -393,13 +400,15 @@ impl Viewer {
             );
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
             block
-        } else if self.sim.obstacles_move() {
+        } else if self.sim.obstacles_move() || emitters.active_after(t0) {
             let mut block = None;
             for _ in 0..steps {
                 self.sim.place_obstacles(t);
                 self.sim.submit_step()?;
                 let b = self.sim.read_stats()?;
+                let before = t;
                 t += b.dt as f64;
+                self.sim.append(&emitters.between(Some(before), t))?;
                 block = Some(b);
             }
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -437,11 +446,14 @@ impl Viewer {
         let fp = self.sim.fluid_params;
         let (k, t) = (self.stats.steps, self.stats.t);
         crate::run::step_stats(block, &fp, k, t)?;
-        // A moving obstacle does work too, untallied: its scenes re-take the reference as well.
-        let interacting = match &self.cpu {
-            Some(cpu) => cpu.interaction.is_some() || cpu.obstacles_move(),
-            None => self.sim.interaction().is_some() || self.sim.obstacles_move(),
-        };
+        // A moving obstacle does work too, and emitters bring energy in, untallied: their
+        // scenes re-take the reference as well.
+        let emitting = self.setup.emitters.active_after(t - block.dt as f64);
+        let interacting = emitting
+            || match &self.cpu {
+                Some(cpu) => cpu.interaction.is_some() || cpu.obstacles_move(),
+                None => self.sim.interaction().is_some() || self.sim.obstacles_move(),
+            };
         let guards = &self.opts.guards;
         if interacting {
             self.start_energy = None;
@@ -762,14 +774,15 @@ impl Viewer {
     pub fn timing_line(&self) -> String {
         let t = &self.totals;
         let f = t.frames.max(1) as f64;
+        // The live count: emitters add particles as the frames run.
+        let n = self.sim.grid.bufs.n.get();
         format!(
-            "{} frames after a warm-up frame, N = {}: simulation {:.2} ms/frame ({} substeps), rendering {:.2} ms/frame ({:.3} µs/particle)",
+            "{} frames after a warm-up frame, N = {n}: simulation {:.2} ms/frame ({} substeps), rendering {:.2} ms/frame ({:.3} µs/particle)",
             t.frames,
-            self.setup.config.particles,
             t.sim_ms / f,
             self.controls.substeps,
             t.render_ms / f,
-            1e3 * t.render_ms / f / self.setup.config.particles.max(1) as f64
+            1e3 * t.render_ms / f / n.max(1) as f64
         )
     }
 }
