@@ -8,7 +8,8 @@
 // alpha_i = rho_i / (|g_i|^2 + s_i + the images' terms), negated with fewer than
 // min_neighbours neighbours (the divergence-free solve skips such a particle, the
 // constant-density solve uses |alpha|); the images' terms (src/cpu/dfsph.rs density_alpha) account for images moving
-// with their originals.
+// with their originals. Near an obstacle, its boundary particles (bind group 1, boundary.wgsl)
+// add psi_b W_ib to rho, psi_b gradW_ib to g and one each to the neighbour count.
 // Worked example, h = 1, m = 1, two particles 0.5 apart: rho = 8/pi (1 + 0.25) = 3.1831,
 // alpha = 3.1831 / (2 (48/pi/4)^2) = 0.1091 (with the threshold lowered to 1).
 
@@ -65,9 +66,39 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
     return w;
 }
 
+// The obstacles' boundary particles (boundary.wgsl): Σ ψ_b W, Σ ψ_b gradW and their count.
+struct BoundarySums {
+    sum: f32,
+    grad: vec3<f32>,
+    nb: u32,
+}
+
+fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
+    var s = sums;
+    let psi = bpos[k].w;
+    s.sum = s.sum + psi * cubic_w(r2);
+    s.grad = s.grad + d * (psi * cubic_grad(r2));
+    s.nb = s.nb + 1u;
+    return s;
+}
+
 fn finish(m: Member, i: u32) {
-    let rho = fluid.mass * m.sum;
-    let g = m.grad;
+    // Near an obstacle its boundary particles join rho, the gradient sum g (not the sum of
+    // squares: they are no unknowns of the solve) and the neighbour count.
+    var g = m.grad;
+    var nb = m.nb;
+    let near = near_obstacles(m.x);
+    var bsum = 0.0;
+    if near {
+        let b = walk_boundary(m.x, BoundarySums(0.0, vec3<f32>(0.0), 0u));
+        g = g + b.grad;
+        nb = nb + b.nb;
+        bsum = b.sum;
+    }
+    var rho = fluid.mass * m.sum;
+    if near {
+        rho = rho + bsum;
+    }
     // The particle's own images carry its stiffness and move with it (src/cpu/dfsph.rs
     // density_alpha): its own update is -c G' with G' = g + the own images' gradients.
     let x = m.x;
@@ -113,7 +144,7 @@ fn finish(m: Member, i: u32) {
     if denom > 0.0 {
         a = rho / denom;
     }
-    if m.nb < dfsph.min_neighbours {
+    if nb < dfsph.min_neighbours {
         a = -a;
     }
     dfsph_rho[i] = rho;

@@ -5,8 +5,12 @@
 // groups `order` listed (group_range, group_args).
 // Outputs: sorted_vel (in place) v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij,
 // images with their original's kappa and rho (the symmetric pressure gradient with
-// p_i = kappa_i rho_i; Bender & Koschier 2017, eq. 12); kappa_sum (the solve's component)
-// += kappa_i.
+// p_i = kappa_i rho_i; Bender & Koschier 2017, eq. 12), and near an obstacle
+// v_i -= dt sum_b psi_b (kappa_i/rho_i) gradW_ib over its boundary particles (bind group 1,
+// boundary.wgsl; one-sided, as SPlisHSPlasH applies Akinci et al. 2012), whose power
+// against the surface's velocity, -sum_b (psi_b (kappa_i/rho_i) gradW_ib) . v_b, it adds to
+// obstacle_power (cleared at the step's start; the energy check credits it); kappa_sum (the
+// solve's component) += kappa_i.
 // Worked example, h = 1, m = 1: two particles 0.5 apart, rho = 1, kappa = 1 each, dt = 0.1:
 // each moves apart by dt * 2 * (48/pi/4) = 0.764 m/s.
 
@@ -23,6 +27,7 @@
 @group(0) @binding(10) var<storage, read_write> kappa_sum: array<vec2<f32>>;
 @group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(13) var<storage, read_write> obstacle_power: array<f32>;
 
 struct Member {
     i: u32,
@@ -53,9 +58,33 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
     return w;
 }
 
+// An obstacle's boundary particle pushes with i's stiffness alone (boundary.wgsl):
+// Σ psi_b (kappa_i/rho_i) gradW, and the push's power against the surface's velocity.
+struct BoundarySums {
+    push: vec3<f32>,
+    ki: f32,
+    power: f32,
+}
+
+fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
+    var s = sums;
+    let c = d * (bpos[k].w * cubic_grad(r2)) * s.ki;
+    let vb = bvel[k].xyz;
+    s.push = s.push + c;
+    s.power = s.power + (c.x * vb.x + c.y * vb.y + c.z * vb.z);
+    return s;
+}
+
 fn finish(m: Member, i: u32) {
     let dt = step_state[0];
-    sorted_vel[i] = vec4<f32>(sorted_vel[i].xyz - m.acc * dt, 0.0);
+    var acc = m.acc;
+    if near_obstacles(m.x) {
+        let b = walk_boundary(m.x, BoundarySums(vec3<f32>(0.0), m.ki, 0.0));
+        acc = acc + b.push;
+        // The acceleration the obstacles give is -push: its power per unit mass.
+        obstacle_power[i] = obstacle_power[i] - b.power;
+    }
+    sorted_vel[i] = vec4<f32>(sorted_vel[i].xyz - acc * dt, 0.0);
     if solve.which == 0u {
         kappa_sum[i].x = kappa_sum[i].x + kappa[i];
     } else {

@@ -4,7 +4,9 @@
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, step_state[0]
 // = dt, the groups `order` listed (group_range, group_args). Outputs: kappa (N), the residual
 // (N; stage dfsph_blocks reduces it per block of 256).
-// D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity).
+// D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity),
+// plus near an obstacle sum_b psi_b (v_i - v_b) . gradW_ib over its boundary particles (bind
+// group 1, boundary.wgsl; v_b the surface's velocity).
 // Divergence-free solve: d = max(D_i, 0) (0 where alpha_i <= 0: too few neighbours),
 // kappa_i = d / dt * alpha_i, residual d dt / rho0. Constant-density solve:
 // rho* = max(rho_i + dt D_i, rho0), kappa_i = (rho* - rho0) / (dt dt) * |alpha_i|, residual
@@ -57,10 +59,27 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
     return w;
 }
 
+// The obstacles' part of the rate (boundary.wgsl): Σ psi_b (v - v_b) . gradW.
+struct BoundarySums {
+    rate: f32,
+    v: vec3<f32>,
+}
+
+fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
+    var s = sums;
+    let gv = d * (bpos[k].w * cubic_grad(r2));
+    let dv = s.v - bvel[k].xyz;
+    s.rate = s.rate + (dv.x * gv.x + dv.y * gv.y + dv.z * gv.z);
+    return s;
+}
+
 fn finish(m: Member, i: u32) {
     let dt = step_state[0];
     let a = alpha[i];
-    let rate = m.rate;
+    var rate = m.rate;
+    if near_obstacles(m.x) {
+        rate = rate + walk_boundary(m.x, BoundarySums(0.0, m.vi)).rate;
+    }
     if solve.which == 0u {
         var d = 0.0;
         if a > 0.0 {

@@ -219,6 +219,20 @@ impl Boundary {
     /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still obstacles together
     /// form one body, each moving obstacle its own, so ψ stays valid however they move.
     pub fn new(obstacles: &[Obstacle], s: f32, sp: &SimParams, fp: &FluidParams) -> Option<Self> {
+        Self::for_solver(obstacles, s, sp, fp, None)
+    }
+
+    /// [`Boundary::new`] for WCSPH (`dfsph` = `None`: ψ from the poly6 kernel of its density)
+    /// or DFSPH (ψ from the cubic spline of its density, ψ_b = ρ0 / Σ_k W_cubic(x_b − x_k)),
+    /// since ψ_b must make a boundary particle weigh in the density as the fluid it stands
+    /// for, with the kernel that density uses.
+    pub fn for_solver(
+        obstacles: &[Obstacle],
+        s: f32,
+        sp: &SimParams,
+        fp: &FluidParams,
+        dfsph: Option<&crate::params::DfsphParams>,
+    ) -> Option<Self> {
         let mut rest = Vec::new();
         let mut owner = Vec::new();
         let mut rest_slip = Vec::new();
@@ -271,18 +285,24 @@ impl Boundary {
                 }
             })
             .collect();
-        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³) over the boundary neighbours of its own
-        // body (self included).
+        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or ρ0 / Σ_k W_cubic, over the boundary
+        // neighbours of its own body (self included).
         let psi: Vec<f32> = (0..b)
             .into_par_iter()
             .map(|i| {
                 let mut sum = 0.0f32;
                 boundary.walk(boundary.pos[i], sp, |k, r2| {
                     if body[k] == body[i] {
-                        sum += crate::cpu::density::poly6_term(r2, sp);
+                        sum += match dfsph {
+                            None => crate::cpu::density::poly6_term(r2, sp),
+                            Some(dp) => crate::cpu::dfsph::cubic_w(r2, sp, dp),
+                        };
                     }
                 });
-                fp.rest_density / (poly6_norm * sum)
+                match dfsph {
+                    None => fp.rest_density / (poly6_norm * sum),
+                    Some(_) => fp.rest_density / sum,
+                }
             })
             .collect();
         for (j, &i) in order.iter().enumerate() {

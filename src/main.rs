@@ -1429,13 +1429,14 @@ fn simulate_from(
     );
     let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
     let geometry_line = h.geometry.clone();
-    let obstacles =
-        gpu_sph::boundary::Boundary::new(&h.obstacles, config.spacing, &params, &fp).map(Arc::new);
-    if obstacles.is_some() && dp.is_some() {
-        return Err(Error::input(
-            "obstacles work with WCSPH only for now (the DFSPH passes do not see boundary particles yet): drop --solver dfsph",
-        ));
-    }
+    let obstacles = gpu_sph::boundary::Boundary::for_solver(
+        &h.obstacles,
+        config.spacing,
+        &params,
+        &fp,
+        dp.as_ref(),
+    )
+    .map(Arc::new);
     let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
     let emitters = gpu_sph::emitter::Emitters {
         list: h.emitters.clone(),
@@ -1510,6 +1511,7 @@ fn simulate_from(
                     Some(_) => verify::verify_dfsph_steps(
                         &sim,
                         &state,
+                        obstacles.as_deref(),
                         &emitters,
                         cli.steps,
                         cli.tolerance,

@@ -167,6 +167,7 @@ impl Backend for CpuSimulation {
                 &self.snap.state,
                 &d.carry,
                 d.start.take(),
+                self.obstacles.as_deref(),
                 &self.sp,
                 &self.fp,
                 &d.dp,
@@ -180,6 +181,8 @@ impl Backend for CpuSimulation {
                 dfsph: Some(tr.stats),
             };
             d.start = Some((tr.next_grid, tr.next_sorted, tr.end));
+            // Summed by index with the new state, as the GPU's statistics pass reads it.
+            self.power = tr.power;
             return Ok(());
         }
         let trace = step_with(
@@ -240,6 +243,10 @@ impl Backend for CpuSimulation {
     fn place_obstacles(&mut self, t: f64) {
         if let Some(b) = self.obstacles.as_mut().filter(|b| b.moves()) {
             std::sync::Arc::make_mut(b).place(t);
+            // DFSPH: ρ and α of the step's start see the obstacles where they are now.
+            if let Some(d) = &mut self.dfsph {
+                d.start = None;
+            }
         }
     }
 
@@ -257,7 +264,13 @@ impl Backend for CpuSimulation {
             d.carry
                 .warm
                 .extend(std::iter::repeat_n([0.0; 2], batch.pos.len()));
-            let (grid, sorted, da) = dfsph::prepare(&s.state, &self.sp, &self.fp, &d.dp);
+            let (grid, sorted, da) = dfsph::prepare(
+                &s.state,
+                self.obstacles.as_deref(),
+                &self.sp,
+                &self.fp,
+                &d.dp,
+            );
             s.state = sorted.clone();
             s.density = da.density.clone();
             d.start = Some((grid, sorted, da));

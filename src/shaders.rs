@@ -14,9 +14,13 @@ pub const MEMBERS: &str = include_str!("../shaders/members.wgsl");
 /// that walk: those that define `fn dfsph_pair`.
 pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
 
+/// The obstacles' boundary grid (bind group 1) and its one walk, prepended (last) to the
+/// stages that define `fn boundary_pair(`.
+pub const BOUNDARY: &str = include_str!("../shaders/boundary.wgsl");
+
 /// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` for a
-/// stage whose walker works member by member, `DFSPH_PAIRS` for a DFSPH walking stage, then
-/// the stage.
+/// stage whose walker works member by member, `DFSPH_PAIRS` for a DFSPH walking stage,
+/// `BOUNDARY` for a stage that walks the obstacles, then the stage.
 pub fn source(stage_source: &str) -> String {
     let mut s = format!("{COMMON}\n");
     let members = stage_source.contains("fn new_member(");
@@ -30,6 +34,10 @@ pub fn source(stage_source: &str) -> String {
     }
     if stage_source.contains("fn dfsph_pair(") {
         s += DFSPH_PAIRS;
+        s += "\n";
+    }
+    if stage_source.contains("fn boundary_pair(") {
+        s += BOUNDARY;
         s += "\n";
     }
     s + stage_source

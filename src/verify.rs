@@ -13,7 +13,7 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::cpu::reorder::Particles;
-use crate::cpu::stats::{StatsBlock, stats_block};
+use crate::cpu::stats::StatsBlock;
 use crate::cpu::{self, Grid};
 use crate::gpu::GpuNeighbours;
 use crate::params::SimParams;
@@ -612,11 +612,13 @@ fn verify_solve(
 pub fn verify_dfsph_steps(
     sim: &crate::gpu::fluid::Simulation,
     start: &Particles,
+    obstacles: Option<&crate::boundary::Boundary>,
     emitters: &crate::emitter::Emitters,
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
     use cpu::dfsph::{DfsphCarry, Solve, dfsph_step};
+    let mut boundary = obstacles.cloned();
     let Some(d) = sim.dfsph.as_ref() else {
         return Err(crate::Error::input(
             "verify_dfsph_steps needs a DFSPH simulation",
@@ -635,7 +637,12 @@ pub fn verify_dfsph_steps(
         emitted = Some(t);
         carry.warm.resize(state.len(), [0.0; 2]);
         let n = state.len();
-        let tr = dfsph_step(true, &state, &carry, None, sp, fp, dp);
+        // Moving obstacles are placed at the step's start time on both paths.
+        if let Some(b) = boundary.as_mut().filter(|b| b.moves()) {
+            b.place(t);
+            sim.upload_obstacles(b);
+        }
+        let tr = dfsph_step(true, &state, &carry, None, boundary.as_ref(), sp, fp, dp);
         let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
         crate::gpu::neighbours::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
         sim.upload(&state);
@@ -765,11 +772,13 @@ pub fn verify_dfsph_steps(
             ),
             None,
         );
-        let want = stats_block(
+        // The obstacles' power is summed by index, in the step's start order, as on the GPU.
+        let want = crate::cpu::stats::stats_block_with_power(
             &tr.next_sorted.pos,
             &tr.next_sorted.vel,
             &tr.next_sorted.id,
             &tr.end.density,
+            (!tr.power.is_empty()).then_some(&tr.power[..]),
             fp,
             tr.stats.dt,
             Some(&tr.stats),

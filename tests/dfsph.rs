@@ -46,7 +46,8 @@ fn parity_of(state: &Particles, sp: &SimParams, fp: &FluidParams, dp: &DfsphPara
     let Some(ctx) = common::gpu() else { return };
     let tol = tolerance(&ctx);
     let sim = Simulation::with_solver(ctx, sp, fp, Some(dp), state).unwrap();
-    let report = verify::verify_dfsph_steps(&sim, state, &Default::default(), steps, tol).unwrap();
+    let report =
+        verify::verify_dfsph_steps(&sim, state, None, &Default::default(), steps, tol).unwrap();
     assert!(
         report.pass,
         "N = {}, T = {}\n{}",
@@ -126,12 +127,12 @@ fn a_particle_alone_sees_only_its_wall_images() {
     // their kernel values.
     let (sp, fp, dp) = setup(1, Some(1), (Vec3::ZERO, Vec3::splat(1.0)), 1.0);
     let mid = [Vec3::splat(0.5)];
-    let da = dfsph::dfsph_density(&mid, &[0, 1], &sp, &fp, &dp);
+    let da = dfsph::dfsph_density(&mid, &[0, 1], None, &sp, &fp, &dp);
     assert_eq!(da.density, vec![fp.mass * dp.kernel_w]);
     assert_eq!(da.alpha, vec![0.0]);
     let d = 0.3 * sp.h;
     let corner = [Vec3::splat(d)];
-    let da = dfsph::dfsph_density(&corner, &[0, 1], &sp, &fp, &dp);
+    let da = dfsph::dfsph_density(&corner, &[0, 1], None, &sp, &fp, &dp);
     let w = |r: f32| dfsph::cubic_w(r * r, &sp, &dp);
     let want = fp.mass
         * (dp.kernel_w
@@ -163,7 +164,16 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
     let snap = sim.snapshot().unwrap();
     let st = snap.dfsph.expect("DFSPH statistics");
     assert!(st.iterations_v >= 1 && st.iterations_d >= 2, "{st:?}");
-    let tr = dfsph::dfsph_step(false, &state, &DfsphCarry::new(2, &dp), None, &sp, &fp, &dp);
+    let tr = dfsph::dfsph_step(
+        false,
+        &state,
+        &DfsphCarry::new(2, &dp),
+        None,
+        None,
+        &sp,
+        &fp,
+        &dp,
+    );
     assert_eq!(st.iterations_v, tr.stats.iterations_v);
     assert_eq!(st.iterations_d, tr.stats.iterations_d);
     let order = &snap.state.id;

@@ -4,7 +4,7 @@
 mod common;
 
 use gpu_sph::boundary::Boundary;
-use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
+use gpu_sph::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation};
 use gpu_sph::scene_file::SceneFile;
 
@@ -83,6 +83,11 @@ fn obstacle_passes_are_bit_exact_under_verify() {
 /// Runs `scene` on the CPU path for `seconds` of simulated time and checks, every 20 steps
 /// (a frame), that no fluid particle lies inside an obstacle.
 fn never_inside(scene: &str, seconds: f64) {
+    never_inside_with(scene, seconds, Solver::Wcsph);
+}
+
+/// [`never_inside`] on `solver`'s CPU path.
+fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
     let mut file = SceneFile::parse(scene, "t").unwrap();
     let dir = std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/scenes"));
     file.load_meshes(dir, "t").unwrap();
@@ -94,15 +99,17 @@ fn never_inside(scene: &str, seconds: f64) {
         spacing: Some(s),
         ..Default::default()
     };
-    let cfg = SphConfig::for_fluid(n, o).unwrap();
+    let cfg = SphConfig::for_solver(n, o, solver).unwrap();
     let physics = PhysicsConfig::default();
     let fp = physics
         .fluid_params(&cfg, built.tank_min, built.tank_max, built.fluid_size.y)
         .unwrap();
     let sp = cfg.sim_params();
-    let boundary = Boundary::new(&desc.obstacles, s, &sp, &fp).unwrap();
+    let dp =
+        (solver == Solver::Dfsph).then(|| DfsphConfig::default().params(&cfg, &physics).unwrap());
+    let boundary = Boundary::for_solver(&desc.obstacles, s, &sp, &fp, dp.as_ref()).unwrap();
     let state = gpu_sph::cpu::reorder::Particles::new(built.positions, built.velocities);
-    let mut sim = CpuSimulation::new(sp, fp, state);
+    let mut sim = CpuSimulation::with_solver(sp, fp, dp, state);
     sim.obstacles = Some(std::sync::Arc::new(boundary));
     let (mut t, mut step, mut lowest) = (0.0f64, 0u64, f32::INFINITY);
     while t < seconds {
@@ -131,6 +138,21 @@ fn never_inside(scene: &str, seconds: f64) {
     assert!(
         lowest < 2.0 * s,
         "closest approach {lowest} m: the fluid never met the obstacles"
+    );
+}
+
+#[test]
+fn under_dfsph_fluid_dropped_on_a_sphere_and_a_plate_never_enters_them() {
+    // The same block on a sphere and, beside it, a plate 0.04 m thick (≥ h).
+    never_inside_with(
+        r#"{"tank": {"min": [0, 0, 0], "max": [0.8, 0.5, 0.4]},
+            "fluid": [{"shape": {"box": {"min": [0.1, 0.28, 0.1], "max": [0.3, 0.4, 0.3]}}},
+                      {"shape": {"box": {"min": [0.5, 0.28, 0.1], "max": [0.7, 0.4, 0.3]}}}],
+            "obstacles": [{"shape": {"sphere": {"centre": [0.2, 0.14, 0.2], "radius": 0.08}}},
+                          {"shape": {"box": {"min": [0.45, 0.12, 0.05], "max": [0.75, 0.16, 0.35]}}}],
+            "physics": {"spacing": 0.02}}"#,
+        2.0,
+        Solver::Dfsph,
     );
 }
 
@@ -408,14 +430,6 @@ fn bad_obstacles_exit_2_with_one_line() {
             ),
             "did you mean `spin`?",
         ),
-        (
-            scene(
-                "ob-dfsph.json",
-                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}}"#,
-                r#", "physics": {"solver": "dfsph"}, "run": {"steps": 2}"#,
-            ),
-            "WCSPH only",
-        ),
     ];
     for (path, needle) in cases {
         assert_usage_error(
@@ -540,13 +554,6 @@ const EMITTING: &str = r#"{
   "physics": {"spacing": 0.01}
 }"#;
 
-/// [`EMITTING`] without its obstacles (DFSPH does not see obstacles yet).
-fn emitting_without_obstacles() -> String {
-    let mut v: serde_json::Value = serde_json::from_str(EMITTING).unwrap();
-    v.as_object_mut().unwrap().remove("obstacles");
-    v.to_string()
-}
-
 /// Items of stage `name` in a verify report.
 fn items(report: &serde_json::Value, name: &str) -> u64 {
     report["stages"]
@@ -561,13 +568,12 @@ fn items(report: &serde_json::Value, name: &str) -> u64 {
 
 #[test]
 fn emitters_are_bit_exact_under_verify_on_both_solvers() {
-    // WCSPH with a still and a moving obstacle and an emitter; DFSPH with the emitter.
-    let dfsph = emitting_without_obstacles();
+    // A still and a moving obstacle and an emitter, on both solvers.
     for (name, text, solver, steps, stage) in [
         ("emit-wcsph.json", EMITTING, "wcsph", 30, "step.id"),
         (
             "emit-dfsph.json",
-            &dfsph[..],
+            EMITTING,
             "dfsph",
             20,
             "dfsph_integrate.id",
@@ -592,10 +598,9 @@ fn emitters_are_bit_exact_under_verify_on_both_solvers() {
 
 #[test]
 fn gpu_and_cpu_runs_with_emitters_write_the_same_statistics() {
-    let dfsph = emitting_without_obstacles();
     for (name, text, solver, steps) in [
         ("emit-parity-w.json", EMITTING, "wcsph", "40"),
-        ("emit-parity-d.json", &dfsph[..], "dfsph", "20"),
+        ("emit-parity-d.json", EMITTING, "dfsph", "20"),
     ] {
         let scene = file(name, text.as_bytes());
         let mut texts = Vec::new();
@@ -630,6 +635,12 @@ fn gpu_and_cpu_runs_with_emitters_write_the_same_statistics() {
             assert!(
                 rows.last().unwrap()[n] > rows[0][n],
                 "{solver}: the emitter added nothing"
+            );
+            // The paddle's work is counted on both solvers.
+            let pw = header.iter().position(|h| h == "obstacle_power").unwrap();
+            assert!(
+                rows.iter().any(|r| r[pw] != 0.0),
+                "{solver}: no obstacle power"
             );
             texts.push((
                 std::fs::read_to_string(&stats).unwrap(),

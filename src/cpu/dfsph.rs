@@ -66,6 +66,7 @@ use super::walls::{
     WallPlanes, image_axes, image_velocity, reflect_across, subsets, viscous_image_velocity,
     wall_planes,
 };
+use crate::boundary::Boundary;
 use crate::gpu::Stage;
 use crate::hash::distance2;
 use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
@@ -289,15 +290,46 @@ impl DensitySums {
     }
 }
 
-/// ρ and α of particle k at x from its walk's sums.
+/// The obstacles' boundary particles within h of x (Akinci et al. 2012 with the solver's
+/// cubic kernel): Σ_b ψ_b W_xb, Σ_b ψ_b ∇W_xb and their count, summed in walk order. `None`
+/// where x is away from them (the sums then take no part, so a particle there keeps the
+/// bits it has without obstacles).
+#[inline]
+pub fn boundary_density(
+    b: Option<&Boundary>,
+    x: Vec3,
+    sp: &SimParams,
+    dp: &DfsphParams,
+) -> Option<(f32, Vec3, u32)> {
+    let b = b.filter(|b| b.near(x))?;
+    let (mut sum, mut grad, mut nb) = (0.0f32, Vec3::ZERO, 0u32);
+    b.walk(x, sp, |k, r2| {
+        let psi = b.psi[k];
+        sum += psi * cubic_w(r2, sp, dp);
+        grad += (x - b.pos[k]) * (psi * cubic_grad(r2, sp, dp));
+        nb += 1;
+    });
+    Some((sum, grad, nb))
+}
+
+/// ρ and α of particle k at x from its walk's sums, the obstacles' boundary particles added:
+/// to ρ their Σ ψ_b W, to the gradient sum G their Σ ψ_b ∇W (not to Σ|m∇W|², since a
+/// boundary particle is no unknown of the solve, as SPlisHSPlasH treats boundary
+/// neighbours), to the neighbour count their number.
 fn finish_alpha(
     x: Vec3,
     s: &DensitySums,
+    b: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> (f32, f32) {
-    let (sum, grad, grad2, images, nb) = (s.sum, s.grad, s.grad2, s.images, s.nb);
+    let (sum, mut grad, grad2, images, mut nb) = (s.sum, s.grad, s.grad2, s.images, s.nb);
+    let obstacles = boundary_density(b, x, sp, dp);
+    if let Some((_, bgrad, bnb)) = obstacles {
+        grad += bgrad;
+        nb += bnb;
+    }
     // k's own images carry k's stiffness, so k's own update pushes against each of them with
     // twice its stiffness: Δv_k = −c G' with G' = G + Σ_m m∇W_kk'. They also move with k.
     let walls = wall_planes(x, sp.h, fp);
@@ -321,7 +353,10 @@ fn finish_alpha(
         let rg = reflect_vector(gp, axes);
         own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
     }
-    let rho = fp.mass * sum;
+    let mut rho = fp.mass * sum;
+    if let Some((bsum, _, _)) = obstacles {
+        rho += bsum;
+    }
     let denom = gp.x * grad.x + gp.y * grad.y + gp.z * grad.z + grad2 + images - own;
     // Below the neighbour threshold α is stored negated: the constant-density solve uses |α|
     // (a sparse particle still must not be crushed), the divergence-free solve skips the
@@ -336,11 +371,13 @@ fn finish_alpha(
 }
 
 /// ρ and α of the group `first..first + len` ([`group_pairs`]).
+#[allow(clippy::too_many_arguments)]
 fn group_density_alpha(
     first: usize,
     len: usize,
     pos: &[Vec3],
     slot_start: &[u32],
+    b: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
@@ -360,7 +397,7 @@ fn group_density_alpha(
             dp,
         );
     });
-    (0..len).map(move |l| finish_alpha(pos[first + l], &sums[l], sp, fp, dp))
+    (0..len).map(move |l| finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp))
 }
 
 /// A vector reflected across the walls of `axes`: its components there negated.
@@ -375,11 +412,12 @@ pub fn density_error(rho: f32, fp: &FluidParams) -> f32 {
     (rho / fp.rest_density - 1.0).max(0.0)
 }
 
-/// Stage `dfsph_density`: ρ and α of every particle, and the density error's block sums and
-/// maxima.
+/// Stage `dfsph_density`: ρ and α of every particle, obstacles included (`b`), and the
+/// density error's block sums and maxima.
 pub fn dfsph_density(
     pos: &[Vec3],
     slot_start: &[u32],
+    b: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
@@ -388,7 +426,7 @@ pub fn dfsph_density(
         .par_iter()
         .with_min_len(32)
         .flat_map_iter(|&(first, len)| {
-            group_density_alpha(first as usize, len as usize, pos, slot_start, sp, fp, dp)
+            group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
         })
         .unzip();
     let err: Vec<f32> = density.iter().map(|&r| density_error(r, fp)).collect();
@@ -453,7 +491,12 @@ pub fn dfsph_warm(
 }
 
 /// Stage `dfsph_pressure`: v_i −= dt Σ_j m (κ_i/ρ_i + κ_j/ρ_j) ∇W_ij (images with the
-/// original's κ and ρ), and κ_sum_i += κ_i.
+/// original's κ and ρ), and κ_sum_i += κ_i. An obstacle's boundary particle b pushes with
+/// i's stiffness alone, −dt ψ_b (κ_i/ρ_i) ∇W_ib (it has no stiffness of its own; Akinci et
+/// al. 2012, as SPlisHSPlasH's DFSPH applies it), summed in walk order and added after the
+/// fluid's sum; that push's power per unit mass against the surface's velocity,
+/// −Σ_b (ψ_b (κ_i/ρ_i) ∇W_ib) · v_b, is added to `power` (empty without obstacles): summed
+/// over a step's iterations it is what the energy check credits to moving obstacles.
 #[allow(clippy::too_many_arguments)]
 pub fn dfsph_pressure(
     pos: &[Vec3],
@@ -462,12 +505,14 @@ pub fn dfsph_pressure(
     kappa: &[f32],
     kappa_sum: &mut [f32],
     slot_start: &[u32],
+    b: Option<&Boundary>,
+    power: &mut [f32],
     dt: f32,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) {
-    let dv: Vec<Vec3> = groups(pos, sp)
+    let (dv, dp_power): (Vec<Vec3>, Vec<Option<f32>>) = groups(pos, sp)
         .par_iter()
         .with_min_len(32)
         .flat_map_iter(|&(first, len)| {
@@ -482,12 +527,34 @@ pub fn dfsph_pressure(
                 let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
                 acc[l] += gv * (ki[l] + kj);
             });
-            acc.into_iter().take(len)
+            let mut powers = [None; GROUP];
+            for (l, a) in acc.iter_mut().enumerate().take(len) {
+                let x = pos[first + l];
+                if let Some(b) = b.filter(|b| b.near(x)) {
+                    let (mut push, mut pw) = (Vec3::ZERO, 0.0f32);
+                    b.walk(x, sp, |k, r2| {
+                        let c = (x - b.pos[k]) * (b.psi[k] * cubic_grad(r2, sp, dp)) * ki[l];
+                        let vb = b.vel[k];
+                        push += c;
+                        pw += c.x * vb.x + c.y * vb.y + c.z * vb.z;
+                    });
+                    *a += push;
+                    powers[l] = Some(pw);
+                }
+            }
+            acc.into_iter().zip(powers).take(len)
         })
-        .collect();
+        .unzip();
     for k in 0..pos.len() {
         vel[k] -= dv[k] * dt;
         kappa_sum[k] += kappa[k];
+    }
+    if !power.is_empty() {
+        for (p, d) in power.iter_mut().zip(dp_power) {
+            if let Some(d) = d {
+                *p -= d;
+            }
+        }
     }
 }
 
@@ -540,6 +607,27 @@ pub fn density_rate(
     group_rates(k, 1, pos, vel, slot_start, sp, fp, dp)[0]
 }
 
+/// The obstacles' part of the density change rate of a particle at x moving at v,
+/// Σ_b ψ_b (v − v_b)·∇W_xb over the boundary particles within h, in walk order (v_b the
+/// obstacle surface's velocity); `None` away from them.
+#[inline]
+pub fn boundary_rate(
+    b: Option<&Boundary>,
+    x: Vec3,
+    v: Vec3,
+    sp: &SimParams,
+    dp: &DfsphParams,
+) -> Option<f32> {
+    let b = b.filter(|b| b.near(x))?;
+    let mut rate = 0.0f32;
+    b.walk(x, sp, |k, r2| {
+        let gv = (x - b.pos[k]) * (b.psi[k] * cubic_grad(r2, sp, dp));
+        let dv = v - b.vel[k];
+        rate += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
+    });
+    Some(rate)
+}
+
 /// κ and the residual of one particle from its rate.
 #[inline]
 pub fn stiffness(
@@ -576,6 +664,7 @@ pub fn dfsph_rate(
     density: &[f32],
     alpha: &[f32],
     slot_start: &[u32],
+    b: Option<&Boundary>,
     dt: f32,
     sp: &SimParams,
     fp: &FluidParams,
@@ -589,7 +678,11 @@ pub fn dfsph_rate(
             let rate = group_rates(first, len, pos, vel, slot_start, sp, fp, dp);
             (0..len).map(move |l| {
                 let k = first + l;
-                stiffness(solve, rate[l], density[k], alpha[k], dt, fp)
+                let rate = match boundary_rate(b, pos[k], vel[k], sp, dp) {
+                    Some(r) => rate[l] + r,
+                    None => rate[l],
+                };
+                stiffness(solve, rate, density[k], alpha[k], dt, fp)
             })
         })
         .unzip();
@@ -842,6 +935,8 @@ pub fn solve(
     da: &DensityAlpha,
     warm: &[[f32; 2]],
     slot_start: &[u32],
+    b: Option<&Boundary>,
+    power: &mut [f32],
     dt: f32,
     sp: &SimParams,
     fp: &FluidParams,
@@ -863,6 +958,7 @@ pub fn solve(
                 &da.density,
                 &da.alpha,
                 slot_start,
+                b,
                 dt,
                 sp,
                 fp,
@@ -890,6 +986,8 @@ pub fn solve(
                 &kappa,
                 &mut tr.kappa_sum,
                 slot_start,
+                b,
+                power,
                 dt,
                 sp,
                 fp,
@@ -929,6 +1027,9 @@ pub fn solve(
 pub struct DfsphTrace {
     /// The grid of the step's starting positions.
     pub grid: Grid,
+    /// Per particle (this slot order): the power per unit mass the obstacles' pushes put in,
+    /// summed over both solves' iterations (empty without obstacles).
+    pub power: Vec<f32>,
     /// The state gathered into slot order.
     pub sorted: Particles,
     /// ρ and α at the start.
@@ -960,6 +1061,7 @@ pub struct DfsphTrace {
 /// ρ, α and the grid of a state: what a DFSPH step starts from.
 pub fn prepare(
     state: &Particles,
+    b: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
@@ -968,7 +1070,7 @@ pub fn prepare(
     record_grid(&gt);
     let sorted = timed(Stage::Reorder, || reorder::reorder(state, &grid.sorted_ids));
     let da = timed(Stage::DfsphDensity, || {
-        dfsph_density(&sorted.pos, &grid.slot_start, sp, fp, dp)
+        dfsph_density(&sorted.pos, &grid.slot_start, b, sp, fp, dp)
     });
     (grid, sorted, da)
 }
@@ -976,17 +1078,24 @@ pub fn prepare(
 /// Advances `state` by one DFSPH step. `start`, if given, is [`prepare`] of `state` (the last
 /// step's end), so it is not computed twice. `record` keeps every iteration in the trace
 /// (see [`solve`]).
+#[allow(clippy::too_many_arguments)]
 pub fn dfsph_step(
     record: bool,
     state: &Particles,
     carry: &DfsphCarry,
     start: Option<(Grid, Particles, DensityAlpha)>,
+    b: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> DfsphTrace {
-    let (grid, sorted, da) = start.unwrap_or_else(|| prepare(state, sp, fp, dp));
+    let (grid, sorted, da) = start.unwrap_or_else(|| prepare(state, b, sp, fp, dp));
     let ss = &grid.slot_start;
+    // The power the obstacles put in, per particle of this slot order, over both solves.
+    let mut power = match b {
+        Some(_) => vec![0.0f32; sorted.len()],
+        None => Vec::new(),
+    };
     let mut vel = sorted.vel.clone();
     let dt_v = carry.dt_prev;
     let divergence = solve(
@@ -997,6 +1106,8 @@ pub fn dfsph_step(
         &da,
         &carry.warm,
         ss,
+        b,
+        &mut power,
         dt_v,
         sp,
         fp,
@@ -1018,6 +1129,8 @@ pub fn dfsph_step(
         &da,
         &carry.warm,
         ss,
+        b,
+        &mut power,
         dt,
         sp,
         fp,
@@ -1041,7 +1154,7 @@ pub fn dfsph_step(
             &mut warm,
         )
     });
-    let (next_grid, next_sorted, end) = prepare(&next, sp, fp, dp);
+    let (next_grid, next_sorted, end) = prepare(&next, b, sp, fp, dp);
     let n = next.len() as u32;
     let dv = divergence.states.last().copied().unwrap_or_default();
     let dd = density.states.last().copied().unwrap_or_default();
@@ -1057,6 +1170,7 @@ pub fn dfsph_step(
     });
     DfsphTrace {
         grid,
+        power,
         sorted,
         start: da,
         divergence,
@@ -1154,7 +1268,7 @@ mod tests {
         let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
         let g = Grid::build(&pos, &sp);
         let sorted = reorder::gather(&pos, &g.sorted_ids);
-        let da = dfsph_density(&sorted, &g.slot_start, &sp, &fp, &dp);
+        let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
         let k = 8.0 / std::f32::consts::PI;
         let rho = k + k * 0.25;
         assert!((da.density[0] - rho).abs() < 1e-5);
@@ -1168,7 +1282,7 @@ mod tests {
         let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
         let vel = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
         let state = Particles::new(pos, vel);
-        let (g, sorted, da) = prepare(&state, &sp, &fp, &dp);
+        let (g, sorted, da) = prepare(&state, None, &sp, &fp, &dp);
         let r0 = density_rate(0, &sorted.pos, &sorted.vel, &g.slot_start, &sp, &fp, &dp);
         assert!(r0 > 0.0, "approach is compression: {r0}");
         let mut vel = sorted.vel.clone();
@@ -1181,6 +1295,8 @@ mod tests {
             &da,
             &warm,
             &g.slot_start,
+            None,
+            &mut [],
             1e-3,
             &sp,
             &fp,

@@ -9,7 +9,8 @@ use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::neighbours::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, pipeline_groups,
+    storage_buffer,
 };
 use super::timer::Stage;
 use crate::cpu::dfsph::{DfsphStats, Solve, SolveState};
@@ -57,6 +58,16 @@ pub struct GpuDfsph {
     pub dp: DfsphParams,
     // ⌈live N / 256⌉, which the uniform block holds and the direct dispatches use.
     live_blocks: std::cell::Cell<u32>,
+    /// Layout of bind group 1 of the walks that see obstacles (density, rate, pressure).
+    pub boundary_layout: wgpu::BindGroupLayout,
+    // Bind group 1 of those walks: the obstacles' boundary grid, or an empty one.
+    boundary_bg: wgpu::BindGroup,
+    // The empty one's buffers.
+    _no_boundary: Vec<wgpu::Buffer>,
+    // The power moving obstacles put in per particle, which `dfsph_pressure` accumulates
+    // over the step's iterations (the fluid's `obstacle_power`), when there are obstacles.
+    power: Option<wgpu::Buffer>,
+    obstacle_power: wgpu::Buffer,
     /// ρ per particle, slot order (N).
     pub rho: wgpu::Buffer,
     /// α per particle (N).
@@ -97,6 +108,7 @@ impl GpuDfsph {
         fluid_params: &wgpu::Buffer,
         accel: &wgpu::Buffer,
         step_state: &wgpu::Buffer,
+        obstacle_power: &wgpu::Buffer,
         dp: &DfsphParams,
     ) -> Result<Self> {
         use Binding::*;
@@ -149,7 +161,7 @@ impl GpuDfsph {
                 "sph.dfsph_pressure",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite,
-                    ReadWrite, Read, Read,
+                    ReadWrite, Read, Read, ReadWrite,
                 ],
             );
             let rate_l = layout(
@@ -266,6 +278,7 @@ impl GpuDfsph {
                             &kappa_sum,
                             &b.group_range,
                             &b.group_args,
+                            obstacle_power,
                         ],
                     ),
                     rate: bind_group(
@@ -306,23 +319,26 @@ impl GpuDfsph {
                 }
             };
             let solves = [solve(Solve::Divergence), solve(Solve::Density)];
+            let boundary_layout = super::obstacles::boundary_layout(d);
+            let (boundary_bg, no_boundary) = super::obstacles::no_boundary(d, &boundary_layout);
+            let bl = &boundary_layout;
             Self {
-                density: pipeline(
+                density: pipeline_groups(
                     d,
                     "sph.dfsph_density",
-                    &density_l,
+                    &[&density_l, bl],
                     &density_m,
                     "dfsph_density",
                 ),
                 warm: pipeline(d, "sph.dfsph_warm", &warm_l, &warm_m, "dfsph_warm"),
-                pressure: pipeline(
+                pressure: pipeline_groups(
                     d,
                     "sph.dfsph_pressure",
-                    &pressure_l,
+                    &[&pressure_l, bl],
                     &pressure_m,
                     "dfsph_pressure",
                 ),
-                rate: pipeline(d, "sph.dfsph_rate", &rate_l, &rate_m, "dfsph_rate"),
+                rate: pipeline_groups(d, "sph.dfsph_rate", &[&rate_l, bl], &rate_m, "dfsph_rate"),
                 blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
                 control: pipeline(
                     d,
@@ -444,6 +460,11 @@ impl GpuDfsph {
                 params,
                 dp: *dp,
                 live_blocks: std::cell::Cell::new(dp.blocks),
+                boundary_bg,
+                _no_boundary: no_boundary,
+                boundary_layout,
+                power: None,
+                obstacle_power: obstacle_power.clone(),
                 rho,
                 alpha,
                 kappa,
@@ -459,14 +480,28 @@ impl GpuDfsph {
         })
     }
 
+    /// Makes the walks see the obstacles of bind group `bg` (laid out by `boundary_layout`;
+    /// `None`: none).
+    pub fn set_boundary(&mut self, d: &wgpu::Device, bg: Option<wgpu::BindGroup>) {
+        self.power = bg.is_some().then(|| self.obstacle_power.clone());
+        self.boundary_bg = match bg {
+            Some(bg) => bg,
+            None => {
+                let (bg, buffers) = super::obstacles::no_boundary(d, &self.boundary_layout);
+                self._no_boundary = buffers;
+                bg
+            }
+        };
+    }
+
     /// Stage `dfsph_density` over the grid's slot-order positions.
     /// Then stage `dfsph_blocks` reduces the density error.
     pub fn encode_density(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        g.dispatch_indirect(
+        g.dispatch_indirect_groups(
             e,
             Stage::DfsphDensity,
             &self.density,
-            &self.density_bg,
+            &[&self.density_bg, &self.boundary_bg],
             &g.bufs.group_args,
         );
         g.dispatch(
@@ -504,11 +539,11 @@ impl GpuDfsph {
     /// Stage `dfsph_pressure` of `solve` (indirect).
     pub fn encode_pressure(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        g.dispatch_indirect(
+        g.dispatch_indirect_groups(
             e,
             Stage::DfsphPressure,
             &self.pressure,
-            &s.pressure,
+            &[&s.pressure, &self.boundary_bg],
             &s.state,
         );
     }
@@ -517,7 +552,13 @@ impl GpuDfsph {
     /// control block's ⌈N/256⌉ workgroups cover every group, or 0 once converged).
     pub fn encode_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         let s = &self.solves[solve_index(solve)];
-        g.dispatch_indirect(e, Stage::DfsphRate, &self.rate, &s.rate, &s.state);
+        g.dispatch_indirect_groups(
+            e,
+            Stage::DfsphRate,
+            &self.rate,
+            &[&s.rate, &self.boundary_bg],
+            &s.state,
+        );
         g.dispatch_indirect(e, Stage::DfsphBlocks, &self.blocks, &s.blocks, &s.state);
     }
 
@@ -529,13 +570,18 @@ impl GpuDfsph {
 
     /// Stage `dfsph_rate` of `solve` over every particle, dispatched directly: the rate pass
     /// before the warm start, which decides where it applies.
+    /// The divergence-free solve's first pass is the step's first: with obstacles it also
+    /// clears the power the pressure passes accumulate.
     pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        if let (Some(power), Solve::Divergence) = (&self.power, solve) {
+            e.clear_buffer(power, 0, None);
+        }
         let s = &self.solves[solve_index(solve)];
-        g.dispatch(
+        g.dispatch_groups(
             e,
             Stage::DfsphRate,
             &self.rate,
-            &s.rate,
+            &[&s.rate, &self.boundary_bg],
             self.live_blocks.get(),
         );
         g.dispatch(

@@ -249,6 +249,7 @@ impl Simulation {
                 &fluid.params,
                 &fluid.accel,
                 &fluid.step_state,
+                &fluid.obstacle_power,
                 dp,
             )?),
             None => None,
@@ -301,11 +302,6 @@ impl Simulation {
     /// two passes join every step (see `crate::boundary`). Moving ones start at t = 0; call
     /// [`Simulation::place_obstacles`] before each step.
     pub fn set_obstacles(&mut self, boundary: Option<&crate::boundary::Boundary>) -> Result<()> {
-        if boundary.is_some() && self.dfsph.is_some() {
-            return Err(crate::Error::input(
-                "obstacles work with WCSPH only for now: drop --solver dfsph",
-            ));
-        }
         self.obstacles = match boundary {
             Some(b) => Some(super::obstacles::GpuObstacles::new(
                 &self.grid.ctx,
@@ -323,6 +319,16 @@ impl Simulation {
                 None
             }
         };
+        // The DFSPH walks see them through bind group 1; the grid's ρ and α are recomputed.
+        if let Some(d) = &mut self.dfsph {
+            let dev = &self.grid.ctx.device;
+            let bg = self
+                .obstacles
+                .as_ref()
+                .map(|o| o.boundary_bind_group(dev, &d.boundary_layout));
+            d.set_boundary(dev, bg);
+            self.primed.set(false);
+        }
         Ok(())
     }
 
@@ -333,9 +339,13 @@ impl Simulation {
     }
 
     /// Puts moving obstacles where they are at time `t` (s), for the next submitted step.
+    /// DFSPH then recomputes ρ and α of the step's start with the obstacles there.
     pub fn place_obstacles(&mut self, t: f64) {
-        if let Some(o) = &mut self.obstacles {
+        if let Some(o) = &mut self.obstacles
+            && o.moves()
+        {
             o.place(&self.grid.ctx.queue, t);
+            self.primed.set(false);
         }
     }
 

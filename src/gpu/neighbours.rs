@@ -67,9 +67,21 @@ pub(crate) fn pipeline(
     module: &wgpu::ShaderModule,
     entry: &str,
 ) -> wgpu::ComputePipeline {
+    pipeline_groups(device, label, &[bgl], module, entry)
+}
+
+/// [`pipeline`] over several bind groups (group k laid out by `bgls[k]`).
+pub(crate) fn pipeline_groups(
+    device: &wgpu::Device,
+    label: &str,
+    bgls: &[&wgpu::BindGroupLayout],
+    module: &wgpu::ShaderModule,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let layouts: Vec<_> = bgls.iter().map(|l| Some(*l)).collect();
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
-        bind_group_layouts: &[Some(bgl)],
+        bind_group_layouts: &layouts,
         immediate_size: 0,
     });
     device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
@@ -655,9 +667,23 @@ impl GpuNeighbours {
         bg: &wgpu::BindGroup,
         groups_x: u32,
     ) {
+        self.dispatch_groups(encoder, stage, pipe, &[bg], groups_x);
+    }
+
+    /// [`GpuNeighbours::dispatch`] with bind groups 0, 1, … from `bgs`.
+    pub(crate) fn dispatch_groups(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bgs: &[&wgpu::BindGroup],
+        groups_x: u32,
+    ) {
         let mut pass = self.pass(encoder, stage);
         pass.set_pipeline(pipe);
-        pass.set_bind_group(0, bg, &[]);
+        for (k, bg) in bgs.iter().enumerate() {
+            pass.set_bind_group(k as u32, *bg, &[]);
+        }
         pass.dispatch_workgroups(groups_x, 1, 1);
     }
 
@@ -670,9 +696,23 @@ impl GpuNeighbours {
         bg: &wgpu::BindGroup,
         args: &wgpu::Buffer,
     ) {
+        self.dispatch_indirect_groups(encoder, stage, pipe, &[bg], args);
+    }
+
+    /// [`GpuNeighbours::dispatch_indirect`] with bind groups 0, 1, … from `bgs`.
+    pub(crate) fn dispatch_indirect_groups(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bgs: &[&wgpu::BindGroup],
+        args: &wgpu::Buffer,
+    ) {
         let mut pass = self.pass(encoder, stage);
         pass.set_pipeline(pipe);
-        pass.set_bind_group(0, bg, &[]);
+        for (k, bg) in bgs.iter().enumerate() {
+            pass.set_bind_group(k as u32, *bg, &[]);
+        }
         pass.dispatch_workgroups_indirect(args, 0);
     }
 

@@ -8,7 +8,7 @@ use wgpu::util::DeviceExt;
 use super::context::GpuContext;
 use super::fluid::GpuFluid;
 use super::neighbours::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline,
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
 };
 use super::timer::Stage;
 use crate::boundary::Boundary;
@@ -31,11 +31,47 @@ fn packed(boundary: &Boundary) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
     (pos, vel)
 }
 
-/// The obstacle kernels, the boundary buffers and their bind group.
+/// The layout of bind group 1 of every stage that walks the obstacles (shaders/boundary.wgsl):
+/// the uniform block, bpos, the slot starts, bvel.
+pub fn boundary_layout(d: &wgpu::Device) -> wgpu::BindGroupLayout {
+    use Binding::*;
+    layout(d, "sph.boundary", &[Uniform, Read, Read, Read])
+}
+
+/// Bind group 1 for a stage without obstacles: an empty box, so no particle is near one.
+pub fn no_boundary(
+    d: &wgpu::Device,
+    l: &wgpu::BindGroupLayout,
+) -> (wgpu::BindGroup, Vec<wgpu::Buffer>) {
+    let none = crate::boundary::ObstacleParams {
+        lo: [f32::INFINITY; 4],
+        hi: [f32::NEG_INFINITY; 4],
+        ..Default::default()
+    };
+    let init = |label: &str, contents: &[u8], usage| {
+        d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some(label),
+            contents,
+            usage,
+        })
+    };
+    let params = init(
+        "sph.no_boundary_params",
+        bytemuck::bytes_of(&none),
+        wgpu::BufferUsages::UNIFORM,
+    );
+    let zeros = init("sph.no_boundary", &[0u8; 16], wgpu::BufferUsages::STORAGE);
+    let bg = bind_group(d, "sph.no_boundary", l, &[&params, &zeros, &zeros, &zeros]);
+    (bg, vec![params, zeros])
+}
+
+/// The obstacle kernels, the boundary buffers and their bind groups.
 pub struct GpuObstacles {
     density: wgpu::ComputePipeline,
     forces: wgpu::ComputePipeline,
     bg: wgpu::BindGroup,
+    /// Bind group 1 (shaders/boundary.wgsl) of the WCSPH passes.
+    boundary_bg: wgpu::BindGroup,
     params: wgpu::Buffer,
     bslot: wgpu::Buffer,
     bvel: wgpu::Buffer,
@@ -84,10 +120,10 @@ impl GpuObstacles {
                 d,
                 "sph.obstacles",
                 &[
-                    Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, Read,
-                    Read, Read, ReadWrite,
+                    Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
                 ],
             );
+            let bl = boundary_layout(d);
             let m = ctx.shader("sph.obstacles", shaders::OBSTACLES);
             let b = &grid.bufs;
             let bg = bind_group(
@@ -97,22 +133,21 @@ impl GpuObstacles {
                 &[
                     &b.params,
                     &fluid.params,
-                    &params,
                     &b.sorted_pos,
                     &b.sorted_vel,
                     &fluid.fluid_density,
                     &fluid.pressure_buf,
                     &fluid.accel,
-                    &bpos,
-                    &bslot,
-                    &bvel,
                     &fluid.obstacle_power,
                 ],
             );
+            let boundary_bg = bind_group(d, "sph.boundary", &bl, &[&params, &bpos, &bslot, &bvel]);
+            let p = |label, entry| pipeline_groups(d, label, &[&l, &bl], &m, entry);
             Self {
-                density: pipeline(d, "sph.obstacle_density", &l, &m, "obstacle_density"),
-                forces: pipeline(d, "sph.obstacle_forces", &l, &m, "obstacle_forces"),
+                density: p("sph.obstacle_density", "obstacle_density"),
+                forces: p("sph.obstacle_forces", "obstacle_forces"),
                 bg,
+                boundary_bg,
                 params,
                 bslot,
                 bvel,
@@ -121,6 +156,21 @@ impl GpuObstacles {
                 moving: boundary.moves().then(|| boundary.clone()),
             }
         })
+    }
+
+    /// Bind group 1 (shaders/boundary.wgsl) over these obstacles for pipelines laid out with
+    /// `l` ([`boundary_layout`]): the DFSPH walks.
+    pub fn boundary_bind_group(
+        &self,
+        d: &wgpu::Device,
+        l: &wgpu::BindGroupLayout,
+    ) -> wgpu::BindGroup {
+        bind_group(
+            d,
+            "sph.boundary",
+            l,
+            &[&self.params, &self.bpos, &self.bslot, &self.bvel],
+        )
     }
 
     /// Whether an obstacle moves (then [`GpuObstacles::place`] must run before each step).
@@ -150,12 +200,14 @@ impl GpuObstacles {
     /// Adds the obstacles' density (and re-derives the pressure), after `walls`.
     pub fn encode_density(&self, grid: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(grid.bufs.n.get(), WORKGROUP_SIZE);
-        grid.dispatch(e, Stage::ObstacleDensity, &self.density, &self.bg, n);
+        let bgs = [&self.bg, &self.boundary_bg];
+        grid.dispatch_groups(e, Stage::ObstacleDensity, &self.density, &bgs, n);
     }
 
     /// Adds the obstacles' push to the accelerations, after `forces` (and `interact`).
     pub fn encode_forces(&self, grid: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(grid.bufs.n.get(), WORKGROUP_SIZE);
-        grid.dispatch(e, Stage::ObstacleForces, &self.forces, &self.bg, n);
+        let bgs = [&self.bg, &self.boundary_bg];
+        grid.dispatch_groups(e, Stage::ObstacleForces, &self.forces, &bgs, n);
     }
 }
