@@ -48,7 +48,8 @@ struct FluidParams {
     dt_max: f32,
     restitution: f32,
     alpha: f32,
-    _pad0: f32,
+    // Open sides: bit 2 axis (lower), 2 axis + 1 (upper); no wall there.
+    open: u32,
 }
 
 // The DFSPH uniform block (src/params.rs DfsphParams, field for field).
@@ -118,10 +119,12 @@ fn wall_planes(x: vec3<f32>, h: f32, fluid: FluidParams) -> WallPlanes {
     for (var axis = 0; axis < 3; axis = axis + 1) {
         let below = x[axis] - fluid.tank_min[axis];
         let above = fluid.tank_max[axis] - x[axis];
-        if below < h && below <= above {
+        let lo_open = (fluid.open & (1u << u32(2 * axis))) != 0u;
+        let hi_open = (fluid.open & (1u << u32(2 * axis + 1))) != 0u;
+        if !lo_open && below < h && (below <= above || hi_open) {
             w.mask = w.mask | (1u << u32(axis));
             w.plane[axis] = fluid.tank_min[axis];
-        } else if above < h {
+        } else if !hi_open && above < h {
             w.mask = w.mask | (1u << u32(axis));
             w.plane[axis] = fluid.tank_max[axis];
         }
@@ -180,19 +183,19 @@ fn reduce_block(l: u32, s: f32, m: f32) -> vec2<f32> {
 // past a wall is put back on it, and an outward normal speed becomes -restitution times
 // itself, so walls never add energy.
 fn clamp_to_tank(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, fluid: FluidParams) {
-    clamp_to_box(x, v, fluid.tank_min.xyz, fluid.tank_max.xyz, fluid.restitution);
+    clamp_to_box(x, v, fluid.tank_min.xyz, fluid.tank_max.xyz, fluid.restitution, fluid.open);
 }
 
-// The same walls at lo and hi (src/cpu/integrate.rs clamp_to_box).
-fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: vec3<f32>, hi: vec3<f32>, restitution: f32) {
+// The same walls at lo and hi, none on the open sides (src/cpu/integrate.rs clamp_to_box).
+fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: vec3<f32>, hi: vec3<f32>, restitution: f32, open: u32) {
     for (var axis = 0; axis < 3; axis = axis + 1) {
-        if (*x)[axis] < lo[axis] {
+        if (open & (1u << u32(2 * axis))) == 0u && (*x)[axis] < lo[axis] {
             (*x)[axis] = lo[axis];
             if (*v)[axis] < 0.0 {
                 (*v)[axis] = (*v)[axis] * -restitution;
             }
         }
-        if (*x)[axis] > hi[axis] {
+        if (open & (1u << u32(2 * axis + 1))) == 0u && (*x)[axis] > hi[axis] {
             (*x)[axis] = hi[axis];
             if (*v)[axis] > 0.0 {
                 (*v)[axis] = (*v)[axis] * -restitution;

@@ -32,7 +32,7 @@ fn dfsph_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     var v = sorted_vel[k].xyz;
     var x = sorted_pos[k].xyz + v * dt;
     let inset = vec3<f32>(dfsph.wall_inset);
-    clamp_to_box(&x, &v, fluid.tank_min.xyz + inset, fluid.tank_max.xyz - inset, fluid.restitution);
+    clamp_to_box(&x, &v, fluid.tank_min.xyz + inset, fluid.tank_max.xyz - inset, fluid.restitution, fluid.open);
     positions[k] = vec4<f32>(x, 0.0);
     velocities[k] = vec4<f32>(v, 0.0);
     let id = sorted_id[k];

@@ -86,6 +86,9 @@ pub struct Header {
     /// includes it).
     #[serde(default)]
     pub emitted_energy: f64,
+    /// The energy particles that left through open sides took away so far, J.
+    #[serde(default)]
+    pub removed_energy: f64,
 }
 
 /// A whole run's state.
@@ -193,6 +196,7 @@ impl Template {
                 start_energy: at.start_energy,
                 obstacle_work: at.obstacle_work,
                 emitted_energy: at.emitted_energy,
+                removed_energy: at.removed_energy,
                 dfsph_stats: snapshot.dfsph.as_ref().map(DfsphStats::to_words),
                 dt_prev: carry.as_ref().map(|c| c.dt_prev),
                 ..self.header.clone()
@@ -215,6 +219,7 @@ impl Checkpoint {
             start_energy: self.header.start_energy,
             obstacle_work: self.header.obstacle_work,
             emitted_energy: self.header.emitted_energy,
+            removed_energy: self.header.removed_energy,
         }
     }
 
@@ -452,6 +457,7 @@ mod tests {
                 obstacles: Vec::new(),
                 emitters: Vec::new(),
                 emitted_energy: 0.0,
+                removed_energy: 0.0,
             },
             sim_params: config.sim_params(),
             fluid_params: fp,

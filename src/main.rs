@@ -1186,7 +1186,11 @@ fn simulate(
     if let Some(w) = physics.sound_speed_warning(drop) {
         eprintln!("{w}");
     }
-    let fp = physics.fluid_params(config, tank_min, tank_max, drop)?;
+    let mut fp = physics.fluid_params(config, tank_min, tank_max, drop)?;
+    // A scene file's tank may be open on some sides.
+    if let (None, Some(file)) = (&cli.input, &cli.scene_file) {
+        fp.open = gpu_sph::scene::Side::mask(&file.tank.open);
+    }
     let dp = match cli.solver {
         Solver::Dfsph => Some(dfsph_config(cli).params(config, &physics)?),
         Solver::Wcsph => None,
@@ -1225,6 +1229,7 @@ fn simulate(
             },
             emitters: emitters_of(cli, config.spacing).list,
             emitted_energy: 0.0,
+            removed_energy: 0.0,
         },
         sim_params: params,
         fluid_params: fp,
@@ -1695,6 +1700,12 @@ fn simulate_from(
                 st.front,
                 st.outside
             );
+            if fp.open != 0 && st.outside > 0 && st.outside == st.particles {
+                println!(
+                    "every particle left the tank through its open sides at step {}: the run ended there",
+                    st.step
+                );
+            }
         }
     }
     if let (Some(path), Some(snap)) = (&cli.screenshot, snap) {

@@ -330,8 +330,10 @@ pub struct FluidParams {
     pub restitution: f32,
     /// Monaghan's artificial viscosity α (dimensionless).
     pub alpha: f32,
-    #[doc(hidden)]
-    pub _pad: f32,
+    /// The tank's open sides, bit 2·axis for the lower one and 2·axis + 1 for the upper
+    /// ([`crate::scene::Side`]): no mirror wall and no clamping there, and a particle that
+    /// leaves through one is removed from the run. 0: a closed box.
+    pub open: u32,
 }
 
 /// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
@@ -493,7 +495,7 @@ impl PhysicsConfig {
             dt_max: self.dt_max,
             restitution: self.restitution,
             alpha: self.alpha,
-            _pad: 0.0,
+            open: 0,
         })
     }
 }

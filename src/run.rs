@@ -39,6 +39,78 @@ pub trait Backend {
     fn place_obstacles(&mut self, _t: f64) {}
     /// Adds emitted particles after the live ones (no step may be in flight).
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()>;
+    /// Removes the particles outside the tank (those that left through an open side; see
+    /// [`without_outside`]); returns how many and the energy they took (no step may be in
+    /// flight).
+    fn remove_outside(&mut self) -> Result<(u64, f64)>;
+}
+
+/// The state of `snap` (and DFSPH's `carry`) without the particles outside the tank of `fp`,
+/// the others in their order, renumbered by rank so ids stay 0..N (a carry's warm start
+/// follows them); with how many left and the energy they took, ½ m |v|² + m |g| (y − floor)
+/// each (the terms the statistics count). `None` when every particle is inside.
+pub fn without_outside(
+    snap: &Snapshot,
+    carry: Option<&DfsphCarry>,
+    fp: &FluidParams,
+) -> Option<(Snapshot, Option<DfsphCarry>, u64, f64)> {
+    let lo = glam::Vec3::from_slice(&fp.tank_min[..3]);
+    let hi = glam::Vec3::from_slice(&fp.tank_max[..3]);
+    let st = &snap.state;
+    let keep: Vec<bool> = st
+        .pos
+        .iter()
+        .map(|x| x.cmpge(lo).all() && x.cmple(hi).all())
+        .collect();
+    let gone = keep.iter().filter(|k| !**k).count();
+    if gone == 0 {
+        return None;
+    }
+    // new_id[old id]: the rank among the kept ids.
+    let n = st.len();
+    let mut kept_id = vec![false; n];
+    for (k, &id) in st.id.iter().enumerate() {
+        kept_id[id as usize] = keep[k];
+    }
+    let mut new_id = vec![u32::MAX; n];
+    let mut next = 0u32;
+    for (old, &kept) in kept_id.iter().enumerate() {
+        if kept {
+            new_id[old] = next;
+            next += 1;
+        }
+    }
+    let (m, g) = (fp.mass as f64, (fp.gravity[1] as f64).abs());
+    let mut energy = 0.0f64;
+    let mut state = Particles::default();
+    let mut density = Vec::with_capacity(n - gone);
+    for k in 0..n {
+        if keep[k] {
+            state.pos.push(st.pos[k]);
+            state.vel.push(st.vel[k]);
+            state.id.push(new_id[st.id[k] as usize]);
+            density.push(snap.density[k]);
+        } else {
+            energy += 0.5 * m * st.vel[k].as_dvec3().length_squared()
+                + m * g * (st.pos[k].y as f64 - fp.tank_min[1] as f64);
+        }
+    }
+    let carry = carry.map(|c| DfsphCarry {
+        warm: c
+            .warm
+            .iter()
+            .zip(&kept_id)
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| *w)
+            .collect(),
+        dt_prev: c.dt_prev,
+    });
+    let snap = Snapshot {
+        state,
+        density,
+        ..snap.clone()
+    };
+    Some((snap, carry, gone as u64, energy))
 }
 
 impl Backend for Simulation {
@@ -72,6 +144,19 @@ impl Backend for Simulation {
 
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
         Simulation::append(self, batch).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn remove_outside(&mut self) -> Result<(u64, f64)> {
+        let snap = Backend::snapshot(self)?;
+        let carry = Backend::carry(self)?;
+        match without_outside(&snap, carry.as_ref(), &self.fluid_params) {
+            Some((snap, carry, count, energy)) => {
+                self.replace(&snap, carry.as_ref())
+                    .map_err(|e| self.grid.ctx.explain(e))?;
+                Ok((count, energy))
+            }
+            None => Ok((0, 0.0)),
+        }
     }
 }
 
@@ -248,6 +333,30 @@ impl Backend for CpuSimulation {
                 d.start = None;
             }
         }
+    }
+
+    fn remove_outside(&mut self) -> Result<(u64, f64)> {
+        let carry = self.dfsph.as_ref().map(|d| &d.carry);
+        let Some((snap, carry, count, energy)) = without_outside(&self.snap, carry, &self.fp)
+        else {
+            return Ok((0, 0.0));
+        };
+        self.snap = snap;
+        // As the GPU: DFSPH computes the grid, ρ and α of the remaining state at once.
+        if let (Some(d), Some(carry)) = (&mut self.dfsph, carry) {
+            d.carry = carry;
+            let (grid, sorted, da) = dfsph::prepare(
+                &self.snap.state,
+                self.obstacles.as_deref(),
+                &self.sp,
+                &self.fp,
+                &d.dp,
+            );
+            self.snap.state = sorted.clone();
+            self.snap.density = da.density.clone();
+            d.start = Some((grid, sorted, da));
+        }
+        Ok((count, energy))
     }
 
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
@@ -457,7 +566,8 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
             "step {step}: non-finite time step"
         )));
     }
-    if b.outside > 0 {
+    // Through an open side leaving is no error: the run removes them after the step.
+    if b.outside > 0 && fp.open == 0 {
         return Err(Error::Unstable(format!(
             "step {step}: {} particles outside the tank (t = {t:.6} s)",
             b.outside
@@ -660,6 +770,8 @@ pub struct RunFrom {
     pub obstacle_work: f64,
     /// The energy emitted particles brought in since the start, J.
     pub emitted_energy: f64,
+    /// The energy particles that left through open sides took away since the start, J.
+    pub removed_energy: f64,
 }
 
 /// Checkpoints written during a run: every `every` steps (0: never on a schedule) and when
@@ -756,20 +868,23 @@ pub fn run(
 }
 
 /// Adds the particles `emitters` release in (before, t] to `backend`; returns the energy
-/// they bring in.
+/// they bring in and how many.
 fn emit(
     backend: &mut dyn Backend,
     emitters: &Emitters,
     fp: &FluidParams,
     before: Option<f64>,
     t: f64,
-) -> Result<f64> {
+) -> Result<(f64, u64)> {
     let batch = emitters.between(before, t);
     if batch.is_empty() {
-        return Ok(0.0);
+        return Ok((0.0, 0));
     }
     backend.append(&batch)?;
-    Ok(batch.energy(fp.mass, fp.gravity[1], fp.tank_min[1]))
+    Ok((
+        batch.energy(fp.mass, fp.gravity[1], fp.tank_min[1]),
+        batch.pos.len() as u64,
+    ))
 }
 
 /// When a run ends: after `steps` steps, or after the first step that reaches simulated time
@@ -808,15 +923,17 @@ fn run_steps(
     let mut start_energy = from.start_energy;
     let mut work = from.obstacle_work;
     let mut emitted = from.emitted_energy;
+    let mut removed = from.removed_energy;
     let steps = until.steps;
     // A moving obstacle's pose needs the time each step starts at, known only once the step
     // before has been read, and an end time is known to be reached only then; emitters add
     // particles at that time: then steps run one at a time.
-    let one_at_a_time = backend.obstacles_move() || until.time.is_some();
+    // Particles leaving through an open side are removed before the next step.
+    let one_at_a_time = backend.obstacles_move() || until.time.is_some() || fp.open != 0;
     // A state at time t holds every layer that left by t (`crate::emitter`): a fresh run
     // emits those of t = 0 first; a resumed one has them.
     if from.step == 0 && steps > 0 {
-        emitted += emit(backend, emitters, fp, None, t)?;
+        emitted += emit(backend, emitters, fp, None, t)?.0;
     }
     if steps > 0 {
         backend.place_obstacles(t);
@@ -849,12 +966,33 @@ fn run_steps(
         if !first {
             work += block.power as f64 * block.dt as f64;
         }
-        guards.check(&block, e0 + emitted, work, fp, k, t)?;
+        guards.check(&block, e0 + emitted - removed, work, fp, k, t)?;
         last = Some(st);
+        let mut live = block.n as u64;
+        if fp.open != 0 && block.outside > 0 {
+            let (gone, energy) = backend.remove_outside()?;
+            removed += energy;
+            live -= gone;
+        }
         if !pipelined {
-            emitted += emit(backend, emitters, fp, Some(t_before), t)?;
+            let (energy, added) = emit(backend, emitters, fp, Some(t_before), t)?;
+            emitted += energy;
+            live += added;
         }
         progress.inc(1);
+        // Every particle left through the open sides (and no emitter added one): nothing is
+        // left to step; the run ends here (its last row shows them all outside).
+        if live == 0 {
+            if want_final {
+                snap = Some(Snapshot {
+                    state: Particles::default(),
+                    density: Vec::new(),
+                    dt: block.dt,
+                    dfsph: None,
+                });
+            }
+            break;
+        }
         let reached = until.time.is_some_and(|end| t >= end);
         if let Some(end) = until.time {
             progress.set_message(format!("t = {t:.4} of {end} s"));
@@ -869,6 +1007,7 @@ fn run_steps(
                     start_energy,
                     obstacle_work: work,
                     emitted_energy: emitted,
+                    removed_energy: removed,
                 };
                 let path = c
                     .template

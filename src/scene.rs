@@ -284,6 +284,41 @@ pub enum Fill {
     Random,
 }
 
+/// A side of the tank: `x-` is the wall at the lower x, `y+` the top, and so on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Side {
+    /// The wall at the lower x.
+    #[serde(rename = "x-")]
+    XMin,
+    /// The wall at the upper x.
+    #[serde(rename = "x+")]
+    XMax,
+    /// The floor.
+    #[serde(rename = "y-")]
+    YMin,
+    /// The top.
+    #[serde(rename = "y+")]
+    YMax,
+    /// The wall at the lower z.
+    #[serde(rename = "z-")]
+    ZMin,
+    /// The wall at the upper z.
+    #[serde(rename = "z+")]
+    ZMax,
+}
+
+impl Side {
+    /// Its bit in [`crate::params::FluidParams::open`].
+    pub fn bit(self) -> u32 {
+        1 << self as u32
+    }
+
+    /// The bits of `sides`.
+    pub fn mask(sides: &[Side]) -> u32 {
+        sides.iter().fold(0, |m, s| m | s.bit())
+    }
+}
+
 /// One fluid body of a scene.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -339,6 +374,8 @@ pub struct SceneDesc {
     pub obstacles: Vec<crate::boundary::Obstacle>,
     /// Nozzles that add fluid during the run (`crate::emitter`).
     pub emitters: Vec<crate::emitter::Emitter>,
+    /// The tank's open sides ([`Side::mask`]): fluid that leaves through them is removed.
+    pub open: u32,
 }
 
 /// Particles plus the tank that holds them.
@@ -619,6 +656,7 @@ impl SceneDesc {
             bodies,
             obstacles: Vec::new(),
             emitters: Vec::new(),
+            open: 0,
         }
     }
 
@@ -983,6 +1021,7 @@ mod tests {
             bodies: vec![lattice, random],
             obstacles: Vec::new(),
             emitters: Vec::new(),
+            open: 0,
         };
         let (scene, counts) = desc.fill(s, 0);
         assert!(scene.walled > 0);

@@ -60,6 +60,10 @@ pub struct Tank {
     pub min: [f32; 3],
     /// Upper corner, metres.
     pub max: [f32; 3],
+    /// Sides with no wall (`"y+"` opens the top): fluid that leaves through one is removed
+    /// from the run and counted.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open: Vec<crate::scene::Side>,
 }
 
 /// A setting's value as the file gives it (a number, a string, a boolean).
@@ -338,6 +342,7 @@ impl SceneFile {
             bodies: self.fluid.clone(),
             obstacles: self.obstacles.clone(),
             emitters: self.emitters.clone(),
+            open: crate::scene::Side::mask(&self.tank.open),
         }
     }
 }
@@ -391,6 +396,7 @@ pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
         tank: Tank {
             min: d.tank_min.to_array(),
             max: d.tank_max.to_array(),
+            open: Vec::new(),
         },
         fluid: &d.bodies,
         physics: Physics {

@@ -110,9 +110,12 @@ impl Setup {
         if let Some(w) = opts.physics.sound_speed_warning(head) {
             eprintln!("{w}");
         }
-        let fluid_params =
+        let mut fluid_params =
             opts.physics
                 .fluid_params(&config, scene.tank_min, scene.tank_max, head)?;
+        if let SceneChoice::Described { desc, .. } = &opts.scene {
+            fluid_params.open = desc.open;
+        }
         let obstacles = match &opts.scene {
             SceneChoice::Described { desc, .. } => crate::boundary::Boundary::new(
                 &desc.obstacles,

@@ -486,6 +486,20 @@ pub fn verify_steps(
         merge(&mut worst, rows);
         t += trace.timestep.dt as f64;
         state = trace.next;
+        // Particles that left through an open side are removed, as a run removes them.
+        let snap = crate::gpu::fluid::Snapshot {
+            state,
+            density: trace.fluid_density,
+            dt: trace.timestep.dt,
+            dfsph: None,
+        };
+        state = match crate::run::without_outside(&snap, None, fp) {
+            Some((kept, _, _, _)) => kept.state,
+            None => snap.state,
+        };
+        if state.is_empty() {
+            break;
+        }
     }
     Ok(Report::of_steps(
         &sim.sim_params,
@@ -793,6 +807,20 @@ pub fn verify_dfsph_steps(
         t += tr.stats.dt as f64;
         state = tr.next;
         carry = tr.carry;
+        // Particles that left through an open side are removed, as a run removes them.
+        let snap = crate::gpu::fluid::Snapshot {
+            density: vec![0.0; state.len()],
+            state,
+            dt: tr.stats.dt,
+            dfsph: None,
+        };
+        (state, carry) = match crate::run::without_outside(&snap, Some(&carry), fp) {
+            Some((kept, Some(c), _, _)) => (kept.state, c),
+            _ => (snap.state, carry),
+        };
+        if state.is_empty() {
+            break;
+        }
     }
     Ok(Report::of_steps(
         &sim.sim_params,

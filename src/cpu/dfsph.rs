@@ -816,7 +816,7 @@ pub fn dfsph_integrate(
     let (pos, vel) = (0..sorted.len())
         .map(|k| {
             let v = sorted.vel[k];
-            clamp_to_box(sorted.pos[k] + v * dt, v, lo, hi, fp.restitution)
+            clamp_to_box(sorted.pos[k] + v * dt, v, lo, hi, fp.restitution, fp.open)
         })
         .unzip();
     for (k, &id) in sorted.id.iter().enumerate() {

@@ -29,10 +29,11 @@ pub fn advance(x: Vec3, v: Vec3, a: Vec3, dt: f32, fp: &FluidParams) -> (Vec3, V
 pub fn clamp_to_tank(x: Vec3, v: Vec3, fp: &FluidParams) -> (Vec3, Vec3) {
     let lo = Vec3::from_slice(&fp.tank_min[..3]);
     let hi = Vec3::from_slice(&fp.tank_max[..3]);
-    clamp_to_box(x, v, lo, hi, fp.restitution)
+    clamp_to_box(x, v, lo, hi, fp.restitution, fp.open)
 }
 
-/// The same walls at `lo` and `hi` (WGSL `clamp_to_box`).
+/// The same walls at `lo` and `hi`, none on the sides `open` marks (bit 2·axis lower,
+/// 2·axis + 1 upper; WGSL `clamp_to_box`).
 #[inline]
 pub fn clamp_to_box(
     mut x: Vec3,
@@ -40,15 +41,16 @@ pub fn clamp_to_box(
     lo: Vec3,
     hi: Vec3,
     restitution: f32,
+    open: u32,
 ) -> (Vec3, Vec3) {
     for axis in 0..3 {
-        if x[axis] < lo[axis] {
+        if open & (1 << (2 * axis)) == 0 && x[axis] < lo[axis] {
             x[axis] = lo[axis];
             if v[axis] < 0.0 {
                 v[axis] *= -restitution;
             }
         }
-        if x[axis] > hi[axis] {
+        if open & (1 << (2 * axis + 1)) == 0 && x[axis] > hi[axis] {
             x[axis] = hi[axis];
             if v[axis] > 0.0 {
                 v[axis] *= -restitution;

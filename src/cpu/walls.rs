@@ -53,10 +53,12 @@ pub fn wall_planes(x: Vec3, h: f32, fp: &FluidParams) -> WallPlanes {
     for axis in 0..3 {
         let below = x[axis] - fp.tank_min[axis];
         let above = fp.tank_max[axis] - x[axis];
-        if below < h && below <= above {
+        let lo_open = fp.open & (1 << (2 * axis)) != 0;
+        let hi_open = fp.open & (1 << (2 * axis + 1)) != 0;
+        if !lo_open && below < h && (below <= above || hi_open) {
             w.mask |= 1 << axis;
             w.plane[axis] = fp.tank_min[axis];
-        } else if above < h {
+        } else if !hi_open && above < h {
             w.mask |= 1 << axis;
             w.plane[axis] = fp.tank_max[axis];
         }

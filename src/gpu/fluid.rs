@@ -389,6 +389,28 @@ impl Simulation {
         }
     }
 
+    /// Replaces the state with `snap` (as [`Simulation::upload`]) and, for DFSPH, the carried
+    /// state with `carry`, computing the grid, ρ and α at once; WCSPH keeps `snap`'s
+    /// densities, so a snapshot taken now returns `snap` (`crate::run::without_outside`
+    /// removes particles this way).
+    pub fn replace(&self, snap: &Snapshot, carry: Option<&DfsphCarry>) -> Result<()> {
+        self.upload(&snap.state);
+        match (&self.dfsph, carry) {
+            (Some(_), Some(c)) => {
+                self.upload_carry(c);
+                self.grid.run(|_, e| self.encode_prime(e))
+            }
+            _ => {
+                self.grid.ctx.queue.write_buffer(
+                    &self.fluid.fluid_density,
+                    0,
+                    bytemuck::cast_slice(&snap.density),
+                );
+                Ok(())
+            }
+        }
+    }
+
     /// Adds emitted particles after the live ones, with the next ids, at rest density (see
     /// `crate::emitter`); no step may be in flight. WCSPH holds its state in `positions`;
     /// DFSPH's last step left it in slot order, which becomes the held order, the new particles

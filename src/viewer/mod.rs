@@ -276,6 +276,10 @@ impl Viewer {
         let head = physics.head(s.fluid_size.y, &s.state.vel);
         match physics.fluid_params(&s.config, s.tank_min, s.tank_max, head) {
             Ok(fp) => {
+                let fp = crate::params::FluidParams {
+                    open: s.fluid_params.open,
+                    ..fp
+                };
                 // Gravity and stiffness change what the energy counts: compare anew.
                 self.start_energy = None;
                 self.sim.set_fluid_params(&fp);
@@ -363,13 +367,18 @@ impl Viewer {
         // too.
         let t0 = self.stats.t;
         let mut t = t0;
+        // Particles that leave through an open side are removed after their step.
         let emitters = &self.setup.emitters;
+        let open = self.setup.fluid_params.open != 0;
         let block = if let Some(cpu) = &mut self.cpu {
             for _ in 1..steps {
                 cpu.place_obstacles(t);
                 cpu.step()?;
                 let before = t;
                 t += cpu.current().dt as f64;
+                if open {
+                    cpu.remove_outside()?;
+                }
                 cpu.append(&emitters.between(Some(before), t))?;
             }
             cpu.place_obstacles(t);
@@ -377,6 +386,9 @@ impl Viewer {
             let block = cpu.read_stats()?;
             let before = t;
             t += block.dt as f64;
+            if open && block.outside > 0 {
+                cpu.remove_outside()?;
+            }
             cpu.append(&emitters.between(Some(before), t))?;
             if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
                 // The renderer draws the GPU copy of the obstacles.
@@ -400,7 +412,7 @@ impl Viewer {
             );
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
             block
-        } else if self.sim.obstacles_move() || emitters.active_after(t0) {
+        } else if self.sim.obstacles_move() || emitters.active_after(t0) || open {
             let mut block = None;
             for _ in 0..steps {
                 self.sim.place_obstacles(t);
@@ -408,6 +420,9 @@ impl Viewer {
                 let b = self.sim.read_stats()?;
                 let before = t;
                 t += b.dt as f64;
+                if open && b.outside > 0 {
+                    Backend::remove_outside(&mut self.sim)?;
+                }
                 self.sim.append(&emitters.between(Some(before), t))?;
                 block = Some(b);
             }
