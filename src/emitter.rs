@@ -24,6 +24,14 @@
 //! π 0.05² · 1 / 0.01³ = 7854 particles/s and a layer leaves every
 //! τ = 80 · 10⁻⁶ / (π 0.05² · 1) = 10.19 ms, 10.19 mm apart.
 //!
+//! **Never onto fluid.** Before a layer is added, stage `emitter_probe` (GPU, mirror
+//! [`probe_hits`]) counts the fluid particles in its slab: within s/2 of its plane along d and
+//! inside the opening grown by s/2 across it. A layer whose slab holds fluid is skipped (never
+//! retried): a nozzle that the fluid in front of it blocks (submerged, or a jet that has
+//! slowed) emits less, as a blocked real one would, instead of stacking particles onto
+//! others. Which layers are still due still follows from the time alone. In free flow the
+//! layer before lies one pitch (≥ s) ahead and nothing is skipped.
+//!
 //! The nozzle's frame: d as given (normalised), `u` = the unit vector along a × d with a = ŷ
 //! (x̂ when d is within 26° of ±ŷ), `v` = d × u. A rectangle's `width` runs along u, its
 //! `height` along v: for a horizontal jet, width is horizontal and height vertical.
@@ -70,9 +78,77 @@ pub struct Emitter {
     pub end: f32,
 }
 
-/// The last time a run's emitters are evaluated at before its first step: layers with
-/// t_k ≤ 0 leave then.
-pub const FIRST: f64 = 0.0;
+/// The most layers one `emitter_probe` dispatch tests (shaders/emitter_probe.wgsl).
+pub const MAX_PROBES: usize = 16;
+
+/// Where one layer would go, for `emitter_probe`: centre c and the nozzle's unit axes d, u, v;
+/// c.w the layer's distance along d, d.w the slab's half-thickness (s/2), u.w and v.w the
+/// opening's half-widths grown by s/2 (v.w < 0: a disk of radius u.w).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct Probe {
+    /// Centre, and the layer's distance along d.
+    pub c: [f32; 4],
+    /// The jet's unit direction, and the half-thickness.
+    pub d: [f32; 4],
+    /// The nozzle's u axis, and the half-width along it (a disk's radius).
+    pub u: [f32; 4],
+    /// The nozzle's v axis, and the half-width along it (negative for a disk).
+    pub v: [f32; 4],
+}
+
+/// The uniform block of `emitter_probe`: a count and up to [`MAX_PROBES`] probes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct ProbeBlock {
+    /// Probes in use.
+    pub count: u32,
+    #[doc(hidden)]
+    pub _pad: [u32; 3],
+    /// The probes.
+    pub probes: [Probe; MAX_PROBES],
+}
+
+impl ProbeBlock {
+    /// The block of `probes` (at most [`MAX_PROBES`]).
+    pub fn new(probes: &[Probe]) -> Self {
+        let mut b = Self {
+            count: probes.len() as u32,
+            _pad: [0; 3],
+            probes: [Probe::default(); MAX_PROBES],
+        };
+        b.probes[..probes.len()].copy_from_slice(probes);
+        b
+    }
+}
+
+/// Stage `emitter_probe` on the CPU: for each probe, how many of the particles at `pos` lie in
+/// its slab (the WGSL stage's arithmetic, operation for operation).
+pub fn probe_hits(pos: &[Vec3], probes: &[Probe]) -> Vec<u32> {
+    let mut hits = vec![0u32; probes.len()];
+    for x in pos {
+        for (j, p) in probes.iter().enumerate() {
+            let r = *x - Vec3::new(p.c[0], p.c[1], p.c[2]);
+            let a = r.x * p.d[0] + r.y * p.d[1] + r.z * p.d[2];
+            // A positive test, so a NaN counts as outside, as on the GPU.
+            let in_slab = (a - p.c[3]).abs() < p.d[3];
+            if !in_slab {
+                continue;
+            }
+            let ru = r.x * p.u[0] + r.y * p.u[1] + r.z * p.u[2];
+            let rv = r.x * p.v[0] + r.y * p.v[1] + r.z * p.v[2];
+            let inside = if p.v[3] < 0.0 {
+                ru * ru + rv * rv < p.u[3] * p.u[3]
+            } else {
+                ru.abs() < p.u[3] && rv.abs() < p.v[3]
+            };
+            if inside {
+                hits[j] += 1;
+            }
+        }
+    }
+    hits
+}
 
 impl Emitter {
     fn frame(&self) -> (DVec3, DVec3, DVec3) {
@@ -181,6 +257,28 @@ impl Emitter {
     /// The most particles it adds to a run.
     pub fn total(&self, s: f32) -> u64 {
         self.layers(s) * self.layer_len(s) as u64
+    }
+
+    /// The slab layer k would fill at time `t` (see [`Probe`]).
+    pub fn probe(&self, k: u64, t: f64, s: f32) -> Probe {
+        let (d, u, v) = self.frame();
+        let (tau, start) = (self.period(s), self.start as f64);
+        let a = self.speed as f64 * (t - (start + k as f64 * tau)).max(0.0);
+        let half = 0.5 * s as f64;
+        let (wu, wv) = match self.nozzle {
+            Nozzle::Rect { width, height } => {
+                let n = |w: f32| ((w as f64 / s as f64 - 1e-6).ceil()).max(1.0);
+                (0.5 * n(width) * s as f64, 0.5 * n(height) * s as f64)
+            }
+            Nozzle::Circle { radius } => (radius as f64 + half, -1.0),
+        };
+        let c = Vec3::from(self.position);
+        Probe {
+            c: [c.x, c.y, c.z, a as f32],
+            d: d.as_vec3().extend(half as f32).to_array(),
+            u: u.as_vec3().extend(wu as f32).to_array(),
+            v: v.as_vec3().extend(wv as f32).to_array(),
+        }
     }
 
     /// Layers `from..to` as they stand at time `t` (≥ each one's t_k): positions, and the
@@ -351,19 +449,49 @@ impl Emitters {
     }
 
     /// The layers that leave after time `before` up to time `t` (t_k in (before, t]; every
-    /// t_k ≤ t when `before` is `None`), placed as they stand at `t`, emitter by emitter.
-    pub fn between(&self, before: Option<f64>, t: f64) -> Batch {
-        let mut out = Batch::default();
-        for e in &self.list {
+    /// t_k ≤ t when `before` is `None`), as (emitter, k), emitter by emitter.
+    pub fn due(&self, before: Option<f64>, t: f64) -> Vec<(usize, u64)> {
+        let mut out = Vec::new();
+        for (i, e) in self.list.iter().enumerate() {
             let from = before.map_or(0, |b| e.layers_by(b, self.s));
             let to = e.layers_by(t, self.s);
-            if to > from {
-                let (pos, vel) = e.emit(from, to, t, self.s);
-                out.vel.extend(std::iter::repeat_n(vel, pos.len()));
-                out.pos.extend(pos);
-            }
+            out.extend((from..to).map(|k| (i, k)));
         }
         out
+    }
+
+    /// The layers due after `before` up to `t` whose slab `probe` finds empty ([`Probe`];
+    /// `probe` counts the fluid in up to [`MAX_PROBES`] slabs at a time), placed as they stand
+    /// at `t`.
+    pub fn between(
+        &self,
+        before: Option<f64>,
+        t: f64,
+        mut probe: impl FnMut(&[Probe]) -> crate::Result<Vec<u32>>,
+    ) -> crate::Result<Batch> {
+        let due = self.due(before, t);
+        let mut out = Batch::default();
+        for chunk in due.chunks(MAX_PROBES) {
+            let probes: Vec<Probe> = chunk
+                .iter()
+                .map(|&(i, k)| self.list[i].probe(k, t, self.s))
+                .collect();
+            let hits = probe(&probes)?;
+            for (&(i, k), &h) in chunk.iter().zip(&hits) {
+                if h == 0 {
+                    let (pos, vel) = self.list[i].emit(k, k + 1, t, self.s);
+                    out.vel.extend(std::iter::repeat_n(vel, pos.len()));
+                    out.pos.extend(pos);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// [`Emitters::between`] probing the particles at `pos` on the host.
+    pub fn between_host(&self, before: Option<f64>, t: f64, pos: &[Vec3]) -> Batch {
+        self.between(before, t, |p| Ok(probe_hits(pos, p)))
+            .expect("the host probe does not fail")
     }
 }
 
@@ -421,7 +549,7 @@ mod tests {
             let mut before = None;
             for k in 0..200 {
                 let t = k as f64 * 0.0071;
-                n += list.between(before, t).pos.len() as u64;
+                n += list.between_host(before, t, &[]).pos.len() as u64;
                 before = Some(t);
             }
             assert_eq!(n, list.emitted_by(before.unwrap()));
@@ -439,7 +567,7 @@ mod tests {
             list: vec![e.clone()],
             s,
         };
-        let b = list.between(None, 0.1 + 2.5 * e.period(s));
+        let b = list.between_host(None, 0.1 + 2.5 * e.period(s), &[]);
         assert_eq!(b.pos.len(), 3 * 8);
         let pitch = (b.pos[0].x - b.pos[8].x) as f64;
         assert!(
@@ -451,6 +579,31 @@ mod tests {
             assert!((p.x - (0.5 + 0.5 * s)).abs() < 1e-6, "{p}");
         }
         assert!(b.vel.iter().all(|v| *v == Vec3::X));
+    }
+
+    #[test]
+    fn a_layer_is_never_placed_onto_fluid() {
+        let e = jet(Nozzle::Circle { radius: 0.02 });
+        let s = 0.01;
+        // Layer 0 at its own time lies in the nozzle's plane: its slab is |a| < s/2 across a
+        // disk of radius 0.02 + s/2.
+        let p = e.probe(0, 0.1, s);
+        let at = |x: f32, y: f32| Vec3::new(0.5 + x, 0.5 + y, 0.5);
+        assert_eq!(probe_hits(&[at(0.002, 0.01)], &[p]), vec![1]);
+        assert_eq!(probe_hits(&[at(0.008, 0.0)], &[p]), vec![0]);
+        assert_eq!(probe_hits(&[at(0.0, 0.026)], &[p]), vec![0]);
+        let list = Emitters {
+            list: vec![e.clone()],
+            s,
+        };
+        // At its own time layer 0 stands in the nozzle's plane, on the particle at c.
+        let t = 0.1;
+        assert_eq!(
+            list.between_host(None, t, &[at(0.0, 0.0)]).pos.len(),
+            0,
+            "a layer onto fluid is skipped"
+        );
+        assert_eq!(list.between_host(None, t, &[]).pos.len(), e.layer_len(s));
     }
 
     #[test]

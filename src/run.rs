@@ -39,6 +39,9 @@ pub trait Backend {
     fn place_obstacles(&mut self, _t: f64) {}
     /// Adds emitted particles after the live ones (no step may be in flight).
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()>;
+    /// Stage `emitter_probe`: how many particles lie in each probe's slab (no step may be in
+    /// flight).
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>>;
     /// Removes the particles outside the tank (those that left through an open side; see
     /// [`without_outside`]); returns how many and the energy they took (no step may be in
     /// flight).
@@ -144,6 +147,10 @@ impl Backend for Simulation {
 
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
         Simulation::append(self, batch).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        Simulation::probe(self, probes).map_err(|e| self.grid.ctx.explain(e))
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
@@ -333,6 +340,13 @@ impl Backend for CpuSimulation {
                 d.start = None;
             }
         }
+    }
+
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        Ok(crate::cpu::clock::timed(
+            crate::gpu::Stage::EmitterProbe,
+            || crate::emitter::probe_hits(&self.snap.state.pos, probes),
+        ))
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
@@ -876,7 +890,7 @@ fn emit(
     before: Option<f64>,
     t: f64,
 ) -> Result<(f64, u64)> {
-    let batch = emitters.between(before, t);
+    let batch = emitters.between(before, t, |p| backend.probe(p))?;
     if batch.is_empty() {
         return Ok((0.0, 0));
     }

@@ -127,7 +127,9 @@ impl Setup {
             SceneChoice::Builtin(_) => None,
         };
         let mut state = Particles::new(scene.positions, scene.velocities);
-        emitters.between(None, 0.0).append_to(&mut state);
+        emitters
+            .between_host(None, 0.0, &state.pos)
+            .append_to(&mut state);
         Ok(Self {
             config,
             fluid_params,

@@ -106,6 +106,8 @@ pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph_predict.wgsl");
 pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph_integrate.wgsl");
 /// Stage `dfsph_stats`: the step's statistics block.
 pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
+/// Stage `emitter_probe`: the fluid in the slab an emitter's next layer would fill.
+pub const EMITTER_PROBE: &str = include_str!("../shaders/emitter_probe.wgsl");
 /// The viewer's screen-space fluid surface (no CPU mirror: it draws).
 pub const SURFACE: &str = include_str!("../shaders/surface.wgsl");
 
@@ -119,7 +121,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 28] = [
+pub const STAGES: [(&str, &str); 29] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -148,4 +150,5 @@ pub const STAGES: [(&str, &str); 28] = [
     ("dfsph_predict", DFSPH_PREDICT),
     ("dfsph_integrate", DFSPH_INTEGRATE),
     ("dfsph_stats", DFSPH_STATS),
+    ("emitter_probe", EMITTER_PROBE),
 ];

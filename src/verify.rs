@@ -395,7 +395,7 @@ pub fn verify_steps(
     // Emitted particles join at each step's start time, on both paths, as in a run.
     let mut emitted = None;
     for step in 1..=steps {
-        emitters.between(emitted, t).append_to(&mut state);
+        let probe_row = emit_checked(sim, emitters, emitted, t, &mut state)?;
         emitted = Some(t);
         if let Some(b) = boundary.as_mut().filter(|b| b.moves()) {
             b.place(t);
@@ -477,6 +477,7 @@ pub fn verify_steps(
         );
         let mut rows = rows;
         rows.extend(compare_stats(&sim.stats_now()?, &want, tol));
+        rows.extend(probe_row);
         if first_mismatch.is_none() {
             first_mismatch = rows
                 .iter()
@@ -507,6 +508,31 @@ pub fn verify_steps(
         worst,
         first_mismatch,
     ))
+}
+
+/// Adds the layers `emitters` release in (before, t] to `state`, as a run does: the CPU's
+/// `emitter_probe` decides which layers land, and the GPU's, run on the same state, must
+/// count the same (the row it returns when a layer was due).
+fn emit_checked(
+    sim: &crate::gpu::fluid::Simulation,
+    emitters: &crate::emitter::Emitters,
+    before: Option<f64>,
+    t: f64,
+    state: &mut Particles,
+) -> Result<Option<StageReport>> {
+    if emitters.due(before, t).is_empty() {
+        return Ok(None);
+    }
+    sim.upload(state);
+    let (mut got, mut want) = (Vec::new(), Vec::new());
+    let batch = emitters.between(before, t, |p| {
+        got.extend(sim.probe(p)?);
+        let w = crate::emitter::probe_hits(&state.pos, p);
+        want.extend(&w);
+        Ok(w)
+    })?;
+    batch.append_to(state);
+    Ok(Some(compare_exact("emitter_probe", &got, &want)))
 }
 
 /// Collects a step's rows and remembers the first that fails.
@@ -647,7 +673,7 @@ pub fn verify_dfsph_steps(
     let (mut t, mut emitted) = (0.0f64, None);
     for step in 1..=steps {
         // Emitted particles join at each step's start time with no warm-start stiffness.
-        emitters.between(emitted, t).append_to(&mut state);
+        let probe_row = emit_checked(sim, emitters, emitted, t, &mut state)?;
         emitted = Some(t);
         carry.warm.resize(state.len(), [0.0; 2]);
         let n = state.len();
@@ -666,6 +692,9 @@ pub fn verify_dfsph_steps(
             rows: Vec::new(),
             first: None,
         };
+        if let Some(r) = probe_row {
+            out.push(r, None);
+        }
         g.run(|_, e| sim.encode_prime(e))?;
         let got = g.read_u32(&g.bufs.sorted_ids, n)?;
         out.push(

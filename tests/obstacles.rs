@@ -905,3 +905,47 @@ fn fluid_leaving_through_an_open_side_is_removed_and_counted() {
         "unknown kind `top`",
     );
 }
+
+#[test]
+fn a_nozzle_inside_the_fluid_adds_nothing_onto_it() {
+    // The nozzle sits in the middle of a still pool: every layer's slab holds fluid.
+    let text = r#"{
+      "tank": {"min": [0, 0, 0], "max": [0.2, 0.2, 0.1]},
+      "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.2, 0.1, 0.1]}}}],
+      "emitters": [{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.1, 0.05, 0.05],
+                    "direction": [1, 0, 0], "speed": 1.0, "start": 0.0, "end": 1}],
+      "physics": {"spacing": 0.01}
+    }"#;
+    let scene = file("emit-submerged.json", text.as_bytes());
+    let mut texts = Vec::new();
+    for path in ["--cpu", "--gpu"] {
+        let stats = common::cli::tmp_dir().join(format!("emit-submerged{path}.csv"));
+        let out = run(&[
+            "--headless",
+            path,
+            "--scene",
+            scene.to_str().unwrap(),
+            "--steps",
+            "60",
+            "--stats",
+            stats.to_str().unwrap(),
+        ]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if path == "--gpu"
+            && out.status.code() == Some(2)
+            && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1")
+        {
+            eprintln!("SKIPPED: {stderr}");
+            return;
+        }
+        assert_eq!(out.status.code(), Some(0), "{path}: {stderr}");
+        let (header, rows) = common::cli::stats_rows(&stats);
+        let n = header.iter().position(|h| h == "particles").unwrap();
+        assert!(
+            rows.iter().all(|r| r[n] == 2000.0),
+            "{path}: a layer landed on the fluid"
+        );
+        texts.push(std::fs::read_to_string(&stats).unwrap());
+    }
+    assert_eq!(texts[0], texts[1], "CPU and GPU statistics differ");
+}

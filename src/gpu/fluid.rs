@@ -205,6 +205,16 @@ pub struct Simulation {
     // device after the K-th submitted step so the tests can provoke a device loss mid-run.
     submitted: Cell<u64>,
     fault_after: Option<u64>,
+    // Stage `emitter_probe`, built on first use.
+    probe: std::cell::OnceCell<GpuProbe>,
+}
+
+/// Stage `emitter_probe`'s kernel and buffers.
+struct GpuProbe {
+    pipeline: wgpu::ComputePipeline,
+    bg: wgpu::BindGroup,
+    params: wgpu::Buffer,
+    hits: wgpu::Buffer,
 }
 
 /// A state read back from the GPU, in the order the GPU holds it.
@@ -293,6 +303,7 @@ impl Simulation {
             fault_after: std::env::var("GPU_SPH_FAULT_DEVICE_LOSS_AFTER")
                 .ok()
                 .and_then(|k| k.parse().ok()),
+            probe: Default::default(),
         };
         sim.upload(state);
         Ok(sim)
@@ -409,6 +420,58 @@ impl Simulation {
                 Ok(())
             }
         }
+    }
+
+    /// Stage `emitter_probe` over the held state: how many particles lie in each probe's slab
+    /// (at most [`crate::emitter::MAX_PROBES`]); no step may be in flight.
+    pub fn probe(&self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        let ctx = &self.grid.ctx;
+        let p = match self.probe.get() {
+            Some(p) => p,
+            None => {
+                let built = ctx.scoped(|| {
+                    use super::neighbours::Binding::*;
+                    let d = &ctx.device;
+                    let params = d.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("sph.emitter_probe_params"),
+                        size: std::mem::size_of::<crate::emitter::ProbeBlock>() as u64,
+                        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    });
+                    let hits = storage_buffer(
+                        d,
+                        "sph.emitter_probe_hits",
+                        crate::emitter::MAX_PROBES as u64 * 4,
+                    );
+                    let l = layout(d, "sph.emitter_probe", &[Uniform, Uniform, Read, ReadWrite]);
+                    let m = ctx.shader("sph.emitter_probe", shaders::EMITTER_PROBE);
+                    let b = &self.grid.bufs;
+                    GpuProbe {
+                        pipeline: pipeline(d, "sph.emitter_probe", &l, &m, "emitter_probe"),
+                        bg: bind_group(
+                            d,
+                            "sph.emitter_probe",
+                            &l,
+                            &[&b.params, &params, &b.positions, &hits],
+                        ),
+                        params,
+                        hits,
+                    }
+                })?;
+                self.probe.get_or_init(|| built)
+            }
+        };
+        let q = &ctx.queue;
+        q.write_buffer(
+            &p.params,
+            0,
+            bytemuck::bytes_of(&crate::emitter::ProbeBlock::new(probes)),
+        );
+        q.write_buffer(&p.hits, 0, &[0u8; crate::emitter::MAX_PROBES * 4]);
+        let n = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
+        self.grid
+            .run(|g, e| g.dispatch(e, Stage::EmitterProbe, &p.pipeline, &p.bg, n))?;
+        self.grid.read_u32(&p.hits, probes.len())
     }
 
     /// Adds emitted particles after the live ones, with the next ids, at rest density (see

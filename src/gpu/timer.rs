@@ -58,11 +58,13 @@ pub enum Stage {
     DfsphStats,
     /// `stats`: the statistics block of either solver.
     Stats,
+    /// `emitter_probe`: the fluid in the slabs emitters' layers would fill.
+    EmitterProbe,
 }
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 25] = [
+    pub const ALL: [Stage; 26] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
@@ -88,6 +90,7 @@ impl Stage {
         Stage::DfsphIntegrate,
         Stage::DfsphStats,
         Stage::Stats,
+        Stage::EmitterProbe,
     ];
 
     /// The stage's one name (WGSL file, entry point, CPU module).
@@ -118,6 +121,7 @@ impl Stage {
             Stage::DfsphIntegrate => "dfsph_integrate",
             Stage::DfsphStats => "dfsph_stats",
             Stage::Stats => "stats",
+            Stage::EmitterProbe => "emitter_probe",
         }
     }
 
@@ -149,6 +153,7 @@ impl Stage {
             Stage::DfsphIntegrate => "sph.dfsph_integrate",
             Stage::DfsphStats => "sph.dfsph_stats",
             Stage::Stats => "sph.stats",
+            Stage::EmitterProbe => "sph.emitter_probe",
         }
     }
 

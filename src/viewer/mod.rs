@@ -379,7 +379,8 @@ impl Viewer {
                 if open {
                     cpu.remove_outside()?;
                 }
-                cpu.append(&emitters.between(Some(before), t))?;
+                let batch = emitters.between(Some(before), t, |p| cpu.probe(p))?;
+                cpu.append(&batch)?;
             }
             cpu.place_obstacles(t);
             cpu.submit()?;
@@ -389,7 +390,8 @@ impl Viewer {
             if open && block.outside > 0 {
                 cpu.remove_outside()?;
             }
-            cpu.append(&emitters.between(Some(before), t))?;
+            let batch = emitters.between(Some(before), t, |p| cpu.probe(p))?;
+            cpu.append(&batch)?;
             if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
                 // The renderer draws the GPU copy of the obstacles.
                 self.sim.upload_obstacles(b);
@@ -423,7 +425,9 @@ impl Viewer {
                 if open && b.outside > 0 {
                     Backend::remove_outside(&mut self.sim)?;
                 }
-                self.sim.append(&emitters.between(Some(before), t))?;
+                let sim = &mut self.sim;
+                let batch = emitters.between(Some(before), t, |p| Backend::probe(sim, p))?;
+                sim.append(&batch)?;
                 block = Some(b);
             }
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
