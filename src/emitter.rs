@@ -597,7 +597,7 @@ mod tests {
             s,
         };
         // At its own time layer 0 stands in the nozzle's plane, on the particle at c.
-        let t = 0.1;
+        let t = e.start as f64;
         assert_eq!(
             list.between_host(None, t, &[at(0.0, 0.0)]).pos.len(),
             0,
