@@ -634,6 +634,7 @@ fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
             seed: cli.seed,
             overrides: overrides(cli),
             physics: physics(cli),
+            dfsph: (cli.solver == Solver::Dfsph).then(|| dfsph_config(cli)),
         },
         substeps: cli.substeps,
         field: cli.color_by,
@@ -685,11 +686,6 @@ fn view(cli: &Cli) -> Result<Outcome, Error> {
     if cli.steps > 0 {
         return Err(Error::input(
             "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
-        ));
-    }
-    if cli.solver == Solver::Dfsph {
-        return Err(Error::input(
-            "the viewer runs WCSPH only for now (DFSPH is not yet physically validated, see docs/validation.md): drop --solver dfsph, or run it with --headless --steps K",
         ));
     }
     let opts = viewer_options(cli, cli.particles.unwrap_or(DEFAULT_PARTICLES));
@@ -1727,6 +1723,7 @@ fn simulate_from(
                     fluid_size,
                     obstacles,
                     emitters: Default::default(),
+                    dfsph_params: None,
                 };
                 viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
                 println!("picture of the last frame: {}", path.display());

@@ -9,7 +9,8 @@ use crate::Result;
 use crate::cpu::reorder::Particles;
 use crate::gpu::check_limits;
 use crate::params::{
-    ConfigOverrides, FluidParams, PhysicsConfig, SphConfig, validate_positions, validate_velocities,
+    ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, Solver, SphConfig,
+    validate_positions, validate_velocities,
 };
 use crate::scene::SceneChoice;
 
@@ -26,6 +27,8 @@ pub struct SetupOptions {
     pub overrides: ConfigOverrides,
     /// Gravity, viscosity, speed of sound, time step…
     pub physics: PhysicsConfig,
+    /// DFSPH's settings when it is the solver (`None`: WCSPH).
+    pub dfsph: Option<DfsphConfig>,
 }
 
 /// A scene ready to simulate.
@@ -47,6 +50,8 @@ pub struct Setup {
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
     /// The scene's emitters; `state` holds the layers that leave at t = 0.
     pub emitters: crate::emitter::Emitters,
+    /// DFSPH's uniform block when it is the solver (`None`: WCSPH).
+    pub dfsph_params: Option<DfsphParams>,
 }
 
 impl Setup {
@@ -54,11 +59,15 @@ impl Setup {
     /// an oversized request fails before the particles are made.
     pub fn new(opts: &SetupOptions, limits: Option<&wgpu::Limits>) -> Result<Self> {
         let spacing = SphConfig::new(1, opts.overrides)?.spacing;
+        let solver = match opts.dfsph {
+            Some(_) => Solver::Dfsph,
+            None => Solver::Wcsph,
+        };
         // A file's bodies are filled first (bounded by the description's own checks), since
         // they decide N; a built-in scene is sized by N, so N and T are checked first.
         let (scene, config) = match &opts.scene {
             SceneChoice::Builtin(_) => {
-                let config = SphConfig::for_fluid(opts.particles, opts.overrides)?;
+                let config = SphConfig::for_solver(opts.particles, opts.overrides, solver)?;
                 if let Some(limits) = limits {
                     check_limits(limits, config.particles, config.table_size)?;
                 }
@@ -81,7 +90,7 @@ impl Setup {
                 let scene = opts.scene.build(0, spacing, opts.seed)?;
                 // Sized for the most particles the run holds.
                 let n = u32::try_from(scene.positions.len() as u64 + emitted).unwrap_or(u32::MAX);
-                let config = SphConfig::for_fluid(n, opts.overrides)?;
+                let config = SphConfig::for_solver(n, opts.overrides, solver)?;
                 if let Some(limits) = limits {
                     check_limits(limits, config.particles, config.table_size)?;
                 }
@@ -116,12 +125,17 @@ impl Setup {
         if let SceneChoice::Described { desc, .. } = &opts.scene {
             fluid_params.open = desc.open;
         }
+        let dfsph_params = match &opts.dfsph {
+            Some(c) => Some(c.params(&config, &opts.physics)?),
+            None => None,
+        };
         let obstacles = match &opts.scene {
-            SceneChoice::Described { desc, .. } => crate::boundary::Boundary::new(
+            SceneChoice::Described { desc, .. } => crate::boundary::Boundary::for_solver(
                 &desc.obstacles,
                 config.spacing,
                 &config.sim_params(),
                 &fluid_params,
+                dfsph_params.as_ref(),
             )
             .map(std::sync::Arc::new),
             SceneChoice::Builtin(_) => None,
@@ -139,6 +153,7 @@ impl Setup {
             fluid_size: scene.fluid_size,
             obstacles,
             emitters,
+            dfsph_params,
         })
     }
 }

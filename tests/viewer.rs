@@ -214,6 +214,38 @@ fn window_with_the_panel_open_renders_too() {
 }
 
 #[test]
+fn the_viewer_steps_dfsph_on_both_paths() {
+    for path in ["--gpu", "--cpu"] {
+        let png = scratch(&format!("dfsph{path}.png"));
+        let out = run(
+            &[
+                "--headless",
+                "--solver",
+                "dfsph",
+                "--screenshot",
+                png.to_str().unwrap(),
+                "--frames",
+                "3",
+                "-n",
+                "2000",
+                "--window-size",
+                "400x300",
+                "--hide-ui",
+                "--color-by",
+                "density",
+                "--timings",
+                path,
+            ],
+            None,
+        );
+        if skipped_for_want_of_an_adapter(&out) {
+            return;
+        }
+        assert_shows_particles(&out, &png);
+    }
+}
+
+#[test]
 fn headless_screenshot_renders_offscreen() {
     let path = scratch("headless.png");
     let out = run(

@@ -422,6 +422,24 @@ impl Simulation {
         }
     }
 
+    /// DFSPH: copies the state the last step left in slot order, with its ρ, into the buffers
+    /// the viewer draws from (`positions`, `velocities`, `fluid_density`), which the solver
+    /// does not read before its next step writes them. Nothing for WCSPH, whose state is
+    /// there.
+    pub fn expose_for_render(&self) -> Result<()> {
+        let Some(d) = self.dfsph.as_ref().filter(|_| self.primed.get()) else {
+            return Ok(());
+        };
+        let b = &self.grid.bufs;
+        let n = b.n.get() as u64;
+        self.grid.run(|_, e| {
+            e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n * 16);
+            e.copy_buffer_to_buffer(&b.sorted_vel, 0, &b.velocities, 0, n * 16);
+            e.copy_buffer_to_buffer(&b.sorted_id, 0, &b.particle_id, 0, n * 4);
+            e.copy_buffer_to_buffer(&d.rho, 0, &self.fluid.fluid_density, 0, n * 4);
+        })
+    }
+
     /// Stage `emitter_probe` over the held state: how many particles lie in each probe's slab
     /// (at most [`crate::emitter::MAX_PROBES`]); no step may be in flight.
     pub fn probe(&self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {

@@ -149,9 +149,10 @@ fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
 
 /// The CPU path's simulation of `setup` (WCSPH, as the viewer runs).
 fn cpu_simulation(setup: &Setup) -> CpuSimulation {
-    let mut cpu = CpuSimulation::new(
+    let mut cpu = CpuSimulation::with_solver(
         setup.config.sim_params(),
         setup.fluid_params,
+        setup.dfsph_params,
         setup.state.clone(),
     );
     cpu.obstacles = setup.obstacles.clone();
@@ -182,10 +183,11 @@ impl Viewer {
         setup: Setup,
         format: wgpu::TextureFormat,
     ) -> Result<Self> {
-        let mut sim = Simulation::new(
+        let mut sim = Simulation::with_solver(
             ctx.clone(),
             &setup.config.sim_params(),
             &setup.fluid_params,
+            setup.dfsph_params.as_ref(),
             &setup.state,
         )?;
         sim.set_obstacles(setup.obstacles.as_deref())?;
@@ -230,6 +232,10 @@ impl Viewer {
             particles: setup.config.particles,
             table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
             scene: opts.setup.scene.clone(),
+            solver: match setup.dfsph_params {
+                Some(_) => crate::params::Solver::Dfsph,
+                None => crate::params::Solver::Wcsph,
+            },
             file: matches!(opts.setup.scene, SceneChoice::Described { .. })
                 .then(|| opts.setup.scene.clone()),
             request: Default::default(),
@@ -320,12 +326,17 @@ impl Viewer {
                 ..self.physics()
             },
             seed: self.opts.setup.seed,
+            dfsph: match c.solver {
+                crate::params::Solver::Dfsph => Some(self.opts.setup.dfsph.unwrap_or_default()),
+                crate::params::Solver::Wcsph => None,
+            },
         };
         let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
-        let mut sim = Simulation::new(
+        let mut sim = Simulation::with_solver(
             self.ctx.clone(),
             &setup.config.sim_params(),
             &setup.fluid_params,
+            setup.dfsph_params.as_ref(),
             &setup.state,
         )?;
         sim.set_obstacles(setup.obstacles.as_deref())?;
@@ -338,6 +349,8 @@ impl Viewer {
         if self.cpu.is_some() {
             self.cpu = Some(cpu_simulation(&setup));
         }
+        // The divergence checks follow the solver (the speed check is WCSPH's).
+        self.opts.guards.wcsph = setup.dfsph_params.is_none();
         self.opts.setup = opts;
         self.sim = sim;
         self.setup = setup;
@@ -446,6 +459,11 @@ impl Viewer {
             }
             block
         };
+        // DFSPH holds its state in slot order, with ρ of its own: the renderer reads the
+        // held buffers.
+        if self.cpu.is_none() {
+            self.sim.expose_for_render()?;
+        }
         self.stats.steps += steps as u64;
         self.stats.dt = block.dt;
         self.stats.v_max = block.maxima[0].sqrt();

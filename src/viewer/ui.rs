@@ -65,6 +65,8 @@ pub struct Controls {
     pub table_log2: Option<u32>,
     /// Scene for the next restart.
     pub scene: SceneChoice,
+    /// Solver for the next restart.
+    pub solver: crate::params::Solver,
     /// The scene file the viewer started from, offered beside the built-in scenes.
     pub file: Option<SceneChoice>,
     /// Requests raised by buttons, handled by the viewer.
@@ -239,6 +241,12 @@ impl Controls {
                             ui.selectable_value(&mut self.scene, file, label);
                         }
                     });
+                ui.horizontal(|ui| {
+                    use crate::params::Solver;
+                    ui.label("solver");
+                    ui.selectable_value(&mut self.solver, Solver::Wcsph, "WCSPH");
+                    ui.selectable_value(&mut self.solver, Solver::Dfsph, "DFSPH");
+                });
                 ui.horizontal(|ui| {
                     self.request.restart |= ui.button("restart").clicked();
                     self.request.reset |= ui.button("reset (R)").clicked();
