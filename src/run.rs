@@ -945,9 +945,10 @@ fn run_steps(
     // Particles leaving through an open side are removed before the next step.
     let one_at_a_time = backend.obstacles_move() || until.time.is_some() || fp.open != 0;
     // A state at time t holds every layer that left by t (`crate::emitter`): a fresh run
-    // emits those of t = 0 first; a resumed one has them.
+    // emits those of t = 0 first (their energy is in the first step's, the reference); a
+    // resumed one has them.
     if from.step == 0 && steps > 0 {
-        emitted += emit(backend, emitters, fp, None, t)?.0;
+        emit(backend, emitters, fp, None, t)?;
     }
     if steps > 0 {
         backend.place_obstacles(t);
