@@ -52,6 +52,25 @@ struct FluidParams {
     open: u32,
 }
 
+// The colliding spheres' uniform block (src/grains.rs GrainParams, field for field).
+struct GrainParams {
+    tank_min: vec4<f32>,
+    tank_max: vec4<f32>,
+    gravity: vec4<f32>,
+    // Normal spring stiffness k_n, N/m.
+    stiffness: f32,
+    // Damping ratio ζ of a sphere–sphere contact (from --contact-restitution).
+    contact_zeta: f32,
+    // Damping ratio of a sphere–wall contact (from --restitution).
+    wall_zeta: f32,
+    // Coulomb friction coefficient μ.
+    friction: f32,
+    dt: f32,
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
 // The DFSPH uniform block (src/params.rs DfsphParams, field for field).
 struct DfsphParams {
     kernel_w: f32,

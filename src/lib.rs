@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod emitter;
 pub mod error;
 pub mod gpu;
+pub mod grains;
 pub mod hash;
 pub mod io;
 pub mod mesh;

@@ -108,6 +108,12 @@ pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph_integrate.wgsl"
 pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
 /// Stage `emitter_probe`: the fluid in the slab an emitter's next layer would fill.
 pub const EMITTER_PROBE: &str = include_str!("../shaders/emitter_probe.wgsl");
+/// Stage `grain_contacts`: the colliding spheres' contact forces (CPU mirror:
+/// `grains::contacts`).
+pub const GRAIN_CONTACTS: &str = include_str!("../shaders/grain_contacts.wgsl");
+/// Stage `grain_integrate`: the colliding spheres' symplectic Euler step (CPU mirror:
+/// `grains::integrate`).
+pub const GRAIN_INTEGRATE: &str = include_str!("../shaders/grain_integrate.wgsl");
 /// The viewer's screen-space fluid surface (no CPU mirror: it draws).
 pub const SURFACE: &str = include_str!("../shaders/surface.wgsl");
 
@@ -121,7 +127,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 29] = [
+pub const STAGES: [(&str, &str); 31] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -151,4 +157,6 @@ pub const STAGES: [(&str, &str); 29] = [
     ("dfsph_integrate", DFSPH_INTEGRATE),
     ("dfsph_stats", DFSPH_STATS),
     ("emitter_probe", EMITTER_PROBE),
+    ("grain_contacts", GRAIN_CONTACTS),
+    ("grain_integrate", GRAIN_INTEGRATE),
 ];

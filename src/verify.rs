@@ -54,7 +54,7 @@ pub struct Report {
 
 impl Report {
     /// The report of a stepping verification from its merged rows.
-    fn of_steps(
+    pub(crate) fn of_steps(
         sp: &SimParams,
         tol: f64,
         stages: Vec<StageReport>,
@@ -326,7 +326,7 @@ fn flat(v: &[Vec3]) -> Vec<f32> {
 }
 
 /// Keeps the worst of each stage's rows over several steps.
-fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
+pub(crate) fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
     for r in rows {
         match worst.iter_mut().find(|w| w.stage == r.stage) {
             Some(w) => {

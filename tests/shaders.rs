@@ -89,4 +89,8 @@ fn render_and_interact_blocks_match_their_rust_twins() {
         struct_size(&module(shaders::OBSTACLES), "ObstacleParams"),
         std::mem::size_of::<gpu_sph::boundary::ObstacleParams>()
     );
+    assert_eq!(
+        struct_size(&module(shaders::GRAIN_CONTACTS), "GrainParams"),
+        std::mem::size_of::<gpu_sph::grains::GrainParams>()
+    );
 }

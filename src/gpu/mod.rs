@@ -3,6 +3,7 @@
 pub mod context;
 pub mod dfsph;
 pub mod fluid;
+pub mod grains;
 pub mod interact;
 pub mod neighbours;
 pub mod obstacles;

@@ -60,11 +60,15 @@ pub enum Stage {
     Stats,
     /// `emitter_probe`: the fluid in the slabs emitters' layers would fill.
     EmitterProbe,
+    /// `grain_contacts`: the colliding spheres' contact forces.
+    GrainContacts,
+    /// `grain_integrate`: the colliding spheres' symplectic Euler step.
+    GrainIntegrate,
 }
 
 impl Stage {
     /// Every stage, in order.
-    pub const ALL: [Stage; 26] = [
+    pub const ALL: [Stage; 28] = [
         Stage::Hash,
         Stage::Scan,
         Stage::Scatter,
@@ -91,6 +95,8 @@ impl Stage {
         Stage::DfsphStats,
         Stage::Stats,
         Stage::EmitterProbe,
+        Stage::GrainContacts,
+        Stage::GrainIntegrate,
     ];
 
     /// The stage's one name (WGSL file, entry point, CPU module).
@@ -122,6 +128,8 @@ impl Stage {
             Stage::DfsphStats => "dfsph_stats",
             Stage::Stats => "stats",
             Stage::EmitterProbe => "emitter_probe",
+            Stage::GrainContacts => "grain_contacts",
+            Stage::GrainIntegrate => "grain_integrate",
         }
     }
 
@@ -154,6 +162,8 @@ impl Stage {
             Stage::DfsphStats => "sph.dfsph_stats",
             Stage::Stats => "sph.stats",
             Stage::EmitterProbe => "sph.emitter_probe",
+            Stage::GrainContacts => "sph.grain_contacts",
+            Stage::GrainIntegrate => "sph.grain_integrate",
         }
     }
 

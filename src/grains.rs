@@ -1,0 +1,1167 @@
+//! Colliding spheres (`--model grains`): a discrete-element step (Cundall & Strack, "A discrete
+//! numerical model for granular assemblies", Géotechnique 29, 1979) on the SPH step's spatial
+//! hash, with every stage on the GPU and a CPU mirror here, bit-exact under `--verify`.
+//!
+//! A step: the grid (hash, scan, scatter, order, reorder, as the fluid's, with cells one
+//! largest diameter wide so every sphere that can touch another lies in its 27 cells), then
+//! [`contacts`] (shaders/grain_contacts.wgsl) and [`integrate`]
+//! (shaders/grain_integrate.wgsl). The state is the GPU's: positions as (x, y, z, radius),
+//! velocities as (vx, vy, vz, mass).
+//!
+//! The contact model, per pair with overlap δ = r_i + r_j − |x_i − x_j| > 0:
+//! - normal: a linear spring–dashpot, F_n = k δ − c v_n, c = 2ζ√(m* k), m* = m_i m_j/(m_i + m_j),
+//!   with ζ = −ln e / √(π² + ln² e) from the coefficient of restitution e, for which a head-on
+//!   collision of the linear model rebounds with exactly e (the force is not clipped at zero
+//!   as the pair separates, so the relation holds). A contact switches on and off within a
+//!   step; the dashpot sees the overlap rate of that step's contact part: with v_n the relative
+//!   normal velocity (> 0 separating), which in the symplectic step is exactly the last step's
+//!   (x_n − x_(n−1))/dt, a contact leaving within the coming step (v_n > δ/dt) damps at δ/dt,
+//!   for the δ/v_n of the step it lasts, and one that began within the last step
+//!   (v_n < −δ/dt) at v_n − δ/dt, adding the impulse c δ of the part of the last step it
+//!   missed. Without this the rebound's error depended on the step's phase at first touch (±3%
+//!   at e = 0.4);
+//! - tangential: a viscous force −2√(m* k) v_t (the normal spring's critical damping, so sliding
+//!   stops within about one contact time) capped by the Coulomb limit μ|F_n|, no contact history;
+//! - walls: the tank's six planes as contacts with an infinitely heavy body (m* = m_i), damped
+//!   from the walls' restitution;
+//! - gravity. Spheres translate only: no rotation.
+//!
+//! Default stiffness: the pile's weight. The grains, packed at a solid fraction φ = 0.6 on the
+//! tank's floor, stand H = V/(φA) high; the largest sphere at the bottom carries the column
+//! above its cross-section (2r_max)², φρ g H (2r_max)², and force chains in granular packings
+//! carry up to about three times the mean contact force (Mueth, Jaeger & Nagel 1998), so
+//! k = 3 φρ g H (2r_max)² / (0.01 r_min) keeps the deepest resting overlap near 1% of the
+//! smallest radius. Default time step: a fiftieth of the shortest contact's duration
+//! t_c = π √(m*/k) (two of the smallest spheres), the fine end of the t_c/10 – t_c/50 that DEM
+//! practice uses (O'Sullivan & Bray 2004). The explicit dashpot overdamps by a relative error of
+//! order ζ ω dt: measured head on (tests/grains.rs), t_c/50 rebounds 1.5% low at e = 0.3, 0.4%
+//! at e = 0.5, 2.7% at e = 0.2 (t_c/20 was 10% low at e = 0.2); strongly dissipative contacts
+//! need a smaller `--dt` for 2% (README).
+
+use std::f64::consts::PI;
+
+use bytemuck::{Pod, Zeroable};
+use glam::{Vec3, Vec4, Vec4Swizzles};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
+use serde::Serialize;
+
+use crate::cpu::Grid;
+use crate::cpu::walk::walk;
+use crate::params::{SimParams, default_table_size, group_size, validate_table_size};
+use crate::{Error, Result};
+
+/// Solid fraction of a random pile, for the default stiffness (random loose to close packing
+/// spans 0.55 – 0.64).
+pub const PACKING: f64 = 0.6;
+/// Contact durations per default time step.
+pub const STEPS_PER_CONTACT: f64 = 50.0;
+/// The resting overlap the default stiffness aims at, as a fraction of the smallest radius.
+pub const TARGET_OVERLAP: f64 = 0.01;
+/// Force-chain factor of the default stiffness: the largest contact force over the mean.
+pub const FORCE_CHAIN: f64 = 3.0;
+
+/// The uniform block of the grain stages. Must match `struct GrainParams` in
+/// `shaders/common.wgsl` field for field.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable, Serialize)]
+pub struct GrainParams {
+    /// Lower corner of the tank (w unused).
+    pub tank_min: [f32; 4],
+    /// Upper corner of the tank (w unused).
+    pub tank_max: [f32; 4],
+    /// Gravity (w unused).
+    pub gravity: [f32; 4],
+    /// Normal spring stiffness k, N/m.
+    pub stiffness: f32,
+    /// Damping ratio of sphere–sphere contacts.
+    pub contact_zeta: f32,
+    /// Damping ratio of sphere–wall contacts.
+    pub wall_zeta: f32,
+    /// Coulomb friction coefficient μ.
+    pub friction: f32,
+    /// Time step, s.
+    pub dt: f32,
+    #[doc(hidden)]
+    pub _pad: [f32; 3],
+}
+
+/// What the user chooses (flags or scene); `None` means derived.
+#[derive(Clone, Debug)]
+pub struct GrainConfig {
+    /// Number of spheres poured.
+    pub particles: u32,
+    /// Largest radius, m.
+    pub radius: f32,
+    /// Largest over smallest radius (1: all equal); radii are uniform in between.
+    pub ratio: f32,
+    /// Material density, kg/m³.
+    pub density: f32,
+    /// Normal stiffness k, N/m [default: from the pile's weight, see the module doc].
+    pub stiffness: Option<f32>,
+    /// Restitution of sphere–sphere contacts, 0..1.
+    pub restitution: f32,
+    /// Restitution of sphere–wall contacts, 0..1.
+    pub wall_restitution: f32,
+    /// Coulomb friction coefficient.
+    pub friction: f32,
+    /// Time step, s [default: t_c / 50].
+    pub dt: Option<f32>,
+    /// Gravity along y, m/s².
+    pub gravity: f32,
+    /// Hash table size [default: next power of two ≥ 2N].
+    pub table_size: Option<u32>,
+    /// Seed of the radii and the pour's jitter.
+    pub seed: u64,
+}
+
+impl Default for GrainConfig {
+    fn default() -> Self {
+        Self {
+            particles: 20_000,
+            radius: 0.004,
+            ratio: 1.0,
+            density: 2500.0,
+            stiffness: None,
+            restitution: 0.5,
+            wall_restitution: 0.5,
+            friction: 0.5,
+            dt: None,
+            gravity: -9.81,
+            table_size: None,
+            seed: 0,
+        }
+    }
+}
+
+fn positive(v: f32, what: &str, fix: &str) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "{what} must be a positive finite number, got {v}: {fix}"
+        )))
+    }
+}
+
+fn unit(v: f32, what: &str) -> Result<()> {
+    if (0.0..=1.0).contains(&v) {
+        Ok(())
+    } else {
+        Err(Error::InvalidInput(format!(
+            "{what} must lie in 0..1, got {v}: 1 rebounds elastically, 0 absorbs the impact"
+        )))
+    }
+}
+
+impl GrainConfig {
+    /// Checks every value, naming the flag and the fix.
+    pub fn validate(&self) -> Result<()> {
+        if self.particles == 0 {
+            return Err(Error::InvalidInput(
+                "--particles must be at least 1 for --model grains".into(),
+            ));
+        }
+        positive(
+            self.radius,
+            "--grain-radius",
+            "give the largest radius in m, e.g. 0.004",
+        )?;
+        if !(self.ratio.is_finite() && (1.0..=64.0).contains(&self.ratio)) {
+            return Err(Error::InvalidInput(format!(
+                "--grain-ratio must lie in 1..64 (largest over smallest radius), got {}",
+                self.ratio
+            )));
+        }
+        positive(
+            self.density,
+            "--grain-density",
+            "give kg/m³, e.g. 2500 for glass",
+        )?;
+        if let Some(k) = self.stiffness {
+            positive(
+                k,
+                "--contact-stiffness",
+                "give N/m, or leave it out for the default",
+            )?;
+        }
+        unit(self.restitution, "--contact-restitution")?;
+        unit(self.wall_restitution, "--restitution")?;
+        if !(self.friction.is_finite() && self.friction >= 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "--contact-friction must be a finite number ≥ 0, got {}",
+                self.friction
+            )));
+        }
+        if let Some(dt) = self.dt {
+            positive(dt, "--dt", "give seconds, or leave it out for t_c/50")?;
+        }
+        if !self.gravity.is_finite() {
+            return Err(Error::InvalidInput(format!(
+                "--gravity must be finite, got {}",
+                self.gravity
+            )));
+        }
+        if let Some(t) = self.table_size {
+            validate_table_size(t)?;
+        }
+        Ok(())
+    }
+
+    /// The smallest radius.
+    pub fn smallest(&self) -> f32 {
+        self.radius / self.ratio
+    }
+}
+
+/// The damping ratio of a linear spring–dashpot whose head-on collisions rebound with
+/// restitution `e` (ζ = −ln e / √(π² + ln² e); e = 0 is critical damping).
+pub fn damping_ratio(e: f32) -> f32 {
+    if e <= 0.0 {
+        return 1.0;
+    }
+    let l = -(e as f64).ln();
+    (l / (PI * PI + l * l).sqrt()) as f32
+}
+
+/// Mass of a sphere of radius `r` and density `rho`.
+pub fn sphere_mass(r: f32, rho: f32) -> f32 {
+    (rho as f64 * 4.0 / 3.0 * PI * (r as f64).powi(3)) as f32
+}
+
+/// A set of spheres and the uniform blocks that step them.
+#[derive(Clone, Debug)]
+pub struct GrainSetup {
+    /// Positions (x, y, z, radius), input order.
+    pub pos: Vec<Vec4>,
+    /// Velocities (vx, vy, vz, mass), input order.
+    pub vel: Vec<Vec4>,
+    /// The grid's block: cells one largest diameter wide.
+    pub sim: SimParams,
+    /// The contact block.
+    pub grain: GrainParams,
+}
+
+impl GrainSetup {
+    /// Spheres at `centres` with `radii` and `velocities` in the tank `lo`–`hi`, the
+    /// stiffness and time step from `cfg` or derived (module doc).
+    pub fn new(
+        cfg: &GrainConfig,
+        centres: &[Vec3],
+        radii: &[f32],
+        velocities: &[Vec3],
+        lo: Vec3,
+        hi: Vec3,
+    ) -> Result<Self> {
+        cfg.validate()?;
+        let n = centres.len();
+        if n == 0 || radii.len() != n || velocities.len() != n {
+            return Err(Error::InvalidInput(
+                "grains: give one radius and one velocity per centre, at least one sphere".into(),
+            ));
+        }
+        if !(lo.is_finite() && hi.is_finite() && hi.cmpgt(lo).all()) {
+            return Err(Error::InvalidInput(format!(
+                "the tank {lo} – {hi} must be finite with max above min on every axis"
+            )));
+        }
+        for (k, (&c, &r)) in centres.iter().zip(radii).enumerate() {
+            if !(c.is_finite() && r.is_finite() && r > 0.0 && velocities[k].is_finite()) {
+                return Err(Error::InvalidInput(format!(
+                    "sphere {k}: centre {c}, radius {r}, velocity {} must be finite with r > 0",
+                    velocities[k]
+                )));
+            }
+            if c.cmplt(lo).any() || c.cmpgt(hi).any() {
+                return Err(Error::InvalidInput(format!(
+                    "sphere {k} at {c} lies outside the tank {lo} – {hi}: move it or widen the tank"
+                )));
+            }
+        }
+        let largest = radii.iter().copied().fold(0.0f32, f32::max);
+        let masses: Vec<f32> = radii.iter().map(|&r| sphere_mass(r, cfg.density)).collect();
+        let stiffness = match cfg.stiffness {
+            Some(k) => k,
+            None => default_stiffness(radii, cfg.density, cfg.gravity, lo, hi),
+        };
+        let lightest = masses.iter().copied().fold(f32::INFINITY, f32::min);
+        let dt = cfg.dt.unwrap_or_else(|| default_dt(lightest, stiffness));
+        if !(stiffness.is_finite() && stiffness > 0.0 && dt.is_finite() && dt > 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "grains: stiffness {stiffness} N/m and time step {dt} s must be positive and finite: give --contact-stiffness and --dt"
+            )));
+        }
+        let particles = u32::try_from(n)
+            .map_err(|_| Error::InvalidInput(format!("{n} spheres exceed 2³² − 1")))?;
+        let table_size = match cfg.table_size {
+            Some(t) => validate_table_size(t)?,
+            None => default_table_size(particles),
+        };
+        let h = 2.0 * largest;
+        let h64 = h as f64;
+        let sim = SimParams {
+            n: particles,
+            table_size,
+            table_mask: table_size - 1,
+            group_size: group_size(particles, table_size),
+            h,
+            inv_h: (1.0 / h64) as f32,
+            h2: h * h,
+            inv_h2: (1.0 / (h64 * h64)) as f32,
+            density_scale: 0.0,
+            _pad1: [0.0; 3],
+        };
+        let grain = GrainParams {
+            tank_min: lo.extend(0.0).to_array(),
+            tank_max: hi.extend(0.0).to_array(),
+            gravity: [0.0, cfg.gravity, 0.0, 0.0],
+            stiffness,
+            contact_zeta: damping_ratio(cfg.restitution),
+            wall_zeta: damping_ratio(cfg.wall_restitution),
+            friction: cfg.friction,
+            dt,
+            _pad: [0.0; 3],
+        };
+        Ok(Self {
+            pos: centres
+                .iter()
+                .zip(radii)
+                .map(|(c, &r)| c.extend(r))
+                .collect(),
+            vel: velocities
+                .iter()
+                .zip(&masses)
+                .map(|(v, &m)| v.extend(m))
+                .collect(),
+            sim,
+            grain,
+        })
+    }
+
+    /// The pour: `cfg.particles` spheres of radii uniform in [r_max/ratio, r_max] on a jittered
+    /// lattice (pitch 2.2 r_max, so none touch), a block about twice as wide as tall whose
+    /// floor lies a quarter of its width above the tank's, in a tank that fits it; at rest.
+    pub fn pour(cfg: &GrainConfig) -> Result<Self> {
+        cfg.validate()?;
+        let n = cfg.particles as usize;
+        let a = 2.2 * cfg.radius;
+        let side = ((2.0 * n as f64).cbrt().ceil() as usize).max(1);
+        let layers = n.div_ceil(side * side);
+        let width = side as f32 * a;
+        let floor = 0.25 * width;
+        let lo = Vec3::ZERO;
+        let hi = Vec3::new(width, floor + layers as f32 * a + a, width);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+        let jitter = 0.04 * a;
+        let (r_min, r_max) = (cfg.smallest(), cfg.radius);
+        let mut centres = Vec::with_capacity(n);
+        let mut radii = Vec::with_capacity(n);
+        for k in 0..n {
+            let (ix, rest) = (k % side, k / side);
+            let (iz, iy) = (rest % side, rest / side);
+            let base = Vec3::new(
+                (ix as f32 + 0.5) * a,
+                floor + (iy as f32 + 0.5) * a,
+                (iz as f32 + 0.5) * a,
+            );
+            let j = Vec3::new(
+                rng.random_range(-jitter..jitter),
+                rng.random_range(-jitter..jitter),
+                rng.random_range(-jitter..jitter),
+            );
+            centres.push(base + j);
+            radii.push(if r_max > r_min {
+                rng.random_range(r_min..r_max)
+            } else {
+                r_max
+            });
+        }
+        let vel = vec![Vec3::ZERO; n];
+        Self::new(cfg, &centres, &radii, &vel, lo, hi)
+    }
+
+    /// Number of spheres.
+    pub fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.pos.is_empty()
+    }
+
+    /// The shortest contact duration π√(m*/k), two of the lightest spheres.
+    pub fn contact_time(&self) -> f32 {
+        let lightest = self.vel.iter().map(|v| v.w).fold(f32::INFINITY, f32::min);
+        contact_time(lightest, self.grain.stiffness)
+    }
+}
+
+/// π √(m*/k) for two spheres of mass `m` (m* = m/2).
+pub fn contact_time(m: f32, k: f32) -> f32 {
+    (PI * (0.5 * m as f64 / k as f64).sqrt()) as f32
+}
+
+/// The default time step: [`contact_time`] / [`STEPS_PER_CONTACT`].
+pub fn default_dt(lightest: f32, k: f32) -> f32 {
+    (contact_time(lightest, k) as f64 / STEPS_PER_CONTACT) as f32
+}
+
+/// The default stiffness (module doc): the pile the spheres make on the tank's floor.
+/// Without gravity, Earth's (a pile would need it).
+pub fn default_stiffness(radii: &[f32], density: f32, gravity: f32, lo: Vec3, hi: Vec3) -> f32 {
+    let volume: f64 = radii
+        .iter()
+        .map(|&r| 4.0 / 3.0 * PI * (r as f64).powi(3))
+        .sum();
+    let floor = ((hi.x - lo.x) as f64) * ((hi.z - lo.z) as f64);
+    let height = volume / (PACKING * floor);
+    let g = if gravity != 0.0 {
+        gravity.abs() as f64
+    } else {
+        9.81
+    };
+    let r_max = radii.iter().copied().fold(0.0f32, f32::max) as f64;
+    let r_min = radii.iter().copied().fold(f32::INFINITY, f32::min) as f64;
+    let force = FORCE_CHAIN * PACKING * density as f64 * g * height * (2.0 * r_max).powi(2);
+    (force / (TARGET_OVERLAP * r_min)) as f32
+}
+
+/// The force on a body from a contact of overlap `delta` along `n` with relative velocity
+/// `vr` and effective mass `me` (contact in shaders/grain_contacts.wgsl).
+#[inline]
+fn contact(n: Vec3, delta: f32, vr: Vec3, me: f32, zeta: f32, gp: &GrainParams) -> Vec3 {
+    let crit = 2.0 * (me * gp.stiffness).sqrt();
+    let c = zeta * crit;
+    let vn = vr.x * n.x + vr.y * n.y + vr.z * n.z;
+    let lim = delta / gp.dt;
+    let rate = if vn > lim {
+        lim
+    } else if vn < -lim {
+        vn - lim
+    } else {
+        vn
+    };
+    let normal = gp.stiffness * delta - c * rate;
+    let vt = vr - n * vn;
+    let mut ft = vt * (-crit);
+    let ft2 = ft.x * ft.x + ft.y * ft.y + ft.z * ft.z;
+    let limit = gp.friction * normal.abs();
+    if ft2 > limit * limit {
+        ft *= limit / ft2.sqrt();
+    }
+    n * normal + ft
+}
+
+/// What one sphere's contacts add up to (the walker of grain_contacts.wgsl).
+struct Walker {
+    f: Vec3,
+    energy: f32,
+    deepest: f32,
+}
+
+impl Walker {
+    #[inline]
+    fn wall(&mut self, gap: f32, n: Vec3, r: f32, v: Vec3, m: f32, gp: &GrainParams) {
+        let delta = r - gap;
+        if delta > 0.0 {
+            self.f += contact(n, delta, v, m, gp.wall_zeta, gp);
+            self.energy += 0.5 * gp.stiffness * delta * delta;
+            self.deepest = self.deepest.max(delta / r);
+        }
+    }
+}
+
+/// Stage `grain_contacts`, the CPU mirror of `shaders/grain_contacts.wgsl` (its doc gives the
+/// model and a worked example). Inputs (slot order): positions (xyz, radius), velocities (xyz,
+/// mass), the grid's `slot_start`. Outputs (slot order): the accelerations with each sphere's
+/// share of the elastic energy in w, and each sphere's deepest overlap over the smaller radius.
+pub fn contacts(
+    pos: &[Vec4],
+    vel: &[Vec4],
+    slot_start: &[u32],
+    sp: &SimParams,
+    gp: &GrainParams,
+) -> (Vec<Vec4>, Vec<f32>) {
+    let xyz: Vec<Vec3> = pos.iter().map(|p| p.xyz()).collect();
+    let g = Vec3::from_slice(&gp.gravity[..3]);
+    let lo = Vec3::from_slice(&gp.tank_min[..3]);
+    let hi = Vec3::from_slice(&gp.tank_max[..3]);
+    (0..pos.len())
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|i| {
+            let (x, r) = (xyz[i], pos[i].w);
+            let (v, m) = (vel[i].xyz(), vel[i].w);
+            let mut w = Walker {
+                f: Vec3::ZERO,
+                energy: 0.0,
+                deepest: 0.0,
+            };
+            walk(x, &xyz, slot_start, sp, |k, r2| {
+                let k = k as usize;
+                let reach = r + pos[k].w;
+                if k != i && r2 < reach * reach {
+                    let dist = r2.sqrt();
+                    if dist > 0.0 {
+                        let d = x - xyz[k];
+                        let delta = reach - dist;
+                        let mk = vel[k].w;
+                        let me = m * mk / (m + mk);
+                        w.f += contact(d / dist, delta, v - vel[k].xyz(), me, gp.contact_zeta, gp);
+                        w.energy += 0.25 * gp.stiffness * delta * delta;
+                        w.deepest = w.deepest.max(delta / r.min(pos[k].w));
+                    }
+                }
+            });
+            w.wall(x.x - lo.x, Vec3::X, r, v, m, gp);
+            w.wall(hi.x - x.x, Vec3::NEG_X, r, v, m, gp);
+            w.wall(x.y - lo.y, Vec3::Y, r, v, m, gp);
+            w.wall(hi.y - x.y, Vec3::NEG_Y, r, v, m, gp);
+            w.wall(x.z - lo.z, Vec3::Z, r, v, m, gp);
+            w.wall(hi.z - x.z, Vec3::NEG_Z, r, v, m, gp);
+            ((w.f / m + g).extend(w.energy), w.deepest)
+        })
+        .unzip()
+}
+
+/// Stage `grain_integrate`, the CPU mirror of `shaders/grain_integrate.wgsl`: v' = v + a·dt,
+/// x' = x + v'·dt; radius and mass ride along in w.
+pub fn integrate(
+    pos: &[Vec4],
+    vel: &[Vec4],
+    accel: &[Vec4],
+    gp: &GrainParams,
+) -> (Vec<Vec4>, Vec<Vec4>) {
+    pos.iter()
+        .zip(vel)
+        .zip(accel)
+        .map(|((p, u), a)| {
+            let v = u.xyz() + a.xyz() * gp.dt;
+            let x = p.xyz() + v * gp.dt;
+            (x.extend(p.w), v.extend(u.w))
+        })
+        .unzip()
+}
+
+/// Everything one step saw, slot order: the state it started from, the grid, the contact
+/// stage's outputs. Both paths fill it from bit-identical buffers.
+#[derive(Clone, Debug, Default)]
+pub struct Frame {
+    /// Positions (xyz, radius) the step started from.
+    pub pos: Vec<Vec4>,
+    /// Velocities (xyz, mass) the step started from.
+    pub vel: Vec<Vec4>,
+    /// Original index of each sphere.
+    pub id: Vec<u32>,
+    /// Slot starts (T + 1).
+    pub slot_start: Vec<u32>,
+    /// Accelerations (w: elastic energy share).
+    pub accel: Vec<Vec4>,
+    /// Deepest overlap over the smaller radius, per sphere.
+    pub overlap: Vec<f32>,
+}
+
+/// The statistics of one step, of the state it started from (time t).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq)]
+pub struct GrainStats {
+    /// Steps taken before this state.
+    pub step: u64,
+    /// Simulated time, s.
+    pub time: f64,
+    /// Kinetic energy, J.
+    pub kinetic: f64,
+    /// Gravitational potential energy above the tank's floor, J.
+    pub potential: f64,
+    /// Elastic energy of the contact springs, J.
+    pub elastic: f64,
+    /// The sum, J.
+    pub total: f64,
+    /// Largest speed, m/s.
+    pub max_speed: f32,
+    /// Deepest overlap over the smaller radius of its contact.
+    pub deepest_overlap: f32,
+    /// Spheres whose centre lies outside the tank.
+    pub outside: u32,
+    /// Original index of the first sphere (in slot order) with a non-finite value.
+    pub first_nonfinite: Option<u32>,
+    /// Original index of the first sphere outside the tank.
+    pub first_outside: Option<u32>,
+}
+
+impl GrainStats {
+    /// The statistics of `f` at step `step`, time `time` (host sums in slot order, f64).
+    pub fn of(f: &Frame, step: u64, time: f64, gp: &GrainParams) -> Self {
+        let g = Vec3::from_slice(&gp.gravity[..3]).as_dvec3();
+        let lo = Vec3::from_slice(&gp.tank_min[..3]);
+        let hi = Vec3::from_slice(&gp.tank_max[..3]);
+        let mut s = GrainStats {
+            step,
+            time,
+            ..Default::default()
+        };
+        for k in 0..f.pos.len() {
+            let (p, u, a) = (f.pos[k], f.vel[k], f.accel[k]);
+            if !(p.is_finite() && u.is_finite() && a.is_finite() && f.overlap[k].is_finite()) {
+                s.first_nonfinite.get_or_insert(f.id[k]);
+                continue;
+            }
+            let m = u.w as f64;
+            let v = u.xyz().as_dvec3();
+            s.kinetic += 0.5 * m * v.length_squared();
+            s.potential -= m * g.dot((p.xyz() - lo).as_dvec3());
+            s.elastic += a.w as f64;
+            s.max_speed = s.max_speed.max(u.xyz().length());
+            s.deepest_overlap = s.deepest_overlap.max(f.overlap[k]);
+            if p.xyz().cmplt(lo).any() || p.xyz().cmpgt(hi).any() {
+                s.outside += 1;
+                s.first_outside.get_or_insert(f.id[k]);
+            }
+        }
+        s.total = s.kinetic + s.potential + s.elastic;
+        s
+    }
+
+    /// The CSV header of [`GrainStats::csv_row`].
+    pub const CSV_HEADER: &'static str =
+        "step,time,kinetic,potential,elastic,total,max_speed,deepest_overlap,outside";
+
+    /// One CSV row.
+    pub fn csv_row(&self) -> String {
+        format!(
+            "{},{},{},{},{},{},{},{},{}",
+            self.step,
+            self.time,
+            self.kinetic,
+            self.potential,
+            self.elastic,
+            self.total,
+            self.max_speed,
+            self.deepest_overlap,
+            self.outside
+        )
+    }
+}
+
+/// A path that steps the spheres.
+pub trait GrainPath {
+    /// One step; returns what it saw.
+    fn step(&mut self) -> Result<Frame>;
+    /// The current state in input order: positions (xyz, radius), velocities (xyz, mass).
+    fn state(&self) -> Result<(Vec<Vec4>, Vec<Vec4>)>;
+    /// Replaces the state (input order; ids 0..N), e.g. after spheres were added.
+    fn replace(&mut self, pos: &[Vec4], vel: &[Vec4]) -> Result<()>;
+    /// The path's name.
+    fn name(&self) -> &'static str;
+}
+
+/// The CPU reference path.
+pub struct CpuGrains {
+    sim: SimParams,
+    grain: GrainParams,
+    pos: Vec<Vec4>,
+    vel: Vec<Vec4>,
+    id: Vec<u32>,
+}
+
+fn gather<T: Copy>(v: &[T], ids: &[u32]) -> Vec<T> {
+    ids.iter().map(|&k| v[k as usize]).collect()
+}
+
+/// Scatters slot-order values back to input order by their ids.
+pub fn to_input_order<T: Copy + Default>(v: &[T], id: &[u32]) -> Vec<T> {
+    let mut out = vec![T::default(); v.len()];
+    for (&i, &x) in id.iter().zip(v) {
+        out[i as usize] = x;
+    }
+    out
+}
+
+impl CpuGrains {
+    /// The CPU path on `setup`.
+    pub fn new(setup: &GrainSetup) -> Self {
+        Self {
+            sim: setup.sim,
+            grain: setup.grain,
+            pos: setup.pos.clone(),
+            vel: setup.vel.clone(),
+            id: (0..setup.len() as u32).collect(),
+        }
+    }
+}
+
+impl GrainPath for CpuGrains {
+    fn step(&mut self) -> Result<Frame> {
+        let xyz: Vec<Vec3> = self.pos.iter().map(|p| p.xyz()).collect();
+        let grid = Grid::build(&xyz, &self.sim);
+        let pos = gather(&self.pos, &grid.sorted_ids);
+        let vel = gather(&self.vel, &grid.sorted_ids);
+        let id = gather(&self.id, &grid.sorted_ids);
+        let (accel, overlap) = contacts(&pos, &vel, &grid.slot_start, &self.sim, &self.grain);
+        let (next_pos, next_vel) = integrate(&pos, &vel, &accel, &self.grain);
+        self.pos = next_pos;
+        self.vel = next_vel;
+        self.id = id.clone();
+        Ok(Frame {
+            pos,
+            vel,
+            id,
+            slot_start: grid.slot_start,
+            accel,
+            overlap,
+        })
+    }
+
+    fn state(&self) -> Result<(Vec<Vec4>, Vec<Vec4>)> {
+        Ok((
+            to_input_order(&self.pos, &self.id),
+            to_input_order(&self.vel, &self.id),
+        ))
+    }
+
+    fn replace(&mut self, pos: &[Vec4], vel: &[Vec4]) -> Result<()> {
+        self.sim.n = pos.len() as u32;
+        self.pos = pos.to_vec();
+        self.vel = vel.to_vec();
+        self.id = (0..pos.len() as u32).collect();
+        Ok(())
+    }
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+}
+
+/// The checks that stop a run (the fluid's `--energy-margin`, non-finite values, spheres that
+/// left the tank).
+#[derive(Clone, Copy, Debug)]
+pub struct GrainGuards {
+    /// Largest rise of the total energy above its start, as a fraction (0 disables).
+    pub energy_margin: f64,
+}
+
+/// The end of a run: the statistics of every step and the final state.
+#[derive(Clone, Debug, Default)]
+pub struct GrainRun {
+    /// One row per step.
+    pub stats: Vec<GrainStats>,
+    /// Simulated time reached, s.
+    pub time: f64,
+}
+
+/// Runs `steps` steps (or until `end_time`), checking every step, calling `row` with each
+/// step's statistics. A diverged run is an [`Error::Unstable`] naming the step, the sphere
+/// and the fix.
+pub fn run(
+    path: &mut dyn GrainPath,
+    gp: &GrainParams,
+    steps: u64,
+    end_time: Option<f64>,
+    guards: GrainGuards,
+    mut row: impl FnMut(&GrainStats) -> Result<()>,
+) -> Result<GrainRun> {
+    let mut out = GrainRun::default();
+    let mut e0 = None;
+    let mut time = 0.0f64;
+    for step in 0..steps {
+        if end_time.is_some_and(|t| time >= t) {
+            break;
+        }
+        let frame = path.step()?;
+        let s = GrainStats::of(&frame, step, time, gp);
+        row(&s)?;
+        check(&s, &frame, *e0.get_or_insert(s.total), gp, guards)?;
+        out.stats.push(s);
+        time += gp.dt as f64;
+    }
+    out.time = time;
+    Ok(out)
+}
+
+/// The checks of one step's statistics against the start energy `e0`: non-finite values,
+/// spheres outside the tank, the energy margin. One line naming the step, the sphere and the fix.
+pub fn check(
+    s: &GrainStats,
+    f: &Frame,
+    e0: f64,
+    gp: &GrainParams,
+    guards: GrainGuards,
+) -> Result<()> {
+    if let Some(id) = s.first_nonfinite {
+        return Err(Error::Unstable(format!(
+            "step {}: sphere {id} has a non-finite position, velocity or force: lower --dt (now {} s) or --contact-stiffness",
+            s.step, gp.dt
+        )));
+    }
+    if let Some(id) = s.first_outside {
+        let k = f.id.iter().position(|&i| i == id).unwrap_or(0);
+        return Err(Error::Unstable(format!(
+            "step {}: sphere {id} left the tank at {} moving at {:.3} m/s: a contact let it through; lower --dt (now {} s) or raise --contact-stiffness (now {} N/m)",
+            s.step,
+            f.pos[k].xyz(),
+            f.vel[k].xyz().length(),
+            gp.dt,
+            gp.stiffness
+        )));
+    }
+    if guards.energy_margin > 0.0 && s.total > e0 + guards.energy_margin * e0.abs() {
+        return Err(Error::Unstable(format!(
+            "step {}: total energy {:.6e} J rose {:.2}% above its start {:.6e} J (limit {:.2}%): lower --dt (now {} s)",
+            s.step,
+            s.total,
+            100.0 * (s.total - e0) / e0.abs(),
+            e0,
+            100.0 * guards.energy_margin,
+            gp.dt
+        )));
+    }
+    Ok(())
+}
+
+/// `--verify --model grains`: steps the GPU and the CPU path side by side from `setup` and
+/// compares every stage's output each step (grid and reorder exactly, the contact and
+/// integration floats within `tol` relative; 0 asks for identical bits), until `steps` steps
+/// or the first mismatch.
+pub fn verify(
+    ctx: std::sync::Arc<crate::gpu::GpuContext>,
+    setup: &GrainSetup,
+    steps: u64,
+    tol: f64,
+) -> Result<crate::verify::Report> {
+    use crate::verify::{Report, compare_exact, compare_float, merge};
+    let gpu = crate::gpu::grains::GpuGrains::new(ctx, setup, setup.sim.n)?;
+    let mut cpu = CpuGrains::new(setup);
+    let flat = |v: &[Vec4]| -> Vec<f32> { bytemuck::cast_slice(v).to_vec() };
+    let mut worst = Vec::new();
+    let mut first = None;
+    for step in 0..steps.max(1) {
+        gpu.g.run(|_, e| gpu.encode_step(e))?;
+        let g = gpu.frame()?;
+        let c = cpu.step()?;
+        let (gp, gv, gi) = gpu.raw_state()?;
+        let rows = vec![
+            compare_exact("scan.slot_start", &g.slot_start, &c.slot_start),
+            compare_exact("reorder.sorted_id", &g.id, &c.id),
+            compare_float("reorder.sorted_pos", &flat(&g.pos), &flat(&c.pos), tol),
+            compare_float("reorder.sorted_vel", &flat(&g.vel), &flat(&c.vel), tol),
+            compare_float(
+                "grain_contacts.accel",
+                &flat(&g.accel),
+                &flat(&c.accel),
+                tol,
+            ),
+            compare_float("grain_contacts.overlap", &g.overlap, &c.overlap, tol),
+            compare_float(
+                "grain_integrate.positions",
+                &flat(&gp),
+                &flat(&cpu.pos),
+                tol,
+            ),
+            compare_float(
+                "grain_integrate.velocities",
+                &flat(&gv),
+                &flat(&cpu.vel),
+                tol,
+            ),
+            compare_exact("grain_integrate.particle_id", &gi, &cpu.id),
+        ];
+        if first.is_none() {
+            if let Some(r) = rows.iter().find(|r| !r.pass) {
+                first = Some(format!("step {step}, {}", r.stage));
+            }
+        }
+        let failed = first.is_some();
+        merge(&mut worst, rows);
+        if failed {
+            break;
+        }
+    }
+    Ok(Report::of_steps(&setup.sim, tol, worst, first))
+}
+
+/// The all-pairs contact search, for `--bench --brute-force`: every overlapping pair i < j by
+/// testing all N(N − 1)/2 pairs (rayon over i). Returns the number of pairs.
+pub fn brute_force_contacts(pos: &[Vec4]) -> u64 {
+    (0..pos.len())
+        .into_par_iter()
+        .map(|i| {
+            let (x, r) = (pos[i].xyz(), pos[i].w);
+            pos[i + 1..]
+                .iter()
+                .filter(|q| {
+                    let reach = r + q.w;
+                    crate::hash::distance2(x, q.xyz()) < reach * reach
+                })
+                .count() as u64
+        })
+        .sum()
+}
+
+/// The grid's contact search over the same spheres: build the grid, then walk every sphere's
+/// 27 cells, counting the overlapping pairs i < j (slot-order indices). Returns the pairs.
+pub fn grid_contacts(pos: &[Vec4], sp: &SimParams) -> u64 {
+    let xyz: Vec<Vec3> = pos.iter().map(|p| p.xyz()).collect();
+    let grid = Grid::build(&xyz, sp);
+    let sorted = gather(&xyz, &grid.sorted_ids);
+    let radius: Vec<f32> = grid.sorted_ids.iter().map(|&k| pos[k as usize].w).collect();
+    (0..sorted.len())
+        .into_par_iter()
+        .with_min_len(64)
+        .map(|i| {
+            let mut c = 0u64;
+            walk(sorted[i], &sorted, &grid.slot_start, sp, |k, r2| {
+                let reach = radius[i] + radius[k as usize];
+                if (k as usize) > i && r2 < reach * reach {
+                    c += 1;
+                }
+            });
+            c
+        })
+        .sum()
+}
+
+/// One row of the grains benchmark.
+#[derive(Clone, Debug, Serialize)]
+pub struct BenchRow {
+    /// What was timed.
+    pub what: String,
+    /// Spheres.
+    pub spheres: usize,
+    /// Median wall time, ms.
+    pub median_ms: f64,
+    /// Overlapping pairs found (searches only).
+    pub pairs: Option<u64>,
+}
+
+/// `--bench --model grains`: medians of whole steps on both paths, and with `brute_force` the
+/// all-pairs contact search beside the grid's at each of `sizes`.
+#[derive(Clone, Debug, Serialize)]
+pub struct GrainBench {
+    /// The rows.
+    pub rows: Vec<BenchRow>,
+    /// The GPU adapter.
+    pub adapter: String,
+    /// Compute dispatches per GPU step.
+    pub dispatches_per_step: usize,
+}
+
+impl GrainBench {
+    /// An aligned text table.
+    pub fn to_table(&self) -> String {
+        let mut s = format!(
+            "grains benchmark (GPU adapter: {}; {} dispatches per GPU step)\n{:<44} {:>9} {:>12} {:>10}\n",
+            self.adapter, self.dispatches_per_step, "what", "spheres", "median ms", "pairs"
+        );
+        for r in &self.rows {
+            let pairs = r.pairs.map(|p| p.to_string()).unwrap_or_default();
+            s += &format!(
+                "{:<44} {:>9} {:>12.3} {:>10}\n",
+                r.what, r.spheres, r.median_ms, pairs
+            );
+        }
+        s
+    }
+}
+
+fn median_ms(repeat: u32, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
+    f()?;
+    let mut t = Vec::with_capacity(repeat as usize);
+    for _ in 0..repeat.max(1) {
+        let start = std::time::Instant::now();
+        f()?;
+        t.push(start.elapsed().as_secs_f64() * 1e3);
+    }
+    t.sort_by(f64::total_cmp);
+    Ok(t[t.len() / 2])
+}
+
+/// The spheres of the pour squeezed to half its lattice pitch (towards the tank's floor
+/// corner), so they overlap as in a dense pile: the search benchmark's input.
+pub fn squeezed(cfg: &GrainConfig) -> Result<GrainSetup> {
+    let mut s = GrainSetup::pour(cfg)?;
+    for p in &mut s.pos {
+        *p = (p.xyz() * 0.5).extend(p.w);
+    }
+    Ok(s)
+}
+
+/// Runs the grains benchmark (see [`GrainBench`]): `repeat` timed runs after one warm-up.
+pub fn bench(
+    ctx: std::sync::Arc<crate::gpu::GpuContext>,
+    cfg: &GrainConfig,
+    repeat: u32,
+    brute_force: Option<&[usize]>,
+) -> Result<GrainBench> {
+    let setup = GrainSetup::pour(cfg)?;
+    let n = setup.len();
+    let mut rows = Vec::new();
+    let mut cpu = CpuGrains::new(&setup);
+    let ms = median_ms(repeat, || cpu.step().map(|_| ()))?;
+    rows.push(BenchRow {
+        what: "step, CPU path".into(),
+        spheres: n,
+        median_ms: ms,
+        pairs: None,
+    });
+    let gpu = crate::gpu::grains::GpuGrains::new(ctx.clone(), &setup, setup.sim.n)?;
+    let ms = median_ms(repeat, || gpu.g.run(|_, e| gpu.encode_step(e)))?;
+    rows.push(BenchRow {
+        what: "step, GPU path".into(),
+        spheres: n,
+        median_ms: ms,
+        pairs: None,
+    });
+    for &size in brute_force.unwrap_or(&[]) {
+        let c = GrainConfig {
+            particles: size as u32,
+            ..cfg.clone()
+        };
+        let s = squeezed(&c)?;
+        let mut pairs = 0;
+        let ms = median_ms(repeat, || {
+            pairs = brute_force_contacts(&s.pos);
+            Ok(())
+        })?;
+        rows.push(BenchRow {
+            what: "all-pairs contact search, CPU (rayon)".into(),
+            spheres: size,
+            median_ms: ms,
+            pairs: Some(pairs),
+        });
+        let ms = median_ms(repeat, || {
+            pairs = grid_contacts(&s.pos, &s.sim);
+            Ok(())
+        })?;
+        rows.push(BenchRow {
+            what: "grid contact search, CPU (build + walk)".into(),
+            spheres: size,
+            median_ms: ms,
+            pairs: Some(pairs),
+        });
+        let g = crate::gpu::grains::GpuGrains::new(ctx.clone(), &s, s.sim.n)?;
+        let ms = median_ms(repeat, || {
+            g.g.run(|_, e| {
+                g.g.encode_build(e);
+                g.encode_contacts(e);
+            })
+        })?;
+        rows.push(BenchRow {
+            what: "grid build + contacts, GPU path".into(),
+            spheres: size,
+            median_ms: ms,
+            pairs: None,
+        });
+    }
+    Ok(GrainBench {
+        rows,
+        adapter: crate::gpu::context::describe(&ctx.info),
+        dispatches_per_step: gpu.dispatches_per_step(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn two(k: f32) -> (GrainSetup, GrainConfig) {
+        let cfg = GrainConfig {
+            stiffness: Some(k),
+            restitution: 1.0,
+            friction: 0.0,
+            gravity: 0.0,
+            density: 3.0 / (4.0 * std::f32::consts::PI * 0.125),
+            dt: Some(1e-3),
+            ..Default::default()
+        };
+        let c = [Vec3::new(2.0, 2.0, 2.0), Vec3::new(2.9, 2.0, 2.0)];
+        let s = GrainSetup::new(
+            &cfg,
+            &c,
+            &[0.5, 0.5],
+            &[Vec3::ZERO; 2],
+            Vec3::ZERO,
+            Vec3::splat(4.0),
+        )
+        .unwrap();
+        (s, cfg)
+    }
+
+    #[test]
+    fn worked_example_from_the_shader_doc() {
+        let (s, _) = two(100.0);
+        assert!((s.vel[0].w - 1.0).abs() < 1e-6, "mass {}", s.vel[0].w);
+        let grid = Grid::build(&[s.pos[0].xyz(), s.pos[1].xyz()], &s.sim);
+        let pos = gather(&s.pos, &grid.sorted_ids);
+        let vel = gather(&s.vel, &grid.sorted_ids);
+        let (a, o) = contacts(&pos, &vel, &grid.slot_start, &s.sim, &s.grain);
+        let first = grid.sorted_ids.iter().position(|&k| k == 0).unwrap();
+        assert!((a[first].x + 10.0).abs() < 1e-3, "{}", a[first]);
+        assert!((a[first].w - 0.25).abs() < 1e-5);
+        assert!((o[first] - 0.2).abs() < 1e-5);
+    }
+
+    #[test]
+    fn damping_ratio_limits() {
+        assert_eq!(damping_ratio(1.0), 0.0);
+        assert_eq!(damping_ratio(0.0), 1.0);
+        let z = damping_ratio(0.5);
+        // e = exp(−ζπ/√(1 − ζ²)) inverts it.
+        let e = (-(z as f64) * PI / (1.0 - (z as f64).powi(2)).sqrt()).exp();
+        assert!((e - 0.5).abs() < 1e-6, "{e}");
+    }
+
+    #[test]
+    fn brute_force_and_grid_count_the_same_pairs() {
+        let cfg = GrainConfig {
+            particles: 3000,
+            ratio: 4.0,
+            ..Default::default()
+        };
+        let mut s = GrainSetup::pour(&cfg).unwrap();
+        // Squeeze the lattice so spheres overlap.
+        for p in &mut s.pos {
+            *p = (p.xyz() * 0.5).extend(p.w);
+        }
+        let pairs = brute_force_contacts(&s.pos);
+        assert!(pairs > 100, "{pairs}");
+        assert_eq!(grid_contacts(&s.pos, &s.sim), pairs);
+    }
+
+    #[test]
+    fn bad_values_are_refused_with_the_flag_named() {
+        for (cfg, flag) in [
+            (
+                GrainConfig {
+                    radius: f32::NAN,
+                    ..Default::default()
+                },
+                "--grain-radius",
+            ),
+            (
+                GrainConfig {
+                    ratio: 0.5,
+                    ..Default::default()
+                },
+                "--grain-ratio",
+            ),
+            (
+                GrainConfig {
+                    restitution: 1.5,
+                    ..Default::default()
+                },
+                "--contact-restitution",
+            ),
+            (
+                GrainConfig {
+                    friction: -1.0,
+                    ..Default::default()
+                },
+                "--contact-friction",
+            ),
+        ] {
+            let e = GrainSetup::pour(&cfg).unwrap_err().to_string();
+            assert!(e.contains(flag), "{e}");
+        }
+    }
+}
