@@ -15,7 +15,8 @@
 struct RenderParams {
     view: mat4x4<f32>,
     proj: mat4x4<f32>,
-    // xyz: direction towards the light in view space (unit).
+    // xyz: direction towards the light in view space (unit); w: 1 when each particle's radius
+    // is its position's w (the colliding spheres), 0 when every particle has `radius`.
     light_dir: vec4<f32>,
     radius: f32,
     // 0 speed, 1 density, 2 pressure.
@@ -57,18 +58,22 @@ struct ParticleOut {
     @location(0) uv: vec2<f32>,
     @location(1) centre_view: vec3<f32>,
     @location(2) colour: vec3<f32>,
+    @location(3) radius: f32,
 }
 
 // Corner v of the quad around the sphere at `positions[k]`, in `colour`.
 fn impostor(v: u32, k: u32, colour: vec3<f32>) -> ParticleOut {
     let uv = vec2<f32>(f32(v & 1u) * 2.0 - 1.0, f32(v >> 1u) * 2.0 - 1.0);
-    let centre = (rp.view * vec4<f32>(positions[k].xyz, 1.0)).xyz;
-    let corner = centre + vec3<f32>(uv * rp.radius, 0.0);
+    let p = positions[k];
+    let radius = select(rp.radius, p.w, rp.light_dir.w > 0.5);
+    let centre = (rp.view * vec4<f32>(p.xyz, 1.0)).xyz;
+    let corner = centre + vec3<f32>(uv * radius, 0.0);
     var out: ParticleOut;
     out.clip = rp.proj * vec4<f32>(corner, 1.0);
     out.uv = uv;
     out.centre_view = centre;
     out.colour = colour;
+    out.radius = radius;
     return out;
 }
 
@@ -106,7 +111,7 @@ fn shade(in: ParticleOut) -> FragOut {
         discard;
     }
     let normal = vec3<f32>(in.uv, sqrt(1.0 - r2));
-    let surface = in.centre_view + normal * rp.radius;
+    let surface = in.centre_view + normal * in.radius;
     let clip = rp.proj * vec4<f32>(surface, 1.0);
     let diffuse = max(dot(normal, rp.light_dir.xyz), 0.0);
     let half_dir = normalize(rp.light_dir.xyz + vec3<f32>(0.0, 0.0, 1.0));

@@ -302,6 +302,55 @@ struct Cli {
     /// The scene file `--scene` names (read after parsing).
     #[arg(skip)]
     scene_file: Option<Arc<SceneFile>>,
+    /// What the particles are: SPH fluid, or colliding spheres (a discrete-element model on the
+    /// same grid; README, "Colliding spheres").
+    #[arg(long, value_enum, default_value_t = Model::Fluid)]
+    model: Model,
+    /// --model grains: the largest sphere radius in m.
+    #[arg(
+        long,
+        default_value_t = 0.004,
+        value_name = "M",
+        allow_hyphen_values = true
+    )]
+    grain_radius: f32,
+    /// --model grains: largest over smallest radius (radii uniform in between; 1: all equal).
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "RATIO",
+        allow_hyphen_values = true
+    )]
+    grain_ratio: f32,
+    /// --model grains: material density in kg/m³ (glass: 2500).
+    #[arg(
+        long,
+        default_value_t = 2500.0,
+        value_name = "KG_M3",
+        allow_hyphen_values = true
+    )]
+    grain_density: f32,
+    /// --model grains: normal contact stiffness in N/m [default: keeps the deepest overlap of
+    /// the resting pile near 1% of the smallest radius].
+    #[arg(long, value_name = "N_PER_M", allow_hyphen_values = true)]
+    contact_stiffness: Option<f32>,
+    /// --model grains: coefficient of restitution of sphere–sphere contacts, 0..1 (walls use
+    /// --restitution).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "E",
+        allow_hyphen_values = true
+    )]
+    contact_restitution: f32,
+    /// --model grains: Coulomb friction coefficient μ of contacts.
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "MU",
+        allow_hyphen_values = true
+    )]
+    contact_friction: f32,
     /// Relative density tolerance for --verify.
     #[arg(long, default_value_t = 1e-5, value_name = "REL")]
     tolerance: f64,
@@ -315,6 +364,18 @@ const BRUTE_FORCE_SIZES: [usize; 2] = [5_000, 50_000];
 
 /// Default particle count of the built-in scenes.
 const DEFAULT_PARTICLES: u32 = 100_000;
+
+/// `--model` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum Model {
+    /// SPH fluid (either solver).
+    Fluid,
+    /// Colliding spheres of individual radii: spring–dashpot contacts with friction.
+    Grains,
+}
+
+/// Default sphere count of `--model grains`.
+const DEFAULT_GRAINS: u32 = 20_000;
 
 /// `--present-mode` values.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -664,6 +725,7 @@ fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
             SimPath::Auto
         },
         guards: guards(cli),
+        grains: None,
     }
 }
 
@@ -842,6 +904,26 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(kind) = cli.print_scene {
         print!("{}", kind.file_text());
         return Ok(Outcome::Done);
+    }
+    if cli.model == Model::Grains {
+        return grains(cli);
+    }
+    let grain_flags = [
+        "grain_radius",
+        "grain_ratio",
+        "grain_density",
+        "contact_stiffness",
+        "contact_restitution",
+        "contact_friction",
+    ];
+    if let Some(f) = grain_flags
+        .iter()
+        .find(|f| cli.given.iter().any(|g| g == *f))
+    {
+        return Err(Error::input(format!(
+            "--{} sets the colliding spheres: add --model grains",
+            f.replace('_', "-")
+        )));
     }
     check_no_count_with_file(cli)?;
     if let (Some(input), SceneArg::File(path)) = (&cli.input, &cli.scene) {
@@ -1060,6 +1142,224 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
 }
 
 /// Prints `value` as one JSON object with `--json`, else the text `table` makes.
+/// `--model grains`: the colliding spheres' front ends (a headless run, `--verify`, `--bench`,
+/// the viewer). The spheres are poured as flags say; fluid-only flags are refused by name.
+fn grains(cli: &Cli) -> Result<Outcome, Error> {
+    use gpu_sph::grains::{self as g, GrainConfig, GrainGuards, GrainPath, GrainSetup};
+    let fluid_only = [
+        "solver",
+        "input",
+        "resume",
+        "export_dir",
+        "surface_dir",
+        "surface_from",
+        "checkpoint_every",
+        "tank_min",
+        "tank_max",
+        "spacing",
+        "smoothing_radius",
+        "particle_mass",
+        "rest_density",
+        "viscosity",
+        "alpha",
+        "sound_speed",
+        "cfl",
+        "divergence_tolerance",
+        "density_tolerance",
+        "max_iterations",
+        "max_density_ratio",
+        "max_speed_fraction",
+        "dt_max",
+        "dt_min",
+        "scene",
+        "render",
+        "color_by",
+    ];
+    if let Some(f) = fluid_only
+        .iter()
+        .find(|f| cli.given.iter().any(|g| g == *f))
+    {
+        return Err(Error::input(format!(
+            "--{} belongs to the fluid (--model fluid); the spheres take -n, --grain-radius, --grain-ratio, --grain-density, --contact-stiffness, --contact-restitution, --contact-friction, --restitution, --gravity and --dt",
+            f.replace('_', "-")
+        )));
+    }
+    let cfg = GrainConfig {
+        particles: cli.particles.unwrap_or(DEFAULT_GRAINS),
+        radius: cli.grain_radius,
+        ratio: cli.grain_ratio,
+        density: cli.grain_density,
+        stiffness: cli.contact_stiffness,
+        restitution: cli.contact_restitution,
+        wall_restitution: cli.restitution,
+        friction: cli.contact_friction,
+        dt: cli.dt,
+        gravity: cli.gravity,
+        table_size: cli.table_size,
+        seed: cli.seed,
+    };
+    let setup = GrainSetup::pour(&cfg)?;
+    if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
+        if cli.input.is_some() || cli.output.is_some() || cli.stats.is_some() {
+            return Err(Error::input(
+                "--output and --stats belong to headless runs: add --headless --steps K",
+            ));
+        }
+        if cli.steps > 0 {
+            return Err(Error::input(
+                "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
+            ));
+        }
+        let mut opts = viewer_options(cli, viewer::GRAINS_STAND_IN);
+        opts.grains = Some(cfg);
+        if cli.headless {
+            viewer::run_offscreen(opts)?;
+        } else {
+            viewer::window::run(opts)?;
+        }
+        return Ok(Outcome::Done);
+    }
+    if cli.screenshot.is_some() {
+        return Err(Error::input(
+            "--screenshot with --model grains pictures the viewer: drop --steps (the viewer pours the spheres itself)",
+        ));
+    }
+    if cli.verify {
+        let ctx = Arc::new(GpuContext::new()?);
+        let report = g::verify(ctx, &setup, cli.steps.max(1), cli.tolerance)?;
+        return print_report(cli, &report);
+    }
+    if cli.bench {
+        if cli.repeat == 0 {
+            return Err(Error::input(
+                "--repeat must be ≥ 1 (the medians need at least one run)",
+            ));
+        }
+        let ctx = Arc::new(GpuContext::new()?);
+        let sizes = cli.brute_force.then_some(&BRUTE_FORCE_SIZES[..]);
+        let b = g::bench(ctx, &cfg, cli.repeat, sizes)?;
+        print_json_or(cli, &b, || b.to_table())?;
+        return Ok(Outcome::Done);
+    }
+    if cli.steps == 0 {
+        return Err(Error::input(
+            "--model grains --headless runs need --steps K or --end-time SECONDS (or --verify, --bench)",
+        ));
+    }
+    if let Some(out) = &cli.output {
+        if out.extension().and_then(|e| e.to_str()) != Some("csv") {
+            return Err(Error::input(format!(
+                "--output {}: the spheres are written as CSV (x,y,z,vx,vy,vz,radius): name a .csv file",
+                out.display()
+            )));
+        }
+    }
+    let paths = choose_paths(cli)?;
+    let mut path: Box<dyn GrainPath> = match &paths.compute {
+        Some(ctx) => Box::new(gpu_sph::gpu::grains::GpuGrains::new(
+            ctx.clone(),
+            &setup,
+            setup.sim.n,
+        )?),
+        None => Box::new(g::CpuGrains::new(&setup)),
+    };
+    let gp = setup.grain;
+    let (r_lo, r_hi) = (cfg.smallest(), cfg.radius);
+    eprintln!(
+        "gpu-sph: {} spheres, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path",
+        setup.len(),
+        cfg.density,
+        gp.stiffness,
+        gp.dt,
+        setup.contact_time(),
+        &gp.tank_min[..3],
+        &gp.tank_max[..3],
+        path.name()
+    );
+    let mut stats = match &cli.stats {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| Error::input(format!("cannot write --stats {}: {e}", p.display())))?;
+            let mut w = std::io::BufWriter::new(f);
+            use std::io::Write;
+            writeln!(w, "{}", g::GrainStats::CSV_HEADER)
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+            Some(w)
+        }
+        None => None,
+    };
+    let start = std::time::Instant::now();
+    let guards = GrainGuards {
+        energy_margin: cli.energy_margin as f64,
+    };
+    let result = g::run(path.as_mut(), &gp, cli.steps, cli.end_time, guards, |s| {
+        if let Some(w) = stats.as_mut() {
+            use std::io::Write;
+            writeln!(w, "{}", s.csv_row())
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+        }
+        Ok(())
+    });
+    if let Some(w) = stats.as_mut() {
+        use std::io::Write;
+        w.flush()
+            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+    }
+    let done = match result {
+        Ok(r) => r,
+        Err(Error::Unstable(msg)) => {
+            eprintln!("gpu-sph: {msg}");
+            return Ok(Outcome::VerifyFailed);
+        }
+        Err(e) => return Err(e),
+    };
+    let wall = start.elapsed().as_secs_f64();
+    let (first, last) = match (done.stats.first(), done.stats.last()) {
+        (Some(a), Some(b)) => (*a, *b),
+        _ => return Err(Error::input("no step ran: raise --steps or --end-time")),
+    };
+    let summary = serde_json::json!({
+        "model": "grains",
+        "path": path.name(),
+        "spheres": setup.len(),
+        "steps": done.stats.len(),
+        "simulated_s": done.time,
+        "wall_s": wall,
+        "dt_s": gp.dt,
+        "stiffness_n_per_m": gp.stiffness,
+        "energy_start_j": first.total,
+        "energy_end_j": last.total,
+        "energy_peak_over_start": done.stats.iter().map(|s| s.total).fold(f64::MIN, f64::max) / first.total,
+        "deepest_overlap_end": last.deepest_overlap,
+        "max_speed_end_m_s": last.max_speed,
+    });
+    if cli.json {
+        println!("{summary}");
+    } else {
+        println!(
+            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {:.4e} J → {:.4e} J (peak {:.5} of the start); at the last step: deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s",
+            done.stats.len(),
+            done.time,
+            path.name(),
+            first.total,
+            last.total,
+            summary["energy_peak_over_start"].as_f64().unwrap_or(0.0),
+            100.0 * last.deepest_overlap,
+            last.max_speed
+        );
+    }
+    if let Some(out) = &cli.output {
+        let (pos, vel) = path.state()?;
+        let mut text = String::from("x,y,z,vx,vy,vz,radius\n");
+        for (p, v) in pos.iter().zip(&vel) {
+            text += &format!("{},{},{},{},{},{},{}\n", p.x, p.y, p.z, v.x, v.y, v.z, p.w);
+        }
+        std::fs::write(out, text)
+            .map_err(|e| Error::input(format!("cannot write --output {}: {e}", out.display())))?;
+    }
+    Ok(Outcome::Done)
+}
+
 fn print_json_or<T: serde::Serialize>(
     cli: &Cli,
     value: &T,

@@ -4,6 +4,7 @@
 //! so a screenshot shows exactly what the window shows.
 
 pub mod camera;
+pub mod grains;
 pub mod mesh;
 pub mod render;
 pub mod surface;
@@ -62,6 +63,8 @@ pub struct ViewerOptions {
     pub path: SimPath,
     /// When the run counts as diverged: the viewer pauses with the headless run's message.
     pub guards: crate::run::Guards,
+    /// Colliding spheres instead of the fluid (`--model grains`): the pour they describe.
+    pub grains: Option<crate::grains::GrainConfig>,
 }
 
 /// A camera a scene file or the flags ask for: each part given replaces the default framing's.
@@ -132,7 +135,14 @@ pub struct Viewer {
     // slider changes the energy's bookkeeping).
     start_energy: Option<f64>,
     warm: bool,
+    /// The colliding spheres, when the viewer shows them instead of the fluid (`sim` then
+    /// holds an unused stand-in the size of [`GRAINS_STAND_IN`]).
+    grains: Option<grains::GrainsMode>,
 }
+
+/// Fluid particles of the stand-in simulation a grains viewer keeps (it is neither stepped nor
+/// drawn; the viewer's panel and picture code are written around one).
+pub const GRAINS_STAND_IN: u32 = 64;
 
 /// The default colour ranges of a setup: speed up to the free-fall speed of its fluid height,
 /// density ±3% about ρ0, pressure up to twice the hydrostatic pressure at the bottom.
@@ -242,8 +252,36 @@ impl Viewer {
             status: String::new(),
         };
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, Default::default());
+        let mut renderer = renderer;
+        let mut camera = opts.camera.camera(setup.tank_min, setup.tank_max);
+        let grains = match &opts.grains {
+            Some(cfg) => {
+                let g = grains::GrainsMode::new(ctx.clone(), cfg.clone(), on_cpu)?;
+                let b = &g.gpu.g.bufs;
+                renderer.rebind_raw(
+                    &ctx,
+                    [&b.positions, &b.velocities, &g.zeros, &g.zeros],
+                    g.len(),
+                    g.tank(),
+                );
+                let (lo, hi) = g.tank();
+                camera = opts.camera.camera(lo, hi);
+                Some(g)
+            }
+            None => None,
+        };
+        let mut controls = controls;
+        if let Some(g) = &grains {
+            let (lo, hi) = g.tank();
+            controls.ranges[0] = (
+                0.0,
+                (2.0 * physics.gravity.abs().max(1e-3) * (hi.y - lo.y)).sqrt(),
+            );
+            controls.mode = RenderMode::Spheres;
+        }
         Ok(Self {
-            camera: opts.camera.camera(setup.tank_min, setup.tank_max),
+            grains,
+            camera,
             ctx,
             opts,
             setup,
@@ -299,6 +337,17 @@ impl Viewer {
 
     /// Puts the particles back where the scene started them.
     pub fn reset(&mut self) {
+        if let Some(g) = &mut self.grains {
+            if let Err(e) = g.reset() {
+                self.controls.status = e.to_string();
+            } else {
+                self.controls.status.clear();
+            }
+            self.renderer.set_count(g.len());
+            self.stats.steps = 0;
+            self.stats.t = 0.0;
+            return;
+        }
         self.sim.upload(&self.setup.state);
         if let Some(cpu) = &mut self.cpu {
             let interaction = cpu.interaction;
@@ -372,6 +421,21 @@ impl Viewer {
             return Ok(());
         }
         let start = Instant::now();
+        if let Some(g) = &mut self.grains {
+            let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
+            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+            self.renderer.set_count(g.len());
+            self.stats.steps = g.steps;
+            self.stats.t = g.t;
+            if let Some(s) = g.last {
+                self.stats.v_max = s.max_speed;
+            }
+            if let Err(e) = checked {
+                self.controls.paused = true;
+                self.controls.status = format!("{e}; paused: press R to reset");
+            }
+            return Ok(());
+        }
         // The frame's last step also reduces its statistics block (104 bytes read back), which
         // the divergence checks read, as a headless run's do.
         // A moving obstacle is placed at each step's start time, so its steps are read one by
@@ -501,6 +565,30 @@ impl Viewer {
         guards.check(block, e0, 0.0, &fp, k, t)
     }
 
+    /// With the colliding spheres, spawns one where `ray` meets the tank's back plane (the
+    /// drag that calls this spawns one per frame). Returns whether one was added.
+    pub fn spawn(&mut self, ray: (Vec3, Vec3)) -> bool {
+        let view_dir = (self.camera.target - self.camera.eye()).normalize_or_zero();
+        let Some(g) = &mut self.grains else {
+            return false;
+        };
+        match g.spawn(ray.0, ray.1, view_dir) {
+            Ok(added) => {
+                self.renderer.set_count(g.len());
+                added
+            }
+            Err(e) => {
+                self.controls.status = e.to_string();
+                false
+            }
+        }
+    }
+
+    /// Whether the viewer shows colliding spheres.
+    pub fn is_grains(&self) -> bool {
+        self.grains.is_some()
+    }
+
     /// Sets or clears the mouse force from a cursor ray.
     pub fn set_mouse_force(&mut self, ray: Option<(Vec3, Vec3)>, pull: bool) {
         let c = &self.controls;
@@ -539,6 +627,32 @@ impl Viewer {
     }
 
     fn info(&self) -> Vec<(String, String)> {
+        if let Some(g) = &self.grains {
+            let mut rows = vec![
+                ("spheres".into(), g.len().to_string()),
+                (
+                    "radii".into(),
+                    format!("{}–{} m", g.cfg.smallest(), g.cfg.radius),
+                ),
+                ("adapter".into(), self.ctx.info.name.clone()),
+                (
+                    "steps on".into(),
+                    if g.on_cpu() {
+                        "the CPU path".into()
+                    } else {
+                        "the GPU".into()
+                    },
+                ),
+            ];
+            if let Some(s) = g.last {
+                rows.push(("energy".into(), format!("{:.4e} J", s.total)));
+                rows.push((
+                    "deepest overlap".into(),
+                    format!("{:.2}% of r", 100.0 * s.deepest_overlap),
+                ));
+            }
+            return rows;
+        }
         let c = &self.setup.config;
         vec![
             ("N".into(), c.particles.to_string()),
@@ -599,6 +713,7 @@ impl Viewer {
                 view: self.camera.view(),
                 proj: self.camera.proj(aspect),
                 radius: 0.5 * self.setup.config.spacing,
+                radius_from_w: self.grains.is_some(),
                 field: self.controls.field,
                 range: self.controls.ranges[fi],
             },
@@ -726,12 +841,16 @@ impl Viewer {
             self.fit_range()?;
         }
         if r.reset_view {
-            self.camera = self
-                .opts
-                .camera
-                .camera(self.setup.tank_min, self.setup.tank_max);
+            let (lo, hi) = match &self.grains {
+                Some(g) => g.tank(),
+                None => (self.setup.tank_min, self.setup.tank_max),
+            };
+            self.camera = self.opts.camera.camera(lo, hi);
         }
-        if r.restart {
+        if r.restart && self.grains.is_some() {
+            self.controls.status =
+                "--model grains: the panel's N, T, scene and solver apply to the fluid; restart with flags".into();
+        } else if r.restart {
             if let Err(e) = self.restart() {
                 self.controls.status = format!("restart failed: {e}");
             } else {
@@ -812,7 +931,10 @@ impl Viewer {
         let t = &self.totals;
         let f = t.frames.max(1) as f64;
         // The live count: emitters add particles as the frames run.
-        let n = self.sim.grid.bufs.n.get();
+        let n = match &self.grains {
+            Some(g) => g.len(),
+            None => self.sim.grid.bufs.n.get(),
+        };
         format!(
             "{} frames after a warm-up frame, N = {n}: simulation {:.2} ms/frame ({} substeps), rendering {:.2} ms/frame ({:.3} µs/particle)",
             t.frames,

@@ -113,6 +113,8 @@ pub struct View {
     pub proj: Mat4,
     /// Sphere radius, m.
     pub radius: f32,
+    /// Each particle's radius is its position's w instead (the colliding spheres).
+    pub radius_from_w: bool,
     /// The field that colours the particles.
     pub field: ColorField,
     /// The field's value at the bottom and top of the colour map.
@@ -363,13 +365,49 @@ impl Renderer {
         self.particle_count = sim.grid.bufs.n.get();
     }
 
+    /// Points the renderer at other particle buffers (positions with vec4 rows, velocities,
+    /// and the density and pressure the colour fields read) and another tank, with no
+    /// obstacles: the colliding spheres' buffers.
+    pub fn rebind_raw(
+        &mut self,
+        ctx: &GpuContext,
+        buffers: [&wgpu::Buffer; 4],
+        count: u32,
+        tank: (Vec3, Vec3),
+    ) {
+        let d = &ctx.device;
+        let [positions, velocities, density, pressure] = buffers;
+        self.bind_group = bind_group(
+            d,
+            "sph.render",
+            &self.layout,
+            &[&self.uniform, positions, velocities, density, pressure],
+        );
+        self.obstacle_group = None;
+        let lines = line_geometry(tank.0, tank.1);
+        self.line_vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("sph.render_lines"),
+            contents: bytemuck::cast_slice(&lines),
+            usage: wgpu::BufferUsages::VERTEX,
+        });
+        self.line_count = lines.len() as u32;
+        self.particle_count = count;
+    }
+
+    /// Sets how many particles the next draws show.
+    pub fn set_count(&mut self, count: u32) {
+        self.particle_count = count;
+    }
+
     /// Writes the uniform block for the next draw.
     pub fn prepare(&self, ctx: &GpuContext, v: &View) {
         let light = Vec3::new(0.4, 0.7, 0.6).normalize();
         let params = RenderParams {
             view: v.view.to_cols_array_2d(),
             proj: v.proj.to_cols_array_2d(),
-            light_dir: light.extend(0.0).to_array(),
+            light_dir: light
+                .extend(if v.radius_from_w { 1.0 } else { 0.0 })
+                .to_array(),
             radius: v.radius,
             field: v.field.index(),
             range_min: v.range.0,

@@ -264,6 +264,16 @@ impl WindowState {
     }
 
     fn update_mouse_force(&mut self) {
+        // Colliding spheres: Shift + left drag spawns them on the tank's back plane.
+        if self.viewer.is_grains() && self.mouse.modifiers.shift_key() && self.mouse.left {
+            let (w, h) = self.size();
+            let ray = self
+                .viewer
+                .camera()
+                .ray(self.mouse.cursor, Vec2::new(w as f32, h as f32));
+            self.viewer.spawn(ray);
+            return;
+        }
         let ctrl = self.mouse.modifiers.control_key();
         let ray = (ctrl && (self.mouse.left || self.mouse.right)).then(|| {
             let (w, h) = self.size();
@@ -347,8 +357,9 @@ impl ApplicationHandler for App {
                 let delta = p - s.mouse.cursor;
                 s.mouse.cursor = p;
                 let ctrl = s.mouse.modifiers.control_key();
+                let spawning = s.viewer.is_grains() && s.mouse.modifiers.shift_key();
                 let height = s.config.height as f32;
-                if ctrl {
+                if ctrl || spawning {
                     s.update_mouse_force();
                 } else if s.mouse.left {
                     s.viewer.camera_mut().orbit(delta);

@@ -1,0 +1,180 @@
+//! The viewer's colliding spheres (`--model grains`): the pour of [`GrainSetup::pour`] stepped
+//! on either path and drawn at each sphere's radius from the GPU buffers; Shift + left drag
+//! spawns spheres where the cursor ray meets the tank's back plane.
+
+use std::sync::Arc;
+
+use glam::{Vec3, Vec4, Vec4Swizzles};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+
+use crate::gpu::GpuContext;
+use crate::gpu::grains::GpuGrains;
+use crate::gpu::neighbours::storage_buffer;
+use crate::grains::{CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats};
+use crate::{Error, Result};
+
+/// Spheres the mouse may add beyond the pour (the buffers are sized once).
+pub const SPAWN_ROOM: u32 = 20_000;
+
+/// The colliding spheres of the viewer.
+pub struct GrainsMode {
+    /// The flags' pour.
+    pub cfg: GrainConfig,
+    setup: GrainSetup,
+    /// The GPU's buffers: the GPU path's state, or the CPU path's copy to draw.
+    pub gpu: GpuGrains,
+    cpu: Option<CpuGrains>,
+    /// Zeros bound where the renderer's density and pressure fields read (the spheres colour
+    /// by speed).
+    pub zeros: wgpu::Buffer,
+    start_energy: Option<f64>,
+    rng: Xoshiro256PlusPlus,
+    /// Simulated time, s.
+    pub t: f64,
+    /// Steps taken.
+    pub steps: u64,
+    /// The last step's statistics.
+    pub last: Option<GrainStats>,
+}
+
+impl GrainsMode {
+    /// Pours `cfg`'s spheres; `on_cpu` steps them on the CPU path.
+    pub fn new(ctx: Arc<GpuContext>, cfg: GrainConfig, on_cpu: bool) -> Result<Self> {
+        let setup = GrainSetup::pour(&cfg)?;
+        let capacity = setup.sim.n.saturating_add(SPAWN_ROOM);
+        let gpu = GpuGrains::new(ctx.clone(), &setup, capacity)?;
+        let zeros = storage_buffer(&ctx.device, "sph.grain_zeros", capacity as u64 * 4);
+        Ok(Self {
+            rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x5eed),
+            cpu: on_cpu.then(|| CpuGrains::new(&setup)),
+            cfg,
+            setup,
+            gpu,
+            zeros,
+            start_energy: None,
+            t: 0.0,
+            steps: 0,
+            last: None,
+        })
+    }
+
+    /// The tank.
+    pub fn tank(&self) -> (Vec3, Vec3) {
+        let g = &self.setup.grain;
+        (
+            Vec3::from_slice(&g.tank_min[..3]),
+            Vec3::from_slice(&g.tank_max[..3]),
+        )
+    }
+
+    /// Spheres live now.
+    pub fn len(&self) -> u32 {
+        self.gpu.len() as u32
+    }
+
+    /// Whether none are.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Whether the CPU path steps them.
+    pub fn on_cpu(&self) -> bool {
+        self.cpu.is_some()
+    }
+
+    /// Back to the pour.
+    pub fn reset(&mut self) -> Result<()> {
+        self.set_state(&self.setup.pos.clone(), &self.setup.vel.clone())?;
+        self.t = 0.0;
+        self.steps = 0;
+        Ok(())
+    }
+
+    fn set_state(&mut self, pos: &[Vec4], vel: &[Vec4]) -> Result<()> {
+        self.gpu.replace(pos, vel)?;
+        if let Some(cpu) = &mut self.cpu {
+            cpu.replace(pos, vel)?;
+        }
+        self.start_energy = None;
+        self.last = None;
+        Ok(())
+    }
+
+    /// `steps` steps, checked as a headless run checks them (the last step's statistics);
+    /// the CPU path's state is then copied to the GPU buffers the renderer draws.
+    pub fn advance(&mut self, steps: u32, energy_margin: f64) -> Result<()> {
+        let gp = self.setup.grain;
+        let mut frame = None;
+        for _ in 0..steps {
+            frame = Some(match &mut self.cpu {
+                Some(cpu) => cpu.step()?,
+                None => self.gpu.step()?,
+            });
+            self.t += gp.dt as f64;
+            self.steps += 1;
+        }
+        if let Some(cpu) = &self.cpu {
+            let (pos, vel) = cpu.state()?;
+            self.gpu.upload(&pos, &vel);
+        }
+        let Some(frame) = frame else { return Ok(()) };
+        let s = GrainStats::of(&frame, self.steps - 1, self.t, &gp);
+        let e0 = *self.start_energy.get_or_insert(s.total);
+        self.last = Some(s);
+        let guards = GrainGuards { energy_margin };
+        crate::grains::check(&s, &frame, e0, &gp, guards)
+    }
+
+    /// Spawns a sphere where the ray `origin + s·dir` meets the tank's back plane (the face
+    /// farthest along `view_dir`), a largest radius inside it, unless it would overlap a sphere
+    /// or the buffers are full. Returns whether one was added.
+    pub fn spawn(&mut self, origin: Vec3, dir: Vec3, view_dir: Vec3) -> Result<bool> {
+        let (lo, hi) = self.tank();
+        let axis = view_dir.abs().max_position();
+        let (plane, inward) = if view_dir[axis] > 0.0 {
+            (hi[axis], -1.0)
+        } else {
+            (lo[axis], 1.0)
+        };
+        if dir[axis].abs() < 1e-6 {
+            return Ok(false);
+        }
+        let s = (plane - origin[axis]) / dir[axis];
+        if !(s.is_finite() && s > 0.0) {
+            return Ok(false);
+        }
+        let r_max = self.cfg.radius;
+        let mut c = origin + dir * s;
+        c[axis] = plane + inward * r_max;
+        if c.cmplt(lo + r_max).any() || c.cmpgt(hi - r_max).any() {
+            return Ok(false);
+        }
+        if self.len() as usize >= self.gpu.g.bufs.capacity as usize {
+            return Err(Error::input(format!(
+                "{} spheres fill the buffers: reset (R) to pour again",
+                self.len()
+            )));
+        }
+        let r_min = self.cfg.smallest();
+        let r = if r_max > r_min {
+            self.rng.random_range(r_min..r_max)
+        } else {
+            r_max
+        };
+        let (mut pos, mut vel) = match &self.cpu {
+            Some(cpu) => cpu.state()?,
+            None => self.gpu.state()?,
+        };
+        if pos
+            .iter()
+            .any(|p| (p.xyz() - c).length_squared() < (p.w + r) * (p.w + r))
+        {
+            return Ok(false);
+        }
+        pos.push(c.extend(r));
+        vel.push(Vec3::ZERO.extend(crate::grains::sphere_mass(r, self.cfg.density)));
+        self.set_state(&pos, &vel)?;
+        Ok(true)
+    }
+}

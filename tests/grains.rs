@@ -1,0 +1,216 @@
+//! Colliding spheres (`--model grains`): the GPU step bit-exact against its CPU mirror, a
+//! head-on collision's restitution, a settling pile, and the command line's answers.
+
+use glam::{Vec3, Vec4Swizzles};
+use gpu_sph::grains::{self, CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup};
+
+mod common;
+
+use common::cli::{assert_usage_error, run, run_ok, stats_rows, tmp_dir};
+
+/// Two equal spheres approaching head on at `speed` each: the relative speed after the contact
+/// over the one before. The stiffness is the default pile's (two spheres alone would make a
+/// spring so soft that they would overlap by most of a radius), the time step the default.
+fn rebound(e: f32, speed: f32) -> f32 {
+    let pile = GrainSetup::pour(&GrainConfig::default()).unwrap();
+    let cfg = GrainConfig {
+        restitution: e,
+        gravity: 0.0,
+        friction: 0.5,
+        stiffness: Some(pile.grain.stiffness),
+        ..Default::default()
+    };
+    let r = cfg.radius;
+    // Around the origin, where f32 resolves positions finest: at 0.01 m/s a step moves a sphere
+    // 0.14 µm, which near x = 0.05 m would be only 38 ulps.
+    let centres = [-Vec3::X * 1.5 * r, Vec3::X * 1.5 * r];
+    let vel = [Vec3::X * speed, -Vec3::X * speed];
+    let (lo, hi) = (Vec3::splat(-0.05), Vec3::splat(0.05));
+    let setup = GrainSetup::new(&cfg, &centres, &[r, r], &vel, lo, hi).expect("two spheres");
+    let mut path = CpuGrains::new(&setup);
+    let mut touched = false;
+    for _ in 0..100_000 {
+        let f = path.step().unwrap();
+        let deepest = f.overlap.iter().copied().fold(0.0f32, f32::max);
+        if deepest > 0.0 {
+            touched = true;
+        } else if touched {
+            let (a, b) = (f.vel[0].xyz(), f.vel[1].xyz());
+            return (a - b).length() / (2.0 * speed);
+        }
+    }
+    panic!("the spheres never separated");
+}
+
+#[test]
+fn head_on_collision_rebounds_with_the_configured_restitution() {
+    // Down to e = 0.3 at the default time step (module doc of gpu_sph::grains); the speeds span
+    // a hundredfold, each entering the contact at another phase of a step.
+    let mut off = Vec::new();
+    for e in [0.3, 0.4, 0.5, 0.7, 0.9] {
+        for speed in [0.01, 0.1, 1.0] {
+            let got = rebound(e, speed);
+            if (got - e).abs() > 0.02 * e {
+                off.push(format!("e = {e} at {speed} m/s: rebound {got}"));
+            }
+        }
+    }
+    assert!(off.is_empty(), "{off:#?}");
+}
+
+/// The pour squeezed so spheres overlap each other and the walls: every branch of the contact
+/// stage (sphere and wall contacts, sliding and sticking friction) runs from the first step.
+fn dense(particles: u32, table_size: Option<u32>) -> GrainSetup {
+    grains::squeezed(&GrainConfig {
+        particles,
+        ratio: 4.0,
+        table_size,
+        ..Default::default()
+    })
+    .unwrap()
+}
+
+#[test]
+fn gpu_step_is_bit_exact_against_the_cpu_mirror() {
+    let Some(ctx) = common::gpu() else { return };
+    for (setup, steps) in [(dense(3000, None), 30), (dense(2000, Some(64)), 10)] {
+        let report = grains::verify(ctx.clone(), &setup, steps, 0.0).unwrap();
+        assert!(report.pass, "{}", report.to_table());
+        let contacts = report
+            .stages
+            .iter()
+            .find(|r| r.stage == "grain_contacts.accel")
+            .unwrap();
+        assert!(contacts.items > 0);
+    }
+}
+
+#[test]
+fn gpu_and_cpu_paths_end_in_the_same_bits() {
+    let Some(ctx) = common::gpu() else { return };
+    let setup = dense(1500, None);
+    let mut cpu = CpuGrains::new(&setup);
+    let mut gpu = gpu_sph::gpu::grains::GpuGrains::new(ctx, &setup, setup.sim.n).unwrap();
+    let guards = GrainGuards { energy_margin: 0.0 };
+    let a = grains::run(&mut cpu, &setup.grain, 40, None, guards, |_| Ok(())).unwrap();
+    let b = grains::run(&mut gpu, &setup.grain, 40, None, guards, |_| Ok(())).unwrap();
+    assert_eq!(a.stats, b.stats);
+    let (pc, vc) = cpu.state().unwrap();
+    let (pg, vg) = gpu.state().unwrap();
+    let bits = |v: &[glam::Vec4]| -> Vec<u32> {
+        v.iter()
+            .flat_map(|x| x.to_array().map(f32::to_bits))
+            .collect()
+    };
+    assert_eq!(bits(&pc), bits(&pg));
+    assert_eq!(bits(&vc), bits(&vg));
+}
+
+#[test]
+fn cli_runs_verifies_and_refuses_bad_input() {
+    let dir = tmp_dir();
+    let stats = dir.join("grains_stats.csv");
+    let out = dir.join("grains_out.csv");
+    let o = run_ok(&[
+        "--model",
+        "grains",
+        "--headless",
+        "--cpu",
+        "-n",
+        "500",
+        "--grain-ratio",
+        "2",
+        "--steps",
+        "300",
+        "--stats",
+        stats.to_str().unwrap(),
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("300 steps"));
+    let (header, rows) = stats_rows(&stats);
+    assert_eq!(header[5], "total");
+    assert_eq!(rows.len(), 300);
+    // Falling freely, the total energy stays put while potential turns into kinetic.
+    let (e0, e1) = (rows[0][5], rows[299][5]);
+    assert!((e1 - e0).abs() <= 1e-3 * e0, "{e0} → {e1}");
+    assert!(rows[299][2] > 0.0);
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.lines().count(), 501);
+    assert!(text.starts_with("x,y,z,vx,vy,vz,radius"));
+
+    let base = ["--model", "grains", "--headless", "--cpu", "-n", "100"];
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["--steps", "5", "--solver", "dfsph"],
+            "--solver belongs to the fluid",
+        ),
+        (&["--steps", "5", "--grain-ratio", "0.5"], "--grain-ratio"),
+        (&["--steps", "5", "--grain-radius", "nan"], "--grain-radius"),
+        (
+            &["--steps", "5", "--contact-restitution", "2"],
+            "--contact-restitution",
+        ),
+        (
+            &["--steps", "5", "--contact-stiffness", "-1"],
+            "--contact-stiffness",
+        ),
+        (&["--steps", "5", "--output", "x.ply"], ".csv"),
+        (&[], "--steps K"),
+    ];
+    for (extra, needle) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        assert_usage_error(&args, needle);
+    }
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--steps",
+            "1",
+            "--contact-friction",
+            "0.3",
+        ],
+        "add --model grains",
+    );
+
+    // A time step far past the contact time lets the springs pump energy in: caught, exit 1.
+    let o = run(&[
+        "--model",
+        "grains",
+        "--headless",
+        "--cpu",
+        "-n",
+        "500",
+        "--dt",
+        "2e-3",
+        "--steps",
+        "2000",
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("lower --dt"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 2, "{err}");
+}
+
+#[test]
+fn verify_flag_passes_bit_exact() {
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = run_ok(&[
+        "--model",
+        "grains",
+        "--headless",
+        "--verify",
+        "--tolerance",
+        "0",
+        "-n",
+        "800",
+        "--grain-ratio",
+        "4",
+        "--steps",
+        "5",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PASS"));
+}
