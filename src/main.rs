@@ -151,7 +151,8 @@ struct Cli {
     /// Force a fixed time step in seconds instead of the CFL condition.
     #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
     dt: Option<f32>,
-    /// Fraction of the normal speed a particle keeps when it meets a wall, 0..1.
+    /// Fraction of the normal speed a particle keeps when it meets a wall, 0..1 (--model grains:
+    /// the walls' contact restitution, 0.01..1, default 0.5).
     #[arg(
         long,
         default_value_t = 0.0,
@@ -334,7 +335,7 @@ struct Cli {
     /// the resting pile near 1% of the smallest radius].
     #[arg(long, value_name = "N_PER_M", allow_hyphen_values = true)]
     contact_stiffness: Option<f32>,
-    /// --model grains: coefficient of restitution of sphere–sphere contacts, 0..1 (walls use
+    /// --model grains: coefficient of restitution of sphere–sphere contacts, 0.01..1 (walls use
     /// --restitution).
     #[arg(
         long,
@@ -1191,7 +1192,13 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         density: cli.grain_density,
         stiffness: cli.contact_stiffness,
         restitution: cli.contact_restitution,
-        wall_restitution: cli.restitution,
+        // The fluid's walls default to 0 (they absorb the impact); spheres bounce off the walls
+        // as off each other unless --restitution says otherwise.
+        wall_restitution: if cli.given.iter().any(|g| g == "restitution") {
+            cli.restitution
+        } else {
+            GrainConfig::default().wall_restitution
+        },
         friction: cli.contact_friction,
         dt: cli.dt,
         gravity: cli.gravity,
@@ -1318,6 +1325,8 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         (Some(a), Some(b)) => (*a, *b),
         _ => return Err(Error::input("no step ran: raise --steps or --end-time")),
     };
+    let (end_pos, end_vel) = path.state()?;
+    let rest = g::resting_overlap(&end_pos, &end_vel, &gp)?;
     let summary = serde_json::json!({
         "model": "grains",
         "path": path.name(),
@@ -1332,26 +1341,33 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "energy_peak_over_start": done.stats.iter().map(|s| s.total).fold(f64::MIN, f64::max) / first.total,
         "deepest_overlap_end": last.deepest_overlap,
         "max_speed_end_m_s": last.max_speed,
+        "kinetic_end_j": last.kinetic,
+        "at_rest_end": rest.at_rest,
+        "deepest_resting_overlap_end": rest.deepest,
     });
     if cli.json {
         println!("{summary}");
     } else {
         println!(
-            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {:.4e} J → {:.4e} J (peak {:.5} of the start); at the last step: deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s",
+            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {:.4e} J → {:.4e} J (peak {:.5} of the start); at the last step: kinetic energy {:.3e} J, deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s; {} of {} spheres at rest (< {} m/s), deepest overlap among them {:.3}%",
             done.stats.len(),
             done.time,
             path.name(),
             first.total,
             last.total,
             summary["energy_peak_over_start"].as_f64().unwrap_or(0.0),
+            last.kinetic,
             100.0 * last.deepest_overlap,
-            last.max_speed
+            last.max_speed,
+            rest.at_rest,
+            rest.spheres,
+            g::REST_SPEED,
+            100.0 * rest.deepest
         );
     }
     if let Some(out) = &cli.output {
-        let (pos, vel) = path.state()?;
         let mut text = String::from("x,y,z,vx,vy,vz,radius\n");
-        for (p, v) in pos.iter().zip(&vel) {
+        for (p, v) in end_pos.iter().zip(&end_vel) {
             text += &format!("{},{},{},{},{},{},{}\n", p.x, p.y, p.z, v.x, v.y, v.z, p.w);
         }
         std::fs::write(out, text)
