@@ -66,9 +66,10 @@ struct GrainParams {
     // Coulomb friction coefficient μ.
     friction: f32,
     dt: f32,
-    _pad0: f32,
-    _pad1: f32,
-    _pad2: f32,
+    // Number of still obstacles (grain_contacts' `obstacles` holds at least one entry).
+    obstacles: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // The DFSPH uniform block (src/params.rs DfsphParams, field for field).

@@ -2,7 +2,8 @@
 // forces of colliding spheres (Cundall & Strack, "A discrete numerical model for granular
 // assemblies", Géotechnique 1979), one walk per sphere over the SPH step's grid, whose cells
 // are the largest diameter wide, so every sphere that can touch i lies in its 27 cells.
-// Inputs (slot order): sorted_pos (xyz, w = radius), sorted_vel (xyz, w = mass), slot_start.
+// Inputs (slot order): sorted_pos (xyz, w = radius), sorted_vel (xyz, w = mass), slot_start;
+// obstacles (grains.obstacles still solids).
 // Outputs (slot order): accel (xyz = the acceleration, w = i's share of the elastic energy:
 // ¼ k δ² per sphere contact, ½ k δ² per wall contact) and overlap (the deepest δ / min(r_i, r_j)
 // of i's contacts).
@@ -20,7 +21,8 @@
 // the impulse c δ of the part of that step it missed, else v_n. Without the two, a head-on
 // rebound came out 10% low at e = 0.2 (dt = t_c/20), and scattered ±3% at e = 0.4 with the
 // step's phase at first touch (dt = t_c/50).
-// A tank wall is a contact with an infinitely heavy body (m* = m_i, its own ζ). Then
+// A tank wall, and a still obstacle (the scene's boxes, balls, cylinders), is a contact with an
+// infinitely heavy body (m* = m_i, the walls' ζ) at the signed distance of its surface. Then
 // a_i = ΣF/m_i + g. Spheres do not rotate. Coincident centres (|x_i − x_j| = 0) exchange nothing.
 // Worked example, k = 100, no damping or friction, m = 1, radii 0.5 at x = 0 and 0.9, no
 // gravity: δ = 0.1, sphere 0 gets a = (−10, 0, 0), elastic share 0.25, overlap 0.2.
@@ -32,6 +34,88 @@
 @group(0) @binding(4) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(5) var<storage, read_write> accel: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> overlap: array<f32>;
+@group(0) @binding(7) var<storage, read> obstacles: array<GrainObstacle>;
+
+// A still solid (src/grains.rs GrainObstacle): kind 0 a box between corners a.xyz and b.xyz,
+// 1 a ball (centre a.xyz, radius a.w), 2 a cylinder (base centre a.xyz, radius a.w, length b.x
+// along axis 0 = x, 1 = y, 2 = z).
+struct GrainObstacle {
+    a: vec4<f32>,
+    b: vec4<f32>,
+    kind: u32,
+    axis: u32,
+    _pad0: u32,
+    _pad1: u32,
+}
+
+// The signed distance from p to the obstacle's surface (negative inside) in x, the unit
+// outward normal in yzw. Outside a box or cylinder the normal points from the nearest surface
+// point to p; inside, out through the nearest face (ties: x before y before z, side before
+// caps). Worked example: a box [0,1]³ and p = (0.5, 1.25, 0.5): gap 0.25, normal (0, 1, 0).
+fn sgn(x: f32) -> f32 {
+    return select(-1.0, 1.0, x >= 0.0);
+}
+
+fn pos_part(x: f32) -> f32 {
+    return select(0.0, x, x > 0.0);
+}
+
+fn obstacle_gap(o: GrainObstacle, p: vec3<f32>) -> vec4<f32> {
+    let a = o.a.xyz;
+    if o.kind == 0u {
+        let b = o.b.xyz;
+        let c = (a + b) * 0.5;
+        let half = (b - a) * 0.5;
+        let d = p - c;
+        let q = abs(d) - half;
+        let s = vec3<f32>(sgn(d.x), sgn(d.y), sgn(d.z));
+        let out = vec3<f32>(pos_part(q.x), pos_part(q.y), pos_part(q.z));
+        let lo = sqrt(out.x * out.x + out.y * out.y + out.z * out.z);
+        if lo > 0.0 {
+            return vec4<f32>(lo, s * out / lo);
+        } else if q.x >= q.y && q.x >= q.z {
+            return vec4<f32>(q.x, s.x, 0.0, 0.0);
+        } else if q.y >= q.z {
+            return vec4<f32>(q.y, 0.0, s.y, 0.0);
+        }
+        return vec4<f32>(q.z, 0.0, 0.0, s.z);
+    }
+    if o.kind == 1u {
+        let d = p - a;
+        let l = sqrt(d.x * d.x + d.y * d.y + d.z * d.z);
+        if l > 0.0 {
+            return vec4<f32>(l - o.a.w, d / l);
+        }
+        return vec4<f32>(-o.a.w, 0.0, 1.0, 0.0);
+    }
+    let ax = vec3<f32>(
+        select(0.0, 1.0, o.axis == 0u),
+        select(0.0, 1.0, o.axis == 1u),
+        select(0.0, 1.0, o.axis == 2u),
+    );
+    let d = p - a;
+    let along = d.x * ax.x + d.y * ax.y + d.z * ax.z;
+    let across = d - ax * along;
+    let ra = sqrt(across.x * across.x + across.y * across.y + across.z * across.z);
+    let half = o.b.x * 0.5;
+    let from_mid = along - half;
+    let qx = ra - o.a.w;
+    let qy = abs(from_mid) - half;
+    var radial = vec3<f32>(ax.y + ax.z, ax.x, 0.0);
+    if ra > 0.0 {
+        radial = across / ra;
+    }
+    let cap = ax * sgn(from_mid);
+    let ox = pos_part(qx);
+    let oy = pos_part(qy);
+    let lo = sqrt(ox * ox + oy * oy);
+    if lo > 0.0 {
+        return vec4<f32>(lo, radial * (ox / lo) + cap * (oy / lo));
+    } else if qx >= qy {
+        return vec4<f32>(qx, radial);
+    }
+    return vec4<f32>(qy, cap);
+}
 
 struct Walker {
     i: u32,
@@ -111,6 +195,10 @@ fn end_round(w: ptr<function, Walker>, first: u32, members: u32) {
     wall(w, hi.y - x.y, vec3<f32>(0.0, -1.0, 0.0));
     wall(w, x.z - lo.z, vec3<f32>(0.0, 0.0, 1.0));
     wall(w, hi.z - x.z, vec3<f32>(0.0, 0.0, -1.0));
+    for (var k = 0u; k < grains.obstacles; k = k + 1u) {
+        let g = obstacle_gap(obstacles[k], x);
+        wall(w, g.x, g.yzw);
+    }
     accel[first] = vec4<f32>((*w).f / (*w).m + grains.gravity.xyz, (*w).energy);
     overlap[first] = (*w).deepest;
 }

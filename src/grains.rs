@@ -89,8 +89,157 @@ pub struct GrainParams {
     pub friction: f32,
     /// Time step, s.
     pub dt: f32,
+    /// Number of obstacles (the `obstacles` buffer holds at least one entry).
+    pub obstacles: u32,
     #[doc(hidden)]
-    pub _pad: [f32; 3],
+    pub _pad: [u32; 2],
+}
+
+/// A still solid in the tank as the contact stage sees it (`struct GrainObstacle` in
+/// shaders/grain_contacts.wgsl): a box (`kind` 0: corners `a`, `b`), a ball (1: centre `a.xyz`,
+/// radius `a.w`) or a cylinder (2: base centre `a.xyz`, radius `a.w`, length `b.x` along axis
+/// `axis`, 0 = x, 1 = y, 2 = z).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize)]
+pub struct GrainObstacle {
+    /// First parameter vector (see the type).
+    pub a: [f32; 4],
+    /// Second parameter vector.
+    pub b: [f32; 4],
+    /// 0 box, 1 ball, 2 cylinder.
+    pub kind: u32,
+    /// The cylinder's axis.
+    pub axis: u32,
+    #[doc(hidden)]
+    pub _pad: [u32; 2],
+}
+
+impl GrainObstacle {
+    /// The contact form of a scene obstacle; meshes and moving obstacles are not contacts yet.
+    pub fn from_obstacle(o: &crate::boundary::Obstacle, at: &str) -> Result<Self> {
+        use crate::scene::Shape;
+        if o.moving().is_some() {
+            return Err(Error::InvalidInput(format!(
+                "{at}: a moving obstacle is not a contact for --model grains yet: drop its motion or use --model fluid"
+            )));
+        }
+        Ok(match o.shape {
+            Shape::Box { min, max } => Self {
+                a: Vec3::from(min).extend(0.0).to_array(),
+                b: Vec3::from(max).extend(0.0).to_array(),
+                kind: 0,
+                ..Default::default()
+            },
+            Shape::Sphere { centre, radius } => Self {
+                a: Vec3::from(centre).extend(radius).to_array(),
+                kind: 1,
+                ..Default::default()
+            },
+            Shape::Cylinder {
+                base,
+                axis,
+                radius,
+                length,
+            } => Self {
+                a: Vec3::from(base).extend(radius).to_array(),
+                b: [length, 0.0, 0.0, 0.0],
+                kind: 2,
+                axis: axis.index() as u32,
+                ..Default::default()
+            },
+            Shape::Mesh { ref file, .. } => {
+                return Err(Error::InvalidInput(format!(
+                    "{at}: mesh obstacle {file:?} is not a contact for --model grains yet (boxes, balls and cylinders are): use --model fluid for it"
+                )));
+            }
+        })
+    }
+}
+
+/// +1 for x ≥ 0, else −1.
+#[inline]
+fn sign(x: f32) -> f32 {
+    if x >= 0.0 { 1.0 } else { -1.0 }
+}
+
+/// x where positive, else +0 (never −0, so that both sides agree to the bit).
+#[inline]
+fn pos(x: f32) -> f32 {
+    if x > 0.0 { x } else { 0.0 }
+}
+
+#[inline]
+fn len3(v: Vec3) -> f32 {
+    (v.x * v.x + v.y * v.y + v.z * v.z).sqrt()
+}
+
+/// The signed distance from `p` to the surface of `o` (negative inside) and the unit outward
+/// normal there: `obstacle_gap` of shaders/grain_contacts.wgsl, operation for operation. Outside
+/// a box or a cylinder the normal points from the nearest surface point to `p`; inside, out
+/// through the nearest face (ties: x before y before z, the side before the caps).
+pub fn obstacle_gap(o: &GrainObstacle, p: Vec3) -> (f32, Vec3) {
+    let a = Vec3::from_slice(&o.a[..3]);
+    match o.kind {
+        0 => {
+            let b = Vec3::from_slice(&o.b[..3]);
+            let c = (a + b) * 0.5;
+            let half = (b - a) * 0.5;
+            let d = p - c;
+            let q = d.abs() - half;
+            let s = Vec3::new(sign(d.x), sign(d.y), sign(d.z));
+            let out = Vec3::new(pos(q.x), pos(q.y), pos(q.z));
+            let lo = len3(out);
+            if lo > 0.0 {
+                (lo, s * out / lo)
+            } else if q.x >= q.y && q.x >= q.z {
+                (q.x, Vec3::new(s.x, 0.0, 0.0))
+            } else if q.y >= q.z {
+                (q.y, Vec3::new(0.0, s.y, 0.0))
+            } else {
+                (q.z, Vec3::new(0.0, 0.0, s.z))
+            }
+        }
+        1 => {
+            let d = p - a;
+            let l = len3(d);
+            if l > 0.0 {
+                (l - o.a[3], d / l)
+            } else {
+                (-o.a[3], Vec3::Y)
+            }
+        }
+        _ => {
+            let ax = Vec3::new(
+                if o.axis == 0 { 1.0 } else { 0.0 },
+                if o.axis == 1 { 1.0 } else { 0.0 },
+                if o.axis == 2 { 1.0 } else { 0.0 },
+            );
+            let d = p - a;
+            let along = d.x * ax.x + d.y * ax.y + d.z * ax.z;
+            let across = d - ax * along;
+            let ra = len3(across);
+            let half = o.b[0] * 0.5;
+            let from_mid = along - half;
+            let qx = ra - o.a[3];
+            let qy = from_mid.abs() - half;
+            // Radially out: `across` over its length, or any direction across the axis on it.
+            let radial = if ra > 0.0 {
+                across / ra
+            } else {
+                Vec3::new(ax.y + ax.z, ax.x, 0.0)
+            };
+            let cap = ax * sign(from_mid);
+            let (ox, oy) = (pos(qx), pos(qy));
+            let lo = (ox * ox + oy * oy).sqrt();
+            if lo > 0.0 {
+                (lo, radial * (ox / lo) + cap * (oy / lo))
+            } else if qx >= qy {
+                (qx, radial)
+            } else {
+                (qy, cap)
+            }
+        }
+    }
 }
 
 /// What the user chooses (flags or scene); `None` means derived.
@@ -277,6 +426,8 @@ pub struct GrainSetup {
     pub sim: SimParams,
     /// The contact block.
     pub grain: GrainParams,
+    /// Still obstacles, contacts as the walls are (`grain.obstacles` of them).
+    pub obstacles: Vec<GrainObstacle>,
 }
 
 impl GrainSetup {
@@ -357,7 +508,8 @@ impl GrainSetup {
             wall_zeta: damping_ratio(cfg.wall_restitution),
             friction: cfg.friction,
             dt,
-            _pad: [0.0; 3],
+            obstacles: 0,
+            _pad: [0; 2],
         };
         Ok(Self {
             pos: centres
@@ -372,7 +524,71 @@ impl GrainSetup {
                 .collect(),
             sim,
             grain,
+            obstacles: Vec::new(),
         })
+    }
+
+    /// The scene's still obstacles as contacts ([`GrainObstacle::from_obstacle`]).
+    pub fn with_obstacles(mut self, obstacles: &[crate::boundary::Obstacle]) -> Result<Self> {
+        self.obstacles = obstacles
+            .iter()
+            .enumerate()
+            .map(|(k, o)| GrainObstacle::from_obstacle(o, &format!("obstacle {k}")))
+            .collect::<Result<_>>()?;
+        self.grain.obstacles = self.obstacles.len() as u32;
+        Ok(self)
+    }
+
+    /// Spheres filling a scene's bodies: its lattice at pitch 2.2 r_max (so none touch; the
+    /// scene leaves out points within that of an obstacle or half of it of a wall, and
+    /// applies each body's jitter, count and velocity), radii uniform in [r_max/ratio, r_max],
+    /// the tank and the still obstacles the scene's. A built-in scene is sized for
+    /// `cfg.particles`; a file's bodies fix the count.
+    pub fn from_scene(cfg: &GrainConfig, choice: &crate::scene::SceneChoice) -> Result<Self> {
+        use crate::scene::SceneChoice;
+        cfg.validate()?;
+        let a = 2.2 * cfg.radius;
+        let desc = match choice {
+            SceneChoice::Builtin(kind) => {
+                crate::scene::SceneDesc::builtin(*kind, cfg.particles as usize, a)
+            }
+            SceneChoice::Described { desc, .. } => (**desc).clone(),
+        };
+        let label = choice.label();
+        if !desc.emitters.is_empty() || desc.open != 0 {
+            return Err(Error::InvalidInput(format!(
+                "{label}: emitters and open tank sides are the fluid's; --model grains runs in a closed tank: remove them or use --model fluid"
+            )));
+        }
+        let scene = desc.build(&label, a, cfg.seed)?;
+        if scene.positions.is_empty() {
+            return Err(Error::InvalidInput(format!(
+                "{label}: no sphere of radius {} m fits its bodies at pitch 2.2 r: enlarge the bodies or lower --grain-radius",
+                cfg.radius
+            )));
+        }
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x9e37_79b9);
+        let (r_min, r_max) = (cfg.smallest(), cfg.radius);
+        let radii: Vec<f32> = scene
+            .positions
+            .iter()
+            .map(|_| {
+                if r_max > r_min {
+                    rng.random_range(r_min..r_max)
+                } else {
+                    r_max
+                }
+            })
+            .collect();
+        Self::new(
+            cfg,
+            &scene.positions,
+            &radii,
+            &scene.velocities,
+            scene.tank_min,
+            scene.tank_max,
+        )?
+        .with_obstacles(&desc.obstacles)
     }
 
     /// The pour: `cfg.particles` spheres of radii uniform in [r_max/ratio, r_max] on a jittered
@@ -507,7 +723,7 @@ impl Walker {
 
 /// Stage `grain_contacts`, the CPU mirror of `shaders/grain_contacts.wgsl` (its doc gives the
 /// model and a worked example). Inputs (slot order): positions (xyz, radius), velocities (xyz,
-/// mass), the grid's `slot_start`. Outputs (slot order): the accelerations with each sphere's
+/// mass), the grid's `slot_start`, the still obstacles. Outputs (slot order): the accelerations with each sphere's
 /// share of the elastic energy in w, and each sphere's deepest overlap over the smaller radius.
 pub fn contacts(
     pos: &[Vec4],
@@ -515,7 +731,9 @@ pub fn contacts(
     slot_start: &[u32],
     sp: &SimParams,
     gp: &GrainParams,
+    obstacles: &[GrainObstacle],
 ) -> (Vec<Vec4>, Vec<f32>) {
+    let obstacles = &obstacles[..gp.obstacles as usize];
     let xyz: Vec<Vec3> = pos.iter().map(|p| p.xyz()).collect();
     let g = Vec3::from_slice(&gp.gravity[..3]);
     let lo = Vec3::from_slice(&gp.tank_min[..3]);
@@ -553,6 +771,10 @@ pub fn contacts(
             w.wall(hi.y - x.y, Vec3::NEG_Y, r, v, m, gp);
             w.wall(x.z - lo.z, Vec3::Z, r, v, m, gp);
             w.wall(hi.z - x.z, Vec3::NEG_Z, r, v, m, gp);
+            for o in obstacles {
+                let (gap, n) = obstacle_gap(o, x);
+                w.wall(gap, n, r, v, m, gp);
+            }
             ((w.f / m + g).extend(w.energy), w.deepest)
         })
         .unzip()
@@ -692,6 +914,7 @@ pub trait GrainPath {
 pub struct CpuGrains {
     sim: SimParams,
     grain: GrainParams,
+    obstacles: Vec<GrainObstacle>,
     pos: Vec<Vec4>,
     vel: Vec<Vec4>,
     id: Vec<u32>,
@@ -716,6 +939,7 @@ impl CpuGrains {
         Self {
             sim: setup.sim,
             grain: setup.grain,
+            obstacles: setup.obstacles.clone(),
             pos: setup.pos.clone(),
             vel: setup.vel.clone(),
             id: (0..setup.len() as u32).collect(),
@@ -730,7 +954,14 @@ impl GrainPath for CpuGrains {
         let pos = gather(&self.pos, &grid.sorted_ids);
         let vel = gather(&self.vel, &grid.sorted_ids);
         let id = gather(&self.id, &grid.sorted_ids);
-        let (accel, overlap) = contacts(&pos, &vel, &grid.slot_start, &self.sim, &self.grain);
+        let (accel, overlap) = contacts(
+            &pos,
+            &vel,
+            &grid.slot_start,
+            &self.sim,
+            &self.grain,
+            &self.obstacles,
+        );
         let (next_pos, next_vel) = integrate(&pos, &vel, &accel, &self.grain);
         self.pos = next_pos;
         self.vel = next_vel;
@@ -1176,7 +1407,7 @@ mod tests {
         let grid = Grid::build(&[s.pos[0].xyz(), s.pos[1].xyz()], &s.sim);
         let pos = gather(&s.pos, &grid.sorted_ids);
         let vel = gather(&s.vel, &grid.sorted_ids);
-        let (a, o) = contacts(&pos, &vel, &grid.slot_start, &s.sim, &s.grain);
+        let (a, o) = contacts(&pos, &vel, &grid.slot_start, &s.sim, &s.grain, &[]);
         let first = grid.sorted_ids.iter().position(|&k| k == 0).unwrap();
         assert!((a[first].x + 10.0).abs() < 1e-3, "{}", a[first]);
         assert!((a[first].w - 0.25).abs() < 1e-5);
@@ -1199,6 +1430,106 @@ mod tests {
         }
         // Strong damping: e ≈ 1/(4ζ²).
         assert!((restitution_of(50.0) * 4.0 * 2500.0 - 1.0).abs() < 1e-2);
+    }
+
+    #[test]
+    fn obstacle_gaps_and_normals() {
+        let close = |(g, n): (f32, Vec3), want: f32, dir: Vec3| {
+            assert!(
+                (g - want).abs() < 1e-6 && (n - dir).length() < 1e-6,
+                "{g} {n}"
+            );
+        };
+        let cube = GrainObstacle {
+            a: [0.0; 4],
+            b: [1.0, 1.0, 1.0, 0.0],
+            kind: 0,
+            ..Default::default()
+        };
+        // The shader doc's worked example, then inside (out through the nearest face) and
+        // beyond an edge (from the nearest surface point).
+        close(
+            obstacle_gap(&cube, Vec3::new(0.5, 1.25, 0.5)),
+            0.25,
+            Vec3::Y,
+        );
+        close(obstacle_gap(&cube, Vec3::new(0.5, 0.9, 0.5)), -0.1, Vec3::Y);
+        close(
+            obstacle_gap(&cube, Vec3::new(0.5, 0.5, 0.05)),
+            -0.05,
+            Vec3::NEG_Z,
+        );
+        let corner = obstacle_gap(&cube, Vec3::new(1.3, 1.4, 0.5));
+        close(corner, 0.5, Vec3::new(0.6, 0.8, 0.0));
+        let ball = GrainObstacle {
+            a: [1.0, 0.0, 0.0, 0.5],
+            kind: 1,
+            ..Default::default()
+        };
+        close(obstacle_gap(&ball, Vec3::new(1.0, 2.0, 0.0)), 1.5, Vec3::Y);
+        close(
+            obstacle_gap(&ball, Vec3::new(0.8, 0.0, 0.0)),
+            -0.3,
+            Vec3::NEG_X,
+        );
+        let post = GrainObstacle {
+            a: [0.0, 0.0, 0.0, 1.0],
+            b: [2.0, 0.0, 0.0, 0.0],
+            kind: 2,
+            axis: 1,
+            ..Default::default()
+        };
+        close(obstacle_gap(&post, Vec3::new(2.0, 1.0, 0.0)), 1.0, Vec3::X);
+        close(obstacle_gap(&post, Vec3::new(0.0, 3.0, 0.0)), 1.0, Vec3::Y);
+        close(
+            obstacle_gap(&post, Vec3::new(0.0, -0.5, 0.0)),
+            0.5,
+            Vec3::NEG_Y,
+        );
+        close(obstacle_gap(&post, Vec3::new(0.5, 1.0, 0.0)), -0.5, Vec3::X);
+        close(obstacle_gap(&post, Vec3::new(0.0, 1.9, 0.1)), -0.1, Vec3::Y);
+        let rim = obstacle_gap(&post, Vec3::new(0.0, 2.3, 1.4));
+        close(rim, 0.5, Vec3::new(0.0, 0.6, 0.8));
+        // Agrees with the scene's own signed distance for every kind.
+        use crate::scene::{Axis, Shape};
+        let shapes = [
+            Shape::Box {
+                min: [0.0, 0.1, 0.2],
+                max: [0.5, 0.4, 0.3],
+            },
+            Shape::Sphere {
+                centre: [0.2, 0.2, 0.2],
+                radius: 0.15,
+            },
+            Shape::Cylinder {
+                base: [0.1, 0.1, 0.1],
+                axis: Axis::Z,
+                radius: 0.1,
+                length: 0.3,
+            },
+        ];
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
+        for shape in shapes {
+            let o = crate::boundary::Obstacle {
+                shape: shape.clone(),
+                slip: Default::default(),
+                motion: None,
+            };
+            let g = GrainObstacle::from_obstacle(&o, "test").unwrap();
+            for _ in 0..2000 {
+                let p = Vec3::new(rng.random(), rng.random(), rng.random()) * 0.6 - 0.05;
+                let (gap, n) = obstacle_gap(&g, p);
+                let want = shape.signed_distance(p);
+                assert!(
+                    (gap - want).abs() < 1e-5,
+                    "{shape:?} at {p}: {gap} vs {want}"
+                );
+                assert!((n.length() - 1.0).abs() < 1e-5, "{n}");
+                // The normal points up the distance field.
+                let ahead = shape.signed_distance(p + n * 1e-3);
+                assert!(ahead > want, "{shape:?} at {p}: {n}");
+            }
+        }
     }
 
     #[test]

@@ -1172,7 +1172,6 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "max_speed_fraction",
         "dt_max",
         "dt_min",
-        "scene",
         "render",
         "color_by",
     ];
@@ -1181,7 +1180,7 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         .find(|f| cli.given.iter().any(|g| g == *f))
     {
         return Err(Error::input(format!(
-            "--{} belongs to the fluid (--model fluid); the spheres take -n, --grain-radius, --grain-ratio, --grain-density, --contact-stiffness, --contact-restitution, --contact-friction, --restitution, --gravity and --dt",
+            "--{} belongs to the fluid (--model fluid); the spheres take -n, --scene, --grain-radius, --grain-ratio, --grain-density, --contact-stiffness, --contact-restitution, --contact-friction, --restitution, --gravity and --dt",
             f.replace('_', "-")
         )));
     }
@@ -1205,7 +1204,15 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         table_size: cli.table_size,
         seed: cli.seed,
     };
-    let setup = GrainSetup::pour(&cfg)?;
+    // A scene (built in, or a file) fills its bodies with spheres and brings its tank and still
+    // obstacles; without one the spheres are poured from a block.
+    let scene = cli.given.iter().any(|g| g == "scene") || cli.scene_file.is_some();
+    let setup = if scene {
+        check_no_count_with_file(cli)?;
+        GrainSetup::from_scene(&cfg, &scene_choice(cli))?
+    } else {
+        GrainSetup::pour(&cfg)?
+    };
     if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         if cli.input.is_some() || cli.output.is_some() || cli.stats.is_some() {
             return Err(Error::input(
@@ -1218,7 +1225,7 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
             ));
         }
         let mut opts = viewer_options(cli, viewer::GRAINS_STAND_IN);
-        opts.grains = Some(cfg);
+        opts.grains = Some((cfg, setup));
         if cli.headless {
             viewer::run_offscreen(opts)?;
         } else {

@@ -69,7 +69,8 @@ pub enum Axis {
 }
 
 impl Axis {
-    fn index(self) -> usize {
+    /// 0 for x, 1 for y, 2 for z.
+    pub fn index(self) -> usize {
         self as usize
     }
 

@@ -126,6 +126,13 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "max_iterations",
             "table_size",
             "seed",
+            "model",
+            "grain_radius",
+            "grain_ratio",
+            "grain_density",
+            "contact_stiffness",
+            "contact_restitution",
+            "contact_friction",
         ],
     ),
     (

@@ -2,7 +2,9 @@
 //! head-on collision's restitution, a settling pile, and the command line's answers.
 
 use glam::{Vec3, Vec4Swizzles};
+use gpu_sph::boundary::Obstacle;
 use gpu_sph::grains::{self, CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup};
+use gpu_sph::scene::{Axis, Shape};
 
 mod common;
 
@@ -144,6 +146,142 @@ fn gpu_and_cpu_paths_end_in_the_same_bits() {
     assert_eq!(bits(&vc), bits(&vg));
 }
 
+fn obstacle(shape: Shape) -> Obstacle {
+    Obstacle {
+        shape,
+        slip: Default::default(),
+        motion: None,
+    }
+}
+
+/// One of each obstacle kind, cylinders along every axis, in the middle of a 0.1 m tank.
+fn solids() -> Vec<Obstacle> {
+    vec![
+        obstacle(Shape::Box {
+            min: [0.02, 0.0, 0.02],
+            max: [0.05, 0.03, 0.08],
+        }),
+        obstacle(Shape::Sphere {
+            centre: [0.07, 0.05, 0.05],
+            radius: 0.015,
+        }),
+        obstacle(Shape::Cylinder {
+            base: [0.0, 0.07, 0.03],
+            axis: Axis::X,
+            radius: 0.008,
+            length: 0.1,
+        }),
+        obstacle(Shape::Cylinder {
+            base: [0.03, 0.04, 0.06],
+            axis: Axis::Y,
+            radius: 0.01,
+            length: 0.03,
+        }),
+        obstacle(Shape::Cylinder {
+            base: [0.01, 0.06, 0.0],
+            axis: Axis::Z,
+            radius: 0.006,
+            length: 0.1,
+        }),
+    ]
+}
+
+#[test]
+fn obstacle_contacts_are_bit_exact_against_the_cpu_mirror() {
+    let Some(ctx) = common::gpu() else { return };
+    // Spheres everywhere in the tank, many overlapping the obstacles or inside them: every
+    // branch of obstacle_gap (outside, inside, by a face, an edge, a cap) runs.
+    let cfg = GrainConfig {
+        ratio: 2.0,
+        radius: 0.004,
+        ..Default::default()
+    };
+    let mut rng = 12345u64;
+    let mut next = || {
+        rng = rng
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (rng >> 40) as f32 / (1u64 << 24) as f32
+    };
+    let n = 1500;
+    let centres: Vec<Vec3> = (0..n)
+        .map(|_| Vec3::new(next(), next(), next()) * 0.1)
+        .collect();
+    let radii: Vec<f32> = (0..n).map(|_| 0.002 + 0.002 * next()).collect();
+    let vel: Vec<Vec3> = (0..n)
+        .map(|_| (Vec3::new(next(), next(), next()) - 0.5) * 0.2)
+        .collect();
+    let setup = GrainSetup::new(&cfg, &centres, &radii, &vel, Vec3::ZERO, Vec3::splat(0.1))
+        .unwrap()
+        .with_obstacles(&solids())
+        .unwrap();
+    assert_eq!(setup.grain.obstacles, 5);
+    let touching = setup
+        .pos
+        .iter()
+        .filter(|p| {
+            setup
+                .obstacles
+                .iter()
+                .any(|o| grains::obstacle_gap(o, p.xyz()).0 < p.w)
+        })
+        .count();
+    assert!(touching > 100, "{touching}");
+    let report = grains::verify(ctx, &setup, 10, 0.0).unwrap();
+    assert!(report.pass, "{}", report.to_table());
+}
+
+/// A sphere dropped from rest at `from` onto the solids, stiff contacts: where it stops.
+fn drop_on(from: Vec3) -> (Vec3, f32) {
+    let r = 0.004;
+    let cfg = GrainConfig {
+        radius: r,
+        // Its weight then presses 1e-4 r deep.
+        stiffness: Some(grains::sphere_mass(r, 2500.0) * 9.81 / (1e-4 * r)),
+        ..Default::default()
+    };
+    let setup = GrainSetup::new(
+        &cfg,
+        &[from],
+        &[r],
+        &[Vec3::ZERO],
+        Vec3::ZERO,
+        Vec3::splat(0.1),
+    )
+    .unwrap()
+    .with_obstacles(&solids())
+    .unwrap();
+    let mut path = CpuGrains::new(&setup);
+    let steps = (0.6 / setup.grain.dt as f64) as u64;
+    let guards = GrainGuards {
+        energy_margin: 0.01,
+    };
+    grains::run(&mut path, &setup.grain, steps, None, guards, |_| Ok(())).unwrap();
+    let (p, v) = path.state().unwrap();
+    (p[0].xyz(), v[0].xyz().length())
+}
+
+#[test]
+fn a_sphere_comes_to_rest_on_each_obstacle() {
+    let r = 0.004;
+    let near = |got: f32, want: f32| (got - want).abs() <= 0.01 * r;
+    // On the box's top face, 0.03 m high.
+    let (p, v) = drop_on(Vec3::new(0.03, 0.055, 0.03));
+    assert!(near(p.y, 0.03 + r) && v < 1e-3, "{p} {v}");
+    // On top of the ball (centre 0.05 high, radius 0.015), dropped straight above it.
+    let (p, v) = drop_on(Vec3::new(0.07, 0.09, 0.05));
+    assert!(near(p.y, 0.05 + 0.015 + r) && v < 1e-3, "{p} {v}");
+    // On the x-axis cylinder (axis at y 0.07, z 0.03, radius 0.008).
+    let (p, v) = drop_on(Vec3::new(0.09, 0.095, 0.03));
+    assert!(near(p.y, 0.07 + 0.008 + r) && v < 1e-3, "{p} {v}");
+    // On the upright cylinder's top cap (0.07 high).
+    let (p, v) = drop_on(Vec3::new(0.03, 0.09, 0.06));
+    assert!(near(p.y, 0.07 + r) && (p.x - 0.03).abs() < 1e-4, "{p} {v}");
+    // Off the ball's crown it slides off on its own side and falls past it.
+    let (p, _) = drop_on(Vec3::new(0.075, 0.09, 0.05));
+    assert!(p.x > 0.07 + 0.015 && p.y < 0.05, "{p}");
+}
+
 #[test]
 fn cli_runs_verifies_and_refuses_bad_input() {
     let dir = tmp_dir();
@@ -210,6 +348,46 @@ fn cli_runs_verifies_and_refuses_bad_input() {
             "0.3",
         ],
         "add --model grains",
+    );
+
+    // A scene's bodies filled with spheres, its obstacles contacts; what cannot be is refused.
+    let o = run_ok(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        "scenes/examples/galton-board.json",
+        "--end-time",
+        "0.01",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("spheres at rest"));
+    let scene = |file: &str, needle: &str| {
+        let path = format!("scenes/examples/{file}");
+        let args = [
+            "--model",
+            "grains",
+            "--headless",
+            "--cpu",
+            "--steps",
+            "5",
+            "--scene",
+            &path,
+        ];
+        assert_usage_error(&args, needle);
+    };
+    scene("pour-over-torus.json", "mesh obstacle");
+    scene("wave-maker.json", "moving obstacle");
+    scene("fountain.json", "emitters");
+    assert_usage_error(
+        &[
+            "--scene",
+            "scenes/examples/galton-board.json",
+            "-n",
+            "100",
+            "--headless",
+            "--steps",
+            "5",
+        ],
+        "does not apply",
     );
 
     // A time step far past the contact time lets the springs pump energy in: caught, exit 1.

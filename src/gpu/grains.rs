@@ -49,10 +49,25 @@ impl GpuGrains {
             let cap = sp.n as u64;
             let accel = storage_buffer(d, "sph.grain_accel", cap * 16);
             let overlap = storage_buffer(d, "sph.grain_overlap", cap * 4);
+            // A binding cannot be empty: without obstacles one zeroed entry that
+            // `grain.obstacles` = 0 keeps unread.
+            let none = [crate::grains::GrainObstacle::default()];
+            let solids = if setup.obstacles.is_empty() {
+                &none[..]
+            } else {
+                &setup.obstacles[..]
+            };
+            let obstacles = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.grain_obstacles"),
+                contents: bytemuck::cast_slice(solids),
+                usage: wgpu::BufferUsages::STORAGE,
+            });
             let cl = layout(
                 d,
                 "sph.grain_contacts",
-                &[Uniform, Uniform, Read, Read, Read, ReadWrite, ReadWrite],
+                &[
+                    Uniform, Uniform, Read, Read, Read, ReadWrite, ReadWrite, Read,
+                ],
             );
             let il = layout(
                 d,
@@ -76,6 +91,7 @@ impl GpuGrains {
                     &b.slot_start,
                     &accel,
                     &overlap,
+                    &obstacles,
                 ],
             );
             let integrate_bg = bind_group(

@@ -1,5 +1,5 @@
-//! The viewer's colliding spheres (`--model grains`): the pour of [`GrainSetup::pour`] stepped
-//! on either path and drawn at each sphere's radius from the GPU buffers; Shift + left drag
+//! The viewer's colliding spheres (`--model grains`): a pour ([`GrainSetup::pour`]) or a
+//! scene's bodies filled ([`GrainSetup::from_scene`]) stepped on either path and drawn at each sphere's radius from the GPU buffers; Shift + left drag
 //! spawns spheres where the cursor ray meets the tank's back plane.
 
 use std::sync::Arc;
@@ -39,9 +39,13 @@ pub struct GrainsMode {
 }
 
 impl GrainsMode {
-    /// Pours `cfg`'s spheres; `on_cpu` steps them on the CPU path.
-    pub fn new(ctx: Arc<GpuContext>, cfg: GrainConfig, on_cpu: bool) -> Result<Self> {
-        let setup = GrainSetup::pour(&cfg)?;
+    /// Starts `setup`'s spheres (made from `cfg`); `on_cpu` steps them on the CPU path.
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        cfg: GrainConfig,
+        setup: GrainSetup,
+        on_cpu: bool,
+    ) -> Result<Self> {
         let capacity = setup.sim.n.saturating_add(SPAWN_ROOM);
         let gpu = GpuGrains::new(ctx.clone(), &setup, capacity)?;
         let zeros = storage_buffer(&ctx.device, "sph.grain_zeros", capacity as u64 * 4);
@@ -128,7 +132,7 @@ impl GrainsMode {
 
     /// Spawns a sphere where the ray `origin + s·dir` meets the tank's back plane (the face
     /// farthest along `view_dir`), a largest radius inside it, unless it would overlap a sphere
-    /// or the buffers are full. Returns whether one was added.
+    /// or an obstacle, or the buffers are full. Returns whether one was added.
     pub fn spawn(&mut self, origin: Vec3, dir: Vec3, view_dir: Vec3) -> Result<bool> {
         let (lo, hi) = self.tank();
         let axis = view_dir.abs().max_position();
@@ -162,6 +166,14 @@ impl GrainsMode {
         } else {
             r_max
         };
+        if self
+            .setup
+            .obstacles
+            .iter()
+            .any(|o| crate::grains::obstacle_gap(o, c).0 < r)
+        {
+            return Ok(false);
+        }
         let (mut pos, mut vel) = match &self.cpu {
             Some(cpu) => cpu.state()?,
             None => self.gpu.state()?,

@@ -63,8 +63,9 @@ pub struct ViewerOptions {
     pub path: SimPath,
     /// When the run counts as diverged: the viewer pauses with the headless run's message.
     pub guards: crate::run::Guards,
-    /// Colliding spheres instead of the fluid (`--model grains`): the pour they describe.
-    pub grains: Option<crate::grains::GrainConfig>,
+    /// Colliding spheres instead of the fluid (`--model grains`): their settings and the start
+    /// (a pour, or a scene's bodies filled) that R returns to.
+    pub grains: Option<(crate::grains::GrainConfig, crate::grains::GrainSetup)>,
 }
 
 /// A camera a scene file or the flags ask for: each part given replaces the default framing's.
@@ -255,8 +256,8 @@ impl Viewer {
         let mut renderer = renderer;
         let mut camera = opts.camera.camera(setup.tank_min, setup.tank_max);
         let grains = match &opts.grains {
-            Some(cfg) => {
-                let g = grains::GrainsMode::new(ctx.clone(), cfg.clone(), on_cpu)?;
+            Some((cfg, start)) => {
+                let g = grains::GrainsMode::new(ctx.clone(), cfg.clone(), start.clone(), on_cpu)?;
                 let b = &g.gpu.g.bufs;
                 renderer.rebind_raw(
                     &ctx,
