@@ -37,9 +37,10 @@
 //! k = 3 φρ g H (2r_max)² / (0.01 r_min) keeps the deepest resting overlap near 1% of the
 //! smallest radius. Default time step: a fiftieth of the shortest contact's duration
 //! t_c = π √(m*/k) (two of the smallest spheres), the fine end of the t_c/10 – t_c/50 that DEM
-//! practice uses (O'Sullivan & Bray 2004). Head on at the default step the rebound comes out
-//! 0.2% low at e = 0.9, 1.1% at e = 0.5, 1.7% at e = 0.3, 2.1% at e = 0.2 and 3.4% at
-//! e = 0.05, the same at every speed; a smaller `--dt` shrinks it.
+//! practice uses (O'Sullivan & Bray 2004), and finer for strong damping ([`default_dt`]): the
+//! explicit dashpot's rebound error is first order in ζ ω dt (head on at t_c/50: 0.2% low at
+//! e = 0.9, 1.1% at 0.5, 1.7% at 0.3, 2.1% at 0.2, 3.5% at 0.05; halving dt halves each), so
+//! steps per contact grow with ζ beyond e = 0.3's.
 
 use std::f64::consts::PI;
 
@@ -261,7 +262,7 @@ pub struct GrainConfig {
     pub wall_restitution: f32,
     /// Coulomb friction coefficient.
     pub friction: f32,
-    /// Time step, s [default: t_c / 50].
+    /// Time step, s [default: t_c / 50, finer below e = 0.3, see `default_dt`].
     pub dt: Option<f32>,
     /// Gravity along y, m/s².
     pub gravity: f32,
@@ -350,7 +351,11 @@ impl GrainConfig {
             )));
         }
         if let Some(dt) = self.dt {
-            positive(dt, "--dt", "give seconds, or leave it out for t_c/50")?;
+            positive(
+                dt,
+                "--dt",
+                "give seconds, or leave it out for the default (t_c/50, finer for strong damping)",
+            )?;
         }
         if !self.gravity.is_finite() {
             return Err(Error::InvalidInput(format!(
@@ -473,7 +478,13 @@ impl GrainSetup {
             None => default_stiffness(radii, cfg.density, cfg.gravity, lo, hi),
         };
         let lightest = masses.iter().copied().fold(f32::INFINITY, f32::min);
-        let dt = cfg.dt.unwrap_or_else(|| default_dt(lightest, stiffness));
+        let (contact_zeta, wall_zeta) = (
+            damping_ratio(cfg.restitution),
+            damping_ratio(cfg.wall_restitution),
+        );
+        let dt = cfg
+            .dt
+            .unwrap_or_else(|| default_dt(lightest, stiffness, contact_zeta.max(wall_zeta)));
         if !(stiffness.is_finite() && stiffness > 0.0 && dt.is_finite() && dt > 0.0) {
             return Err(Error::InvalidInput(format!(
                 "grains: stiffness {stiffness} N/m and time step {dt} s must be positive and finite: give --contact-stiffness and --dt"
@@ -504,8 +515,8 @@ impl GrainSetup {
             tank_max: hi.extend(0.0).to_array(),
             gravity: [0.0, cfg.gravity, 0.0, 0.0],
             stiffness,
-            contact_zeta: damping_ratio(cfg.restitution),
-            wall_zeta: damping_ratio(cfg.wall_restitution),
+            contact_zeta,
+            wall_zeta,
             friction: cfg.friction,
             dt,
             obstacles: 0,
@@ -655,9 +666,19 @@ pub fn contact_time(m: f32, k: f32) -> f32 {
     (PI * (0.5 * m as f64 / k as f64).sqrt()) as f32
 }
 
-/// The default time step: [`contact_time`] / [`STEPS_PER_CONTACT`].
-pub fn default_dt(lightest: f32, k: f32) -> f32 {
-    (contact_time(lightest, k) as f64 / STEPS_PER_CONTACT) as f32
+/// The damping ratio up to which [`STEPS_PER_CONTACT`] steps per contact serve: ζ of e = 0.3.
+/// The explicit dashpot's rebound error is first order in ζ ω dt (tests/grains.rs: halving dt
+/// halves it, 1.7% at e = 0.3 with t_c/50), so more damping takes proportionally more steps.
+pub fn reference_zeta() -> f32 {
+    damping_ratio(0.3)
+}
+
+/// The default time step: [`contact_time`] / [`STEPS_PER_CONTACT`], divided further by
+/// ζ/[`reference_zeta`] where the strongest damping ratio `zeta` (contacts' or walls') exceeds
+/// it: t_c/50 for e ≥ 0.3, t_c/74 at e = 0.2, t_c/125 at e = 0.1, t_c/196 at e = 0.05.
+pub fn default_dt(lightest: f32, k: f32, zeta: f32) -> f32 {
+    let steps = STEPS_PER_CONTACT * (zeta as f64 / reference_zeta() as f64).max(1.0);
+    (contact_time(lightest, k) as f64 / steps) as f32
 }
 
 /// The default stiffness (module doc): the pile the spheres make on the tank's floor.
