@@ -909,15 +909,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if cli.model == Model::Grains {
         return grains(cli);
     }
-    let grain_flags = [
-        "grain_radius",
-        "grain_ratio",
-        "grain_density",
-        "contact_stiffness",
-        "contact_restitution",
-        "contact_friction",
-    ];
-    if let Some(f) = grain_flags
+    if let Some(f) = gpu_sph::grains::FLAGS
         .iter()
         .find(|f| cli.given.iter().any(|g| g == *f))
     {
@@ -1179,9 +1171,14 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         .iter()
         .find(|f| cli.given.iter().any(|g| g == *f))
     {
+        let spheres: Vec<String> = g::FLAGS
+            .iter()
+            .map(|f| format!("--{}", f.replace('_', "-")))
+            .collect();
         return Err(Error::input(format!(
-            "--{} belongs to the fluid (--model fluid); the spheres take -n, --scene, --grain-radius, --grain-ratio, --grain-density, --contact-stiffness, --contact-restitution, --contact-friction, --restitution, --gravity and --dt",
-            f.replace('_', "-")
+            "--{} belongs to the fluid (--model fluid); the spheres take -n, --scene, {}, --restitution, --gravity and --dt",
+            f.replace('_', "-"),
+            spheres.join(", ")
         )));
     }
     let cfg = GrainConfig {
