@@ -90,6 +90,10 @@ struct DfsphParams {
     kernel_grad3: f32,
     kernel_grad2: f32,
     wall_inset: f32,
+    viscous_limit: f32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant

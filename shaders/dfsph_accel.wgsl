@@ -1,11 +1,18 @@
 // Stage `dfsph_accel` (CPU mirror: src/cpu/dfsph.rs dfsph_accel): the non-pressure
-// accelerations of DFSPH, gravity and viscosity (Mueller et al. 2003:
-// (mu/rho_i) sum_j m (v_j - v_i)/rho_j * 45/(pi h^6) (h - r), images moving with -v_j: the
-// no-slip wall of the viscous terms), one invocation per group of the grouped walk; with
-// mu = 0 nothing is walked.
+// accelerations of DFSPH and the explicit viscous terms' rate, one invocation per group of the
+// grouped walk. a_i = g + sum_j [(mu/rho_i) m (v_j - v_i)/rho_j 45/(pi h^6)(h - r)   (Mueller
+// et al. 2003, off by default) + m alpha c h (v_ij . x_ij)/((r^2 + 0.01 h^2) rho_bar_ij)
+// grad W_ij] (the artificial viscosity of WCSPH as a viscous term on all pairs: Monaghan 2005's
+// 2(d+2) nu form with nu = alpha c h / 10; cubic spline gradient), images moving with -v_j (the
+// no-slip wall of the viscous terms). accel.w = S_i, the row sum of that linear map
+// (sum of the pairs' |coefficient| r^2 and the Mueller coefficients): dt <= 1/max S keeps the
+// explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
+// which dfsph_timestep enforces. With mu = 0 and alpha = 0
+// nothing is walked.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, the groups `order`
-// listed (group_range, group_args). Output: accel (N, vec4).
-// Worked example: mu = 0 -> accel = gravity for every particle.
+// listed (group_range, group_args). Output: accel (N, vec4: xyz acceleration, w = S).
+// Worked example (h = 1, m = 1, rho = 1, alpha c = 1, mu = 0, no gravity): i at 0 moving at
+// (1, 0, 0), j at (0.5, 0, 0) at rest -> accel_i = (-7.35, 0, 0), S_i = 7.35 /s.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;
@@ -25,6 +32,7 @@ struct Member {
     vi: vec3<f32>,
     rho: f32,
     acc: vec3<f32>,
+    rate: f32,
 }
 
 struct Cand {
@@ -34,7 +42,7 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), sorted_vel[i].xyz, dfsph_rho[i], vec3<f32>(0.0));
+    return Member(i, x, wall_planes(x, params.h, fluid), sorted_vel[i].xyz, dfsph_rho[i], vec3<f32>(0.0), 0.0);
 }
 
 fn candidate(k: u32) -> Cand {
@@ -44,14 +52,26 @@ fn candidate(k: u32) -> Cand {
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
     let vj = select(c.v, -c.v, any(axes));
-    let wv = params.h - sqrt(r2);
-    w.acc = w.acc + (vj - w.vi)
-        * (fluid.viscosity / w.rho * fluid.mass / c.rho * fluid.kernel_45 * wv);
+    if fluid.viscosity != 0.0 {
+        let wv = params.h - sqrt(r2);
+        let k = fluid.viscosity / w.rho * fluid.mass / c.rho * fluid.kernel_45 * wv;
+        w.acc = w.acc + (vj - w.vi) * k;
+        w.rate = w.rate + k;
+    }
+    if fluid.alpha != 0.0 && r2 > 0.0 {
+        let dv = w.vi - vj;
+        let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+        let ach = fluid.alpha * fluid.sound_speed * params.h;
+        let k = fluid.mass * ach / ((r2 + 0.01 * params.h2) * (0.5 * (w.rho + c.rho)))
+            * cubic_grad(r2);
+        w.acc = w.acc + d * (k * vx);
+        w.rate = w.rate - k * r2;
+    }
     return w;
 }
 
 fn finish(m: Member, i: u32) {
-    accel[i] = vec4<f32>(m.acc + fluid.gravity.xyz, 0.0);
+    accel[i] = vec4<f32>(m.acc + fluid.gravity.xyz, m.rate);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -60,7 +80,7 @@ fn dfsph_accel(@builtin(global_invocation_id) gid: vec3<u32>) {
     if g >= group_args[3] {
         return;
     }
-    if fluid.viscosity == 0.0 {
+    if fluid.viscosity == 0.0 && fluid.alpha == 0.0 {
         let r = group_range[g];
         for (var i = r.x; i < r.y; i = i + 1u) {
             accel[i] = vec4<f32>(fluid.gravity.xyz, 0.0);

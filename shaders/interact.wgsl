@@ -40,5 +40,5 @@ fn interact(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let w = 1.0 - d / ip.radius;
     let push = to_axis * (ip.strength * w * w / d);
-    accel[i] = vec4<f32>(accel[i].xyz + push, 0.0);
+    accel[i] = vec4<f32>(accel[i].xyz + push, accel[i].w);
 }

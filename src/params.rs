@@ -598,6 +598,14 @@ pub struct DfsphParams {
     /// image, which adds m W(0) to its density with zero gradient, so no stiffness can relieve
     /// it, and the solves fling it (measured: a dam break's corner particles at 12 m/s).
     pub wall_inset: f32,
+    /// dt ≤ viscous_limit / S_max, S the explicit viscous terms' row sums (see
+    /// `cpu::dfsph::dfsph_accel`): ½, so that dt·λ ≤ 1 for every eigenvalue λ ∈ [0, 2 S_max] of
+    /// the viscous map and every mode decays without overshoot, as diffusion does (at 1, the
+    /// stability bound itself, a lone approaching pair's relative velocity is flipped, not damped:
+    /// measured). A uniform rather than a literal, which NIR may fold into a reciprocal.
+    pub viscous_limit: f32,
+    #[doc(hidden)]
+    pub _pad: [u32; 3],
 }
 
 /// Which solve a DFSPH pass serves. Must match `struct SolveParams` in
@@ -663,6 +671,8 @@ impl DfsphConfig {
             kernel_grad3: (3.0 * kg) as f32,
             kernel_grad2: (2.0 * kg) as f32,
             wall_inset: 0.5 * cfg.spacing,
+            viscous_limit: 0.5,
+            _pad: [0; 3],
             spacing: cfg.spacing,
             cfl: physics.cfl,
             dt_min,

@@ -726,6 +726,15 @@ pub fn verify_dfsph_steps(
             compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
             None,
         );
+        out.push(
+            compare_scaled(
+                "dfsph_accel.viscous_rate",
+                &g.read_w(&sim.fluid.accel, n)?,
+                &tr.viscous_rate,
+                tol,
+            ),
+            None,
+        );
         g.run(|g, e| d.encode_timestep(g, e))?;
         let st = g.read_f32(&sim.fluid.step_state, 4)?;
         out.push(

@@ -640,6 +640,12 @@ impl GpuNeighbours {
         Ok(raw.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect())
     }
 
+    /// Reads the w components of `len` vec4s from `buffer`.
+    pub fn read_w(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
+        let raw: Vec<[f32; 4]> = self.ctx.readback(buffer, len)?;
+        Ok(raw.iter().map(|v| v[3]).collect())
+    }
+
     /// Overwrites a `u32` buffer from the host (verification feeds stages the CPU's inputs).
     pub fn write_u32(&self, buffer: &wgpu::Buffer, data: &[u32]) {
         self.ctx
