@@ -1029,7 +1029,7 @@ fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
         })
         .collect();
     let top = particles.iter().map(|p| p[1]).fold(f64::MIN, f64::max) + 0.5 * s;
-    let mut layers: std::collections::BTreeMap<i64, (f64, f64, usize)> = Default::default();
+    let mut samples = Vec::new();
     for p in &particles {
         assert!(
             !(0.035..=0.065).contains(&p[0]) || !(0.06..=0.1).contains(&p[1]),
@@ -1039,22 +1039,10 @@ fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
         if (0.035 - s..=0.065 + s).contains(&p[0]) || depth < 2.0 * h {
             continue;
         }
-        let pressure = (b * ((p[3] / rho0).powi(7) - 1.0)).max(0.0);
-        let e = layers.entry((depth / s).floor() as i64).or_default();
-        e.0 += depth;
-        e.1 += pressure;
-        e.2 += 1;
+        samples.push((depth, (b * ((p[3] / rho0).powi(7) - 1.0)).max(0.0)));
     }
-    let pts: Vec<(f64, f64)> = layers
-        .values()
-        .map(|&(d, p, n)| (d / n as f64, p / n as f64))
-        .collect();
-    assert!(pts.len() >= 10, "only {} layers beside the box", pts.len());
-    let n = pts.len() as f64;
-    let md = pts.iter().map(|p| p.0).sum::<f64>() / n;
-    let mp = pts.iter().map(|p| p.1).sum::<f64>() / n;
-    let slope = pts.iter().map(|&(d, p)| (d - md) * (p - mp)).sum::<f64>()
-        / pts.iter().map(|&(d, _)| (d - md) * (d - md)).sum::<f64>();
+    let (slope, layers) = common::hydro::layer_slope(samples, s, 2.0 * h);
+    assert!(layers >= 10, "only {layers} layers beside the box");
     let want = rho0 * g;
     assert!(
         (slope - want).abs() <= 0.10 * want,

@@ -1,6 +1,9 @@
 //! Physical checks that run in CI at a small size, on the CPU reference (the GPU matches it
 //! stage for stage, see tests/fluid.rs): a hydrostatic tank and a short dam break.
 
+mod common;
+
+use common::hydro::layer_slope;
 use glam::Vec3;
 use gpu_sph::cpu::pressure::tait;
 use gpu_sph::cpu::reorder::Particles;
@@ -112,10 +115,8 @@ fn hydrostatic_column_has_rest_density_and_hydrostatic_pressure() {
     let deep = |p: Vec3| p.y < top - 2.0 * h;
     let mut checked = 0;
     let rho0 = cfg.rest_density as f64;
-    // Pressure is compared layer by layer (bins one spacing thick): one particle's SPH pressure
-    // is noisy, the hydrostatic law is about the field.
     let s = cfg.spacing as f64;
-    let mut layers: std::collections::BTreeMap<i64, (f64, f64, usize)> = Default::default();
+    let mut samples = Vec::new();
     for (k, &p) in snap.state.pos.iter().enumerate() {
         if !deep(p) {
             continue;
@@ -127,32 +128,12 @@ fn hydrostatic_column_has_rest_density_and_hydrostatic_pressure() {
             "density {rho} at depth {} ({p})",
             top - p.y
         );
-        let d = (top - p.y) as f64;
-        let e = layers.entry((d / s).floor() as i64).or_default();
-        e.0 += d;
-        e.1 += tait(snap.density[k], fp) as f64;
-        e.2 += 1;
+        samples.push(((top - p.y) as f64, tait(snap.density[k], fp) as f64));
     }
-    // "Rises with depth as ρ0 g d": the least-squares slope of layer-mean pressure against
-    // depth must be ρ0 g within 10%. (The free surface of SPH is blurred over about h, so the
-    // depth origin is fitted rather than taken from the topmost particle.)
-    let pts: Vec<(f64, f64)> = layers
-        .values()
-        .map(|(d, p, c)| (d / *c as f64, p / *c as f64))
-        .filter(|&(d, _)| d >= 2.0 * h as f64)
-        .collect();
-    assert!(
-        pts.len() >= 10,
-        "only {} layers deep enough to compare",
-        pts.len()
-    );
-    let n = pts.len() as f64;
-    let (md, mp) = (
-        pts.iter().map(|p| p.0).sum::<f64>() / n,
-        pts.iter().map(|p| p.1).sum::<f64>() / n,
-    );
-    let slope = pts.iter().map(|&(d, p)| (d - md) * (p - mp)).sum::<f64>()
-        / pts.iter().map(|&(d, _)| (d - md) * (d - md)).sum::<f64>();
+    // "Rises with depth as ρ0 g d": the slope of layer-mean pressure against depth must be
+    // ρ0 g within 10%.
+    let (slope, layers) = layer_slope(samples, s, 2.0 * h as f64);
+    assert!(layers >= 10, "only {layers} layers deep enough to compare");
     let want = rho0 * g;
     assert!(
         (slope - want).abs() <= 0.10 * want,
@@ -261,25 +242,9 @@ fn dfsph_hydrostatic_column_comes_to_rest_with_hydrostatic_pressure() {
     let p = implied_pressure(&tr.start.density, &tr.density.kappa_sum);
     let top = tr.sorted.pos.iter().map(|x| x.y).fold(f32::MIN, f32::max) + 0.5 * s;
     let h = cfg.smoothing_radius as f64;
-    let mut layers: std::collections::BTreeMap<i64, (f64, f64, usize)> = Default::default();
-    for (k, x) in tr.sorted.pos.iter().enumerate() {
-        let d = (top - x.y) as f64;
-        let e = layers.entry((d / s as f64).floor() as i64).or_default();
-        e.0 += d;
-        e.1 += p[k] as f64;
-        e.2 += 1;
-    }
-    let pts: Vec<(f64, f64)> = layers
-        .values()
-        .map(|&(d, p, c)| (d / c as f64, p / c as f64))
-        .filter(|&(d, _)| d >= 2.0 * h)
-        .collect();
-    assert!(pts.len() >= 10, "only {} layers", pts.len());
-    let m = pts.len() as f64;
-    let md = pts.iter().map(|p| p.0).sum::<f64>() / m;
-    let mp = pts.iter().map(|p| p.1).sum::<f64>() / m;
-    let slope = pts.iter().map(|&(d, p)| (d - md) * (p - mp)).sum::<f64>()
-        / pts.iter().map(|&(d, _)| (d - md) * (d - md)).sum::<f64>();
+    let samples = (tr.sorted.pos.iter().zip(&p)).map(|(x, &pk)| ((top - x.y) as f64, pk as f64));
+    let (slope, layers) = layer_slope(samples, s as f64, 2.0 * h);
+    assert!(layers >= 10, "only {layers} layers");
     let want = cfg.rest_density as f64 * 9.81;
     eprintln!("implied pressure slope {:.4} rho0 g", slope / want);
     assert!(

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod cli;
+pub mod hydro;
 
 use std::sync::{Arc, OnceLock};
 
