@@ -747,7 +747,7 @@ pub fn dfsph_control(
 /// Images move with −v_j here (the no-slip wall of the viscous terms).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator,
-/// S_i = Σ_j [m α c h |∇W_ij| r/((r² + 0.01h²) ρ̄_ij) · r + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by
+/// S_i = Σ_j [m α c h |∇W_ij| r/((r² + 0.01h²) ρ̄_ij) + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by
 /// Gershgorin's theorem every eigenvalue of the linear map v ↦ a_visc lies in [−2 max S, 0], so
 /// an explicit step damps every mode without overshoot for dt ≤ 1/(2 max S), which
 /// [`dfsph_timestep`] enforces (`DfsphParams::viscous_limit`). Measured on a 4 × 20 × 4 column
@@ -808,8 +808,9 @@ pub fn dfsph_accel(
         .unzip()
 }
 
-/// Stage `dfsph_timestep`: dt = λ s / v_max, at most viscous_limit/S_max (½/S_max: the explicit viscous terms'
-/// stability limit, see [`dfsph_accel`]), clamped to [dt_min, dt_max], v_max the largest
+/// Stage `dfsph_timestep`: dt = λ s / v_max, at most viscous_limit / S_max (½ / S_max, within
+/// the explicit viscous terms' stability limit, see [`dfsph_accel`]), clamped to
+/// [dt_min, dt_max], v_max the largest
 /// |v + a dt_prev| (the speed before the pressure solve); dt_max at rest without viscosity;
 /// the forced dt if set. Returns (dt, v_max).
 ///
