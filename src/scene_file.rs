@@ -380,7 +380,7 @@ pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
             "dam break (Martin & Moyce 1952): a water column a wide and 2a high against the left wall of a tank 5a long"
         }
         SceneKind::Cube => "a jittered cube of water on the floor in the middle of the tank",
-        SceneKind::Random => "a random hard-sphere packing filling a box",
+        SceneKind::Random => "a random hard-sphere packing filling a box, relaxed to rest density",
         SceneKind::Drop => "a block of water falling into a pool",
     };
     #[derive(serde::Serialize)]
