@@ -4,12 +4,18 @@
 //! ```sh
 //! cargo run --release --example validate -- martin-moyce [--cpu] [-n 20000]
 //! cargo run --release --example validate -- stability [--cpu] [-n 20000] [--steps 5000]
+//! cargo run --release --example validate -- resolution RUN_DIR...   # scripts/resolution.sh
 //! ```
 //!
 //! `martin-moyce`: the default dam break (column a wide, 2a high) against Martin & Moyce
 //! (1952): the surge front Z = x_front/a at T = t√(2g/a) must lie within 10% of every measured
 //! point with 1 ≤ T ≤ 3. `stability`: the dam break for a number of steps with no non-finite
 //! value, no particle outside the tank, and KE + PE never more than 1% above its start.
+//! `resolution`: reads dam-break runs of the CLI (each directory holds `s.csv` from `--stats`
+//! and frames in `f/` from `--export-dir`), and plots every run's surge front and its column
+//! height at the wall (the highest particle within h of the wall x = 0) against Martin & Moyce
+//! (1952), into `docs/resolution_front.png`, `docs/resolution_height.png` and
+//! `docs/resolution.csv`. Prints the errors; judges nothing (exit 0 unless a file is bad).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -41,6 +47,26 @@ const MARTIN_MOYCE: [(f64, f64); 15] = [
     (3.33, 4.11),
 ];
 
+/// Martin & Moyce (1952), Table 6, the residual column height of the column twice as high as
+/// wide (n² = 2, a = 2¼ in): (τ = t √(g/a), η = H/(2a)). Every height is a quarter-inch mark
+/// on the 4½ in column (k/18), as every front Z is a quarter inch over a.
+const MARTIN_MOYCE_HEIGHT: [(f64, f64); 14] = [
+    (0.56, 0.94),
+    (0.77, 0.89),
+    (0.93, 0.83),
+    (1.08, 0.78),
+    (1.28, 0.72),
+    (1.46, 0.67),
+    (1.66, 0.61),
+    (1.84, 0.56),
+    (2.00, 0.50),
+    (2.21, 0.44),
+    (2.45, 0.39),
+    (2.70, 0.33),
+    (3.06, 0.28),
+    (3.44, 0.22),
+];
+
 struct Args {
     mode: String,
     cpu: bool,
@@ -50,9 +76,17 @@ struct Args {
 
 fn args() -> Result<Args, String> {
     let mut it = std::env::args().skip(1);
-    let mode = it
-        .next()
-        .ok_or("usage: validate martin-moyce|stability [--cpu] [-n N] [--steps K]")?;
+    let mode = it.next().ok_or(
+        "usage: validate martin-moyce|stability [--cpu] [-n N] [--steps K], or validate resolution DIR...",
+    )?;
+    if mode == "resolution" {
+        return Ok(Args {
+            mode,
+            cpu: true,
+            n: 0,
+            steps: 0,
+        });
+    }
     let mut a = Args {
         mode,
         cpu: false,
@@ -306,11 +340,254 @@ fn stability(a: &Args) -> Result<bool, String> {
     Ok(ok)
 }
 
+/// One CLI run of the study: its label and its curves, Z(T) and η(τ).
+struct Run {
+    label: String,
+    front: Vec<(f64, f64)>,
+    height: Vec<(f64, f64)>,
+}
+
+/// Linear interpolation of a curve sorted by x.
+fn interpolate(curve: &[(f64, f64)], x: f64) -> Option<f64> {
+    if curve.len() < 2 || x > curve[curve.len() - 1].0 {
+        return None;
+    }
+    let k = curve
+        .partition_point(|&(t, _)| t < x)
+        .clamp(1, curve.len() - 1);
+    let ((x0, y0), (x1, y1)) = (curve[k - 1], curve[k]);
+    Some(y0 + (y1 - y0) * (x - x0) / (x1 - x0).max(1e-12))
+}
+
+/// Reads one run directory (see the module doc). The column width a is the fluid's extent in
+/// x at the first frame (centres, plus one spacing), g comes from `--stats`' header.
+fn read_run(dir: &std::path::Path) -> Result<Run, String> {
+    let text = std::fs::read_to_string(dir.join("s.csv"))
+        .map_err(|e| format!("{}: {e}", dir.join("s.csv").display()))?;
+    let header = text.lines().next().unwrap_or_default();
+    let g = header
+        .split("g = ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .and_then(|v| v.parse::<f64>().ok())
+        .map(f64::abs)
+        .ok_or("s.csv: no g in the header line")?;
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let names: Vec<&str> = lines.next().ok_or("s.csv: empty")?.split(',').collect();
+    let col = |name: &str| {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .ok_or(format!("s.csv: no column {name}"))
+    };
+    let (c_step, c_t, c_front) = (col("step")?, col("t")?, col("front")?);
+    let mut rows = Vec::new();
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        let num = |c: usize| f.get(c).and_then(|v| v.parse::<f64>().ok());
+        if let (Some(step), Some(t), Some(x)) = (num(c_step), num(c_t), num(c_front)) {
+            rows.push((step as u64, t, x));
+        }
+    }
+    let mut frames: Vec<_> = std::fs::read_dir(dir.join("f"))
+        .map_err(|e| format!("{}: {e}", dir.join("f").display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ply"))
+        .collect();
+    frames.sort();
+    let mut a = None;
+    let mut label = String::new();
+    let mut height = Vec::new();
+    for path in frames {
+        let step: u64 = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.rsplit('_').next())
+            .and_then(|s| s.parse().ok())
+            .ok_or(format!("{}: not frame_<step>.ply", path.display()))?;
+        let t = if step == 0 {
+            0.0
+        } else {
+            match rows.iter().find(|r| r.0 == step) {
+                Some(r) => r.1,
+                None => continue,
+            }
+        };
+        let data = gpu_sph::io::read_particles(&path).map_err(|e| e.to_string())?;
+        let comment = |key: &str| {
+            data.comments
+                .iter()
+                .find_map(|c| c.strip_prefix(&format!("gpu-sph {key} ")))
+                .and_then(|v| v.parse::<f64>().ok())
+                .ok_or(format!("{}: no '{key}' comment", path.display()))
+        };
+        let (h, s) = (comment("h")?, comment("s")?);
+        let width = *a.get_or_insert_with(|| {
+            data.positions
+                .iter()
+                .map(|p| p.x as f64)
+                .fold(0.0, f64::max)
+                + 0.5 * s
+        });
+        if label.is_empty() {
+            label = format!("N = {}, s = {:.2} mm", data.positions.len(), 1e3 * s);
+        }
+        let top = data
+            .positions
+            .iter()
+            .filter(|p| (p.x as f64) < h)
+            .map(|p| p.y as f64)
+            .fold(0.0, f64::max);
+        height.push(((t * (g / width).sqrt()), top / (2.0 * width)));
+    }
+    let width = a.ok_or(format!("{}: no frames", dir.display()))?;
+    let front = std::iter::once((0.0, 1.0))
+        .chain(
+            rows.iter()
+                .map(|r| (r.1 * (2.0 * g / width).sqrt(), r.2 / width)),
+        )
+        .collect();
+    // DFSPH runs count their constant-density iterations (at least two a step); WCSPH writes 0.
+    let c_it = col("iterations_d")?;
+    let dfsph = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .skip(1)
+        .any(|l| l.split(',').nth(c_it).is_some_and(|v| v != "0"));
+    let solver = if dfsph { "DFSPH" } else { "WCSPH" };
+    Ok(Run {
+        label: format!("{solver}, {label}"),
+        front,
+        height,
+    })
+}
+
+/// Draws every run's curve of `pick` against the measured points, into `file`.
+#[allow(clippy::too_many_arguments)]
+fn plot_runs(
+    runs: &[Run],
+    pick: fn(&Run) -> &[(f64, f64)],
+    measured: &[(f64, f64)],
+    file: &str,
+    caption: &str,
+    x_desc: &str,
+    y_desc: &str,
+    ranges: (std::ops::Range<f64>, std::ops::Range<f64>),
+) -> Result<(), String> {
+    let root = BitMapBackend::new(file, (900, 600)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(caption, ("sans-serif", 20))
+        .margin(15)
+        .x_label_area_size(45)
+        .y_label_area_size(55)
+        .build_cartesian_2d(ranges.0, ranges.1)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_desc)
+        .y_desc(y_desc)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    for (i, run) in runs.iter().enumerate() {
+        let colour = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK][i % 6].to_rgba();
+        // WCSPH solid, DFSPH dashed-looking (thinner), so the solvers read apart.
+        let width = if run.label.starts_with("WCSPH") { 2 } else { 1 };
+        chart
+            .draw_series(LineSeries::new(
+                pick(run).iter().copied(),
+                colour.stroke_width(width),
+            ))
+            .map_err(|e| e.to_string())?
+            .label(run.label.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(width))
+            });
+    }
+    chart
+        .draw_series(
+            measured
+                .iter()
+                .map(|&(x, y)| Circle::new((x, y), 5, BLACK.filled())),
+        )
+        .map_err(|e| e.to_string())?
+        .label("Martin & Moyce (1952)")
+        .legend(|(x, y)| Circle::new((x + 10, y), 5, BLACK.filled()));
+    chart
+        .configure_series_labels()
+        .background_style(WHITE)
+        .border_style(BLACK)
+        .position(SeriesLabelPosition::UpperLeft)
+        .draw()
+        .map_err(|e| e.to_string())?;
+    root.present().map_err(|e| e.to_string())
+}
+
+fn resolution(dirs: &[String]) -> Result<bool, String> {
+    if dirs.is_empty() {
+        return Err("resolution needs run directories (scripts/resolution.sh makes them)".into());
+    }
+    let runs = dirs
+        .iter()
+        .map(|d| read_run(std::path::Path::new(d)).map_err(|e| format!("{d}: {e}")))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut csv = String::from("run,quantity,x,measured,simulated,relative_error\n");
+    for run in &runs {
+        println!(
+            "{} (front to T = {:.2}):",
+            run.label,
+            run.front.last().map_or(0.0, |p| p.0)
+        );
+        for (name, curve, data) in [
+            ("front Z(T)", &run.front, &MARTIN_MOYCE[..]),
+            ("height eta(tau)", &run.height, &MARTIN_MOYCE_HEIGHT[..]),
+        ] {
+            let mut line = format!("  {name}:");
+            for &(x, m) in data {
+                if let Some(v) = interpolate(curve, x) {
+                    let e = (v - m) / m;
+                    line += &format!(" {x:.2}:{:+.1}%", 100.0 * e);
+                    csv += &format!("{},{name},{x},{m},{v:.4},{e:.4}\n", run.label);
+                }
+            }
+            println!("{line}");
+        }
+    }
+    std::fs::write("docs/resolution.csv", csv).map_err(|e| e.to_string())?;
+    font()?;
+    plot_runs(
+        &runs,
+        |r| &r.front,
+        &MARTIN_MOYCE,
+        "docs/resolution_front.png",
+        "Dam break surge front at three resolutions, a = 0.22 m",
+        "T = t sqrt(2g/a)",
+        "Z = x_front / a",
+        (0.0..3.5, 0.9..4.5),
+    )?;
+    plot_runs(
+        &runs,
+        |r| &r.height,
+        &MARTIN_MOYCE_HEIGHT,
+        "docs/resolution_height.png",
+        "Dam break column height at the wall at three resolutions, a = 0.22 m",
+        "tau = t sqrt(g/a)",
+        "eta = H / 2a",
+        (0.0..3.6, 0.0..1.05),
+    )?;
+    println!("wrote docs/resolution_front.png, docs/resolution_height.png, docs/resolution.csv");
+    Ok(true)
+}
+
 fn main() -> ExitCode {
+    let rest: Vec<String> = std::env::args().skip(2).collect();
     let result = args().and_then(|a| match a.mode.as_str() {
         "martin-moyce" => martin_moyce(&a),
         "stability" => stability(&a),
-        other => Err(format!("unknown mode {other}: martin-moyce or stability")),
+        "resolution" => resolution(&rest),
+        other => Err(format!(
+            "unknown mode {other}: martin-moyce, stability or resolution"
+        )),
     });
     match result {
         Ok(true) => ExitCode::SUCCESS,
