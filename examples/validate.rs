@@ -441,11 +441,9 @@ fn read_run(dir: &std::path::Path) -> Result<Run, String> {
         height.push(((t * (g / width).sqrt()), top / (2.0 * width)));
     }
     let width = a.ok_or(format!("{}: no frames", dir.display()))?;
-    let front = std::iter::once((0.0, 1.0))
-        .chain(
-            rows.iter()
-                .map(|r| (r.1 * (2.0 * g / width).sqrt(), r.2 / width)),
-        )
+    let front = rows
+        .iter()
+        .map(|r| (r.1 * (2.0 * g / width).sqrt(), r.2 / width))
         .collect();
     // DFSPH runs count their constant-density iterations (at least two a step); WCSPH writes 0.
     let c_it = col("iterations_d")?;
@@ -547,7 +545,7 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
                 if let Some(v) = interpolate(curve, x) {
                     let e = (v - m) / m;
                     line += &format!(" {x:.2}:{:+.1}%", 100.0 * e);
-                    csv += &format!("{},{name},{x},{m},{v:.4},{e:.4}\n", run.label);
+                    csv += &format!("\"{}\",{name},{x},{m},{v:.4},{e:.4}\n", run.label);
                 }
             }
             println!("{line}");
@@ -560,7 +558,7 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
         |r| &r.front,
         &MARTIN_MOYCE,
         "docs/resolution_front.png",
-        "Dam break surge front at three resolutions, a = 0.22 m",
+        "Dam break surge front by resolution, a = 0.22 m",
         "T = t sqrt(2g/a)",
         "Z = x_front / a",
         (0.0..3.5, 0.9..4.5),
@@ -570,7 +568,7 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
         |r| &r.height,
         &MARTIN_MOYCE_HEIGHT,
         "docs/resolution_height.png",
-        "Dam break column height at the wall at three resolutions, a = 0.22 m",
+        "Dam break column height at the wall by resolution, a = 0.22 m",
         "tau = t sqrt(g/a)",
         "eta = H / 2a",
         (0.0..3.6, 0.0..1.05),
