@@ -217,6 +217,12 @@ impl SphConfig {
     /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
     /// lattice mass of the solver's density kernel (poly6 for WCSPH, cubic spline for DFSPH).
     pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
+        if solver == Solver::Dfsph && particles >= crate::cpu::dfsph::MAX_PARTICLES {
+            return Err(crate::Error::LimitExceeded(format!(
+                "DFSPH runs at most {} particles (its CPU pair lists pack a particle index into 26 bits), this run holds up to {particles}: use a larger spacing, fewer emitted particles, or --solver wcsph",
+                crate::cpu::dfsph::MAX_PARTICLES - 1
+            )));
+        }
         match (solver, o.particle_mass) {
             (Solver::Wcsph, _) | (Solver::Dfsph, Some(_)) => Self::for_fluid(particles, o),
             (Solver::Dfsph, None) => {
@@ -733,6 +739,19 @@ mod tests {
     }
 
     use super::*;
+
+    /// DFSPH's pair lists pack a particle index into 26 bits: a run that could hold more
+    /// particles is refused in one line naming the limit, before anything is allocated.
+    #[test]
+    fn dfsph_refuses_more_particles_than_its_pair_lists_index() {
+        let max = crate::cpu::dfsph::MAX_PARTICLES;
+        let o = ConfigOverrides::default();
+        let e = SphConfig::for_solver(max, o, Solver::Dfsph).unwrap_err();
+        assert!(matches!(e, crate::Error::LimitExceeded(_)), "{e}");
+        assert!(e.to_string().contains("67108863"), "{e}");
+        assert!(SphConfig::for_solver(1000, o, Solver::Dfsph).is_ok());
+        assert!(SphConfig::for_solver(max, o, Solver::Wcsph).is_ok());
+    }
 
     #[test]
     fn defaults_follow_the_spacing() {

@@ -48,6 +48,13 @@
 //! symmetric pressure gradient −dt Σ m (p_i/ρ_i² + p_j/ρ_j²)∇W_ij), so the pressure the
 //! constant-density solve implies is p_i = ρ_i Σ_iterations κ_i, [`implied_pressure`].
 //!
+//! Pair lists: positions stay put through a step's two solves, so [`dfsph_density`]'s walk
+//! records every pair it finds ([`PairList`], in walk order, with m∇W) and the solves'
+//! [`dfsph_rate`] and [`dfsph_pressure`] passes and [`dfsph_accel`] replay the list instead of
+//! walking again: the same terms in the same order, so the same bits as a walk (and as the
+//! GPU, which walks each time). Measured on the 20k dam break: 4.2× less time a step over the
+//! first 150 steps (docs/benchmarks.md).
+//!
 //! Residuals are reduced in a fixed tree (no float atomics): [`block_sums`] per block of 256
 //! particles (pairwise halving), then [`reduce_total`]; the GPU's workgroups do exactly this.
 //!
@@ -70,7 +77,6 @@ use super::walls::{
 };
 use crate::boundary::Boundary;
 use crate::gpu::Stage;
-use crate::hash::distance2;
 use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
 
 /// The cubic spline W(r) of support h (Monaghan 1992): k(6q³ − 6q² + 1) for q ≤ ½,
@@ -130,21 +136,37 @@ pub fn group_pairs(
     for (l, w) in walls.iter_mut().enumerate().take(len) {
         *w = wall_planes(pos[first + l], sp.h, fp);
     }
+    // The members' coordinates one lane each (unused lanes repeat the first and are masked
+    // off), so each candidate's distance test runs for all members at once in vector lanes.
+    let (mut qx, mut qy, mut qz) = ([0f32; GROUP], [0f32; GROUP], [0f32; GROUP]);
+    for l in 0..GROUP {
+        let q = pos[first + if l < len { l } else { 0 }];
+        (qx[l], qy[l], qz[l]) = (q.x, q.y, q.z);
+    }
+    let live = (1u32 << len) - 1;
     walk_group(first, pos, slot_start, sp, |j| {
         let xj = pos[j];
-        for (l, walls) in walls.iter().enumerate().take(len) {
+        let mut r2s = [0f32; GROUP];
+        let mut inside = 0u32;
+        for l in 0..GROUP {
+            // distance2's operations, so r² is the same bits.
+            let (dx, dy, dz) = (qx[l] - xj.x, qy[l] - xj.y, qz[l] - xj.z);
+            let r2 = dx * dx + dy * dy + dz * dz;
+            r2s[l] = r2;
+            // A positive test, so a NaN distance counts as no neighbour, as on the GPU.
+            inside |= ((r2 < sp.h2) as u32) << l;
+        }
+        inside &= live;
+        while inside != 0 {
+            let l = inside.trailing_zeros() as usize;
+            inside &= inside - 1;
             let k = first + l;
             let x = pos[k];
-            let r2 = distance2(x, xj);
-            // Written as a positive test so a NaN distance counts as no neighbour, as on the
-            // GPU.
-            let inside = r2 < sp.h2;
-            if !inside {
-                continue;
-            }
+            let r2 = r2s[l];
             if j != k {
                 pair(l, j, x - xj, r2, BVec3::FALSE);
             }
+            let walls = &walls[l];
             for m in subsets(walls.mask) {
                 let axes = image_axes(m);
                 let d = x - reflect_across(xj, walls.plane, axes);
@@ -228,6 +250,77 @@ pub struct DensityAlpha {
     pub error_sums: Vec<f32>,
     /// Per block of 256: max of max(ρ_i/ρ0 − 1, 0).
     pub error_maxima: Vec<f32>,
+    /// Every particle's pairs as the walk found them, for the solves ([`PairList`]).
+    pub pairs: PairList,
+}
+
+/// Particles a DFSPH run may hold: a [`Pair`] packs the candidate's index into 26 bits.
+/// (At this size the pair lists alone would take about 100 GB.)
+pub const MAX_PARTICLES: u32 = 1 << 26;
+
+/// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
+/// sees candidate `j` (bits 6..32), or its image across the walls of bits 3..6 (x, y, z),
+/// with m∇W_kj = d · (m [`cubic_grad`](r²)), d = x_k − x_j'. Sixteen bytes: the passes that
+/// replay the list are bound by reading it (20-byte pairs measured 13% slower a step).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Pair {
+    /// The candidate's slot-order index (bits 6..) and the tag.
+    pub jt: u32,
+    /// m∇W_kj, as every pass of the solve computes it.
+    pub grad: Vec3,
+}
+
+impl Pair {
+    /// The member of the group this pair belongs to.
+    #[inline]
+    pub fn member(&self) -> usize {
+        (self.jt & 7) as usize
+    }
+
+    /// The candidate.
+    #[inline]
+    pub fn j(&self) -> usize {
+        (self.jt >> 6) as usize
+    }
+
+    /// The walls the candidate is reflected across (all false for the candidate itself).
+    #[inline]
+    pub fn axes(&self) -> BVec3 {
+        BVec3::new(self.jt & 8 != 0, self.jt & 16 != 0, self.jt & 32 != 0)
+    }
+}
+
+/// A pair's geometry as the walk computed it, for the viscous terms ([`dfsph_accel`]):
+/// d = x_k − x_j', r² = |d|², g = [`cubic_grad`](r²). Kept apart from [`Pair`] so the
+/// solve's passes, which run many times a step, stream 20 bytes a pair, not 40.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PairGeometry {
+    /// x_k − x_j'.
+    pub d: Vec3,
+    /// |d|².
+    pub r2: f32,
+    /// The kernel gradient's factor, ∇W_kj = g d.
+    pub g: f32,
+}
+
+/// The pairs of every group of a step's grid, recorded by [`dfsph_density`]'s walk.
+///
+/// Why: positions do not move during a step's two solves, so every iteration's rate and
+/// pressure passes walk exactly the pairs the density walk found, with the same kernel
+/// gradient. Replaying them from this list skips the walk's cell loop, slot de-duplication
+/// and the distance test of every candidate that is no neighbour (about six candidates per
+/// pair), and the gradient's square root and divisions. Each group's pairs are kept in walk
+/// order (candidate by candidate, members interleaved, as [`group_pairs`] calls them), so
+/// every member's sums add the same terms in the same order as a walk of its own: the same
+/// bits as the walk and as the GPU, which walks each time.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PairList {
+    /// Each group as `(first, len)` ([`groups`]), covering the slot order in order.
+    pub groups: Vec<(u32, u32)>,
+    /// Each group's pairs in walk order.
+    pub pairs: Vec<Vec<Pair>>,
+    /// Each group's pair geometry, in the same order.
+    pub geometry: Vec<Vec<PairGeometry>>,
 }
 
 /// The sums one walk gathers for ρ_k and α_k.
@@ -261,7 +354,7 @@ impl DensitySums {
         }
     }
 
-    /// The pair (j, d, r², axes) of particle k at x.
+    /// The pair (j, d, r², axes) of particle k at x; returns its kernel gradient's factor.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn add(
@@ -276,9 +369,10 @@ impl DensitySums {
         sp: &SimParams,
         fp: &FluidParams,
         dp: &DfsphParams,
-    ) {
+    ) -> f32 {
         self.sum += cubic_w(r2, sp, dp);
-        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+        let g = cubic_grad(r2, sp, dp);
+        let gv = d * (fp.mass * g);
         self.grad += gv;
         if !axes.any() {
             self.grad2 += gv.x * gv.x + gv.y * gv.y + gv.z * gv.z;
@@ -289,6 +383,7 @@ impl DensitySums {
             self.images += gr.x * gv.x + gr.y * gv.y + gr.z * gv.z;
         }
         self.nb += 1;
+        g
     }
 }
 
@@ -372,7 +467,8 @@ fn finish_alpha(
     (rho, alpha)
 }
 
-/// ρ and α of the group `first..first + len` ([`group_pairs`]).
+/// ρ and α of the group `first..first + len` ([`group_pairs`]), and its pairs in walk
+/// order ([`PairList`]).
 #[allow(clippy::too_many_arguments)]
 fn group_density_alpha(
     first: usize,
@@ -383,10 +479,12 @@ fn group_density_alpha(
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
-) -> impl Iterator<Item = (f32, f32)> {
+) -> ([(f32, f32); GROUP], Vec<Pair>, Vec<PairGeometry>) {
     let mut sums = [DensitySums::new(dp); GROUP];
+    let mut pairs = Vec::with_capacity(len * 48);
+    let mut geometry = Vec::with_capacity(len * 48);
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
-        sums[l].add(
+        let g = sums[l].add(
             first + l,
             pos[first + l],
             j,
@@ -398,8 +496,18 @@ fn group_density_alpha(
             fp,
             dp,
         );
+        let tag = l as u32 | (axes.bitmask() << 3);
+        pairs.push(Pair {
+            jt: (j as u32) << 6 | tag,
+            grad: d * (fp.mass * g),
+        });
+        geometry.push(PairGeometry { d, r2, g });
     });
-    (0..len).map(move |l| finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp))
+    let mut out = [(0.0, 0.0); GROUP];
+    for (l, o) in out.iter_mut().enumerate().take(len) {
+        *o = finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp);
+    }
+    (out, pairs, geometry)
 }
 
 /// A vector reflected across the walls of `axes`: its components there negated.
@@ -424,19 +532,36 @@ pub fn dfsph_density(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> DensityAlpha {
-    let (density, alpha): (Vec<f32>, Vec<f32>) = groups(pos, sp)
+    let groups = groups(pos, sp);
+    let per_group: Vec<_> = groups
         .par_iter()
         .with_min_len(32)
-        .flat_map_iter(|&(first, len)| {
+        .map(|&(first, len)| {
             group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
         })
-        .unzip();
+        .collect();
+    let (mut density, mut alpha) = (Vec::with_capacity(pos.len()), Vec::with_capacity(pos.len()));
+    let mut pairs = Vec::with_capacity(groups.len());
+    let mut geometry = Vec::with_capacity(groups.len());
+    for (&(_, len), (values, p, g)) in groups.iter().zip(per_group) {
+        for &(rho, a) in &values[..len as usize] {
+            density.push(rho);
+            alpha.push(a);
+        }
+        pairs.push(p);
+        geometry.push(g);
+    }
     let err: Vec<f32> = density.iter().map(|&r| density_error(r, fp)).collect();
     DensityAlpha {
         error_sums: block_sums(&err),
         error_maxima: block_maxima(&err),
         density,
         alpha,
+        pairs: PairList {
+            groups,
+            pairs,
+            geometry,
+        },
     }
 }
 
@@ -506,36 +631,35 @@ pub fn dfsph_pressure(
     density: &[f32],
     kappa: &[f32],
     kappa_sum: &mut [f32],
-    slot_start: &[u32],
+    pairs: &PairList,
     b: Option<&Boundary>,
     power: &mut [f32],
     dt: f32,
     sp: &SimParams,
-    fp: &FluidParams,
     dp: &DfsphParams,
 ) {
-    let (dv, dp_power): (Vec<Vec3>, Vec<Option<f32>>) = groups(pos, sp)
+    // κ/ρ of every particle, divided once rather than once per pair (the same bits).
+    let kd: Vec<f32> = kappa.iter().zip(density).map(|(k, r)| k / r).collect();
+    let (dv, dp_power): (Vec<Vec3>, Vec<Option<f32>>) = pairs
+        .groups
         .par_iter()
+        .zip(&pairs.pairs)
         .with_min_len(32)
-        .flat_map_iter(|&(first, len)| {
+        .flat_map_iter(|(&(first, len), list)| {
             let (first, len) = (first as usize, len as usize);
-            let mut ki = [0.0f32; GROUP];
-            for l in 0..len {
-                ki[l] = kappa[first + l] / density[first + l];
-            }
             let mut acc = [Vec3::ZERO; GROUP];
-            group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, _| {
-                let kj = kappa[j] / density[j];
-                let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
-                acc[l] += gv * (ki[l] + kj);
-            });
+            for p in list {
+                let l = p.member();
+                acc[l] += p.grad * (kd[first + l] + kd[p.j()]);
+            }
             let mut powers = [None; GROUP];
             for (l, a) in acc.iter_mut().enumerate().take(len) {
                 let x = pos[first + l];
+                let ki = kd[first + l];
                 if let Some(b) = b.filter(|b| b.near(x)) {
                     let (mut push, mut pw) = (Vec3::ZERO, 0.0f32);
                     b.walk(x, sp, |k, r2| {
-                        let c = (x - b.pos[k]) * (b.psi[k] * cubic_grad(r2, sp, dp)) * ki[l];
+                        let c = (x - b.pos[k]) * (b.psi[k] * cubic_grad(r2, sp, dp)) * ki;
                         let vb = b.vel[k];
                         push += c;
                         pw += c.x * vb.x + c.y * vb.y + c.z * vb.z;
@@ -665,19 +789,21 @@ pub fn dfsph_rate(
     vel: &[Vec3],
     density: &[f32],
     alpha: &[f32],
-    slot_start: &[u32],
+    pairs: &PairList,
     b: Option<&Boundary>,
     dt: f32,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Rate {
-    let (kappa, residual): (Vec<f32>, Vec<f32>) = groups(pos, sp)
+    let (kappa, residual): (Vec<f32>, Vec<f32>) = pairs
+        .groups
         .par_iter()
+        .zip(&pairs.pairs)
         .with_min_len(32)
-        .flat_map_iter(|&(first, len)| {
+        .flat_map_iter(|(&(first, len), list)| {
             let (first, len) = (first as usize, len as usize);
-            let rate = group_rates(first, len, pos, vel, slot_start, sp, fp, dp);
+            let rate = listed_rates(first, list, vel);
             (0..len).map(move |l| {
                 let k = first + l;
                 let rate = match boundary_rate(b, pos[k], vel[k], sp, dp) {
@@ -693,6 +819,21 @@ pub fn dfsph_rate(
         kappa,
         residual,
     }
+}
+
+/// [`group_rates`] from the group's recorded pairs: the same terms in the same order.
+#[inline]
+fn listed_rates(first: usize, list: &[Pair], vel: &[Vec3]) -> [f32; GROUP] {
+    let mut rate = [0.0f32; GROUP];
+    for p in list {
+        let l = p.member();
+        let vi = vel[first + l];
+        let vj = image_velocity(vel[p.j()], p.axes());
+        let dv = vi - vj;
+        let g = p.grad;
+        rate[l] += dv.x * g.x + dv.y * g.y + dv.z * g.z;
+    }
+    rate
 }
 
 /// Where a solve stands: the GPU's `SolveState` block.
@@ -760,27 +901,29 @@ pub fn dfsph_control(
 /// 1/(0.26 · 1) · g = −29.38 and a_i = d · (−29.38 · −0.5) = (−7.35, 0, 0): i is slowed, pushed
 /// back from j; S_i = 29.38 · 0.25 = 7.35 /s.
 pub fn dfsph_accel(
-    pos: &[Vec3],
     vel: &[Vec3],
     density: &[f32],
-    slot_start: &[u32],
+    pairs: &PairList,
     sp: &SimParams,
     fp: &FluidParams,
-    dp: &DfsphParams,
 ) -> (Vec<Vec3>, Vec<f32>) {
     let g = Vec3::from_slice(&fp.gravity[..3]);
     if fp.viscosity == 0.0 && fp.alpha == 0.0 {
-        return (vec![g; pos.len()], vec![0.0; pos.len()]);
+        return (vec![g; vel.len()], vec![0.0; vel.len()]);
     }
     let ach = fp.alpha * fp.sound_speed * sp.h;
-    groups(pos, sp)
+    pairs
+        .groups
         .par_iter()
+        .zip(pairs.pairs.par_iter().zip(&pairs.geometry))
         .with_min_len(32)
-        .flat_map_iter(|&(first, len)| {
+        .flat_map_iter(|(&(first, len), (list, geometry))| {
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             let mut rate = [0.0f32; GROUP];
-            group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
+            for (p, q) in list.iter().zip(geometry) {
+                let (l, j, axes) = (p.member(), p.j(), p.axes());
+                let (d, r2) = (q.d, q.r2);
                 let k = first + l;
                 let vj = if axes.any() {
                     viscous_image_velocity(vel[j])
@@ -798,11 +941,11 @@ pub fn dfsph_accel(
                     let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
                     let c = fp.mass * ach
                         / ((r2 + 0.01 * sp.h2) * (0.5 * (density[k] + density[j])))
-                        * cubic_grad(r2, sp, dp);
+                        * q.g;
                     acc[l] += d * (c * vx);
                     rate[l] -= c * r2;
                 }
-            });
+            }
             (0..len).map(move |l| (acc[l] + g, rate[l]))
         })
         .unzip()
@@ -992,7 +1135,6 @@ pub fn solve(
     vel: &mut [Vec3],
     da: &DensityAlpha,
     warm: &[[f32; 2]],
-    slot_start: &[u32],
     b: Option<&Boundary>,
     power: &mut [f32],
     dt: f32,
@@ -1015,7 +1157,7 @@ pub fn solve(
                 vel,
                 &da.density,
                 &da.alpha,
-                slot_start,
+                &da.pairs,
                 b,
                 dt,
                 sp,
@@ -1043,12 +1185,11 @@ pub fn solve(
                 &da.density,
                 &kappa,
                 &mut tr.kappa_sum,
-                slot_start,
+                &da.pairs,
                 b,
                 power,
                 dt,
                 sp,
-                fp,
                 dp,
             )
         });
@@ -1150,7 +1291,6 @@ pub fn dfsph_step(
     dp: &DfsphParams,
 ) -> DfsphTrace {
     let (grid, sorted, da) = start.unwrap_or_else(|| prepare(state, b, sp, fp, dp));
-    let ss = &grid.slot_start;
     // The power the obstacles put in, per particle of this slot order, over both solves.
     let mut power = match b {
         Some(_) => vec![0.0f32; sorted.len()],
@@ -1165,7 +1305,6 @@ pub fn dfsph_step(
         &mut vel,
         &da,
         &carry.warm,
-        ss,
         b,
         &mut power,
         dt_v,
@@ -1174,7 +1313,7 @@ pub fn dfsph_step(
         dp,
     );
     let (acc, viscous_rate) = timed(Stage::DfsphAccel, || {
-        dfsph_accel(&sorted.pos, &vel, &da.density, ss, sp, fp, dp)
+        dfsph_accel(&vel, &da.density, &da.pairs, sp, fp)
     });
     let (dt, v_max) = timed(Stage::DfsphTimestep, || {
         dfsph_timestep(&vel, &acc, &viscous_rate, dt_v, dp)
@@ -1188,7 +1327,6 @@ pub fn dfsph_step(
         &mut vel,
         &da,
         &carry.warm,
-        ss,
         b,
         &mut power,
         dt,
@@ -1278,6 +1416,50 @@ mod tests {
         (sp, fp, dp)
     }
 
+    /// The solve's passes replay the density walk's recorded pairs: each group's density
+    /// change rates from the list are the walk's bit for bit, with particles at walls, edges
+    /// and corners (images in the list) and every cell aliased into one slot (T = 1).
+    #[test]
+    fn pair_list_replays_the_walk_bit_for_bit() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let (sp, fp, dp) = setup(0.2, 1.0);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let n = 400;
+        let pos: Vec<Vec3> = (0..n)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) * 0.98 + 0.01)
+            .collect();
+        let vel: Vec<Vec3> = (0..n)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5)
+            .collect();
+        let g = Grid::build(&pos, &sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        let v = reorder::gather(&vel, &g.sorted_ids);
+        let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
+        let list = &da.pairs;
+        assert_eq!(list.groups, groups(&sorted, &sp));
+        let images = list
+            .pairs
+            .iter()
+            .flatten()
+            .filter(|p| p.axes().any())
+            .count();
+        assert!(images > 0, "the corners' images are in the list");
+        for (&(first, len), pairs) in list.groups.iter().zip(&list.pairs) {
+            let (first, len) = (first as usize, len as usize);
+            let walked = group_rates(first, len, &sorted, &v, &g.slot_start, &sp, &fp, &dp);
+            let listed = listed_rates(first, pairs, &v);
+            for l in 0..len {
+                assert_eq!(
+                    walked[l].to_bits(),
+                    listed[l].to_bits(),
+                    "particle {}",
+                    first + l
+                );
+            }
+        }
+    }
+
     /// The doc's worked example: the floor holds a particle half a spacing above it.
     #[test]
     fn integrate_keeps_particles_half_a_spacing_inside_the_walls() {
@@ -1349,7 +1531,8 @@ mod tests {
         let g = Grid::build(&pos, &sp);
         let sorted = reorder::gather(&pos, &g.sorted_ids);
         let v = reorder::gather(&vel, &g.sorted_ids);
-        let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &g.slot_start, &sp, &fp, &dp);
+        let pairs = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp).pairs;
+        let (acc, rate) = dfsph_accel(&v, &[1.0, 1.0], &pairs, &sp, &fp);
         let i = g.sorted_ids.iter().position(|&k| k == 0).unwrap();
         let coef = 1.0 / 0.26 * (0.5 * (1.5 - 2.0) * 48.0 / std::f32::consts::PI / 0.5);
         let want = -0.5 * (coef * -0.5);
@@ -1362,7 +1545,7 @@ mod tests {
         );
         // Without viscosity nothing is walked and nothing limits the step.
         fp.alpha = 0.0;
-        let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &g.slot_start, &sp, &fp, &dp);
+        let (acc, rate) = dfsph_accel(&v, &[1.0, 1.0], &pairs, &sp, &fp);
         assert_eq!(acc, vec![Vec3::ZERO; 2]);
         assert_eq!(rate, vec![0.0; 2]);
     }
@@ -1404,7 +1587,6 @@ mod tests {
             &mut vel,
             &da,
             &warm,
-            &g.slot_start,
             None,
             &mut [],
             1e-3,
