@@ -499,6 +499,61 @@ fn wall_margin(s: f32) -> f32 {
 /// The closest two particles of a random fill may be, as a fraction of the spacing.
 pub const RANDOM_MIN_DISTANCE: f32 = 0.8;
 
+/// A uniform grid of cells at least `width` wide over the box `[lo, lo + size]` (one cell
+/// along an axis shorter than that), for the random fill's neighbour queries: a point's
+/// cell, clamped into the box, and the cells around a cell. Points closer than `width` lie
+/// in the same or adjacent cells.
+struct BoxGrid {
+    lo: Vec3,
+    cell: Vec3,
+    dims: UVec3,
+    top: glam::IVec3,
+}
+
+impl BoxGrid {
+    fn new(lo: Vec3, size: Vec3, width: f32) -> Self {
+        let dims = (size / width).floor().max(Vec3::ONE).as_uvec3();
+        Self {
+            lo,
+            cell: size / dims.as_vec3(),
+            dims,
+            top: dims.as_ivec3() - 1,
+        }
+    }
+
+    /// Cells in all.
+    fn len(&self) -> usize {
+        (self.dims.x * self.dims.y * self.dims.z) as usize
+    }
+
+    /// The cell of `p`, clamped into the box.
+    fn key(&self, p: Vec3) -> glam::IVec3 {
+        ((p - self.lo) / self.cell)
+            .floor()
+            .as_ivec3()
+            .clamp(glam::IVec3::ZERO, self.top)
+    }
+
+    fn index(&self, c: glam::IVec3) -> usize {
+        let d = self.dims;
+        (c.x as usize * d.y as usize + c.y as usize) * d.z as usize + c.z as usize
+    }
+
+    /// The indices of the cells around `c` (itself included) that lie in the box, x then y
+    /// then z outermost first.
+    fn around(&self, c: glam::IVec3) -> impl Iterator<Item = usize> + '_ {
+        (-1..=1).flat_map(move |dx| {
+            (-1..=1).flat_map(move |dy| {
+                (-1..=1).filter_map(move |dz| {
+                    let q = c + glam::IVec3::new(dx, dy, dz);
+                    let outside = q.cmplt(glam::IVec3::ZERO).any() || q.cmpgt(self.top).any();
+                    (!outside).then(|| self.index(q))
+                })
+            })
+        })
+    }
+}
+
 /// `n` points uniformly random in the box `[lo, lo + size)` that `keep` accepts, none closer
 /// than [`RANDOM_MIN_DISTANCE`]·s to another: random sequential addition (Widom 1966), the
 /// hard-sphere fluid a liquid's particles resemble, at a packing fraction π/6 · 0.8³ ≈ 0.27
@@ -516,19 +571,8 @@ fn random_packing(
     keep: impl Fn(Vec3) -> bool,
 ) -> Vec<Vec3> {
     let mut d = RANDOM_MIN_DISTANCE * s;
-    let dims = (size / d).floor().max(Vec3::ONE).as_uvec3();
-    let cell = size / dims.as_vec3();
-    let top = dims.as_ivec3() - 1;
-    let key = |p: Vec3| {
-        ((p - lo) / cell)
-            .floor()
-            .as_ivec3()
-            .clamp(glam::IVec3::ZERO, top)
-    };
-    let index = |c: glam::IVec3| {
-        (c.x as usize * dims.y as usize + c.y as usize) * dims.z as usize + c.z as usize
-    };
-    let mut cells: Vec<Vec<u32>> = vec![Vec::new(); (dims.x * dims.y * dims.z) as usize];
+    let grid = BoxGrid::new(lo, size, d);
+    let mut cells: Vec<Vec<u32>> = vec![Vec::new(); grid.len()];
     let mut out: Vec<Vec3> = Vec::with_capacity(n);
     let mut failures = 0;
     while out.len() < n {
@@ -538,26 +582,15 @@ fn random_packing(
                 rng.random_range(0.0..size.y),
                 rng.random_range(0.0..size.z),
             );
-        let c = key(p);
-        let mut clear = keep(p);
-        'search: for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
-                    if !clear {
-                        break 'search;
-                    }
-                    let q = c + glam::IVec3::new(dx, dy, dz);
-                    if q.cmplt(glam::IVec3::ZERO).any() || q.cmpgt(top).any() {
-                        continue;
-                    }
-                    clear = !cells[index(q)]
-                        .iter()
-                        .any(|&j| out[j as usize].distance_squared(p) < d * d);
-                }
-            }
-        }
+        let c = grid.key(p);
+        let clear = keep(p)
+            && grid.around(c).all(|q| {
+                !cells[q]
+                    .iter()
+                    .any(|&j| out[j as usize].distance_squared(p) < d * d)
+            });
         if clear {
-            cells[index(c)].push(out.len() as u32);
+            cells[grid.index(c)].push(out.len() as u32);
             out.push(p);
             failures = 0;
         } else {
@@ -629,18 +662,7 @@ fn relax_packing(
         let r = r2.sqrt();
         e * (spiky * (h - r) * (h - r) / r)
     };
-    let dims = (size / h).floor().max(Vec3::ONE).as_uvec3();
-    let cell = size / dims.as_vec3();
-    let top = dims.as_ivec3() - 1;
-    let key = |p: Vec3| {
-        ((p - lo) / cell)
-            .floor()
-            .as_ivec3()
-            .clamp(glam::IVec3::ZERO, top)
-    };
-    let index = |c: glam::IVec3| {
-        (c.x as usize * dims.y as usize + c.y as usize) * dims.z as usize + c.z as usize
-    };
+    let grid = BoxGrid::new(lo, size, h);
     // Calls f(j, x_i − x_j, r², false) for every j within h of point i (i itself included),
     // then f(j, x_i − x_j', r², true) for each image x_j' of such a j across a tank wall that
     // lies within h of it (an image is farther than its original, so no other j has one).
@@ -649,33 +671,24 @@ fn relax_packing(
                 i: usize,
                 f: &mut dyn FnMut(usize, Vec3, f32, bool)| {
         let x = points[i];
-        let c = key(x);
-        for dx in -1..=1 {
-            for dy in -1..=1 {
-                for dz in -1..=1 {
-                    let q = c + glam::IVec3::new(dx, dy, dz);
-                    if q.cmplt(glam::IVec3::ZERO).any() || q.cmpgt(top).any() {
-                        continue;
-                    }
-                    for &j in &cells[index(q)] {
-                        let xj = points[j as usize];
-                        let e = x - xj;
-                        let r2 = e.length_squared();
-                        if r2 >= h2 {
-                            continue;
-                        }
-                        f(j as usize, e, r2, false);
-                        for a in 0..3 {
-                            for plane in [tank_min[a], tank_max[a]] {
-                                if (x[a] - plane).abs() < h {
-                                    let mut image = xj;
-                                    image[a] = 2.0 * plane - xj[a];
-                                    let e = x - image;
-                                    let r2 = e.length_squared();
-                                    if r2 < h2 {
-                                        f(j as usize, e, r2, true);
-                                    }
-                                }
+        for q in grid.around(grid.key(x)) {
+            for &j in &cells[q] {
+                let xj = points[j as usize];
+                let e = x - xj;
+                let r2 = e.length_squared();
+                if r2 >= h2 {
+                    continue;
+                }
+                f(j as usize, e, r2, false);
+                for a in 0..3 {
+                    for plane in [tank_min[a], tank_max[a]] {
+                        if (x[a] - plane).abs() < h {
+                            let mut image = xj;
+                            image[a] = 2.0 * plane - xj[a];
+                            let e = x - image;
+                            let r2 = e.length_squared();
+                            if r2 < h2 {
+                                f(j as usize, e, r2, true);
                             }
                         }
                     }
@@ -684,9 +697,9 @@ fn relax_packing(
         }
     };
     for _ in 0..RELAX_SWEEPS {
-        let mut cells: Vec<Vec<u32>> = vec![Vec::new(); (dims.x * dims.y * dims.z) as usize];
+        let mut cells: Vec<Vec<u32>> = vec![Vec::new(); grid.len()];
         for (i, &p) in points.iter().enumerate() {
-            cells[index(key(p))].push(i as u32);
+            cells[grid.index(grid.key(p))].push(i as u32);
         }
         let (lambda, worst): (Vec<f32>, Vec<f32>) = (0..points.len())
             .into_par_iter()
