@@ -91,7 +91,7 @@ struct DfsphParams {
     kernel_grad2: f32,
     wall_inset: f32,
     viscous_limit: f32,
-    _pad0: u32,
+    viscous_substeps: u32,
     _pad1: u32,
     _pad2: u32,
 }

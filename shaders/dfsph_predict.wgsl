@@ -1,7 +1,9 @@
-// Stage `dfsph_predict` (CPU mirror: src/cpu/dfsph.rs dfsph_predict): the velocities before
-// the constant-density solve, v* = v + a dt.
-// Inputs: accel (N), step_state[0] = dt. In/out: sorted_vel (N, slot order).
-// Worked example: v = (1, 0, 0), a = (0, -10, 0), dt = 0.01 -> v* = (1, -0.1, 0).
+// Stage `dfsph_predict` (CPU mirror: src/cpu/dfsph.rs dfsph_predict): one substep of the
+// non-pressure accelerations, v <- v + a dt_sub (dt_sub = dt / n, n the substeps
+// dfsph_timestep chose); after the last, v is v*, the velocity the constant-density solve
+// corrects.
+// Inputs: accel (N), step_state[3] = dt_sub. In/out: sorted_vel (N, slot order).
+// Worked example: v = (1, 0, 0), a = (0, -10, 0), dt_sub = 0.01 -> v = (1, -0.1, 0).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<storage, read> accel: array<vec4<f32>>;
@@ -14,5 +16,5 @@ fn dfsph_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if k >= params.n {
         return;
     }
-    sorted_vel[k] = vec4<f32>(sorted_vel[k].xyz + accel[k].xyz * step_state[0], 0.0);
+    sorted_vel[k] = vec4<f32>(sorted_vel[k].xyz + accel[k].xyz * step_state[3], 0.0);
 }

@@ -201,6 +201,10 @@ struct Cli {
     /// Most iterations of each DFSPH solve per step.
     #[arg(long, default_value_t = 100, value_name = "K")]
     max_iterations: u32,
+    /// DFSPH: most explicit substeps of the viscous accelerations per step (1 to 16), so the
+    /// step may be up to K times the viscosity's stability limit.
+    #[arg(long, default_value_t = gpu_sph::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K")]
+    viscous_substeps: u32,
     /// A run whose largest density exceeds this multiple of the rest density and is still
     /// rising ends as diverged (0 disables).
     #[arg(
@@ -671,6 +675,7 @@ fn dfsph_config(cli: &Cli) -> DfsphConfig {
         density_tolerance: cli.density_tolerance,
         max_iterations: cli.max_iterations,
         dt_min: cli.dt_min,
+        viscous_substeps: cli.viscous_substeps,
     }
 }
 
@@ -1160,6 +1165,7 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "divergence_tolerance",
         "density_tolerance",
         "max_iterations",
+        "viscous_substeps",
         "max_density_ratio",
         "max_speed_fraction",
         "dt_max",

@@ -124,6 +124,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "divergence_tolerance",
             "density_tolerance",
             "max_iterations",
+            "viscous_substeps",
             "table_size",
             "seed",
             "model",

@@ -737,12 +737,21 @@ pub fn verify_dfsph_steps(
         );
         g.run(|g, e| d.encode_timestep(g, e))?;
         let st = g.read_f32(&sim.fluid.step_state, 4)?;
+        let ts = tr.timestep;
         out.push(
             compare_float(
                 "dfsph_timestep",
-                &st[..2],
-                &[tr.timestep.0, tr.timestep.1],
+                &[st[0], st[1], st[3]],
+                &[ts.dt, ts.v_max, ts.dt_sub],
                 tol,
+            ),
+            None,
+        );
+        out.push(
+            compare_exact(
+                "dfsph_timestep.substeps",
+                &[d.read_substeps(g)?],
+                &[ts.substeps],
             ),
             None,
         );
@@ -752,6 +761,22 @@ pub fn verify_dfsph_steps(
             compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
             None,
         );
+        // The later viscous substeps, each from the GPU's own previous one (the substep count
+        // matched above, or that row fails).
+        for (k, (acc, vel)) in (2..).zip(&tr.substeps) {
+            g.run(|g, e| d.encode_substep_accel(g, e, k))?;
+            let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+            out.push(
+                compare_scaled(&format!("dfsph_accel.substep{k}"), &got, &flat(acc), tol),
+                None,
+            );
+            g.run(|g, e| d.encode_substep_predict(g, e, k))?;
+            let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+            out.push(
+                compare_scaled(&format!("dfsph_predict.substep{k}"), &got, &flat(vel), tol),
+                None,
+            );
+        }
         verify_solve(sim, Solve::Density, &tr.density, tol, &mut out)?;
         g.run(|g, e| d.encode_integrate(g, e))?;
         let got = flat(&g.read_vec3(&g.bufs.positions, n)?);

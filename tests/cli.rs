@@ -32,8 +32,16 @@ fn bad_flags_exit_2_with_one_line() {
 #[test]
 fn bad_solver_flags_exit_2_with_one_line() {
     let base = ["--headless", "--cpu", "-n", "500", "--solver", "dfsph"];
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 8] = [
         (&[], "add --steps K"),
+        (
+            &["--steps", "2", "--viscous-substeps", "0"],
+            "--viscous-substeps",
+        ),
+        (
+            &["--steps", "2", "--viscous-substeps", "17"],
+            "--viscous-substeps",
+        ),
         (
             &["--steps", "2", "--max-iterations", "0"],
             "--max-iterations",

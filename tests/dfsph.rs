@@ -98,6 +98,52 @@ fn every_dfsph_stage_matches_the_cpu_at_100k() {
 }
 
 #[test]
+fn viscous_substeps_match_the_cpu_pass_by_pass() {
+    // From rest the CFL step is dt_max, far past the viscous limit, so every step takes all K
+    // substeps; the report then holds a row for each later substep's accelerations and
+    // velocities, each bit-exact, and the substep count agrees.
+    let Some(ctx) = common::gpu() else { return };
+    let n = 3000;
+    let probe = SphConfig::new(n as u32, ConfigOverrides::default()).unwrap();
+    let scene = Scene::new(SceneKind::DamBreak, n, probe.spacing, 7);
+    let (sp, fp, mut dp) = setup(
+        n,
+        None,
+        (scene.tank_min, scene.tank_max),
+        scene.fluid_size.y,
+    );
+    dp.max_iterations = 8;
+    dp.viscous_substeps = 4;
+    let state = Particles::new(scene.positions, scene.velocities);
+    let tr = dfsph::dfsph_step(
+        false,
+        &state,
+        &DfsphCarry::new(n, &dp),
+        None,
+        None,
+        &sp,
+        &fp,
+        &dp,
+    );
+    assert_eq!(tr.timestep.substeps, 4, "{:?}", tr.timestep);
+    let tol = tolerance(&ctx);
+    let sim = Simulation::with_solver(ctx, &sp, &fp, Some(&dp), &state).unwrap();
+    let report =
+        verify::verify_dfsph_steps(&sim, &state, None, &Default::default(), 2, tol).unwrap();
+    assert!(report.pass, "{}", report.to_table());
+    for k in 2..=4 {
+        for stage in ["dfsph_accel", "dfsph_predict"] {
+            let row = format!("{stage}.substep{k}");
+            assert!(
+                report.stages.iter().any(|s| s.stage == row),
+                "no row {row}:\n{}",
+                report.to_table()
+            );
+        }
+    }
+}
+
+#[test]
 fn particles_at_walls_edges_and_corners_match_the_cpu() {
     // A particle in each corner of a small tank, one on each edge and face, and a few inside,
     // moving towards the walls, so every image subset (1, 3 and 7 images) takes part.

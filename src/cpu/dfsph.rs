@@ -951,26 +951,36 @@ pub fn dfsph_accel(
         .unzip()
 }
 
-/// Stage `dfsph_timestep`: dt = λ s / v_max, at most viscous_limit / S_max (½ / S_max, within
-/// the explicit viscous terms' stability limit, see [`dfsph_accel`]), clamped to
-/// [dt_min, dt_max], v_max the largest
+/// Stage `dfsph_timestep`: dt = λ s / v_max, at most K · viscous_limit / S_max (K =
+/// `viscous_substeps`; viscous_limit / S_max = ½ / S_max is the explicit viscous terms'
+/// stability limit, see [`dfsph_accel`]), clamped to [dt_min, dt_max], v_max the largest
 /// |v + a dt_prev| (the speed before the pressure solve); dt_max at rest without viscosity;
-/// the forced dt if set. Returns (dt, v_max).
+/// the forced dt if set. The non-pressure accelerations then advance the velocities in
+/// n = ⌈dt / (viscous_limit / S_max)⌉ substeps (1 ≤ n ≤ K; 1 without viscosity) of dt / n
+/// each, every one within the limit: explicit subcycling of the stiff viscous term, so the
+/// viscosity's limit no longer sets the step where the flow's CFL step is longer. Returns
+/// [`Timestep`].
 ///
-/// Worked example: s = 0.01, λ = 0.4, v_max = 2 m/s, S_max = 200 /s → min(2 ms, 2.5 ms) = 2 ms.
+/// Worked example: s = 0.01, λ = 0.4, v_max = 2 m/s, S_max = 400 /s, K = 2 → limit 1.25 ms,
+/// dt = min(2 ms, 2.5 ms) = 2 ms in n = ⌈1.6⌉ = 2 substeps of 1 ms.
 pub fn dfsph_timestep(
     vel: &[Vec3],
     acc: &[Vec3],
     rate: &[f32],
     dt_prev: f32,
     dp: &DfsphParams,
-) -> (f32, f32) {
+) -> Timestep {
     let v_max = vel
         .iter()
         .zip(acc)
         .map(|(v, a)| (*v + *a * dt_prev).length())
         .fold(0.0, f32::max);
     let s_max = rate.iter().copied().fold(0.0, f32::max);
+    let limit = if s_max > 0.0 {
+        dp.viscous_limit / s_max
+    } else {
+        0.0
+    };
     let dt = if dp.dt_fixed > 0.0 {
         dp.dt_fixed
     } else {
@@ -980,11 +990,35 @@ pub fn dfsph_timestep(
             dp.dt_max
         };
         if s_max > 0.0 {
-            dt = dt.min(dp.viscous_limit / s_max);
+            dt = dt.min(dp.viscous_substeps as f32 * limit);
         }
         dt.max(dp.dt_min).min(dp.dt_max)
     };
-    (dt, v_max)
+    let substeps = if s_max > 0.0 {
+        (dt / limit).ceil().clamp(1.0, dp.viscous_substeps as f32)
+    } else {
+        1.0
+    };
+    Timestep {
+        dt,
+        v_max,
+        substeps: substeps as u32,
+        dt_sub: dt / substeps,
+    }
+}
+
+/// What [`dfsph_timestep`] decides: the step, the speed it was taken for, and the viscous
+/// substeps that make it up.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Timestep {
+    /// The step, s.
+    pub dt: f32,
+    /// The largest speed before the pressure solve, m/s.
+    pub v_max: f32,
+    /// Substeps of the non-pressure accelerations, 1..=K.
+    pub substeps: u32,
+    /// Each substep, dt / substeps, s.
+    pub dt_sub: f32,
 }
 
 /// Stage `dfsph_predict`: v* = v + a dt.
@@ -1235,14 +1269,17 @@ pub struct DfsphTrace {
     pub start: DensityAlpha,
     /// The divergence-free solve.
     pub divergence: SolveTrace,
-    /// Non-pressure accelerations.
+    /// Non-pressure accelerations (the first substep's).
     pub acc: Vec<Vec3>,
     /// The explicit viscous terms' row sums S_i (accel.w on the GPU).
     pub viscous_rate: Vec<f32>,
-    /// (dt, v_max).
-    pub timestep: (f32, f32),
-    /// Predicted velocities v*.
+    /// The step and its substeps.
+    pub timestep: Timestep,
+    /// The velocities after the first substep (v* where there is one).
     pub predicted: Vec<Vec3>,
+    /// Each later substep's accelerations and the velocities after it (recorded traces only);
+    /// the last velocities are v*.
+    pub substeps: Vec<(Vec<Vec3>, Vec<Vec3>)>,
     /// The constant-density solve.
     pub density: SolveTrace,
     /// The state after the step (this step's slot order).
@@ -1315,11 +1352,28 @@ pub fn dfsph_step(
     let (acc, viscous_rate) = timed(Stage::DfsphAccel, || {
         dfsph_accel(&vel, &da.density, &da.pairs, sp, fp)
     });
-    let (dt, v_max) = timed(Stage::DfsphTimestep, || {
+    let ts = timed(Stage::DfsphTimestep, || {
         dfsph_timestep(&vel, &acc, &viscous_rate, dt_v, dp)
     });
-    timed(Stage::DfsphPredict, || dfsph_predict(&mut vel, &acc, dt));
+    let (dt, v_max) = (ts.dt, ts.v_max);
+    timed(Stage::DfsphPredict, || {
+        dfsph_predict(&mut vel, &acc, ts.dt_sub)
+    });
     let predicted = vel.clone();
+    // The later substeps: the non-pressure accelerations again at the velocities the last
+    // substep left, at the same positions and densities (the first substep's S_i stands).
+    let mut substeps = Vec::new();
+    for _ in 1..ts.substeps {
+        let (a, _) = timed(Stage::DfsphAccel, || {
+            dfsph_accel(&vel, &da.density, &da.pairs, sp, fp)
+        });
+        timed(Stage::DfsphPredict, || {
+            dfsph_predict(&mut vel, &a, ts.dt_sub)
+        });
+        if record {
+            substeps.push((a, vel.clone()));
+        }
+    }
     let density = solve(
         record,
         Solve::Density,
@@ -1374,8 +1428,9 @@ pub fn dfsph_step(
         divergence,
         acc,
         viscous_rate,
-        timestep: (dt, v_max),
+        timestep: ts,
         predicted,
+        substeps,
         density,
         next,
         carry: DfsphCarry { warm, dt_prev: dt },
@@ -1552,21 +1607,33 @@ mod tests {
 
     /// `dfsph_timestep`'s worked example and its limits.
     #[test]
-    fn timestep_takes_the_cfl_and_the_viscous_limit() {
-        let (_, _, dp) = setup(0.02, 1.0);
+    fn timestep_takes_the_cfl_and_the_viscous_limit_in_substeps() {
+        let (_, _, mut dp) = setup(0.02, 1.0);
         assert_eq!((dp.spacing, dp.cfl, dp.dt_max), (0.01, 0.4, 5e-3));
+        dp.viscous_substeps = 2;
         let v = [Vec3::new(2.0, 0.0, 0.0)];
         let a = [Vec3::ZERO];
-        assert_eq!(dfsph_timestep(&v, &a, &[200.0], 1e-3, &dp), (0.002, 2.0));
-        assert_eq!(dfsph_timestep(&v, &a, &[1000.0], 1e-3, &dp).0, 0.0005);
+        let ts = |v: &[Vec3], s: f32, dp: &DfsphParams| {
+            let t = dfsph_timestep(v, &a, &[s], 1e-3, dp);
+            (t.dt, t.v_max, t.substeps, t.dt_sub)
+        };
+        // The CFL step within the viscous limit (2.5 ms): one substep.
+        assert_eq!(ts(&v, 200.0, &dp), (0.002, 2.0, 1, 0.002));
+        // The worked example: the CFL step past the limit (1.25 ms), within twice it.
+        assert_eq!(ts(&v, 400.0, &dp), (0.002, 2.0, 2, 0.001));
+        // The CFL step past twice the limit: two substeps at the limit.
+        assert_eq!(ts(&v, 1000.0, &dp), (0.001, 2.0, 2, 0.0005));
+        // At rest without viscosity: dt_max in one.
+        assert_eq!(ts(&[Vec3::ZERO], 0.0, &dp).0, dp.dt_max);
+        assert_eq!(ts(&[Vec3::ZERO], 0.0, &dp).2, 1);
+        // dt_min wins over the limit; the substeps stay at K.
         assert_eq!(
-            dfsph_timestep(&[Vec3::ZERO], &a, &[0.0], 1e-3, &dp).0,
-            dp.dt_max
+            ts(&[Vec3::ZERO], 1e9, &dp),
+            (dp.dt_min, 0.0, 2, 0.5 * dp.dt_min)
         );
-        assert_eq!(
-            dfsph_timestep(&[Vec3::ZERO], &a, &[1e9], 1e-3, &dp).0,
-            dp.dt_min
-        );
+        // K = 1 (the default) is the explicit limit alone.
+        dp.viscous_substeps = 1;
+        assert_eq!(ts(&v, 1000.0, &dp), (0.0005, 2.0, 1, 0.0005));
     }
 
     #[test]

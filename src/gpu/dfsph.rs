@@ -90,6 +90,17 @@ pub struct GpuDfsph {
     pub residual: wgpu::Buffer,
     /// The step's statistics block (8 words, [`DfsphStats`]).
     pub stats: wgpu::Buffer,
+    /// The indirect arguments of viscous substeps 2..K that `dfsph_timestep` writes, 8 words
+    /// each: `dfsph_accel`'s (x, y, z), the substep count n, `dfsph_predict`'s (x, 1, 1), 0.
+    pub substep_args: wgpu::Buffer,
+}
+
+/// Bytes of one substep's entry in `substep_args`.
+const SUBSTEP_ARGS_BYTES: u64 = 32;
+
+// Where substep k's (2..=K) arguments start in `substep_args`.
+fn substep_offset(k: u32) -> u64 {
+    SUBSTEP_ARGS_BYTES * u64::from(k - 2)
 }
 
 fn solve_index(s: Solve) -> usize {
@@ -138,6 +149,14 @@ impl GpuDfsph {
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
             let residual = storage("sph.dfsph_residual", n64 * 4);
             let stats = storage("sph.dfsph_stats", 32);
+            let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sph.dfsph_substep_args"),
+                size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
 
             let m = |label, src| ctx.shader(label, src);
             let w = |label, src| ctx.walking_shader(label, src, b.group_size);
@@ -192,7 +211,7 @@ impl GpuDfsph {
             let timestep_l = layout(
                 d,
                 "sph.dfsph_timestep",
-                &[Uniform, Uniform, Read, Read, ReadWrite],
+                &[Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite],
             );
             let predict_l = layout(d, "sph.dfsph_predict", &[Uniform, Read, Read, ReadWrite]);
             let integrate_l = layout(
@@ -414,7 +433,15 @@ impl GpuDfsph {
                     d,
                     "sph.dfsph_timestep",
                     &timestep_l,
-                    &[&b.params, &params, &b.sorted_vel, accel, step_state],
+                    &[
+                        &b.params,
+                        &params,
+                        &b.sorted_vel,
+                        accel,
+                        step_state,
+                        &b.group_args,
+                        &substep_args,
+                    ],
                 ),
                 predict_bg: bind_group(
                     d,
@@ -476,6 +503,7 @@ impl GpuDfsph {
                 density_error,
                 residual,
                 stats,
+                substep_args,
             }
         })
     }
@@ -627,10 +655,44 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_predict`.
+    /// Stage `dfsph_predict`: the first viscous substep.
     pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
         g.dispatch(e, Stage::DfsphPredict, &self.predict, &self.predict_bg, n);
+    }
+
+    /// Stage `dfsph_accel` of viscous substep `k` (2..=K), dispatched from the arguments
+    /// `dfsph_timestep` wrote: nothing runs past the step's substep count.
+    pub fn encode_substep_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
+        g.dispatch_indirect_at(
+            e,
+            Stage::DfsphAccel,
+            &self.accel,
+            &[&self.accel_bg],
+            &self.substep_args,
+            substep_offset(k),
+        );
+    }
+
+    /// Stage `dfsph_predict` of viscous substep `k` (2..=K), as
+    /// [`GpuDfsph::encode_substep_accel`].
+    pub fn encode_substep_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
+        g.dispatch_indirect_at(
+            e,
+            Stage::DfsphPredict,
+            &self.predict,
+            &[&self.predict_bg],
+            &self.substep_args,
+            substep_offset(k) + 16,
+        );
+    }
+
+    /// The substep count of the last `dfsph_timestep` (1 where K = 1).
+    pub fn read_substeps(&self, g: &GpuNeighbours) -> Result<u32> {
+        if self.dp.viscous_substeps < 2 {
+            return Ok(1);
+        }
+        Ok(g.read_u32(&self.substep_args, 4)?[3])
     }
 
     /// Stage `dfsph_integrate`.

@@ -607,7 +607,8 @@ impl Simulation {
     }
 
     /// One DFSPH step (src/cpu/dfsph.rs lists the stages): divergence-free solve,
-    /// non-pressure accelerations (and the mouse force), time step, predicted velocities,
+    /// non-pressure accelerations (and the mouse force), time step, predicted velocities in
+    /// up to K viscous substeps (those past the step's count dispatch nothing),
     /// constant-density solve, positions; then the grid, ρ and α at the new positions and the
     /// statistics block.
     fn encode_dfsph_step(&self, e: &mut wgpu::CommandEncoder, d: &GpuDfsph) {
@@ -620,6 +621,13 @@ impl Simulation {
         }
         d.encode_timestep(g, e);
         d.encode_predict(g, e);
+        for k in 2..=d.dp.viscous_substeps {
+            d.encode_substep_accel(g, e, k);
+            if self.interaction.is_some() {
+                self.interact.encode(e, g.bufs.n.get());
+            }
+            d.encode_substep_predict(g, e, k);
+        }
         d.encode_solve(g, e, Solve::Density);
         d.encode_integrate(g, e);
         g.encode_build(e);

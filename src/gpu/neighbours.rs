@@ -714,12 +714,25 @@ impl GpuNeighbours {
         bgs: &[&wgpu::BindGroup],
         args: &wgpu::Buffer,
     ) {
+        self.dispatch_indirect_at(encoder, stage, pipe, bgs, args, 0);
+    }
+
+    /// [`GpuNeighbours::dispatch_indirect_groups`] with the arguments at byte `offset`.
+    pub(crate) fn dispatch_indirect_at(
+        &self,
+        encoder: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bgs: &[&wgpu::BindGroup],
+        args: &wgpu::Buffer,
+        offset: u64,
+    ) {
         let mut pass = self.pass(encoder, stage);
         pass.set_pipeline(pipe);
         for (k, bg) in bgs.iter().enumerate() {
             pass.set_bind_group(k as u32, *bg, &[]);
         }
-        pass.dispatch_workgroups_indirect(args, 0);
+        pass.dispatch_workgroups_indirect(args, offset);
     }
 
     /// Zeroes the slot counts (a GPU-side clear, no upload).
