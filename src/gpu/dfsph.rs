@@ -531,6 +531,7 @@ impl GpuDfsph {
             &self.density,
             &[&self.density_bg, &self.boundary_bg],
             &g.bufs.group_args,
+            0,
         );
         g.dispatch(
             e,
@@ -573,6 +574,7 @@ impl GpuDfsph {
             &self.pressure,
             &[&s.pressure, &self.boundary_bg],
             &s.state,
+            0,
         );
     }
 
@@ -586,6 +588,7 @@ impl GpuDfsph {
             &self.rate,
             &[&s.rate, &self.boundary_bg],
             &s.state,
+            0,
         );
         g.dispatch_indirect(e, Stage::DfsphBlocks, &self.blocks, &s.blocks, &s.state);
     }
@@ -664,7 +667,7 @@ impl GpuDfsph {
     /// Stage `dfsph_accel` of viscous substep `k` (2..=K), dispatched from the arguments
     /// `dfsph_timestep` wrote: nothing runs past the step's substep count.
     pub fn encode_substep_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
-        g.dispatch_indirect_at(
+        g.dispatch_indirect_groups(
             e,
             Stage::DfsphAccel,
             &self.accel,
@@ -677,7 +680,7 @@ impl GpuDfsph {
     /// Stage `dfsph_predict` of viscous substep `k` (2..=K), as
     /// [`GpuDfsph::encode_substep_accel`].
     pub fn encode_substep_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
-        g.dispatch_indirect_at(
+        g.dispatch_indirect_groups(
             e,
             Stage::DfsphPredict,
             &self.predict,

@@ -685,12 +685,24 @@ impl GpuNeighbours {
         bgs: &[&wgpu::BindGroup],
         groups_x: u32,
     ) {
+        self.bound_pass(encoder, stage, pipe, bgs)
+            .dispatch_workgroups(groups_x, 1, 1);
+    }
+
+    /// A compute pass of `stage` with `pipe` set and bind groups 0, 1, … from `bgs`.
+    fn bound_pass<'e>(
+        &'e self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bgs: &[&wgpu::BindGroup],
+    ) -> wgpu::ComputePass<'e> {
         let mut pass = self.pass(encoder, stage);
         pass.set_pipeline(pipe);
         for (k, bg) in bgs.iter().enumerate() {
             pass.set_bind_group(k as u32, *bg, &[]);
         }
-        pass.dispatch_workgroups(groups_x, 1, 1);
+        pass
     }
 
     /// One compute pass of `stage` dispatched indirectly from `args` (x, y, z at offset 0).
@@ -702,23 +714,12 @@ impl GpuNeighbours {
         bg: &wgpu::BindGroup,
         args: &wgpu::Buffer,
     ) {
-        self.dispatch_indirect_groups(encoder, stage, pipe, &[bg], args);
+        self.dispatch_indirect_groups(encoder, stage, pipe, &[bg], args, 0);
     }
 
-    /// [`GpuNeighbours::dispatch_indirect`] with bind groups 0, 1, … from `bgs`.
+    /// [`GpuNeighbours::dispatch_indirect`] with bind groups 0, 1, … from `bgs` and the
+    /// arguments at byte `offset` of `args`.
     pub(crate) fn dispatch_indirect_groups(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        stage: Stage,
-        pipe: &wgpu::ComputePipeline,
-        bgs: &[&wgpu::BindGroup],
-        args: &wgpu::Buffer,
-    ) {
-        self.dispatch_indirect_at(encoder, stage, pipe, bgs, args, 0);
-    }
-
-    /// [`GpuNeighbours::dispatch_indirect_groups`] with the arguments at byte `offset`.
-    pub(crate) fn dispatch_indirect_at(
         &self,
         encoder: &mut wgpu::CommandEncoder,
         stage: Stage,
@@ -727,12 +728,8 @@ impl GpuNeighbours {
         args: &wgpu::Buffer,
         offset: u64,
     ) {
-        let mut pass = self.pass(encoder, stage);
-        pass.set_pipeline(pipe);
-        for (k, bg) in bgs.iter().enumerate() {
-            pass.set_bind_group(k as u32, *bg, &[]);
-        }
-        pass.dispatch_workgroups_indirect(args, offset);
+        self.bound_pass(encoder, stage, pipe, bgs)
+            .dispatch_workgroups_indirect(args, offset);
     }
 
     /// Zeroes the slot counts (a GPU-side clear, no upload).
