@@ -7,7 +7,8 @@
 // no-slip wall of the viscous terms). accel.w = S_i, the row sum of that linear map
 // (sum of the pairs' |coefficient| r^2 and the Mueller coefficients): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
-// which dfsph_timestep enforces. With mu = 0 and alpha = 0 nothing is walked.
+// which dfsph_timestep enforces for each viscous substep (this pass runs once per substep,
+// at the velocities the last one left). With mu = 0 and alpha = 0 nothing is walked.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, the groups `order`
 // listed (group_range, group_args). Output: accel (N, vec4: xyz acceleration, w = S).
 // Worked example (h = 1, m = 1, rho = 1, alpha c = 1, mu = 0, no gravity): i at 0 moving at

@@ -13,9 +13,10 @@
 //!    ([`dfsph_pressure`]), until the mean of max(Dρ/Dt, 0)·dt/ρ0 ≤ η_v; warm-started with
 //!    half of last step's stiffness where the fluid compresses now ([`dfsph_warm`]);
 //! 3. [`dfsph_accel`]: gravity and viscosity (the artificial viscosity WCSPH uses, as a
-//!    viscous term on all pairs); [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|, at most the
-//!    explicit viscosity's stability limit,
-//!    clamped to [dt_min, dt_max]; [`dfsph_predict`]: v* = v + a dt;
+//!    viscous term on all pairs); [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|, at most K
+//!    times the explicit viscosity's stability limit (K = `--viscous-substeps`, default 1),
+//!    clamped to [dt_min, dt_max]; [`dfsph_predict`]: v += a dt/n, n ≤ K substeps each within
+//!    the limit, [`dfsph_accel`] again before each later one; the last leaves v*;
 //! 4. the constant-density solve ([`Solve::Density`]): predicted densities
 //!    ρ*_i = max(ρ_i + dt Dρ_i/Dt, ρ0), κ_i = (ρ*_i − ρ0)/dt² · α_i, the same velocity update,
 //!    until the mean of ρ*_i/ρ0 − 1 ≤ η (at least two iterations);
@@ -891,7 +892,8 @@ pub fn dfsph_control(
 /// S_i = Σ_j [m α c h |∇W_ij| r/((r² + 0.01h²) ρ̄_ij) + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by
 /// Gershgorin's theorem every eigenvalue of the linear map v ↦ a_visc lies in [−2 max S, 0], so
 /// an explicit step damps every mode without overshoot for dt ≤ 1/(2 max S), which
-/// [`dfsph_timestep`] enforces (`DfsphParams::viscous_limit`). Measured on a 4 × 20 × 4 column
+/// [`dfsph_timestep`] enforces for each viscous substep (`DfsphParams::viscous_limit`; this
+/// stage runs once per substep, at the velocities the last one left). Measured on a 4 × 20 × 4 column
 /// at α = 0.05 without this limit: growing motion at the 5 ms step, at rest at 2 ms.
 /// With μ = 0 and α = 0 nothing is walked (S = 0).
 ///
