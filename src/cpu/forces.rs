@@ -220,30 +220,17 @@ fn lane_push(
     }
 }
 
-/// The accelerations of the group `first..first + len` (slot order; members share a query
-/// range): one walk, each candidate visited once for all members, each member's sum in walk
-/// order.
-///
-/// How it is fast without changing a bit: every candidate's pair term ([`interact`]) and
-/// each of its images is evaluated for all members at once, one member per vector lane (AVX2
-/// where the CPU has it), with the scalar code's operations in the scalar code's order, and
-/// a lane the term does not apply to (r² ≥ h², the member itself, a wall subset the member is
-/// not near) adds an exact zero. Adding +0 instead of nothing changes no sum: an accumulator
-/// that starts at +0 never holds −0 in round-to-nearest, and x + (±0) = x for every other x.
-/// Subsets run from 7 down to 1 for every lane, which is each member's own [`subsets`]
-/// order (decreasing submasks).
-// The lane loops index several arrays by lane, which is what vectorises.
+/// The members' operands, one per lane, and the lanes with a wall within h (bit l). Unused
+/// lanes repeat the first member with no walls; their results are dropped.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn group_accelerations(
+fn member_lanes(
     first: usize,
     len: usize,
     f: &Fields,
-    slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-) -> [Vec3; GROUP] {
-    // Unused lanes repeat the first member with no walls and are dropped at the end.
+) -> (Lanes, u32) {
     let mut o = Lanes {
         q: [[0.0; GROUP]; 3],
         v: [[0.0; GROUP]; 3],
@@ -275,6 +262,33 @@ fn group_accelerations(
             near |= ((w.mask != 0) as u32) << l;
         }
     }
+    (o, near)
+}
+
+/// The accelerations of the group `first..first + len` (slot order; members share a query
+/// range): one walk, each candidate visited once for all members, each member's sum in walk
+/// order.
+///
+/// How it is fast without changing a bit: every candidate's pair term ([`interact`]) and
+/// each of its images is evaluated for all members at once, one member per vector lane (AVX2
+/// where the CPU has it), with the scalar code's operations in the scalar code's order, and
+/// a lane the term does not apply to (r² ≥ h², the member itself, a wall subset the member is
+/// not near) adds an exact zero. Adding +0 instead of nothing changes no sum: an accumulator
+/// that starts at +0 never holds −0 in round-to-nearest, and x + (±0) = x for every other x.
+/// Subsets run from 7 down to 1 for every lane, which is each member's own [`subsets`]
+/// order (decreasing submasks).
+// The lane loops index several arrays by lane, which is what vectorises.
+#[allow(clippy::needless_range_loop)]
+#[inline(always)]
+fn group_accelerations(
+    first: usize,
+    len: usize,
+    f: &Fields,
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> [Vec3; GROUP] {
+    let (o, near) = member_lanes(first, len, f, sp, fp);
     let live = (1u32 << len) - 1;
     let mut acc = [[0f32; GROUP]; 3];
     walk_group(first, f.pos, slot_start, sp, |j| {
@@ -362,12 +376,79 @@ fn group_accelerations(
     out
 }
 
-/// The same code compiled for 256-bit vectors (eight lanes per instruction). Only the vector
-/// width changes (Rust never contracts a multiply and an add into an FMA, and vector square
-/// roots and divisions round as the scalar ones do), so the results are the same bits.
+/// [`group_accelerations`] in AVX2 intrinsics, eight members per instruction. LLVM
+/// vectorised the portable lane loops only in part (masked stores and stack round trips
+/// between the lane loops, measured with perf), so the lanes are spelt out: the same
+/// operations in the same order (Rust never contracts a multiply and an add into an FMA, and
+/// vector square roots and divisions round as the scalar ones do), a lane a term does not
+/// apply to masked to +0.0 as the portable code's `if … else 0.0`, so the results are the
+/// same bits (tested against the portable form and the scalar walk).
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
+    use std::arch::x86_64::*;
+
+    type V = __m256;
+
+    /// The per-step constants of [`lane_push`](super::lane_push), broadcast.
+    struct Consts {
+        h: V,
+        h2: V,
+        soft: V,
+        neg_ac: V,
+        half: V,
+        mass: V,
+        k45: V,
+        viscous: bool,
+    }
+
+    /// The members' operands as vectors.
+    struct VLanes {
+        q: [V; 3],
+        v: [V; 3],
+        rho: V,
+        p_term: V,
+        vm: V,
+        id: __m256i,
+        mask: __m256i,
+        plane: [V; 3],
+    }
+
+    /// [`super::lane_push`] for all eight lanes.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn push(o: &VLanes, d: [V; 3], r2: V, uj: [V; 3], rho_j: V, pj: V, k: &Consts) -> [V; 3] {
+        let zero = _mm256_setzero_ps();
+        let r = _mm256_sqrt_ps(r2);
+        let w = _mm256_sub_ps(k.h, r);
+        let mut c = [zero; 3];
+        if k.viscous {
+            let cv = _mm256_mul_ps(_mm256_mul_ps(_mm256_div_ps(o.vm, rho_j), k.k45), w);
+            for a in 0..3 {
+                c[a] = _mm256_mul_ps(_mm256_sub_ps(uj[a], o.v[a]), cv);
+            }
+        }
+        let shared = _mm256_add_ps(o.p_term, pj);
+        let u = [0, 1, 2].map(|a| _mm256_sub_ps(o.v[a], uj[a]));
+        let approach = _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(u[0], d[0]), _mm256_mul_ps(u[1], d[1])),
+            _mm256_mul_ps(u[2], d[2]),
+        );
+        let mu = _mm256_div_ps(_mm256_mul_ps(k.h, approach), _mm256_add_ps(r2, k.soft));
+        let artificial = _mm256_div_ps(
+            _mm256_mul_ps(k.neg_ac, mu),
+            _mm256_mul_ps(k.half, _mm256_add_ps(o.rho, rho_j)),
+        );
+        let artificial = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(approach, zero), artificial);
+        let s = _mm256_mul_ps(k.mass, _mm256_add_ps(shared, artificial));
+        let s = _mm256_mul_ps(_mm256_mul_ps(_mm256_mul_ps(s, k.k45), w), w);
+        let s = _mm256_div_ps(s, r);
+        let apart = _mm256_cmp_ps::<_CMP_GT_OQ>(r, zero);
+        [0, 1, 2].map(|a| {
+            let pushed = _mm256_add_ps(c[a], _mm256_mul_ps(d[a], s));
+            _mm256_blendv_ps(c[a], pushed, apart)
+        })
+    }
 
     /// # Safety
     /// The CPU must support AVX2.
@@ -380,7 +461,109 @@ mod avx2 {
         sp: &SimParams,
         fp: &FluidParams,
     ) -> [Vec3; GROUP] {
-        super::group_accelerations(first, len, f, slot_start, sp, fp)
+        let (o, near) = member_lanes(first, len, f, sp, fp);
+        // SAFETY (whole block): AVX2 is enabled on this function; every load and store goes
+        // through an array of exactly eight lanes.
+        unsafe {
+            let ld = |a: &[f32; GROUP]| _mm256_loadu_ps(a.as_ptr());
+            let ldi = |a: &[u32; GROUP]| _mm256_loadu_si256(a.as_ptr().cast());
+            let o = VLanes {
+                q: [ld(&o.q[0]), ld(&o.q[1]), ld(&o.q[2])],
+                v: [ld(&o.v[0]), ld(&o.v[1]), ld(&o.v[2])],
+                rho: ld(&o.rho),
+                p_term: ld(&o.p_term),
+                vm: ld(&o.vm),
+                id: ldi(&o.id),
+                mask: ldi(&o.mask),
+                plane: [ld(&o.plane[0]), ld(&o.plane[1]), ld(&o.plane[2])],
+            };
+            let k = Consts {
+                h: _mm256_set1_ps(sp.h),
+                h2: _mm256_set1_ps(sp.h2),
+                soft: _mm256_set1_ps(0.01 * sp.h2),
+                neg_ac: _mm256_set1_ps(-fp.alpha * fp.sound_speed),
+                half: _mm256_set1_ps(0.5),
+                mass: _mm256_set1_ps(fp.mass),
+                k45: _mm256_set1_ps(fp.kernel_45),
+                viscous: fp.viscosity != 0.0,
+            };
+            let two = _mm256_set1_ps(2.0);
+            let live = (1i32 << len) - 1;
+            let zero = _mm256_setzero_ps();
+            let mut acc = [zero; 3];
+            walk_group(first, f.pos, slot_start, sp, |j| {
+                let (xj, uj, rho_j) = (f.pos[j], f.vel[j], f.density[j]);
+                let pj = _mm256_set1_ps(f.pressure[j] / (rho_j * rho_j));
+                let xjv = [xj.x, xj.y, xj.z].map(|c| _mm256_set1_ps(c));
+                let d = [0, 1, 2].map(|a| _mm256_sub_ps(o.q[a], xjv[a]));
+                let r2 = _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
+                    _mm256_mul_ps(d[2], d[2]),
+                );
+                let within = _mm256_cmp_ps::<_CMP_LT_OQ>(r2, k.h2);
+                let reach = _mm256_movemask_ps(within);
+                // A candidate no member reaches (about a quarter of them) adds zeros everywhere.
+                if reach & live == 0 {
+                    return;
+                }
+                let rho_jv = _mm256_set1_ps(rho_j);
+                let ujv = [uj.x, uj.y, uj.z].map(|c| _mm256_set1_ps(c));
+                let c = push(&o, d, r2, ujv, rho_jv, pj, &k);
+                let me = _mm256_castsi256_ps(_mm256_cmpeq_epi32(o.id, _mm256_set1_epi32(j as i32)));
+                let pair = _mm256_andnot_ps(me, within);
+                let mut t = c.map(|c| _mm256_and_ps(pair, c));
+                // Only a neighbour's images can reach the kernel (see `walls`).
+                if reach & near as i32 != 0 {
+                    let ui = viscous_image_velocity(uj);
+                    let uiv = [ui.x, ui.y, ui.z].map(|c| _mm256_set1_ps(c));
+                    let mut g = [zero; 3];
+                    for m in (1..8u32).rev() {
+                        let mv = _mm256_set1_epi32(m as i32);
+                        let has = _mm256_cmpeq_epi32(_mm256_and_si256(o.mask, mv), mv);
+                        let walled = _mm256_and_ps(within, _mm256_castsi256_ps(has));
+                        if _mm256_movemask_ps(walled) == 0 {
+                            continue;
+                        }
+                        let axes = image_axes(m);
+                        let flip = [axes.x, axes.y, axes.z];
+                        let d = [0, 1, 2].map(|a| {
+                            // reflect_across's operations: 2w − x on a flipped axis.
+                            let i = if flip[a] {
+                                _mm256_sub_ps(_mm256_mul_ps(two, o.plane[a]), xjv[a])
+                            } else {
+                                xjv[a]
+                            };
+                            _mm256_sub_ps(o.q[a], i)
+                        });
+                        let r2 = _mm256_add_ps(
+                            _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
+                            _mm256_mul_ps(d[2], d[2]),
+                        );
+                        let c = push(&o, d, r2, uiv, rho_jv, pj, &k);
+                        let on = _mm256_and_ps(walled, _mm256_cmp_ps::<_CMP_LT_OQ>(r2, k.h2));
+                        for a in 0..3 {
+                            g[a] = _mm256_add_ps(g[a], _mm256_and_ps(on, c[a]));
+                        }
+                    }
+                    for a in 0..3 {
+                        t[a] = _mm256_add_ps(t[a], g[a]);
+                    }
+                }
+                for a in 0..3 {
+                    acc[a] = _mm256_add_ps(acc[a], t[a]);
+                }
+            });
+            let mut sums = [[0f32; GROUP]; 3];
+            for a in 0..3 {
+                _mm256_storeu_ps(sums[a].as_mut_ptr(), acc[a]);
+            }
+            let g = Vec3::from_slice(&fp.gravity[..3]);
+            let mut out = [Vec3::ZERO; GROUP];
+            for (l, o) in out.iter_mut().enumerate() {
+                *o = Vec3::new(sums[0][l], sums[1][l], sums[2][l]) + g;
+            }
+            out
+        }
     }
 }
 
@@ -422,8 +605,8 @@ mod tests {
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};
 
-    /// The lane form equals the scalar walk of each particle on its own ([`candidate`] per
-    /// candidate, in walk order), bit for bit: random particles filling a 1 m box (walls,
+    /// The lane forms (AVX2 and portable) equal the scalar walk of each particle on its own
+    /// ([`candidate`] per candidate, in walk order), bit for bit: random particles filling a 1 m box (walls,
     /// edges and corners within h), two coincident particles, every cell in one slot
     /// (T = 1, so groups see far particles too), with and without physical viscosity.
     #[test]
@@ -491,6 +674,19 @@ mod tests {
                 );
             }
             assert!(walled > 50, "walls within h of many particles: {walled}");
+            // The portable lane form, which `forces` does not take where AVX2 is present.
+            for (first, len) in groups(&p, &sp) {
+                let a =
+                    group_accelerations(first as usize, len as usize, &f, &g.slot_start, &sp, &fp);
+                for (l, a) in a.iter().take(len as usize).enumerate() {
+                    let k = first as usize + l;
+                    assert_eq!(
+                        a.to_array().map(f32::to_bits),
+                        lanes[k].to_array().map(f32::to_bits),
+                        "portable lanes, particle {k}, viscosity {viscosity}"
+                    );
+                }
+            }
         }
     }
 }
