@@ -130,9 +130,130 @@ fn images(x: Vec3, xk: Vec3, walls: &WallPlanes, sp: &SimParams) -> f32 {
     subsets(walls.mask).fold(0.0, |t, m| t + image_term(x, xk, walls, m, sp))
 }
 
+/// The image sums of the group `first..first + len` (slot order; members share a query
+/// range), one per lane, unscaled: one walk for the group, each candidate visited once for all
+/// members (the caller walks only groups with a member near a wall).
+fn wall_sums(
+    first: usize,
+    len: usize,
+    near: &[WallPlanes; GROUP],
+    sorted_pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+) -> [f32; GROUP] {
+    let mut sum = [0.0f32; GROUP];
+    walk_group(first, sorted_pos, slot_start, sp, |j| {
+        let xj = sorted_pos[j];
+        for l in 0..len {
+            let x = sorted_pos[first + l];
+            // An image is never nearer than its original: only neighbours' images count.
+            if near[l].mask != 0 && distance2(x, xj) < sp.h2 {
+                sum[l] += images(x, xj, &near[l], sp);
+            }
+        }
+    });
+    sum
+}
+
+/// [`wall_sums`] in AVX2 intrinsics, eight members per instruction (LLVM left the lane loop
+/// scalar). Each lane adds, per candidate, its images' terms in decreasing subset order onto
+/// +0 and then that total onto its sum, as [`images`] folds them; a subset, candidate or lane
+/// the portable code skips adds an exact +0 here, which changes no sum (the terms are ≥ 0 and
+/// the sums start at +0), so the results are the same bits.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use std::arch::x86_64::*;
+
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn wall_sums(
+        first: usize,
+        len: usize,
+        near: &[WallPlanes; GROUP],
+        sorted_pos: &[Vec3],
+        slot_start: &[u32],
+        sp: &SimParams,
+    ) -> [f32; GROUP] {
+        let (mut q, mut plane) = ([[0f32; GROUP]; 3], [[0f32; GROUP]; 3]);
+        let mut mask = [0u32; GROUP];
+        for l in 0..GROUP {
+            // Unused lanes repeat the first member with no walls.
+            let x = sorted_pos[first + if l < len { l } else { 0 }];
+            for a in 0..3 {
+                q[a][l] = x[a];
+                plane[a][l] = near[l].plane[a];
+            }
+            mask[l] = if l < len { near[l].mask } else { 0 };
+        }
+        // SAFETY (whole block): AVX2 is enabled on this function; every load and store goes
+        // through an array of exactly eight lanes.
+        unsafe {
+            let ld = |a: &[f32; GROUP]| _mm256_loadu_ps(a.as_ptr());
+            let q = [ld(&q[0]), ld(&q[1]), ld(&q[2])];
+            let plane = [ld(&plane[0]), ld(&plane[1]), ld(&plane[2])];
+            let mask = _mm256_loadu_si256(mask.as_ptr().cast());
+            let zero = _mm256_setzero_ps();
+            let walled = _mm256_castsi256_ps(_mm256_cmpgt_epi32(mask, _mm256_setzero_si256()));
+            let (h2, inv_h2, one, two) = (
+                _mm256_set1_ps(sp.h2),
+                _mm256_set1_ps(sp.inv_h2),
+                _mm256_set1_ps(1.0),
+                _mm256_set1_ps(2.0),
+            );
+            let r2_of = |d: [__m256; 3]| {
+                _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
+                    _mm256_mul_ps(d[2], d[2]),
+                )
+            };
+            let mut sum = zero;
+            walk_group(first, sorted_pos, slot_start, sp, |j| {
+                let xj = sorted_pos[j];
+                let xjv = [xj.x, xj.y, xj.z].map(|c| _mm256_set1_ps(c));
+                let r2 = r2_of([0, 1, 2].map(|a| _mm256_sub_ps(q[a], xjv[a])));
+                let within = _mm256_and_ps(walled, _mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2));
+                if _mm256_movemask_ps(within) == 0 {
+                    return;
+                }
+                let mut t = zero;
+                for m in (1..8u32).rev() {
+                    let mv = _mm256_set1_epi32(m as i32);
+                    let has = _mm256_cmpeq_epi32(_mm256_and_si256(mask, mv), mv);
+                    let on = _mm256_and_ps(within, _mm256_castsi256_ps(has));
+                    if _mm256_movemask_ps(on) == 0 {
+                        continue;
+                    }
+                    let axes = image_axes(m);
+                    let flip = [axes.x, axes.y, axes.z];
+                    let d = [0, 1, 2].map(|a| {
+                        let i = if flip[a] {
+                            _mm256_sub_ps(_mm256_mul_ps(two, plane[a]), xjv[a])
+                        } else {
+                            xjv[a]
+                        };
+                        _mm256_sub_ps(q[a], i)
+                    });
+                    let r2 = r2_of(d);
+                    // poly6_term: q = max(1 − r²/h², 0), q³.
+                    let k = _mm256_sub_ps(one, _mm256_mul_ps(r2, inv_h2));
+                    let k = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(k, zero), k);
+                    let term = _mm256_mul_ps(_mm256_mul_ps(k, k), k);
+                    let on = _mm256_and_ps(on, _mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2));
+                    t = _mm256_add_ps(t, _mm256_and_ps(on, term));
+                }
+                sum = _mm256_add_ps(sum, t);
+            });
+            let mut out = [0f32; GROUP];
+            _mm256_storeu_ps(out.as_mut_ptr(), sum);
+            out
+        }
+    }
+}
+
 /// The densities with wall images of the group `first..first + len` (slot order; members
-/// share a query range): one walk for the group if any member is near a wall, each candidate
-/// visited once for all members.
+/// share a query range): one walk for the group if any member is near a wall.
 fn group_wall_densities(
     first: usize,
     len: usize,
@@ -148,18 +269,25 @@ fn group_wall_densities(
     }
     let mut sum = [0.0f32; GROUP];
     if near[..len].iter().any(|w| w.mask != 0) {
-        walk_group(first, sorted_pos, slot_start, sp, |j| {
-            let xj = sorted_pos[j];
-            for l in 0..len {
-                let x = sorted_pos[first + l];
-                // An image is never nearer than its original: only neighbours' images count.
-                if near[l].mask != 0 && distance2(x, xj) < sp.h2 {
-                    sum[l] += images(x, xj, &near[l], sp);
-                }
-            }
-        });
+        sum = wall_sums_best(first, len, &near, sorted_pos, slot_start, sp);
     }
     (0..len).map(move |l| density[first + l] + sp.density_scale * sum[l])
+}
+
+fn wall_sums_best(
+    first: usize,
+    len: usize,
+    near: &[WallPlanes; GROUP],
+    sorted_pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+) -> [f32; GROUP] {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present, checked just above.
+        return unsafe { avx2::wall_sums(first, len, near, sorted_pos, slot_start, sp) };
+    }
+    wall_sums(first, len, near, sorted_pos, slot_start, sp)
 }
 
 /// Runs the walls stage, group by group ([`groups`]).
@@ -239,6 +367,40 @@ mod tests {
         let planes = wall_planes(pos[0], 1.0, &fp);
         assert_eq!(planes.mask, 7);
         assert_eq!(planes.plane, Vec3::ZERO);
+    }
+
+    /// The AVX2 image sums are the portable ones bit for bit: random particles in a box
+    /// whose walls, edges and corners lie within h, every cell in one slot (T = 1).
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn avx2_wall_sums_are_the_portable_bits() {
+        if !std::arch::is_x86_feature_detected!("avx2") {
+            return;
+        }
+        let (sp, fp) = setup(1.0);
+        let mut s = 7u32;
+        let mut next = || {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let pos: Vec<Vec3> = (0..400)
+            .map(|_| Vec3::new(next(), next(), next()) * 9.9 + 0.05)
+            .collect();
+        let slot_start = [0, pos.len() as u32];
+        let mut walled = 0;
+        for first in (0..pos.len() - GROUP).step_by(5) {
+            let len = 1 + first % GROUP;
+            let mut near = [WallPlanes::default(); GROUP];
+            for l in 0..len {
+                near[l] = wall_planes(pos[first + l], sp.h, &fp);
+                walled += (near[l].mask != 0) as usize;
+            }
+            let want = wall_sums(first, len, &near, &pos, &slot_start, &sp);
+            // SAFETY: AVX2 is present, checked above.
+            let got = unsafe { avx2::wall_sums(first, len, &near, &pos, &slot_start, &sp) };
+            assert_eq!(want.map(f32::to_bits)[..len], got.map(f32::to_bits)[..len]);
+        }
+        assert!(walled > 100, "{walled} members near a wall");
     }
 
     #[test]
