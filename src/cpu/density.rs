@@ -24,10 +24,10 @@
 //! Worked example, h = 1, m such that density_scale = 1: particles at x = 0 and x = 0.5 (same
 //! y, z) → each sees itself (1 − 0)³ = 1 and the other (1 − 0.25)³ = 0.421875 → both 1.421875.
 
-use glam::{IVec3, Vec3};
+use glam::Vec3;
 use rayon::prelude::*;
 
-use super::walk::{MAX_QUERY_SLOTS, walk, walk_slots};
+use super::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
 use crate::hash::query_range;
 use crate::params::SimParams;
 
@@ -122,22 +122,6 @@ struct Group {
     start: u32,
     /// Particles in the run.
     len: u32,
-}
-
-/// Spreads the low 21 bits of `v` to every third bit.
-fn spread3(v: u32) -> u64 {
-    let mut x = (v & 0x1f_ffff) as u64;
-    x = (x | x << 32) & 0x001f_0000_0000_ffff;
-    x = (x | x << 16) & 0x001f_0000_ff00_00ff;
-    x = (x | x << 8) & 0x100f_00f0_0f00_f00f;
-    x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
-    (x | x << 2) & 0x1249_2492_4924_9249
-}
-
-/// The Morton (z-order) code of a cell, from the low 21 bits of each coordinate: cells close in
-/// space get close codes (wrapping far away only changes the order, never a result).
-fn morton(c: IVec3) -> u64 {
-    spread3(c.x as u32) | spread3(c.y as u32) << 1 | spread3(c.z as u32) << 2
 }
 
 /// The groups of slot-order particles `base..end`, in slot order.

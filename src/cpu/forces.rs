@@ -31,9 +31,10 @@
 //! a = ±(1 + 1) · k · 0.5² · 1 = ±0.5k along x.
 
 use glam::Vec3;
-use rayon::prelude::*;
 
-use super::walk::{GROUP, groups, walk_group};
+#[cfg(test)]
+use super::walk::groups;
+use super::walk::{GROUP, map_groups, walk_group};
 #[cfg(test)]
 use super::walls::subsets;
 use super::walls::{WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes};
@@ -583,16 +584,11 @@ fn group_accelerations_best(
     group_accelerations(first, len, f, slot_start, sp, fp)
 }
 
-/// Runs the forces stage, group by group ([`groups`]).
+/// Runs the forces stage, group by group ([`map_groups`]: groups in Morton order).
 pub fn forces(f: &Fields, slot_start: &[u32], sp: &SimParams, fp: &FluidParams) -> Vec<Vec3> {
-    groups(f.pos, sp)
-        .par_iter()
-        .with_min_len(32)
-        .flat_map_iter(|&(first, len)| {
-            let a = group_accelerations_best(first as usize, len as usize, f, slot_start, sp, fp);
-            a.into_iter().take(len as usize)
-        })
-        .collect()
+    map_groups(f.pos, sp, |first, len| {
+        group_accelerations_best(first, len, f, slot_start, sp, fp)
+    })
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! 1 in order, with r² 0 and 24.01.
 
 use glam::{IVec3, Vec3};
+use rayon::prelude::*;
 
 use crate::hash::{MAX_QUERY_SPAN, distance2, hash_cell, query_range};
 use crate::params::SimParams;
@@ -100,6 +101,56 @@ pub fn groups(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
         i = j;
     }
     out
+}
+
+/// Spreads the low 21 bits of `v` to every third bit.
+fn spread3(v: u32) -> u64 {
+    let mut x = (v & 0x1f_ffff) as u64;
+    x = (x | x << 32) & 0x001f_0000_0000_ffff;
+    x = (x | x << 16) & 0x001f_0000_ff00_00ff;
+    x = (x | x << 8) & 0x100f_00f0_0f00_f00f;
+    x = (x | x << 4) & 0x10c3_0c30_c30c_30c3;
+    (x | x << 2) & 0x1249_2492_4924_9249
+}
+
+/// The Morton (z-order) code of a cell, from the low 21 bits of each coordinate: cells close in
+/// space get close codes (wrapping far away only changes the order, never a result).
+pub fn morton(c: IVec3) -> u64 {
+    spread3(c.x as u32) | spread3(c.y as u32) << 1 | spread3(c.z as u32) << 2
+}
+
+/// Runs `per_group(first, len)` for every group of [`groups_in_space_order`], in parallel,
+/// and places member l's result at slot-order index first + l.
+pub fn map_groups<T: Copy + Default + Send>(
+    sorted_pos: &[Vec3],
+    params: &SimParams,
+    per_group: impl Fn(usize, usize) -> [T; GROUP] + Sync,
+) -> Vec<T> {
+    let order = groups_in_space_order(sorted_pos, params);
+    let results: Vec<[T; GROUP]> = order
+        .par_iter()
+        .with_min_len(32)
+        .map(|&(first, len)| per_group(first as usize, len as usize))
+        .collect();
+    let mut out = vec![T::default(); sorted_pos.len()];
+    for (&(first, len), r) in order.iter().zip(&results) {
+        let (first, len) = (first as usize, len as usize);
+        out[first..first + len].copy_from_slice(&r[..len]);
+    }
+    out
+}
+
+/// [`groups`] sorted by the Morton code of their query ranges' lower corners: the order the
+/// CPU's grouped walks process them in. Slot order is hash order, which would send consecutive
+/// groups to unrelated cells and miss the cache; in Morton order neighbouring groups follow
+/// each other and find each other's candidates and slot starts in the cache. The order of
+/// processing changes no result: each group's sums run over its own walk.
+pub fn groups_in_space_order(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
+    let mut g = groups(sorted_pos, params);
+    g.sort_by_cached_key(|&(first, _)| {
+        morton(query_range(sorted_pos[first as usize], params.h, params.inv_h).0)
+    });
+    g
 }
 
 /// The grouped walk of the members `first..first + len`, which share a query range: calls

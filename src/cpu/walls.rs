@@ -30,10 +30,9 @@
 //! pair at that distance.
 
 use glam::{BVec3, Vec3};
-use rayon::prelude::*;
 
 use super::density::poly6_term;
-use super::walk::{GROUP, groups, walk_group};
+use super::walk::{GROUP, map_groups, walk_group};
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
 
@@ -262,7 +261,7 @@ fn group_wall_densities(
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-) -> impl Iterator<Item = f32> {
+) -> [f32; GROUP] {
     let mut near = [WallPlanes::default(); GROUP];
     for l in 0..len {
         near[l] = wall_planes(sorted_pos[first + l], sp.h, fp);
@@ -271,7 +270,11 @@ fn group_wall_densities(
     if near[..len].iter().any(|w| w.mask != 0) {
         sum = wall_sums_best(first, len, &near, sorted_pos, slot_start, sp);
     }
-    (0..len).map(move |l| density[first + l] + sp.density_scale * sum[l])
+    let mut out = [0.0f32; GROUP];
+    for l in 0..len {
+        out[l] = density[first + l] + sp.density_scale * sum[l];
+    }
+    out
 }
 
 fn wall_sums_best(
@@ -290,7 +293,7 @@ fn wall_sums_best(
     wall_sums(first, len, near, sorted_pos, slot_start, sp)
 }
 
-/// Runs the walls stage, group by group ([`groups`]).
+/// Runs the walls stage, group by group ([`map_groups`]: groups in Morton order).
 pub fn walls(
     sorted_pos: &[Vec3],
     density: &[f32],
@@ -298,21 +301,9 @@ pub fn walls(
     sp: &SimParams,
     fp: &FluidParams,
 ) -> Vec<f32> {
-    groups(sorted_pos, sp)
-        .par_iter()
-        .with_min_len(32)
-        .flat_map_iter(|&(first, len)| {
-            group_wall_densities(
-                first as usize,
-                len as usize,
-                sorted_pos,
-                density,
-                slot_start,
-                sp,
-                fp,
-            )
-        })
-        .collect()
+    map_groups(sorted_pos, sp, |first, len| {
+        group_wall_densities(first, len, sorted_pos, density, slot_start, sp, fp)
+    })
 }
 
 #[cfg(test)]
