@@ -24,7 +24,7 @@
 //! Worked example, h = 1, m such that density_scale = 1: particles at x = 0 and x = 0.5 (same
 //! y, z) → each sees itself (1 − 0)³ = 1 and the other (1 − 0.25)³ = 0.421875 → both 1.421875.
 
-use glam::Vec3;
+use glam::{Vec3, Vec4};
 use rayon::prelude::*;
 
 use super::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
@@ -75,15 +75,93 @@ pub const LANES: usize = 8;
 /// Slot-order particles per parallel work item.
 const CHUNK: usize = 4096;
 
+/// How the walk reads particle positions: the layout of the particle state. The density walk
+/// is written once over this trait, so the layouts can be measured against each other on the
+/// same code (issue 11's layout question; `examples/layout.rs`, docs/benchmarks.md): the CPU
+/// path keeps `[Vec3]` (an array of 12-byte structs), the winner there.
+pub trait Positions: Sync {
+    /// Particles held.
+    fn count(&self) -> usize;
+    /// Particle k's position.
+    fn at(&self, k: usize) -> Vec3;
+    /// Calls `f(x, y, z)` for particles `a..b` in order.
+    fn each(&self, a: usize, b: usize, f: impl FnMut(f32, f32, f32));
+}
+
+impl Positions for [Vec3] {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        self[k]
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        for p in &self[a..b] {
+            f(p.x, p.y, p.z);
+        }
+    }
+}
+
+/// Positions as 16-byte rows (x, y, z, unused), the GPU path's `array<vec4<f32>>`.
+pub struct Rows<'a>(pub &'a [Vec4]);
+
+impl Positions for Rows<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        self.0[k].truncate()
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        for p in &self.0[a..b] {
+            f(p.x, p.y, p.z);
+        }
+    }
+}
+
+/// Positions as a structure of arrays: x, y and z each an array of their own.
+pub struct Columns<'a> {
+    /// x of every particle.
+    pub x: &'a [f32],
+    /// y of every particle.
+    pub y: &'a [f32],
+    /// z of every particle.
+    pub z: &'a [f32],
+}
+
+impl Positions for Columns<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.x.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        Vec3::new(self.x[k], self.y[k], self.z[k])
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        let (x, y, z) = (&self.x[a..b], &self.y[a..b], &self.z[a..b]);
+        for i in 0..x.len() {
+            f(x[i], y[i], z[i]);
+        }
+    }
+}
+
 /// Densities (unscaled sums) and neighbour counts of up to [`LANES`] query particles sharing
 /// the candidate list `ranges`, one lane each. Every lane adds every candidate's term in walk
 /// order, an exact 0.0 for non-neighbours (as the GPU does), so each lane's sum is bit for bit
-/// the one-particle walk's; the lanes vectorise.
+/// the one-particle walk's.
 #[inline(always)]
-fn lane_sums(
+fn lane_sums<P: Positions + ?Sized>(
     queries: &[Vec3],
     ranges: &[(u32, u32)],
-    sorted_pos: &[Vec3],
+    pos: &P,
     h2: f32,
     inv_h2: f32,
 ) -> ([f32; LANES], [u32; LANES]) {
@@ -96,18 +174,17 @@ fn lane_sums(
     let mut sum = [0f32; LANES];
     let mut nb = [0u32; LANES];
     for &(a, b) in ranges {
-        for c in &sorted_pos[a as usize..b as usize] {
+        pos.each(a as usize, b as usize, |cx, cy, cz| {
             for l in 0..LANES {
-                let (dx, dy, dz) = (qx[l] - c.x, qy[l] - c.y, qz[l] - c.z);
+                let (dx, dy, dz) = (qx[l] - cx, qy[l] - cy, qz[l] - cz);
                 let r2 = dx * dx + dy * dy + dz * dz;
                 let q = 1.0 - r2 * inv_h2;
-                // max(q, 0) for the finite q here, written as a compare so it vectorises.
                 let q = if q > 0.0 { q } else { 0.0 };
                 let inside = r2 < h2;
                 sum[l] += if inside { q * q * q } else { 0.0 };
                 nb[l] += inside as u32;
             }
-        }
+        });
     }
     (sum, nb)
 }
@@ -126,16 +203,18 @@ struct Group {
 
 /// The groups of slot-order particles `base..end`, in slot order.
 #[inline(always)]
-fn groups_of(base: usize, end: usize, sorted_pos: &[Vec3], params: &SimParams) -> Vec<Group> {
+fn groups_of<P: Positions + ?Sized>(
+    base: usize,
+    end: usize,
+    pos: &P,
+    params: &SimParams,
+) -> Vec<Group> {
     let mut out = Vec::with_capacity((end - base) / 4 + 1);
     let mut i = base;
     while i < end {
-        let range = query_range(sorted_pos[i], params.h, params.inv_h);
+        let range = query_range(pos.at(i), params.h, params.inv_h);
         let mut j = i + 1;
-        while j < end
-            && j - i < LANES
-            && query_range(sorted_pos[j], params.h, params.inv_h) == range
-        {
+        while j < end && j - i < LANES && query_range(pos.at(j), params.h, params.inv_h) == range {
             j += 1;
         }
         out.push(Group {
@@ -151,36 +230,31 @@ fn groups_of(base: usize, end: usize, sorted_pos: &[Vec3], params: &SimParams) -
 /// One group's results: densities (scaled), neighbour pairs, candidates examined.
 type GroupResult = ([f32; LANES], u32, u32);
 
-/// A lane-sum implementation: [`lane_sums`] or its AVX2 twin, same arguments, same bits.
-type LaneSums = fn(&[Vec3], &[(u32, u32)], &[Vec3], f32, f32) -> ([f32; LANES], [u32; LANES]);
-
-/// The densities of `groups`, one result each.
+/// The densities of `groups`, one result each; `avx2` picks the intrinsic lane sums.
 #[inline(always)]
-fn groups_density(
+fn groups_density<P: Positions + ?Sized>(
     groups: &[Group],
     out: &mut [GroupResult],
-    sorted_pos: &[Vec3],
+    pos: &P,
     slot_start: &[u32],
     params: &SimParams,
-    lane_sums: LaneSums,
+    avx2: bool,
 ) {
     let mut ranges = [(0u32, 0u32); MAX_QUERY_SLOTS];
     for (g, out) in groups.iter().zip(out) {
         let (start, len) = (g.start as usize, g.len as usize);
-        let (lo, hi) = query_range(sorted_pos[start], params.h, params.inv_h);
+        let mut queries = [Vec3::ZERO; LANES];
+        for (l, q) in queries.iter_mut().enumerate().take(len) {
+            *q = pos.at(start + l);
+        }
+        let (lo, hi) = query_range(queries[0], params.h, params.inv_h);
         let mut n_ranges = 0;
         walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
             ranges[n_ranges] = (a, b);
             n_ranges += 1;
         });
         let ranges = &ranges[..n_ranges];
-        let (sum, nb) = lane_sums(
-            &sorted_pos[start..start + len],
-            ranges,
-            sorted_pos,
-            params.h2,
-            params.inv_h2,
-        );
+        let (sum, nb) = lanes(&queries[..len], ranges, pos, params, avx2);
         let per_query: u32 = ranges.iter().map(|&(a, b)| b - a).sum();
         *out = (
             sum.map(|s| params.density_scale * s),
@@ -188,6 +262,24 @@ fn groups_density(
             per_query * len as u32,
         );
     }
+}
+
+/// [`lane_sums`], in AVX2 intrinsics where `avx2` says the CPU has them.
+#[inline(always)]
+fn lanes<P: Positions + ?Sized>(
+    queries: &[Vec3],
+    ranges: &[(u32, u32)],
+    pos: &P,
+    params: &SimParams,
+    avx2: bool,
+) -> ([f32; LANES], [u32; LANES]) {
+    #[cfg(target_arch = "x86_64")]
+    if avx2 {
+        // SAFETY: the caller passes avx2 = true only where the CPU has AVX2.
+        return unsafe { avx2::lane_sums(queries, ranges, pos, params.h2, params.inv_h2) };
+    }
+    let _ = avx2;
+    lane_sums(queries, ranges, pos, params.h2, params.inv_h2)
 }
 
 /// The all-pairs density of query particles `base..base + out.len()`: every particle is a
@@ -198,17 +290,17 @@ fn all_pairs_chunk(
     out: &mut [f32],
     positions: &[Vec3],
     params: &SimParams,
-    lane_sums: LaneSums,
+    avx2: bool,
 ) {
     let all = [(0, positions.len() as u32)];
     for (g, o) in out.chunks_mut(LANES).enumerate() {
         let first = base + g * LANES;
-        let (sum, _) = lane_sums(
+        let (sum, _) = lanes(
             &positions[first..first + o.len()],
             &all,
             positions,
-            params.h2,
-            params.inv_h2,
+            params,
+            avx2,
         );
         for (d, s) in o.iter_mut().zip(sum) {
             *d = params.density_scale * s;
@@ -230,10 +322,10 @@ mod avx2 {
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn lane_sums(
+    pub unsafe fn lane_sums<P: Positions + ?Sized>(
         queries: &[Vec3],
         ranges: &[(u32, u32)],
-        sorted_pos: &[Vec3],
+        pos: &P,
         h2: f32,
         inv_h2: f32,
     ) -> ([f32; LANES], [u32; LANES]) {
@@ -259,10 +351,10 @@ mod avx2 {
             let mut sum = zero;
             let mut nb = _mm256_setzero_si256();
             for &(a, b) in ranges {
-                for c in &sorted_pos[a as usize..b as usize] {
-                    let dx = _mm256_sub_ps(qx, _mm256_set1_ps(c.x));
-                    let dy = _mm256_sub_ps(qy, _mm256_set1_ps(c.y));
-                    let dz = _mm256_sub_ps(qz, _mm256_set1_ps(c.z));
+                pos.each(a as usize, b as usize, |cx, cy, cz| {
+                    let dx = _mm256_sub_ps(qx, _mm256_set1_ps(cx));
+                    let dy = _mm256_sub_ps(qy, _mm256_set1_ps(cy));
+                    let dz = _mm256_sub_ps(qz, _mm256_set1_ps(cz));
                     let r2 = _mm256_add_ps(
                         _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
                         _mm256_mul_ps(dz, dz),
@@ -275,7 +367,7 @@ mod avx2 {
                     sum = _mm256_add_ps(sum, _mm256_and_ps(inside, t));
                     // A true lane is all ones, −1 as an integer.
                     nb = _mm256_sub_epi32(nb, _mm256_castps_si256(inside));
-                }
+                });
             }
             let mut s = [0f32; LANES];
             let mut n = [0u32; LANES];
@@ -285,50 +377,30 @@ mod avx2 {
         }
     }
 
-    /// [`lane_sums`] behind the safe signature [`LaneSums`] asks for.
-    fn lane_sums_checked(
-        queries: &[Vec3],
-        ranges: &[(u32, u32)],
-        sorted_pos: &[Vec3],
-        h2: f32,
-        inv_h2: f32,
-    ) -> ([f32; LANES], [u32; LANES]) {
-        assert!(has_avx2());
-        // SAFETY: AVX2 is present, asserted just above.
-        unsafe { lane_sums(queries, ranges, sorted_pos, h2, inv_h2) }
-    }
-
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn groups_density(
+    pub unsafe fn groups_density<P: Positions + ?Sized>(
         groups: &[Group],
         out: &mut [GroupResult],
-        sorted_pos: &[Vec3],
+        pos: &P,
         slot_start: &[u32],
         params: &SimParams,
     ) {
-        super::groups_density(
-            groups,
-            out,
-            sorted_pos,
-            slot_start,
-            params,
-            lane_sums_checked,
-        )
+        super::groups_density(groups, out, pos, slot_start, params, true)
     }
 
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn groups_of(
+    pub unsafe fn groups_of<P: Positions + ?Sized>(
         base: usize,
         end: usize,
-        sorted_pos: &[Vec3],
+        pos: &P,
         params: &SimParams,
     ) -> Vec<Group> {
         // Here mostly for the inlined floor (roundss) in query_range.
-        super::groups_of(base, end, sorted_pos, params)
+        super::groups_of(base, end, pos, params)
     }
 
     /// # Safety
@@ -340,7 +412,7 @@ mod avx2 {
         positions: &[Vec3],
         params: &SimParams,
     ) {
-        super::all_pairs_chunk(base, out, positions, params, lane_sums_checked)
+        super::all_pairs_chunk(base, out, positions, params, true)
     }
 }
 
@@ -355,29 +427,34 @@ fn has_avx2() -> bool {
     }
 }
 
-fn groups_of_best(base: usize, end: usize, sorted_pos: &[Vec3], params: &SimParams) -> Vec<Group> {
+fn groups_of_best<P: Positions + ?Sized>(
+    base: usize,
+    end: usize,
+    pos: &P,
+    params: &SimParams,
+) -> Vec<Group> {
     #[cfg(target_arch = "x86_64")]
     if has_avx2() {
         // SAFETY: AVX2 is present, checked just above.
-        return unsafe { avx2::groups_of(base, end, sorted_pos, params) };
+        return unsafe { avx2::groups_of(base, end, pos, params) };
     }
-    groups_of(base, end, sorted_pos, params)
+    groups_of(base, end, pos, params)
 }
 
-fn groups_density_best(
+fn groups_density_best<P: Positions + ?Sized>(
     groups: &[Group],
     out: &mut [GroupResult],
-    sorted_pos: &[Vec3],
+    pos: &P,
     slot_start: &[u32],
     params: &SimParams,
 ) {
     #[cfg(target_arch = "x86_64")]
     if has_avx2() {
         // SAFETY: AVX2 is present, checked just above.
-        unsafe { avx2::groups_density(groups, out, sorted_pos, slot_start, params) };
+        unsafe { avx2::groups_density(groups, out, pos, slot_start, params) };
         return;
     }
-    groups_density(groups, out, sorted_pos, slot_start, params, lane_sums)
+    groups_density(groups, out, pos, slot_start, params, false)
 }
 
 /// The all-pairs O(N²) density in `f32` (every particle against every particle, in input
@@ -395,7 +472,7 @@ pub fn all_pairs(positions: &[Vec3], params: &SimParams) -> Vec<f32> {
                 unsafe { avx2::all_pairs_chunk(base, o, positions, params) };
                 return;
             }
-            all_pairs_chunk(base, o, positions, params, lane_sums);
+            all_pairs_chunk(base, o, positions, params, false);
         });
     out
 }
@@ -410,19 +487,26 @@ const GROUPS_PER_TASK: usize = 256;
 /// after the other, find each other's candidates and slot starts in the cache. The order of
 /// processing changes no result: each particle's sum runs over its own walk.
 pub fn density(sorted_pos: &[Vec3], slot_start: &[u32], params: &SimParams) -> DensityOutput {
-    let n = sorted_pos.len();
+    density_in(sorted_pos, slot_start, params)
+}
+
+/// [`density`] reading the positions in the layout `pos`; the same bits in every layout.
+pub fn density_in<P: Positions + ?Sized>(
+    pos: &P,
+    slot_start: &[u32],
+    params: &SimParams,
+) -> DensityOutput {
+    let n = pos.count();
     let mut groups: Vec<Group> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .flat_map_iter(|c| {
-            groups_of_best(c * CHUNK, (c * CHUNK + CHUNK).min(n), sorted_pos, params)
-        })
+        .flat_map_iter(|c| groups_of_best(c * CHUNK, (c * CHUNK + CHUNK).min(n), pos, params))
         .collect();
     groups.par_sort_unstable_by_key(|g| g.key);
     let mut results = vec![([0f32; LANES], 0u32, 0u32); groups.len()];
     results
         .par_chunks_mut(GROUPS_PER_TASK)
         .zip(groups.par_chunks(GROUPS_PER_TASK))
-        .for_each(|(out, g)| groups_density_best(g, out, sorted_pos, slot_start, params));
+        .for_each(|(out, g)| groups_density_best(g, out, pos, slot_start, params));
     let mut density = vec![0.0f32; n];
     let (mut neighbour_pairs, mut candidates) = (0u64, 0u64);
     for (g, (rho, pairs, cand)) in groups.iter().zip(&results) {
@@ -511,15 +595,50 @@ mod tests {
         let ranges = [(0u32, 150u32), (150, 151), (200, pts.len() as u32)];
         for len in 1..=LANES {
             let queries = &pts[len * 3..len * 4];
-            let want = lane_sums(queries, &ranges, &pts, h * h, 1.0 / (h * h));
+            let want = lane_sums(queries, &ranges, &pts[..], h * h, 1.0 / (h * h));
             // SAFETY: AVX2 is present, checked above.
-            let got = unsafe { avx2::lane_sums(queries, &ranges, &pts, h * h, 1.0 / (h * h)) };
+            let got = unsafe { avx2::lane_sums(queries, &ranges, &pts[..], h * h, 1.0 / (h * h)) };
             assert_eq!(want.1, got.1);
             for l in 0..LANES {
                 assert_eq!(want.0[l].to_bits(), got.0[l].to_bits(), "lane {l}");
             }
             assert!(want.1.iter().all(|&n| n > 0));
         }
+    }
+
+    #[test]
+    fn every_layout_gives_the_same_bits() {
+        let mut s = 99u32;
+        let mut next = || {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 8) as f32 / (1u32 << 24) as f32
+        };
+        let p: Vec<Vec3> = (0..3000)
+            .map(|_| Vec3::new(next(), next(), next()) * 0.4)
+            .collect();
+        let prm = params(0.03, 1024);
+        let g = Grid::build(&p, &prm);
+        let sp = gather(&p, &g.sorted_ids);
+        let want = density(&sp, &g.slot_start, &prm);
+        let rows: Vec<Vec4> = sp.iter().map(|v| v.extend(0.0)).collect();
+        let x: Vec<f32> = sp.iter().map(|v| v.x).collect();
+        let y: Vec<f32> = sp.iter().map(|v| v.y).collect();
+        let z: Vec<f32> = sp.iter().map(|v| v.z).collect();
+        let got_rows = density_in(&Rows(&rows), &g.slot_start, &prm);
+        let got_cols = density_in(
+            &Columns {
+                x: &x,
+                y: &y,
+                z: &z,
+            },
+            &g.slot_start,
+            &prm,
+        );
+        let bits = |d: &DensityOutput| d.density.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&want), bits(&got_rows));
+        assert_eq!(bits(&want), bits(&got_cols));
+        assert_eq!(want.neighbour_pairs, got_cols.neighbour_pairs);
+        assert!(want.neighbour_pairs > 3 * 3000, "{}", want.neighbour_pairs);
     }
 
     #[test]
