@@ -24,9 +24,10 @@
 //! Worked example, h = 1, m such that density_scale = 1: particles at x = 0 and x = 0.5 (same
 //! y, z) → each sees itself (1 − 0)³ = 1 and the other (1 − 0.25)³ = 0.421875 → both 1.421875.
 
-use glam::{Vec3, Vec4};
+use glam::Vec3;
 use rayon::prelude::*;
 
+pub use super::walk::{Columns, Positions, Rows};
 use super::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
 use crate::hash::query_range;
 use crate::params::SimParams;
@@ -74,84 +75,6 @@ pub const LANES: usize = 8;
 
 /// Slot-order particles per parallel work item.
 const CHUNK: usize = 4096;
-
-/// How the walk reads particle positions: the layout of the particle state. The density walk
-/// is written once over this trait, so the layouts can be measured against each other on the
-/// same code (issue 11's layout question; `examples/layout.rs`, docs/benchmarks.md): the CPU
-/// path keeps `[Vec3]` (an array of 12-byte structs), the winner there.
-pub trait Positions: Sync {
-    /// Particles held.
-    fn count(&self) -> usize;
-    /// Particle k's position.
-    fn at(&self, k: usize) -> Vec3;
-    /// Calls `f(x, y, z)` for particles `a..b` in order.
-    fn each(&self, a: usize, b: usize, f: impl FnMut(f32, f32, f32));
-}
-
-impl Positions for [Vec3] {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.len()
-    }
-    #[inline(always)]
-    fn at(&self, k: usize) -> Vec3 {
-        self[k]
-    }
-    #[inline(always)]
-    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
-        for p in &self[a..b] {
-            f(p.x, p.y, p.z);
-        }
-    }
-}
-
-/// Positions as 16-byte rows (x, y, z, unused), the GPU path's `array<vec4<f32>>`.
-pub struct Rows<'a>(pub &'a [Vec4]);
-
-impl Positions for Rows<'_> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    #[inline(always)]
-    fn at(&self, k: usize) -> Vec3 {
-        self.0[k].truncate()
-    }
-    #[inline(always)]
-    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
-        for p in &self.0[a..b] {
-            f(p.x, p.y, p.z);
-        }
-    }
-}
-
-/// Positions as a structure of arrays: x, y and z each an array of their own.
-pub struct Columns<'a> {
-    /// x of every particle.
-    pub x: &'a [f32],
-    /// y of every particle.
-    pub y: &'a [f32],
-    /// z of every particle.
-    pub z: &'a [f32],
-}
-
-impl Positions for Columns<'_> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.x.len()
-    }
-    #[inline(always)]
-    fn at(&self, k: usize) -> Vec3 {
-        Vec3::new(self.x[k], self.y[k], self.z[k])
-    }
-    #[inline(always)]
-    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
-        let (x, y, z) = (&self.x[a..b], &self.y[a..b], &self.z[a..b]);
-        for i in 0..x.len() {
-            f(x[i], y[i], z[i]);
-        }
-    }
-}
 
 /// Densities (unscaled sums) and neighbour counts of up to [`LANES`] query particles sharing
 /// the candidate list `ranges`, one lane each. Every lane adds every candidate's term in walk
@@ -620,7 +543,7 @@ mod tests {
         let g = Grid::build(&p, &prm);
         let sp = gather(&p, &g.sorted_ids);
         let want = density(&sp, &g.slot_start, &prm);
-        let rows: Vec<Vec4> = sp.iter().map(|v| v.extend(0.0)).collect();
+        let rows: Vec<glam::Vec4> = sp.iter().map(|v| v.extend(0.0)).collect();
         let x: Vec<f32> = sp.iter().map(|v| v.x).collect();
         let y: Vec<f32> = sp.iter().map(|v| v.y).collect();
         let z: Vec<f32> = sp.iter().map(|v| v.z).collect();

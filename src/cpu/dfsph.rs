@@ -1494,7 +1494,7 @@ mod tests {
         let v = reorder::gather(&vel, &g.sorted_ids);
         let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
         let list = &da.pairs;
-        assert_eq!(list.groups, groups(&sorted, &sp));
+        assert_eq!(list.groups, groups(&sorted[..], &sp));
         let images = list
             .pairs
             .iter()

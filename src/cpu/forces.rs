@@ -34,7 +34,7 @@ use glam::Vec3;
 
 #[cfg(test)]
 use super::walk::groups;
-use super::walk::{GROUP, map_groups, walk_group};
+use super::walk::{GROUP, Positions, map_groups, walk_group};
 #[cfg(test)]
 use super::walls::subsets;
 use super::walls::{WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes};
@@ -53,6 +53,115 @@ pub struct Fields<'a> {
     pub density: &'a [f32],
     /// Pressures.
     pub pressure: &'a [f32],
+}
+
+/// How the forces walk reads a particle's fields: the layout of the state it walks. The
+/// grouped walk is written once over this trait so the layouts can be measured on the same
+/// code (`benches/layout.rs`); the CPU path runs on [`Fields`].
+pub trait FieldSource: Positions {
+    /// Particle k's position, velocity, density and pressure.
+    fn get(&self, k: usize) -> (Vec3, Vec3, f32, f32);
+}
+
+impl Positions for Fields<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.pos.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        self.pos[k]
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, f: impl FnMut(f32, f32, f32)) {
+        self.pos.each(a, b, f)
+    }
+}
+
+impl FieldSource for Fields<'_> {
+    #[inline(always)]
+    fn get(&self, k: usize) -> (Vec3, Vec3, f32, f32) {
+        (self.pos[k], self.vel[k], self.density[k], self.pressure[k])
+    }
+}
+
+/// One particle's fields in one 32-byte row (x, ρ, v, p): a candidate is one cache line.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct FieldRow {
+    /// Position.
+    pub x: [f32; 3],
+    /// Density.
+    pub rho: f32,
+    /// Velocity.
+    pub v: [f32; 3],
+    /// Pressure.
+    pub p: f32,
+}
+
+/// The fields as rows ([`FieldRow`]), an array of structs.
+pub struct FieldRows<'a>(pub &'a [FieldRow]);
+
+impl Positions for FieldRows<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        Vec3::from_array(self.0[k].x)
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        for r in &self.0[a..b] {
+            f(r.x[0], r.x[1], r.x[2]);
+        }
+    }
+}
+
+impl FieldSource for FieldRows<'_> {
+    #[inline(always)]
+    fn get(&self, k: usize) -> (Vec3, Vec3, f32, f32) {
+        let r = &self.0[k];
+        (Vec3::from_array(r.x), Vec3::from_array(r.v), r.rho, r.p)
+    }
+}
+
+/// The fields as a structure of arrays: each component its own array.
+pub struct FieldColumns<'a> {
+    /// x, y, z of every particle.
+    pub x: [&'a [f32]; 3],
+    /// vx, vy, vz of every particle.
+    pub v: [&'a [f32]; 3],
+    /// Densities.
+    pub rho: &'a [f32],
+    /// Pressures.
+    pub p: &'a [f32],
+}
+
+impl Positions for FieldColumns<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.rho.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        Vec3::new(self.x[0][k], self.x[1][k], self.x[2][k])
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        for k in a..b {
+            f(self.x[0][k], self.x[1][k], self.x[2][k]);
+        }
+    }
+}
+
+impl FieldSource for FieldColumns<'_> {
+    #[inline(always)]
+    fn get(&self, k: usize) -> (Vec3, Vec3, f32, f32) {
+        let v = Vec3::new(self.v[0][k], self.v[1][k], self.v[2][k]);
+        (self.at(k), v, self.rho[k], self.p[k])
+    }
 }
 
 /// The pressure, artificial-viscosity and viscosity push on particle `k` from a particle at
@@ -225,10 +334,10 @@ fn lane_push(
 /// lanes repeat the first member with no walls; their results are dropped.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn member_lanes(
+fn member_lanes<S: FieldSource + ?Sized>(
     first: usize,
     len: usize,
-    f: &Fields,
+    f: &S,
     sp: &SimParams,
     fp: &FluidParams,
 ) -> (Lanes, u32) {
@@ -245,12 +354,12 @@ fn member_lanes(
     let mut near = 0u32;
     for l in 0..GROUP {
         let k = first + if l < len { l } else { 0 };
-        let (x, u, r) = (f.pos[k], f.vel[k], f.density[k]);
+        let (x, u, r, p) = f.get(k);
         for c in 0..3 {
             (o.q[c][l], o.v[c][l]) = (x[c], u[c]);
         }
         o.rho[l] = r;
-        o.p_term[l] = f.pressure[k] / (r * r);
+        o.p_term[l] = p / (r * r);
         // The first two factors of the viscous coefficient, in `interact`'s order.
         o.vm[l] = fp.viscosity / r * fp.mass;
         o.id[l] = k as u32;
@@ -281,10 +390,10 @@ fn member_lanes(
 // The lane loops index several arrays by lane, which is what vectorises.
 #[allow(clippy::needless_range_loop)]
 #[inline(always)]
-fn group_accelerations(
+fn group_accelerations<S: FieldSource + ?Sized>(
     first: usize,
     len: usize,
-    f: &Fields,
+    f: &S,
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
@@ -292,9 +401,9 @@ fn group_accelerations(
     let (o, near) = member_lanes(first, len, f, sp, fp);
     let live = (1u32 << len) - 1;
     let mut acc = [[0f32; GROUP]; 3];
-    walk_group(first, f.pos, slot_start, sp, |j| {
-        let (xj, uj, rho_j) = (f.pos[j], f.vel[j], f.density[j]);
-        let pj = f.pressure[j] / (rho_j * rho_j);
+    walk_group(first, f, slot_start, sp, |j| {
+        let (xj, uj, rho_j, p_j) = f.get(j);
+        let pj = p_j / (rho_j * rho_j);
         let mut within = [false; GROUP];
         let mut reach = 0u32;
         let mut dd = [(0f32, 0f32, 0f32); GROUP];
@@ -454,10 +563,10 @@ mod avx2 {
     /// # Safety
     /// The CPU must support AVX2.
     #[target_feature(enable = "avx2")]
-    pub unsafe fn group_accelerations(
+    pub unsafe fn group_accelerations<S: FieldSource + ?Sized>(
         first: usize,
         len: usize,
-        f: &Fields,
+        f: &S,
         slot_start: &[u32],
         sp: &SimParams,
         fp: &FluidParams,
@@ -492,9 +601,9 @@ mod avx2 {
             let live = (1i32 << len) - 1;
             let zero = _mm256_setzero_ps();
             let mut acc = [zero; 3];
-            walk_group(first, f.pos, slot_start, sp, |j| {
-                let (xj, uj, rho_j) = (f.pos[j], f.vel[j], f.density[j]);
-                let pj = _mm256_set1_ps(f.pressure[j] / (rho_j * rho_j));
+            walk_group(first, f, slot_start, sp, |j| {
+                let (xj, uj, rho_j, p_j) = f.get(j);
+                let pj = _mm256_set1_ps(p_j / (rho_j * rho_j));
                 let xjv = [xj.x, xj.y, xj.z].map(|c| _mm256_set1_ps(c));
                 let d = [0, 1, 2].map(|a| _mm256_sub_ps(o.q[a], xjv[a]));
                 let r2 = _mm256_add_ps(
@@ -568,10 +677,10 @@ mod avx2 {
     }
 }
 
-fn group_accelerations_best(
+fn group_accelerations_best<S: FieldSource + ?Sized>(
     first: usize,
     len: usize,
-    f: &Fields,
+    f: &S,
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
@@ -586,7 +695,17 @@ fn group_accelerations_best(
 
 /// Runs the forces stage, group by group ([`map_groups`]: groups in Morton order).
 pub fn forces(f: &Fields, slot_start: &[u32], sp: &SimParams, fp: &FluidParams) -> Vec<Vec3> {
-    map_groups(f.pos, sp, |first, len| {
+    forces_in(f, slot_start, sp, fp)
+}
+
+/// [`forces`] reading the fields in the layout `f`; the same bits in every layout.
+pub fn forces_in<S: FieldSource + ?Sized>(
+    f: &S,
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Vec<Vec3> {
+    map_groups(f, sp, |first, len| {
         group_accelerations_best(first, len, f, slot_start, sp, fp)
     })
 }
@@ -670,8 +789,41 @@ mod tests {
                 );
             }
             assert!(walled > 50, "walls within h of many particles: {walled}");
+            // Every layout of the same fields gives the same bits.
+            let rows: Vec<FieldRow> = (0..p.len())
+                .map(|k| FieldRow {
+                    x: p[k].to_array(),
+                    rho: d[k],
+                    v: v[k].to_array(),
+                    p: pr[k],
+                })
+                .collect();
+            let comp = |a: &[Vec3], c: usize| a.iter().map(|x| x[c]).collect::<Vec<f32>>();
+            let (xs, vs) = (
+                [0, 1, 2].map(|c| comp(&p, c)),
+                [0, 1, 2].map(|c| comp(&v, c)),
+            );
+            let columns = FieldColumns {
+                x: [&xs[0], &xs[1], &xs[2]],
+                v: [&vs[0], &vs[1], &vs[2]],
+                rho: &d,
+                p: &pr,
+            };
+            let bits = |a: &[Vec3]| {
+                a.iter()
+                    .map(|x| x.to_array().map(f32::to_bits))
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(
+                bits(&lanes),
+                bits(&forces_in(&FieldRows(&rows), &g.slot_start, &sp, &fp))
+            );
+            assert_eq!(
+                bits(&lanes),
+                bits(&forces_in(&columns, &g.slot_start, &sp, &fp))
+            );
             // The portable lane form, which `forces` does not take where AVX2 is present.
-            for (first, len) in groups(&p, &sp) {
+            for (first, len) in groups(&p[..], &sp) {
                 let a =
                     group_accelerations(first as usize, len as usize, &f, &g.slot_start, &sp, &fp);
                 for (l, a) in a.iter().take(len as usize).enumerate() {

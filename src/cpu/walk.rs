@@ -19,7 +19,7 @@
 //! the query around 0.1 spans 27 cells, all in slot 0, which is walked once: candidates 0 and
 //! 1 in order, with r² 0 and 24.01.
 
-use glam::{IVec3, Vec3};
+use glam::{IVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
 use crate::hash::{MAX_QUERY_SPAN, distance2, hash_cell, query_range};
@@ -27,6 +27,84 @@ use crate::params::SimParams;
 
 /// Most distinct slots one query can visit.
 pub const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
+
+/// How the walk reads particle positions: the layout of the particle state. The density walk
+/// and forces walks are written once over this trait (and [`super::forces::FieldSource`]), so
+/// the layouts can be measured against each other on the same code (issue 11's layout
+/// question; `benches/layout.rs`, docs/benchmarks.md).
+pub trait Positions: Sync {
+    /// Particles held.
+    fn count(&self) -> usize;
+    /// Particle k's position.
+    fn at(&self, k: usize) -> Vec3;
+    /// Calls `f(x, y, z)` for particles `a..b` in order.
+    fn each(&self, a: usize, b: usize, f: impl FnMut(f32, f32, f32));
+}
+
+impl Positions for [Vec3] {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        self[k]
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        for p in &self[a..b] {
+            f(p.x, p.y, p.z);
+        }
+    }
+}
+
+/// Positions as 16-byte rows (x, y, z, unused), the GPU path's `array<vec4<f32>>`.
+pub struct Rows<'a>(pub &'a [Vec4]);
+
+impl Positions for Rows<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.0.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        self.0[k].truncate()
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        for p in &self.0[a..b] {
+            f(p.x, p.y, p.z);
+        }
+    }
+}
+
+/// Positions as a structure of arrays: x, y and z each an array of their own.
+pub struct Columns<'a> {
+    /// x of every particle.
+    pub x: &'a [f32],
+    /// y of every particle.
+    pub y: &'a [f32],
+    /// z of every particle.
+    pub z: &'a [f32],
+}
+
+impl Positions for Columns<'_> {
+    #[inline(always)]
+    fn count(&self) -> usize {
+        self.x.len()
+    }
+    #[inline(always)]
+    fn at(&self, k: usize) -> Vec3 {
+        Vec3::new(self.x[k], self.y[k], self.z[k])
+    }
+    #[inline(always)]
+    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
+        let (x, y, z) = (&self.x[a..b], &self.y[a..b], &self.z[a..b]);
+        for i in 0..x.len() {
+            f(x[i], y[i], z[i]);
+        }
+    }
+}
 
 /// Calls `slot(a, b)` for the particle range `[a, b)` of every distinct, non-empty slot of the
 /// query cells `lo..=hi`, in walk order (z, then y, then x). An empty slot adds no candidate,
@@ -85,7 +163,7 @@ pub const GROUP: usize = 8;
 /// The groups of the grouped walks: runs of at most [`GROUP`] consecutive slot-order particles
 /// with the same query range (normally one cell's particles), as `(first, len)`, covering
 /// `0..N` in order.
-pub fn groups(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
+pub fn groups<P: Positions + ?Sized>(sorted_pos: &P, params: &SimParams) -> Vec<(u32, u32)> {
     #[cfg(target_arch = "x86_64")]
     if std::arch::is_x86_feature_detected!("avx2") {
         // SAFETY: AVX2 is present, checked just above.
@@ -102,20 +180,24 @@ pub fn groups(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
 /// The CPU must support AVX2.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-unsafe fn groups_avx2(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
+unsafe fn groups_avx2<P: Positions + ?Sized>(
+    sorted_pos: &P,
+    params: &SimParams,
+) -> Vec<(u32, u32)> {
     groups_portable(sorted_pos, params)
 }
 
 #[inline(always)]
-fn groups_portable(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
-    let mut out = Vec::with_capacity(sorted_pos.len() / 4 + 1);
+fn groups_portable<P: Positions + ?Sized>(sorted_pos: &P, params: &SimParams) -> Vec<(u32, u32)> {
+    let n = sorted_pos.count();
+    let mut out = Vec::with_capacity(n / 4 + 1);
     let mut i = 0;
-    while i < sorted_pos.len() {
-        let range = query_range(sorted_pos[i], params.h, params.inv_h);
+    while i < n {
+        let range = query_range(sorted_pos.at(i), params.h, params.inv_h);
         let mut j = i + 1;
-        while j < sorted_pos.len()
+        while j < n
             && j - i < GROUP
-            && query_range(sorted_pos[j], params.h, params.inv_h) == range
+            && query_range(sorted_pos.at(j), params.h, params.inv_h) == range
         {
             j += 1;
         }
@@ -143,8 +225,8 @@ pub fn morton(c: IVec3) -> u64 {
 
 /// Runs `per_group(first, len)` for every group of [`groups_in_space_order`], in parallel,
 /// and places member l's result at slot-order index first + l.
-pub fn map_groups<T: Copy + Default + Send>(
-    sorted_pos: &[Vec3],
+pub fn map_groups<T: Copy + Default + Send, P: Positions + ?Sized>(
+    sorted_pos: &P,
     params: &SimParams,
     per_group: impl Fn(usize, usize) -> [T; GROUP] + Sync,
 ) -> Vec<T> {
@@ -154,7 +236,7 @@ pub fn map_groups<T: Copy + Default + Send>(
         .with_min_len(32)
         .map(|&(first, len)| per_group(first as usize, len as usize))
         .collect();
-    let mut out = vec![T::default(); sorted_pos.len()];
+    let mut out = vec![T::default(); sorted_pos.count()];
     for (&(first, len), r) in order.iter().zip(&results) {
         let (first, len) = (first as usize, len as usize);
         out[first..first + len].copy_from_slice(&r[..len]);
@@ -167,10 +249,13 @@ pub fn map_groups<T: Copy + Default + Send>(
 /// groups to unrelated cells and miss the cache; in Morton order neighbouring groups follow
 /// each other and find each other's candidates and slot starts in the cache. The order of
 /// processing changes no result: each group's sums run over its own walk.
-pub fn groups_in_space_order(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u32, u32)> {
+pub fn groups_in_space_order<P: Positions + ?Sized>(
+    sorted_pos: &P,
+    params: &SimParams,
+) -> Vec<(u32, u32)> {
     let mut g = groups(sorted_pos, params);
     g.sort_by_cached_key(|&(first, _)| {
-        morton(query_range(sorted_pos[first as usize], params.h, params.inv_h).0)
+        morton(query_range(sorted_pos.at(first as usize), params.h, params.inv_h).0)
     });
     g
 }
@@ -180,14 +265,14 @@ pub fn groups_in_space_order(sorted_pos: &[Vec3], params: &SimParams) -> Vec<(u3
 /// candidate's fields are read once; each member then adds its terms in walk order, so its
 /// sums are those of a walk of its own, bit for bit).
 #[inline]
-pub fn walk_group(
+pub fn walk_group<P: Positions + ?Sized>(
     first: usize,
-    sorted_pos: &[Vec3],
+    sorted_pos: &P,
     slot_start: &[u32],
     params: &SimParams,
     mut visit: impl FnMut(usize),
 ) {
-    let (lo, hi) = query_range(sorted_pos[first], params.h, params.inv_h);
+    let (lo, hi) = query_range(sorted_pos.at(first), params.h, params.inv_h);
     walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
         for j in a..b {
             visit(j as usize);
