@@ -31,6 +31,7 @@
 //! a = ±(1 + 1) · k · 0.5² · 1 = ±0.5k along x.
 
 use glam::Vec3;
+use rayon::prelude::*;
 
 #[cfg(test)]
 use super::walk::groups;
@@ -693,9 +694,25 @@ fn group_accelerations_best<S: FieldSource + ?Sized>(
     group_accelerations(first, len, f, slot_start, sp, fp)
 }
 
-/// Runs the forces stage, group by group ([`map_groups`]: groups in Morton order).
+/// Runs the forces stage, group by group ([`map_groups`]: groups in Morton order), on the
+/// fields packed into 32-byte rows first ([`FieldRow`]: a candidate is then one cache line;
+/// the layout measured fastest for this walk, docs/benchmarks.md). The same bits as on
+/// `f`'s own arrays.
 pub fn forces(f: &Fields, slot_start: &[u32], sp: &SimParams, fp: &FluidParams) -> Vec<Vec3> {
-    forces_in(f, slot_start, sp, fp)
+    let rows: Vec<FieldRow> = f
+        .pos
+        .par_iter()
+        .zip(f.vel)
+        .zip(f.density)
+        .zip(f.pressure)
+        .map(|(((x, v), &rho), &p)| FieldRow {
+            x: x.to_array(),
+            rho,
+            v: v.to_array(),
+            p,
+        })
+        .collect();
+    forces_in(&FieldRows(&rows), slot_start, sp, fp)
 }
 
 /// [`forces`] reading the fields in the layout `f`; the same bits in every layout.
