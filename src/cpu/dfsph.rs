@@ -71,7 +71,7 @@ use super::Grid;
 use super::clock::{record_grid, timed};
 use super::integrate::clamp_to_box;
 use super::reorder::{self, Particles};
-use super::walk::{GROUP, groups, walk_group};
+use super::walk::{GROUP, groups_in_space_order, scatter_groups, walk_group};
 use super::walls::{
     WallPlanes, image_axes, image_velocity, reflect_across, subsets, viscous_image_velocity,
     wall_planes,
@@ -118,7 +118,7 @@ pub fn cubic_grad(r2: f32, sp: &SimParams, dp: &DfsphParams) -> f32 {
 }
 
 /// Calls `pair(l, j, d, r², axes)` for every neighbour of member l (slot-order particle
-/// first + l) of a group sharing a query range ([`groups`]), and every wall image within h:
+/// first + l) of a group sharing a query range ([`groups`](super::walk::groups)), and every wall image within h:
 /// per candidate j of the one walk, for each member with r² < h², j itself if j ≠ k (axes all
 /// false), then its images across the member's near walls in decreasing subset mask (`axes`
 /// the reflected ones; k's own images count). d = x_k − (image of) x_j. Each member sees its
@@ -316,7 +316,9 @@ pub struct PairGeometry {
 /// bits as the walk and as the GPU, which walks each time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PairList {
-    /// Each group as `(first, len)` ([`groups`]), covering the slot order in order.
+    /// Each group as `(first, len)` ([`groups`](super::walk::groups)), covering the slot order, in Morton order of
+    /// their cells ([`groups_in_space_order`]: neighbouring groups follow each other, so the
+    /// walk and every replay find their candidates in the cache).
     pub groups: Vec<(u32, u32)>,
     /// Each group's pairs in walk order.
     pub pairs: Vec<Vec<Pair>>,
@@ -468,9 +470,13 @@ fn finish_alpha(
     (rho, alpha)
 }
 
+/// One group's (ρ, α) per member, its pairs and their geometry.
+type GroupDensity = ([(f32, f32); GROUP], Vec<Pair>, Vec<PairGeometry>);
+
 /// ρ and α of the group `first..first + len` ([`group_pairs`]), and its pairs in walk
 /// order ([`PairList`]).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn group_density_alpha(
     first: usize,
     len: usize,
@@ -480,7 +486,7 @@ fn group_density_alpha(
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
-) -> ([(f32, f32); GROUP], Vec<Pair>, Vec<PairGeometry>) {
+) -> GroupDensity {
     let mut sums = [DensitySums::new(dp); GROUP];
     let mut pairs = Vec::with_capacity(len * 48);
     let mut geometry = Vec::with_capacity(len * 48);
@@ -511,6 +517,46 @@ fn group_density_alpha(
     (out, pairs, geometry)
 }
 
+/// [`group_density_alpha`] compiled for AVX2 where the CPU has it (the floors of the walk's
+/// query range inlined, the lane distance tests eight wide); the same operations, so the same
+/// bits.
+#[allow(clippy::too_many_arguments)]
+fn group_density_alpha_best(
+    first: usize,
+    len: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    b: Option<&Boundary>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> GroupDensity {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: AVX2 is present, checked just above.
+        return unsafe { group_density_alpha_avx2(first, len, pos, slot_start, b, sp, fp, dp) };
+    }
+    group_density_alpha(first, len, pos, slot_start, b, sp, fp, dp)
+}
+
+/// # Safety
+/// The CPU must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn group_density_alpha_avx2(
+    first: usize,
+    len: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    b: Option<&Boundary>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> GroupDensity {
+    group_density_alpha(first, len, pos, slot_start, b, sp, fp, dp)
+}
+
 /// A vector reflected across the walls of `axes`: its components there negated.
 #[inline]
 pub fn reflect_vector(v: Vec3, axes: BVec3) -> Vec3 {
@@ -533,25 +579,25 @@ pub fn dfsph_density(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> DensityAlpha {
-    let groups = groups(pos, sp);
+    let groups = groups_in_space_order(pos, sp);
     let per_group: Vec<_> = groups
         .par_iter()
         .with_min_len(32)
         .map(|&(first, len)| {
-            group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
+            group_density_alpha_best(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
         })
         .collect();
-    let (mut density, mut alpha) = (Vec::with_capacity(pos.len()), Vec::with_capacity(pos.len()));
+    let mut values = Vec::with_capacity(groups.len());
     let mut pairs = Vec::with_capacity(groups.len());
     let mut geometry = Vec::with_capacity(groups.len());
-    for (&(_, len), (values, p, g)) in groups.iter().zip(per_group) {
-        for &(rho, a) in &values[..len as usize] {
-            density.push(rho);
-            alpha.push(a);
-        }
+    for (v, p, g) in per_group {
+        values.push(v);
         pairs.push(p);
         geometry.push(g);
     }
+    let (density, alpha): (Vec<f32>, Vec<f32>) = scatter_groups(pos.len(), &groups, &values)
+        .into_iter()
+        .unzip();
     let err: Vec<f32> = density.iter().map(|&r| density_error(r, fp)).collect();
     DensityAlpha {
         error_sums: block_sums(&err),
@@ -641,12 +687,12 @@ pub fn dfsph_pressure(
 ) {
     // κ/ρ of every particle, divided once rather than once per pair (the same bits).
     let kd: Vec<f32> = kappa.iter().zip(density).map(|(k, r)| k / r).collect();
-    let (dv, dp_power): (Vec<Vec3>, Vec<Option<f32>>) = pairs
+    let per_group: Vec<[(Vec3, Option<f32>); GROUP]> = pairs
         .groups
         .par_iter()
         .zip(&pairs.pairs)
         .with_min_len(32)
-        .flat_map_iter(|(&(first, len), list)| {
+        .map(|(&(first, len), list)| {
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             for p in list {
@@ -669,9 +715,17 @@ pub fn dfsph_pressure(
                     powers[l] = Some(pw);
                 }
             }
-            acc.into_iter().zip(powers).take(len)
+            let mut out = [(Vec3::ZERO, None); GROUP];
+            for (o, v) in out.iter_mut().zip(acc.into_iter().zip(powers)) {
+                *o = v;
+            }
+            out
         })
-        .unzip();
+        .collect();
+    let (dv, dp_power): (Vec<Vec3>, Vec<Option<f32>>) =
+        scatter_groups(pos.len(), &pairs.groups, &per_group)
+            .into_iter()
+            .unzip();
     for k in 0..pos.len() {
         vel[k] -= dv[k] * dt;
         kappa_sum[k] += kappa[k];
@@ -797,24 +851,30 @@ pub fn dfsph_rate(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Rate {
-    let (kappa, residual): (Vec<f32>, Vec<f32>) = pairs
+    let per_group: Vec<[(f32, f32); GROUP]> = pairs
         .groups
         .par_iter()
         .zip(&pairs.pairs)
         .with_min_len(32)
-        .flat_map_iter(|(&(first, len), list)| {
+        .map(|(&(first, len), list)| {
             let (first, len) = (first as usize, len as usize);
             let rate = listed_rates(first, list, vel);
-            (0..len).map(move |l| {
+            let mut out = [(0.0, 0.0); GROUP];
+            for (l, o) in out.iter_mut().enumerate().take(len) {
                 let k = first + l;
                 let rate = match boundary_rate(b, pos[k], vel[k], sp, dp) {
                     Some(r) => rate[l] + r,
                     None => rate[l],
                 };
-                stiffness(solve, rate, density[k], alpha[k], dt, fp)
-            })
+                *o = stiffness(solve, rate, density[k], alpha[k], dt, fp);
+            }
+            out
         })
-        .unzip();
+        .collect();
+    let (kappa, residual): (Vec<f32>, Vec<f32>) =
+        scatter_groups(pos.len(), &pairs.groups, &per_group)
+            .into_iter()
+            .unzip();
     Rate {
         sums: block_sums(&residual),
         kappa,
@@ -914,12 +974,12 @@ pub fn dfsph_accel(
         return (vec![g; vel.len()], vec![0.0; vel.len()]);
     }
     let ach = fp.alpha * fp.sound_speed * sp.h;
-    pairs
+    let per_group: Vec<[(Vec3, f32); GROUP]> = pairs
         .groups
         .par_iter()
         .zip(pairs.pairs.par_iter().zip(&pairs.geometry))
         .with_min_len(32)
-        .flat_map_iter(|(&(first, len), (list, geometry))| {
+        .map(|(&(first, len), (list, geometry))| {
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             let mut rate = [0.0f32; GROUP];
@@ -948,8 +1008,15 @@ pub fn dfsph_accel(
                     rate[l] -= c * r2;
                 }
             }
-            (0..len).map(move |l| (acc[l] + g, rate[l]))
+            let mut out = [(Vec3::ZERO, 0.0); GROUP];
+            for (l, o) in out.iter_mut().enumerate().take(len) {
+                *o = (acc[l] + g, rate[l]);
+            }
+            out
         })
+        .collect();
+    scatter_groups(vel.len(), &pairs.groups, &per_group)
+        .into_iter()
         .unzip()
 }
 
@@ -1494,7 +1561,7 @@ mod tests {
         let v = reorder::gather(&vel, &g.sorted_ids);
         let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
         let list = &da.pairs;
-        assert_eq!(list.groups, groups(&sorted[..], &sp));
+        assert_eq!(list.groups, groups_in_space_order(&sorted[..], &sp));
         let images = list
             .pairs
             .iter()

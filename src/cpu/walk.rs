@@ -236,8 +236,18 @@ pub fn map_groups<T: Copy + Default + Send, P: Positions + ?Sized>(
         .with_min_len(32)
         .map(|&(first, len)| per_group(first as usize, len as usize))
         .collect();
-    let mut out = vec![T::default(); sorted_pos.count()];
-    for (&(first, len), r) in order.iter().zip(&results) {
+    scatter_groups(sorted_pos.count(), &order, &results)
+}
+
+/// Per-group results (member l of group `(first, len)` at `results[g][l]`, groups in any
+/// order) placed at slot-order indices first + l, for `n` particles.
+pub fn scatter_groups<T: Copy + Default>(
+    n: usize,
+    groups: &[(u32, u32)],
+    results: &[[T; GROUP]],
+) -> Vec<T> {
+    let mut out = vec![T::default(); n];
+    for (&(first, len), r) in groups.iter().zip(results) {
         let (first, len) = (first as usize, len as usize);
         out[first..first + len].copy_from_slice(&r[..len]);
     }
