@@ -261,14 +261,16 @@ pub const MAX_PARTICLES: u32 = 1 << 26;
 
 /// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
 /// sees candidate `j` (bits 6..32), or its image across the walls of bits 3..6 (x, y, z),
-/// with m∇W_kj = d · (m [`cubic_grad`](r²)), d = x_k − x_j'. Sixteen bytes: the passes that
-/// replay the list are bound by reading it (20-byte pairs measured 13% slower a step).
+/// with ∇W_kj = g d, g = [`cubic_grad`](r²), d = x_k − x_j' ([`Frame::d`] recomputes d with
+/// the walk's operations, so the same bits). Eight bytes: the passes that replay the list
+/// are bound by reading it (16-byte pairs holding m∇W, with a 20-byte geometry record
+/// beside them for the viscosity, measured slower a step: docs/benchmarks.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Pair {
     /// The candidate's slot-order index (bits 6..) and the tag.
     pub jt: u32,
-    /// m∇W_kj, as every pass of the solve computes it.
-    pub grad: Vec3,
+    /// The kernel gradient's factor g, ∇W_kj = g d.
+    pub g: f32,
 }
 
 impl Pair {
@@ -291,17 +293,34 @@ impl Pair {
     }
 }
 
-/// A pair's geometry as the walk computed it, for the viscous terms ([`dfsph_accel`]):
-/// d = x_k − x_j', r² = |d|², g = [`cubic_grad`](r²). Kept apart from [`Pair`] so the
-/// solve's passes, which run many times a step, stream 20 bytes a pair, not 40.
+/// A group's members as the replays need them: their positions and the planes of their near
+/// walls, from which each pair's d = x_k − x_j' follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct PairGeometry {
-    /// x_k − x_j'.
-    pub d: Vec3,
-    /// |d|².
-    pub r2: f32,
-    /// The kernel gradient's factor, ∇W_kj = g d.
-    pub g: f32,
+pub struct Frame {
+    /// The members' positions.
+    pub x: [Vec3; GROUP],
+    /// The members' near walls' planes ([`WallPlanes::plane`]).
+    pub plane: [Vec3; GROUP],
+}
+
+impl Frame {
+    /// The frame of the group `first..first + len`.
+    fn of(first: usize, len: usize, pos: &[Vec3], sp: &SimParams, fp: &FluidParams) -> Self {
+        let mut f = Frame::default();
+        for l in 0..len {
+            f.x[l] = pos[first + l];
+            f.plane[l] = wall_planes(f.x[l], sp.h, fp).plane;
+        }
+        f
+    }
+
+    /// Pair p's d = x_k − x_j' ([`group_pairs`]'s operations: reflecting across no axis
+    /// leaves x_j as it is, so the direct pair's d is x_k − x_j bit for bit).
+    #[inline(always)]
+    pub fn d(&self, p: &Pair, pos: &[Vec3]) -> Vec3 {
+        let l = p.member();
+        self.x[l] - reflect_across(pos[p.j()], self.plane[l], p.axes())
+    }
 }
 
 /// The pairs of every group of a step's grid, recorded by [`dfsph_density`]'s walk.
@@ -322,8 +341,8 @@ pub struct PairList {
     pub groups: Vec<(u32, u32)>,
     /// Each group's pairs in walk order.
     pub pairs: Vec<Vec<Pair>>,
-    /// Each group's pair geometry, in the same order.
-    pub geometry: Vec<Vec<PairGeometry>>,
+    /// Each group's members, for the pairs' d.
+    pub frames: Vec<Frame>,
 }
 
 /// The sums one walk gathers for ρ_k and α_k.
@@ -471,7 +490,7 @@ fn finish_alpha(
 }
 
 /// One group's (ρ, α) per member, its pairs and their geometry.
-type GroupDensity = ([(f32, f32); GROUP], Vec<Pair>, Vec<PairGeometry>);
+type GroupDensity = ([(f32, f32); GROUP], Vec<Pair>, Frame);
 
 /// ρ and α of the group `first..first + len` ([`group_pairs`]), and its pairs in walk
 /// order ([`PairList`]).
@@ -489,7 +508,6 @@ fn group_density_alpha(
 ) -> GroupDensity {
     let mut sums = [DensitySums::new(dp); GROUP];
     let mut pairs = Vec::with_capacity(len * 48);
-    let mut geometry = Vec::with_capacity(len * 48);
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
         let g = sums[l].add(
             first + l,
@@ -506,15 +524,14 @@ fn group_density_alpha(
         let tag = l as u32 | (axes.bitmask() << 3);
         pairs.push(Pair {
             jt: (j as u32) << 6 | tag,
-            grad: d * (fp.mass * g),
+            g,
         });
-        geometry.push(PairGeometry { d, r2, g });
     });
     let mut out = [(0.0, 0.0); GROUP];
     for (l, o) in out.iter_mut().enumerate().take(len) {
         *o = finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp);
     }
-    (out, pairs, geometry)
+    (out, pairs, Frame::of(first, len, pos, sp, fp))
 }
 
 /// [`group_density_alpha`] compiled for AVX2 where the CPU has it (the floors of the walk's
@@ -589,11 +606,11 @@ pub fn dfsph_density(
         .collect();
     let mut values = Vec::with_capacity(groups.len());
     let mut pairs = Vec::with_capacity(groups.len());
-    let mut geometry = Vec::with_capacity(groups.len());
-    for (v, p, g) in per_group {
+    let mut frames = Vec::with_capacity(groups.len());
+    for (v, p, f) in per_group {
         values.push(v);
         pairs.push(p);
-        geometry.push(g);
+        frames.push(f);
     }
     let (density, alpha): (Vec<f32>, Vec<f32>) = scatter_groups(pos.len(), &groups, &values)
         .into_iter()
@@ -607,7 +624,7 @@ pub fn dfsph_density(
         pairs: PairList {
             groups,
             pairs,
-            geometry,
+            frames,
         },
     }
 }
@@ -683,6 +700,7 @@ pub fn dfsph_pressure(
     power: &mut [f32],
     dt: f32,
     sp: &SimParams,
+    fp: &FluidParams,
     dp: &DfsphParams,
 ) {
     // κ/ρ of every particle, divided once rather than once per pair (the same bits).
@@ -690,14 +708,15 @@ pub fn dfsph_pressure(
     let per_group: Vec<[(Vec3, Option<f32>); GROUP]> = pairs
         .groups
         .par_iter()
-        .zip(&pairs.pairs)
+        .zip(pairs.pairs.par_iter().zip(&pairs.frames))
         .with_min_len(32)
-        .map(|(&(first, len), list)| {
+        .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             for p in list {
                 let l = p.member();
-                acc[l] += p.grad * (kd[first + l] + kd[p.j()]);
+                let grad = frame.d(p, pos) * (fp.mass * p.g);
+                acc[l] += grad * (kd[first + l] + kd[p.j()]);
             }
             let mut powers = [None; GROUP];
             for (l, a) in acc.iter_mut().enumerate().take(len) {
@@ -854,11 +873,11 @@ pub fn dfsph_rate(
     let per_group: Vec<[(f32, f32); GROUP]> = pairs
         .groups
         .par_iter()
-        .zip(&pairs.pairs)
+        .zip(pairs.pairs.par_iter().zip(&pairs.frames))
         .with_min_len(32)
-        .map(|(&(first, len), list)| {
+        .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
-            let rate = listed_rates(first, list, vel);
+            let rate = listed_rates(first, list, frame, pos, vel, fp.mass);
             let mut out = [(0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
                 let k = first + l;
@@ -884,14 +903,21 @@ pub fn dfsph_rate(
 
 /// [`group_rates`] from the group's recorded pairs: the same terms in the same order.
 #[inline]
-fn listed_rates(first: usize, list: &[Pair], vel: &[Vec3]) -> [f32; GROUP] {
+fn listed_rates(
+    first: usize,
+    list: &[Pair],
+    frame: &Frame,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    mass: f32,
+) -> [f32; GROUP] {
     let mut rate = [0.0f32; GROUP];
     for p in list {
         let l = p.member();
         let vi = vel[first + l];
         let vj = image_velocity(vel[p.j()], p.axes());
         let dv = vi - vj;
-        let g = p.grad;
+        let g = frame.d(p, pos) * (mass * p.g);
         rate[l] += dv.x * g.x + dv.y * g.y + dv.z * g.z;
     }
     rate
@@ -963,6 +989,7 @@ pub fn dfsph_control(
 /// 1/(0.26 · 1) · g = −29.38 and a_i = d · (−29.38 · −0.5) = (−7.35, 0, 0): i is slowed, pushed
 /// back from j; S_i = 29.38 · 0.25 = 7.35 /s.
 pub fn dfsph_accel(
+    pos: &[Vec3],
     vel: &[Vec3],
     density: &[f32],
     pairs: &PairList,
@@ -977,15 +1004,17 @@ pub fn dfsph_accel(
     let per_group: Vec<[(Vec3, f32); GROUP]> = pairs
         .groups
         .par_iter()
-        .zip(pairs.pairs.par_iter().zip(&pairs.geometry))
+        .zip(pairs.pairs.par_iter().zip(&pairs.frames))
         .with_min_len(32)
-        .map(|(&(first, len), (list, geometry))| {
+        .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             let mut rate = [0.0f32; GROUP];
-            for (p, q) in list.iter().zip(geometry) {
+            for p in list {
                 let (l, j, axes) = (p.member(), p.j(), p.axes());
-                let (d, r2) = (q.d, q.r2);
+                // The walk's d and r², recomputed with its operations (the same bits).
+                let d = frame.d(p, pos);
+                let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
                 let k = first + l;
                 let vj = if axes.any() {
                     viscous_image_velocity(vel[j])
@@ -1003,7 +1032,7 @@ pub fn dfsph_accel(
                     let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
                     let c = fp.mass * ach
                         / ((r2 + 0.01 * sp.h2) * (0.5 * (density[k] + density[j])))
-                        * q.g;
+                        * p.g;
                     acc[l] += d * (c * vx);
                     rate[l] -= c * r2;
                 }
@@ -1293,6 +1322,7 @@ pub fn solve(
                 power,
                 dt,
                 sp,
+                fp,
                 dp,
             )
         });
@@ -1419,7 +1449,7 @@ pub fn dfsph_step(
         dp,
     );
     let (acc, viscous_rate) = timed(Stage::DfsphAccel, || {
-        dfsph_accel(&vel, &da.density, &da.pairs, sp, fp)
+        dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
     });
     let ts = timed(Stage::DfsphTimestep, || {
         dfsph_timestep(&vel, &acc, &viscous_rate, dt_v, dp)
@@ -1434,7 +1464,7 @@ pub fn dfsph_step(
     let mut substeps = Vec::new();
     for _ in 1..ts.substeps {
         let (a, _) = timed(Stage::DfsphAccel, || {
-            dfsph_accel(&vel, &da.density, &da.pairs, sp, fp)
+            dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
         });
         timed(Stage::DfsphPredict, || {
             dfsph_predict(&mut vel, &a, ts.dt_sub)
@@ -1569,10 +1599,11 @@ mod tests {
             .filter(|p| p.axes().any())
             .count();
         assert!(images > 0, "the corners' images are in the list");
-        for (&(first, len), pairs) in list.groups.iter().zip(&list.pairs) {
+        for ((&(first, len), pairs), frame) in list.groups.iter().zip(&list.pairs).zip(&list.frames)
+        {
             let (first, len) = (first as usize, len as usize);
             let walked = group_rates(first, len, &sorted, &v, &g.slot_start, &sp, &fp, &dp);
-            let listed = listed_rates(first, pairs, &v);
+            let listed = listed_rates(first, pairs, frame, &sorted, &v, fp.mass);
             for l in 0..len {
                 assert_eq!(
                     walked[l].to_bits(),
@@ -1656,7 +1687,7 @@ mod tests {
         let sorted = reorder::gather(&pos, &g.sorted_ids);
         let v = reorder::gather(&vel, &g.sorted_ids);
         let pairs = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp).pairs;
-        let (acc, rate) = dfsph_accel(&v, &[1.0, 1.0], &pairs, &sp, &fp);
+        let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
         let i = g.sorted_ids.iter().position(|&k| k == 0).unwrap();
         let coef = 1.0 / 0.26 * (0.5 * (1.5 - 2.0) * 48.0 / std::f32::consts::PI / 0.5);
         let want = -0.5 * (coef * -0.5);
@@ -1669,7 +1700,7 @@ mod tests {
         );
         // Without viscosity nothing is walked and nothing limits the step.
         fp.alpha = 0.0;
-        let (acc, rate) = dfsph_accel(&v, &[1.0, 1.0], &pairs, &sp, &fp);
+        let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
         assert_eq!(acc, vec![Vec3::ZERO; 2]);
         assert_eq!(rate, vec![0.0; 2]);
     }
