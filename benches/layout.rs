@@ -15,7 +15,8 @@
 //!   dam break after 20 CPU steps: `fields` (the CPU path's: a 12-byte row array per vector
 //!   field, an array per scalar) or `vec4` (the GPU path's: vec4 rows per vector field),
 //!   `rows` (one 32-byte row per particle: x, ρ, v, p) and `columns` (every component its own
-//!   array); the outputs compared bit for bit before timing.
+//!   array); the outputs compared bit for bit before timing. `layout/cpu/forces_packed` is
+//!   what the CPU path runs: the arrays packed into rows on every call, then the rows' walk.
 //!
 //! `cargo bench --bench layout`; `GPU_SPH_BENCH_SIZES=20000,100000` picks the sizes.
 
@@ -163,7 +164,8 @@ fn cpu_forces(c: &mut Criterion) {
             p: f.pressure,
         };
         let slots = &t.grid.slot_start;
-        let want = bits(&forces::forces(&f, slots, &sp, &fp));
+        let want = bits(&forces::forces_in(&f, slots, &sp, &fp));
+        assert_eq!(want, bits(&forces::forces(&f, slots, &sp, &fp)));
         assert_eq!(want, bits(&t.acc), "the trace's accelerations");
         assert_eq!(
             want,
@@ -172,6 +174,10 @@ fn cpu_forces(c: &mut Criterion) {
         assert_eq!(want, bits(&forces::forces_in(&columns, slots, &sp, &fp)));
         group.throughput(Throughput::Elements(n as u64));
         group.bench_function(BenchmarkId::new("forces_fields", n), |b| {
+            b.iter(|| forces::forces_in(&f, slots, &sp, &fp))
+        });
+        // What the CPU path runs: the arrays packed into rows each call, then the rows' walk.
+        group.bench_function(BenchmarkId::new("forces_packed", n), |b| {
             b.iter(|| forces::forces(&f, slots, &sp, &fp))
         });
         group.bench_function(BenchmarkId::new("forces_rows", n), |b| {
