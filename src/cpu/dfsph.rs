@@ -50,11 +50,13 @@
 //! constant-density solve implies is p_i = ρ_i Σ_iterations κ_i, [`implied_pressure`].
 //!
 //! Pair lists: positions stay put through a step's two solves, so [`dfsph_density`]'s walk
-//! records every pair it finds ([`PairList`], in walk order, with m∇W) and the solves'
-//! [`dfsph_rate`] and [`dfsph_pressure`] passes and [`dfsph_accel`] replay the list instead of
-//! walking again: the same terms in the same order, so the same bits as a walk (and as the
-//! GPU, which walks each time). Measured on the 20k dam break: 4.2× less time a step over the
-//! first 150 steps (docs/benchmarks.md).
+//! records every pair it finds ([`PairList`], in walk order, 8 bytes a pair: the candidate,
+//! its image's walls and the kernel gradient's factor) and the solves' [`dfsph_rate`] and
+//! [`dfsph_pressure`] passes and [`dfsph_accel`] replay the list instead of walking again,
+//! recomputing each pair's d from the group's [`Frame`] with the walk's operations: the same
+//! terms in the same order, so the same bits as a walk (and as the GPU, which walks each
+//! time). Measured on the 20k dam break: 4.2× less time a step over the first 150 steps; the
+//! 8-byte pairs took another 15–20% off a 100k step (docs/benchmarks.md).
 //!
 //! Residuals are reduced in a fixed tree (no float atomics): [`block_sums`] per block of 256
 //! particles (pairwise halving), then [`reduce_total`]; the GPU's workgroups do exactly this.
