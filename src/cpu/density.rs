@@ -27,6 +27,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use super::simd::{best, has_avx2};
 pub use super::walk::{Columns, Positions, Rows};
 use super::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
 use crate::hash::query_range;
@@ -231,8 +232,9 @@ fn all_pairs_chunk(
     }
 }
 
-/// The same code compiled for 256-bit vectors, with the lane sums written in AVX2 intrinsics
-/// (LLVM left [`lane_sums`]'s lane loop scalar, with a branch per lane: measured, perf). The
+/// The lane sums in AVX2 intrinsics (LLVM left [`lane_sums`]'s lane loop scalar, with a
+/// branch per lane: measured, perf; the walk around them runs compiled for AVX2 through
+/// [`best`]). The
 /// intrinsics do [`lane_sums`]'s operations in its order (Rust never contracts a multiply and
 /// an add into an FMA), so the results are the same bits as the portable build's.
 #[cfg(target_arch = "x86_64")]
@@ -299,85 +301,6 @@ mod avx2 {
             (s, n)
         }
     }
-
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn groups_density<P: Positions + ?Sized>(
-        groups: &[Group],
-        out: &mut [GroupResult],
-        pos: &P,
-        slot_start: &[u32],
-        params: &SimParams,
-    ) {
-        super::groups_density(groups, out, pos, slot_start, params, true)
-    }
-
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn groups_of<P: Positions + ?Sized>(
-        base: usize,
-        end: usize,
-        pos: &P,
-        params: &SimParams,
-    ) -> Vec<Group> {
-        // Here mostly for the inlined floor (roundss) in query_range.
-        super::groups_of(base, end, pos, params)
-    }
-
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    pub unsafe fn all_pairs_chunk(
-        base: usize,
-        out: &mut [f32],
-        positions: &[Vec3],
-        params: &SimParams,
-    ) {
-        super::all_pairs_chunk(base, out, positions, params, true)
-    }
-}
-
-fn has_avx2() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        std::arch::is_x86_feature_detected!("avx2")
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
-}
-
-fn groups_of_best<P: Positions + ?Sized>(
-    base: usize,
-    end: usize,
-    pos: &P,
-    params: &SimParams,
-) -> Vec<Group> {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: AVX2 is present, checked just above.
-        return unsafe { avx2::groups_of(base, end, pos, params) };
-    }
-    groups_of(base, end, pos, params)
-}
-
-fn groups_density_best<P: Positions + ?Sized>(
-    groups: &[Group],
-    out: &mut [GroupResult],
-    pos: &P,
-    slot_start: &[u32],
-    params: &SimParams,
-) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: AVX2 is present, checked just above.
-        unsafe { avx2::groups_density(groups, out, pos, slot_start, params) };
-        return;
-    }
-    groups_density(groups, out, pos, slot_start, params, false)
 }
 
 /// The all-pairs O(N²) density in `f32` (every particle against every particle, in input
@@ -389,13 +312,7 @@ pub fn all_pairs(positions: &[Vec3], params: &SimParams) -> Vec<f32> {
         .enumerate()
         .for_each(|(c, o)| {
             let base = c * LANES * 16;
-            #[cfg(target_arch = "x86_64")]
-            if has_avx2() {
-                // SAFETY: AVX2 is present, checked just above.
-                unsafe { avx2::all_pairs_chunk(base, o, positions, params) };
-                return;
-            }
-            all_pairs_chunk(base, o, positions, params, false);
+            best(|| all_pairs_chunk(base, o, positions, params, has_avx2()));
         });
     out
 }
@@ -422,14 +339,14 @@ pub fn density_in<P: Positions + ?Sized>(
     let n = pos.count();
     let mut groups: Vec<Group> = (0..n.div_ceil(CHUNK))
         .into_par_iter()
-        .flat_map_iter(|c| groups_of_best(c * CHUNK, (c * CHUNK + CHUNK).min(n), pos, params))
+        .flat_map_iter(|c| best(|| groups_of(c * CHUNK, (c * CHUNK + CHUNK).min(n), pos, params)))
         .collect();
     groups.par_sort_unstable_by_key(|g| g.key);
     let mut results = vec![([0f32; LANES], 0u32, 0u32); groups.len()];
     results
         .par_chunks_mut(GROUPS_PER_TASK)
         .zip(groups.par_chunks(GROUPS_PER_TASK))
-        .for_each(|(out, g)| groups_density_best(g, out, pos, slot_start, params));
+        .for_each(|(out, g)| best(|| groups_density(g, out, pos, slot_start, params, has_avx2())));
     let mut density = vec![0.0f32; n];
     let (mut neighbour_pairs, mut candidates) = (0u64, 0u64);
     for (g, (rho, pairs, cand)) in groups.iter().zip(&results) {

@@ -536,46 +536,6 @@ fn group_density_alpha(
     (out, pairs, Frame::of(first, len, pos, sp, fp))
 }
 
-/// [`group_density_alpha`] compiled for AVX2 where the CPU has it (the floors of the walk's
-/// query range inlined, the lane distance tests eight wide); the same operations, so the same
-/// bits.
-#[allow(clippy::too_many_arguments)]
-fn group_density_alpha_best(
-    first: usize,
-    len: usize,
-    pos: &[Vec3],
-    slot_start: &[u32],
-    b: Option<&Boundary>,
-    sp: &SimParams,
-    fp: &FluidParams,
-    dp: &DfsphParams,
-) -> GroupDensity {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present, checked just above.
-        return unsafe { group_density_alpha_avx2(first, len, pos, slot_start, b, sp, fp, dp) };
-    }
-    group_density_alpha(first, len, pos, slot_start, b, sp, fp, dp)
-}
-
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn group_density_alpha_avx2(
-    first: usize,
-    len: usize,
-    pos: &[Vec3],
-    slot_start: &[u32],
-    b: Option<&Boundary>,
-    sp: &SimParams,
-    fp: &FluidParams,
-    dp: &DfsphParams,
-) -> GroupDensity {
-    group_density_alpha(first, len, pos, slot_start, b, sp, fp, dp)
-}
-
 /// A vector reflected across the walls of `axes`: its components there negated.
 #[inline]
 pub fn reflect_vector(v: Vec3, axes: BVec3) -> Vec3 {
@@ -603,7 +563,11 @@ pub fn dfsph_density(
         .par_iter()
         .with_min_len(32)
         .map(|&(first, len)| {
-            group_density_alpha_best(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
+            // Compiled for AVX2 where present: the walk's floors inlined, the lane distance
+            // tests eight wide; the same operations, so the same bits.
+            super::simd::best(|| {
+                group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
+            })
         })
         .collect();
     let mut values = Vec::with_capacity(groups.len());

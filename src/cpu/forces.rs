@@ -687,7 +687,7 @@ fn group_accelerations_best<S: FieldSource + ?Sized>(
     fp: &FluidParams,
 ) -> [Vec3; GROUP] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if super::simd::has_avx2() {
         // SAFETY: AVX2 is present, checked just above.
         return unsafe { avx2::group_accelerations(first, len, f, slot_start, sp, fp) };
     }

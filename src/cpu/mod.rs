@@ -13,6 +13,7 @@ pub mod pressure;
 pub mod reorder;
 pub mod scan;
 pub mod scatter;
+pub mod simd;
 pub mod stats;
 pub mod step;
 pub mod timestep;

@@ -164,27 +164,10 @@ pub const GROUP: usize = 8;
 /// with the same query range (normally one cell's particles), as `(first, len)`, covering
 /// `0..N` in order.
 pub fn groups<P: Positions + ?Sized>(sorted_pos: &P, params: &SimParams) -> Vec<(u32, u32)> {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: AVX2 is present, checked just above.
-        return unsafe { groups_avx2(sorted_pos, params) };
-    }
-    groups_portable(sorted_pos, params)
-}
-
-/// [`groups`] compiled for AVX2, for the inlined floor (`vroundss`) in [`query_range`]: the
-/// portable build calls libm's `floorf` twice per particle per axis (6% of a 100k WCSPH step,
-/// measured with perf). Same results.
-///
-/// # Safety
-/// The CPU must support AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn groups_avx2<P: Positions + ?Sized>(
-    sorted_pos: &P,
-    params: &SimParams,
-) -> Vec<(u32, u32)> {
-    groups_portable(sorted_pos, params)
+    // Compiled for AVX2 where present for the inlined floor (`vroundss`) in `query_range`:
+    // the baseline build calls libm's `floorf` twice per particle per axis (6% of a 100k
+    // WCSPH step, measured with perf).
+    super::simd::best(|| groups_portable(sorted_pos, params))
 }
 
 #[inline(always)]

@@ -286,7 +286,7 @@ fn wall_sums_best(
     sp: &SimParams,
 ) -> [f32; GROUP] {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
+    if super::simd::has_avx2() {
         // SAFETY: AVX2 is present, checked just above.
         return unsafe { avx2::wall_sums(first, len, near, sorted_pos, slot_start, sp) };
     }
@@ -365,7 +365,7 @@ mod tests {
     #[cfg(target_arch = "x86_64")]
     #[test]
     fn avx2_wall_sums_are_the_portable_bits() {
-        if !std::arch::is_x86_feature_detected!("avx2") {
+        if !crate::cpu::simd::has_avx2() {
             return;
         }
         let (sp, fp) = setup(1.0);
