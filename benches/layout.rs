@@ -18,6 +18,12 @@
 //!   array); the outputs compared bit for bit before timing. `layout/cpu/forces_packed` is
 //!   what the CPU path runs: the arrays packed into rows on every call, then the rows' walk.
 //!
+//! - `fusion/gpu/density_then_walls` and `fusion/gpu/density_walls` (issue 11, point 3: walls
+//!   fused into density): the production `density` and `walls` passes, two dispatches, beside
+//!   one pass that walks every group once for both (walls.wgsl with each member's poly6 sum
+//!   added to its visit), on the state after 20 CPU steps; the fused pass's densities, fluid
+//!   densities and pressures compared bit for bit with the production passes' first.
+//!
 //! `cargo bench --bench layout`; `GPU_SPH_BENCH_SIZES=20000,100000` picks the sizes.
 
 use std::sync::Arc;
@@ -471,9 +477,213 @@ fn gpu(c: &mut Criterion) {
     group.finish();
 }
 
+/// walls.wgsl with the density fused in: each member also sums its poly6 terms over every
+/// candidate (density.wgsl's terms, lane by lane), stores that density and ends with the
+/// walls' fluid density and pressure; an entry point `density_walls` walks every group.
+fn density_walls_source() -> String {
+    let mut s =
+        gpu_sph::shaders::source_for(gpu_sph::shaders::WALLS, gpu_sph::gpu::neighbours::GROUP);
+    for (from, to) in [
+        (
+            "var<storage, read> particle_density: array<f32>;",
+            "var<storage, read_write> particle_density: array<f32>;",
+        ),
+        (
+            "    near: WallPlanes,\n    sum: f32,\n}",
+            "    near: WallPlanes,\n    sum: f32,\n    direct: f32,\n}",
+        ),
+        (
+            "return Member(x, wall_planes(x, params.h, fluid), 0.0);",
+            "return Member(x, wall_planes(x, params.h, fluid), 0.0, 0.0);",
+        ),
+        (
+            "fn visit(w: ptr<function, Walker>, k: u32) {",
+            "fn visit(w: ptr<function, Walker>, k: u32) {\n    add_direct(w, k);\n    visit_images(w, k);\n}\n\n\
+             fn visit_images(w: ptr<function, Walker>, k: u32) {",
+        ),
+        (
+            "store_density(i, particle_density[i] + params.density_scale * m.sum);",
+            "let rho = params.density_scale * m.direct;\n    particle_density[i] = rho;\n    \
+             // A select the compiler cannot fold (T is never 0) keeps llvmpipe from fusing \
+             rho's multiply into the add below (it did: 1-ulp differences at the walls).\n    \
+             let kept = select(rho, 0.0, params.table_size == 0u);\n    \
+             store_density(i, kept + params.density_scale * m.sum);",
+        ),
+    ] {
+        assert!(s.contains(from), "walls.wgsl no longer has `{from}`");
+        s = s.replace(from, to);
+    }
+    s + "
+// density.wgsl's term: (1 − r²/h²)³ where r² < h², an exact 0.0 elsewhere.
+fn direct_term(m: Member, xk: vec3<f32>) -> f32 {
+    let d = m.x - xk;
+    let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+    let q = max(1.0 - r2 * params.inv_h2, 0.0);
+    return select(0.0, q * q * q, r2 < params.h2);
+}
+
+fn add_direct(w: ptr<function, Walker>, k: u32) {
+    let xk = sorted_pos[k].xyz;
+    (*w).m0.direct = (*w).m0.direct + direct_term((*w).m0, xk);
+    (*w).m1.direct = (*w).m1.direct + direct_term((*w).m1, xk);
+    (*w).m2.direct = (*w).m2.direct + direct_term((*w).m2, xk);
+    (*w).m3.direct = (*w).m3.direct + direct_term((*w).m3, xk);
+    (*w).m4.direct = (*w).m4.direct + direct_term((*w).m4, xk);
+    (*w).m5.direct = (*w).m5.direct + direct_term((*w).m5, xk);
+    (*w).m6.direct = (*w).m6.direct + direct_term((*w).m6, xk);
+    (*w).m7.direct = (*w).m7.direct + direct_term((*w).m7, xk);
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn density_walls(@builtin(global_invocation_id) gid: vec3<u32>) {
+    walk_listed_group(gid.x);
+}
+"
+}
+
+/// A compute pipeline of `source`'s `entry`, with its layout derived from the shader.
+fn auto_pipeline(
+    d: &wgpu::Device,
+    label: &str,
+    source: String,
+    entry: &str,
+) -> wgpu::ComputePipeline {
+    let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(label),
+        source: wgpu::ShaderSource::Wgsl(source.into()),
+    });
+    d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+        label: Some(label),
+        layout: None,
+        module: &module,
+        entry_point: Some(entry),
+        compilation_options: Default::default(),
+        cache: None,
+    })
+}
+
+fn bind(
+    d: &wgpu::Device,
+    p: &wgpu::ComputePipeline,
+    bound: &[(u32, &wgpu::Buffer)],
+) -> wgpu::BindGroup {
+    let entries: Vec<wgpu::BindGroupEntry> = bound
+        .iter()
+        .map(|&(binding, buf)| wgpu::BindGroupEntry {
+            binding,
+            resource: buf.as_entire_binding(),
+        })
+        .collect();
+    d.create_bind_group(&wgpu::BindGroupDescriptor {
+        label: Some("sph.fusion"),
+        layout: &p.get_bind_group_layout(0),
+        entries: &entries,
+    })
+}
+
+fn gpu_fusion(c: &mut Criterion) {
+    let Some(ctx) = context() else { return };
+    let d = &ctx.device;
+    let walls = auto_pipeline(
+        d,
+        "sph.walls",
+        gpu_sph::shaders::source_for(gpu_sph::shaders::WALLS, gpu_sph::gpu::neighbours::GROUP),
+        "walls",
+    );
+    let fused = auto_pipeline(
+        d,
+        "sph.density_walls",
+        density_walls_source(),
+        "density_walls",
+    );
+    let mut group = c.benchmark_group("fusion/gpu");
+    group.sample_size(10);
+    for n in sizes() {
+        let (sp, fp, t) = stepped(n);
+        let sim = Simulation::new(ctx.clone(), &sp, &fp, &t.next).expect("simulation");
+        sim.step(1).expect("one GPU step");
+        let (g, fl) = (&sim.grid, &sim.fluid);
+        let b = &g.bufs;
+        let out = |label: &str| {
+            d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: n as u64 * 4,
+                usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            })
+        };
+        let (rho, fluid_rho, p) = (
+            out("sph.fused_density"),
+            out("sph.fused_fluid"),
+            out("sph.fused_pressure"),
+        );
+        let (walls_rho, walls_p) = (out("sph.walls_fluid"), out("sph.walls_pressure"));
+        let walls_bg = bind(
+            d,
+            &walls,
+            &[
+                (0, &b.params),
+                (1, &fl.params),
+                (2, &b.sorted_pos),
+                (3, &b.density),
+                (4, &b.slot_start),
+                (5, &walls_rho),
+                (6, &b.group_range),
+                (7, &b.group_args),
+                (8, &walls_p),
+            ],
+        );
+        let fused_bg = bind(
+            d,
+            &fused,
+            &[
+                (0, &b.params),
+                (1, &fl.params),
+                (2, &b.sorted_pos),
+                (3, &rho),
+                (4, &b.slot_start),
+                (5, &fluid_rho),
+                (6, &b.group_range),
+                (7, &b.group_args),
+                (8, &p),
+            ],
+        );
+        let pass =
+            |e: &mut wgpu::CommandEncoder, pipe: &wgpu::ComputePipeline, bg: &wgpu::BindGroup| {
+                let mut pass = e.begin_compute_pass(&wgpu::ComputePassDescriptor::default());
+                pass.set_pipeline(pipe);
+                pass.set_bind_group(0, bg, &[]);
+                pass.dispatch_workgroups_indirect(&b.group_args, 0);
+            };
+        let separate = |e: &mut wgpu::CommandEncoder| {
+            g.encode_density(e);
+            pass(e, &walls, &walls_bg);
+        };
+        g.run(|_, e| separate(e)).expect("density and walls");
+        g.run(|_, e| pass(e, &fused, &fused_bg)).expect("fused");
+        for (a, bb, what) in [
+            (&b.density, &rho, "density"),
+            (&walls_rho, &fluid_rho, "fluid density"),
+            (&walls_p, &p, "pressure"),
+        ] {
+            let want: Vec<u32> = ctx.readback(a, n).expect("readback");
+            let got: Vec<u32> = ctx.readback(bb, n).expect("readback");
+            assert!(want == got, "the fused pass changed the {what}");
+        }
+        group.throughput(Throughput::Elements(n as u64));
+        group.bench_function(BenchmarkId::new("density_then_walls", n), |bch| {
+            bch.iter(|| g.run(|_, e| separate(e)).expect("density and walls"))
+        });
+        group.bench_function(BenchmarkId::new("density_walls", n), |bch| {
+            bch.iter(|| g.run(|_, e| pass(e, &fused, &fused_bg)).expect("fused"))
+        });
+    }
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default().without_plots();
-    targets = cpu, cpu_forces, gpu, gpu_forces
+    targets = cpu, cpu_forces, gpu, gpu_forces, gpu_fusion
 }
 criterion_main!(benches);
