@@ -1,21 +1,29 @@
-// Stage `walls` (CPU mirror: src/cpu/walls.rs): the density the walls add, by mirror
-// particles (Colagrossi & Landrini 2003). Within h of a wall a particle's kernel reaches past
-// the wall, where there is no fluid; each neighbour's mirror image across that wall (and across
-// both or all three walls at an edge or corner) stands in for the missing fluid.
-// Inputs (slot order): sorted_pos, particle_density (from `density`), slot_start, the groups
-// `order` listed (group_range, group_args: see density.wgsl).
-// Outputs: fluid_density (N) = particle_density + density_scale · Σ_k Σ_images (1 − r²/h²)³,
-// and the pressure of that density (the fused `pressure` stage, below),
-// over the images within h, walked in the density's order, per candidate its images in
-// decreasing subset mask. Grouped (walk.wgsl): one invocation per group of up to GROUP
-// particles of one slot, each candidate read once for all of them.
-// Worked example, h = 1, density_scale = 1, floor y = 0, one particle at y = 0.25: its image
-// at y = −0.25 is 0.5 away → 1 + (1 − 0.25)³ = 1.421875, as for a real pair at that distance.
+// Stage `walls` (CPU mirror: src/cpu/walls.rs, after src/cpu/density.rs): the density the
+// walls add, by mirror particles (Colagrossi & Landrini 2003), with stage `density` fused in.
+// Within h of a wall a particle's kernel reaches past the wall, where there is no fluid; each
+// neighbour's mirror image across that wall (and across both or all three walls at an edge or
+// corner) stands in for the missing fluid.
+// Inputs (slot order): sorted_pos, slot_start, the groups `order` listed (group_range,
+// group_args: see density.wgsl).
+// Outputs: particle_density (N), stage `density`'s ρ = density_scale · Σ_k (1 − r²/h²)³ over
+// every candidate within h (density.wgsl's terms, in the same walk order, so the same bits);
+// fluid_density (N) = particle_density + density_scale · Σ_k Σ_images (1 − r²/h²)³ over the
+// images within h, per candidate its images in decreasing subset mask; and the pressure of
+// that density (the fused `pressure` stage, below). Grouped (walk.wgsl): one invocation per
+// group of up to GROUP particles of one slot, each candidate read once for all of them.
+// Fused because the fluid step's density pass walked every group and this pass walked the
+// groups near a wall again: one walk for both measured 23-32% less time than the two passes
+// on lavapipe (benches/layout.rs, docs/performance.md), one dispatch fewer, and the
+// densities are not written and read back between them. The neighbour library keeps
+// density.wgsl for density-only runs.
+// Worked example, h = 1, density_scale = 1, floor y = 0, one particle at y = 0.25: its density
+// is 1 (itself), and its image at y = −0.25 is 0.5 away → fluid density 1 + (1 − 0.25)³ =
+// 1.421875, as for a real pair at that distance.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;
 @group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
-@group(0) @binding(3) var<storage, read> particle_density: array<f32>;
+@group(0) @binding(3) var<storage, read_write> particle_density: array<f32>;
 @group(0) @binding(4) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(5) var<storage, read_write> fluid_density: array<f32>;
 @group(0) @binding(6) var<storage, read> group_range: array<vec2<u32>>;
@@ -36,11 +44,12 @@ fn store_density(i: u32, rho: f32) {
     particle_pressure[i] = max(fluid.stiffness * (x7 - 1.0), 0.0);
 }
 
-// One member of the group: its position, near walls and image sum so far.
+// One member of the group: its position, near walls, image sum and density sum so far.
 struct Member {
     x: vec3<f32>,
     near: WallPlanes,
     sum: f32,
+    direct: f32,
 }
 
 // Whether member m sees xk's images: m is near a wall and xk lies within h (a mirror image
@@ -63,14 +72,32 @@ fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(x, wall_planes(x, params.h, fluid), 0.0);
+    return Member(x, wall_planes(x, params.h, fluid), 0.0, 0.0);
 }
 
 // All images of candidate k for every member, one per non-empty subset s of the members' near
 // walls in decreasing s (see `visit` in forces.wgsl: each member takes the subsets of its own
 // mask, in its own walk's order; the others add exact zeros).
+// density.wgsl's poly6 term of candidate xk for member m: (1 − r²/h²)³ where r² < h², an
+// exact 0.0 elsewhere (adding it leaves the sum bit for bit as the CPU's).
+fn direct_term(m: Member, xk: vec3<f32>) -> f32 {
+    let r2 = distance2(m.x, xk);
+    let q = max(1.0 - r2 * params.inv_h2, 0.0);
+    return select(0.0, q * q * q, r2 < params.h2);
+}
+
 fn visit(w: ptr<function, Walker>, k: u32) {
     let xk = sorted_pos[k].xyz;
+    (*w).m0.direct = (*w).m0.direct + direct_term((*w).m0, xk);
+    if MEMBERS != 1u {
+        (*w).m1.direct = (*w).m1.direct + direct_term((*w).m1, xk);
+        (*w).m2.direct = (*w).m2.direct + direct_term((*w).m2, xk);
+        (*w).m3.direct = (*w).m3.direct + direct_term((*w).m3, xk);
+        (*w).m4.direct = (*w).m4.direct + direct_term((*w).m4, xk);
+        (*w).m5.direct = (*w).m5.direct + direct_term((*w).m5, xk);
+        (*w).m6.direct = (*w).m6.direct + direct_term((*w).m6, xk);
+        (*w).m7.direct = (*w).m7.direct + direct_term((*w).m7, xk);
+    }
     if MEMBERS == 1u {
         let e = image_mask((*w).m0, xk);
         if e != 0u {
@@ -142,27 +169,16 @@ fn add_images(w: ptr<function, Walker>, xk: vec3<f32>, near: u32, ea: vec4<u32>,
 }
 
 fn finish(m: Member, i: u32) {
-    store_density(i, particle_density[i] + params.density_scale * m.sum);
+    let rho = params.density_scale * m.direct;
+    particle_density[i] = rho;
+    // A select the compiler cannot fold (T is never 0) keeps llvmpipe from fusing rho's
+    // multiply into the add below, which the CPU does not do (measured: 1-ulp differences at
+    // the walls without it).
+    let kept = select(rho, 0.0, params.table_size == 0u);
+    store_density(i, kept + params.density_scale * m.sum);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn walls(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let g = gid.x;
-    if g >= group_args[3] {
-        return;
-    }
-    let r = group_range[g];
-    // Away from the walls there is nothing to walk for: a group none of whose members is near
-    // a wall only copies its densities.
-    var any_near = false;
-    for (var i = r.x; i < r.y; i = i + 1u) {
-        any_near = any_near || wall_planes(sorted_pos[i].xyz, params.h, fluid).mask != 0u;
-    }
-    if any_near {
-        walk_group(r);
-    } else {
-        for (var i = r.x; i < r.y; i = i + 1u) {
-            store_density(i, particle_density[i]);
-        }
-    }
+    walk_listed_group(gid.x);
 }

@@ -1,7 +1,8 @@
 //! Stage `walls`, the CPU mirror of `shaders/walls.wgsl`: the tank's walls as mirrors.
 //!
 //! Inputs (slot order): positions, the `density` stage's densities, `slot_start`. Output: the
-//! density of every particle with the walls' mirror particles included (N).
+//! density of every particle with the walls' mirror particles included (N). (On the GPU this
+//! pass computes the `density` stage's densities too, in the same walk: shaders/walls.wgsl.)
 //!
 //! Method: mirror (ghost) particles, Colagrossi & Landrini (2003), "Numerical simulation of
 //! interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191, 448–475, §3.2.

@@ -67,11 +67,12 @@ impl GpuFluid {
             let step_state = storage("sph.step_state", 16);
             let obstacle_power = storage("sph.obstacle_power", n64 * 4);
 
+            // walls.wgsl has the density fused in: it writes the densities (binding 3) too.
             let walls_l = layout(
                 d,
                 "sph.walls",
                 &[
-                    Uniform, Uniform, Read, Read, Read, ReadWrite, Read, Read, ReadWrite,
+                    Uniform, Uniform, Read, ReadWrite, Read, ReadWrite, Read, Read, ReadWrite,
                 ],
             );
             let forces_l = layout(
@@ -563,8 +564,8 @@ impl Simulation {
         }
     }
 
-    /// Encodes one full step: grid build, reorder, density, walls (with the pressure fused in),
-    /// forces, (interact,
+    /// Encodes one full step: grid build, reorder, walls (with the density and the pressure
+    /// fused in), forces, (interact,
     /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
         if let Some(d) = &self.dfsph {
@@ -574,7 +575,6 @@ impl Simulation {
         let n_groups = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
         let f = &self.fluid;
         self.grid.encode_build(e);
-        self.grid.encode_density(e);
         let args = &self.grid.bufs.group_args;
         self.grid
             .dispatch_indirect(e, Stage::Walls, &f.walls, &f.walls_bg, args);
