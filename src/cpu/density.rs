@@ -240,6 +240,7 @@ fn all_pairs_chunk(
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
+    use crate::cpu::simd::lanes::{norm2, poly6};
     use std::arch::x86_64::*;
 
     /// [`super::lane_sums`], eight lanes per instruction.
@@ -267,29 +268,17 @@ mod avx2 {
                 _mm256_loadu_ps(qy.as_ptr()),
                 _mm256_loadu_ps(qz.as_ptr()),
             );
-            let (vh2, vinv, one, zero) = (
-                _mm256_set1_ps(h2),
-                _mm256_set1_ps(inv_h2),
-                _mm256_set1_ps(1.0),
-                _mm256_setzero_ps(),
-            );
-            let mut sum = zero;
+            let (vh2, vinv) = (_mm256_set1_ps(h2), _mm256_set1_ps(inv_h2));
+            let mut sum = _mm256_setzero_ps();
             let mut nb = _mm256_setzero_si256();
             for &(a, b) in ranges {
                 pos.each(a as usize, b as usize, |cx, cy, cz| {
                     let dx = _mm256_sub_ps(qx, _mm256_set1_ps(cx));
                     let dy = _mm256_sub_ps(qy, _mm256_set1_ps(cy));
                     let dz = _mm256_sub_ps(qz, _mm256_set1_ps(cz));
-                    let r2 = _mm256_add_ps(
-                        _mm256_add_ps(_mm256_mul_ps(dx, dx), _mm256_mul_ps(dy, dy)),
-                        _mm256_mul_ps(dz, dz),
-                    );
-                    let q = _mm256_sub_ps(one, _mm256_mul_ps(r2, vinv));
-                    // q > 0 ? q : 0, as the portable code's compare.
-                    let q = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(q, zero), q);
+                    let r2 = norm2([dx, dy, dz]);
                     let inside = _mm256_cmp_ps::<_CMP_LT_OQ>(r2, vh2);
-                    let t = _mm256_mul_ps(_mm256_mul_ps(q, q), q);
-                    sum = _mm256_add_ps(sum, _mm256_and_ps(inside, t));
+                    sum = _mm256_add_ps(sum, _mm256_and_ps(inside, poly6(r2, vinv)));
                     // A true lane is all ones, −1 as an integer.
                     nb = _mm256_sub_epi32(nb, _mm256_castps_si256(inside));
                 });

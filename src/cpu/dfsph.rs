@@ -323,6 +323,12 @@ impl Frame {
         let l = p.member();
         self.x[l] - reflect_across(pos[p.j()], self.plane[l], p.axes())
     }
+
+    /// Pair p's m∇W = d · (m g), as the density walk computed it.
+    #[inline(always)]
+    pub fn grad(&self, p: &Pair, pos: &[Vec3], mass: f32) -> Vec3 {
+        self.d(p, pos) * (mass * p.g)
+    }
 }
 
 /// The pairs of every group of a step's grid, recorded by [`dfsph_density`]'s walk.
@@ -681,7 +687,7 @@ pub fn dfsph_pressure(
             let mut acc = [Vec3::ZERO; GROUP];
             for p in list {
                 let l = p.member();
-                let grad = frame.d(p, pos) * (fp.mass * p.g);
+                let grad = frame.grad(p, pos, fp.mass);
                 acc[l] += grad * (kd[first + l] + kd[p.j()]);
             }
             let mut powers = [None; GROUP];
@@ -883,7 +889,7 @@ fn listed_rates(
         let vi = vel[first + l];
         let vj = image_velocity(vel[p.j()], p.axes());
         let dv = vi - vj;
-        let g = frame.d(p, pos) * (mass * p.g);
+        let g = frame.grad(p, pos, mass);
         rate[l] += dv.x * g.x + dv.y * g.y + dv.z * g.z;
     }
     rate

@@ -497,6 +497,7 @@ fn group_accelerations<S: FieldSource + ?Sized>(
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
+    use crate::cpu::simd::lanes::{holding, image_offset, norm2, splat3};
     use std::arch::x86_64::*;
 
     type V = __m256;
@@ -598,19 +599,15 @@ mod avx2 {
                 k45: _mm256_set1_ps(fp.kernel_45),
                 viscous: fp.viscosity != 0.0,
             };
-            let two = _mm256_set1_ps(2.0);
             let live = (1i32 << len) - 1;
             let zero = _mm256_setzero_ps();
             let mut acc = [zero; 3];
             walk_group(first, f, slot_start, sp, |j| {
                 let (xj, uj, rho_j, p_j) = f.get(j);
                 let pj = _mm256_set1_ps(p_j / (rho_j * rho_j));
-                let xjv = [xj.x, xj.y, xj.z].map(|c| _mm256_set1_ps(c));
+                let xjv = splat3(xj);
                 let d = [0, 1, 2].map(|a| _mm256_sub_ps(o.q[a], xjv[a]));
-                let r2 = _mm256_add_ps(
-                    _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
-                    _mm256_mul_ps(d[2], d[2]),
-                );
+                let r2 = norm2(d);
                 let within = _mm256_cmp_ps::<_CMP_LT_OQ>(r2, k.h2);
                 let reach = _mm256_movemask_ps(within);
                 // A candidate no member reaches (about a quarter of them) adds zeros everywhere.
@@ -618,7 +615,7 @@ mod avx2 {
                     return;
                 }
                 let rho_jv = _mm256_set1_ps(rho_j);
-                let ujv = [uj.x, uj.y, uj.z].map(|c| _mm256_set1_ps(c));
+                let ujv = splat3(uj);
                 let c = push(&o, d, r2, ujv, rho_jv, pj, &k);
                 let me = _mm256_castsi256_ps(_mm256_cmpeq_epi32(o.id, _mm256_set1_epi32(j as i32)));
                 let pair = _mm256_andnot_ps(me, within);
@@ -626,30 +623,15 @@ mod avx2 {
                 // Only a neighbour's images can reach the kernel (see `walls`).
                 if reach & near as i32 != 0 {
                     let ui = viscous_image_velocity(uj);
-                    let uiv = [ui.x, ui.y, ui.z].map(|c| _mm256_set1_ps(c));
+                    let uiv = splat3(ui);
                     let mut g = [zero; 3];
                     for m in (1..8u32).rev() {
-                        let mv = _mm256_set1_epi32(m as i32);
-                        let has = _mm256_cmpeq_epi32(_mm256_and_si256(o.mask, mv), mv);
-                        let walled = _mm256_and_ps(within, _mm256_castsi256_ps(has));
+                        let walled = _mm256_and_ps(within, holding(o.mask, m));
                         if _mm256_movemask_ps(walled) == 0 {
                             continue;
                         }
-                        let axes = image_axes(m);
-                        let flip = [axes.x, axes.y, axes.z];
-                        let d = [0, 1, 2].map(|a| {
-                            // reflect_across's operations: 2w − x on a flipped axis.
-                            let i = if flip[a] {
-                                _mm256_sub_ps(_mm256_mul_ps(two, o.plane[a]), xjv[a])
-                            } else {
-                                xjv[a]
-                            };
-                            _mm256_sub_ps(o.q[a], i)
-                        });
-                        let r2 = _mm256_add_ps(
-                            _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
-                            _mm256_mul_ps(d[2], d[2]),
-                        );
+                        let d = image_offset(&o.q, &o.plane, &xjv, m);
+                        let r2 = norm2(d);
                         let c = push(&o, d, r2, uiv, rho_jv, pj, &k);
                         let on = _mm256_and_ps(walled, _mm256_cmp_ps::<_CMP_LT_OQ>(r2, k.h2));
                         for a in 0..3 {

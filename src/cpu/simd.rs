@@ -41,6 +41,85 @@ unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Eight-lane pieces the intrinsic walks (density, forces, walls) share: each the portable
+/// code's operations in its order, one lane per group member.
+#[cfg(target_arch = "x86_64")]
+pub mod lanes {
+    use glam::Vec3;
+    use std::arch::x86_64::*;
+
+    /// `v` in every lane, per component.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn splat3(v: Vec3) -> [__m256; 3] {
+        [v.x, v.y, v.z].map(|c| _mm256_set1_ps(c))
+    }
+
+    /// |d|² as `distance2` computes it: (dx² + dy²) + dz².
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn norm2(d: [__m256; 3]) -> __m256 {
+        _mm256_add_ps(
+            _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
+            _mm256_mul_ps(d[2], d[2]),
+        )
+    }
+
+    /// q − x_j' with x_j' = x_j reflected across the walls of subset `m` (bit `axis`):
+    /// `reflect_across`'s 2w − x on a reflected axis, x elsewhere; `w` the lanes' planes.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn image_offset(
+        q: &[__m256; 3],
+        w: &[__m256; 3],
+        xj: &[__m256; 3],
+        m: u32,
+    ) -> [__m256; 3] {
+        let two = _mm256_set1_ps(2.0);
+        [0, 1, 2].map(|a| {
+            let x = if m & (1 << a) != 0 {
+                _mm256_sub_ps(_mm256_mul_ps(two, w[a]), xj[a])
+            } else {
+                xj[a]
+            };
+            _mm256_sub_ps(q[a], x)
+        })
+    }
+
+    /// The lanes whose wall mask holds every wall of subset `m`, as a float mask.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn holding(mask: __m256i, m: u32) -> __m256 {
+        let mv = _mm256_set1_epi32(m as i32);
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(mask, mv), mv))
+    }
+
+    /// The un-normalised poly6 term (1 − r²/h²)³ with 1 − r²/h² clamped at 0 by a compare,
+    /// as the portable lanes do (an exact 0 beyond h; the caller masks r² < h²).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn poly6(r2: __m256, inv_h2: __m256) -> __m256 {
+        let q = _mm256_sub_ps(_mm256_set1_ps(1.0), _mm256_mul_ps(r2, inv_h2));
+        let q = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(q, _mm256_setzero_ps()), q);
+        _mm256_mul_ps(_mm256_mul_ps(q, q), q)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

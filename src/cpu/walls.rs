@@ -163,6 +163,7 @@ fn wall_sums(
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
+    use crate::cpu::simd::lanes::{holding, image_offset, norm2, poly6, splat3};
     use std::arch::x86_64::*;
 
     /// # Safety
@@ -196,52 +197,24 @@ mod avx2 {
             let mask = _mm256_loadu_si256(mask.as_ptr().cast());
             let zero = _mm256_setzero_ps();
             let walled = _mm256_castsi256_ps(_mm256_cmpgt_epi32(mask, _mm256_setzero_si256()));
-            let (h2, inv_h2, one, two) = (
-                _mm256_set1_ps(sp.h2),
-                _mm256_set1_ps(sp.inv_h2),
-                _mm256_set1_ps(1.0),
-                _mm256_set1_ps(2.0),
-            );
-            let r2_of = |d: [__m256; 3]| {
-                _mm256_add_ps(
-                    _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
-                    _mm256_mul_ps(d[2], d[2]),
-                )
-            };
+            let (h2, inv_h2) = (_mm256_set1_ps(sp.h2), _mm256_set1_ps(sp.inv_h2));
             let mut sum = zero;
             walk_group(first, sorted_pos, slot_start, sp, |j| {
-                let xj = sorted_pos[j];
-                let xjv = [xj.x, xj.y, xj.z].map(|c| _mm256_set1_ps(c));
-                let r2 = r2_of([0, 1, 2].map(|a| _mm256_sub_ps(q[a], xjv[a])));
+                let xjv = splat3(sorted_pos[j]);
+                let r2 = norm2([0, 1, 2].map(|a| _mm256_sub_ps(q[a], xjv[a])));
                 let within = _mm256_and_ps(walled, _mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2));
                 if _mm256_movemask_ps(within) == 0 {
                     return;
                 }
                 let mut t = zero;
                 for m in (1..8u32).rev() {
-                    let mv = _mm256_set1_epi32(m as i32);
-                    let has = _mm256_cmpeq_epi32(_mm256_and_si256(mask, mv), mv);
-                    let on = _mm256_and_ps(within, _mm256_castsi256_ps(has));
+                    let on = _mm256_and_ps(within, holding(mask, m));
                     if _mm256_movemask_ps(on) == 0 {
                         continue;
                     }
-                    let axes = image_axes(m);
-                    let flip = [axes.x, axes.y, axes.z];
-                    let d = [0, 1, 2].map(|a| {
-                        let i = if flip[a] {
-                            _mm256_sub_ps(_mm256_mul_ps(two, plane[a]), xjv[a])
-                        } else {
-                            xjv[a]
-                        };
-                        _mm256_sub_ps(q[a], i)
-                    });
-                    let r2 = r2_of(d);
-                    // poly6_term: q = max(1 − r²/h², 0), q³.
-                    let k = _mm256_sub_ps(one, _mm256_mul_ps(r2, inv_h2));
-                    let k = _mm256_and_ps(_mm256_cmp_ps::<_CMP_GT_OQ>(k, zero), k);
-                    let term = _mm256_mul_ps(_mm256_mul_ps(k, k), k);
+                    let r2 = norm2(image_offset(&q, &plane, &xjv, m));
                     let on = _mm256_and_ps(on, _mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2));
-                    t = _mm256_add_ps(t, _mm256_and_ps(on, term));
+                    t = _mm256_add_ps(t, _mm256_and_ps(on, poly6(r2, inv_h2)));
                 }
                 sum = _mm256_add_ps(sum, t);
             });
