@@ -51,7 +51,9 @@ pub fn choose_dt(s_max: f32, a_max: f32, sp: &SimParams, fp: &FluidParams) -> f3
     dt
 }
 
-/// Runs the timestep stage.
+/// Runs the timestep stage. The maxima fold in particle order; the GPU takes them in two levels
+/// (blocks of 256, then one workgroup), which a max, exact in any order, leaves bit for bit the
+/// same.
 pub fn timestep(
     vel: &[Vec3],
     acc: &[Vec3],

@@ -40,6 +40,7 @@ pub struct GpuDfsph {
     blocks: wgpu::ComputePipeline,
     control: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
+    timestep_blocks: wgpu::ComputePipeline,
     timestep: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
@@ -149,6 +150,11 @@ impl GpuDfsph {
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
             let residual = storage("sph.dfsph_residual", n64 * 4);
             let stats = storage("sph.dfsph_stats", 32);
+            // dfsph_timestep's level-1 maxima: one vec2 per workgroup of 256 particles.
+            let timestep_blocks = storage(
+                "sph.dfsph_timestep_blocks",
+                8 * u64::from(groups(b.capacity, WORKGROUP_SIZE).max(1)),
+            );
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sph.dfsph_substep_args"),
                 size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
@@ -211,7 +217,9 @@ impl GpuDfsph {
             let timestep_l = layout(
                 d,
                 "sph.dfsph_timestep",
-                &[Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite],
+                &[
+                    Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite, ReadWrite,
+                ],
             );
             let predict_l = layout(d, "sph.dfsph_predict", &[Uniform, Read, Read, ReadWrite]);
             let integrate_l = layout(
@@ -367,6 +375,13 @@ impl GpuDfsph {
                     "dfsph_control",
                 ),
                 accel: pipeline(d, "sph.dfsph_accel", &accel_l, &accel_m, "dfsph_accel"),
+                timestep_blocks: pipeline(
+                    d,
+                    "sph.dfsph_timestep_blocks",
+                    &timestep_l,
+                    &timestep_m,
+                    "dfsph_timestep_blocks",
+                ),
                 timestep: pipeline(
                     d,
                     "sph.dfsph_timestep",
@@ -441,6 +456,7 @@ impl GpuDfsph {
                         step_state,
                         &b.group_args,
                         &substep_args,
+                        &timestep_blocks,
                     ],
                 ),
                 predict_bg: bind_group(
@@ -647,8 +663,15 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_timestep` (one workgroup).
+    /// Stage `dfsph_timestep`: the blocks' maxima, then one workgroup.
     pub fn encode_timestep(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch(
+            e,
+            Stage::DfsphTimestep,
+            &self.timestep_blocks,
+            &self.timestep_bg,
+            groups(g.bufs.n.get(), WORKGROUP_SIZE),
+        );
         g.dispatch(
             e,
             Stage::DfsphTimestep,

@@ -26,6 +26,7 @@ use crate::{Result, shaders};
 pub struct GpuFluid {
     walls: wgpu::ComputePipeline,
     forces: wgpu::ComputePipeline,
+    timestep_blocks: wgpu::ComputePipeline,
     timestep: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
     walls_bg: wgpu::BindGroup,
@@ -65,6 +66,11 @@ impl GpuFluid {
             let pressure_buf = storage("sph.pressure", n64 * 4);
             let accel = storage("sph.accel", n64 * 16);
             let step_state = storage("sph.step_state", 16);
+            // The timestep's level-1 maxima: one vec4 per workgroup of 256 particles.
+            let timestep_blocks = storage(
+                "sph.timestep_blocks",
+                16 * u64::from(groups(b.capacity, WORKGROUP_SIZE).max(1)),
+            );
             let obstacle_power = storage("sph.obstacle_power", n64 * 4);
 
             // walls.wgsl has the density fused in: it writes the densities (binding 3) too.
@@ -85,7 +91,7 @@ impl GpuFluid {
             let timestep_l = layout(
                 d,
                 "sph.timestep",
-                &[Uniform, Uniform, Read, Read, ReadWrite, Read],
+                &[Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite],
             );
             let integrate_l = layout(
                 d,
@@ -103,6 +109,13 @@ impl GpuFluid {
             Self {
                 walls: pipeline(d, "sph.walls", &walls_l, &walls_m, "walls"),
                 forces: pipeline(d, "sph.forces", &forces_l, &forces_m, "forces"),
+                timestep_blocks: pipeline(
+                    d,
+                    "sph.timestep_blocks",
+                    &timestep_l,
+                    &timestep_m,
+                    "timestep_blocks",
+                ),
                 timestep: pipeline(d, "sph.timestep", &timestep_l, &timestep_m, "timestep"),
                 integrate: pipeline(d, "sph.integrate", &integrate_l, &integrate_m, "integrate"),
                 walls_bg: bind_group(
@@ -149,6 +162,7 @@ impl GpuFluid {
                         &accel,
                         &step_state,
                         &fluid_density,
+                        &timestep_blocks,
                     ],
                 ),
                 integrate_bg: bind_group(
@@ -589,6 +603,13 @@ impl Simulation {
         if let Some(o) = &self.obstacles {
             o.encode_forces(&self.grid, e);
         }
+        self.grid.dispatch(
+            e,
+            Stage::Timestep,
+            &f.timestep_blocks,
+            &f.timestep_bg,
+            n_groups,
+        );
         self.grid
             .dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);
         self.grid
