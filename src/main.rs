@@ -97,6 +97,10 @@ struct Cli {
     /// Hash table size T, a power of two [default: next power of two ≥ 2N].
     #[arg(long, value_name = "T", value_parser = parse_table_size)]
     table_size: Option<u32>,
+    /// Particles per walking group, 1 to 8: a GPU tuning knob, same results at every size
+    /// [default: 8, or 1 where slots are crowded (N > 64 T)]
+    #[arg(long, value_name = "K")]
+    group_size: Option<u32>,
     /// Smoothing radius h in metres [default: 2 × spacing].
     #[arg(long, value_name = "H", allow_hyphen_values = true)]
     smoothing_radius: Option<f32>,
@@ -666,6 +670,7 @@ fn overrides(cli: &Cli) -> ConfigOverrides {
         spacing: cli.spacing,
         particle_mass: cli.particle_mass,
         rest_density: cli.rest_density,
+        group_size: cli.group_size,
     }
 }
 

@@ -38,6 +38,10 @@ pub struct SphConfig {
     pub particle_mass: f32,
     /// Rest density ρ0, kg/m³.
     pub rest_density: f32,
+    /// Members per walking group (1 to [`GROUP`](crate::gpu::neighbours::GROUP)); `None`
+    /// takes [`group_size`]'s rule. A GPU tuning knob: every group size gives the same bits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group_size: Option<u32>,
 }
 
 /// Optional overrides for [`SphConfig::new`]; `None` takes the documented default.
@@ -53,6 +57,8 @@ pub struct ConfigOverrides {
     pub particle_mass: Option<f32>,
     /// Rest density ρ0 (default: 1000 kg/m³).
     pub rest_density: Option<f32>,
+    /// Members per walking group, 1 to 8 (default: [`group_size`]'s rule).
+    pub group_size: Option<u32>,
 }
 
 fn positive_finite(name: &str, flag: &str, value: f32) -> Result<f32> {
@@ -130,6 +136,12 @@ impl SphConfig {
             Some(t) => validate_table_size(t)?,
             None => default_table_size(particles),
         };
+        let group = crate::gpu::neighbours::GROUP;
+        if let Some(g) = o.group_size.filter(|g| !(1..=group).contains(g)) {
+            return Err(Error::input(format!(
+                "group size must be 1 to {group}, got {g}: pass e.g. --group-size {group}"
+            )));
+        }
         let config = Self {
             particles,
             table_size,
@@ -137,6 +149,7 @@ impl SphConfig {
             spacing,
             particle_mass,
             rest_density,
+            group_size: o.group_size,
         };
         // The derived constants must be representable too, or densities would be inf or 0.
         let p = config.sim_params();
@@ -250,7 +263,9 @@ impl SphConfig {
             n: self.particles,
             table_size: self.table_size,
             table_mask: self.table_size - 1,
-            group_size: group_size(self.particles, self.table_size),
+            group_size: self
+                .group_size
+                .unwrap_or_else(|| group_size(self.particles, self.table_size)),
             h,
             inv_h: (1.0 / h64) as f32,
             h2: h * h,
@@ -792,6 +807,32 @@ mod tests {
         assert_eq!(c.table_size, 2048);
         assert_eq!(default_table_size(1024), 2048);
         assert_eq!(default_table_size(1025), 4096);
+    }
+
+    #[test]
+    fn a_chosen_group_size_overrides_the_rule() {
+        let with = |g| ConfigOverrides {
+            group_size: g,
+            ..Default::default()
+        };
+        let c = SphConfig::new(100_000, with(Some(2))).unwrap();
+        assert_eq!(c.sim_params().group_size, 2);
+        // Crowded slots take groups of one unless a size is chosen.
+        let crowded = ConfigOverrides {
+            table_size: Some(1024),
+            ..with(None)
+        };
+        assert_eq!(
+            SphConfig::new(100_000, crowded)
+                .unwrap()
+                .sim_params()
+                .group_size,
+            1
+        );
+        for bad in [0, 9] {
+            let e = SphConfig::new(10, with(Some(bad))).unwrap_err().to_string();
+            assert!(e.contains("1 to 8") && e.contains("--group-size"), "{e}");
+        }
     }
 
     #[test]

@@ -12,8 +12,10 @@ use common::cli::{assert_usage_error, bin, file, run, tmp_dir};
 #[test]
 fn bad_flags_exit_2_with_one_line() {
     let base = ["--headless", "--cpu"];
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 11] = [
         (&["--table-size", "1000"], "use 512 or 1024"),
+        (&["--group-size", "9"], "--group-size 8"),
+        (&["--group-size", "0"], "1 to 8"),
         (&["--table-size", "0"], "power of two"),
         (&["-n", "0"], "-n 10000"),
         (&["--smoothing-radius", "-1"], "smoothing radius"),

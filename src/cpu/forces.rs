@@ -734,6 +734,7 @@ mod tests {
                 particle_mass: Some(1.0),
                 rest_density: Some(1.0),
                 table_size: Some(1),
+                group_size: None,
             },
         )
         .unwrap();
