@@ -60,8 +60,9 @@ impl GpuContext {
     /// Creates a headless context. Honours `WGPU_BACKEND` (e.g. `vulkan`, `gl`) and
     /// `WGPU_ADAPTER_NAME` (a case-insensitive substring of the adapter's name).
     pub fn new() -> Result<Self> {
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_without_display_handle_from_env());
+        let instance = wgpu::Instance::new(without_indirect_validation(
+            wgpu::InstanceDescriptor::new_without_display_handle_from_env(),
+        ));
         let adapter = pollster::block_on(pick_adapter(&instance, None))?;
         pollster::block_on(Self::from_adapter(adapter))
     }
@@ -241,6 +242,22 @@ impl GpuContext {
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             })
     }
+}
+
+/// `desc` without wgpu's indirect-call validation, unless `WGPU_VALIDATION_INDIRECT_CALL` is
+/// set (then as it says). wgpu-core runs that validation as one extra dispatch and two buffer
+/// barriers before every indirect dispatch, to turn arguments past
+/// `max_compute_workgroups_per_dimension` into no-ops; a DFSPH step issues about 600 indirect
+/// dispatches (most of them empty once a solve has converged). gpu-sph's indirect arguments are
+/// all written by its own passes and bounded by construction: x is ceil(N / 256) workgroups or
+/// fewer (N within [`capacity`](super::neighbours::capacity), which keeps ceil(N / 256) within
+/// the limit) or 0, y and z are 1. Measured on an NVIDIA H200: see docs/benchmarks.md.
+pub fn without_indirect_validation(mut desc: wgpu::InstanceDescriptor) -> wgpu::InstanceDescriptor {
+    if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_none() {
+        desc.flags
+            .remove(wgpu::InstanceFlags::VALIDATION_INDIRECT_CALL);
+    }
+    desc
 }
 
 /// Picks the adapter: the first whose name contains `WGPU_ADAPTER_NAME` when that is set,

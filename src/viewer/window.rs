@@ -109,10 +109,11 @@ impl App {
                     Error::NoDisplay(format!("cannot create a window: {e}: run with --headless"))
                 })?,
         );
-        let instance =
-            wgpu::Instance::new(wgpu::InstanceDescriptor::new_with_display_handle_from_env(
-                Box::new(event_loop.owned_display_handle()),
-            ));
+        let instance = wgpu::Instance::new(crate::gpu::context::without_indirect_validation(
+            wgpu::InstanceDescriptor::new_with_display_handle_from_env(Box::new(
+                event_loop.owned_display_handle(),
+            )),
+        ));
         let surface = instance.create_surface(window.clone()).map_err(|e| {
             Error::NoDisplay(format!(
                 "cannot draw into the window: {e}: run with --headless"
