@@ -97,8 +97,9 @@ struct Cli {
     /// Hash table size T, a power of two [default: next power of two ≥ 2N].
     #[arg(long, value_name = "T", value_parser = parse_table_size)]
     table_size: Option<u32>,
-    /// Particles per walking group, 1 to 8: a GPU tuning knob, same results at every size
-    /// [default: 8, or 1 where slots are crowded (N > 64 T)]
+    /// Particles per walking group, 1 to 8: a tuning knob, same results at every size
+    /// [default: 8 on a software adapter such as lavapipe, 1 on a GPU; 1 where slots are
+    /// crowded (N > 64 T)]
     #[arg(long, value_name = "K")]
     group_size: Option<u32>,
     /// Smoothing radius h in metres [default: 2 × spacing].

@@ -263,9 +263,12 @@ impl SphConfig {
             n: self.particles,
             table_size: self.table_size,
             table_mask: self.table_size - 1,
-            group_size: self
-                .group_size
-                .unwrap_or_else(|| group_size(self.particles, self.table_size)),
+            group_size: self.group_size.unwrap_or(
+                match group_size(self.particles, self.table_size) {
+                    1 => 1,
+                    _ => AUTO_GROUP,
+                },
+            ),
             h,
             inv_h: (1.0 / h64) as f32,
             h2: h * h,
@@ -273,6 +276,27 @@ impl SphConfig {
             density_scale: (self.particle_mass as f64 * poly6_norm) as f32,
             _pad1: [0.0; 3],
         }
+    }
+}
+
+/// `SimParams::group_size` left to the adapter: the GPU constructor
+/// ([`NeighbourBuffers::new`](crate::gpu::neighbours::NeighbourBuffers::new)) makes it
+/// [`GROUP`](crate::gpu::neighbours::GROUP) on a software adapter and 1 on a GPU
+/// ([`resolve_group_size`]); nothing on the CPU path depends on it.
+pub const AUTO_GROUP: u32 = 0;
+
+/// The group size a walk runs with on an adapter of `kind`, for `chosen` =
+/// `SimParams::group_size`. On a software adapter (lavapipe) an invocation is a SIMD lane of a
+/// CPU core and every storage read a loop over the lanes, so one walk shared by 8 members pays
+/// (4–6× on the density walk, benchmarks.md); on a GPU one invocation holding 8 members' sums
+/// in registers lowers occupancy, and measured on an NVIDIA H200 at 1M particles groups of one
+/// made the WCSPH step 6.4 → 3.9 ms and the DFSPH step 67 → 55 ms (groups of 2 and 4 were
+/// slower than 8). Every size gives the same bits.
+pub fn resolve_group_size(chosen: u32, kind: wgpu::DeviceType) -> u32 {
+    match (chosen, kind) {
+        (AUTO_GROUP, wgpu::DeviceType::Cpu) => crate::gpu::neighbours::GROUP,
+        (AUTO_GROUP, _) => 1,
+        (g, _) => g,
     }
 }
 
@@ -301,7 +325,8 @@ pub struct SimParams {
     /// T − 1, the mask that replaces a modulo.
     pub table_mask: u32,
     /// Places per density group: `order` cuts every slot into runs of this many (1 to
-    /// [`GROUP`](crate::gpu::neighbours::GROUP)); see [`group_size`].
+    /// [`GROUP`](crate::gpu::neighbours::GROUP)); see [`group_size`]. [`AUTO_GROUP`] (0) until
+    /// a GPU constructor resolves it for its adapter ([`resolve_group_size`]).
     pub group_size: u32,
     /// Smoothing radius h.
     pub h: f32,
@@ -780,7 +805,7 @@ mod tests {
         assert_eq!(group_size(65, 1), 1);
         assert_eq!(group_size(100_000, 1024), 1);
         let cfg = SphConfig::new(1000, ConfigOverrides::default()).unwrap();
-        assert_eq!(cfg.sim_params().group_size, crate::gpu::neighbours::GROUP);
+        assert_eq!(cfg.sim_params().group_size, AUTO_GROUP);
     }
 
     use super::*;
@@ -807,6 +832,18 @@ mod tests {
         assert_eq!(c.table_size, 2048);
         assert_eq!(default_table_size(1024), 2048);
         assert_eq!(default_table_size(1025), 4096);
+    }
+
+    #[test]
+    fn the_adapter_picks_an_unchosen_group_size() {
+        use crate::gpu::neighbours::GROUP;
+        use wgpu::DeviceType::{Cpu, DiscreteGpu, IntegratedGpu};
+        assert_eq!(resolve_group_size(AUTO_GROUP, Cpu), GROUP);
+        assert_eq!(resolve_group_size(AUTO_GROUP, DiscreteGpu), 1);
+        assert_eq!(resolve_group_size(AUTO_GROUP, IntegratedGpu), 1);
+        assert_eq!(resolve_group_size(4, DiscreteGpu), 4);
+        assert_eq!(resolve_group_size(8, DiscreteGpu), 8);
+        assert_eq!(resolve_group_size(1, Cpu), 1);
     }
 
     #[test]

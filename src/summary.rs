@@ -158,7 +158,7 @@ impl Summary {
             &gpu.ctx.info,
             config.particles,
             s.largest_slot,
-            config.sim_params().group_size,
+            gpu.bufs.group_size,
         )?;
         s.adapter = Some(crate::gpu::context::describe(&gpu.ctx.info));
         if let Some(timer) = &gpu.timer {

@@ -219,7 +219,8 @@ pub fn verify(
     let t = params.table_size as usize;
     let grid = Grid::build(positions, params);
     let largest = grid.counts.iter().copied().max().unwrap_or(0);
-    crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest, params.group_size)?;
+    let group_size = gpu.bufs.group_size;
+    crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest, group_size)?;
     let state = Particles::new(positions.to_vec(), vec![Vec3::ZERO; n]);
     let sorted = cpu::reorder::reorder(&state, &grid.sorted_ids);
     let sorted_density = cpu::density::density(&sorted.pos, &grid.slot_start, params).density;
@@ -268,7 +269,7 @@ pub fn verify(
     };
     let mut got: Vec<[u32; 2]> = raw.chunks(2).map(|c| [c[0], c[1]]).collect();
     got.sort_unstable();
-    let want = cpu::order::groups(&grid.slot_start, params.group_size);
+    let want = cpu::order::groups(&grid.slot_start, group_size);
     rows.push(compare_exact("order.groups", &got.concat(), &want.concat()));
 
     // reorder: from the CPU's sorted ids.

@@ -265,6 +265,10 @@ impl Simulation {
         state: &Particles,
     ) -> Result<Self> {
         let grid = GpuNeighbours::new(ctx, sp)?;
+        let grid_params = SimParams {
+            group_size: grid.bufs.group_size,
+            ..*sp
+        };
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
         let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
         let dfsph = match dfsph {
@@ -307,7 +311,8 @@ impl Simulation {
             stats,
             grid,
             fluid,
-            sim_params: *sp,
+            // With the group size the GPU resolved for its adapter.
+            sim_params: grid_params,
             fluid_params: *fp,
             interact,
             interaction: None,

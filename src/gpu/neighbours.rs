@@ -368,7 +368,14 @@ pub struct NeighbourBuffers {
 impl NeighbourBuffers {
     /// Allocates every buffer for `params.n` particles (the capacity; all live at first) and
     /// `params.table_size` slots.
+    /// The group size [`AUTO_GROUP`](crate::params::AUTO_GROUP) becomes the adapter's
+    /// ([`resolve_group_size`](crate::params::resolve_group_size)); the uniform block and
+    /// [`Self::group_size`] hold the size the walks run with.
     pub fn new(ctx: &GpuContext, pipes: &NeighbourPipelines, params: &SimParams) -> Result<Self> {
+        let params = &SimParams {
+            group_size: crate::params::resolve_group_size(params.group_size, ctx.info.device_type),
+            ..*params
+        };
         let (n, t) = (params.n, params.table_size);
         check_limits(&ctx.limits, n, t)?;
         ctx.scoped(|| {
