@@ -1,6 +1,6 @@
 // Stage `dfsph_timestep` (CPU mirror: src/cpu/dfsph.rs dfsph_timestep): reduces v_max = max |v + a dt_prev| (the speed before the pressure solve) and S_max = max
 // accel.w (the explicit viscous terms' rate, see dfsph_accel) in two levels,
-// `dfsph_timestep_blocks` (one workgroup per 256 particles) then `dfsph_timestep` (one
+// `dfsph_timestep_blocks` (B workgroups, a block of particles each) then `dfsph_timestep` (one
 // workgroup over the blocks; a max is exact in any order, so the CPU's fold in particle order
 // gives the same bits, and one workgroup alone took 1.7 ms of a 73 ms step at 1M on an H200),
 // then dt = clamp(min(cfl s / v_max, K viscous_limit / S_max), dt_min, dt_max) (cfl s / v_max
@@ -10,8 +10,8 @@
 // every substep within its stability limit. Writes the indirect arguments of substeps
 // 2..K: `dfsph_accel` with the walk's group dispatch and `dfsph_predict` with ceil(N / 256)
 // workgroups for a substep k <= n, 0 workgroups (nothing runs) past n.
-// Inputs: sorted_vel, accel (N), step_state[0] = dt_prev, group_args; blocks (ceil(N / 256)
-// vec2: each block's v_max, S_max) in between.
+// Inputs: sorted_vel, accel (N), step_state[0] = dt_prev, group_args; blocks (B vec2: each
+// block's v_max, S_max) in between.
 // Output: step_state = (dt, v_max, dt_prev, dt / n); substep_args, 8 words per substep k
 // from 2: (accel x, y, z, n, predict x, 1, 1, 0).
 // Worked example: s = 0.01, cfl = 0.4, v_max = 2 m/s, S_max = 400 /s, viscous_limit 0.5,
@@ -26,26 +26,30 @@
 @group(0) @binding(6) var<storage, read_write> substep_args: array<u32>;
 @group(0) @binding(7) var<storage, read_write> blocks: array<vec2<f32>>;
 
-// Level 1, one invocation per particle: each block of 256 particles' maxima.
+// Level 1: workgroup w of the B dispatched takes particles [w c, (w + 1) c), c = ceil(N / B),
+// and stores that block's maxima (0 for an empty block, which never wins: both are >= 0); B as
+// in timestep.wgsl (src/gpu/fluid.rs timestep_blocks).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_timestep_blocks(
     @builtin(local_invocation_id) lid3: vec3<u32>,
     @builtin(workgroup_id) wid3: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let lid = lid3.x;
-    let k = wid3.x * WORKGROUP_SIZE + lid;
     let dt_prev = step_state[0];
-    var v = 0.0;
-    var s = 0.0;
-    if k < params.n {
+    let chunk = (params.n + nwg.x - 1u) / nwg.x;
+    let end = min((wid3.x + 1u) * chunk, params.n);
+    var v_max = 0.0;
+    var s_max = 0.0;
+    for (var k = wid3.x * chunk + lid; k < end; k = k + WORKGROUP_SIZE) {
         let a = accel[k];
-        v = length(sorted_vel[k].xyz + a.xyz * dt_prev);
-        s = a.w;
+        v_max = max(v_max, length(sorted_vel[k].xyz + a.xyz * dt_prev));
+        s_max = max(s_max, a.w);
     }
-    let vm = reduce_block(lid, 0.0, v).y;
+    let vm = reduce_block(lid, 0.0, v_max).y;
     // Every lane has read lane 0's result before the second reduction overwrites it.
     workgroupBarrier();
-    let sm = reduce_block(lid, 0.0, s).y;
+    let sm = reduce_block(lid, 0.0, s_max).y;
     if lid == 0u {
         blocks[wid3.x] = vec2<f32>(vm, sm);
     }
@@ -57,8 +61,7 @@ fn dfsph_timestep(@builtin(local_invocation_id) lid3: vec3<u32>) {
     let dt_prev = step_state[0];
     var v_max = 0.0;
     var s_max = 0.0;
-    let count = (params.n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    for (var k = lid; k < count; k = k + WORKGROUP_SIZE) {
+    for (var k = lid; k < arrayLength(&blocks); k = k + WORKGROUP_SIZE) {
         let b = blocks[k];
         v_max = max(v_max, b.x);
         s_max = max(s_max, b.y);

@@ -1,13 +1,13 @@
 // Stage `timestep` (CPU mirror: src/cpu/timestep.rs): reduces the largest speed, acceleration
-// and signal speed in two levels, `timestep_blocks` (one workgroup per 256 particles, a block's
-// maxima each) then `timestep` (one workgroup over the blocks), then dt = min(dt_max, cfl·h/s_max, 0.25·√(h/a_max)), or dt_fixed.
+// and signal speed in two levels, `timestep_blocks` (B workgroups, a block of particles' maxima
+// each) then `timestep` (one workgroup over the blocks), then dt = min(dt_max, cfl·h/s_max, 0.25·√(h/a_max)), or dt_fixed.
 // The signal speed of a particle is its local sound speed plus its speed, s_i = c(ρ_i) + |v_i|,
 // with the Tait equation's c(ρ) = c0 (ρ/ρ0)³ (γ = 7, c² = dp/dρ) above ρ0 and c0 below: the
 // CFL condition of Monaghan ("Smoothed particle hydrodynamics", Rep. Prog. Phys. 2005, §10)
 // taken with each particle's own sound speed, so a compressed start (a random packing reaches
 // 1.5 ρ0, where c is 3.4 c0) is not stepped past its stability limit.
 // Inputs: sorted_vel, accel, density (N, slot order). Output: step_state = (dt, v_max, a_max,
-// s_max); blocks (ceil(N / 256) vec4: v, a, s maxima of each block) in between.
+// s_max); blocks (B vec4: v, a, s maxima of each block) in between.
 // Worked example: h = 0.02, c0 = 20, cfl = 0.4, every ρ ≤ ρ0, v_max = 0, small a_max →
 // dt = 0.4·0.02/20 = 4e-4 s; one particle at 1.1 ρ0 at rest → s_max = 20·1.331 = 26.62 m/s,
 // dt = 3.005e-4 s.
@@ -49,23 +49,30 @@ fn reduce_maxima(lid: u32, v: f32, a: f32, s: f32) {
     }
 }
 
-// Level 1, one invocation per particle: each block of 256 particles' maxima.
+// Level 1: workgroup w of the B dispatched takes particles [w c, (w + 1) c), c = ceil(N / B),
+// its lanes striding by 256, and stores that block's maxima (0 for an empty block; every
+// quantity is >= 0, so a 0 never wins). B is fixed per buffer (src/gpu/fluid.rs
+// timestep_blocks): ceil(N / 256) on a GPU, a few on a software adapter, where each workgroup
+// pays for its barriers (llvmpipe runs its invocations as coroutines on a CPU core).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn timestep_blocks(
     @builtin(local_invocation_id) lid3: vec3<u32>,
     @builtin(workgroup_id) wid3: vec3<u32>,
+    @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let lid = lid3.x;
-    let k = wid3.x * WORKGROUP_SIZE + lid;
-    var v = 0.0;
-    var a = 0.0;
-    var s = 0.0;
-    if k < params.n {
-        v = length(sorted_vel[k].xyz);
-        a = length(accel[k].xyz);
-        s = signal_speed(v, density[k]);
+    let chunk = (params.n + nwg.x - 1u) / nwg.x;
+    let end = min((wid3.x + 1u) * chunk, params.n);
+    var v_max = 0.0;
+    var a_max = 0.0;
+    var s_max = 0.0;
+    for (var k = wid3.x * chunk + lid; k < end; k = k + WORKGROUP_SIZE) {
+        let speed = length(sorted_vel[k].xyz);
+        v_max = max(v_max, speed);
+        a_max = max(a_max, length(accel[k].xyz));
+        s_max = max(s_max, signal_speed(speed, density[k]));
     }
-    reduce_maxima(lid, v, a, s);
+    reduce_maxima(lid, v_max, a_max, s_max);
     if lid == 0u {
         blocks[wid3.x] = vec4<f32>(v_red[0], a_red[0], s_red[0], 0.0);
     }
@@ -78,8 +85,7 @@ fn timestep(@builtin(local_invocation_id) lid3: vec3<u32>) {
     var v_max = 0.0;
     var a_max = 0.0;
     var s_max = 0.0;
-    let count = (params.n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    for (var k = lid; k < count; k = k + WORKGROUP_SIZE) {
+    for (var k = lid; k < arrayLength(&blocks); k = k + WORKGROUP_SIZE) {
         let b = blocks[k];
         v_max = max(v_max, b.x);
         a_max = max(a_max, b.y);

@@ -41,6 +41,8 @@ pub struct GpuDfsph {
     control: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
     timestep_blocks: wgpu::ComputePipeline,
+    /// Workgroups of `dfsph_timestep_blocks` (`fluid::timestep_blocks`).
+    step_blocks: u32,
     timestep: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
@@ -150,11 +152,9 @@ impl GpuDfsph {
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
             let residual = storage("sph.dfsph_residual", n64 * 4);
             let stats = storage("sph.dfsph_stats", 32);
-            // dfsph_timestep's level-1 maxima: one vec2 per workgroup of 256 particles.
-            let timestep_blocks = storage(
-                "sph.dfsph_timestep_blocks",
-                8 * u64::from(groups(b.capacity, WORKGROUP_SIZE).max(1)),
-            );
+            // dfsph_timestep's level-1 maxima: one vec2 per block.
+            let step_blocks = super::fluid::timestep_blocks(b.capacity, ctx.info.device_type);
+            let timestep_blocks = storage("sph.dfsph_timestep_blocks", 8 * u64::from(step_blocks));
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sph.dfsph_substep_args"),
                 size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
@@ -382,6 +382,7 @@ impl GpuDfsph {
                     &timestep_m,
                     "dfsph_timestep_blocks",
                 ),
+                step_blocks,
                 timestep: pipeline(
                     d,
                     "sph.dfsph_timestep",
@@ -670,7 +671,7 @@ impl GpuDfsph {
             Stage::DfsphTimestep,
             &self.timestep_blocks,
             &self.timestep_bg,
-            groups(g.bufs.n.get(), WORKGROUP_SIZE),
+            self.step_blocks,
         );
         g.dispatch(
             e,
