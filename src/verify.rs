@@ -130,21 +130,21 @@ pub fn compare_float(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageRe
         gpu,
         cpu,
         tol,
-        |c| if c != 0.0 { c.abs() } else { 1.0 },
+        |_, c| if c != 0.0 { c.abs() } else { 1.0 },
     )
 }
 
-/// The shared float comparison: each error is divided by `scale(cpu value)`.
+/// The shared float comparison: each error is divided by `scale(index, cpu value)`.
 fn compare_with(
     stage: &str,
     gpu: &[f32],
     cpu: &[f32],
     tol: f64,
-    scale: impl Fn(f64) -> f64,
+    scale: impl Fn(usize, f64) -> f64,
 ) -> StageReport {
     let mut mismatches = gpu.len().abs_diff(cpu.len());
     let (mut max_abs, mut max_rel) = (0f64, 0f64);
-    for (&g, &c) in gpu.iter().zip(cpu) {
+    for (i, (&g, &c)) in gpu.iter().zip(cpu).enumerate() {
         let (g, c) = (g as f64, c as f64);
         if !g.is_finite() || !c.is_finite() {
             mismatches += 1;
@@ -153,7 +153,7 @@ fn compare_with(
             continue;
         }
         let abs = (g - c).abs();
-        let rel = abs / scale(c);
+        let rel = abs / scale(i, c);
         max_abs = max_abs.max(abs);
         max_rel = max_rel.max(rel);
         if rel > tol {
@@ -319,7 +319,49 @@ pub fn compare_scaled(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageR
         .iter()
         .fold(0f64, |m, &c| m.max((c as f64).abs()))
         .max(f64::MIN_POSITIVE);
-    compare_with(stage, gpu, cpu, tol, |_| scale)
+    compare_with(stage, gpu, cpu, tol, |_, _| scale)
+}
+
+/// Compares floats, each error relative to its own `scale` (a NaN or infinity never passes).
+pub fn compare_against(
+    stage: &str,
+    gpu: &[f32],
+    cpu: &[f32],
+    scale: &[f64],
+    tol: f64,
+) -> StageReport {
+    compare_with(stage, gpu, cpu, tol, |i, _| {
+        scale.get(i).copied().unwrap_or(0.0).max(f64::MIN_POSITIVE)
+    })
+}
+
+/// The scales of the constant-density solve (stage doc of `dfsph_rate`): κ_i =
+/// (ρ*_i − ρ0)|α_i|/dt² is a difference of nearly equal densities, so each κ is judged
+/// relative to |κ_i| + ρ0 |α_i| / dt², the magnitude of the terms it is computed from (ρ*
+/// within the tolerance of ρ0's size gives κ within the tolerance of this), and each residual
+/// ρ*/ρ0 − 1 relative to |r| + 1 (block sums: the sum of those).
+struct DensityScales<'a> {
+    alpha: &'a [f32],
+    dt: f32,
+    rho0: f32,
+}
+
+impl DensityScales<'_> {
+    fn kappa(&self, kappa: &[f32], applied: usize) -> Vec<f64> {
+        let per = self.rho0 as f64 / (self.dt as f64 * self.dt as f64);
+        kappa
+            .iter()
+            .zip(self.alpha)
+            .map(|(&k, &a)| (k as f64).abs() + applied.max(1) as f64 * per * (a as f64).abs())
+            .collect()
+    }
+
+    fn residual_sums(residual: &[f32]) -> Vec<f64> {
+        residual
+            .chunks(crate::params::REDUCE_BLOCK as usize)
+            .map(|c| c.iter().map(|&r| (r as f64).abs() + 1.0).sum())
+            .collect()
+    }
 }
 
 /// Compares Tait pressures p = B ((ρ/ρ0)^7 − 1): each error relative to |p| + B, the
@@ -328,7 +370,7 @@ pub fn compare_scaled(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageR
 /// about 7 B · 2^-24 (0.2 Pa at B = 4.5e5 Pa, where the first steps' pressures are tens of Pa).
 pub fn compare_eos(stage: &str, gpu: &[f32], cpu: &[f32], stiffness: f32, tol: f64) -> StageReport {
     let b = (stiffness as f64).abs();
-    compare_with(stage, gpu, cpu, tol, |c| c.abs() + b)
+    compare_with(stage, gpu, cpu, tol, |_, c| c.abs() + b)
 }
 
 /// A WCSPH step's mirrors from pressure on, each run on the GPU's output of the stage before
@@ -422,13 +464,14 @@ pub(crate) fn merge(worst: &mut Vec<StageReport>, rows: Vec<StageReport>) {
 
 /// The statistics block (stage `stats`): its floats relative to their largest magnitude, its
 /// counts and bits exactly; the equation-of-state energy (many orders below Σρ) relative to
-/// itself plus `eos_sensitivity` ([`eos_sensitivity`] of the densities it was summed from).
+/// itself plus `eos_sensitivity` ([`eos_sensitivity`] of the densities it was summed from);
+/// the DFSPH block it carries bit for bit (`cpu.dfsph` is what it must have copied).
 pub fn compare_stats(
     gpu: &StatsBlock,
     cpu: &StatsBlock,
     eos_sensitivity: f64,
     tol: f64,
-) -> [StageReport; 4] {
+) -> [StageReport; 5] {
     let floats = |b: &StatsBlock| {
         let mut v = b.sums.to_vec();
         v.extend_from_slice(&b.maxima);
@@ -437,24 +480,24 @@ pub fn compare_stats(
         v
     };
     let ints = |b: &StatsBlock| {
-        let mut v = vec![
+        vec![
             b.outside,
             b.non_finite,
             b.first_bad_id,
             b.n,
             b.density_max_id,
             b.speed_max_id,
-        ];
-        v.extend_from_slice(&b.dfsph);
-        v
+        ]
     };
     [
         compare_scaled("stats.values", &floats(gpu), &floats(cpu), tol),
         compare_exact("stats.counts", &ints(gpu), &ints(cpu)),
-        compare_with("stats.eos_energy", &[gpu.eos], &[cpu.eos], tol, |c| {
+        compare_with("stats.eos_energy", &[gpu.eos], &[cpu.eos], tol, |_, c| {
             (c.abs() + eos_sensitivity).max(f64::MIN_POSITIVE)
         }),
         compare_scaled("stats.obstacle_power", &[gpu.power], &[cpu.power], tol),
+        // The DFSPH block is copied in whole (its values have rows of their own).
+        compare_exact("stats.dfsph_block", &gpu.dfsph, &cpu.dfsph),
     ]
 }
 
@@ -667,27 +710,33 @@ impl Rows {
 /// One solve, pass by pass, against its CPU trace: the warm start, then per iteration the
 /// velocities after the pressure update, the rate pass's κ and residual block sums, and the
 /// control block; then Σ κ.
+#[allow(clippy::too_many_arguments)]
 fn verify_solve(
     sim: &crate::gpu::fluid::Simulation,
     which: cpu::dfsph::Solve,
     tr: &cpu::dfsph::SolveTrace,
+    start_vel: &[Vec3],
+    scales: Option<&DensityScales>,
     tol: f64,
     out: &mut Rows,
 ) -> Result<()> {
     let (g, d) = (&sim.grid, sim.dfsph.as_ref().expect("a DFSPH simulation"));
     let n = g.bufs.n.get() as usize;
     let name = which.name();
+    let q = &g.ctx.queue;
+    let kappa_row = |stage: &str, got: &[f32], want: &[f32], applied: usize| match scales {
+        Some(sc) => compare_against(stage, got, want, &sc.kappa(want, applied), tol),
+        None => compare_scaled(stage, got, want, tol),
+    };
+    // Every pass runs on the CPU's inputs, so a row judges that pass's own rounding.
+    g.write_vec3(&g.bufs.sorted_vel, start_vel);
     g.run(|g, e| d.encode_first_rate(g, e, which))?;
     let got = g.read_f32(&d.kappa, n)?;
     out.push(
-        compare_scaled(
-            &format!("{name}.rate.kappa"),
-            &got,
-            &tr.first_rate.kappa,
-            tol,
-        ),
+        kappa_row(&format!("{name}.rate.kappa"), &got, &tr.first_rate.kappa, 1),
         None,
     );
+    q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&tr.first_rate.kappa));
     g.run(|g, e| d.encode_warm(g, e, which))?;
     let got = g.read_f32(&d.kappa, n)?;
     out.push(
@@ -696,6 +745,20 @@ fn verify_solve(
     );
     let mut it = 0;
     loop {
+        // The CPU's κ and velocities before this pass (where the CPU ran it: a GPU that
+        // iterates longer fails the control row and keeps its own values).
+        let before = match it {
+            0 => Some((&tr.warm_kappa[..], start_vel)),
+            _ => tr
+                .rates
+                .get(it - 1)
+                .zip(tr.velocities.get(it - 1))
+                .map(|(r, v)| (&r.kappa[..], &v[..])),
+        };
+        if let Some((kappa, vel)) = before {
+            q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
+            g.write_vec3(&g.bufs.sorted_vel, vel);
+        }
         g.run(|g, e| d.encode_pressure(g, e, which))?;
         let want = tr.velocities.get(it).map(|v| flat(v)).unwrap_or_default();
         let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
@@ -703,18 +766,31 @@ fn verify_solve(
             compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, tol),
             Some(it),
         );
+        if let Some(v) = tr.velocities.get(it) {
+            g.write_vec3(&g.bufs.sorted_vel, v);
+        }
         g.run(|g, e| d.encode_rate(g, e, which))?;
         let rate = tr.rates.get(it).cloned().unwrap_or_default();
         let got = g.read_f32(&d.kappa, n)?;
         out.push(
-            compare_scaled(&format!("{name}.rate.kappa"), &got, &rate.kappa, tol),
+            kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, 1),
             Some(it),
         );
         let got = g.read_f32(&d.residual_sums, rate.sums.len().max(1))?;
-        out.push(
-            compare_scaled(&format!("{name}.rate.residual"), &got, &rate.sums, tol),
-            Some(it),
-        );
+        let sums_row = match scales {
+            Some(_) => compare_against(
+                &format!("{name}.rate.residual"),
+                &got,
+                &rate.sums,
+                &DensityScales::residual_sums(&rate.residual),
+                tol,
+            ),
+            None => compare_scaled(&format!("{name}.rate.residual"), &got, &rate.sums, tol),
+        };
+        out.push(sums_row, Some(it));
+        if !rate.sums.is_empty() {
+            q.write_buffer(&d.residual_sums, 0, bytemuck::cast_slice(&rate.sums));
+        }
         g.run(|g, e| d.encode_control(g, e, which))?;
         let got = d.read_solve_state(g, which)?;
         let want = tr.states.get(it).copied().unwrap_or_default();
@@ -748,10 +824,39 @@ fn verify_solve(
     };
     let got: Vec<f32> = ks.iter().map(|k| k[c]).collect();
     out.push(
-        compare_scaled(&format!("{name}.kappa_sum"), &got, &tr.kappa_sum, tol),
+        kappa_row(
+            &format!("{name}.kappa_sum"),
+            &got,
+            &tr.kappa_sum,
+            tr.velocities.len(),
+        ),
         None,
     );
     Ok(())
+}
+
+/// The warm-start store's scales, (divergence, density) per particle by id: the divergence
+/// component relative to its largest, the density one (Σκ dt²) relative to itself plus
+/// (pressure passes) ρ0 |α|, as [`DensityScales`] judges the κ it sums.
+fn warm_scales(tr: &cpu::dfsph::DfsphTrace, rho0: f32) -> Vec<f64> {
+    let w = &tr.carry.warm;
+    let largest = w.iter().fold(0f64, |m, v| m.max((v[0] as f64).abs()));
+    let passes = tr.density.velocities.len().max(1) as f64;
+    let mut alpha = vec![0f32; w.len()];
+    for (&id, &a) in tr.sorted.id.iter().zip(&tr.start.alpha) {
+        if let Some(slot) = alpha.get_mut(id as usize) {
+            *slot = a;
+        }
+    }
+    w.iter()
+        .zip(&alpha)
+        .flat_map(|(v, &a)| {
+            [
+                largest,
+                (v[1] as f64).abs() + passes * rho0 as f64 * (a as f64).abs(),
+            ]
+        })
+        .collect()
 }
 
 /// DFSPH: has GPU and CPU take each step from the same state, pass by pass, comparing every
@@ -829,7 +934,24 @@ pub fn verify_dfsph_steps(
             ),
             None,
         );
-        verify_solve(sim, Solve::Divergence, &tr.divergence, tol, &mut out)?;
+        // From here every pass runs on the CPU's inputs (as `verify_steps` does): a GPU whose
+        // division and fused multiply-adds round differently is judged pass by pass, not on
+        // an ulp amplified through the solves' iterations. On lavapipe the uploads rewrite
+        // the values the GPU already holds.
+        let q = &g.ctx.queue;
+        q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.start.density));
+        q.write_buffer(&d.alpha, 0, bytemuck::cast_slice(&tr.start.alpha));
+        verify_solve(
+            sim,
+            Solve::Divergence,
+            &tr.divergence,
+            &tr.sorted.vel,
+            None,
+            tol,
+            &mut out,
+        )?;
+        let solved = tr.divergence.velocities.last().unwrap_or(&tr.sorted.vel);
+        g.write_vec3(&g.bufs.sorted_vel, solved);
         g.run(|g, e| d.encode_accel(g, e))?;
         let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
         out.push(
@@ -887,7 +1009,25 @@ pub fn verify_dfsph_steps(
                 None,
             );
         }
-        verify_solve(sim, Solve::Density, &tr.density, tol, &mut out)?;
+        let predicted = tr.substeps.last().map_or(&tr.predicted, |(_, v)| v);
+        let scales = DensityScales {
+            alpha: &tr.start.alpha,
+            dt: tr.timestep.dt,
+            rho0: fp.rest_density,
+        };
+        verify_solve(
+            sim,
+            Solve::Density,
+            &tr.density,
+            predicted,
+            Some(&scales),
+            tol,
+            &mut out,
+        )?;
+        g.write_vec3(
+            &g.bufs.sorted_vel,
+            tr.density.velocities.last().unwrap_or(predicted),
+        );
         g.run(|g, e| d.encode_integrate(g, e))?;
         let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
         out.push(
@@ -910,9 +1050,18 @@ pub fn verify_dfsph_steps(
         let warm: Vec<[f32; 2]> = g.ctx.readback(&d.warm_buf, n)?;
         let (got, want): (Vec<f32>, Vec<f32>) = (warm.concat(), tr.carry.warm.concat());
         out.push(
-            compare_scaled("dfsph_integrate.warm", &got, &want, tol),
+            compare_against(
+                "dfsph_integrate.warm",
+                &got,
+                &want,
+                &warm_scales(&tr, fp.rest_density),
+                tol,
+            ),
             None,
         );
+        // ρ and α at the new positions from the CPU's: the neighbour threshold of α makes it
+        // jump where a position's last bit moves a neighbour across h.
+        g.upload(&tr.next);
         g.run(|g, e| {
             g.encode_build(e);
             d.encode_density(g, e);
@@ -928,6 +1077,9 @@ pub fn verify_dfsph_steps(
         );
         let s = d.read_stats(g)?;
         let w = tr.stats;
+        // The general statistics read ρ: from the CPU's, so that the densest particle's id is
+        // one answer, not two that a last bit decides.
+        q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
         out.push(
             compare_exact(
                 "dfsph_stats.iterations",
@@ -936,8 +1088,28 @@ pub fn verify_dfsph_steps(
             ),
             None,
         );
+        let want = [
+            w.residual_v,
+            w.residual_d,
+            w.error_mean,
+            w.error_max,
+            w.dt,
+            w.v_max,
+        ];
+        // ρ*/ρ0 − 1 and max(ρ/ρ0 − 1, 0) relative to |x| + 1 (differences of numbers near 1,
+        // as `DensityScales`), the others relative to themselves.
+        let own = |x: f32| if x != 0.0 { (x as f64).abs() } else { 1.0 };
+        let near_one = |x: f32| (x as f64).abs() + 1.0;
+        let scales = [
+            own(want[0]),
+            near_one(want[1]),
+            near_one(want[2]),
+            near_one(want[3]),
+            own(want[4]),
+            own(want[5]),
+        ];
         out.push(
-            compare_float(
+            compare_against(
                 "dfsph_stats.values",
                 &[
                     s.residual_v,
@@ -947,20 +1119,16 @@ pub fn verify_dfsph_steps(
                     s.dt,
                     s.v_max,
                 ],
-                &[
-                    w.residual_v,
-                    w.residual_d,
-                    w.error_mean,
-                    w.error_max,
-                    w.dt,
-                    w.v_max,
-                ],
+                &want,
+                &scales,
                 tol,
             ),
             None,
         );
         // The obstacles' power is summed by index, in the step's start order, as on the GPU.
-        let want = crate::cpu::stats::stats_block_with_power(
+        // The DFSPH block the statistics must carry is the GPU's own (its values were judged
+        // above); the rest from the CPU's state.
+        let mut want = crate::cpu::stats::stats_block_with_power(
             &tr.next_sorted.pos,
             &tr.next_sorted.vel,
             &tr.next_sorted.id,
@@ -970,6 +1138,7 @@ pub fn verify_dfsph_steps(
             tr.stats.dt,
             Some(&tr.stats),
         );
+        want.dfsph = s.to_words();
         let eos = eos_sensitivity(&tr.end.density, fp);
         for r in compare_stats(&sim.stats_now()?, &want, eos, tol) {
             out.push(r, None);
@@ -1169,6 +1338,39 @@ mod tests {
         assert!(rows[2].pass, "{:?}", rows[2]);
         let rows = compare_stats(&b, &a, s, 1e-7);
         assert!(!rows[2].pass, "{:?}", rows[2]);
+    }
+
+    #[test]
+    fn each_item_has_its_own_scale() {
+        let r = compare_against("k", &[1.0, 11.0], &[0.0, 10.0], &[1e6, 10.0], 0.2);
+        assert!(r.pass && (r.max_rel_error - 0.1).abs() < 1e-12, "{r:?}");
+        assert!(!compare_against("k", &[1.0, 11.0], &[0.0, 10.0], &[1e6, 10.0], 0.05).pass);
+        assert!(!compare_against("k", &[f32::NAN], &[0.0], &[1e9], 1.0).pass);
+    }
+
+    #[test]
+    fn density_solve_scales_follow_the_densities() {
+        // dt = 1 ms, rho0 = 1000: one unit of |alpha| weighs rho0 / dt^2 = 1e9 per kappa.
+        let alpha = [1e-6f32, 2e-6];
+        let sc = DensityScales {
+            alpha: &alpha,
+            dt: 1e-3,
+            rho0: 1000.0,
+        };
+        let k = sc.kappa(&[0.0, 5.0], 1);
+        // (dt is an f32: 1e-3 within 1e-7 relative.)
+        assert!(
+            (k[0] - 1000.0).abs() < 1e-3 && (k[1] - 2005.0).abs() < 1e-3,
+            "{k:?}"
+        );
+        // Three kappas summed weigh three times.
+        assert!((sc.kappa(&[0.0, 0.0], 3)[0] - 3000.0).abs() < 1e-3);
+        let r = DensityScales::residual_sums(&[1e-3; 300]);
+        assert_eq!(r.len(), 2);
+        assert!(
+            (r[0] - 256.256).abs() < 1e-6 && (r[1] - 44.044).abs() < 1e-6,
+            "{r:?}"
+        );
     }
 
     #[test]
