@@ -1,5 +1,6 @@
-// Stage `dfsph_timestep` (CPU mirror: src/cpu/dfsph.rs dfsph_timestep): reduces v_max = max |v + a dt_prev| (the speed before the pressure solve) and S_max = max
-// accel.w (the explicit viscous terms' rate, see dfsph_accel) in two levels,
+// Stage `dfsph_timestep` (CPU mirror: src/cpu/dfsph.rs dfsph_timestep): reduces
+// v_max = max |v + a dt_prev| (the speed before the pressure solve) and S_max = max accel.w
+// (the explicit viscous terms' rate, see dfsph_accel) in two levels,
 // `dfsph_timestep_blocks` (B workgroups, a block of particles each) then `dfsph_timestep` (one
 // workgroup over the blocks; a max is exact in any order, so the CPU's fold in particle order
 // gives the same bits, and one workgroup alone took 1.7 ms of a 73 ms step at 1M on an H200),

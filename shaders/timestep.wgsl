@@ -1,6 +1,7 @@
 // Stage `timestep` (CPU mirror: src/cpu/timestep.rs): reduces the largest speed, acceleration
 // and signal speed in two levels, `timestep_blocks` (B workgroups, a block of particles' maxima
-// each) then `timestep` (one workgroup over the blocks), then dt = min(dt_max, cfl·h/s_max, 0.25·√(h/a_max)), or dt_fixed.
+// each) then `timestep` (one workgroup over the blocks), then
+// dt = min(dt_max, cfl·h/s_max, 0.25·√(h/a_max)), or dt_fixed.
 // The signal speed of a particle is its local sound speed plus its speed, s_i = c(ρ_i) + |v_i|,
 // with the Tait equation's c(ρ) = c0 (ρ/ρ0)³ (γ = 7, c² = dp/dρ) above ρ0 and c0 below: the
 // CFL condition of Monaghan ("Smoothed particle hydrodynamics", Rep. Prog. Phys. 2005, §10)

@@ -519,8 +519,9 @@ pub fn eos_sensitivity(density: &[f32], fp: &crate::params::FluidParams) -> f64 
 
 /// Starts GPU and CPU from the same state, has each take one step, compares every stage's
 /// output, then resynchronises the GPU to the CPU's state so errors do not compound; `steps`
-/// times. Densities are judged relative to themselves, other fields relative to their
-/// largest magnitude, both with `tol`.
+/// times. Each stage's mirror runs on the GPU's own inputs (`Isolated`). Densities are
+/// judged relative to themselves, pressures relative to |p| + B ([`compare_eos`]), other
+/// fields relative to their largest magnitude, all with `tol`.
 pub fn verify_steps(
     sim: &crate::gpu::fluid::Simulation,
     start: &Particles,
