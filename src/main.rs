@@ -1178,6 +1178,7 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "dt_min",
         "render",
         "color_by",
+        "group_size",
     ];
     if let Some(f) = fluid_only
         .iter()

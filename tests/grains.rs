@@ -316,10 +316,14 @@ fn cli_runs_verifies_and_refuses_bad_input() {
     assert!(text.starts_with("x,y,z,vx,vy,vz,radius"));
 
     let base = ["--model", "grains", "--headless", "--cpu", "-n", "100"];
-    let cases: [(&[&str], &str); 7] = [
+    let cases: [(&[&str], &str); 8] = [
         (
             &["--steps", "5", "--solver", "dfsph"],
             "--solver belongs to the fluid",
+        ),
+        (
+            &["--steps", "5", "--group-size", "1"],
+            "--group-size belongs to the fluid",
         ),
         (&["--steps", "5", "--grain-ratio", "0.5"], "--grain-ratio"),
         (&["--steps", "5", "--grain-radius", "nan"], "--grain-radius"),
