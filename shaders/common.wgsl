@@ -183,6 +183,14 @@ fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
     return min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
 }
 
+// The particles [begin, end) of block w when `blocks` workgroups share n particles in
+// contiguous blocks of ceil(n / blocks) (the time step's first level, src/gpu/fluid.rs
+// timestep_blocks). Example: n = 10, 4 blocks -> [0, 3), [3, 6), [6, 9), [9, 10).
+fn block_span(w: u32, blocks: u32, n: u32) -> vec2<u32> {
+    let chunk = (n + blocks - 1u) / blocks;
+    return vec2<u32>(min(w * chunk, n), min((w + 1u) * chunk, n));
+}
+
 // The fixed reduction tree of one workgroup (src/cpu/dfsph.rs block_sums, block_maxima):
 // s[l] += s[l + half] (and the max) for half = 128, 64, ..., 1; lane 0 ends with the block's
 // sum and max. Every invocation of the workgroup must call it (it holds barriers).

@@ -38,11 +38,10 @@ fn dfsph_timestep_blocks(
 ) {
     let lid = lid3.x;
     let dt_prev = step_state[0];
-    let chunk = (params.n + nwg.x - 1u) / nwg.x;
-    let end = min((wid3.x + 1u) * chunk, params.n);
+    let span = block_span(wid3.x, nwg.x, params.n);
     var v_max = 0.0;
     var s_max = 0.0;
-    for (var k = wid3.x * chunk + lid; k < end; k = k + WORKGROUP_SIZE) {
+    for (var k = span.x + lid; k < span.y; k = k + WORKGROUP_SIZE) {
         let a = accel[k];
         v_max = max(v_max, length(sorted_vel[k].xyz + a.xyz * dt_prev));
         s_max = max(s_max, a.w);

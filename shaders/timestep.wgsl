@@ -62,12 +62,11 @@ fn timestep_blocks(
     @builtin(num_workgroups) nwg: vec3<u32>,
 ) {
     let lid = lid3.x;
-    let chunk = (params.n + nwg.x - 1u) / nwg.x;
-    let end = min((wid3.x + 1u) * chunk, params.n);
+    let span = block_span(wid3.x, nwg.x, params.n);
     var v_max = 0.0;
     var a_max = 0.0;
     var s_max = 0.0;
-    for (var k = wid3.x * chunk + lid; k < end; k = k + WORKGROUP_SIZE) {
+    for (var k = span.x + lid; k < span.y; k = k + WORKGROUP_SIZE) {
         let speed = length(sorted_vel[k].xyz);
         v_max = max(v_max, speed);
         a_max = max(a_max, length(accel[k].xyz));

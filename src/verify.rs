@@ -125,13 +125,12 @@ pub fn compare_exact(stage: &str, gpu: &[u32], cpu: &[u32]) -> StageReport {
 /// Compares floats within `tol` relative (relative to |cpu|, or absolute where cpu is 0);
 /// a NaN or infinity on either side is a mismatch.
 pub fn compare_float(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageReport {
-    compare_with(
-        stage,
-        gpu,
-        cpu,
-        tol,
-        |_, c| if c != 0.0 { c.abs() } else { 1.0 },
-    )
+    compare_with(stage, gpu, cpu, tol, |_, c| own_scale(c))
+}
+
+/// A value's own magnitude as its error scale, or 1 where it is 0 (then the error is absolute).
+fn own_scale(c: f64) -> f64 {
+    if c != 0.0 { c.abs() } else { 1.0 }
 }
 
 /// The shared float comparison: each error is divided by `scale(index, cpu value)`.
@@ -842,22 +841,21 @@ fn verify_solve(
 fn warm_scales(tr: &cpu::dfsph::DfsphTrace, rho0: f32) -> Vec<f64> {
     let w = &tr.carry.warm;
     let largest = w.iter().fold(0f64, |m, v| m.max((v[0] as f64).abs()));
-    let passes = tr.density.velocities.len().max(1) as f64;
     let mut alpha = vec![0f32; w.len()];
     for (&id, &a) in tr.sorted.id.iter().zip(&tr.start.alpha) {
         if let Some(slot) = alpha.get_mut(id as usize) {
             *slot = a;
         }
     }
-    w.iter()
-        .zip(&alpha)
-        .flat_map(|(v, &a)| {
-            [
-                largest,
-                (v[1] as f64).abs() + passes * rho0 as f64 * (a as f64).abs(),
-            ]
-        })
-        .collect()
+    // Σκ dt² is a sum of κ in units where dt = 1.
+    let sums: Vec<f32> = w.iter().map(|v| v[1]).collect();
+    let density = DensityScales {
+        alpha: &alpha,
+        dt: 1.0,
+        rho0,
+    }
+    .kappa(&sums, tr.density.velocities.len());
+    density.into_iter().flat_map(|d| [largest, d]).collect()
 }
 
 /// DFSPH: has GPU and CPU take each step from the same state, pass by pass, comparing every
@@ -1099,7 +1097,7 @@ pub fn verify_dfsph_steps(
         ];
         // ρ*/ρ0 − 1 and max(ρ/ρ0 − 1, 0) relative to |x| + 1 (differences of numbers near 1,
         // as `DensityScales`), the others relative to themselves.
-        let own = |x: f32| if x != 0.0 { (x as f64).abs() } else { 1.0 };
+        let own = |x: f32| own_scale(x as f64);
         let near_one = |x: f32| (x as f64).abs() + 1.0;
         let scales = [
             own(want[0]),
