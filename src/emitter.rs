@@ -224,11 +224,17 @@ impl Emitter {
         self.layer_len(s) as f64 / self.rate(s)
     }
 
-    /// How many layers leave in all: those with t_k < end.
+    /// How many layers leave in all: those with t_k < end. Saturates at `u64::MAX` where
+    /// the window holds more layers than f64 counts exactly ([`Emitter::validate`] refuses
+    /// such an emitter).
     pub fn layers(&self, s: f32) -> u64 {
         let tau = self.period(s);
         let (start, end) = (self.start as f64, self.end as f64);
-        let mut k = ((end - start) / tau).ceil().max(0.0) as u64;
+        let estimate = ((end - start) / tau).ceil().max(0.0);
+        if estimate.is_nan() || estimate >= (1u64 << 52) as f64 {
+            return u64::MAX;
+        }
+        let mut k = estimate as u64;
         while k > 0 && start + (k - 1) as f64 * tau >= end {
             k -= 1;
         }
@@ -256,7 +262,7 @@ impl Emitter {
 
     /// The most particles it adds to a run.
     pub fn total(&self, s: f32) -> u64 {
-        self.layers(s) * self.layer_len(s) as u64
+        self.layers(s).saturating_mul(self.layer_len(s) as u64)
     }
 
     /// The slab layer k would fill at time `t` (see [`Probe`]).
@@ -345,6 +351,26 @@ impl Emitter {
             return Err(Error::input(format!(
                 "{at}: start {} s and end {} s must satisfy 0 <= start < end",
                 self.start, self.end
+            )));
+        }
+        // Bound the nozzle and the count before building a layer's lattice or counting its
+        // layers: both take time in proportion to what they count.
+        let extent = match self.nozzle {
+            Nozzle::Rect { width, height } => 0.5 * width.max(height),
+            Nozzle::Circle { radius } => radius,
+        };
+        let diagonal = (tank.1 - tank.0).length();
+        if extent > diagonal {
+            return Err(Error::input(format!(
+                "{at}: the nozzle reaches {extent} m from its centre, farther than the tank's diagonal ({diagonal} m): shrink its nozzle"
+            )));
+        }
+        let (s64, span) = (s as f64, self.end as f64 - self.start as f64);
+        let estimate =
+            (self.area() / (s64 * s64)).max(1.0) * (span * self.speed as f64 / s64).max(1.0);
+        if estimate.is_nan() || estimate > 4.0 * (1u64 << 27) as f64 {
+            return Err(Error::input(format!(
+                "{at}: emits about {estimate:.3e} particles at spacing {s} m, more than 2^27: shorten its time window, narrow the nozzle, slow the jet or use a larger spacing"
             )));
         }
         if self.total(s) > 1 << 27 {
@@ -652,9 +678,27 @@ mod tests {
         assert!(
             check(Emitter {
                 speed: f32::NAN,
-                ..ok
+                ..ok.clone()
             })
             .contains("finite")
         );
+        // Refused before a layer is built or its layers are counted (a nozzle of 1e6 m built
+        // a lattice for ever; an end of 1e30 s overflowed the layer count).
+        assert!(
+            check(Emitter {
+                nozzle: Nozzle::Circle { radius: 1e6 },
+                ..ok.clone()
+            })
+            .contains("farther than the tank's diagonal")
+        );
+        for (speed, end) in [(0.5, 1e30), (1e30, 0.2)] {
+            let e = Emitter {
+                speed,
+                end,
+                ..ok.clone()
+            };
+            assert!(check(e.clone()).contains("more than 2^27"), "{e:?}");
+            assert_eq!(e.total(s), u64::MAX);
+        }
     }
 }
