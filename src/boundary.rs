@@ -126,6 +126,28 @@ pub struct Boundary {
     inv_h: f32,
 }
 
+/// How many points [`sample_surface`] makes on `shape` at spacing `s`, at most (f64, counted
+/// without making them), so an obstacle too large to sample is refused before it allocates.
+/// Worked example: a unit cube at s = 0.5 has 3³ − 1 = 26 points, a sphere of radius 1 at
+/// s = 1 ⌈√(4π)⌉² = 16.
+pub fn surface_count(shape: &Shape, s: f32) -> f64 {
+    let count = |len: f64| (len / s as f64).ceil().max(1.0);
+    match *shape {
+        Shape::Box { min, max } => {
+            let n = [0, 1, 2].map(|a| count((max[a] - min[a]) as f64));
+            (n[0] + 1.0) * (n[1] + 1.0) * (n[2] + 1.0) - (n[0] - 1.0) * (n[1] - 1.0) * (n[2] - 1.0)
+        }
+        Shape::Sphere { radius, .. } => {
+            count(radius as f64 * (4.0 * std::f64::consts::PI).sqrt()).powi(2)
+        }
+        Shape::Cylinder { radius, length, .. } => {
+            let ring = count(std::f64::consts::TAU * radius as f64);
+            (count(length as f64) + 1.0) * ring + 2.0 * count(radius as f64) * ring
+        }
+        Shape::Mesh { ref mesh, .. } => mesh.as_ref().map_or(0.0, |m| m.surface_count(s)),
+    }
+}
+
 /// Points on the surface of `shape` at spacing at most `s`, in a fixed order.
 pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
     let tau = std::f64::consts::TAU;
@@ -510,6 +532,52 @@ mod tests {
                     .fold(f32::INFINITY, f32::min)
             })
             .fold(0.0, f32::max)
+    }
+
+    #[test]
+    fn surface_counts_bound_the_samples_without_making_them() {
+        let s = 0.01;
+        let cube = Shape::Box {
+            min: [0.0; 3],
+            max: [1.0; 3],
+        };
+        assert_eq!(surface_count(&cube, 0.5), 26.0);
+        let sphere = Shape::Sphere {
+            centre: [0.0; 3],
+            radius: 1.0,
+        };
+        assert_eq!(surface_count(&sphere, 1.0), 16.0);
+        for shape in [
+            cube,
+            sphere,
+            Shape::Box {
+                min: [0.1, 0.2, 0.3],
+                max: [0.15, 0.27, 0.4],
+            },
+            Shape::Sphere {
+                centre: [0.5; 3],
+                radius: 0.037,
+            },
+            Shape::Cylinder {
+                base: [0.5; 3],
+                axis: Axis::Y,
+                radius: 0.03,
+                length: 0.1,
+            },
+        ] {
+            let made = sample_surface(&shape, s).len() as f64;
+            let counted = surface_count(&shape, s);
+            match shape {
+                Shape::Cylinder { .. } => assert!(counted >= made, "{counted} < {made}"),
+                _ => assert_eq!(counted, made, "{shape:?}"),
+            }
+        }
+        // A sphere of 5 km at 1 cm is refused by this count, not by the allocator.
+        let huge = Shape::Sphere {
+            centre: [0.0; 3],
+            radius: 5000.0,
+        };
+        assert!(surface_count(&huge, s) > (1u64 << 27) as f64);
     }
 
     #[test]

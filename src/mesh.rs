@@ -241,6 +241,19 @@ impl TriMesh {
         if self.contains(p, 1e-3) { -d } else { d }
     }
 
+    /// How many points [`TriMesh::sample_surface`] makes at spacing `s`, counted without
+    /// making them (f64: a mesh scaled far past its tank counts more than any integer holds).
+    pub fn surface_count(&self, s: f32) -> f64 {
+        self.triangles
+            .iter()
+            .map(|[a, b, c]| {
+                let longest = a.distance(*b).max(b.distance(*c)).max(c.distance(*a));
+                let n = (longest as f64 / s as f64).ceil().max(1.0);
+                (n + 1.0) * (n + 2.0) / 2.0
+            })
+            .sum()
+    }
+
     /// Points on every triangle at spacing at most `s`: a barycentric grid of n = ⌈longest
     /// edge / s⌉ intervals per triangle. Edges shared by two triangles are sampled by both
     /// (ψ of the boundary particles, from their own neighbourhood, discounts the extra ones).

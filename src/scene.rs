@@ -906,6 +906,17 @@ impl SceneDesc {
                 )));
             }
         }
+        // Bound the obstacles' boundary particles before they are sampled.
+        let surface: f64 = self
+            .obstacles
+            .iter()
+            .map(|o| crate::boundary::surface_count(&o.shape, s))
+            .sum();
+        if surface.is_nan() || surface > MAX_BODY_PARTICLES as f64 {
+            return Err(Error::input(format!(
+                "{at}: the obstacles' surfaces would hold about {surface:.3e} boundary particles at spacing {s} m, more than 2^27: use smaller obstacles or a larger spacing"
+            )));
+        }
         for (i, e) in self.emitters.iter().enumerate() {
             e.validate(
                 &format!("{at}: emitters[{i}]"),
