@@ -345,6 +345,7 @@ impl Checkpoint {
             (true, None) => return Err(r.corrupt("DFSPH without its previous dt")),
             (false, _) => None,
         };
+        consistent(&header, &sim_params, &fluid_params).map_err(|why| r.corrupt(why))?;
         Ok(Self {
             snapshot: Snapshot {
                 state,
@@ -401,6 +402,46 @@ impl Checkpoint {
         }
         Ok(path)
     }
+}
+
+/// Whether a checkpoint's header and parameter blocks agree with each other, as a file this
+/// program wrote does: a block that passed the checksum can still have been written by hand
+/// (and an empty state, a grid that is not the configuration's or a step count near 2^64 would
+/// only fail later, deep in a run). Returns what is wrong.
+fn consistent(
+    header: &Header,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> std::result::Result<(), &'static str> {
+    if header.n == 0 || header.n > header.config.particles {
+        return Err("its particle count is 0 or above the configuration's capacity");
+    }
+    if header.step > 1 << 53 || !(0.0..1e12).contains(&header.t) {
+        return Err("its step or time is out of range");
+    }
+    let want = header.config.sim_params();
+    let geometry = |p: &SimParams| {
+        (
+            p.table_size,
+            p.table_mask,
+            p.h.to_bits(),
+            p.inv_h.to_bits(),
+            p.h2.to_bits(),
+            p.inv_h2.to_bits(),
+            p.density_scale.to_bits(),
+        )
+    };
+    if geometry(sp) != geometry(&want) || sp.n != want.n {
+        return Err("its grid parameters are not its configuration's");
+    }
+    let floats = bytemuck::cast_slice::<FluidParams, f32>(std::slice::from_ref(fp));
+    // The last word is `open`, a bit mask.
+    if floats[..floats.len() - 1].iter().any(|x| !x.is_finite())
+        || !(fp.rest_density > 0.0 && fp.mass > 0.0)
+    {
+        return Err("its fluid parameters are not finite or not positive");
+    }
+    Ok(())
 }
 
 /// The checkpoint files in `dir`, oldest (fewest steps) first.
@@ -514,6 +555,29 @@ mod tests {
         c.header.program = "0.0.1".into();
         let e = Checkpoint::from_bytes(&c.to_bytes(), Path::new("x")).unwrap_err();
         assert!(e.to_string().contains("gpu-sph 0.0.1"), "{e}");
+    }
+
+    #[test]
+    fn blocks_that_disagree_are_refused_though_their_checksum_holds() {
+        let refused = |c: Checkpoint, what: &str| {
+            let e = Checkpoint::from_bytes(&c.to_bytes(), Path::new("x")).unwrap_err();
+            assert!(e.to_string().contains(what), "{e}");
+            assert_eq!(e.to_string().lines().count(), 1);
+        };
+        let mut c = sample(false);
+        c.header.step = u64::MAX;
+        refused(c, "step or time");
+        let mut c = sample(false);
+        c.sim_params = bytemuck::Zeroable::zeroed();
+        refused(c, "grid parameters");
+        let mut c = sample(false);
+        c.fluid_params.mass = f32::NAN;
+        refused(c, "fluid parameters");
+        let mut c = sample(false);
+        c.header.n = 0;
+        c.snapshot.state = Particles::default();
+        c.snapshot.density.clear();
+        refused(c, "particle count");
     }
 
     #[test]
