@@ -45,6 +45,10 @@ impl MeshFormat {
     }
 }
 
+/// The most Laplacian smoothing iterations: far more than any use (each shrinks the mesh), few
+/// enough to finish.
+pub const MAX_SMOOTHING: u32 = 1000;
+
 /// The reconstruction's settings.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SurfaceSettings {
@@ -78,10 +82,19 @@ impl SurfaceSettings {
                 self.iso_threshold
             )));
         }
-        if !(self.cube_size.is_finite() && self.cube_size > 0.0) {
+        // The marching cubes' work grows as the inverse cube of the cell: at 0.01 r a small
+        // frame took hours; far above the kernel's radius (about 4 r at h = 2s) the surface is
+        // gone, and splashsurf's grid index overflows.
+        if !(self.cube_size.is_finite() && (0.1..=10.0).contains(&self.cube_size)) {
             return Err(Error::input(format!(
-                "--surface-cube-size must be a finite multiple of the particle radius > 0 (typical 0.5), got {}",
+                "--surface-cube-size must be 0.1 to 10 particle radii (typical 0.5), got {}",
                 self.cube_size
+            )));
+        }
+        if self.smoothing > MAX_SMOOTHING {
+            return Err(Error::input(format!(
+                "--surface-smoothing must be at most {MAX_SMOOTHING} iterations (typical 0 to 50; each shrinks the mesh), got {}",
+                self.smoothing
             )));
         }
         Ok(())
@@ -447,6 +460,15 @@ mod tests {
         };
         let ok = SurfaceSettings::default();
         assert!(reconstruct(&[], &meta, &ok).is_err());
+        // A cube of 0.01 r ran for hours and one of 1e30 r overflowed splashsurf's grid index
+        // (a panic).
+        for bad in [0.01, 1e30] {
+            let s = SurfaceSettings {
+                cube_size: bad,
+                ..ok
+            };
+            assert!(reconstruct(&[Vec3::ZERO], &meta, &s).is_err());
+        }
         for bad in [0.0, -1.0, f32::NAN] {
             let s = SurfaceSettings {
                 cube_size: bad,
@@ -460,6 +482,14 @@ mod tests {
             assert!(reconstruct(&[Vec3::ZERO], &meta, &s).is_err());
         }
         assert!(reconstruct(&[Vec3::NAN], &meta, &ok).is_err());
+        let s = SurfaceSettings {
+            smoothing: MAX_SMOOTHING + 1,
+            ..ok
+        };
+        let e = reconstruct(&[Vec3::ZERO], &meta, &s)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--surface-smoothing must be at most"), "{e}");
     }
 
     #[test]
