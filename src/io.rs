@@ -397,6 +397,26 @@ fn read_ply(path: &Path, bytes: &[u8]) -> Result<ParticleData> {
             break;
         }
     }
+    // Where the vertices end the file, nothing may follow them but (in ASCII) blank space: a
+    // count smaller than the data would otherwise drop particles without a word.
+    if header.elements.keys().last().map(String::as_str) == Some("vertex") {
+        let at = (reader.get_mut().position() as usize).min(bytes.len());
+        let rest = &bytes[at..];
+        let extra = match header.encoding {
+            Encoding::Ascii => rest.iter().any(|b| !b.is_ascii_whitespace()),
+            _ => !rest.is_empty(),
+        };
+        if extra {
+            return Err(Error::file(
+                path,
+                format!(
+                    "{} bytes follow the {} vertices the header promises: fix the vertex count or remove the extra data",
+                    rest.len(),
+                    vertices.len()
+                ),
+            ));
+        }
+    }
     let mut data = ParticleData {
         positions: Vec::with_capacity(vertices.len()),
         velocities: Vec::with_capacity(vertices.len()),
