@@ -65,11 +65,26 @@ fn positive_finite(name: &str, flag: &str, value: f32) -> Result<f32> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
+        let example = match flag {
+            "--spacing" => "0.01",
+            "--rest-density" => "1000",
+            "--smoothing-radius" => "0.02",
+            "--particle-mass" => "0.001",
+            "--dt" => "1e-4",
+            "--dt-max" => "0.005",
+            "--dt-min" => "1e-6",
+            "--sound-speed" => "20",
+            _ => "0.02",
+        };
         Err(Error::input(format!(
-            "{name} must be a finite number > 0, got {value}: pass e.g. {flag} 0.02"
+            "{name} must be a finite number > 0, got {value}: pass e.g. {flag} {example}"
         )))
     }
 }
+
+/// The largest speed of sound accepted, m/s: water's is 1 480 m/s, and WCSPH's stiffness
+/// ρ0 c²/7 must stay finite in f32 with room to spare.
+pub const MAX_SOUND_SPEED: f32 = 1e5;
 
 /// Checks that a table size is a power of two within range; the message names the nearest fix.
 pub fn validate_table_size(t: u32) -> Result<u32> {
@@ -127,6 +142,11 @@ impl SphConfig {
             o.smoothing_radius.unwrap_or(2.0 * spacing),
         )?;
         let default_mass = (rest_density as f64 * (spacing as f64).powi(3)) as f32;
+        if o.particle_mass.is_none() && !(default_mass.is_finite() && default_mass > 0.0) {
+            return Err(Error::input(format!(
+                "spacing {spacing} m and rest density {rest_density} kg/m³ give a particle mass ρ0 s³ = {default_mass} kg, not a finite number > 0: pass a spacing such as --spacing 0.01, or --particle-mass"
+            )));
+        }
         let particle_mass = positive_finite(
             "particle mass",
             "--particle-mass",
@@ -436,7 +456,8 @@ impl PhysicsConfig {
     /// One line warning that a user-given speed of sound is below 10 √(2 g Δy) for a fall of
     /// `drop` metres, where the fluid compresses by more than about 1%.
     pub fn sound_speed_warning(&self, drop: f32) -> Option<String> {
-        let c = self.sound_speed?;
+        // A value fluid_params refuses gets its error alone.
+        let c = self.sound_speed.filter(|c| c.is_finite() && *c > 0.0)?;
         let floor = Self::derived_sound_speed(self.gravity, drop);
         (c < floor).then(|| {
             format!(
@@ -461,9 +482,16 @@ impl PhysicsConfig {
     /// [`PhysicsConfig::derived_sound_speed`], c is then at least 10 × the fastest start
     /// even without gravity (Monaghan 1994: c ≥ 10 v_max).
     pub fn head(&self, drop: f32, velocities: &[Vec3]) -> f32 {
-        let v2 = velocities
-            .iter()
-            .fold(0.0f32, |m, v| m.max(v.length_squared()));
+        // A non-finite speed (an obstacle's motion of 1e30 m/s) counts as infinite rather
+        // than vanishing in a NaN, so the derived speed of sound refuses it.
+        let v2 = velocities.iter().fold(0.0f32, |m, v| {
+            let v2 = v.length_squared();
+            if v2.is_nan() {
+                f32::INFINITY
+            } else {
+                m.max(v2)
+            }
+        });
         drop + v2 / (2.0 * self.gravity.abs().max(1e-3))
     }
 
@@ -476,21 +504,24 @@ impl PhysicsConfig {
         tank_max: Vec3,
         fluid_height: f32,
     ) -> Result<FluidParams> {
-        if !self.gravity.is_finite() {
+        // Upper bounds far past any fluid run (1000 g; Monaghan's α is 0.01 to 1; pitch is
+        // about 1e8 Pa·s but flows for years): beyond them the time step collapses and the
+        // run would stop as diverged, blaming the time step instead of the value.
+        if !(self.gravity.is_finite() && self.gravity.abs() <= 1e4) {
             return Err(Error::input(format!(
-                "gravity must be finite, got {}: pass e.g. --gravity -9.81",
+                "gravity must be finite and at most 1e4 m/s^2 in size, got {}: pass e.g. --gravity -9.81",
                 self.gravity
             )));
         }
-        if !(self.alpha.is_finite() && self.alpha >= 0.0) {
+        if !(self.alpha.is_finite() && (0.0..=10.0).contains(&self.alpha)) {
             return Err(Error::input(format!(
-                "artificial viscosity must be finite and ≥ 0, got {}: pass e.g. --alpha 0.05",
+                "artificial viscosity must be 0 to 10, got {}: pass e.g. --alpha 0.05",
                 self.alpha
             )));
         }
-        if !(self.viscosity.is_finite() && self.viscosity >= 0.0) {
+        if !(self.viscosity.is_finite() && (0.0..=1e4).contains(&self.viscosity)) {
             return Err(Error::input(format!(
-                "viscosity must be finite and ≥ 0, got {}: pass e.g. --viscosity 0.05",
+                "viscosity must be 0 to 1e4 Pa s, got {}: pass e.g. --viscosity 0.001 (water)",
                 self.viscosity
             )));
         }
@@ -510,11 +541,27 @@ impl PhysicsConfig {
             positive_finite("time step", "--dt", dt)?;
         }
         positive_finite("largest time step", "--dt-max", self.dt_max)?;
-        let c = positive_finite(
-            "speed of sound",
-            "--sound-speed",
-            self.sound_speed_for(fluid_height),
-        )?;
+        let c = match self.sound_speed {
+            Some(c) => {
+                let c = positive_finite("speed of sound", "--sound-speed", c)?;
+                if c > MAX_SOUND_SPEED {
+                    return Err(Error::input(format!(
+                        "--sound-speed {c} m/s exceeds {MAX_SOUND_SPEED} m/s (water's is 1480): pass a smaller --sound-speed"
+                    )));
+                }
+                c
+            }
+            None => {
+                let c = self.sound_speed_for(fluid_height);
+                if !(c.is_finite() && c <= MAX_SOUND_SPEED) {
+                    return Err(Error::input(format!(
+                        "the speed of sound 10 sqrt(2 g dy) derived from gravity {} m/s^2 and the head dy = {fluid_height} m (the fall to the floor plus v^2/2g of the fastest particle or obstacle) is {c} m/s, beyond {MAX_SOUND_SPEED}: check the gravity and the start and obstacle speeds, or give --sound-speed",
+                        self.gravity
+                    )));
+                }
+                c
+            }
+        };
         if !(tank_max - tank_min).cmpgt(Vec3::splat(cfg.spacing)).all()
             || !tank_min.is_finite()
             || !tank_max.is_finite()
