@@ -459,9 +459,15 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
 }
 
 fn parse_table_size(s: &str) -> Result<u32, String> {
-    let t: u32 = s
-        .parse()
-        .map_err(|_| format!("expected a power of two such as 1024, got {s:?}"))?;
+    let t: u32 = match s.parse::<u64>() {
+        Ok(big) if big > u32::MAX as u64 => {
+            return Err(format!(
+                "table size {big} exceeds the largest supported table 2^24 = 16777216: pass a smaller --table-size"
+            ));
+        }
+        Ok(t) => t as u32,
+        Err(_) => return Err(format!("expected a power of two such as 1024, got {s:?}")),
+    };
     validate_table_size(t).map_err(|e| e.to_string())
 }
 
@@ -963,6 +969,9 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
         return surface_from(cli, from, out);
     }
+    if cli.surface_dir.is_some() {
+        surface_settings(cli).validate()?;
+    }
     if cli.surface_dir.is_some() && cli.steps == 0 {
         return Err(Error::input(
             "--surface-dir writes the meshes of a fluid run: add --steps K, or --surface-from FRAMES",
@@ -994,6 +1003,49 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
                 "{flag} must be a finite number ≥ 0 (0 disables the check), got {v}"
             )));
         }
+    }
+    if !(cli.dt_min.is_finite() && cli.dt_min >= 0.0) {
+        return Err(Error::input(format!(
+            "--dt-min must be a finite time step ≥ 0 s (default 1e-6: a step that falls to it has diverged; 0 turns that check off with WCSPH), got {}",
+            cli.dt_min
+        )));
+    }
+    if cli.dt.is_none() && cli.dt_min > cli.dt_max {
+        return Err(Error::input(format!(
+            "--dt-min {} exceeds --dt-max {}: lower --dt-min or raise --dt-max",
+            cli.dt_min, cli.dt_max
+        )));
+    }
+    if cli.verify || cli.bench {
+        let mode = if cli.verify { "--verify" } else { "--bench" };
+        if let Some(flag) = [
+            ("--output", cli.output.is_some()),
+            ("--stats", cli.stats.is_some()),
+            ("--export-dir", cli.export_dir.is_some()),
+        ]
+        .iter()
+        .find_map(|&(f, given)| given.then_some(f))
+        {
+            return Err(Error::input(format!(
+                "{flag} writes a run's results and {mode} writes none: drop {flag}, or run without {mode}"
+            )));
+        }
+    }
+    if let (Some(stats), Some(out)) = (&cli.stats, &cli.output)
+        && stats == out
+    {
+        return Err(Error::input(format!(
+            "--stats and --output both name {}: give them different files",
+            out.display()
+        )));
+    }
+    if let (Some(input), SceneArg::Builtin(_)) = (&cli.input, &cli.scene)
+        && cli.given.iter().any(|g| g == "scene")
+    {
+        return Err(Error::input(format!(
+            "--input {} brings its own particles and tank, so --scene has nothing to set: drop --scene (--tank-min/--tank-max set the tank)",
+            input.display()
+        )));
     }
     if !(cli.tolerance.is_finite() && cli.tolerance >= 0.0) {
         return Err(Error::input(format!(
@@ -1049,7 +1101,13 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
                     } else {
                         0
                     };
-                    u32::try_from(desc.count(spacing) + emitted).unwrap_or(u32::MAX)
+                    let filled = desc.count(spacing);
+                    if filled == 0 {
+                        return Err(Error::input(format!(
+                            "{name}: its fluid bodies hold no particle at spacing {spacing} m (none farther than s from the obstacles and s/2 from the walls): enlarge them, move them off the obstacles and walls or use a smaller spacing"
+                        )));
+                    }
+                    u32::try_from(filled + emitted).unwrap_or(u32::MAX)
                 }
             };
             if let (Some(ctx), SceneChoice::Described { name, .. }) = (&ctx, &choice) {
@@ -1587,6 +1645,9 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
             "--resume continues a run: add --steps K, the steps still to run",
         ));
     }
+    if let Some(stats) = &cli.stats {
+        check_resumed_stats(stats)?;
+    }
     let ck = checkpoint::Checkpoint::read(path)?;
     if ck
         .header
@@ -1693,6 +1754,24 @@ fn steps_text(cli: &Cli, more: &str) -> String {
     }
 }
 
+/// A resumed run appends to its `--stats` file: refuses, before anything is printed, a
+/// file that holds something other than gpu-sph statistics (it would get rows appended).
+fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let header = gpu_sph::run::stats_header("");
+    let columns = header.lines().last().unwrap_or_default();
+    if text.trim().is_empty() || text.lines().any(|l| l == columns) {
+        Ok(())
+    } else {
+        Err(Error::file(
+            path,
+            "is not a gpu-sph statistics file (its column header is not this version's): give --stats the resumed run's own file, or a new one",
+        ))
+    }
+}
+
 /// Opens `--stats` for a run: a new file with its header, or for a run resumed after
 /// `resumed_at` steps the existing file with the rows up to that step kept (an interrupted run
 /// may have written rows past its last checkpoint), so it reads as one uninterrupted run.
@@ -1702,7 +1781,12 @@ fn open_stats(
     resumed_at: Option<u64>,
 ) -> Result<std::io::BufWriter<std::fs::File>, Error> {
     use std::io::Write;
+    if resumed_at.is_some() {
+        check_resumed_stats(path)?;
+    }
+    let header = gpu_sph::run::stats_header(geometry_line);
     let kept = match resumed_at.and_then(|_| std::fs::read_to_string(path).ok()) {
+        Some(text) if text.trim().is_empty() => header,
         Some(text) => {
             let at = resumed_at.unwrap_or(0);
             let mut kept = String::new();
@@ -1715,7 +1799,7 @@ fn open_stats(
             }
             kept
         }
-        None => gpu_sph::run::stats_header(geometry_line),
+        None => header,
     };
     let mut f = std::io::BufWriter::new(
         std::fs::File::create(path)

@@ -229,6 +229,14 @@ fn a_bad_checkpoint_or_a_physics_flag_on_resume_is_refused_in_one_line() {
     ]
     .concat())
     .unwrap();
+    // A resumed run appends its rows: to anything but a statistics file it is refused.
+    let foreign = d.join("particles.csv");
+    std::fs::write(&foreign, b"x,y,z\n0,0,0\n").unwrap();
+    assert_usage_error(
+        &[&resume[..], &["--stats", foreign.to_str().unwrap()]].concat(),
+        "not a gpu-sph statistics file",
+    );
+    assert_eq!(std::fs::read(&foreign).unwrap(), b"x,y,z\n0,0,0\n");
     let bytes = std::fs::read(&ck).unwrap();
     let truncated = d.join("truncated.gpusph");
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();

@@ -891,3 +891,134 @@ fn malformed_ply_files_exit_2_with_one_line_in_words() {
         );
     }
 }
+
+/// Bad input found by an audit of the command line (2026-11-26): each once panicked, hung,
+/// aborted on an allocation, ran on garbage or blamed a flag the user never gave. Now one line
+/// naming the fix, exit 2, before any work.
+#[test]
+fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
+    let base = ["--headless", "--cpu", "--steps", "2"];
+    let scene = |name: &str, extra: &str| {
+        let text = format!(
+            r#"{{"tank":{{"min":[0,0,0],"max":[0.1,0.1,0.1]}},"fluid":[{{"shape":{{"box":{{"min":[0,0,0],"max":[0.05,0.05,0.05]}}}}}}],"physics":{{"spacing":0.01}}{extra}}}"#
+        );
+        file(name, text.as_bytes())
+    };
+    let jet = |nozzle: &str, end: &str| {
+        format!(
+            r#","emitters":[{{"nozzle":{nozzle},"position":[0.08,0.08,0.05],"direction":[-1,0,0],"speed":0.5,"start":0,"end":{end}}}]"#
+        )
+    };
+    let scenes = [
+        // An emitter window of 1e30 s overflowed the layer count (a panic).
+        (scene("long_jet.json", &jet(r#"{"circle":{"radius":0.01}}"#, "1e30")), "more than 2^27"),
+        // A nozzle of 1e6 m built its lattice for ever.
+        (scene("wide_jet.json", &jet(r#"{"circle":{"radius":1e6}}"#, "1")), "shrink its nozzle"),
+        // An obstacle of 5 km at 1 cm aborted on a 37 TB allocation.
+        (
+            file(
+                "huge_obstacle.json",
+                br#"{"tank":{"min":[-1e4,-1e4,-1e4],"max":[1e4,1e4,1e4]},"fluid":[{"shape":{"box":{"min":[6000,6000,6000],"max":[6000.05,6000.05,6000.05]}}}],"physics":{"spacing":0.01},"obstacles":[{"shape":{"sphere":{"centre":[0,0,0],"radius":5000}}}]}"#,
+            ),
+            "boundary particles",
+        ),
+        // An obstacle moving at 1e30 m/s vanished from the speed of sound in a NaN.
+        (
+            scene(
+                "fast_obstacle.json",
+                r#","obstacles":[{"shape":{"box":{"min":[0.07,0,0.07],"max":[0.09,0.02,0.09]}},"motion":{"velocity":[1e30,0,0]}}]"#,
+            ),
+            "obstacle speeds",
+        ),
+    ];
+    for (path, needle) in &scenes {
+        let args: Vec<&str> = base
+            .iter()
+            .copied()
+            .chain(["--scene", path.to_str().unwrap()])
+            .collect();
+        assert_usage_error(&args, needle);
+    }
+    let out = tmp_dir().join("audit_out.csv");
+    let out = out.to_str().unwrap();
+    let flags: [(&[&str], &str); 11] = [
+        (
+            &["--dt-min", "-1"],
+            "--dt-min must be a finite time step ≥ 0",
+        ),
+        (
+            &["--dt-min", "nan"],
+            "--dt-min must be a finite time step ≥ 0",
+        ),
+        (&["--dt-min", "0.01", "--dt-max", "0.001"], "lower --dt-min"),
+        (
+            &["--surface-dir", ".", "--surface-cube-size", "1e30"],
+            "0.1 to 10",
+        ),
+        (
+            &["--surface-dir", ".", "--surface-cube-size", "0.01"],
+            "0.1 to 10",
+        ),
+        (
+            &["--surface-dir", ".", "--surface-smoothing", "1000000000"],
+            "at most 1000",
+        ),
+        (
+            &["--stats", out, "--output", out],
+            "give them different files",
+        ),
+        (&["--sound-speed", "1e30"], "exceeds 100000 m/s"),
+        (&["--sound-speed", "0"], "--sound-speed 20"),
+        (&["--spacing", "1e30"], "--spacing 0.01"),
+        (&["--table-size", "1099511627776"], "2^24"),
+    ];
+    for (extra, needle) in flags {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        assert_usage_error(&args, needle);
+    }
+    for mode in ["--verify", "--bench"] {
+        assert_usage_error(
+            &[
+                "--headless",
+                mode,
+                "-n",
+                "100",
+                "--steps",
+                "1",
+                "--output",
+                out,
+            ],
+            "writes a run's results",
+        );
+    }
+    let csv = file("audit_in.csv", b"x,y,z\n0.1,0.1,0.1\n");
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--steps",
+            "1",
+            "--input",
+            csv.to_str().unwrap(),
+            "--scene",
+            "cube",
+        ],
+        "drop --scene",
+    );
+    // A vertex count below the data dropped particles without a word.
+    let ply = file(
+        "audit_extra.ply",
+        b"ply\nformat ascii 1.0\nelement vertex 1\nproperty float x\nproperty float y\nproperty float z\nend_header\n0.1 0.1 0.1\n0.2 0.2 0.2\n",
+    );
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--steps",
+            "1",
+            "--input",
+            ply.to_str().unwrap(),
+        ],
+        "follow the 1 vertices",
+    );
+}
