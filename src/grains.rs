@@ -333,6 +333,21 @@ impl GrainConfig {
             "--grain-radius",
             "give the largest radius in m, e.g. 0.004",
         )?;
+        // The derived stiffness and time step scale with powers of the radius and density:
+        // outside these ranges they overflow or vanish in f32, and the message would blame
+        // --contact-stiffness and --dt.
+        if !(1e-6..=10.0).contains(&self.radius) {
+            return Err(Error::InvalidInput(format!(
+                "--grain-radius must be 1e-6 to 10 m, got {}: give the largest radius in m, e.g. 0.004",
+                self.radius
+            )));
+        }
+        if !(self.density.is_finite() && (1.0..=1e5).contains(&self.density)) {
+            return Err(Error::InvalidInput(format!(
+                "--grain-density must be 1 to 1e5 kg/m³, got {}: give kg/m³, e.g. 2500 for glass",
+                self.density
+            )));
+        }
         if !(self.ratio.is_finite() && (1.0..=64.0).contains(&self.ratio)) {
             return Err(Error::InvalidInput(format!(
                 "--grain-ratio must lie in 1..64 (largest over smallest radius), got {}",

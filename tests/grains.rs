@@ -316,7 +316,10 @@ fn cli_runs_verifies_and_refuses_bad_input() {
     assert!(text.starts_with("x,y,z,vx,vy,vz,radius"));
 
     let base = ["--model", "grains", "--headless", "--cpu", "-n", "100"];
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
+        // Radii and densities outside these blamed --contact-stiffness and --dt.
+        (&["--steps", "5", "--grain-radius", "1e30"], "1e-6 to 10 m"),
+        (&["--steps", "5", "--grain-density", "1e30"], "1 to 1e5"),
         (
             &["--steps", "5", "--solver", "dfsph"],
             "--solver belongs to the fluid",
