@@ -219,8 +219,14 @@ impl PropertyAccess for PlyVertex {
 struct PlyLayout {
     /// Bytes up to and including the `end_header` line.
     header_len: usize,
+    /// Lines up to and including the `end_header` line.
+    header_lines: usize,
+    /// Whether the body is ASCII.
+    ascii: bool,
     /// Each element's name, count and the fewest bytes one record can take.
     elements: Vec<(String, u64, u64)>,
+    /// Each element's number of scalar properties, `None` where it has a list.
+    scalars: Vec<Option<usize>>,
 }
 
 /// Size of a PLY scalar type in bytes, `None` for an unknown name.
@@ -240,6 +246,7 @@ fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
     let mut at = 0;
     let mut ascii = false;
     let mut elements: Vec<(String, u64, u64)> = Vec::new();
+    let mut scalars: Vec<Option<usize>> = Vec::new();
     let mut format_seen = false;
     for number in 1.. {
         let Some(end) = bytes[at..].iter().position(|&b| b == b'\n') else {
@@ -288,6 +295,7 @@ fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
                     return bad(format!("element '{name}' is declared twice"));
                 }
                 elements.push((name.to_string(), count, 0));
+                scalars.push(Some(0));
             }
             ["element", ..] => return bad("expected 'element NAME COUNT'".into()),
             ["property", "list", count_type, item_type, _name] => {
@@ -300,6 +308,9 @@ fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
                 };
                 // An empty list: its count alone ("0 " in ASCII).
                 e.2 += if ascii { 2 } else { c };
+                if let Some(n) = scalars.last_mut() {
+                    *n = None;
+                }
             }
             ["property", ty, _name] => {
                 let Some(size) = ply_scalar_size(ty) else {
@@ -312,6 +323,9 @@ fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
                 };
                 // A value and its separator in ASCII.
                 e.2 += if ascii { 2 } else { size };
+                if let Some(Some(n)) = scalars.last_mut() {
+                    *n += 1;
+                }
             }
             ["property", ..] => {
                 return bad(
@@ -324,7 +338,10 @@ fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
                 }
                 return Ok(PlyLayout {
                     header_len: at,
+                    header_lines: number,
+                    ascii,
                     elements,
+                    scalars,
                 });
             }
             [word, ..] => return bad(format!("unexpected '{word}' in the PLY header")),
@@ -335,6 +352,9 @@ fn check_ply_header(bytes: &[u8]) -> std::result::Result<PlyLayout, String> {
 
 fn read_ply(path: &Path, bytes: &[u8]) -> Result<ParticleData> {
     let layout = check_ply_header(bytes).map_err(|e| Error::file(path, e))?;
+    if layout.ascii {
+        check_ascii_vertices(bytes, &layout).map_err(|e| Error::file(path, e))?;
+    }
     let body = (bytes.len() - layout.header_len) as u64;
     let mut need = 0u64;
     for (name, count, record) in &layout.elements {
@@ -429,6 +449,57 @@ fn read_ply(path: &Path, bytes: &[u8]) -> Result<ParticleData> {
         data.velocities.push(Vec3::new(f(3)?, f(4)?, f(5)?));
     }
     Ok(data)
+}
+
+/// Checks an ASCII body's vertex rows in words before the parser sees them (its own errors
+/// dump the parser's state): each row holds one number per declared property, every one
+/// finite. Rows of the elements before `vertex` are skipped, one line each; a short body is
+/// left to the parser's truncation check. Worked example: a row `nan 0 0` on line 9 gives
+/// "line 9: vertex 1: nan is not finite; every coordinate must be finite, fix or remove it".
+fn check_ascii_vertices(bytes: &[u8], layout: &PlyLayout) -> std::result::Result<(), String> {
+    let mut rows = bytes[layout.header_len..]
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .map(|(i, l)| (layout.header_lines + 1 + i, l))
+        .filter(|(_, l)| !l.iter().all(u8::is_ascii_whitespace));
+    for ((name, count, _), scalars) in layout.elements.iter().zip(&layout.scalars) {
+        if name != "vertex" {
+            rows.by_ref().take(*count as usize).for_each(drop);
+            continue;
+        }
+        let Some(n) = *scalars else { return Ok(()) };
+        for k in 0..*count {
+            let Some((line, raw)) = rows.next() else {
+                return Ok(());
+            };
+            let text = std::str::from_utf8(raw)
+                .map_err(|_| format!("line {line}: vertex {k} is not ASCII text"))?;
+            let values: Vec<&str> = text.split_ascii_whitespace().collect();
+            if values.len() != n {
+                return Err(format!(
+                    "line {line}: vertex {k} has {} values, the header declares {n} properties: fix the row or the header",
+                    values.len()
+                ));
+            }
+            for v in values {
+                match v.parse::<f64>() {
+                    Ok(x) if x.is_finite() => {}
+                    Ok(_) => {
+                        return Err(format!(
+                            "line {line}: vertex {k}: {v} is not finite; every coordinate must be finite, fix or remove it"
+                        ));
+                    }
+                    Err(_) => {
+                        return Err(format!(
+                            "line {line}: vertex {k}: {v:?} is not a number: fix or remove the row"
+                        ));
+                    }
+                }
+            }
+        }
+        return Ok(());
+    }
+    Ok(())
 }
 
 /// Reads one element's records. Binary records are read one at a time into a vector that grows
@@ -633,7 +704,10 @@ mod tests {
         let err = read_particles(&tmp("nan.ply", nan))
             .unwrap_err()
             .to_string();
-        assert!(err.contains("Line 8") && !err.contains('\n'), "{err}");
+        assert!(
+            err.contains("line 8: vertex 0: nan is not finite") && !err.contains('\n'),
+            "{err}"
+        );
         let mut bin = b"ply\nformat binary_little_endian 1.0\nelement vertex 2\nproperty double x\nproperty double y\nproperty double z\nend_header\n".to_vec();
         bin.extend_from_slice(bytemuck::cast_slice(&[
             1.0f64,

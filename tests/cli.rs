@@ -876,6 +876,28 @@ fn malformed_ply_files_exit_2_with_one_line_in_words() {
             format!("ply\nformat binary_little_endian 1.0\nelement vertex 4000000000\n{body}"),
             "promises 4000000000 'vertex' elements",
         ),
+        // These gave the parser's own state dump.
+        (
+            "nan.ply",
+            format!("ply\nformat ascii 1.0\nelement vertex 2\n{body}nan 0 0\n"),
+            "line 9: vertex 1: nan is not finite",
+        ),
+        (
+            "text.ply",
+            format!(
+                "ply\nformat ascii 1.0\nelement vertex 1\n{}",
+                body.replace("1 2 3", "1 two 3")
+            ),
+            "line 8: vertex 0: \"two\" is not a number",
+        ),
+        (
+            "short_row.ply",
+            format!(
+                "ply\nformat ascii 1.0\nelement vertex 1\n{}",
+                body.replace("1 2 3", "1 2")
+            ),
+            "vertex 0 has 2 values, the header declares 3",
+        ),
     ] {
         let input = file(name, text.as_bytes());
         assert_usage_error(
