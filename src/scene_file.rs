@@ -215,6 +215,10 @@ fn explain(msg: &str) -> String {
             ),
         };
     }
+    // serde_json's words for a list longer than its type (a fourth coordinate of a point).
+    if msg == "trailing characters" {
+        return "a list with more elements than it takes (a point or size has 3)".into();
+    }
     msg.to_string()
 }
 
@@ -284,6 +288,9 @@ impl SceneFile {
 
     /// Parses scene text; `name` names it in messages.
     pub fn parse(text: &str, name: &str) -> Result<Self> {
+        // serde_json calls some shape errors syntax (a fourth element in a 3-vector is
+        // "trailing characters"): text that parses as JSON has only schema errors.
+        let is_json = serde_json::from_str::<serde_json::Value>(text).is_ok();
         let fail = |place: String, inner: &serde_json::Error| {
             let mut msg = inner.to_string();
             // serde_json appends " at line L column C"; it is said up front instead.
@@ -296,7 +303,9 @@ impl SceneFile {
                 format!(", at {place}")
             };
             let fix = match inner.classify() {
-                serde_json::error::Category::Syntax | serde_json::error::Category::Eof => {
+                serde_json::error::Category::Syntax | serde_json::error::Category::Eof
+                    if !is_json =>
+                {
                     "; fix the JSON syntax there"
                 }
                 _ => "; see docs/scenes.md for the schema",
@@ -539,6 +548,16 @@ mod tests {
         assert!(e.contains("belongs in \"run\""), "{e}");
         let e = err(&format!("{{{TANK}, \"fluid\": [], \"tnak\": 1}}"));
         assert!(e.contains("did you mean `tank`?"), "{e}");
+    }
+
+    #[test]
+    fn valid_json_of_the_wrong_shape_is_not_called_a_syntax_error() {
+        let e = err(&format!(
+            "{{{TANK}, \"fluid\": [{{\"shape\": {{\"box\": {{\"min\": [0, 0, 0], \"max\": [1, 1, 1, 1]}}}}}}]}}"
+        ));
+        assert!(e.contains("more elements than it takes"), "{e}");
+        assert!(e.contains("see docs/scenes.md for the schema"), "{e}");
+        assert!(!e.contains("syntax"), "{e}");
     }
 
     #[test]
