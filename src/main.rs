@@ -497,9 +497,10 @@ enum Outcome {
 
 fn main() -> ExitCode {
     // The GL backend's probe logs an ERROR on machines without a GL driver even when Vulkan
-    // serves (lavapipe): noise for a user, so it is off unless RUST_LOG asks for it.
+    // serves (lavapipe): noise for a user, so it is off unless RUST_LOG asks for it. An
+    // unknown WGPU_BACKEND name is said in the no-adapter line itself, not in wgpu's warnings.
     env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("warn,wgpu_hal=off"),
+        env_logger::Env::default().default_filter_or("warn,wgpu_hal=off,wgpu_types=error"),
     )
     .init();
     let parsed = Cli::command()

@@ -325,6 +325,18 @@ fn missing_adapter_names_the_fix() {
         stderr.contains("mesa-vulkan-drivers") && stderr.contains("--cpu"),
         "{stderr}"
     );
+    // A backend name wgpu does not know selects none: the line says so, without wgpu's own
+    // warnings before it.
+    let out = bin()
+        .args(["--headless", "--gpu", "-n", "100"])
+        .env("WGPU_BACKEND", "bogus")
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.trim_end().lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("WGPU_BACKEND=\"bogus\""), "{stderr}");
 }
 
 #[test]

@@ -290,5 +290,14 @@ pub async fn pick_adapter(
             apply_limit_buckets: false,
         })
         .await
-        .map_err(|e| Error::NoAdapter(format!("no usable GPU adapter ({e})")))
+        .map_err(|e| {
+            // wgpu reads WGPU_BACKEND itself, and a name it does not know selects nothing.
+            let backend = match std::env::var("WGPU_BACKEND") {
+                Ok(b) => format!(
+                    "; WGPU_BACKEND={b:?} chose the backends tried: unset it or set it to vulkan"
+                ),
+                Err(_) => String::new(),
+            };
+            Error::NoAdapter(format!("no usable GPU adapter ({e}){backend}"))
+        })
 }
