@@ -543,7 +543,28 @@ fn read_element<R: BufRead>(
 
 /// Checks that `path` has an extension gpu-sph can write, before any work is done.
 pub fn check_output_path(path: &Path) -> Result<()> {
-    format_of(path).map(|_| ())
+    format_of(path)?;
+    check_output_dir_of(path)
+}
+
+/// Checks, before any work, that the directory an output file goes into exists: a run
+/// would otherwise compute to its end and then fail to write.
+pub fn check_output_dir_of(path: &Path) -> Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if dir.is_dir() {
+        Ok(())
+    } else {
+        Err(Error::file(
+            path,
+            format!(
+                "the directory {} does not exist: create it or write elsewhere",
+                dir.display()
+            ),
+        ))
+    }
 }
 
 /// Writes one row per particle (`x,y,z,vx,vy,vz,density`) as CSV or binary PLY, by extension.

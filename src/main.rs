@@ -1057,6 +1057,9 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(out) = &cli.output {
         io::check_output_path(out)?;
     }
+    if let Some(stats) = &cli.stats {
+        io::check_output_dir_of(stats)?;
+    }
     if let Some(path) = &cli.resume {
         return resume(cli, path);
     }
@@ -1336,6 +1339,7 @@ fn grains(cli: &Cli) -> Result<Outcome, Error> {
                 out.display()
             )));
         }
+        io::check_output_dir_of(out)?;
     }
     let paths = choose_paths(cli)?;
     let mut path: Box<dyn GrainPath> = match &paths.compute {

@@ -1025,6 +1025,37 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
             "writes a run's results",
         );
     }
+    // A missing directory was found only when the finished run wrote its file.
+    for flag in ["--output", "--stats"] {
+        assert_usage_error(
+            &[
+                "--headless",
+                "--cpu",
+                "-n",
+                "100",
+                "--steps",
+                "2",
+                flag,
+                "/nonexistent-gpu-sph/x.csv",
+            ],
+            "does not exist",
+        );
+    }
+    assert_usage_error(
+        &[
+            "--model",
+            "grains",
+            "--headless",
+            "--cpu",
+            "-n",
+            "100",
+            "--steps",
+            "2",
+            "--output",
+            "/nonexistent-gpu-sph/x.csv",
+        ],
+        "does not exist",
+    );
     let csv = file("audit_in.csv", b"x,y,z\n0.1,0.1,0.1\n");
     assert_usage_error(
         &[
