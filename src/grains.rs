@@ -328,11 +328,6 @@ impl GrainConfig {
                 "--particles must be at least 1 for --model grains".into(),
             ));
         }
-        positive(
-            self.radius,
-            "--grain-radius",
-            "give the largest radius in m, e.g. 0.004",
-        )?;
         // The derived stiffness and time step scale with powers of the radius and density:
         // outside these ranges they overflow or vanish in f32, and the message would blame
         // --contact-stiffness and --dt.
@@ -342,7 +337,7 @@ impl GrainConfig {
                 self.radius
             )));
         }
-        if !(self.density.is_finite() && (1.0..=1e5).contains(&self.density)) {
+        if !(1.0..=1e5).contains(&self.density) {
             return Err(Error::InvalidInput(format!(
                 "--grain-density must be 1 to 1e5 kg/m³, got {}: give kg/m³, e.g. 2500 for glass",
                 self.density
@@ -354,11 +349,6 @@ impl GrainConfig {
                 self.ratio
             )));
         }
-        positive(
-            self.density,
-            "--grain-density",
-            "give kg/m³, e.g. 2500 for glass",
-        )?;
         if let Some(k) = self.stiffness {
             positive(
                 k,

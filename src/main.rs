@@ -1786,9 +1786,7 @@ fn open_stats(
     resumed_at: Option<u64>,
 ) -> Result<std::io::BufWriter<std::fs::File>, Error> {
     use std::io::Write;
-    if resumed_at.is_some() {
-        check_resumed_stats(path)?;
-    }
+    // A resumed run's file was checked by `check_resumed_stats` before anything was printed.
     let header = gpu_sph::run::stats_header(geometry_line);
     let kept = match resumed_at.and_then(|_| std::fs::read_to_string(path).ok()) {
         Some(text) if text.trim().is_empty() => header,

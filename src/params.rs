@@ -61,23 +61,12 @@ pub struct ConfigOverrides {
     pub group_size: Option<u32>,
 }
 
-fn positive_finite(name: &str, flag: &str, value: f32) -> Result<f32> {
+fn positive_finite(name: &str, example: &str, value: f32) -> Result<f32> {
     if value.is_finite() && value > 0.0 {
         Ok(value)
     } else {
-        let example = match flag {
-            "--spacing" => "0.01",
-            "--rest-density" => "1000",
-            "--smoothing-radius" => "0.02",
-            "--particle-mass" => "0.001",
-            "--dt" => "1e-4",
-            "--dt-max" => "0.005",
-            "--dt-min" => "1e-6",
-            "--sound-speed" => "20",
-            _ => "0.02",
-        };
         Err(Error::input(format!(
-            "{name} must be a finite number > 0, got {value}: pass e.g. {flag} {example}"
+            "{name} must be a finite number > 0, got {value}: pass e.g. {example}"
         )))
     }
 }
@@ -129,16 +118,19 @@ impl SphConfig {
                 "particle count {particles} exceeds the supported maximum 2^27 = {MAX_PARTICLES}: pass a smaller -n"
             )));
         }
-        let spacing =
-            positive_finite("spacing", "--spacing", o.spacing.unwrap_or(DEFAULT_SPACING))?;
+        let spacing = positive_finite(
+            "spacing",
+            "--spacing 0.01",
+            o.spacing.unwrap_or(DEFAULT_SPACING),
+        )?;
         let rest_density = positive_finite(
             "rest density",
-            "--rest-density",
+            "--rest-density 1000",
             o.rest_density.unwrap_or(DEFAULT_REST_DENSITY),
         )?;
         let smoothing_radius = positive_finite(
             "smoothing radius",
-            "--smoothing-radius",
+            "--smoothing-radius 0.02",
             o.smoothing_radius.unwrap_or(2.0 * spacing),
         )?;
         let default_mass = (rest_density as f64 * (spacing as f64).powi(3)) as f32;
@@ -149,7 +141,7 @@ impl SphConfig {
         }
         let particle_mass = positive_finite(
             "particle mass",
-            "--particle-mass",
+            "--particle-mass 0.001",
             o.particle_mass.unwrap_or(default_mass),
         )?;
         let table_size = match o.table_size {
@@ -538,12 +530,12 @@ impl PhysicsConfig {
             )));
         }
         if let Some(dt) = self.dt {
-            positive_finite("time step", "--dt", dt)?;
+            positive_finite("time step", "--dt 1e-4", dt)?;
         }
-        positive_finite("largest time step", "--dt-max", self.dt_max)?;
+        positive_finite("largest time step", "--dt-max 0.005", self.dt_max)?;
         let c = match self.sound_speed {
             Some(c) => {
-                let c = positive_finite("speed of sound", "--sound-speed", c)?;
+                let c = positive_finite("speed of sound", "--sound-speed 20", c)?;
                 if c > MAX_SOUND_SPEED {
                     return Err(Error::input(format!(
                         "--sound-speed {c} m/s exceeds {MAX_SOUND_SPEED} m/s (water's is 1480): pass a smaller --sound-speed"
@@ -773,8 +765,8 @@ impl DfsphConfig {
                 self.max_iterations
             )));
         }
-        let dt_min = positive_finite("smallest time step", "--dt-min", self.dt_min)?;
-        let dt_max = positive_finite("largest time step", "--dt-max", physics.dt_max)?;
+        let dt_min = positive_finite("smallest time step", "--dt-min 1e-6", self.dt_min)?;
+        let dt_max = positive_finite("largest time step", "--dt-max 0.005", physics.dt_max)?;
         if dt_min > dt_max {
             return Err(Error::input(format!(
                 "--dt-min {dt_min} exceeds --dt-max {dt_max}: lower --dt-min or raise --dt-max"

@@ -85,7 +85,7 @@ impl SurfaceSettings {
         // The marching cubes' work grows as the inverse cube of the cell: at 0.01 r a small
         // frame took hours; far above the kernel's radius (about 4 r at h = 2s) the surface is
         // gone, and splashsurf's grid index overflows.
-        if !(self.cube_size.is_finite() && (0.1..=10.0).contains(&self.cube_size)) {
+        if !(0.1..=10.0).contains(&self.cube_size) {
             return Err(Error::input(format!(
                 "--surface-cube-size must be 0.1 to 10 particle radii (typical 0.5), got {}",
                 self.cube_size

@@ -1075,12 +1075,5 @@ pub fn check_png_path(path: &Path) -> Result<()> {
             )));
         }
     }
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() && !dir.is_dir() => Err(Error::input(format!(
-            "--screenshot {}: the directory {} does not exist; create it first",
-            path.display(),
-            dir.display()
-        ))),
-        _ => Ok(()),
-    }
+    crate::io::check_output_dir_of(path)
 }
