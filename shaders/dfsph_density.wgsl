@@ -4,11 +4,13 @@
 // group_args). Outputs: dfsph_rho (N), alpha (N), and the density error
 // max(rho/rho0 - 1, 0) (N; stage dfsph_blocks reduces it per block of 256).
 // rho_i = m (W(0) + sum_j W_ij), images of the tank's walls included; with
-// g_i = sum_j m gradW_ij (images included) and s_i = sum_j |m gradW_ij|^2 (real neighbours),
-// alpha_i = rho_i / (|g_i|^2 + s_i + the images' terms), negated with fewer than
-// min_neighbours neighbours (the divergence-free solve skips such a particle, the
-// constant-density solve uses |alpha|); the images' terms (src/cpu/dfsph.rs density_alpha) account for images moving
-// with their originals. Near an obstacle, its boundary particles (bind group 1, boundary.wgsl)
+// g_i = sum_j m gradW_ij (images included), g'_i = g_i + the own images' m gradW, and
+// s_i = sum_j |H_j|^2 with H_j = sum_m R_m m gradW(x_i - R_m x_j) over neighbour j and its
+// images (a neighbour reacts to i and to i's images alike), alpha_i = rho_i / (g'_i . g_i +
+// s_i - sum_m (R_m g'_i) . m gradW_ii'), the exact diagonal of the solve with images moving as
+// their reflected originals (derivation: src/cpu/dfsph.rs DensitySums), negated with fewer
+// than min_neighbours neighbours (the divergence-free solve skips such a particle, the
+// constant-density solve uses |alpha|). Away from walls H_j = m gradW_ij. Near an obstacle, its boundary particles (bind group 1, boundary.wgsl)
 // add psi_b W_ib to rho, psi_b gradW_ib to g and one each to the neighbour count.
 // Worked example, h = 1, m = 1, two particles 0.5 apart: rho = 8/pi (1 + 0.25) = 3.1831,
 // alpha = 3.1831 / (2 (48/pi/4)^2) = 0.1091 (with the threshold lowered to 1).
@@ -31,7 +33,7 @@ struct Member {
     sum: f32,
     grad: vec3<f32>,
     grad2: f32,
-    images: f32,
+    hj: vec3<f32>,
     nb: u32,
 }
 
@@ -41,7 +43,7 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), dfsph.kernel_w, vec3<f32>(0.0), 0.0, 0.0, 0u);
+    return Member(i, x, wall_planes(x, params.h, fluid), dfsph.kernel_w, vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0u);
 }
 
 fn candidate(k: u32) -> Cand {
@@ -53,14 +55,14 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
     w.sum = w.sum + cubic_w(r2);
     let gv = d * (fluid.mass * cubic_grad(r2));
     w.grad = w.grad + gv;
+    // A neighbour comes first, then its images (dfsph_pairs.wgsl): the last neighbour's H_j
+    // is complete when the next one starts; finish adds the last.
     if !any(axes) {
-        w.grad2 = w.grad2 + (gv.x * gv.x + gv.y * gv.y + gv.z * gv.z);
+        let h = w.hj;
+        w.grad2 = w.grad2 + (h.x * h.x + h.y * h.y + h.z * h.z);
+        w.hj = gv;
     } else if j != w.i {
-        // The image moves with its original's reaction (src/cpu/dfsph.rs density_alpha).
-        let dr = w.x - c.x;
-        let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
-        let gr = select(dr * (fluid.mass * cubic_grad(r2r)), -(dr * (fluid.mass * cubic_grad(r2r))), axes);
-        w.images = w.images + (gr.x * gv.x + gr.y * gv.y + gr.z * gv.z);
+        w.hj = w.hj + select(gv, -gv, axes);
     }
     w.nb = w.nb + 1u;
     return w;
@@ -100,7 +102,7 @@ fn finish(m: Member, i: u32) {
         rho = rho + bsum;
     }
     // The particle's own images carry its stiffness and move with it (src/cpu/dfsph.rs
-    // density_alpha): its own update is -c G' with G' = g + the own images' gradients.
+    // DensitySums): its own update is -c G' with G' = g + the own images' gradients.
     let x = m.x;
     let walls = m.walls;
     var own_grad = vec3<f32>(0.0);
@@ -138,8 +140,9 @@ fn finish(m: Member, i: u32) {
             }
         }
     }
-    let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + m.grad2 + m.images - own;
-    // Below the neighbour threshold alpha is stored negated (src/cpu/dfsph.rs density_alpha).
+    let grad2 = m.grad2 + (m.hj.x * m.hj.x + m.hj.y * m.hj.y + m.hj.z * m.hj.z);
+    let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + grad2 - own;
+    // Below the neighbour threshold alpha is stored negated (src/cpu/dfsph.rs finish_alpha).
     var a = 0.0;
     if denom > 0.0 {
         a = rho / denom;

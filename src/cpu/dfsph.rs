@@ -356,20 +356,31 @@ pub struct PairList {
 /// The sums one walk gathers for ρ_k and α_k.
 ///
 /// α's denominator is the linearisation of ρ_k in its own stiffness (Bender & Koschier 2017,
-/// eq. 9) with the walls' images acting as they do in the solve. With G = Σ m∇W over
-/// neighbours and images, k's own update is Δv_k = −c G' where G' = G + Σ_m m∇W_kk' (k's
-/// own images carry k's stiffness, so k pushes against each with twice it), and
-/// −Δρ_k/c = G'·G + Σ_j |m∇W_kj|² + Σ_{j≠k,m} m² (R_m ∇W_kj)·∇W_kj' − Σ_m (R_m G')·m∇W_kk':
-/// a neighbour's reaction moves its image by R_m Δv_j, and k's own images move with k.
-/// With G alone (the bulk formula) α is far too large on a wall's first layer, whose own
-/// image is one spacing away: the solve overshoots there and a hydrostatic column blew up
-/// (measured).
+/// eq. 9) with the walls' images acting as they do in the solve: an image carries its
+/// original's stiffness and moves as the reflected original (R_m v). A stiffness κ_k moves k
+/// by Δv_k = −c G' (c = dt κ_k/ρ_k), where G = Σ m∇W over neighbours and images and G' = G +
+/// Σ_m m∇W_kk' (k's own images carry κ_k, so k pushes against each with twice it). It moves
+/// each neighbour j by c H_j, with H_j = Σ_m R_m m∇W(x_k − R_m x_j) over j and its images
+/// within h of k (m = ∅ is j itself): j reacts to k and to k's images, which it sees across
+/// the same walls at the same distances. So
+/// −Δ(Dρ_k/Dt)/c = G'·G + Σ_j |H_j|² − Σ_m (R_m G')·m∇W_kk'
+/// (the last term: k's own images move with k). Away from walls H_j = m∇W_kj, the bulk
+/// formula. The walk gives a neighbour first and its images right after it, so H_j is summed
+/// as they come. Checked by a test: κ_k = 1 applied by [`dfsph_pressure`] changes k's rate
+/// by −dt/α_k within 1e-6 at walls, edges and corners. Counting only j's reaction to k
+/// (first built) left α near walls up to 42% too large; the Jacobi solve then overshot at
+/// the tank's edges, and a resting column's edge particles flipped their velocity every
+/// step at about g dt (measured, docs/validation.md). With G alone (the bulk formula) α is
+/// far too large on a wall's first layer, whose own image is one spacing away: a
+/// hydrostatic column blew up (measured).
 #[derive(Clone, Copy, Debug)]
 struct DensitySums {
     sum: f32,
     grad: Vec3,
+    /// Σ |H_j|² of the neighbours before the current one.
     grad2: f32,
-    images: f32,
+    /// The current neighbour's H_j so far.
+    hj: Vec3,
     nb: u32,
 }
 
@@ -379,23 +390,21 @@ impl DensitySums {
             sum: dp.kernel_w,
             grad: Vec3::ZERO,
             grad2: 0.0,
-            images: 0.0,
+            hj: Vec3::ZERO,
             nb: 0,
         }
     }
 
-    /// The pair (j, d, r², axes) of particle k at x; returns its kernel gradient's factor.
+    /// The pair (j, d, r², axes) of particle k; returns its kernel gradient's factor.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn add(
         &mut self,
         k: usize,
-        x: Vec3,
         j: usize,
         d: Vec3,
         r2: f32,
         axes: BVec3,
-        xj: Vec3,
         sp: &SimParams,
         fp: &FluidParams,
         dp: &DfsphParams,
@@ -404,13 +413,14 @@ impl DensitySums {
         let g = cubic_grad(r2, sp, dp);
         let gv = d * (fp.mass * g);
         self.grad += gv;
+        // A neighbour comes first, then its images (group_pairs): its H_j is complete when
+        // the next neighbour starts, and the last one's is added in finish_alpha.
         if !axes.any() {
-            self.grad2 += gv.x * gv.x + gv.y * gv.y + gv.z * gv.z;
+            let h = self.hj;
+            self.grad2 += h.x * h.x + h.y * h.y + h.z * h.z;
+            self.hj = gv;
         } else if j != k {
-            let dr = x - xj;
-            let r2r = dr.x * dr.x + dr.y * dr.y + dr.z * dr.z;
-            let gr = reflect_vector(dr * (fp.mass * cubic_grad(r2r, sp, dp)), axes);
-            self.images += gr.x * gv.x + gr.y * gv.y + gr.z * gv.z;
+            self.hj += reflect_vector(gv, axes);
         }
         self.nb += 1;
         g
@@ -451,7 +461,8 @@ fn finish_alpha(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> (f32, f32) {
-    let (sum, mut grad, grad2, images, mut nb) = (s.sum, s.grad, s.grad2, s.images, s.nb);
+    let (sum, mut grad, mut nb) = (s.sum, s.grad, s.nb);
+    let grad2 = s.grad2 + (s.hj.x * s.hj.x + s.hj.y * s.hj.y + s.hj.z * s.hj.z);
     let obstacles = boundary_density(b, x, sp, dp);
     if let Some((_, bgrad, bnb)) = obstacles {
         grad += bgrad;
@@ -484,7 +495,7 @@ fn finish_alpha(
     if let Some((bsum, _, _)) = obstacles {
         rho += bsum;
     }
-    let denom = gp.x * grad.x + gp.y * grad.y + gp.z * grad.z + grad2 + images - own;
+    let denom = gp.x * grad.x + gp.y * grad.y + gp.z * grad.z + grad2 - own;
     // Below the neighbour threshold α is stored negated: the constant-density solve uses |α|
     // (a sparse particle still must not be crushed), the divergence-free solve skips the
     // particle (SPlisHSPlasH's particle-deficiency guard, which only that solve has).
@@ -517,18 +528,7 @@ fn group_density_alpha(
     let mut sums = [DensitySums::new(dp); GROUP];
     let mut pairs = Vec::with_capacity(len * 48);
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
-        let g = sums[l].add(
-            first + l,
-            pos[first + l],
-            j,
-            d,
-            r2,
-            axes,
-            pos[j],
-            sp,
-            fp,
-            dp,
-        );
+        let g = sums[l].add(first + l, j, d, r2, axes, sp, fp, dp);
         let tag = l as u32 | (axes.bitmask() << 3);
         pairs.push(Pair {
             jt: (j as u32) << 6 | tag,
@@ -1586,6 +1586,64 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// α is the exact Jacobi diagonal of the solve, walls' images included: a stiffness
+    /// κ_k = 1 on particle k alone, applied by `dfsph_pressure`, changes k's density change
+    /// rate (`density_rate`, images moving as reflected originals) by −dt/α_k, for every
+    /// particle of a jittered lattice filling a small tank (a third of them within h of two or
+    /// three walls). Before the neighbours' reaction to k's own images was counted
+    /// (H_j in `DensitySums`), α near the walls was up to 42% too large here.
+    #[test]
+    fn alpha_is_the_exact_diagonal_of_the_solve_at_walls_edges_and_corners() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let (sp, fp, dp) = setup(0.2, 0.6);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut pos = Vec::new();
+        for i in 0..6 {
+            for j in 0..6 {
+                for k in 0..6 {
+                    let jitter = Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5;
+                    pos.push((Vec3::new(i as f32, j as f32, k as f32) + 0.5) * 0.1 + jitter * 0.04);
+                }
+            }
+        }
+        let state = Particles::new(pos.clone(), vec![Vec3::ZERO; pos.len()]);
+        let (g, sorted, da) = prepare(&state, None, &sp, &fp, &dp);
+        let dt = 1e-3;
+        let (mut worst, mut edges) = (0.0f32, 0);
+        for k in 0..pos.len() {
+            let a = da.alpha[k];
+            assert!(a > 0.0 && a.is_finite(), "particle {k}: alpha {a}");
+            if wall_planes(sorted.pos[k], sp.h, &fp).mask.count_ones() >= 2 {
+                edges += 1;
+            }
+            let mut kappa = vec![0.0; pos.len()];
+            kappa[k] = 1.0;
+            let mut vel = vec![Vec3::ZERO; pos.len()];
+            let mut sum = vec![0.0; pos.len()];
+            dfsph_pressure(
+                &sorted.pos,
+                &mut vel,
+                &da.density,
+                &kappa,
+                &mut sum,
+                &da.pairs,
+                None,
+                &mut [],
+                dt,
+                &sp,
+                &fp,
+                &dp,
+            );
+            let rate = density_rate(k, &sorted.pos, &vel, &g.slot_start, &sp, &fp, &dp);
+            let err = (rate * a / dt + 1.0).abs();
+            worst = worst.max(err);
+        }
+        eprintln!("worst relative error of the diagonal {worst}, {edges} particles at edges");
+        assert!(edges >= 72, "{edges} particles at edges and corners");
+        assert!(worst < 1e-4, "alpha is off the solve's diagonal by {worst}");
     }
 
     /// The doc's worked example: the floor holds a particle half a spacing above it.
