@@ -2,17 +2,19 @@
 // accelerations of DFSPH and the explicit viscous terms' rate, one invocation per group of the
 // grouped walk. a_i = g + sum_j [(mu/rho_i) m (v_j - v_i)/rho_j 45/(pi h^6)(h - r)   (Mueller
 // et al. 2003, off by default) + m alpha c h (v_ij . x_ij)/((r^2 + 0.01 h^2) rho_bar_ij)
-// grad W_ij] (the artificial viscosity of WCSPH as a viscous term on all pairs: Monaghan 2005's
-// 2(d+2) nu form with nu = alpha c h / 10; cubic spline gradient), images moving with -v_j (the
-// no-slip wall of the viscous terms). accel.w = S_i, the row sum of that linear map
-// (sum of the pairs' |coefficient| r^2 and the Mueller coefficients): dt <= 1/max S keeps the
+// grad W_ij, approaching pairs only] (WCSPH's artificial viscosity Pi term for term, Monaghan
+// 1992, acting as nu = alpha c h / 10 in compression; cubic spline gradient), images moving
+// with -v_j (the no-slip wall of the viscous terms). accel.w = S_i, the row sum of that map
+// over every pair, receding ones too (sum of the pairs' |coefficient| r^2 and the Mueller
+// coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
 // which dfsph_timestep enforces for each viscous substep (this pass runs once per substep,
 // at the velocities the last one left). With mu = 0 and alpha = 0 nothing is walked.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, the groups `order`
 // listed (group_range, group_args). Output: accel (N, vec4: xyz acceleration, w = S).
 // Worked example (h = 1, m = 1, rho = 1, alpha c = 1, mu = 0, no gravity): i at 0 moving at
-// (1, 0, 0), j at (0.5, 0, 0) at rest -> accel_i = (-7.35, 0, 0), S_i = 7.35 /s.
+// (1, 0, 0), j at (0.5, 0, 0) at rest -> accel_i = (-7.35, 0, 0), S_i = 7.35 /s; moving at
+// (-1, 0, 0), away from j -> accel_i = 0, S_i = 7.35 /s.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;
@@ -64,7 +66,11 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
         let ach = fluid.alpha * fluid.sound_speed * params.h;
         let k = fluid.mass * ach / ((r2 + 0.01 * params.h2) * (0.5 * (w.rho + c.rho)))
             * cubic_grad(r2);
-        w.acc = w.acc + d * (k * vx);
+        // Approaching pairs only, as WCSPH's Pi; the rate counts every pair (a bound for
+        // whichever pairs approach during the step).
+        if vx < 0.0 {
+            w.acc = w.acc + d * (k * vx);
+        }
         w.rate = w.rate - k * r2;
     }
     return w;
