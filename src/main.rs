@@ -182,8 +182,9 @@ struct Cli {
         value_name = "SECONDS"
     )]
     dt_min: f32,
-    /// Pressure solver: wcsph (weakly compressible) or dfsph (divergence-free, incompressible).
-    #[arg(long, value_enum, default_value_t = Solver::Wcsph)]
+    /// Pressure solver of fluid runs: dfsph (divergence-free, incompressible; the default) or
+    /// wcsph (weakly compressible).
+    #[arg(long, value_enum, default_value_t = Solver::Dfsph)]
     solver: Solver,
     /// DFSPH divergence-free solve tolerance: mean of max(Dρ/Dt, 0)·dt/ρ0, as a fraction
     /// (0.001 = 0.1%).
@@ -635,6 +636,14 @@ fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
     })
 }
 
+/// Whether the solver was chosen (on the command line or in a scene file) rather than left
+/// at its default: a density-only run (no --steps) has no solver to default, but naming one
+/// there is a mistake worth a line.
+fn solver_chosen(cli: &Cli) -> bool {
+    cli.given.iter().any(|g| g == "solver")
+        || (cli.scene_file.as_ref()).is_some_and(|f| f.section("physics").contains_key("solver"))
+}
+
 /// The scene `--scene` chose: a built-in one, or the file's description.
 fn scene_choice(cli: &Cli) -> SceneChoice {
     match (&cli.scene, &cli.scene_file) {
@@ -989,7 +998,7 @@ fn run(cli: &Cli) -> Result<Outcome, Error> {
     if cli.export_every == 0 {
         return Err(Error::input("--export-every must be ≥ 1"));
     }
-    if cli.solver == Solver::Dfsph && cli.steps == 0 {
+    if cli.solver == Solver::Dfsph && cli.steps == 0 && solver_chosen(cli) {
         return Err(Error::input(
             "--solver dfsph applies to fluid runs: add --steps K (a density-only run uses the poly6 density of either solver)",
         ));
@@ -2091,7 +2100,7 @@ fn simulate_from(
             let v = serde_json::json!({ "particles": st.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
             println!("{v}");
         } else {
-            if cli.solver == Solver::Dfsph {
+            if h.solver == Solver::Dfsph {
                 println!(
                     "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
                     st.iterations_v,

@@ -7,7 +7,7 @@ use glam::Vec3;
 
 mod common;
 
-use common::cli::{assert_usage_error, bin, file, run, tmp_dir};
+use common::cli::{assert_usage_error, bin, file, run, run_ok, tmp_dir};
 
 #[test]
 fn bad_flags_exit_2_with_one_line() {
@@ -66,6 +66,33 @@ fn bad_solver_flags_exit_2_with_one_line() {
     // The viewer runs DFSPH too: without a display it fails as any viewer does.
     assert_usage_error(&["--solver", "dfsph"], "cannot open a window");
     assert_usage_error(&["--headless", "--solver", "iisph"], "wcsph");
+}
+
+/// DFSPH is the default solver of fluid runs (issue 10); a density-only run has no solver to
+/// default, so it runs without one, and naming DFSPH there is still refused.
+#[test]
+fn dfsph_is_the_default_solver_of_fluid_runs() {
+    let fluid = run_ok(&["--headless", "--cpu", "-n", "800", "--steps", "2"]);
+    let stdout = String::from_utf8_lossy(&fluid.stdout);
+    assert!(stdout.contains("solver DFSPH"), "{stdout}");
+    assert!(stdout.contains("DFSPH last step"), "{stdout}");
+    let wcsph = run_ok(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "800",
+        "--steps",
+        "2",
+        "--solver",
+        "wcsph",
+    ]);
+    assert!(!String::from_utf8_lossy(&wcsph.stdout).contains("DFSPH"));
+    let density = run_ok(&["--headless", "--cpu", "-n", "800"]);
+    assert!(!String::from_utf8_lossy(&density.stdout).contains("DFSPH"));
+    assert_usage_error(
+        &["--headless", "--cpu", "-n", "800", "--solver", "dfsph"],
+        "add --steps K",
+    );
 }
 
 #[test]

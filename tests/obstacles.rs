@@ -26,7 +26,8 @@ const TOUCHING: &str = r#"{
 /// Runs `--verify --tolerance 0 --steps 10` on scene `text` and returns the stage names of a
 /// passing report (None where no adapter is required and none is found).
 fn verify_bit_exact(name: &str, text: &str) -> Option<Vec<String>> {
-    verify_report(name, text, &["--steps", "10"]).map(|v| {
+    // The WCSPH passes (DFSPH's are in the tests that name their solver).
+    verify_report(name, text, &["--solver", "wcsph", "--steps", "10"]).map(|v| {
         v["stages"]
             .as_array()
             .unwrap()
@@ -976,6 +977,8 @@ fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
     let line = common::cli::run_ok(&[
         "--headless",
         "--cpu",
+        "--solver",
+        "wcsph",
         "--scene",
         scene.to_str().unwrap(),
         "--end-time",

@@ -93,7 +93,7 @@ fn reported_mass(stdout: &str) -> f64 {
         .expect("no mass on the description line")
         + 5;
     stdout[at..]
-        .split(|c: char| c == ',' || c.is_whitespace())
+        .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
         .next()
         .unwrap()
         .parse()

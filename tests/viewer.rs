@@ -639,6 +639,8 @@ fn the_viewer_pauses_a_diverging_run_with_the_same_message() {
                 "2000",
                 "--window-size",
                 "200x150",
+                "--solver",
+                "wcsph",
                 "--sound-speed",
                 "0.3",
                 path,
