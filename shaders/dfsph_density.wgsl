@@ -10,8 +10,9 @@
 // s_i - sum_m (R_m g'_i) . m gradW_ii'), the exact diagonal of the solve with images moving as
 // their reflected originals (derivation: src/cpu/dfsph.rs DensitySums), negated with fewer
 // than min_neighbours neighbours (the divergence-free solve skips such a particle, the
-// constant-density solve uses |alpha|). Away from walls H_j = m gradW_ij. Near an obstacle, its boundary particles (bind group 1, boundary.wgsl)
-// add psi_b W_ib to rho, psi_b gradW_ib to g and one each to the neighbour count.
+// constant-density solve uses |alpha|). Away from walls H_j = m gradW_ij. Near an obstacle,
+// its boundary particles (bind group 1, boundary.wgsl) add psi_b W_ib to rho, psi_b gradW_ib
+// to g and one each to the neighbour count.
 // Worked example, h = 1, m = 1, two particles 0.5 apart: rho = 8/pi (1 + 0.25) = 3.1831,
 // alpha = 3.1831 / (2 (48/pi/4)^2) = 0.1091 (with the threshold lowered to 1).
 

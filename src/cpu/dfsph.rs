@@ -367,12 +367,12 @@ pub struct PairList {
 /// (the last term: k's own images move with k). Away from walls H_j = m∇W_kj, the bulk
 /// formula. The walk gives a neighbour first and its images right after it, so H_j is summed
 /// as they come. Checked by a test: κ_k = 1 applied by [`dfsph_pressure`] changes k's rate
-/// by −dt/α_k within 1e-4 (5e-7 measured) at walls, edges and corners. Counting only j's reaction to k
-/// (first built) left α near walls up to 42% too large; the Jacobi solve then overshot at
-/// the tank's edges, and a resting column's edge particles flipped their velocity every
-/// step at about g dt (measured, docs/validation.md). With G alone (the bulk formula) α is
-/// far too large on a wall's first layer, whose own image is one spacing away: a
-/// hydrostatic column blew up (measured).
+/// by −dt/α_k within 1e-4 (5e-7 measured) at walls, edges and corners. Counting only j's
+/// reaction to k (first built) left α near walls up to 42% too large; the Jacobi solve then
+/// overshot at the tank's edges, and a resting column's edge particles flipped their
+/// velocity every step at about g dt (measured, docs/validation.md). With G alone (the bulk
+/// formula) α is far too large on a wall's first layer, whose own image is one spacing away:
+/// a hydrostatic column blew up (measured).
 #[derive(Clone, Copy, Debug)]
 struct DensitySums {
     sum: f32,
@@ -946,9 +946,10 @@ pub fn dfsph_control(
 /// Rep. Prog. Phys. 68, §6.1). Applied to receding pairs too (as first built), it doubled the
 /// shear on the surge's thin toe and on the wall layer: the 20 000-particle dam break's front
 /// lagged 10.2% at T = 2.98 and the column at the wall stood 62% too high at τ = 2.21, where
-/// WCSPH, with Π on approaching pairs, reads −3.5% and +31% (docs/validation.md). Without it nothing dissipates the
-/// particle-scale motion a settling lattice releases and a resting column never rests
-/// (measured, docs/validation.md; SPlisHSPlasH's DFSPH behaves the same without its viscosity).
+/// WCSPH, with Π on approaching pairs, reads −3.5% and +31% (docs/validation.md). Without it
+/// nothing dissipates the particle-scale motion a settling lattice releases and a resting
+/// column never rests (measured, docs/validation.md; SPlisHSPlasH's DFSPH behaves the same
+/// without its viscosity).
 /// Images move with −v_j here (the no-slip wall of the viscous terms).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
