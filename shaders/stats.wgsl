@@ -10,9 +10,9 @@
 //   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie),
 //   the ẽ sum and the sum of m · obstacle_power (the power moving obstacles put in, W);
 // - stats_final, one workgroup: lane l folds blocks l, l + 256, … in order, then the tree;
-//   lane 0 writes out[0..16] = sums, maxima, min ρ, outside, non-finite bits, first bad id,
-//   dt (step_state[0]), N, the id of the largest ρ, the id of the largest |v|², Σẽ, and
-//   out[17] = Σ m · obstacle_power.
+//   lane 0 writes the block `out` (struct StatsBlock): sums, maxima, min ρ, outside,
+//   non-finite bits, first bad id, dt (step_state[0]), N, the id of the largest ρ, the id of
+//   the largest |v|², Σẽ and Σ m · obstacle_power.
 // Sums pad with 0, extremes with the first particle's (or block's) own values: no infinity.
 // Inputs: pos, vel, id, density, obstacle_power (one order), step_state. Output: out (18
 // words; the host copies the DFSPH block behind it).
@@ -28,8 +28,25 @@
 @group(0) @binding(5) var<storage, read> density: array<f32>;
 @group(0) @binding(6) var<storage, read_write> blocks: array<vec4<u32>>;
 @group(0) @binding(7) var<storage, read> step_state: array<f32, 4>;
-@group(0) @binding(8) var<storage, read_write> out: array<u32, 18>;
+@group(0) @binding(8) var<storage, read_write> out: StatsBlock;
 @group(0) @binding(9) var<storage, read> obstacle_power: array<f32>;
+
+// The general statistics block (src/core/stats.rs StatsBlock, field for field, without the
+// DFSPH block the host copies behind it).
+struct StatsBlock {
+    sums: array<f32, 4>,
+    maxima: array<f32, 4>,
+    density_min: f32,
+    outside: u32,
+    non_finite: u32,
+    first_bad_id: u32,
+    dt: f32,
+    n: u32,
+    density_max_id: u32,
+    speed_max_id: u32,
+    eos: f32,
+    power: f32,
+}
 
 struct Item {
     sums: vec4<f32>,
@@ -187,23 +204,17 @@ fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
     }
     let r = reduce_items(l, it);
     if l == 0u {
-        out[0] = bitcast<u32>(r.sums.x);
-        out[1] = bitcast<u32>(r.sums.y);
-        out[2] = bitcast<u32>(r.sums.z);
-        out[3] = bitcast<u32>(r.sums.w);
-        out[4] = bitcast<u32>(r.maxima.x);
-        out[5] = bitcast<u32>(r.maxima.y);
-        out[6] = bitcast<u32>(r.maxima.z);
-        out[7] = bitcast<u32>(r.maxima.w);
-        out[8] = r.rest.x;
-        out[9] = r.rest.y;
-        out[10] = r.rest.z;
-        out[11] = r.rest.w;
-        out[12] = bitcast<u32>(step_state[0]);
-        out[13] = params.n;
-        out[14] = r.ids.x;
-        out[15] = r.ids.y;
-        out[16] = bitcast<u32>(r.eos);
-        out[17] = bitcast<u32>(r.power);
+        out.sums = array<f32, 4>(r.sums.x, r.sums.y, r.sums.z, r.sums.w);
+        out.maxima = array<f32, 4>(r.maxima.x, r.maxima.y, r.maxima.z, r.maxima.w);
+        out.density_min = bitcast<f32>(r.rest.x);
+        out.outside = r.rest.y;
+        out.non_finite = r.rest.z;
+        out.first_bad_id = r.rest.w;
+        out.dt = step_state[0];
+        out.n = params.n;
+        out.density_max_id = r.ids.x;
+        out.speed_max_id = r.ids.y;
+        out.eos = r.eos;
+        out.power = r.power;
     }
 }

@@ -26,8 +26,8 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
+use crate::core::Particles;
 use crate::cpu::dfsph::{DfsphCarry, DfsphStats};
-use crate::cpu::reorder::Particles;
 use crate::gpu::fluid::Snapshot;
 use crate::params::{DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
 use crate::run::RunFrom;

@@ -426,7 +426,7 @@ impl Batch {
     }
 
     /// Appends the batch to `state` with the next ids (ids stay 0..N).
-    pub fn append_to(&self, state: &mut crate::cpu::reorder::Particles) {
+    pub fn append_to(&self, state: &mut crate::core::Particles) {
         let n = state.len() as u32;
         state.pos.extend_from_slice(&self.pos);
         state.vel.extend_from_slice(&self.vel);

@@ -5,6 +5,7 @@
 pub mod bench;
 pub mod boundary;
 pub mod checkpoint;
+pub mod core;
 pub mod cpu;
 pub mod emitter;
 pub mod error;

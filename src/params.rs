@@ -14,10 +14,7 @@ use crate::{Error, Result};
 pub const DEFAULT_SPACING: f32 = 0.01;
 /// Default rest density of water, kg/m³.
 pub const DEFAULT_REST_DENSITY: f32 = 1000.0;
-/// Largest table the scan supports (2^24 slots: `slot_start` then holds 2^24 + 1 u32s).
-pub const MAX_TABLE_SIZE: u32 = 1 << 24;
-/// Most particles accepted on any path (about 13 GiB of CPU state at ~100 B per particle).
-pub const MAX_PARTICLES: u32 = 1 << 27;
+pub use crate::core::limits::{MAX_PARTICLES, MAX_TABLE_SIZE, REDUCE_BLOCK};
 /// Largest |coordinate| / h accepted. Beyond 2^22 cells from the origin an `f32` position has a
 /// resolution coarser than h/2, neighbour distances are meaningless and the query box of a
 /// particle could span more than four cells per axis.
@@ -38,7 +35,7 @@ pub struct SphConfig {
     pub particle_mass: f32,
     /// Rest density ρ0, kg/m³.
     pub rest_density: f32,
-    /// Members per walking group (1 to [`GROUP`](crate::gpu::neighbours::GROUP)); `None`
+    /// Members per walking group (1 to [`GROUP`](crate::core::limits::GROUP)); `None`
     /// takes [`group_size`]'s rule. A GPU tuning knob: every group size gives the same bits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_size: Option<u32>,
@@ -148,7 +145,7 @@ impl SphConfig {
             Some(t) => validate_table_size(t)?,
             None => default_table_size(particles),
         };
-        let group = crate::gpu::neighbours::GROUP;
+        let group = crate::core::limits::GROUP;
         if let Some(g) = o.group_size.filter(|g| !(1..=group).contains(g)) {
             return Err(Error::input(format!(
                 "group size must be 1 to {group}, got {g}: pass e.g. --group-size {group}"
@@ -242,10 +239,10 @@ impl SphConfig {
     /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
     /// lattice mass of the solver's density kernel (poly6 for WCSPH, cubic spline for DFSPH).
     pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
-        if solver == Solver::Dfsph && particles >= crate::cpu::dfsph::MAX_PARTICLES {
+        if solver == Solver::Dfsph && particles >= crate::core::limits::DFSPH_MAX_PARTICLES {
             return Err(crate::Error::LimitExceeded(format!(
                 "DFSPH runs at most {} particles (its CPU pair lists pack a particle index into 26 bits), this run holds up to {particles}: use a larger spacing, fewer emitted particles, or --solver wcsph",
-                crate::cpu::dfsph::MAX_PARTICLES - 1
+                crate::core::limits::DFSPH_MAX_PARTICLES - 1
             )));
         }
         match (solver, o.particle_mass) {
@@ -293,7 +290,7 @@ impl SphConfig {
 
 /// `SimParams::group_size` left to the adapter: the GPU constructor
 /// ([`NeighbourBuffers::new`](crate::gpu::neighbours::NeighbourBuffers::new)) makes it
-/// [`GROUP`](crate::gpu::neighbours::GROUP) on a software adapter and 1 on a GPU
+/// [`GROUP`](crate::core::limits::GROUP) on a software adapter and 1 on a GPU
 /// ([`resolve_group_size`]); nothing on the CPU path depends on it.
 pub const AUTO_GROUP: u32 = 0;
 
@@ -306,13 +303,13 @@ pub const AUTO_GROUP: u32 = 0;
 /// slower than 8). Every size gives the same bits.
 pub fn resolve_group_size(chosen: u32, kind: wgpu::DeviceType) -> u32 {
     match (chosen, kind) {
-        (AUTO_GROUP, wgpu::DeviceType::Cpu) => crate::gpu::neighbours::GROUP,
+        (AUTO_GROUP, wgpu::DeviceType::Cpu) => crate::core::limits::GROUP,
         (AUTO_GROUP, _) => 1,
         (g, _) => g,
     }
 }
 
-/// The density group size for N particles in T slots: [`GROUP`](crate::gpu::neighbours::GROUP)
+/// The density group size for N particles in T slots: [`GROUP`](crate::core::limits::GROUP)
 /// normally, 1 when slots are crowded (N > 64 T). A group walks once per distinct query range
 /// among its members; in a crowded slot the members come from different cells, so a group of
 /// 8 would walk the whole slot up to 8 times, past lavapipe's loop budget at T = 1 already
@@ -321,7 +318,7 @@ pub fn group_size(particles: u32, table_size: u32) -> u32 {
     if particles as u64 > 64 * table_size as u64 {
         1
     } else {
-        crate::gpu::neighbours::GROUP
+        crate::core::limits::GROUP
     }
 }
 
@@ -337,7 +334,7 @@ pub struct SimParams {
     /// T − 1, the mask that replaces a modulo.
     pub table_mask: u32,
     /// Places per density group: `order` cuts every slot into runs of this many (1 to
-    /// [`GROUP`](crate::gpu::neighbours::GROUP)); see [`group_size`]. [`AUTO_GROUP`] (0) until
+    /// [`GROUP`](crate::core::limits::GROUP)); see [`group_size`]. [`AUTO_GROUP`] (0) until
     /// a GPU constructor resolves it for its adapter ([`resolve_group_size`]).
     pub group_size: u32,
     /// Smoothing radius h.
@@ -656,10 +653,6 @@ pub const MAX_VISCOUS_SUBSTEPS: u32 = 16;
 /// for particle deficiency (20 in 3D).
 pub const DFSPH_MIN_NEIGHBOURS: u32 = 20;
 
-/// Invocations per workgroup, and so elements per first-level block of the residual
-/// reductions (`WORKGROUP_SIZE` in common.wgsl).
-pub const REDUCE_BLOCK: u32 = 256;
-
 /// Uniform block of the DFSPH passes. Must match `struct DfsphParams` in
 /// `shaders/dfsph_common.wgsl` field for field.
 #[repr(C)]
@@ -839,8 +832,8 @@ pub fn validate_velocities(velocities: &[Vec3], what: &str) -> Result<()> {
 mod tests {
     #[test]
     fn group_size_is_eight_unless_slots_are_crowded() {
-        assert_eq!(group_size(100_000, 262_144), crate::gpu::neighbours::GROUP);
-        assert_eq!(group_size(64, 1), crate::gpu::neighbours::GROUP);
+        assert_eq!(group_size(100_000, 262_144), crate::core::limits::GROUP);
+        assert_eq!(group_size(64, 1), crate::core::limits::GROUP);
         assert_eq!(group_size(65, 1), 1);
         assert_eq!(group_size(100_000, 1024), 1);
         let cfg = SphConfig::new(1000, ConfigOverrides::default()).unwrap();
@@ -853,7 +846,7 @@ mod tests {
     /// particles is refused in one line naming the limit, before anything is allocated.
     #[test]
     fn dfsph_refuses_more_particles_than_its_pair_lists_index() {
-        let max = crate::cpu::dfsph::MAX_PARTICLES;
+        let max = crate::core::limits::DFSPH_MAX_PARTICLES;
         let o = ConfigOverrides::default();
         let e = SphConfig::for_solver(max, o, Solver::Dfsph).unwrap_err();
         assert!(matches!(e, crate::Error::LimitExceeded(_)), "{e}");
@@ -875,7 +868,7 @@ mod tests {
 
     #[test]
     fn the_adapter_picks_an_unchosen_group_size() {
-        use crate::gpu::neighbours::GROUP;
+        use crate::core::limits::GROUP;
         use wgpu::DeviceType::{Cpu, DiscreteGpu, IntegratedGpu};
         assert_eq!(resolve_group_size(AUTO_GROUP, Cpu), GROUP);
         assert_eq!(resolve_group_size(AUTO_GROUP, DiscreteGpu), 1);

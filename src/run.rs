@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
+use crate::core::Particles;
 use crate::cpu::Grid;
 use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry, DfsphStats};
-use crate::cpu::reorder::Particles;
 use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, stats_block};
 use crate::cpu::step::step_with;
 use crate::emitter::Emitters;
@@ -298,7 +298,7 @@ impl Backend for CpuSimulation {
         self.step()?;
         let s = &self.snap;
         let power = (!self.power.is_empty()).then_some(&self.power[..]);
-        let block = crate::cpu::clock::timed(crate::gpu::Stage::Stats, || {
+        let block = crate::cpu::clock::timed(crate::core::Stage::Stats, || {
             crate::cpu::stats::stats_block_with_power(
                 &s.state.pos,
                 &s.state.vel,
@@ -344,7 +344,7 @@ impl Backend for CpuSimulation {
 
     fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
         Ok(crate::cpu::clock::timed(
-            crate::gpu::Stage::EmitterProbe,
+            crate::core::Stage::EmitterProbe,
             || crate::emitter::probe_hits(&self.snap.state.pos, probes),
         ))
     }

@@ -6,7 +6,7 @@
 use glam::Vec3;
 
 use crate::Result;
-use crate::cpu::reorder::Particles;
+use crate::core::Particles;
 use crate::gpu::check_limits;
 use crate::params::{
     ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, Solver, SphConfig,

@@ -6,8 +6,9 @@ use glam::Vec3;
 use serde::Serialize;
 
 use crate::Result;
+use crate::core::Stage;
 use crate::cpu::{self, Grid};
-use crate::gpu::{GpuNeighbours, Stage};
+use crate::gpu::GpuNeighbours;
 use crate::params::SphConfig;
 
 /// Min, mean and max of a set of values.

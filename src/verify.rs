@@ -12,8 +12,8 @@ use glam::Vec3;
 use serde::Serialize;
 
 use crate::Result;
-use crate::cpu::reorder::Particles;
-use crate::cpu::stats::StatsBlock;
+use crate::core::Particles;
+use crate::core::StatsBlock;
 use crate::cpu::{self, Grid};
 use crate::gpu::GpuNeighbours;
 use crate::params::SimParams;

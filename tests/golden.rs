@@ -59,7 +59,13 @@ fn run(solver: &str, path: &str) -> (String, String) {
 /// that pass through zero). NaN never passes.
 fn compare(what: &str, got: &str, want: &str, exact: bool) {
     let (g, w) = (rows(got), rows(want));
-    assert_eq!(g.len(), w.len(), "{what}: {} rows, recorded {}", g.len(), w.len());
+    assert_eq!(
+        g.len(),
+        w.len(),
+        "{what}: {} rows, recorded {}",
+        g.len(),
+        w.len()
+    );
     assert_eq!(g[0], w[0], "{what}: the header changed");
     let parse = |l: &str| -> Vec<f64> { l.split(',').map(|x| x.parse().unwrap()).collect() };
     let columns = g[0].split(',').count();
@@ -101,12 +107,22 @@ fn check(solver: &str) {
         std::fs::read_to_string(&go).unwrap(),
     );
     compare(&format!("{solver} CPU --stats"), &stats, &want_stats, true);
-    compare(&format!("{solver} CPU --output"), &output, &want_output, true);
+    compare(
+        &format!("{solver} CPU --output"),
+        &output,
+        &want_output,
+        true,
+    );
     let Some(ctx) = common::gpu() else { return };
     let exact = ctx.info.device_type == wgpu::DeviceType::Cpu;
     let (stats, output) = run(solver, "--gpu");
     compare(&format!("{solver} GPU --stats"), &stats, &want_stats, exact);
-    compare(&format!("{solver} GPU --output"), &output, &want_output, exact);
+    compare(
+        &format!("{solver} GPU --output"),
+        &output,
+        &want_output,
+        exact,
+    );
 }
 
 #[test]

@@ -94,3 +94,40 @@ fn render_and_interact_blocks_match_their_rust_twins() {
         std::mem::size_of::<gpu_sph::grains::GrainParams>()
     );
 }
+
+/// The stage table: each stage with a shader has an entry point named after it there, and each
+/// CPU twin it names is a public function in the file its path names.
+#[test]
+fn every_stage_names_its_shader_and_its_cpu_twin() {
+    use gpu_sph::core::Stage;
+    for stage in Stage::ALL {
+        if let Some(src) = stage.shader() {
+            let m = module(src);
+            assert!(
+                m.entry_points
+                    .iter()
+                    .any(|e| e.name.starts_with(stage.name())),
+                "{}: its shader has no entry point named after it",
+                stage.name()
+            );
+            assert!(
+                shaders::STAGES.iter().any(|(_, s)| *s == src),
+                "{}: its shader is not in shaders::STAGES",
+                stage.name()
+            );
+        }
+        let (module_path, function) = stage.cpu_mirror().rsplit_once("::").unwrap();
+        let file = format!(
+            "{}/src/{}.rs",
+            env!("CARGO_MANIFEST_DIR"),
+            module_path.replace("::", "/")
+        );
+        let text = std::fs::read_to_string(&file)
+            .unwrap_or_else(|e| panic!("{}: {file}: {e}", stage.name()));
+        assert!(
+            text.contains(&format!("pub fn {function}(")),
+            "{}: no pub fn {function} in {file}",
+            stage.name()
+        );
+    }
+}

@@ -7,7 +7,7 @@ use std::cell::RefCell;
 use std::time::Instant;
 
 use super::GridTimings;
-use crate::gpu::Stage;
+use crate::core::Stage;
 
 std::thread_local! {
     static CLOCK: RefCell<Option<Vec<(Stage, f64)>>> = const { RefCell::new(None) };

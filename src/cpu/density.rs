@@ -18,7 +18,7 @@
 //! Every lane adds its terms in walk order, so each sum is the one-particle walk's, bit for bit.
 //! Groups are processed in Morton order of their cells (slot order is hash order, which would
 //! send consecutive groups to unrelated cells and miss the cache). The GPU pass groups the same
-//! way, but cuts groups at every [`GROUP`](crate::gpu::neighbours::GROUP) places of a slot
+//! way, but cuts groups at every [`GROUP`](crate::core::limits::GROUP) places of a slot
 //! (see `order`); the grouping changes no result.
 //!
 //! Worked example, h = 1, m such that density_scale = 1: particles at x = 0 and x = 0.5 (same
@@ -381,7 +381,7 @@ mod tests {
             n: 0,
             table_size: t,
             table_mask: t - 1,
-            group_size: crate::gpu::neighbours::GROUP,
+            group_size: crate::core::limits::GROUP,
             h,
             inv_h: 1.0 / h,
             h2: h * h,

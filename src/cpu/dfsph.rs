@@ -79,7 +79,8 @@ use super::walls::{
     wall_planes,
 };
 use crate::boundary::Boundary;
-use crate::gpu::Stage;
+pub use crate::core::DfsphStats;
+use crate::core::Stage;
 use crate::params::{DfsphParams, FluidParams, REDUCE_BLOCK, SimParams};
 
 /// The cubic spline W(r) of support h (Monaghan 1992): k(6q³ − 6q² + 1) for q ≤ ½,
@@ -258,8 +259,7 @@ pub struct DensityAlpha {
 }
 
 /// Particles a DFSPH run may hold: a [`Pair`] packs the candidate's index into 26 bits.
-/// (At this size the pair lists alone would take about 100 GB.)
-pub const MAX_PARTICLES: u32 = 1 << 26;
+pub use crate::core::limits::DFSPH_MAX_PARTICLES as MAX_PARTICLES;
 
 /// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
 /// sees candidate `j` (bits 6..32), or its image across the walls of bits 3..6 (x, y, z),
@@ -1147,58 +1147,6 @@ pub fn dfsph_integrate(
 /// The pressure the constant-density solve implied, p_i = ρ_i κ_sum_i (see the module doc).
 pub fn implied_pressure(density: &[f32], kappa_sum: &[f32]) -> Vec<f32> {
     density.iter().zip(kappa_sum).map(|(r, k)| r * k).collect()
-}
-
-/// The statistics block of one DFSPH step (the GPU's `sph.dfsph_stats`, 8 words).
-#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize)]
-pub struct DfsphStats {
-    /// Iterations of the divergence-free solve.
-    pub iterations_v: u32,
-    /// Its final mean residual.
-    pub residual_v: f32,
-    /// Iterations of the constant-density solve.
-    pub iterations_d: u32,
-    /// Its final mean residual.
-    pub residual_d: f32,
-    /// Mean over particles of max(ρ/ρ0 − 1, 0) at the new positions.
-    pub error_mean: f32,
-    /// Its maximum.
-    pub error_max: f32,
-    /// dt of the step, s.
-    pub dt: f32,
-    /// The largest |v + a dt_prev| the step's dt came from.
-    pub v_max: f32,
-}
-
-impl DfsphStats {
-    /// The block as `dfsph_stats.wgsl` writes it: (iterations_v, residual_v, iterations_d,
-    /// residual_d, error_mean, error_max, dt, v_max), floats as bits.
-    pub fn to_words(&self) -> [u32; 8] {
-        [
-            self.iterations_v,
-            self.residual_v.to_bits(),
-            self.iterations_d,
-            self.residual_d.to_bits(),
-            self.error_mean.to_bits(),
-            self.error_max.to_bits(),
-            self.dt.to_bits(),
-            self.v_max.to_bits(),
-        ]
-    }
-
-    /// The inverse of [`DfsphStats::to_words`].
-    pub fn from_words(r: &[u32; 8]) -> Self {
-        Self {
-            iterations_v: r[0],
-            residual_v: f32::from_bits(r[1]),
-            iterations_d: r[2],
-            residual_d: f32::from_bits(r[3]),
-            error_mean: f32::from_bits(r[4]),
-            error_max: f32::from_bits(r[5]),
-            dt: f32::from_bits(r[6]),
-            v_max: f32::from_bits(r[7]),
-        }
-    }
 }
 
 /// The state a DFSPH run carries from step to step besides the particles.

@@ -16,7 +16,7 @@
 
 use rayon::prelude::*;
 
-pub use crate::gpu::neighbours::GROUP;
+pub use crate::core::limits::GROUP;
 
 /// Sorts each slot's ids ascending by counting, the way the GPU pass does.
 pub fn order(slots: &[u32], slot_start: &[u32], unordered: &[u32]) -> Vec<u32> {

@@ -11,43 +11,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-/// Particle state: positions, velocities and each particle's original (input) index.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Particles {
-    /// Positions, m.
-    pub pos: Vec<Vec3>,
-    /// Velocities, m/s.
-    pub vel: Vec<Vec3>,
-    /// Index of each particle in the input.
-    pub id: Vec<u32>,
-}
-
-impl Particles {
-    /// State in input order: ids 0..N.
-    pub fn new(pos: Vec<Vec3>, vel: Vec<Vec3>) -> Self {
-        let id = (0..pos.len() as u32).collect();
-        Self { pos, vel, id }
-    }
-
-    /// Number of particles.
-    pub fn len(&self) -> usize {
-        self.pos.len()
-    }
-
-    /// Whether there are no particles.
-    pub fn is_empty(&self) -> bool {
-        self.pos.is_empty()
-    }
-
-    /// Scatters per-particle values from this state's order back to input order.
-    pub fn to_input_order<T: Copy + Default>(&self, values: &[T]) -> Vec<T> {
-        let mut out = vec![T::default(); values.len()];
-        for (&id, &v) in self.id.iter().zip(values) {
-            out[id as usize] = v;
-        }
-        out
-    }
-}
+pub use crate::core::Particles;
 
 /// Gathers `values` into slot order.
 pub fn gather<T: Copy + Send + Sync>(values: &[T], sorted_ids: &[u32]) -> Vec<T> {

@@ -22,51 +22,11 @@
 
 use glam::Vec3;
 
-use crate::cpu::dfsph::DfsphStats;
+use crate::core::DfsphStats;
+pub use crate::core::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock};
 use crate::params::{FluidParams, REDUCE_BLOCK};
 
 const B: usize = REDUCE_BLOCK as usize;
-
-/// Bit 0 of [`StatsBlock::non_finite`]: a position.
-pub const BAD_POSITION: u32 = 1;
-/// Bit 1: a velocity.
-pub const BAD_VELOCITY: u32 = 2;
-/// Bit 2: a density.
-pub const BAD_DENSITY: u32 = 4;
-
-/// The step's statistics as the GPU writes them (`stats.wgsl` `stats_final`, then the DFSPH
-/// block copied behind it): 26 words, 104 bytes.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub struct StatsBlock {
-    /// Σ|v|², Σ(y − y_floor), Σρ, Σ max(ρ − ρ0, 0).
-    pub sums: [f32; 4],
-    /// max |v|², max ρ, max x (the front), max of max(ρ − ρ0, 0).
-    pub maxima: [f32; 4],
-    /// min ρ.
-    pub density_min: f32,
-    /// Particles outside the tank.
-    pub outside: u32,
-    /// OR of [`BAD_POSITION`], [`BAD_VELOCITY`], [`BAD_DENSITY`] over the particles.
-    pub non_finite: u32,
-    /// The smallest id among particles with a non-finite value (u32::MAX when none).
-    pub first_bad_id: u32,
-    /// dt of the step, s.
-    pub dt: f32,
-    /// N.
-    pub n: u32,
-    /// The id of the particle with the largest density (the smaller id on a tie).
-    pub density_max_id: u32,
-    /// The id of the fastest particle (the smaller id on a tie).
-    pub speed_max_id: u32,
-    /// Σ [`eos_energy`](ρ): times m B / ρ0, the energy the Tait equation of state stores, J.
-    pub eos: f32,
-    /// Σ m Σ_b a_ib · v_b: the power moving obstacles put into the fluid this step, W (the
-    /// obstacles' push on each particle times their own surface velocity; 0 when still).
-    pub power: f32,
-    /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
-    pub dfsph: [u32; 8],
-}
 
 /// One particle's contribution.
 #[derive(Clone, Copy)]

@@ -9,7 +9,7 @@ use super::forces::{self, Fields};
 use super::reorder::{self, Particles};
 use super::timestep::{self, Timestep};
 use super::{Grid, density, integrate, pressure, walls};
-use crate::gpu::Stage;
+use crate::core::Stage;
 use crate::params::{FluidParams, SimParams};
 
 /// Everything one step computed, in the step's slot order.

@@ -158,7 +158,7 @@ pub fn walk(
 }
 
 /// Particles per group of the CPU's grouped walks (forces, walls, DFSPH), as on the GPU.
-pub const GROUP: usize = 8;
+pub const GROUP: usize = crate::core::limits::GROUP as usize;
 
 /// The groups of the grouped walks: runs of at most [`GROUP`] consecutive slot-order particles
 /// with the same query range (normally one cell's particles), as `(first, len)`, covering

@@ -224,7 +224,7 @@ impl GpuContext {
 
     /// Builds a compute shader module from `shaders/common.wgsl` followed by `stage_source`.
     pub fn shader(&self, label: &str, stage_source: &str) -> wgpu::ShaderModule {
-        self.walking_shader(label, stage_source, crate::gpu::neighbours::GROUP)
+        self.walking_shader(label, stage_source, crate::core::limits::GROUP)
     }
 
     /// [`GpuContext::shader`] with walkers of `members` particles (the density group size:

@@ -12,7 +12,7 @@ use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, pipeline_groups,
     storage_buffer,
 };
-use super::timer::Stage;
+use crate::core::Stage;
 use crate::cpu::dfsph::{DfsphStats, Solve, SolveState};
 use crate::params::{DfsphParams, SolveParams};
 use crate::{Result, shaders};

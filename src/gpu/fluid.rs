@@ -14,11 +14,12 @@ use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use super::stats::{GpuStats, StatsInputs};
-use super::timer::Stage;
-use crate::cpu::dfsph::{DfsphCarry, DfsphStats, Solve};
+use crate::core::Particles;
+pub use crate::core::Snapshot;
+use crate::core::Stage;
+use crate::core::StatsBlock;
+use crate::cpu::dfsph::{DfsphCarry, Solve};
 use crate::cpu::interact::InteractParams;
-use crate::cpu::reorder::Particles;
-use crate::cpu::stats::StatsBlock;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Result, shaders};
 
@@ -248,19 +249,6 @@ struct GpuProbe {
     bg: wgpu::BindGroup,
     params: wgpu::Buffer,
     hits: wgpu::Buffer,
-}
-
-/// A state read back from the GPU, in the order the GPU holds it.
-#[derive(Clone, Debug)]
-pub struct Snapshot {
-    /// Positions, velocities and original ids.
-    pub state: Particles,
-    /// Density of each particle in the last step, with the walls' mirror particles.
-    pub density: Vec<f32>,
-    /// dt of the last step.
-    pub dt: f32,
-    /// The DFSPH statistics block of the last step (DFSPH runs, after a step).
-    pub dfsph: Option<DfsphStats>,
 }
 
 impl Simulation {

@@ -11,7 +11,7 @@ use super::context::GpuContext;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
-use super::timer::Stage;
+use crate::core::Stage;
 use crate::grains::{Frame, GrainParams, GrainPath, GrainSetup, to_input_order};
 use crate::{Result, shaders};
 

@@ -8,18 +8,13 @@ use glam::Vec3;
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::timer::{Stage, StageTimer};
-use crate::cpu::reorder::Particles;
+use super::timer::StageTimer;
+use crate::core::Particles;
+use crate::core::Stage;
 use crate::params::{MAX_TABLE_SIZE, SimParams};
 use crate::{Error, Result, shaders};
 
-/// Invocations per workgroup in every stage (`WORKGROUP_SIZE` in common.wgsl).
-pub const WORKGROUP_SIZE: u32 = 256;
-/// Elements one `scan` workgroup handles (`SCAN_BLOCK` in scan.wgsl).
-pub const SCAN_BLOCK: u32 = 2048;
-/// Particles per density group (`GROUP` in common.wgsl): the density pass walks the cells once
-/// for up to this many consecutive particles of one slot.
-pub const GROUP: u32 = 8;
+pub use crate::core::limits::{GROUP, SCAN_BLOCK, WORKGROUP_SIZE};
 /// Bytes per particle position (vec4<f32>).
 const POSITION_BYTES: u64 = 16;
 

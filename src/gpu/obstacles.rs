@@ -10,8 +10,8 @@ use super::fluid::GpuFluid;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
 };
-use super::timer::Stage;
 use crate::boundary::Boundary;
+use crate::core::Stage;
 use crate::{Result, shaders};
 
 /// (xyz, ψ) and (velocity, slip) of each boundary particle, as the passes read them.

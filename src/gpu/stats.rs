@@ -10,8 +10,8 @@ use super::context::GpuContext;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
-use super::timer::Stage;
-use crate::cpu::stats::StatsBlock;
+use crate::core::Stage;
+use crate::core::StatsBlock;
 use crate::{Error, Result, shaders};
 
 /// Bytes of the block the host reads per step.

@@ -17,12 +17,16 @@ use super::render::{
     BACKGROUND, DEPTH_FORMAT, clear_attachment, depth_attachment, texture_2d, uniform_entry,
 };
 
+/// The uniform block; must match `MeshParams` in `shaders/mesh.wgsl` (`tests/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-struct MeshParams {
-    view_proj: [[f32; 4]; 4],
-    eye: [f32; 4],
-    light_dir: [f32; 4],
+pub struct MeshParams {
+    /// Projection times view.
+    pub view_proj: [[f32; 4]; 4],
+    /// The camera's position.
+    pub eye: [f32; 4],
+    /// Towards the light.
+    pub light_dir: [f32; 4],
 }
 
 #[repr(C)]

@@ -544,7 +544,7 @@ impl Viewer {
     /// outside the tank, and [`crate::run::Guards`]. The mouse and moving obstacles do work the
     /// energy does not track step by step, so while they act the energy check's reference is
     /// re-taken.
-    fn check(&mut self, block: &crate::cpu::stats::StatsBlock) -> Result<()> {
+    fn check(&mut self, block: &crate::core::StatsBlock) -> Result<()> {
         let fp = self.sim.fluid_params;
         let (k, t) = (self.stats.steps, self.stats.t);
         crate::run::step_stats(block, &fp, k, t)?;

@@ -90,18 +90,27 @@ impl ColorField {
     }
 }
 
-/// The uniform block; must match `RenderParams` in `shaders/render.wgsl`.
+/// The uniform block; must match `RenderParams` in `shaders/render.wgsl` (`tests/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct RenderParams {
-    view: [[f32; 4]; 4],
-    proj: [[f32; 4]; 4],
-    light_dir: [f32; 4],
-    radius: f32,
-    field: u32,
-    range_min: f32,
-    range_max: f32,
-    colormap: [[f32; 4]; 11],
+    /// World to view.
+    pub view: [[f32; 4]; 4],
+    /// View to clip.
+    pub proj: [[f32; 4]; 4],
+    /// xyz: the unit direction towards the light in view space; w: 1 when each particle's
+    /// radius is its position's w (the colliding spheres), 0 when every particle has `radius`.
+    pub light_dir: [f32; 4],
+    /// Sphere radius, m.
+    pub radius: f32,
+    /// 0 speed, 1 density, 2 pressure.
+    pub field: u32,
+    /// The value drawn at the colour map's start.
+    pub range_min: f32,
+    /// The value drawn at its end.
+    pub range_max: f32,
+    /// Linear-space colours at 0, 0.1, …, 1 of the colour map.
+    pub colormap: [[f32; 4]; 11],
 }
 
 /// What one frame shows.

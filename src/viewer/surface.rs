@@ -72,21 +72,36 @@ impl SurfaceStyle {
     }
 }
 
-/// The uniform block; must match `SurfaceParams` in `shaders/surface.wgsl`.
+/// The uniform block; must match `SurfaceParams` in `shaders/surface.wgsl` (`tests/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
-struct SurfaceParams {
-    view: [[f32; 4]; 4],
-    proj: [[f32; 4]; 4],
-    light_dir: [f32; 4],
-    absorption: [f32; 4],
-    screen: [f32; 4],
-    radius: f32,
-    filter_radius: f32,
-    depth_falloff: f32,
-    max_pixels: f32,
-    refraction: f32,
-    pad: [f32; 3],
+pub struct SurfaceParams {
+    /// The camera's view matrix.
+    pub view: [[f32; 4]; 4],
+    /// Its projection.
+    pub proj: [[f32; 4]; 4],
+    /// xyz: the unit direction towards the light in view space.
+    pub light_dir: [f32; 4],
+    /// rgb: the absorption coefficient k per metre.
+    pub absorption: [f32; 4],
+    /// Width, height, 1/width, 1/height in pixels.
+    pub screen: [f32; 4],
+    /// Splat radius, m.
+    pub radius: f32,
+    /// The filter's half-width in world units, m.
+    pub filter_radius: f32,
+    /// Half-width of the filter's depth range, m.
+    pub depth_falloff: f32,
+    /// Cap on the filter's half-width, pixels.
+    pub max_pixels: f32,
+    /// Background offset per metre of thickness along the normal, m/m.
+    pub refraction: f32,
+    /// Padding to 16 bytes.
+    pub pad0: f32,
+    /// Padding.
+    pub pad1: f32,
+    /// Padding.
+    pub pad2: f32,
 }
 
 /// Depth, thickness and background targets of one frame size.
@@ -385,7 +400,9 @@ impl SurfaceRenderer {
             depth_falloff: style.depth_falloff.max(1e-3) * spacing,
             max_pixels: style.max_pixels.max(1) as f32,
             refraction: style.refraction,
-            pad: [0.0; 3],
+            pad0: 0.0,
+            pad1: 0.0,
+            pad2: 0.0,
         };
         ctx.queue
             .write_buffer(&self.uniform, 0, bytemuck::bytes_of(&params));

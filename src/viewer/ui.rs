@@ -1,7 +1,7 @@
 //! The egui control panel: frame statistics, the colour legend, live physics and restart
 //! settings, and the key bindings.
 
-use crate::gpu::Stage;
+use crate::core::Stage;
 use crate::scene::{SceneChoice, SceneKind};
 
 use super::render::{ColorField, colormap_srgb};

@@ -1,0 +1,125 @@
+//! The stage table: every pass of a step once, with its one name (WGSL file and entry point,
+//! CPU mirror, timing row), its wgpu label, its shader and its CPU twin. The GPU timer,
+//! `--bench`, `--verify`, the CPU stage clock and the shader tests all read this table; nothing
+//! keeps a second list of stages.
+
+use crate::shaders;
+
+macro_rules! stage_table {
+    ($( $(#[$doc:meta])* $variant:ident => $name:literal, $shader:expr, $cpu:literal; )*) => {
+        /// The passes of a step, in pipeline order (the order of [`Stage::ALL`], of timing rows
+        /// and of the `--bench` table).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum Stage {
+            $( $(#[$doc])* $variant, )*
+        }
+
+        impl Stage {
+            /// Every stage, in order.
+            pub const ALL: [Stage; [$(stringify!($variant)),*].len()] = [$(Stage::$variant),*];
+
+            /// The stage's one name (WGSL file or entry point, CPU mirror, timing row).
+            pub fn name(self) -> &'static str {
+                match self { $( Stage::$variant => $name, )* }
+            }
+
+            /// The wgpu label of the stage's pass: `sph.<name>`.
+            pub fn label(self) -> &'static str {
+                match self { $( Stage::$variant => concat!("sph.", $name), )* }
+            }
+
+            /// The stage's WGSL source (before [`shaders::source`] prepends the shared
+            /// files), or `None` for a CPU-only stage fused into another on the GPU.
+            pub fn shader(self) -> Option<&'static str> {
+                match self { $( Stage::$variant => $shader, )* }
+            }
+
+            /// The CPU twin, as a path below the crate root (`cpu::density::density`);
+            /// `tests/shaders.rs` checks that it names a public function.
+            pub fn cpu_mirror(self) -> &'static str {
+                match self { $( Stage::$variant => $cpu, )* }
+            }
+
+            /// The stage's place in [`Stage::ALL`].
+            pub fn index(self) -> usize {
+                self as usize
+            }
+        }
+    };
+}
+
+stage_table! {
+    /// `hash`: slot and rank per particle, counts per slot.
+    Hash => "hash", Some(shaders::HASH), "cpu::hash::hash";
+    /// `scan`: the counts' exclusive prefix sum, the slots' starts.
+    Scan => "scan", Some(shaders::SCAN), "cpu::scan::scan";
+    /// `scatter`: each particle into its slot's range.
+    Scatter => "scatter", Some(shaders::SCATTER), "cpu::scatter::scatter";
+    /// `order`: a slot's particles in a deterministic order.
+    Order => "order", Some(shaders::ORDER), "cpu::order::order";
+    /// `reorder`: the state gathered into slot order.
+    Reorder => "reorder", Some(shaders::REORDER), "cpu::reorder::reorder";
+    /// `density`: poly6 density of the fluid alone.
+    Density => "density", Some(shaders::DENSITY), "cpu::density::density";
+    /// `walls`: density with the tank's mirror images (the pressure fused in).
+    Walls => "walls", Some(shaders::WALLS), "cpu::walls::walls";
+    /// `pressure`: the Tait equation of state (fused into `walls` on the GPU).
+    Pressure => "pressure", None, "cpu::pressure::pressure";
+    /// `obstacle_density`: the obstacles' boundary particles' share of the density.
+    ObstacleDensity => "obstacle_density", Some(shaders::OBSTACLES), "boundary::obstacle_density";
+    /// `forces`: WCSPH pressure, viscosity and gravity.
+    Forces => "forces", Some(shaders::FORCES), "cpu::forces::forces";
+    /// `obstacle_forces`: the obstacles' boundary particles' push on the fluid.
+    ObstacleForces => "obstacle_forces", Some(shaders::OBSTACLES), "boundary::obstacle_forces";
+    /// `timestep`: the CFL and force conditions reduced to one dt.
+    Timestep => "timestep", Some(shaders::TIMESTEP), "cpu::timestep::timestep";
+    /// `integrate`: symplectic Euler and the tank's clamp.
+    Integrate => "integrate", Some(shaders::INTEGRATE), "cpu::integrate::integrate";
+    /// `dfsph_density`: DFSPH's ρ and α, and its pair lists.
+    DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::dfsph_density";
+    /// `dfsph_warm`: the solves' warm start.
+    DfsphWarm => "dfsph_warm", Some(shaders::DFSPH_WARM), "cpu::dfsph::dfsph_warm";
+    /// `dfsph_pressure`: one Jacobi update of the velocities.
+    DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "cpu::dfsph::dfsph_pressure";
+    /// `dfsph_rate`: the density change rates and the residual blocks.
+    DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::dfsph_rate";
+    /// `dfsph_blocks`: the residual blocks folded in a fixed tree.
+    DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "cpu::dfsph::block_sums";
+    /// `dfsph_control`: the solve's convergence decision.
+    DfsphControl => "dfsph_control", Some(shaders::DFSPH_CONTROL), "cpu::dfsph::dfsph_control";
+    /// `dfsph_accel`: DFSPH's non-pressure accelerations.
+    DfsphAccel => "dfsph_accel", Some(shaders::DFSPH_ACCEL), "cpu::dfsph::dfsph_accel";
+    /// `dfsph_timestep`: DFSPH's CFL and viscous step.
+    DfsphTimestep => "dfsph_timestep", Some(shaders::DFSPH_TIMESTEP), "cpu::dfsph::dfsph_timestep";
+    /// `dfsph_predict`: the predicted velocities.
+    DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "cpu::dfsph::dfsph_predict";
+    /// `dfsph_integrate`: positions, warm-start stiffness and the tank's clamp.
+    DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "cpu::dfsph::dfsph_integrate";
+    /// `dfsph_stats`: DFSPH's 8-word statistics block (built at the end of the CPU's step).
+    DfsphStats => "dfsph_stats", Some(shaders::DFSPH_STATS), "cpu::dfsph::dfsph_step";
+    /// `stats`: the statistics block of either solver.
+    Stats => "stats", Some(shaders::STATS), "cpu::stats::stats_block";
+    /// `emitter_probe`: the fluid in the slabs emitters' layers would fill.
+    EmitterProbe => "emitter_probe", Some(shaders::EMITTER_PROBE), "emitter::probe_hits";
+    /// `grain_contacts`: the colliding spheres' contact forces.
+    GrainContacts => "grain_contacts", Some(shaders::GRAIN_CONTACTS), "grains::contacts";
+    /// `grain_integrate`: the colliding spheres' symplectic Euler step.
+    GrainIntegrate => "grain_integrate", Some(shaders::GRAIN_INTEGRATE), "grains::integrate";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_is_in_order_and_names_are_unique() {
+        for (k, s) in Stage::ALL.iter().enumerate() {
+            assert_eq!(s.index(), k);
+            assert_eq!(s.label(), format!("sph.{}", s.name()));
+        }
+        let mut names: Vec<_> = Stage::ALL.iter().map(|s| s.name()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), Stage::ALL.len());
+    }
+}

@@ -1,0 +1,100 @@
+//! The statistics blocks a step hands its driver: the general block (`stats.wgsl`, its CPU
+//! twin `cpu::stats`) and DFSPH's (`dfsph_stats.wgsl`), copied behind it.
+
+/// Bit 0 of [`StatsBlock::non_finite`]: a position.
+pub const BAD_POSITION: u32 = 1;
+/// Bit 1: a velocity.
+pub const BAD_VELOCITY: u32 = 2;
+/// Bit 2: a density.
+pub const BAD_DENSITY: u32 = 4;
+
+/// The step's statistics as the GPU writes them (`struct StatsBlock` of `stats.wgsl`, field for
+/// field, `tests/layout.rs`; `stats_final` writes it, then the DFSPH
+/// block copied behind it): 26 words, 104 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct StatsBlock {
+    /// Σ|v|², Σ(y − y_floor), Σρ, Σ max(ρ − ρ0, 0).
+    pub sums: [f32; 4],
+    /// max |v|², max ρ, max x (the front), max of max(ρ − ρ0, 0).
+    pub maxima: [f32; 4],
+    /// min ρ.
+    pub density_min: f32,
+    /// Particles outside the tank.
+    pub outside: u32,
+    /// OR of [`BAD_POSITION`], [`BAD_VELOCITY`], [`BAD_DENSITY`] over the particles.
+    pub non_finite: u32,
+    /// The smallest id among particles with a non-finite value (u32::MAX when none).
+    pub first_bad_id: u32,
+    /// dt of the step, s.
+    pub dt: f32,
+    /// N.
+    pub n: u32,
+    /// The id of the particle with the largest density (the smaller id on a tie).
+    pub density_max_id: u32,
+    /// The id of the fastest particle (the smaller id on a tie).
+    pub speed_max_id: u32,
+    /// Σ [`eos_energy`](ρ): times m B / ρ0, the energy the Tait equation of state stores, J.
+    pub eos: f32,
+    /// Σ m Σ_b a_ib · v_b: the power moving obstacles put into the fluid this step, W (the
+    /// obstacles' push on each particle times their own surface velocity; 0 when still).
+    pub power: f32,
+    /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
+    pub dfsph: [u32; 8],
+}
+
+/// The statistics block of one DFSPH step (the GPU's `sph.dfsph_stats`, 8 words). Must match
+/// `struct DfsphStats` in `shaders/dfsph_stats.wgsl` field for field (`tests/layout.rs`).
+#[repr(C)]
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, serde::Serialize, bytemuck::Pod, bytemuck::Zeroable,
+)]
+pub struct DfsphStats {
+    /// Iterations of the divergence-free solve.
+    pub iterations_v: u32,
+    /// Its final mean residual.
+    pub residual_v: f32,
+    /// Iterations of the constant-density solve.
+    pub iterations_d: u32,
+    /// Its final mean residual.
+    pub residual_d: f32,
+    /// Mean over particles of max(ρ/ρ0 − 1, 0) at the new positions.
+    pub error_mean: f32,
+    /// Its maximum.
+    pub error_max: f32,
+    /// dt of the step, s.
+    pub dt: f32,
+    /// The largest |v + a dt_prev| the step's dt came from.
+    pub v_max: f32,
+}
+
+impl DfsphStats {
+    /// The block as `dfsph_stats.wgsl` writes it: (iterations_v, residual_v, iterations_d,
+    /// residual_d, error_mean, error_max, dt, v_max), floats as bits.
+    pub fn to_words(&self) -> [u32; 8] {
+        [
+            self.iterations_v,
+            self.residual_v.to_bits(),
+            self.iterations_d,
+            self.residual_d.to_bits(),
+            self.error_mean.to_bits(),
+            self.error_max.to_bits(),
+            self.dt.to_bits(),
+            self.v_max.to_bits(),
+        ]
+    }
+
+    /// The inverse of [`DfsphStats::to_words`].
+    pub fn from_words(r: &[u32; 8]) -> Self {
+        Self {
+            iterations_v: r[0],
+            residual_v: f32::from_bits(r[1]),
+            iterations_d: r[2],
+            residual_d: f32::from_bits(r[3]),
+            error_mean: f32::from_bits(r[4]),
+            error_max: f32::from_bits(r[5]),
+            dt: f32::from_bits(r[6]),
+            v_max: f32::from_bits(r[7]),
+        }
+    }
+}

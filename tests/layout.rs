@@ -1,0 +1,271 @@
+//! Every Rust twin of a WGSL struct, field for field: the same names in the same order at the
+//! same byte offsets, and the same size, read from the shaders with naga. Padding members
+//! (`_pad…`, `pad…`) are matched by the size alone. A field added, moved or retyped on one side
+//! only fails here, not in a run. Constants the Rust and the WGSL share are compared too.
+
+use std::mem::{offset_of, size_of};
+
+use gpu_sph::core::limits;
+use gpu_sph::shaders;
+
+fn module(stage_source: &str) -> naga::Module {
+    let src = shaders::source(stage_source);
+    naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)))
+}
+
+/// The named members of WGSL struct `name` (padding left out) with their offsets, and its size.
+fn wgsl_layout(m: &naga::Module, name: &str) -> (Vec<(String, usize)>, usize) {
+    let (_, ty) = m
+        .types
+        .iter()
+        .find(|(_, t)| t.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no struct {name} in the shader"));
+    let naga::TypeInner::Struct { members, span } = &ty.inner else {
+        panic!("{name} is not a struct")
+    };
+    let fields = members
+        .iter()
+        .filter_map(|m| {
+            let n = m.name.clone()?;
+            (!n.starts_with("_pad") && !n.starts_with("pad")).then_some((n, m.offset as usize))
+        })
+        .collect();
+    (fields, *span as usize)
+}
+
+/// Asserts that WGSL struct `$wgsl` in `$src` and Rust type `$ty` have the fields listed, at the
+/// same offsets, and the same size.
+macro_rules! twin {
+    ($src:expr, $wgsl:literal, $ty:ty, [$($field:ident),* $(,)?]) => {{
+        let (fields, span) = wgsl_layout(&module($src), $wgsl);
+        let rust: Vec<(String, usize)> =
+            vec![$((stringify!($field).to_string(), offset_of!($ty, $field))),*];
+        assert_eq!(fields, rust, "struct {}: WGSL members against the Rust fields", $wgsl);
+        assert_eq!(span, size_of::<$ty>(), "struct {}: WGSL size against Rust", $wgsl);
+    }};
+}
+
+#[test]
+fn grid_and_fluid_blocks() {
+    use gpu_sph::params::{DfsphParams, FluidParams, SimParams, SolveParams};
+    twin!(
+        shaders::HASH,
+        "SimParams",
+        SimParams,
+        [
+            n,
+            table_size,
+            table_mask,
+            group_size,
+            h,
+            inv_h,
+            h2,
+            inv_h2,
+            density_scale
+        ]
+    );
+    twin!(
+        shaders::FORCES,
+        "FluidParams",
+        FluidParams,
+        [
+            tank_min,
+            tank_max,
+            gravity,
+            rest_density,
+            stiffness,
+            mass,
+            viscosity,
+            kernel_45,
+            sound_speed,
+            cfl,
+            dt_fixed,
+            dt_max,
+            restitution,
+            alpha,
+            open
+        ]
+    );
+    twin!(
+        shaders::DFSPH_PRESSURE,
+        "DfsphParams",
+        DfsphParams,
+        [
+            kernel_w,
+            kernel_grad,
+            spacing,
+            cfl,
+            dt_min,
+            dt_max,
+            eta_v,
+            eta_d,
+            max_iterations,
+            min_neighbours,
+            blocks,
+            dt_fixed,
+            kernel_w6,
+            kernel_grad3,
+            kernel_grad2,
+            wall_inset,
+            viscous_limit,
+            viscous_substeps
+        ]
+    );
+    twin!(
+        shaders::DFSPH_RATE,
+        "SolveParams",
+        SolveParams,
+        [which, min_iterations, eta]
+    );
+}
+
+#[test]
+fn statistics_blocks() {
+    use gpu_sph::core::{DfsphStats, StatsBlock};
+    // The GPU's general block is the host's block up to the DFSPH words copied behind it.
+    let (fields, span) = wgsl_layout(&module(shaders::STATS), "StatsBlock");
+    let rust: Vec<(String, usize)> = [
+        ("sums", offset_of!(StatsBlock, sums)),
+        ("maxima", offset_of!(StatsBlock, maxima)),
+        ("density_min", offset_of!(StatsBlock, density_min)),
+        ("outside", offset_of!(StatsBlock, outside)),
+        ("non_finite", offset_of!(StatsBlock, non_finite)),
+        ("first_bad_id", offset_of!(StatsBlock, first_bad_id)),
+        ("dt", offset_of!(StatsBlock, dt)),
+        ("n", offset_of!(StatsBlock, n)),
+        ("density_max_id", offset_of!(StatsBlock, density_max_id)),
+        ("speed_max_id", offset_of!(StatsBlock, speed_max_id)),
+        ("eos", offset_of!(StatsBlock, eos)),
+        ("power", offset_of!(StatsBlock, power)),
+    ]
+    .map(|(n, o)| (n.to_string(), o))
+    .into();
+    assert_eq!(fields, rust);
+    assert_eq!(span, offset_of!(StatsBlock, dfsph));
+    assert_eq!(
+        size_of::<StatsBlock>() - offset_of!(StatsBlock, dfsph),
+        size_of::<DfsphStats>()
+    );
+    twin!(
+        shaders::DFSPH_STATS,
+        "DfsphStats",
+        DfsphStats,
+        [
+            iterations_v,
+            residual_v,
+            iterations_d,
+            residual_d,
+            error_mean,
+            error_max,
+            dt,
+            v_max
+        ]
+    );
+}
+
+#[test]
+fn boundary_interaction_emitter_and_grain_blocks() {
+    twin!(
+        shaders::OBSTACLES,
+        "ObstacleParams",
+        gpu_sph::boundary::ObstacleParams,
+        [lo, hi, count, table_mask, poly6_norm]
+    );
+    twin!(
+        shaders::INTERACT,
+        "InteractParams",
+        gpu_sph::cpu::interact::InteractParams,
+        [origin, direction, radius, strength]
+    );
+    twin!(
+        shaders::EMITTER_PROBE,
+        "Probe",
+        gpu_sph::emitter::Probe,
+        [c, d, u, v]
+    );
+    twin!(
+        shaders::GRAIN_CONTACTS,
+        "GrainParams",
+        gpu_sph::grains::GrainParams,
+        [
+            tank_min,
+            tank_max,
+            gravity,
+            stiffness,
+            contact_zeta,
+            wall_zeta,
+            friction,
+            dt,
+            obstacles
+        ]
+    );
+    twin!(
+        shaders::GRAIN_CONTACTS,
+        "GrainObstacle",
+        gpu_sph::grains::GrainObstacle,
+        [a, b, kind, axis]
+    );
+}
+
+#[test]
+fn drawing_blocks() {
+    twin!(
+        shaders::RENDER,
+        "RenderParams",
+        gpu_sph::viewer::render::RenderParams,
+        [
+            view, proj, light_dir, radius, field, range_min, range_max, colormap
+        ]
+    );
+    twin!(
+        shaders::SURFACE,
+        "SurfaceParams",
+        gpu_sph::viewer::surface::SurfaceParams,
+        [
+            view,
+            proj,
+            light_dir,
+            absorption,
+            screen,
+            radius,
+            filter_radius,
+            depth_falloff,
+            max_pixels,
+            refraction
+        ]
+    );
+    twin!(
+        shaders::MESH,
+        "MeshParams",
+        gpu_sph::viewer::mesh::MeshParams,
+        [view_proj, eye, light_dir]
+    );
+}
+
+/// The value of WGSL constant `name`.
+fn wgsl_const(m: &naga::Module, name: &str) -> u32 {
+    let (_, c) = m
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("no constant {name}"));
+    match m.global_expressions[c.init] {
+        naga::Expression::Literal(naga::Literal::U32(v)) => v,
+        ref e => panic!("{name} is not a u32 literal: {e:?}"),
+    }
+}
+
+#[test]
+fn shared_constants() {
+    let m = module(shaders::SCAN);
+    assert_eq!(wgsl_const(&m, "WORKGROUP_SIZE"), limits::WORKGROUP_SIZE);
+    assert_eq!(wgsl_const(&m, "GROUP"), limits::GROUP);
+    assert_eq!(wgsl_const(&m, "SCAN_BLOCK"), limits::SCAN_BLOCK);
+    let m = module(shaders::FORCES);
+    assert_eq!(wgsl_const(&m, "MEMBERS"), limits::GROUP);
+    let m = module(shaders::EMITTER_PROBE);
+    assert_eq!(
+        wgsl_const(&m, "MAX_PROBES") as usize,
+        gpu_sph::emitter::MAX_PROBES
+    );
+}
