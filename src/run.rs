@@ -181,7 +181,7 @@ pub struct CpuSimulation {
     pub sp: SimParams,
     /// Fluid parameters.
     pub fp: FluidParams,
-    /// The viewer's mouse force (WCSPH), applied while set.
+    /// The viewer's mouse force (either solver), applied while set.
     pub interaction: Option<crate::cpu::interact::InteractParams>,
     /// Obstacles as boundary particles (WCSPH), at the pose of the last
     /// [`Backend::place_obstacles`].
@@ -254,12 +254,13 @@ impl CpuSimulation {
 impl Backend for CpuSimulation {
     fn step(&mut self) -> Result<()> {
         if let Some(d) = &mut self.dfsph {
-            let tr = dfsph::dfsph_step(
+            let tr = dfsph::dfsph_step_with(
                 false,
                 &self.snap.state,
                 &d.carry,
                 d.start.take(),
                 self.obstacles.as_deref(),
+                self.interaction.as_ref(),
                 &self.sp,
                 &self.fp,
                 &d.dp,

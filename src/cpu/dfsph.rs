@@ -72,6 +72,7 @@ use rayon::prelude::*;
 use super::Grid;
 use super::clock::{record_grid, timed};
 use super::integrate::clamp_to_box;
+use super::interact::{InteractParams, interact};
 use super::reorder::{self, Particles};
 use super::walk::{GROUP, groups_in_space_order, scatter_groups, walk_group};
 use super::walls::{
@@ -1356,6 +1357,24 @@ pub fn dfsph_step(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> DfsphTrace {
+    dfsph_step_with(record, state, carry, start, b, None, sp, fp, dp)
+}
+
+/// [`dfsph_step`] with the viewer's mouse force: stage `interact` adds it to the non-pressure
+/// accelerations of every substep, before the time step reads them, as the GPU's step
+/// dispatches it after each `dfsph_accel`.
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_step_with(
+    record: bool,
+    state: &Particles,
+    carry: &DfsphCarry,
+    start: Option<(Grid, Particles, DensityAlpha)>,
+    b: Option<&Boundary>,
+    interaction: Option<&InteractParams>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> DfsphTrace {
     let (grid, sorted, da) = start.unwrap_or_else(|| prepare(state, b, sp, fp, dp));
     // The power the obstacles put in, per particle of this slot order, over both solves.
     let mut power = match b {
@@ -1378,9 +1397,12 @@ pub fn dfsph_step(
         fp,
         dp,
     );
-    let (acc, viscous_rate) = timed(Stage::DfsphAccel, || {
+    let (mut acc, viscous_rate) = timed(Stage::DfsphAccel, || {
         dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
     });
+    if let Some(ip) = interaction {
+        interact(&sorted.pos, &mut acc, ip);
+    }
     let ts = timed(Stage::DfsphTimestep, || {
         dfsph_timestep(&vel, &acc, &viscous_rate, dt_v, dp)
     });
@@ -1393,9 +1415,12 @@ pub fn dfsph_step(
     // substep left, at the same positions and densities (the first substep's S_i stands).
     let mut substeps = Vec::new();
     for _ in 1..ts.substeps {
-        let (a, _) = timed(Stage::DfsphAccel, || {
+        let (mut a, _) = timed(Stage::DfsphAccel, || {
             dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
         });
+        if let Some(ip) = interaction {
+            interact(&sorted.pos, &mut a, ip);
+        }
         timed(Stage::DfsphPredict, || {
             dfsph_predict(&mut vel, &a, ts.dt_sub)
         });
