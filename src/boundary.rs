@@ -1,7 +1,8 @@
 //! Obstacles as boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner,
-//! "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4), 2012), and the two
-//! WCSPH stages that let the fluid feel them: `obstacle_density` and `obstacle_forces` (CPU
-//! mirrors of `shaders/obstacle.wgsl`).
+//! "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4), 2012): the particles,
+//! their volumes and their grid. The WCSPH stages that let the fluid feel them,
+//! `obstacle_density` and `obstacle_forces`, are `cpu::obstacles` (CPU mirrors of
+//! `shaders/obstacle.wgsl`).
 //!
 //! An obstacle's surface is sampled with particles at a spacing no larger than the fluid's s
 //! ([`sample_surface`]). Each boundary particle b gets a volume from its own boundary
@@ -21,7 +22,7 @@
 //! and again before every step while one moves ([`Boundary::place`]: the pose comes from the
 //! run's time, which only the host knows before the step). Each fluid particle walks the 27
 //! cells around it in that grid, each slot once, in the fluid walk's order
-//! (`cpu::walk::walk_slots`), and only when it lies within h of the obstacles' bounding box.
+//! (`hash::walk_slots`), and only when it lies within h of the obstacles' bounding box.
 //! The tank keeps its mirror walls.
 //!
 //! Worked example, h = 1, ρ0 = 1, poly6_norm = 1: a lone boundary particle has Σ_k W = 1, so
@@ -33,10 +34,9 @@
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
-use crate::cpu::walk::walk_slots;
-use crate::hash::{cell_of, distance2, hash_cell, query_range};
+use crate::hash::{cell_of, distance2, hash_cell, query_range, walk_slots};
 use crate::params::{FluidParams, SimParams};
-use crate::scene::{Axis, Shape};
+use crate::shape::{Axis, Shape};
 use crate::{Error, Result};
 
 /// Whether fluid slides along an obstacle.
@@ -316,8 +316,8 @@ impl Boundary {
                 boundary.walk(boundary.pos[i], sp, |k, r2| {
                     if body[k] == body[i] {
                         sum += match dfsph {
-                            None => crate::cpu::density::poly6_term(r2, sp),
-                            Some(dp) => crate::cpu::dfsph::cubic_w(r2, sp, dp),
+                            None => crate::kernel::poly6_term(r2, sp),
+                            Some(dp) => crate::kernel::cubic_w(r2, sp, dp),
                         };
                     }
                 });
@@ -441,85 +441,10 @@ impl Boundary {
     }
 }
 
-/// Stage `obstacle_density`: the density (and its Tait pressure, as `walls` fuses it) of every
-/// fluid particle with the obstacles' boundary particles added: ρ_i + poly6_norm Σ_b ψ_b
-/// (1 − r²/h²)³, summed in walk order.
-pub fn obstacle_density(
-    sorted_pos: &[Vec3],
-    density: &[f32],
-    boundary: &Boundary,
-    sp: &SimParams,
-    fp: &FluidParams,
-) -> (Vec<f32>, Vec<f32>) {
-    sorted_pos
-        .par_iter()
-        .zip(density)
-        .map(|(&x, &rho)| {
-            let mut sum = 0.0f32;
-            boundary.walk(x, sp, |b, r2| {
-                sum += boundary.psi[b] * crate::cpu::density::poly6_term(r2, sp);
-            });
-            let rho = rho + boundary.params.poly6_norm * sum;
-            (rho, crate::cpu::pressure::tait(rho, fp))
-        })
-        .unzip()
-}
-
-/// Stage `obstacle_forces`: adds the obstacles' pressure and friction push to every fluid
-/// particle's acceleration (Akinci et al. 2012 eqs. 10–13), summed in walk order then added,
-/// and returns per particle the power per unit mass that push delivers, Σ_b a_ib · v_b (zero
-/// where the obstacles stand still or are out of reach): what the energy check credits to a
-/// moving obstacle.
-pub fn obstacle_forces(
-    fields: &crate::cpu::forces::Fields,
-    acc: &mut [Vec3],
-    boundary: &Boundary,
-    sp: &SimParams,
-    fp: &FluidParams,
-) -> Vec<f32> {
-    acc.par_iter_mut()
-        .enumerate()
-        .map(|(i, a)| {
-            let x = fields.pos[i];
-            // As the GPU pass returns early: a particle away from the obstacles keeps its
-            // acceleration's bits (even a −0.0, which + 0.0 would turn into +0.0).
-            if !boundary.near(x) {
-                return 0.0;
-            }
-            let v = fields.vel[i];
-            let rho = fields.density[i];
-            let shared = fields.pressure[i] / (rho * rho);
-            let nu = sp.h * fp.sound_speed * fp.alpha / (2.0 * rho);
-            let mut sum = Vec3::ZERO;
-            let mut power = 0.0f32;
-            boundary.walk(x, sp, |b, r2| {
-                if r2 > 0.0 {
-                    let r = r2.sqrt();
-                    let w = sp.h - r;
-                    let d = x - boundary.pos[b];
-                    // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
-                    let vb = boundary.vel[b];
-                    let u = v - vb;
-                    let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-                    let friction = if approach < 0.0 {
-                        -(boundary.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
-                    } else {
-                        0.0
-                    };
-                    let c = boundary.psi[b] * (shared + friction) * fp.kernel_45 * w * w / r;
-                    sum += d * c;
-                    power += c * (d.x * vb.x + d.y * vb.y + d.z * vb.z);
-                }
-            });
-            *a += sum;
-            power
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::obstacles::obstacle_density;
 
     fn nearest_gap(points: &[Vec3]) -> f32 {
         points

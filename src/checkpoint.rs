@@ -26,11 +26,11 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::core::Particles;
-use crate::cpu::dfsph::{DfsphCarry, DfsphStats};
-use crate::gpu::fluid::Snapshot;
+use crate::core::DfsphStats;
+use crate::core::Snapshot;
+use crate::core::{Particles, RunFrom};
+use crate::cpu::dfsph::DfsphCarry;
 use crate::params::{DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
-use crate::run::RunFrom;
 use crate::{Error, Result};
 
 /// The format version; a file of another is refused.

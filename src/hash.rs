@@ -22,6 +22,9 @@ pub const HASH_PRIMES: [i32; 3] = [73_856_093, 19_349_663, 83_492_791];
 /// can make it 2 or 4, never more while |p|/h < 2^22.
 pub const MAX_QUERY_SPAN: i32 = 4;
 
+/// Most distinct slots one query can visit.
+pub const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
+
 /// The cell of a position: `floor(p * inv_h)` per axis.
 #[inline]
 pub fn cell_of(p: Vec3, inv_h: f32) -> IVec3 {
@@ -57,6 +60,39 @@ pub fn query_range(p: Vec3, h: f32, inv_h: f32) -> (IVec3, IVec3) {
 pub fn distance2(a: Vec3, b: Vec3) -> f32 {
     let d = a - b;
     d.x * d.x + d.y * d.y + d.z * d.z
+}
+
+/// Calls `slot(a, b)` for the particle range `[a, b)` of every distinct, non-empty slot of the
+/// query cells `lo..=hi`, in walk order (z, then y, then x). An empty slot adds no candidate,
+/// so skipping it, recorded or not, leaves the walk unchanged.
+#[inline]
+pub fn walk_slots(
+    lo: IVec3,
+    hi: IVec3,
+    slot_start: &[u32],
+    mask: u32,
+    mut slot: impl FnMut(u32, u32),
+) {
+    let mut seen = [0u32; MAX_QUERY_SLOTS];
+    let mut n_seen = 0;
+    // A 64-bit filter of the slots seen: a slot whose bit is clear is new without a search.
+    let mut filter = 0u64;
+    for cz in lo.z..=hi.z {
+        for cy in lo.y..=hi.y {
+            for cx in lo.x..=hi.x {
+                let s = hash_cell(IVec3::new(cx, cy, cz), mask) as usize;
+                let (a, b) = (slot_start[s], slot_start[s + 1]);
+                let bit = 1u64 << (s & 63);
+                if a == b || (filter & bit != 0 && seen[..n_seen].contains(&(s as u32))) {
+                    continue;
+                }
+                filter |= bit;
+                seen[n_seen] = s as u32;
+                n_seen += 1;
+                slot(a, b);
+            }
+        }
+    }
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! CPU reference path that validates every GPU stage.
 #![warn(missing_docs)]
 
+pub mod app;
 pub mod bench;
 pub mod boundary;
 pub mod checkpoint;
@@ -13,6 +14,7 @@ pub mod gpu;
 pub mod grains;
 pub mod hash;
 pub mod io;
+pub mod kernel;
 pub mod mesh;
 pub mod motion;
 pub mod neighbours;
@@ -23,6 +25,7 @@ pub mod scene;
 pub mod scene_file;
 pub mod setup;
 pub mod shaders;
+pub mod shape;
 pub mod summary;
 pub mod surface;
 pub mod verify;

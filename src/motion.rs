@@ -22,7 +22,7 @@
 
 use glam::{DQuat, DVec3, Vec3};
 
-use crate::scene::Shape;
+use crate::shape::Shape;
 
 /// A prescribed rigid motion (see the module docs for the formulas).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]

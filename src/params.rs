@@ -654,7 +654,7 @@ pub const MAX_VISCOUS_SUBSTEPS: u32 = 16;
 pub const DFSPH_MIN_NEIGHBOURS: u32 = 20;
 
 /// Uniform block of the DFSPH passes. Must match `struct DfsphParams` in
-/// `shaders/dfsph_common.wgsl` field for field.
+/// `shaders/common.wgsl` field for field (`tests/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct DfsphParams {

@@ -771,23 +771,7 @@ fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
     Ok(())
 }
 
-/// Where a run starts: step 0 of a fresh run, or a checkpoint's step, time and divergence-check
-/// state.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RunFrom {
-    /// Steps already taken.
-    pub step: u64,
-    /// Simulated time already run, s.
-    pub t: f64,
-    /// The energy the divergence check compares with.
-    pub start_energy: Option<f64>,
-    /// The work moving obstacles have done on the fluid since the start, J.
-    pub obstacle_work: f64,
-    /// The energy emitted particles brought in since the start, J.
-    pub emitted_energy: f64,
-    /// The energy particles that left through open sides took away since the start, J.
-    pub removed_energy: f64,
-}
+pub use crate::core::RunFrom;
 
 /// Checkpoints written during a run: every `every` steps (0: never on a schedule) and when
 /// `stop` holds a signal number (SIGINT, SIGTERM), after which the run ends.

@@ -415,7 +415,7 @@ impl Isolated {
             };
             let mut acc = cpu::forces::forces(&fields, &trace.grid.slot_start, sp, fp);
             let power = match obstacles {
-                Some(b) => crate::boundary::obstacle_forces(&fields, &mut acc, b, sp, fp),
+                Some(b) => crate::cpu::obstacles::obstacle_forces(&fields, &mut acc, b, sp, fp),
                 None => Vec::new(),
             };
             (acc, power)

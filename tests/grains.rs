@@ -114,7 +114,7 @@ fn dense(particles: u32, table_size: Option<u32>) -> GrainSetup {
 fn gpu_step_is_bit_exact_against_the_cpu_mirror() {
     let Some(ctx) = common::gpu() else { return };
     for (setup, steps) in [(dense(3000, None), 30), (dense(2000, Some(64)), 10)] {
-        let report = grains::verify(ctx.clone(), &setup, steps, 0.0).unwrap();
+        let report = grains::check::verify(ctx.clone(), &setup, steps, 0.0).unwrap();
         assert!(report.pass, "{}", report.to_table());
         let contacts = report
             .stages
@@ -130,7 +130,7 @@ fn gpu_and_cpu_paths_end_in_the_same_bits() {
     let Some(ctx) = common::gpu() else { return };
     let setup = dense(1500, None);
     let mut cpu = CpuGrains::new(&setup);
-    let mut gpu = gpu_sph::gpu::grains::GpuGrains::new(ctx, &setup, setup.sim.n).unwrap();
+    let mut gpu = gpu_sph::grains::gpu::GpuGrains::new(ctx, &setup, setup.sim.n).unwrap();
     let guards = GrainGuards { energy_margin: 0.0 };
     let a = grains::run(&mut cpu, &setup.grain, 40, None, guards, |_| Ok(())).unwrap();
     let b = grains::run(&mut gpu, &setup.grain, 40, None, guards, |_| Ok(())).unwrap();
@@ -227,7 +227,7 @@ fn obstacle_contacts_are_bit_exact_against_the_cpu_mirror() {
         })
         .count();
     assert!(touching > 100, "{touching}");
-    let report = grains::verify(ctx, &setup, 10, 0.0).unwrap();
+    let report = grains::check::verify(ctx, &setup, 10, 0.0).unwrap();
     assert!(report.pass, "{}", report.to_table());
 }
 

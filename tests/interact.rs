@@ -100,7 +100,11 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
         let lo = scene.positions.iter().copied().fold(Vec3::MAX, Vec3::min);
         let hi = scene.positions.iter().copied().fold(Vec3::MIN, Vec3::max);
         let radius = (hi.x - lo.x) / 3.0;
-        let mid = Vec3::new(0.5 * (lo.x + hi.x), hi.y + 0.5 * radius, 0.5 * (lo.z + hi.z));
+        let mid = Vec3::new(
+            0.5 * (lo.x + hi.x),
+            hi.y + 0.5 * radius,
+            0.5 * (lo.z + hi.z),
+        );
         let origin = Vec3::new(mid.x, mid.y, lo.z - 0.1);
         let ip = InteractParams::new(origin, Vec3::Z, radius, 50.0);
         let axis_of = |x: Vec3| Vec3::new(mid.x, mid.y, x.z);

@@ -117,13 +117,17 @@ fn every_stage_names_its_shader_and_its_cpu_twin() {
             );
         }
         let (module_path, function) = stage.cpu_mirror().rsplit_once("::").unwrap();
-        let file = format!(
-            "{}/src/{}.rs",
+        // A module is `path.rs` or `path/mod.rs`.
+        let base = format!(
+            "{}/src/{}",
             env!("CARGO_MANIFEST_DIR"),
             module_path.replace("::", "/")
         );
-        let text = std::fs::read_to_string(&file)
-            .unwrap_or_else(|e| panic!("{}: {file}: {e}", stage.name()));
+        let file = [format!("{base}.rs"), format!("{base}/mod.rs")]
+            .into_iter()
+            .find(|f| std::path::Path::new(f).exists())
+            .unwrap_or_else(|| panic!("{}: no module file {base}.rs", stage.name()));
+        let text = std::fs::read_to_string(&file).unwrap();
         assert!(
             text.contains(&format!("pub fn {function}(")),
             "{}: no pub fn {function} in {file}",

@@ -66,11 +66,11 @@ stage_table! {
     /// `pressure`: the Tait equation of state (fused into `walls` on the GPU).
     Pressure => "pressure", None, "cpu::pressure::pressure";
     /// `obstacle_density`: the obstacles' boundary particles' share of the density.
-    ObstacleDensity => "obstacle_density", Some(shaders::OBSTACLES), "boundary::obstacle_density";
+    ObstacleDensity => "obstacle_density", Some(shaders::OBSTACLES), "cpu::obstacles::obstacle_density";
     /// `forces`: WCSPH pressure, viscosity and gravity.
     Forces => "forces", Some(shaders::FORCES), "cpu::forces::forces";
     /// `obstacle_forces`: the obstacles' boundary particles' push on the fluid.
-    ObstacleForces => "obstacle_forces", Some(shaders::OBSTACLES), "boundary::obstacle_forces";
+    ObstacleForces => "obstacle_forces", Some(shaders::OBSTACLES), "cpu::obstacles::obstacle_forces";
     /// `timestep`: the CFL and force conditions reduced to one dt.
     Timestep => "timestep", Some(shaders::TIMESTEP), "cpu::timestep::timestep";
     /// `integrate`: symplectic Euler and the tank's clamp.

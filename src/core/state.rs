@@ -55,3 +55,21 @@ pub struct Snapshot {
     /// The DFSPH statistics block of the last step (DFSPH runs, after a step).
     pub dfsph: Option<DfsphStats>,
 }
+
+/// Where a run starts: step 0 of a fresh run, or a checkpoint's step, time and divergence-check
+/// state.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunFrom {
+    /// Steps already taken.
+    pub step: u64,
+    /// Simulated time already run, s.
+    pub t: f64,
+    /// The energy the divergence check compares with.
+    pub start_energy: Option<f64>,
+    /// The work moving obstacles have done on the fluid since the start, J.
+    pub obstacle_work: f64,
+    /// The energy emitted particles brought in since the start, J.
+    pub emitted_energy: f64,
+    /// The energy particles that left through open sides took away since the start, J.
+    pub removed_energy: f64,
+}

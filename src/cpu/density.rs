@@ -33,12 +33,7 @@ use super::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
 use crate::hash::query_range;
 use crate::params::SimParams;
 
-/// The un-normalised poly6 term (1 − r²/h²)³ for a pair known to satisfy r² < h².
-#[inline]
-pub fn poly6_term(r2: f32, params: &SimParams) -> f32 {
-    let q = (1.0 - r2 * params.inv_h2).max(0.0);
-    q * q * q
-}
+pub use crate::kernel::poly6_term;
 
 /// Densities and the work the query did.
 #[derive(Clone, Debug, Default)]

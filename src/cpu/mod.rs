@@ -8,6 +8,7 @@ pub mod forces;
 pub mod hash;
 pub mod integrate;
 pub mod interact;
+pub mod obstacles;
 pub mod order;
 pub mod pressure;
 pub mod reorder;

@@ -62,7 +62,7 @@ pub fn step_with(
     });
     let (fluid_density, pressure) = match obstacles {
         Some(b) => timed(Stage::ObstacleDensity, || {
-            crate::boundary::obstacle_density(&sorted.pos, &fluid_density, b, sp, fp)
+            crate::cpu::obstacles::obstacle_density(&sorted.pos, &fluid_density, b, sp, fp)
         }),
         None => {
             let pressure = timed(Stage::Pressure, || pressure::pressure(&fluid_density, fp));
@@ -83,7 +83,7 @@ pub fn step_with(
     }
     let obstacle_power = match obstacles {
         Some(b) => timed(Stage::ObstacleForces, || {
-            crate::boundary::obstacle_forces(&fields, &mut acc, b, sp, fp)
+            crate::cpu::obstacles::obstacle_forces(&fields, &mut acc, b, sp, fp)
         }),
         None => Vec::new(),
     };

@@ -22,11 +22,10 @@
 use glam::{IVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
-use crate::hash::{MAX_QUERY_SPAN, distance2, hash_cell, query_range};
+use crate::hash::{distance2, query_range};
 use crate::params::SimParams;
 
-/// Most distinct slots one query can visit.
-pub const MAX_QUERY_SLOTS: usize = (MAX_QUERY_SPAN * MAX_QUERY_SPAN * MAX_QUERY_SPAN) as usize;
+pub use crate::hash::{MAX_QUERY_SLOTS, walk_slots};
 
 /// How the walk reads particle positions: the layout of the particle state. The density walk
 /// and forces walks are written once over this trait (and [`super::forces::FieldSource`]), so
@@ -102,39 +101,6 @@ impl Positions for Columns<'_> {
         let (x, y, z) = (&self.x[a..b], &self.y[a..b], &self.z[a..b]);
         for i in 0..x.len() {
             f(x[i], y[i], z[i]);
-        }
-    }
-}
-
-/// Calls `slot(a, b)` for the particle range `[a, b)` of every distinct, non-empty slot of the
-/// query cells `lo..=hi`, in walk order (z, then y, then x). An empty slot adds no candidate,
-/// so skipping it, recorded or not, leaves the walk unchanged.
-#[inline]
-pub fn walk_slots(
-    lo: IVec3,
-    hi: IVec3,
-    slot_start: &[u32],
-    mask: u32,
-    mut slot: impl FnMut(u32, u32),
-) {
-    let mut seen = [0u32; MAX_QUERY_SLOTS];
-    let mut n_seen = 0;
-    // A 64-bit filter of the slots seen: a slot whose bit is clear is new without a search.
-    let mut filter = 0u64;
-    for cz in lo.z..=hi.z {
-        for cy in lo.y..=hi.y {
-            for cx in lo.x..=hi.x {
-                let s = hash_cell(IVec3::new(cx, cy, cz), mask) as usize;
-                let (a, b) = (slot_start[s], slot_start[s + 1]);
-                let bit = 1u64 << (s & 63);
-                if a == b || (filter & bit != 0 && seen[..n_seen].contains(&(s as u32))) {
-                    continue;
-                }
-                filter |= bit;
-                seen[n_seen] = s as u32;
-                n_seen += 1;
-                slot(a, b);
-            }
         }
     }
 }

@@ -41,7 +41,7 @@ pub struct GpuDfsph {
     control: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
     timestep_blocks: wgpu::ComputePipeline,
-    /// Workgroups of `dfsph_timestep_blocks` (`fluid::timestep_blocks`).
+    /// Workgroups of `dfsph_timestep_blocks` (`neighbours::timestep_blocks`).
     step_blocks: u32,
     timestep: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
@@ -153,7 +153,7 @@ impl GpuDfsph {
             let residual = storage("sph.dfsph_residual", n64 * 4);
             let stats = storage("sph.dfsph_stats", 32);
             // dfsph_timestep's level-1 maxima: one vec2 per block.
-            let step_blocks = super::fluid::timestep_blocks(b.capacity, ctx.info.device_type);
+            let step_blocks = super::neighbours::timestep_blocks(b.capacity, ctx.info.device_type);
             let timestep_blocks = storage("sph.dfsph_timestep_blocks", 8 * u64::from(step_blocks));
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sph.dfsph_substep_args"),

@@ -1,19 +1,20 @@
-//! The fluid passes on the GPU (walls, pressure, forces, timestep, integrate) and [`Simulation`], which
-//! chains them after the neighbour pipeline into one step.
+//! [`Simulation`]: one run on the GPU, the neighbour pipeline followed by the solver's passes
+//! (WCSPH's in `wcsph.rs`, DFSPH's in `dfsph.rs`), the obstacles', the mouse force and the
+//! statistics, chained into one step.
 
 use std::cell::Cell;
 use std::sync::Arc;
 
 use glam::Vec3;
-use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use super::dfsph::GpuDfsph;
 use super::interact::GpuInteract;
 use super::neighbours::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
+    GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use super::stats::{GpuStats, StatsInputs};
+pub use super::wcsph::GpuFluid;
 use crate::core::Particles;
 pub use crate::core::Snapshot;
 use crate::core::Stage;
@@ -22,195 +23,6 @@ use crate::cpu::dfsph::{DfsphCarry, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 use crate::{Result, shaders};
-
-/// The fluid kernels and their buffers, for one N.
-pub struct GpuFluid {
-    walls: wgpu::ComputePipeline,
-    forces: wgpu::ComputePipeline,
-    timestep_blocks: wgpu::ComputePipeline,
-    /// Workgroups of `timestep_blocks` ([`timestep_blocks`]).
-    blocks: u32,
-    timestep: wgpu::ComputePipeline,
-    integrate: wgpu::ComputePipeline,
-    walls_bg: wgpu::BindGroup,
-    forces_bg: wgpu::BindGroup,
-    timestep_bg: wgpu::BindGroup,
-    integrate_bg: wgpu::BindGroup,
-    /// The fluid uniform block.
-    pub params: wgpu::Buffer,
-    /// Density with the walls' mirror particles, slot order (N): what the fluid feels.
-    pub fluid_density: wgpu::Buffer,
-    /// Pressure per particle, slot order (N).
-    pub pressure_buf: wgpu::Buffer,
-    /// Acceleration per particle, slot order (N, vec4).
-    pub accel: wgpu::Buffer,
-    /// (dt, v_max, a_max, s_max) of the last step.
-    pub step_state: wgpu::Buffer,
-    /// Per particle, slot order (N): Σ_b a_ib · v_b, the power per unit mass moving obstacles
-    /// put in (written by `obstacle_forces`; zeros without obstacles), which `stats` sums.
-    pub obstacle_power: wgpu::Buffer,
-}
-
-impl GpuFluid {
-    /// Compiles the fluid kernels and allocates their buffers next to `grid`'s.
-    pub fn new(ctx: &GpuContext, grid: &GpuNeighbours, fp: &FluidParams) -> Result<Self> {
-        use Binding::*;
-        let b = &grid.bufs;
-        ctx.scoped(|| {
-            let d = &ctx.device;
-            let n64 = b.capacity as u64;
-            let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
-            let params = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("sph.fluid_params"),
-                contents: bytemuck::bytes_of(fp),
-                usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            });
-            let fluid_density = storage("sph.fluid_density", n64 * 4);
-            let pressure_buf = storage("sph.pressure", n64 * 4);
-            let accel = storage("sph.accel", n64 * 16);
-            let step_state = storage("sph.step_state", 16);
-            // The timestep's level-1 maxima: one vec4 per block.
-            let blocks = timestep_blocks(b.capacity, ctx.info.device_type);
-            let timestep_blocks = storage("sph.timestep_blocks", 16 * u64::from(blocks));
-            let obstacle_power = storage("sph.obstacle_power", n64 * 4);
-
-            // walls.wgsl has the density fused in: it writes the densities (binding 3) too.
-            let walls_l = layout(
-                d,
-                "sph.walls",
-                &[
-                    Uniform, Uniform, Read, ReadWrite, Read, ReadWrite, Read, Read, ReadWrite,
-                ],
-            );
-            let forces_l = layout(
-                d,
-                "sph.forces",
-                &[
-                    Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, Read, Read,
-                ],
-            );
-            let timestep_l = layout(
-                d,
-                "sph.timestep",
-                &[Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite],
-            );
-            let integrate_l = layout(
-                d,
-                "sph.integrate",
-                &[
-                    Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
-                ],
-            );
-            let m = |label, src| ctx.shader(label, src);
-            let w = |label, src| ctx.walking_shader(label, src, b.group_size);
-            let walls_m = w("sph.walls", shaders::WALLS);
-            let forces_m = w("sph.forces", shaders::FORCES);
-            let timestep_m = m("sph.timestep", shaders::TIMESTEP);
-            let integrate_m = m("sph.integrate", shaders::INTEGRATE);
-            Self {
-                walls: pipeline(d, "sph.walls", &walls_l, &walls_m, "walls"),
-                forces: pipeline(d, "sph.forces", &forces_l, &forces_m, "forces"),
-                timestep_blocks: pipeline(
-                    d,
-                    "sph.timestep_blocks",
-                    &timestep_l,
-                    &timestep_m,
-                    "timestep_blocks",
-                ),
-                blocks,
-                timestep: pipeline(d, "sph.timestep", &timestep_l, &timestep_m, "timestep"),
-                integrate: pipeline(d, "sph.integrate", &integrate_l, &integrate_m, "integrate"),
-                walls_bg: bind_group(
-                    d,
-                    "sph.walls",
-                    &walls_l,
-                    &[
-                        &b.params,
-                        &params,
-                        &b.sorted_pos,
-                        &b.density,
-                        &b.slot_start,
-                        &fluid_density,
-                        &b.group_range,
-                        &b.group_args,
-                        &pressure_buf,
-                    ],
-                ),
-                forces_bg: bind_group(
-                    d,
-                    "sph.forces",
-                    &forces_l,
-                    &[
-                        &b.params,
-                        &params,
-                        &b.sorted_pos,
-                        &b.sorted_vel,
-                        &fluid_density,
-                        &pressure_buf,
-                        &b.slot_start,
-                        &accel,
-                        &b.group_range,
-                        &b.group_args,
-                    ],
-                ),
-                timestep_bg: bind_group(
-                    d,
-                    "sph.timestep",
-                    &timestep_l,
-                    &[
-                        &b.params,
-                        &params,
-                        &b.sorted_vel,
-                        &accel,
-                        &step_state,
-                        &fluid_density,
-                        &timestep_blocks,
-                    ],
-                ),
-                integrate_bg: bind_group(
-                    d,
-                    "sph.integrate",
-                    &integrate_l,
-                    &[
-                        &b.params,
-                        &params,
-                        &b.sorted_pos,
-                        &b.sorted_vel,
-                        &b.sorted_id,
-                        &accel,
-                        &step_state,
-                        &b.positions,
-                        &b.velocities,
-                        &b.particle_id,
-                    ],
-                ),
-                params,
-                fluid_density,
-                pressure_buf,
-                accel,
-                step_state,
-                obstacle_power,
-            }
-        })
-    }
-}
-
-/// The workgroups B of the time step's first level (both solvers) for up to `capacity`
-/// particles: ceil(capacity / 256) on a GPU, so that each invocation takes one particle and the
-/// reduction spreads over the whole chip (one workgroup alone took 1.8 ms of an 8.3 ms step at
-/// 1M on an H200); on a software adapter [`SOFTWARE_BLOCKS`], since llvmpipe pays per workgroup
-/// for its barriers: there ceil(N / 256) blocks measured 3× slower than one workgroup at 20k,
-/// and 2, 4 or 8 blocks as fast as one at 20k and 1.2–1.6× faster at 100k (benchmarks.md).
-pub(crate) fn timestep_blocks(capacity: u32, kind: wgpu::DeviceType) -> u32 {
-    let per_particle = groups(capacity, WORKGROUP_SIZE);
-    match kind {
-        wgpu::DeviceType::Cpu => per_particle.min(SOFTWARE_BLOCKS),
-        _ => per_particle,
-    }
-}
-
-/// [`timestep_blocks`] on a software adapter.
-pub(crate) const SOFTWARE_BLOCKS: u32 = 4;
 
 /// One simulation on the GPU: the neighbour pipeline plus the fluid passes, driven one step at
 /// a time by every front end.

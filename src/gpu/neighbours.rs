@@ -863,3 +863,20 @@ impl GpuNeighbours {
         self.ctx.readback(buffer, len)
     }
 }
+
+/// The workgroups B of the time step's first level (both solvers) for up to `capacity`
+/// particles: ceil(capacity / 256) on a GPU, so that each invocation takes one particle and the
+/// reduction spreads over the whole chip (one workgroup alone took 1.8 ms of an 8.3 ms step at
+/// 1M on an H200); on a software adapter [`SOFTWARE_BLOCKS`], since llvmpipe pays per workgroup
+/// for its barriers: there ceil(N / 256) blocks measured 3× slower than one workgroup at 20k,
+/// and 2, 4 or 8 blocks as fast as one at 20k and 1.2–1.6× faster at 100k (benchmarks.md).
+pub(crate) fn timestep_blocks(capacity: u32, kind: wgpu::DeviceType) -> u32 {
+    let per_particle = groups(capacity, WORKGROUP_SIZE);
+    match kind {
+        wgpu::DeviceType::Cpu => per_particle.min(SOFTWARE_BLOCKS),
+        _ => per_particle,
+    }
+}
+
+/// [`timestep_blocks`] on a software adapter.
+pub(crate) const SOFTWARE_BLOCKS: u32 = 4;

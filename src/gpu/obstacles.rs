@@ -6,10 +6,10 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::fluid::GpuFluid;
 use super::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
 };
+use super::wcsph::GpuFluid;
 use crate::boundary::Boundary;
 use crate::core::Stage;
 use crate::{Result, shaders};

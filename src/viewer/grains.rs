@@ -9,8 +9,8 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
 use crate::gpu::GpuContext;
-use crate::gpu::grains::GpuGrains;
 use crate::gpu::neighbours::storage_buffer;
+use crate::grains::gpu::GpuGrains;
 use crate::grains::{CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats};
 use crate::{Error, Result};
 

@@ -158,7 +158,8 @@ fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
     ]
 }
 
-/// The CPU path's simulation of `setup` (WCSPH, as the viewer runs).
+/// The CPU path's simulation of `setup`, under its solver (the viewer steps it on a software
+/// adapter; the mouse force acts on it as on the GPU path).
 fn cpu_simulation(setup: &Setup) -> CpuSimulation {
     let mut cpu = CpuSimulation::with_solver(
         setup.config.sim_params(),

@@ -1,18 +1,18 @@
 //! The colliding spheres on the GPU (`--model grains`): the fluid's grid build (hash, scan,
 //! scatter, order, reorder; radius and mass ride in the w of position and velocity), then
-//! `grain_contacts` and `grain_integrate`. CPU mirror: [`crate::grains`].
+//! `grain_contacts` and `grain_integrate`. CPU mirror: [`super`] (`contacts`, `integrate`).
 
 use std::sync::Arc;
 
 use glam::Vec4;
 use wgpu::util::DeviceExt;
 
-use super::context::GpuContext;
-use super::neighbours::{
+use super::{Frame, GrainObstacle, GrainParams, GrainPath, GrainSetup, to_input_order};
+use crate::core::Stage;
+use crate::gpu::context::GpuContext;
+use crate::gpu::neighbours::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
-use crate::core::Stage;
-use crate::grains::{Frame, GrainParams, GrainPath, GrainSetup, to_input_order};
 use crate::{Result, shaders};
 
 /// Pipelines and buffers of the grain step for one capacity.
@@ -51,7 +51,7 @@ impl GpuGrains {
             let overlap = storage_buffer(d, "sph.grain_overlap", cap * 4);
             // A binding cannot be empty: without obstacles one zeroed entry that
             // `grain.obstacles` = 0 keeps unread.
-            let none = [crate::grains::GrainObstacle::default()];
+            let none = [GrainObstacle::default()];
             let solids = if setup.obstacles.is_empty() {
                 &none[..]
             } else {

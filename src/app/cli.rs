@@ -1,0 +1,692 @@
+//! The command line: the flags (`Cli`), their parsers, a scene file's settings merged under
+//! them, and their translation into the run's configuration.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use crate::Error;
+use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, validate_table_size};
+use crate::scene::{SceneChoice, SceneKind};
+use crate::scene_file::{SceneArg, SceneFile};
+use crate::setup::SetupOptions;
+use crate::surface::{MeshFormat, SurfaceSettings};
+use crate::viewer::{self, SimPath, ViewerOptions, render::ColorField, surface::RenderMode};
+use clap::{CommandFactory, FromArgMatches, Parser};
+
+/// GPU compute SPH fluid simulator (wgpu + WGSL), validated stage by stage against a CPU
+/// reference.
+#[derive(Parser, Debug)]
+#[command(name = "gpu-sph", version, about)]
+pub struct Cli {
+    /// Run without a window (with --screenshot: render offscreen).
+    #[arg(long)]
+    pub(crate) headless: bool,
+    /// Step on the CPU reference path instead of the GPU (the default when the only adapter is
+    /// a software renderer such as lavapipe, and for headless runs when there is none).
+    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"])]
+    pub(crate) cpu: bool,
+    /// Step on the GPU path even when the adapter is a software renderer.
+    #[arg(long)]
+    pub(crate) gpu: bool,
+    /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
+    #[arg(long, conflicts_with = "bench", requires = "headless")]
+    pub(crate) verify: bool,
+    /// Time every GPU pass and CPU stage (medians over --repeat runs); with --steps K, every
+    /// pass of K whole fluid steps.
+    #[arg(long, requires = "headless")]
+    pub(crate) bench: bool,
+    /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
+    /// offscreen with --headless); with --headless --steps K, a picture of the run's last frame.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["verify", "bench"])]
+    pub(crate) screenshot: Option<PathBuf>,
+    /// Frames to render before --screenshot saves.
+    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) frames: u32,
+    /// Simulation steps per rendered frame in the viewer.
+    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
+    pub(crate) substeps: u32,
+    /// Field that colours the particles in the viewer.
+    #[arg(long, value_enum, default_value_t = ColorField::Speed)]
+    pub(crate) color_by: ColorField,
+    /// Window (or offscreen image) size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH")]
+    pub(crate) window_size: (u32, u32),
+    /// How the window presents frames.
+    #[arg(long, value_enum, default_value_t = PresentMode::Fifo)]
+    pub(crate) present_mode: PresentMode,
+    /// Print the viewer's mean simulation and render time per frame at exit.
+    #[arg(long)]
+    pub(crate) timings: bool,
+    /// How the viewer draws the fluid at start (S toggles): lit spheres coloured by
+    /// --color-by, or the screen-space water surface.
+    #[arg(long, value_enum, default_value_t = RenderMode::Spheres)]
+    pub(crate) render: RenderMode,
+    /// Start the viewer with its control panel hidden (H toggles it).
+    #[arg(long)]
+    pub(crate) hide_ui: bool,
+    /// Viewer camera: the point it circles and looks at, X,Y,Z in m (default: the tank's
+    /// centre).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true)]
+    pub(crate) camera_target: Option<glam::Vec3>,
+    /// Viewer camera: distance from its target in m (default: far enough to see the tank).
+    #[arg(long, value_name = "M", value_parser = parse_camera_distance)]
+    pub(crate) camera_distance: Option<f32>,
+    /// Viewer camera: angle about the vertical in degrees, 0 looking along −z (default −25.8).
+    #[arg(long, value_name = "DEG", value_parser = parse_camera_yaw, allow_hyphen_values = true)]
+    pub(crate) camera_yaw: Option<f32>,
+    /// Viewer camera: angle above the horizontal in degrees, −89 to 89 (default 20.1).
+    #[arg(long, value_name = "DEG", value_parser = parse_camera_pitch, allow_hyphen_values = true)]
+    pub(crate) camera_pitch: Option<f32>,
+    /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
+    #[arg(long, hide = true, requires = "screenshot")]
+    pub(crate) exercise_resize: bool,
+    /// With --bench: also time the all-pairs O(N²) density beside the grid (CPU path) at
+    /// N = 5000 and 50000 (or at the run's N when that is 50000 or less).
+    #[arg(long, requires = "bench")]
+    pub(crate) brute_force: bool,
+    /// Number of particles (ignored with --input, which brings its own).
+    #[arg(short = 'n', long = "particles", value_name = "N")]
+    pub(crate) particles: Option<u32>,
+    /// Hash table size T, a power of two [default: next power of two ≥ 2N].
+    #[arg(long, value_name = "T", value_parser = parse_table_size)]
+    pub(crate) table_size: Option<u32>,
+    /// Particles per walking group, 1 to 8: a tuning knob, same results at every size
+    /// [default: 8 on a software adapter such as lavapipe, 1 on a GPU; 1 where slots are
+    /// crowded (N > 64 T)]
+    #[arg(long, value_name = "K")]
+    pub(crate) group_size: Option<u32>,
+    /// Smoothing radius h in metres [default: 2 × spacing].
+    #[arg(long, value_name = "H", allow_hyphen_values = true)]
+    pub(crate) smoothing_radius: Option<f32>,
+    /// Initial particle spacing s in metres [default: 0.01].
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    pub(crate) spacing: Option<f32>,
+    /// Particle mass in kg [default: rest density × spacing³; with --steps, the mass that puts a
+    /// lattice of that spacing exactly at rest density].
+    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    pub(crate) particle_mass: Option<f32>,
+    /// Rest density in kg/m³ [default: 1000].
+    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    pub(crate) rest_density: Option<f32>,
+    /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name
+    /// ending in .json): the tank, fluid bodies and any flag's setting (docs/scenes.md); flags
+    /// given here override the file's.
+    #[arg(long, default_value = "dam-break", value_name = "NAME|FILE", value_parser = SceneArg::parse)]
+    pub(crate) scene: SceneArg,
+    /// Print a built-in scene as a scene file (to start your own from) and exit.
+    #[arg(long, value_enum, value_name = "NAME")]
+    pub(crate) print_scene: Option<SceneKind>,
+    /// Seed for scenes with randomness.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) seed: u64,
+    /// Simulation steps; 0 computes the neighbour grid and densities only.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) steps: u64,
+    /// Headless runs: stop after the first step that reaches this simulated time, s (with
+    /// --steps too, whichever comes first).
+    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time)]
+    pub(crate) end_time: Option<f64>,
+    /// Gravity along y in m/s².
+    #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G")]
+    pub(crate) gravity: f32,
+    /// Physical (Müller) dynamic viscosity in Pa·s.
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_hyphen_values = true,
+        value_name = "MU"
+    )]
+    pub(crate) viscosity: f32,
+    /// Monaghan artificial viscosity α.
+    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    pub(crate) alpha: f32,
+    /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
+    #[arg(long, allow_hyphen_values = true, value_name = "C")]
+    pub(crate) sound_speed: Option<f32>,
+    /// Courant number of the CFL time step.
+    #[arg(long, default_value_t = 0.4, allow_hyphen_values = true)]
+    pub(crate) cfl: f32,
+    /// Force a fixed time step in seconds instead of the CFL condition.
+    #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
+    pub(crate) dt: Option<f32>,
+    /// Fraction of the normal speed a particle keeps when it meets a wall, 0..1 (--model grains:
+    /// the walls' contact restitution, 0.01..1, default 0.5).
+    #[arg(
+        long,
+        default_value_t = 0.0,
+        allow_hyphen_values = true,
+        value_name = "E"
+    )]
+    pub(crate) restitution: f32,
+    /// Largest time step in seconds (both solvers).
+    #[arg(
+        long,
+        default_value_t = 5e-3,
+        allow_hyphen_values = true,
+        value_name = "SECONDS"
+    )]
+    pub(crate) dt_max: f32,
+    /// Smallest time step in seconds: DFSPH clamps dt here, and a step whose dt reaches it
+    /// ends the run as diverged (unless --dt fixes dt).
+    #[arg(
+        long,
+        default_value_t = 1e-6,
+        allow_hyphen_values = true,
+        value_name = "SECONDS"
+    )]
+    pub(crate) dt_min: f32,
+    /// Pressure solver of fluid runs: dfsph (divergence-free, incompressible; the default) or
+    /// wcsph (weakly compressible).
+    #[arg(long, value_enum, default_value_t = Solver::Dfsph)]
+    pub(crate) solver: Solver,
+    /// DFSPH divergence-free solve tolerance: mean of max(Dρ/Dt, 0)·dt/ρ0, as a fraction
+    /// (0.001 = 0.1%).
+    #[arg(
+        long,
+        default_value_t = 1e-3,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    pub(crate) divergence_tolerance: f32,
+    /// DFSPH constant-density solve tolerance: mean of max(ρ*/ρ0 − 1, 0), as a fraction
+    /// (0.0001 = 0.01%).
+    #[arg(
+        long,
+        default_value_t = 1e-4,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    pub(crate) density_tolerance: f32,
+    /// Most iterations of each DFSPH solve per step.
+    #[arg(long, default_value_t = 100, value_name = "K")]
+    pub(crate) max_iterations: u32,
+    /// DFSPH: most explicit substeps of the viscous accelerations per step (1 to 16), so the
+    /// step may be up to K times the viscosity's stability limit.
+    #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K")]
+    pub(crate) viscous_substeps: u32,
+    /// A run whose largest density exceeds this multiple of the rest density and is still
+    /// rising ends as diverged (0 disables).
+    #[arg(
+        long,
+        default_value_t = 2.0,
+        allow_hyphen_values = true,
+        value_name = "RATIO"
+    )]
+    pub(crate) max_density_ratio: f32,
+    /// WCSPH: a run whose largest speed exceeds this fraction of the speed of sound ends as
+    /// diverged (0 disables; the weakly compressible model assumes about 0.1).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    pub(crate) max_speed_fraction: f32,
+    /// A run whose total energy (kinetic + potential, + the equation of state's for WCSPH)
+    /// rises above the first step's by more than this fraction of it ends as diverged (0
+    /// disables).
+    #[arg(
+        long,
+        default_value_t = 0.05,
+        allow_hyphen_values = true,
+        value_name = "FRACTION"
+    )]
+    pub(crate) energy_margin: f32,
+    /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
+    /// --input the particles' bounding box grown by 2h].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max")]
+    pub(crate) tank_min: Option<glam::Vec3>,
+    /// Upper corner of the tank, X,Y,Z in metres (with --steps).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_min")]
+    pub(crate) tank_max: Option<glam::Vec3>,
+    /// Write one CSV row of statistics per step to FILE.
+    #[arg(long, value_name = "FILE", requires = "headless")]
+    pub(crate) stats: Option<PathBuf>,
+    /// Write frames as binary PLY files into DIR.
+    #[arg(long, value_name = "DIR", requires = "headless")]
+    pub(crate) export_dir: Option<PathBuf>,
+    /// Write a frame every K steps.
+    #[arg(long, default_value_t = 10, value_name = "K", requires = "export_dir")]
+    pub(crate) export_every: u64,
+    /// Write a surface mesh of the fluid every --surface-every steps into DIR (an existing
+    /// directory), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
+    #[arg(long, value_name = "DIR", requires = "headless")]
+    pub(crate) surface_dir: Option<PathBuf>,
+    /// Write a surface every K steps [default: the --export-every cadence].
+    #[arg(long, value_name = "K", requires = "surface_dir")]
+    pub(crate) surface_every: Option<u64>,
+    /// Mesh file format.
+    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, requires = "surface_dir")]
+    pub(crate) surface_format: MeshFormat,
+    /// Iso-surface threshold as a fraction of the rest density.
+    #[arg(
+        long,
+        default_value_t = 0.6,
+        value_name = "FRACTION",
+        allow_hyphen_values = true
+    )]
+    pub(crate) surface_threshold: f32,
+    /// Marching-cubes cell edge relative to the particle radius r = (3m/4πρ0)^(1/3).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "FACTOR",
+        allow_hyphen_values = true
+    )]
+    pub(crate) surface_cube_size: f32,
+    /// Laplacian smoothing iterations of each mesh (0: none; each shrinks it slightly).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub(crate) surface_smoothing: u32,
+    /// Reconstruct surfaces of PLY frames already on disk (a frame, or a directory of them)
+    /// into --surface-dir, then exit.
+    #[arg(long, value_name = "PATH", requires_all = ["headless", "surface_dir"], conflicts_with_all = ["steps", "input", "verify", "bench"])]
+    pub(crate) surface_from: Option<PathBuf>,
+    /// Read particles from a .csv or .ply file.
+    #[arg(long, value_name = "FILE", requires = "headless")]
+    pub(crate) input: Option<PathBuf>,
+    /// Write x,y,z,vx,vy,vz,density per particle, in input order, to a .csv or .ply file.
+    #[arg(long, value_name = "FILE", requires = "headless")]
+    pub(crate) output: Option<PathBuf>,
+    /// Print the summary or report as one JSON object.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Write a checkpoint every K steps (0: only when SIGINT or SIGTERM stops the run).
+    #[arg(long, default_value_t = 0, value_name = "K")]
+    pub(crate) checkpoint_every: u64,
+    /// Directory for checkpoints (the last two are kept).
+    #[arg(long, default_value = "checkpoints", value_name = "DIR")]
+    pub(crate) checkpoint_dir: PathBuf,
+    /// Continue the run a checkpoint holds; --steps K counts the steps still to run. Only
+    /// run-control flags may be given with it.
+    #[arg(long, value_name = "FILE", requires = "headless")]
+    pub(crate) resume: Option<PathBuf>,
+    /// The flags given on the command line (filled after parsing).
+    #[arg(skip)]
+    pub(crate) given: Vec<String>,
+    /// The scene file `--scene` names (read after parsing).
+    #[arg(skip)]
+    pub(crate) scene_file: Option<Arc<SceneFile>>,
+    /// What the particles are: SPH fluid, or colliding spheres (a discrete-element model on the
+    /// same grid; README, "Colliding spheres").
+    #[arg(long, value_enum, default_value_t = Model::Fluid)]
+    pub(crate) model: Model,
+    /// --model grains: the largest sphere radius in m.
+    #[arg(
+        long,
+        default_value_t = 0.004,
+        value_name = "M",
+        allow_hyphen_values = true
+    )]
+    pub(crate) grain_radius: f32,
+    /// --model grains: largest over smallest radius (radii uniform in between; 1: all equal).
+    #[arg(
+        long,
+        default_value_t = 1.0,
+        value_name = "RATIO",
+        allow_hyphen_values = true
+    )]
+    pub(crate) grain_ratio: f32,
+    /// --model grains: material density in kg/m³ (glass: 2500).
+    #[arg(
+        long,
+        default_value_t = 2500.0,
+        value_name = "KG_M3",
+        allow_hyphen_values = true
+    )]
+    pub(crate) grain_density: f32,
+    /// --model grains: normal contact stiffness in N/m [default: keeps the deepest overlap of
+    /// the resting pile near 1% of the smallest radius].
+    #[arg(long, value_name = "N_PER_M", allow_hyphen_values = true)]
+    pub(crate) contact_stiffness: Option<f32>,
+    /// --model grains: coefficient of restitution of sphere–sphere contacts, 0.01..1 (walls use
+    /// --restitution).
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "E",
+        allow_hyphen_values = true
+    )]
+    pub(crate) contact_restitution: f32,
+    /// --model grains: Coulomb friction coefficient μ of contacts.
+    #[arg(
+        long,
+        default_value_t = 0.5,
+        value_name = "MU",
+        allow_hyphen_values = true
+    )]
+    pub(crate) contact_friction: f32,
+    /// Relative density tolerance for --verify.
+    #[arg(long, default_value_t = 1e-5, value_name = "REL")]
+    pub(crate) tolerance: f64,
+    /// Repetitions for --bench.
+    #[arg(long, default_value_t = 11, value_name = "K")]
+    pub(crate) repeat: u32,
+}
+
+/// Particle counts of the `--brute-force` comparison.
+pub(crate) const BRUTE_FORCE_SIZES: [usize; 2] = [5_000, 50_000];
+
+/// Default particle count of the built-in scenes.
+pub(crate) const DEFAULT_PARTICLES: u32 = 100_000;
+
+/// `--model` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Model {
+    /// SPH fluid (either solver).
+    Fluid,
+    /// Colliding spheres of individual radii: spring–dashpot contacts with friction.
+    Grains,
+}
+
+/// Default sphere count of `--model grains`.
+pub(crate) const DEFAULT_GRAINS: u32 = 20_000;
+
+/// `--present-mode` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PresentMode {
+    Immediate,
+    Mailbox,
+    Fifo,
+}
+
+pub(crate) fn parse_point(s: &str) -> Result<glam::Vec3, String> {
+    let bad = || format!("expected X,Y,Z such as 0,0,0.5, got {s:?}");
+    let v: Vec<f32> = s
+        .split(',')
+        .map(|c| c.trim().parse::<f32>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    match v[..] {
+        [x, y, z] if v.iter().all(|c| c.is_finite()) => Ok(glam::Vec3::new(x, y, z)),
+        _ => Err(bad()),
+    }
+}
+
+pub(crate) fn parse_end_time(s: &str) -> Result<f64, String> {
+    match s.trim().parse::<f64>() {
+        Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
+        _ => Err(format!(
+            "expected a simulated time > 0 in s such as 2.5, got {s:?}"
+        )),
+    }
+}
+
+pub(crate) fn parse_camera_distance(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(d) if d.is_finite() && d > 0.0 => Ok(d),
+        _ => Err(format!(
+            "expected a distance > 0 in m such as 1.5, got {s:?}"
+        )),
+    }
+}
+
+pub(crate) fn parse_camera_yaw(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(a) if a.is_finite() => Ok(a),
+        _ => Err(format!(
+            "expected an angle in degrees such as -30, got {s:?}"
+        )),
+    }
+}
+
+pub(crate) fn parse_camera_pitch(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(a) if a.is_finite() && (-89.0..=89.0).contains(&a) => Ok(a),
+        _ => Err(format!(
+            "expected an angle from -89 to 89 degrees such as 20, got {s:?}"
+        )),
+    }
+}
+
+pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let bad = || format!("expected WIDTHxHEIGHT such as 1280x720, got {s:?}");
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
+    let (w, h): (u32, u32) = (
+        w.trim().parse().map_err(|_| bad())?,
+        h.trim().parse().map_err(|_| bad())?,
+    );
+    if !(1..=16384).contains(&w) || !(1..=16384).contains(&h) {
+        return Err(format!(
+            "window size must be 1..16384 pixels per side, got {w}x{h}"
+        ));
+    }
+    Ok((w, h))
+}
+
+pub(crate) fn parse_table_size(s: &str) -> Result<u32, String> {
+    let t: u32 = match s.parse::<u64>() {
+        Ok(big) if big > u32::MAX as u64 => {
+            return Err(format!(
+                "table size {big} exceeds the largest supported table 2^24 = 16777216: pass a smaller --table-size"
+            ));
+        }
+        Ok(t) => t as u32,
+        Err(_) => return Err(format!("expected a power of two such as 1024, got {s:?}")),
+    };
+    validate_table_size(t).map_err(|e| e.to_string())
+}
+
+/// Flattens a clap error into one line.
+pub(crate) fn one_line_clap_error(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let parts: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty() && !l.starts_with("For more information") && !l.starts_with("Usage:")
+        })
+        .collect();
+    let line = parts.join(" ");
+    format!(
+        "{} (see --help)",
+        line.strip_prefix("error: ").unwrap_or(&line)
+    )
+}
+
+/// With `--scene FILE`: reads the file and parses the command line again with the file's
+/// settings added after the flags given, each only where its flag was not given (so a flag
+/// overrides the file). Each value is first checked by its flag's own parser, so an error
+/// names the key. The run and outputs sections apply to `--headless` runs only (the viewer
+/// runs until closed and writes nothing).
+pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
+    let SceneArg::File(path) = &cli.scene else {
+        return Ok(cli);
+    };
+    let file = SceneFile::read(path)?;
+    let cmd = Cli::command();
+    let name = path.display();
+    let mut extra: Vec<std::ffi::OsString> = Vec::new();
+    for (section, _) in crate::scene_file::SECTIONS {
+        if matches!(section, "run" | "outputs") && !cli.headless {
+            continue;
+        }
+        for (key, value) in file.section(section) {
+            if cli.given.iter().any(|g| g == key) {
+                continue;
+            }
+            let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == key.as_str()) else {
+                return Err(Error::input(format!(
+                    "{name}: at {section}.{key}: no such setting"
+                )));
+            };
+            let long = arg.get_long().unwrap_or(key);
+            let at = format!("{name}: at {section}.{key}");
+            if !arg.get_action().takes_values() {
+                match value.as_bool() {
+                    Some(true) => extra.push(format!("--{long}").into()),
+                    Some(false) => {}
+                    None => {
+                        return Err(Error::input(format!(
+                            "{at}: expected true or false, got {value}"
+                        )));
+                    }
+                }
+                continue;
+            }
+            let text = crate::scene_file::flag_text(value).ok_or_else(|| {
+                Error::input(format!(
+                    "{at}: expected a number, a string or [x, y, z], got {value}"
+                ))
+            })?;
+            // The flag alone, without its relations to other flags, through its own parser.
+            let alone = clap::Arg::new(arg.get_id().clone())
+                .allow_hyphen_values(true)
+                .value_parser(arg.get_value_parser().clone());
+            clap::Command::new("gpu-sph")
+                .arg(alone)
+                .try_get_matches_from(["gpu-sph", text.as_str()])
+                .map_err(|e| {
+                    let msg = one_line_clap_error(&e);
+                    let msg = msg.strip_suffix(" (see --help)").unwrap_or(&msg);
+                    Error::input(format!(
+                        "{at}: {}; see docs/scenes.md",
+                        msg.replace(&format!("'[{key}]'"), &format!("{section}.{key}"))
+                    ))
+                })?;
+            extra.push(format!("--{long}={text}").into());
+        }
+    }
+    let matches = Cli::command()
+        .try_get_matches_from(std::env::args_os().chain(extra))
+        .and_then(|m| Cli::from_arg_matches(&m))
+        .map_err(|e| {
+            Error::input(format!(
+                "{name}: with the file's settings: {}",
+                one_line_clap_error(&e)
+            ))
+        })?;
+    Ok(Cli {
+        given: cli.given,
+        scene_file: Some(Arc::new(file)),
+        ..matches
+    })
+}
+
+/// Whether the solver was chosen (on the command line or in a scene file) rather than left
+/// at its default: a density-only run (no --steps) has no solver to default, but naming one
+/// there is a mistake worth a line.
+pub(crate) fn solver_chosen(cli: &Cli) -> bool {
+    cli.given.iter().any(|g| g == "solver")
+        || (cli.scene_file.as_ref()).is_some_and(|f| f.section("physics").contains_key("solver"))
+}
+
+/// The scene `--scene` chose: a built-in one, or the file's description.
+pub(crate) fn scene_choice(cli: &Cli) -> SceneChoice {
+    match (&cli.scene, &cli.scene_file) {
+        (SceneArg::File(path), Some(file)) => SceneChoice::Described {
+            name: path.display().to_string(),
+            desc: Arc::new(file.desc()),
+        },
+        (SceneArg::Builtin(kind), _) => SceneChoice::Builtin(*kind),
+        // with_scene_file reads every file before the run starts.
+        (SceneArg::File(_), None) => SceneChoice::Builtin(SceneKind::DamBreak),
+    }
+}
+
+/// A scene file's bodies fix N: `-n` beside one is a contradiction, said in one line.
+pub(crate) fn check_no_count_with_file(cli: &Cli) -> Result<(), Error> {
+    match (&cli.scene, cli.particles) {
+        (SceneArg::File(path), Some(n)) => Err(Error::input(format!(
+            "-n {n} does not apply to scene file {}: its fluid bodies (their sizes and counts) fix N; drop -n or edit the bodies",
+            path.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The divergence checks the flags ask for (the solver's own fields from the flags too).
+pub(crate) fn guards(cli: &Cli) -> crate::run::Guards {
+    crate::run::Guards {
+        density_ratio: cli.max_density_ratio,
+        speed_fraction: cli.max_speed_fraction,
+        dt_min: cli.dt_min,
+        wcsph: cli.solver == Solver::Wcsph,
+        fixed_dt: cli.dt.is_some(),
+        energy_margin: cli.energy_margin,
+    }
+}
+
+pub(crate) fn overrides(cli: &Cli) -> ConfigOverrides {
+    ConfigOverrides {
+        table_size: cli.table_size,
+        smoothing_radius: cli.smoothing_radius,
+        spacing: cli.spacing,
+        particle_mass: cli.particle_mass,
+        rest_density: cli.rest_density,
+        group_size: cli.group_size,
+    }
+}
+
+pub(crate) fn dfsph_config(cli: &Cli) -> DfsphConfig {
+    DfsphConfig {
+        divergence_tolerance: cli.divergence_tolerance,
+        density_tolerance: cli.density_tolerance,
+        max_iterations: cli.max_iterations,
+        dt_min: cli.dt_min,
+        viscous_substeps: cli.viscous_substeps,
+    }
+}
+
+pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
+    PhysicsConfig {
+        gravity: cli.gravity,
+        viscosity: cli.viscosity,
+        alpha: cli.alpha,
+        sound_speed: cli.sound_speed,
+        cfl: cli.cfl,
+        dt: cli.dt,
+        restitution: cli.restitution,
+        dt_max: cli.dt_max,
+    }
+}
+
+/// The viewer's options from the flags, for `particles` particles.
+pub(crate) fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
+    ViewerOptions {
+        setup: SetupOptions {
+            particles,
+            scene: scene_choice(cli),
+            seed: cli.seed,
+            overrides: overrides(cli),
+            physics: physics(cli),
+            dfsph: (cli.solver == Solver::Dfsph).then(|| dfsph_config(cli)),
+        },
+        substeps: cli.substeps,
+        field: cli.color_by,
+        size: cli.window_size,
+        present_mode: match cli.present_mode {
+            PresentMode::Immediate => wgpu::PresentMode::Immediate,
+            PresentMode::Mailbox => wgpu::PresentMode::Mailbox,
+            PresentMode::Fifo => wgpu::PresentMode::Fifo,
+        },
+        screenshot: cli.screenshot.clone(),
+        frames: cli.frames,
+        exercise_resize: cli.exercise_resize,
+        print_timings: cli.timings,
+        hide_ui: cli.hide_ui,
+        camera: viewer::CameraSettings {
+            target: cli.camera_target,
+            distance: cli.camera_distance,
+            yaw: cli.camera_yaw.map(f32::to_radians),
+            pitch: cli.camera_pitch.map(f32::to_radians),
+        },
+        render_mode: cli.render,
+        path: if cli.cpu {
+            SimPath::Cpu
+        } else if cli.gpu {
+            SimPath::Gpu
+        } else {
+            SimPath::Auto
+        },
+        guards: guards(cli),
+        grains: None,
+    }
+}
+
+pub(crate) fn surface_settings(cli: &Cli) -> SurfaceSettings {
+    SurfaceSettings {
+        iso_threshold: cli.surface_threshold,
+        cube_size: cli.surface_cube_size,
+        smoothing: cli.surface_smoothing,
+        format: cli.surface_format,
+    }
+}

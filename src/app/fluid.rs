@@ -1,0 +1,1091 @@
+//! The fluid front ends: the viewer, headless runs (GPU or CPU path, outputs, checkpoints,
+//! resume), `--verify`, `--bench` and the density-only run.
+
+use std::sync::Arc;
+
+use crate::checkpoint;
+use crate::gpu::{GpuContext, GpuNeighbours, check_limits};
+use crate::params::{
+    ConfigOverrides, PhysicsConfig, Solver, SphConfig, validate_positions, validate_velocities,
+};
+use crate::scene::{Scene, SceneChoice};
+use crate::scene_file::SceneArg;
+use crate::setup::describe;
+use crate::summary::Summary;
+use crate::surface::{self, FrameMeta};
+use crate::viewer;
+use crate::{Error, bench, io, verify};
+
+use super::Outcome;
+use super::cli::*;
+use super::shared::*;
+
+/// The viewer: a window, or with `--headless --screenshot` an offscreen render.
+pub(crate) fn view(cli: &Cli) -> Result<Outcome, Error> {
+    if cli.input.is_some()
+        || cli.output.is_some()
+        || cli.stats.is_some()
+        || cli.export_dir.is_some()
+    {
+        return Err(Error::input(
+            "--input, --output, --stats and --export-dir belong to headless runs: add --headless --steps K (with --screenshot, the run ends with a picture)",
+        ));
+    }
+    if cli.tank_min.is_some() {
+        return Err(Error::input(
+            "the viewer uses its scene's tank: drop --tank-min/--tank-max, or add --headless --steps K",
+        ));
+    }
+    if cli.steps > 0 {
+        return Err(Error::input(
+            "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
+        ));
+    }
+    let opts = viewer_options(cli, cli.particles.unwrap_or(DEFAULT_PARTICLES));
+    if cli.headless {
+        viewer::run_offscreen(opts)?;
+    } else {
+        viewer::window::run(opts)?;
+    }
+    Ok(Outcome::Done)
+}
+
+/// A progress bar drawn only on a terminal.
+pub(crate) fn bar(
+    len: u64,
+    multi: &indicatif::MultiProgress,
+    template: &str,
+) -> indicatif::ProgressBar {
+    let bar = multi.add(indicatif::ProgressBar::new(len));
+    if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar
+}
+
+pub(crate) fn progress_target() -> indicatif::MultiProgress {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::MultiProgress::new()
+    } else {
+        indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden())
+    }
+}
+
+/// `--surface-from PATH --surface-dir OUT`: meshes of frames already on disk.
+pub(crate) fn surface_from(
+    cli: &Cli,
+    from: &std::path::Path,
+    out: &std::path::Path,
+) -> Result<Outcome, Error> {
+    let settings = surface_settings(cli);
+    settings.validate()?;
+    surface::check_output_dir(out)?;
+    let frames = surface::frames_in(from)?;
+    // Files without gpu-sph's header comments take the run's flags (when any is given).
+    let fallback = [
+        cli.spacing,
+        cli.smoothing_radius,
+        cli.particle_mass,
+        cli.rest_density,
+    ]
+    .iter()
+    .any(Option::is_some)
+    .then(|| SphConfig::new(1, overrides(cli)).map(|c| FrameMeta::of(&c)))
+    .transpose()?;
+    let multi = progress_target();
+    let progress = bar(
+        frames.len() as u64,
+        &multi,
+        "surfaces {bar:40} {pos}/{len} {msg}",
+    );
+    let (mut reconstruct_s, mut write_s) = (Vec::new(), Vec::new());
+    for (i, path) in frames.iter().enumerate() {
+        let (positions, meta) = surface::read_frame(path, fallback)?;
+        let t0 = std::time::Instant::now();
+        let mesh = surface::reconstruct(&positions, &meta, &settings)?;
+        let t1 = std::time::Instant::now();
+        let step = surface::step_of(path, i);
+        surface::write_mesh(
+            &mesh,
+            &surface::mesh_path(out, step, settings.format),
+            settings.format,
+        )?;
+        reconstruct_s.push((t1 - t0).as_secs_f64());
+        write_s.push(t1.elapsed().as_secs_f64());
+        progress.inc(1);
+    }
+    progress.finish_and_clear();
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        1e3 * v[v.len() / 2]
+    };
+    println!(
+        "gpu-sph: wrote {} surface meshes ({}) to {}; per frame (median): reconstruction {:.1} ms, writing {:.1} ms",
+        frames.len(),
+        settings.format.extension(),
+        out.display(),
+        median(&mut reconstruct_s),
+        median(&mut write_s)
+    );
+    Ok(Outcome::Done)
+}
+
+pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
+    if let Some(kind) = cli.print_scene {
+        print!("{}", kind.file_text());
+        return Ok(Outcome::Done);
+    }
+    if let Some(f) = crate::grains::FLAGS
+        .iter()
+        .find(|f| cli.given.iter().any(|g| g == *f))
+    {
+        return Err(Error::input(format!(
+            "--{} sets the colliding spheres: add --model grains",
+            f.replace('_', "-")
+        )));
+    }
+    check_no_count_with_file(cli)?;
+    if let (Some(input), SceneArg::File(path)) = (&cli.input, &cli.scene) {
+        return Err(Error::input(format!(
+            "--input {} and scene file {} both bring the fluid: drop one (a scene file's settings alone can be given as flags)",
+            input.display(),
+            path.display()
+        )));
+    }
+    if let Some(t) = cli.end_time {
+        if !cli.headless {
+            return Err(Error::input(format!(
+                "--end-time {t} ends a headless run (the viewer runs until closed): add --headless"
+            )));
+        }
+        if cli.verify || cli.bench {
+            return Err(Error::input(format!(
+                "--end-time {t} applies to runs, not to --verify or --bench: give --steps K instead"
+            )));
+        }
+    }
+    if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
+        return view(cli);
+    }
+    if let Some(path) = &cli.screenshot {
+        viewer::check_png_path(path)?;
+    }
+    if cli.bench && cli.repeat == 0 {
+        return Err(Error::input(
+            "--repeat must be ≥ 1 (the medians need at least one run)",
+        ));
+    }
+    if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
+        return surface_from(cli, from, out);
+    }
+    if cli.surface_dir.is_some() {
+        surface_settings(cli).validate()?;
+    }
+    if cli.surface_dir.is_some() && cli.steps == 0 {
+        return Err(Error::input(
+            "--surface-dir writes the meshes of a fluid run: add --steps K, or --surface-from FRAMES",
+        ));
+    }
+    if cli.surface_every == Some(0) {
+        return Err(Error::input("--surface-every must be ≥ 1"));
+    }
+    if cli.tank_min.is_some() && cli.steps == 0 {
+        return Err(Error::input(
+            "--tank-min/--tank-max bound the fluid of a --steps run: add --steps K",
+        ));
+    }
+    if cli.export_every == 0 {
+        return Err(Error::input("--export-every must be ≥ 1"));
+    }
+    if cli.solver == Solver::Dfsph && cli.steps == 0 && solver_chosen(cli) {
+        return Err(Error::input(
+            "--solver dfsph applies to fluid runs: add --steps K (a density-only run uses the poly6 density of either solver)",
+        ));
+    }
+    for (flag, v) in [
+        ("--max-density-ratio", cli.max_density_ratio),
+        ("--max-speed-fraction", cli.max_speed_fraction),
+        ("--energy-margin", cli.energy_margin),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::input(format!(
+                "{flag} must be a finite number ≥ 0 (0 disables the check), got {v}"
+            )));
+        }
+    }
+    if !(cli.dt_min.is_finite() && cli.dt_min >= 0.0) {
+        return Err(Error::input(format!(
+            "--dt-min must be a finite time step ≥ 0 s (default 1e-6: a step that falls to it has diverged; 0 turns that check off with WCSPH), got {}",
+            cli.dt_min
+        )));
+    }
+    if cli.dt.is_none() && cli.dt_min > cli.dt_max {
+        return Err(Error::input(format!(
+            "--dt-min {} exceeds --dt-max {}: lower --dt-min or raise --dt-max",
+            cli.dt_min, cli.dt_max
+        )));
+    }
+    if cli.verify || cli.bench {
+        let mode = if cli.verify { "--verify" } else { "--bench" };
+        if let Some(flag) = [
+            ("--output", cli.output.is_some()),
+            ("--stats", cli.stats.is_some()),
+            ("--export-dir", cli.export_dir.is_some()),
+        ]
+        .iter()
+        .find_map(|&(f, given)| given.then_some(f))
+        {
+            return Err(Error::input(format!(
+                "{flag} writes a run's results and {mode} writes none: drop {flag}, or run without {mode}"
+            )));
+        }
+    }
+    if let (Some(stats), Some(out)) = (&cli.stats, &cli.output)
+        && stats == out
+    {
+        return Err(Error::input(format!(
+            "--stats and --output both name {}: give them different files",
+            out.display()
+        )));
+    }
+    if let (Some(input), SceneArg::Builtin(_)) = (&cli.input, &cli.scene)
+        && cli.given.iter().any(|g| g == "scene")
+    {
+        return Err(Error::input(format!(
+            "--input {} brings its own particles and tank, so --scene has nothing to set: drop --scene (--tank-min/--tank-max set the tank)",
+            input.display()
+        )));
+    }
+    if !(cli.tolerance.is_finite() && cli.tolerance >= 0.0) {
+        return Err(Error::input(format!(
+            "--tolerance must be a finite number ≥ 0, got {}",
+            cli.tolerance
+        )));
+    }
+    if let Some(out) = &cli.output {
+        io::check_output_path(out)?;
+    }
+    if let Some(stats) = &cli.stats {
+        io::check_output_dir_of(stats)?;
+    }
+    if let Some(path) = &cli.resume {
+        return resume(cli, path);
+    }
+    let overrides = overrides(cli);
+
+    // The GPU comes first, so an N or T the device cannot hold fails before a scene of that
+    // size is built.
+    let paths = choose_paths(cli)?;
+    let ctx = paths.compute.clone();
+    let (positions, velocities, source, geometry) = match &cli.input {
+        Some(path) => {
+            let data = io::read_particles(path)?;
+            probe_memory(data.positions.len() as u64, ctx.as_deref())?;
+            if let Some(n) = cli
+                .particles
+                .filter(|&n| n as usize != data.positions.len())
+            {
+                return Err(Error::input(format!(
+                    "-n {n} disagrees with {}, which holds {} particles: drop -n",
+                    path.display(),
+                    data.positions.len()
+                )));
+            }
+            (
+                data.positions,
+                data.velocities,
+                path.display().to_string(),
+                None,
+            )
+        }
+        None => {
+            let choice = scene_choice(cli);
+            let spacing = SphConfig::new(1, overrides)?.spacing;
+            // A built-in scene is sized by N, so N and T are checked before it is built; a
+            // file's bodies decide N (their fill is bounded by the description's checks), and
+            // a run holds at most that many plus what its emitters add.
+            let n = match &choice {
+                SceneChoice::Builtin(_) => cli.particles.unwrap_or(DEFAULT_PARTICLES),
+                SceneChoice::Described { desc, name } => {
+                    desc.validate(name, spacing)?;
+                    let emitted = if cli.steps > 0 {
+                        emitters_of(cli, spacing).total()
+                    } else {
+                        0
+                    };
+                    let filled = desc.count(spacing);
+                    if filled == 0 {
+                        return Err(Error::input(format!(
+                            "{name}: its fluid bodies hold no particle at spacing {spacing} m (none farther than s from the obstacles and s/2 from the walls): enlarge them, move them off the obstacles and walls or use a smaller spacing"
+                        )));
+                    }
+                    u32::try_from(filled + emitted).unwrap_or(u32::MAX)
+                }
+            };
+            if let (Some(ctx), SceneChoice::Described { name, .. }) = (&ctx, &choice) {
+                crate::setup::check_scene_fits(&ctx.limits, name, n, spacing)?;
+            }
+            let cfg = SphConfig::new(n, overrides)?;
+            if let Some(ctx) = &ctx {
+                check_limits(&ctx.limits, cfg.particles, cfg.table_size)?;
+            }
+            probe_memory(n as u64, ctx.as_deref())?;
+            let scene = choice.build(n as usize, spacing, cli.seed)?;
+            if scene.carved > 0 && !cli.json {
+                println!(
+                    "gpu-sph: the obstacles carved {} fluid particles (inside them or within one spacing of their surface)",
+                    scene.carved
+                );
+            }
+            if scene.walled > 0 && !cli.json {
+                println!(
+                    "gpu-sph: left out {} fluid particles closer than half a spacing to a tank wall (their mirror images would start them compressed)",
+                    scene.walled
+                );
+            }
+            let name = format!("scene {} (seed {})", choice.label(), cli.seed);
+            let geometry = (scene.tank_min, scene.tank_max, scene.fluid_size);
+            (scene.positions, scene.velocities, name, Some(geometry))
+        }
+    };
+    let n = u32::try_from(positions.len())
+        .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
+    let config = if cli.steps > 0 {
+        // Sized for the most particles the run holds: the buffers and the table.
+        let spacing = SphConfig::new(1, overrides)?.spacing;
+        let capacity = n as u64 + emitters_of(cli, spacing).total();
+        let capacity = u32::try_from(capacity)
+            .map_err(|_| Error::input("more than 2^32 particles: shorten the emitters' windows"))?;
+        SphConfig::for_solver(capacity, overrides, cli.solver)?
+    } else {
+        SphConfig::new(n, overrides)?
+    };
+    validate_positions(&positions, config.smoothing_radius, "particle")?;
+    validate_velocities(&velocities, "particle")?;
+    let params = config.sim_params();
+
+    if cli.steps > 0 {
+        return simulate(
+            cli, paths, &config, params, positions, velocities, &source, geometry,
+        );
+    }
+    let Some(ctx) = ctx else {
+        let (summary, density) = Summary::run_cpu(&positions, &config, &source);
+        print_summary(cli, &summary)?;
+        return write_output(cli, &positions, &velocities, &density).map(|_| Outcome::Done);
+    };
+    let gpu = GpuNeighbours::new(ctx, &params)?;
+    if cli.verify {
+        let report = verify::verify(&gpu, &positions, &params, cli.tolerance)?;
+        return print_report(cli, &report);
+    }
+    if cli.bench {
+        let mut report = bench::bench(&gpu, &positions, &params, cli.repeat)?;
+        if cli.brute_force {
+            let sizes: Vec<usize> = if positions.len() <= BRUTE_FORCE_SIZES[1] {
+                vec![positions.len()]
+            } else {
+                BRUTE_FORCE_SIZES.to_vec()
+            };
+            let mut sets = Vec::new();
+            for k in sizes {
+                let cfg = SphConfig::new(
+                    k as u32,
+                    ConfigOverrides {
+                        table_size: None,
+                        ..overrides
+                    },
+                )?;
+                // The same scene at k particles; a file's first k particles.
+                let set = match (&cli.scene, &cli.input) {
+                    (SceneArg::Builtin(kind), None) if k != positions.len() => {
+                        Scene::new(*kind, k, cfg.spacing, cli.seed).positions
+                    }
+                    _ => positions[..k].to_vec(),
+                };
+                sets.push((set, cfg.sim_params()));
+            }
+            report.brute_force = Some(bench::brute_force(&sets, cli.repeat));
+        }
+        print_json_or(cli, &report, || report.to_table())?;
+        return Ok(Outcome::Done);
+    }
+    let (summary, density) = Summary::run_gpu(&gpu, &positions, &config, &source)?;
+    print_summary(cli, &summary)?;
+    write_output(cli, &positions, &velocities, &density).map(|_| Outcome::Done)
+}
+
+pub(crate) fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {
+    print_json_or(cli, summary, || summary.to_text())
+}
+
+pub(crate) fn write_output(
+    cli: &Cli,
+    positions: &[glam::Vec3],
+    velocities: &[glam::Vec3],
+    density: &[f32],
+) -> Result<(), Error> {
+    if let Some(path) = &cli.output {
+        io::write_particles(path, positions, velocities, density)?;
+    }
+    Ok(())
+}
+
+pub(crate) type Geometry = (glam::Vec3, glam::Vec3, glam::Vec3);
+
+/// The scene file's emitters at spacing `s` (none for built-in scenes and `--input` files).
+pub(crate) fn emitters_of(cli: &Cli, s: f32) -> crate::emitter::Emitters {
+    let list = match (&cli.input, &cli.scene_file) {
+        (None, Some(file)) => file.emitters.clone(),
+        _ => Vec::new(),
+    };
+    crate::emitter::Emitters { list, s }
+}
+
+/// `--steps K > 0`: the fluid, on the GPU or (with --cpu) the CPU.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn simulate(
+    cli: &Cli,
+    paths: Paths,
+    config: &SphConfig,
+    params: crate::params::SimParams,
+    positions: Vec<glam::Vec3>,
+    velocities: Vec<glam::Vec3>,
+    source: &str,
+    geometry: Option<Geometry>,
+) -> Result<Outcome, Error> {
+    use crate::cpu::reorder::Particles;
+
+    // A file brings no tank: use its bounding box grown by 2h on every side.
+    let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
+        let lo = positions
+            .iter()
+            .copied()
+            .fold(glam::Vec3::INFINITY, glam::Vec3::min);
+        let hi = positions
+            .iter()
+            .copied()
+            .fold(glam::Vec3::NEG_INFINITY, glam::Vec3::max);
+        let pad = glam::Vec3::splat(2.0 * config.smoothing_radius);
+        (lo - pad, hi + pad, hi - lo)
+    });
+    let (tank_min, tank_max) = match (cli.tank_min, cli.tank_max) {
+        (Some(lo), Some(hi)) => {
+            if let Some(k) = positions
+                .iter()
+                .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
+            {
+                return Err(Error::input(format!(
+                    "particle {k} at {} lies outside the tank {lo} – {hi}: enlarge --tank-min/--tank-max",
+                    positions[k]
+                )));
+            }
+            (lo, hi)
+        }
+        _ => (tank_min, tank_max),
+    };
+    let physics = physics(cli);
+    // A built-in scene's fall is its fluid body's height; a file's, from its highest particle
+    // to the floor, never less than h.
+    let drop = match geometry {
+        Some(_) => fluid_size.y,
+        None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
+    };
+    // Moving obstacles push the fluid: their top speeds count as the fluid's.
+    // Emitted fluid falls from its nozzle at its jet speed.
+    let drop = match (&cli.input, &cli.scene_file) {
+        (None, Some(file)) => {
+            let jets = file.emitters.iter().map(|e| {
+                let jet = glam::Vec3::from(e.direction).normalize_or_zero() * e.speed;
+                physics.head((e.position[1] - tank_min.y).max(drop), &[jet])
+            });
+            jets.fold(
+                physics
+                    .head(drop, &velocities)
+                    .max(physics.head(drop, &crate::boundary::top_speeds(&file.obstacles))),
+                f32::max,
+            )
+        }
+        _ => physics.head(drop, &velocities),
+    };
+    if let Some(w) = physics.sound_speed_warning(drop) {
+        eprintln!("{w}");
+    }
+    let mut fp = physics.fluid_params(config, tank_min, tank_max, drop)?;
+    // A scene file's tank may be open on some sides.
+    if let (None, Some(file)) = (&cli.input, &cli.scene_file) {
+        fp.open = crate::scene::Side::mask(&file.tank.open);
+    }
+    let dp = match cli.solver {
+        Solver::Dfsph => Some(dfsph_config(cli).params(config, &physics)?),
+        Solver::Wcsph => None,
+    };
+    let mut geometry_line = describe(config, &fp, &physics, tank_min, tank_max, fluid_size);
+    if let Some(dp) = &dp {
+        geometry_line += &format!(
+            "; solver DFSPH: cubic spline, η_v {}, η {}, at most {} iterations, dt {}..{} s, λ {}",
+            dp.eta_v, dp.eta_d, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
+        );
+    }
+    let template = checkpoint::Template {
+        header: checkpoint::Header {
+            program: env!("CARGO_PKG_VERSION").into(),
+            solver: cli.solver,
+            step: 0,
+            t: 0.0,
+            n: config.particles,
+            dt: 0.0,
+            start_energy: None,
+            obstacle_work: 0.0,
+            dfsph_stats: None,
+            dt_prev: None,
+            config: *config,
+            physics,
+            source: source.to_string(),
+            geometry: geometry_line,
+            tank: [
+                tank_min.to_array(),
+                tank_max.to_array(),
+                fluid_size.to_array(),
+            ],
+            obstacles: match (&cli.input, &cli.scene_file) {
+                (None, Some(file)) => file.obstacles.clone(),
+                _ => Vec::new(),
+            },
+            emitters: emitters_of(cli, config.spacing).list,
+            emitted_energy: 0.0,
+            removed_energy: 0.0,
+        },
+        sim_params: params,
+        fluid_params: fp,
+        dfsph_params: dp,
+    };
+    let state = Particles::new(positions, velocities);
+    simulate_from(cli, paths, template, state, None)
+}
+
+/// Continues the run a checkpoint holds (`--resume FILE`): only run-control flags may be
+/// given; the physics, scene and configuration are the checkpoint's.
+pub(crate) fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
+    if let Some(flag) = cli
+        .given
+        .iter()
+        .find(|f| !RUN_CONTROL.contains(&f.as_str()))
+    {
+        return Err(Error::input(format!(
+            "--{} cannot change on --resume: the run continues with the physics, scene and configuration {} holds; only run-control flags (--steps, outputs, exports, checkpoints, --cpu/--gpu, the divergence checks) may be given",
+            flag.replace('_', "-"),
+            path.display()
+        )));
+    }
+    if cli.steps == 0 {
+        return Err(Error::input(
+            "--resume continues a run: add --steps K, the steps still to run",
+        ));
+    }
+    if let Some(stats) = &cli.stats {
+        check_resumed_stats(stats)?;
+    }
+    let ck = checkpoint::Checkpoint::read(path)?;
+    if ck
+        .header
+        .obstacles
+        .iter()
+        .any(|o| matches!(o.shape, crate::scene::Shape::Mesh { .. }))
+    {
+        return Err(Error::input(format!(
+            "{} holds a run with a mesh obstacle, whose triangles checkpoints do not carry yet: rerun the scene from its start",
+            path.display()
+        )));
+    }
+    let paths = choose_paths(cli)?;
+    if let Some(ctx) = &paths.compute {
+        check_limits(
+            &ctx.limits,
+            ck.header.config.particles,
+            ck.header.config.table_size,
+        )?;
+    }
+    probe_memory(ck.header.config.particles as u64, paths.compute.as_deref())?;
+    let template = checkpoint::Template {
+        header: ck.header.clone(),
+        sim_params: ck.sim_params,
+        fluid_params: ck.fluid_params,
+        dfsph_params: ck.dfsph_params,
+    };
+    let state = ck.snapshot.state.clone();
+    simulate_from(cli, paths, template, state, Some(ck))
+}
+
+/// Host bytes per particle a run holds at most, measured (peak RSS over N, `/usr/bin/time`):
+/// about 180 on the CPU path with WCSPH and 360 with DFSPH; rounded up.
+pub(crate) const HOST_BYTES_PER_PARTICLE: u64 = 512;
+/// Device bytes per particle on a software adapter, whose device memory is host memory
+/// (lavapipe: about 190 measured); rounded up.
+pub(crate) const SOFTWARE_DEVICE_BYTES_PER_PARTICLE: u64 = 256;
+
+/// Fails with one line, before anything of that size is built, when the host cannot hand out
+/// the memory a run of `n` particles needs: Rust aborts on a failed allocation, and lavapipe
+/// crashes on one, so the probe asks for it all once, fallibly, and gives it back.
+pub(crate) fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
+    let software = gpu.is_some_and(|c| c.info.device_type == wgpu::DeviceType::Cpu);
+    let per = HOST_BYTES_PER_PARTICLE
+        + if software {
+            SOFTWARE_DEVICE_BYTES_PER_PARTICLE
+        } else {
+            0
+        };
+    let bytes = n.saturating_mul(per);
+    let mut probe: Vec<u8> = Vec::new();
+    let fits = usize::try_from(bytes).is_ok_and(|b| probe.try_reserve_exact(b).is_ok());
+    drop(probe);
+    if fits {
+        Ok(())
+    } else {
+        Err(Error::OutOfMemory(format!(
+            "the host cannot allocate the {} MB a run of {n} particles needs",
+            bytes >> 20
+        )))
+    }
+}
+
+/// Flags a resumed run may give: what to run and what to write, never the physics.
+pub(crate) const RUN_CONTROL: &[&str] = &[
+    "resume",
+    "steps",
+    "end_time",
+    "headless",
+    "cpu",
+    "gpu",
+    "output",
+    "stats",
+    "json",
+    "export_dir",
+    "export_every",
+    "surface_dir",
+    "surface_every",
+    "surface_format",
+    "surface_threshold",
+    "surface_cube_size",
+    "surface_smoothing",
+    "screenshot",
+    "color_by",
+    "window_size",
+    "render",
+    "camera_target",
+    "camera_distance",
+    "camera_yaw",
+    "camera_pitch",
+    "checkpoint_every",
+    "checkpoint_dir",
+    "max_density_ratio",
+    "max_speed_fraction",
+    "energy_margin",
+];
+
+/// "K steps", "K more steps" or "until t = T s" for the run's first line.
+pub(crate) fn steps_text(cli: &Cli, more: &str) -> String {
+    match cli.end_time {
+        Some(t) if cli.steps == u64::MAX => format!("until t = {t} s"),
+        Some(t) => format!("{} {more}steps or until t = {t} s", cli.steps),
+        None => format!("{} {more}steps", cli.steps),
+    }
+}
+
+/// A resumed run appends to its `--stats` file: refuses, before anything is printed, a
+/// file that holds something other than gpu-sph statistics (it would get rows appended).
+pub(crate) fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Ok(());
+    };
+    let header = crate::run::stats_header("");
+    let columns = header.lines().last().unwrap_or_default();
+    if text.trim().is_empty() || text.lines().any(|l| l == columns) {
+        Ok(())
+    } else {
+        Err(Error::file(
+            path,
+            "is not a gpu-sph statistics file (its column header is not this version's): give --stats the resumed run's own file, or a new one",
+        ))
+    }
+}
+
+/// Opens `--stats` for a run: a new file with its header, or for a run resumed after
+/// `resumed_at` steps the existing file with the rows up to that step kept (an interrupted run
+/// may have written rows past its last checkpoint), so it reads as one uninterrupted run.
+pub(crate) fn open_stats(
+    path: &std::path::Path,
+    geometry_line: &str,
+    resumed_at: Option<u64>,
+) -> Result<std::io::BufWriter<std::fs::File>, Error> {
+    use std::io::Write;
+    // A resumed run's file was checked by `check_resumed_stats` before anything was printed.
+    let header = crate::run::stats_header(geometry_line);
+    let kept = match resumed_at.and_then(|_| std::fs::read_to_string(path).ok()) {
+        Some(text) if text.trim().is_empty() => header,
+        Some(text) => {
+            let at = resumed_at.unwrap_or(0);
+            let mut kept = String::new();
+            for line in text.lines() {
+                let step = line.split(',').next().and_then(|c| c.parse::<u64>().ok());
+                if step.is_none_or(|k| k <= at) {
+                    kept.push_str(line);
+                    kept.push('\n');
+                }
+            }
+            kept
+        }
+        None => header,
+    };
+    let mut f = std::io::BufWriter::new(
+        std::fs::File::create(path)
+            .map_err(|e| Error::file(path, format!("cannot create: {e}")))?,
+    );
+    f.write_all(kept.as_bytes())
+        .map_err(|e| Error::file(path, e.to_string()))?;
+    Ok(f)
+}
+
+/// SIGINT and SIGTERM set `stop` to their number: the run finishes its step, writes a
+/// checkpoint and exits. A second one while the first is being handled ends the process at
+/// once (exit 1), so a stuck run can still be stopped.
+pub(crate) fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Error> {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM] {
+        let register = || -> std::io::Result<()> {
+            signal_hook::flag::register_conditional_shutdown(signal, 1, pending.clone())?;
+            signal_hook::flag::register(signal, pending.clone())?;
+            signal_hook::flag::register_usize(signal, stop.clone(), signal as usize)?;
+            Ok(())
+        };
+        register().map_err(|e| Error::input(format!("cannot handle signal {signal}: {e}")))?;
+    }
+    Ok(())
+}
+
+/// Runs the steps of a fresh (`resumed` = `None`) or resumed run from `state`.
+pub(crate) fn simulate_from(
+    cli: &Cli,
+    paths: Paths,
+    template: checkpoint::Template,
+    state: crate::cpu::reorder::Particles,
+    resumed: Option<checkpoint::Checkpoint>,
+) -> Result<Outcome, Error> {
+    use crate::run;
+    let ctx = paths.compute.clone();
+    let h = &template.header;
+    let (config, params, fp, dp) = (
+        &h.config,
+        template.sim_params,
+        template.fluid_params,
+        template.dfsph_params,
+    );
+    let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
+    let geometry_line = h.geometry.clone();
+    let obstacles = crate::boundary::Boundary::for_solver(
+        &h.obstacles,
+        config.spacing,
+        &params,
+        &fp,
+        dp.as_ref(),
+    )
+    .map(Arc::new);
+    let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
+    let emitters = crate::emitter::Emitters {
+        list: h.emitters.clone(),
+        s: config.spacing,
+    };
+    let up_to = if emitters.is_empty() {
+        String::new()
+    } else {
+        format!(" (up to {} with its emitters)", config.particles)
+    };
+    if !cli.json {
+        match &resumed {
+            Some(_) => println!(
+                "gpu-sph: {}{up_to} particles from {}, resumed at step {} (t = {:.6} s), {}",
+                state.len(),
+                h.source,
+                from.step,
+                from.t,
+                steps_text(cli, "more ")
+            ),
+            None => println!(
+                "gpu-sph: {}{up_to} particles from {}, {}",
+                state.len(),
+                h.source,
+                steps_text(cli, "")
+            ),
+        }
+        println!("{geometry_line}");
+        if let Some(b) = &obstacles {
+            println!(
+                "obstacles: {} bodies as {} boundary particles (Akinci et al. 2012)",
+                h.obstacles.len(),
+                b.pos.len()
+            );
+        }
+    }
+    let mut backend: Box<dyn run::Backend> = match &ctx {
+        Some(ctx) => {
+            if !cli.json {
+                // Figures are only comparable on the same adapter: name it.
+                println!(
+                    "adapter: {} ({:?}, {:?})",
+                    ctx.info.name, ctx.info.backend, ctx.info.device_type
+                );
+            }
+            let mut sim = crate::gpu::fluid::Simulation::with_solver(
+                ctx.clone(),
+                &params,
+                &fp,
+                dp.as_ref(),
+                &state,
+            )?;
+            sim.set_obstacles(obstacles.as_deref())?;
+            if cli.bench {
+                let report = crate::bench::bench_steps(
+                    &sim,
+                    || {
+                        let mut cpu =
+                            run::CpuSimulation::with_solver(params, fp, dp, state.clone());
+                        cpu.obstacles = obstacles.clone();
+                        cpu
+                    },
+                    &state,
+                    cli.steps,
+                    cli.repeat,
+                )?;
+                print_json_or(cli, &report, || report.to_table())?;
+                return Ok(Outcome::Done);
+            }
+            if cli.verify {
+                let report = match &dp {
+                    Some(_) => verify::verify_dfsph_steps(
+                        &sim,
+                        &state,
+                        obstacles.as_deref(),
+                        &emitters,
+                        cli.steps,
+                        cli.tolerance,
+                    )?,
+                    None => verify::verify_steps(
+                        &sim,
+                        &state,
+                        obstacles.as_deref(),
+                        &emitters,
+                        cli.steps,
+                        cli.tolerance,
+                    )?,
+                };
+                return print_report(cli, &report);
+            }
+            if let Some(carry) = resumed.as_ref().and_then(|c| c.carry.as_ref()) {
+                sim.upload_carry(carry);
+            }
+            Box::new(sim)
+        }
+        None => {
+            let mut cpu = match resumed.clone() {
+                Some(c) => run::CpuSimulation::resume(params, fp, dp.zip(c.carry), c.snapshot),
+                None => run::CpuSimulation::with_solver(params, fp, dp, state.clone()),
+            };
+            cpu.obstacles = obstacles.clone();
+            Box::new(cpu)
+        }
+    };
+    let mut stats_file = match &cli.stats {
+        Some(path) => Some(open_stats(
+            path,
+            &geometry_line,
+            resumed.is_some().then_some(from.step),
+        )?),
+        None => None,
+    };
+    let export = match &cli.export_dir {
+        Some(dir) => {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::file(dir, format!("cannot create directory: {e}")))?;
+            Some(run::Export {
+                dir: dir.clone(),
+                every: cli.export_every,
+            })
+        }
+        None => None,
+    };
+    let multi = progress_target();
+    let progress = match cli.end_time {
+        Some(_) => bar(cli.steps, &multi, "steps    {pos} {msg}"),
+        None => bar(cli.steps, &multi, "steps    {bar:40} {pos}/{len} {msg}"),
+    };
+    let meta = FrameMeta::of(config);
+    let mut surfaces = match &cli.surface_dir {
+        Some(dir) => {
+            let every = cli.surface_every.unwrap_or(cli.export_every);
+            let meshes = bar(
+                cli.steps / every + 1,
+                &multi,
+                "surfaces {bar:40} {pos}/{len} {msg}",
+            );
+            Some(run::Surfaces {
+                writer: surface::SurfaceWriter::start(
+                    dir.clone(),
+                    meta,
+                    surface_settings(cli),
+                    meshes,
+                )?,
+                every,
+            })
+        }
+        None => None,
+    };
+    let start = std::time::Instant::now();
+    let guards = crate::run::Guards {
+        wcsph: template.header.solver == Solver::Wcsph,
+        fixed_dt: fp.dt_fixed > 0.0,
+        ..guards(cli)
+    };
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    register_signals(&stop)?;
+    let result = run::run(
+        backend.as_mut(),
+        &state,
+        &fp,
+        &guards,
+        &from,
+        run::Until {
+            steps: cli.steps,
+            time: cli.end_time,
+        },
+        cli.output.is_some() || cli.screenshot.is_some(),
+        &emitters,
+        run::Outputs {
+            stats: stats_file.as_mut().map(|f| f as &mut dyn std::io::Write),
+            export: export.as_ref(),
+            surfaces: surfaces.as_mut(),
+            meta: Some(meta),
+            checkpoints: Some(run::Checkpointing {
+                dir: cli.checkpoint_dir.clone(),
+                every: cli.checkpoint_every,
+                template: &template,
+                stop: Some(&stop),
+            }),
+        },
+        &progress,
+    );
+    progress.finish_and_clear();
+    // The meshes still in line are written before the run reports (its errors first).
+    let meshes = match surfaces.as_mut() {
+        Some(sf) => Some(sf.writer.finish()),
+        None => None,
+    };
+    let result = match (result, meshes) {
+        (Ok(_), Some(Err(e))) => Err(e),
+        (Ok(r), Some(Ok(count))) => {
+            if !cli.json {
+                let dir = cli
+                    .surface_dir
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("."));
+                println!("wrote {count} surface meshes to {}", dir.display());
+            }
+            Ok(r)
+        }
+        (r, _) => r,
+    };
+    let wall = start.elapsed().as_secs_f64();
+    let (snap, last) = match result {
+        Ok(r) => r,
+        Err(Error::Unstable(msg)) => {
+            eprintln!("gpu-sph: {msg}");
+            return Ok(Outcome::VerifyFailed);
+        }
+        Err(Error::RunFailed(msg)) => {
+            eprintln!("gpu-sph: {msg}");
+            return Ok(Outcome::VerifyFailed);
+        }
+        Err(Error::Interrupted { message, signal }) => {
+            eprintln!("gpu-sph: {message}");
+            return Ok(Outcome::Interrupted(signal));
+        }
+        Err(e) => return Err(e),
+    };
+    if let Some(f) = stats_file.as_mut() {
+        use std::io::Write;
+        f.flush()
+            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+    }
+    if let (Some(out), Some(snap)) = (&cli.output, &snap) {
+        run::write_snapshot(out, snap, Some(&meta))?;
+    }
+    if let Some(st) = last {
+        if cli.json {
+            let v = serde_json::json!({ "particles": st.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
+            println!("{v}");
+        } else {
+            if h.solver == Solver::Dfsph {
+                println!(
+                    "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
+                    st.iterations_v,
+                    st.iterations_d,
+                    st.residual_v,
+                    st.residual_d,
+                    st.density_error_mean,
+                    st.density_error_max
+                );
+            }
+            println!(
+                "after {} steps (t = {:.5} s, {:.2} ms/step): KE {:.4e} J, PE {:.4e} J, max speed {:.4} m/s, density {:.2}/{:.2}/{:.2}, front x = {:.4} m, outside {}",
+                st.step,
+                st.t,
+                1e3 * wall / (st.step - from.step).max(1) as f64,
+                st.kinetic,
+                st.potential,
+                st.max_speed,
+                st.density_min,
+                st.density_mean,
+                st.density_max,
+                st.front,
+                st.outside
+            );
+            if fp.open != 0 && st.outside > 0 && st.outside == st.particles {
+                println!(
+                    "every particle left the tank through its open sides at step {}: the run ended there",
+                    st.step
+                );
+            }
+        }
+    }
+    if let (Some(path), Some(snap)) = (&cli.screenshot, snap) {
+        // Moving obstacles are drawn where they are at the run's end.
+        let end = last.as_ref().map_or(from.t, |st| st.t);
+        let obstacles = obstacles.as_ref().map(|b| {
+            let mut b = (**b).clone();
+            b.place(end);
+            Arc::new(b)
+        });
+        match paths.picture {
+            Ok(ctx) => {
+                let setup = crate::setup::Setup {
+                    config: *config,
+                    fluid_params: fp,
+                    state: snap.state,
+                    tank_min,
+                    tank_max,
+                    fluid_size,
+                    obstacles,
+                    emitters: Default::default(),
+                    dfsph_params: None,
+                };
+                viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
+                println!("picture of the last frame: {}", path.display());
+            }
+            Err(why) => eprintln!(
+                "gpu-sph: no picture of the last frame, no adapter can render here: {}",
+                why.split_whitespace().collect::<Vec<_>>().join(" ")
+            ),
+        }
+    }
+    Ok(Outcome::Done)
+}

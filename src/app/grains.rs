@@ -1,0 +1,259 @@
+//! `--model grains`: the colliding spheres' front ends.
+
+use std::sync::Arc;
+
+use crate::gpu::GpuContext;
+use crate::viewer;
+use crate::{Error, io};
+
+use super::Outcome;
+use super::cli::*;
+use super::shared::*;
+
+/// `--model grains`: the colliding spheres' front ends (a headless run, `--verify`, `--bench`,
+/// the viewer). The spheres are poured as flags say; fluid-only flags are refused by name.
+pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
+    use crate::grains::{self as g, GrainConfig, GrainGuards, GrainPath, GrainSetup};
+    let fluid_only = [
+        "solver",
+        "input",
+        "resume",
+        "export_dir",
+        "surface_dir",
+        "surface_from",
+        "checkpoint_every",
+        "tank_min",
+        "tank_max",
+        "spacing",
+        "smoothing_radius",
+        "particle_mass",
+        "rest_density",
+        "viscosity",
+        "alpha",
+        "sound_speed",
+        "cfl",
+        "divergence_tolerance",
+        "density_tolerance",
+        "max_iterations",
+        "viscous_substeps",
+        "max_density_ratio",
+        "max_speed_fraction",
+        "dt_max",
+        "dt_min",
+        "render",
+        "color_by",
+        "group_size",
+    ];
+    if let Some(f) = fluid_only
+        .iter()
+        .find(|f| cli.given.iter().any(|g| g == *f))
+    {
+        let spheres: Vec<String> = g::FLAGS
+            .iter()
+            .map(|f| format!("--{}", f.replace('_', "-")))
+            .collect();
+        return Err(Error::input(format!(
+            "--{} belongs to the fluid (--model fluid); the spheres take -n, --scene, {}, --restitution, --gravity and --dt",
+            f.replace('_', "-"),
+            spheres.join(", ")
+        )));
+    }
+    let cfg = GrainConfig {
+        particles: cli.particles.unwrap_or(DEFAULT_GRAINS),
+        radius: cli.grain_radius,
+        ratio: cli.grain_ratio,
+        density: cli.grain_density,
+        stiffness: cli.contact_stiffness,
+        restitution: cli.contact_restitution,
+        // The fluid's walls default to 0 (they absorb the impact); spheres bounce off the walls
+        // as off each other unless --restitution says otherwise.
+        wall_restitution: if cli.given.iter().any(|g| g == "restitution") {
+            cli.restitution
+        } else {
+            GrainConfig::default().wall_restitution
+        },
+        friction: cli.contact_friction,
+        dt: cli.dt,
+        gravity: cli.gravity,
+        table_size: cli.table_size,
+        seed: cli.seed,
+    };
+    // A scene (built in, or a file) fills its bodies with spheres and brings its tank and still
+    // obstacles; without one the spheres are poured from a block.
+    let scene = cli.given.iter().any(|g| g == "scene") || cli.scene_file.is_some();
+    let setup = if scene {
+        check_no_count_with_file(cli)?;
+        GrainSetup::from_scene(&cfg, &scene_choice(cli))?
+    } else {
+        GrainSetup::pour(&cfg)?
+    };
+    if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
+        if cli.input.is_some() || cli.output.is_some() || cli.stats.is_some() {
+            return Err(Error::input(
+                "--output and --stats belong to headless runs: add --headless --steps K",
+            ));
+        }
+        if cli.steps > 0 {
+            return Err(Error::input(
+                "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
+            ));
+        }
+        let mut opts = viewer_options(cli, viewer::GRAINS_STAND_IN);
+        opts.grains = Some((cfg, setup));
+        if cli.headless {
+            viewer::run_offscreen(opts)?;
+        } else {
+            viewer::window::run(opts)?;
+        }
+        return Ok(Outcome::Done);
+    }
+    if cli.screenshot.is_some() {
+        return Err(Error::input(
+            "--screenshot with --model grains pictures the viewer: drop --steps (the viewer pours the spheres itself)",
+        ));
+    }
+    if cli.verify {
+        let ctx = Arc::new(GpuContext::new()?);
+        let report = g::check::verify(ctx, &setup, cli.steps.max(1), cli.tolerance)?;
+        return print_report(cli, &report);
+    }
+    if cli.bench {
+        if cli.repeat == 0 {
+            return Err(Error::input(
+                "--repeat must be ≥ 1 (the medians need at least one run)",
+            ));
+        }
+        let ctx = Arc::new(GpuContext::new()?);
+        let sizes = cli.brute_force.then_some(&BRUTE_FORCE_SIZES[..]);
+        let b = g::check::bench(ctx, &cfg, cli.repeat, sizes)?;
+        print_json_or(cli, &b, || b.to_table())?;
+        return Ok(Outcome::Done);
+    }
+    if cli.steps == 0 {
+        return Err(Error::input(
+            "--model grains --headless runs need --steps K or --end-time SECONDS (or --verify, --bench)",
+        ));
+    }
+    if let Some(out) = &cli.output {
+        if out.extension().and_then(|e| e.to_str()) != Some("csv") {
+            return Err(Error::input(format!(
+                "--output {}: the spheres are written as CSV (x,y,z,vx,vy,vz,radius): name a .csv file",
+                out.display()
+            )));
+        }
+        io::check_output_dir_of(out)?;
+    }
+    let paths = choose_paths(cli)?;
+    let mut path: Box<dyn GrainPath> = match &paths.compute {
+        Some(ctx) => Box::new(crate::grains::gpu::GpuGrains::new(
+            ctx.clone(),
+            &setup,
+            setup.sim.n,
+        )?),
+        None => Box::new(g::CpuGrains::new(&setup)),
+    };
+    let gp = setup.grain;
+    let (r_lo, r_hi) = (cfg.smallest(), cfg.radius);
+    eprintln!(
+        "gpu-sph: {} spheres, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path",
+        setup.len(),
+        cfg.density,
+        gp.stiffness,
+        gp.dt,
+        setup.contact_time(),
+        &gp.tank_min[..3],
+        &gp.tank_max[..3],
+        path.name()
+    );
+    let mut stats = match &cli.stats {
+        Some(p) => {
+            let f = std::fs::File::create(p)
+                .map_err(|e| Error::input(format!("cannot write --stats {}: {e}", p.display())))?;
+            let mut w = std::io::BufWriter::new(f);
+            use std::io::Write;
+            writeln!(w, "{}", g::GrainStats::CSV_HEADER)
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+            Some(w)
+        }
+        None => None,
+    };
+    let start = std::time::Instant::now();
+    let guards = GrainGuards {
+        energy_margin: cli.energy_margin as f64,
+    };
+    let result = g::run(path.as_mut(), &gp, cli.steps, cli.end_time, guards, |s| {
+        if let Some(w) = stats.as_mut() {
+            use std::io::Write;
+            writeln!(w, "{}", s.csv_row())
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+        }
+        Ok(())
+    });
+    if let Some(w) = stats.as_mut() {
+        use std::io::Write;
+        w.flush()
+            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+    }
+    let done = match result {
+        Ok(r) => r,
+        Err(Error::Unstable(msg)) => {
+            eprintln!("gpu-sph: {msg}");
+            return Ok(Outcome::VerifyFailed);
+        }
+        Err(e) => return Err(e),
+    };
+    let wall = start.elapsed().as_secs_f64();
+    let (first, last) = match (done.stats.first(), done.stats.last()) {
+        (Some(a), Some(b)) => (*a, *b),
+        _ => return Err(Error::input("no step ran: raise --steps or --end-time")),
+    };
+    let (end_pos, end_vel) = path.state()?;
+    let rest = g::resting_overlap(&end_pos, &end_vel, &gp)?;
+    let summary = serde_json::json!({
+        "model": "grains",
+        "path": path.name(),
+        "spheres": setup.len(),
+        "steps": done.stats.len(),
+        "simulated_s": done.time,
+        "wall_s": wall,
+        "dt_s": gp.dt,
+        "stiffness_n_per_m": gp.stiffness,
+        "energy_start_j": first.total,
+        "energy_end_j": last.total,
+        "energy_peak_over_start": done.stats.iter().map(|s| s.total).fold(f64::MIN, f64::max) / first.total,
+        "deepest_overlap_end": last.deepest_overlap,
+        "max_speed_end_m_s": last.max_speed,
+        "kinetic_end_j": last.kinetic,
+        "at_rest_end": rest.at_rest,
+        "deepest_resting_overlap_end": rest.deepest,
+    });
+    if cli.json {
+        println!("{summary}");
+    } else {
+        println!(
+            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {:.4e} J → {:.4e} J (peak {:.5} of the start); at the last step: kinetic energy {:.3e} J, deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s; {} of {} spheres at rest (< {} m/s), deepest overlap among them {:.3}%",
+            done.stats.len(),
+            done.time,
+            path.name(),
+            first.total,
+            last.total,
+            summary["energy_peak_over_start"].as_f64().unwrap_or(0.0),
+            last.kinetic,
+            100.0 * last.deepest_overlap,
+            last.max_speed,
+            rest.at_rest,
+            rest.spheres,
+            g::REST_SPEED,
+            100.0 * rest.deepest
+        );
+    }
+    if let Some(out) = &cli.output {
+        let mut text = String::from("x,y,z,vx,vy,vz,radius\n");
+        for (p, v) in end_pos.iter().zip(&end_vel) {
+            text += &format!("{},{},{},{},{},{},{}\n", p.x, p.y, p.z, v.x, v.y, v.z, p.w);
+        }
+        std::fs::write(out, text)
+            .map_err(|e| Error::input(format!("cannot write --output {}: {e}", out.display())))?;
+    }
+    Ok(Outcome::Done)
+}

@@ -1,0 +1,86 @@
+//! The application layer: the command line and the front ends it dispatches to. `main.rs`
+//! parses ([`parse`]), runs ([`run`]) and maps the [`Outcome`] to an exit code; everything a
+//! front end does between the two lives here.
+
+mod cli;
+mod fluid;
+mod grains;
+mod shared;
+
+use clap::{CommandFactory, FromArgMatches};
+
+pub use cli::Cli;
+
+use crate::Error;
+
+/// How a run ended, short of an error.
+pub enum Outcome {
+    /// It did what was asked.
+    Done,
+    /// `--verify` found a stage outside the tolerance.
+    VerifyFailed,
+    /// A signal stopped the run after a checkpoint: exit 128 + the signal's number.
+    Interrupted(i32),
+}
+
+/// What the command line asks for.
+pub enum Parsed {
+    /// A run, with a scene file's settings merged under the flags.
+    Run(Box<Cli>),
+    /// `--help` or `--version`: the text to print.
+    Help(String),
+    /// A usage error or a bad scene file, in one line.
+    Usage(String),
+}
+
+/// Parses the process's command line (and the scene file `--scene` names).
+pub fn parse() -> Parsed {
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
+    let cli = match parsed {
+        Ok((mut cli, m)) => {
+            // Arguments only: the derive also registers the struct as a group.
+            cli.given = Cli::command()
+                .get_arguments()
+                .map(|a| a.get_id().as_str())
+                .filter(|id| m.value_source(id) == Some(clap::parser::ValueSource::CommandLine))
+                .map(String::from)
+                .collect();
+            cli
+        }
+        Err(e) => {
+            use clap::error::ErrorKind::*;
+            if matches!(
+                e.kind(),
+                DisplayHelp | DisplayVersion | DisplayHelpOnMissingArgumentOrSubcommand
+            ) {
+                return Parsed::Help(e.render().to_string());
+            }
+            return Parsed::Usage(cli::one_line_clap_error(&e));
+        }
+    };
+    let mut cli = match cli::with_scene_file(cli) {
+        Ok(cli) => cli,
+        Err(e) => return Parsed::Usage(one_line(&e.to_string())),
+    };
+    // An end time alone runs until it: the step count is then only a cap.
+    if cli.end_time.is_some() && cli.steps == 0 {
+        cli.steps = u64::MAX;
+    }
+    Parsed::Run(Box::new(cli))
+}
+
+/// Runs what the flags ask for: the viewer, a headless run, `--verify`, `--bench`, grains.
+pub fn run(cli: &Cli) -> Result<Outcome, Error> {
+    // `--print-scene` prints a fluid scene whatever the model.
+    if cli.model == cli::Model::Grains && cli.print_scene.is_none() {
+        return grains::grains(cli);
+    }
+    fluid::run(cli)
+}
+
+/// `msg` on one line: its whitespace runs joined by single spaces.
+pub fn one_line(msg: &str) -> String {
+    msg.split_whitespace().collect::<Vec<_>>().join(" ")
+}
