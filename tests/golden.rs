@@ -1,5 +1,7 @@
-//! The redesign's bit guard: the default dam break, 50 steps, both solvers on both paths, against
-//! the `--stats` rows and the `--output` values recorded before the house was rebuilt (issue 33).
+//! The redesign's bit guard: the default dam break (50 steps) and three example scenes (30
+//! steps: a still obstacle, a moving one, emitters), both solvers on both paths, against the
+//! `--stats` rows and the `--output` values recorded before the house was rebuilt (issue 33, at
+//! 6431292).
 //! A change of shape must leave every number as it was; a change of physics re-records the
 //! files on purpose and says so in its commit.
 //!
@@ -31,25 +33,20 @@ fn rows(text: &str) -> Vec<&str> {
     text.lines().filter(|l| !l.starts_with('#')).collect()
 }
 
-/// Runs the dam break and returns (stats, output) as text.
-fn run(solver: &str, path: &str) -> (String, String) {
+/// Runs gpu-sph with `args` on `path` (`--cpu` or `--gpu`) and returns (stats, output) as text.
+fn run(case: &str, args: &[&str], path: &str) -> (String, String) {
     let dir = tmp_dir();
-    let stats = dir.join(format!("golden_{solver}_{path}_stats.csv"));
-    let output = dir.join(format!("golden_{solver}_{path}_output.csv"));
-    run_ok(&[
-        "--headless",
-        path,
-        "--solver",
-        solver,
-        "-n",
-        PARTICLES,
-        "--steps",
-        STEPS,
+    let stats = dir.join(format!("golden_{case}_{path}_stats.csv"));
+    let output = dir.join(format!("golden_{case}_{path}_output.csv"));
+    let mut all = vec!["--headless", path];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&[
         "--stats",
         stats.to_str().unwrap(),
         "--output",
         output.to_str().unwrap(),
     ]);
+    run_ok(&all);
     let read = |p: &PathBuf| std::fs::read_to_string(p).unwrap();
     (read(&stats), read(&output))
 }
@@ -90,12 +87,13 @@ fn compare(what: &str, got: &str, want: &str, exact: bool) {
     }
 }
 
-fn check(solver: &str) {
+/// `case` (the golden files' prefix) run with `args` on both paths against its recorded text.
+fn check(case: &str, args: &[&str]) {
     let bless = std::env::var("GPU_SPH_BLESS").as_deref() == Ok("1");
-    let (stats, output) = run(solver, "--cpu");
+    let (stats, output) = run(case, args, "--cpu");
     let (gs, go) = (
-        golden(&format!("{solver}_stats.csv")),
-        golden(&format!("{solver}_output.csv")),
+        golden(&format!("{case}_stats.csv")),
+        golden(&format!("{case}_output.csv")),
     );
     if bless {
         std::fs::create_dir_all(gs.parent().unwrap()).unwrap();
@@ -106,31 +104,72 @@ fn check(solver: &str) {
         std::fs::read_to_string(&gs).unwrap(),
         std::fs::read_to_string(&go).unwrap(),
     );
-    compare(&format!("{solver} CPU --stats"), &stats, &want_stats, true);
-    compare(
-        &format!("{solver} CPU --output"),
-        &output,
-        &want_output,
-        true,
-    );
+    compare(&format!("{case} CPU --stats"), &stats, &want_stats, true);
+    compare(&format!("{case} CPU --output"), &output, &want_output, true);
     let Some(ctx) = common::gpu() else { return };
     let exact = ctx.info.device_type == wgpu::DeviceType::Cpu;
-    let (stats, output) = run(solver, "--gpu");
-    compare(&format!("{solver} GPU --stats"), &stats, &want_stats, exact);
+    let (stats, output) = run(case, args, "--gpu");
+    compare(&format!("{case} GPU --stats"), &stats, &want_stats, exact);
     compare(
-        &format!("{solver} GPU --output"),
+        &format!("{case} GPU --output"),
         &output,
         &want_output,
         exact,
     );
 }
 
+fn dam_break(solver: &str) {
+    check(
+        solver,
+        &["--solver", solver, "-n", PARTICLES, "--steps", STEPS],
+    );
+}
+
+/// An example scene at a coarse spacing (a few thousand particles), 30 steps.
+fn scene(name: &str, spacing: &str, solver: &str) {
+    let file = format!("{}/scenes/examples/{name}.json", env!("CARGO_MANIFEST_DIR"));
+    check(
+        &format!("{name}_{solver}"),
+        &[
+            "--scene",
+            &file,
+            "--spacing",
+            spacing,
+            "--solver",
+            solver,
+            "--steps",
+            "30",
+        ],
+    );
+}
+
 #[test]
 fn dfsph_dam_break_keeps_its_bits() {
-    check("dfsph");
+    dam_break("dfsph");
 }
 
 #[test]
 fn wcsph_dam_break_keeps_its_bits() {
-    check("wcsph");
+    dam_break("wcsph");
+}
+
+#[test]
+fn a_dam_break_on_an_obstacle_keeps_its_bits() {
+    for solver in ["dfsph", "wcsph"] {
+        scene("dam-break-obstacle", "0.03", solver);
+    }
+}
+
+#[test]
+fn a_wave_maker_keeps_its_bits() {
+    for solver in ["dfsph", "wcsph"] {
+        scene("wave-maker", "0.04", solver);
+    }
+}
+
+#[test]
+fn a_fountain_keeps_its_bits() {
+    for solver in ["dfsph", "wcsph"] {
+        scene("fountain", "0.03", solver);
+    }
 }
