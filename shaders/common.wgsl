@@ -167,10 +167,17 @@ fn reflect_across(x: vec3<f32>, plane: vec3<f32>, axes: vec3<bool>) -> vec3<f32>
 }
 
 // The velocity of an image across the walls of `axes` in the kinematic terms: free slip, the
-// normal components reflected (in the viscous terms it is -v, no slip; src/cpu/walls.rs
-// image_velocity gives the wall model).
+// normal components reflected (src/cpu/walls.rs image_velocity gives the wall model).
 fn image_velocity(v: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
     return select(v, -v, axes);
+}
+
+// The velocity of an image in the viscous terms of both solvers: -v, the no-slip wall (Morris
+// et al. 1997; src/cpu/walls.rs viscous_image_velocity, its twin). The one place the tank
+// walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
+// Worked example: v = (1, 2, 3) -> (-1, -2, -3).
+fn viscous_image_velocity(v: vec3<f32>) -> vec3<f32> {
+    return -v;
 }
 
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27

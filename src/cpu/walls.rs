@@ -97,7 +97,10 @@ pub fn image_velocity(v: Vec3, axes: BVec3) -> Vec3 {
     Vec3::select(axes, -v, v)
 }
 
-/// The velocity of an image in the viscous terms: −v (no slip; see [`image_velocity`]).
+/// The velocity of an image in the viscous terms of both solvers: −v (no slip; see
+/// [`image_velocity`]). The one place the tank walls' viscous model is written in Rust: the
+/// WCSPH forces (all three walks) and DFSPH's `dfsph_accel` call it, as `forces.wgsl` and
+/// `dfsph_accel.wgsl` call its WGSL twin in common.wgsl.
 #[inline]
 pub fn viscous_image_velocity(v: Vec3) -> Vec3 {
     -v
