@@ -198,7 +198,7 @@ fn block_span(w: u32, blocks: u32, n: u32) -> vec2<u32> {
     return vec2<u32>(min(w * chunk, n), min((w + 1u) * chunk, n));
 }
 
-// The fixed reduction tree of one workgroup (src/cpu/dfsph.rs block_sums, block_maxima):
+// The fixed reduction tree of one workgroup (src/cpu/dfsph/blocks.rs block_sums, block_maxima):
 // s[l] += s[l + half] (and the max) for half = 128, 64, ..., 1; lane 0 ends with the block's
 // sum and max. Every invocation of the workgroup must call it (it holds barriers).
 var<workgroup> red_sum: array<f32, WORKGROUP_SIZE>;

@@ -1,4 +1,4 @@
-// Stage `dfsph_accel` (CPU mirror: src/cpu/dfsph.rs dfsph_accel): the non-pressure
+// Stage `dfsph_accel` (CPU mirror: src/cpu/dfsph/accel.rs dfsph_accel): the non-pressure
 // accelerations of DFSPH and the explicit viscous terms' rate, one invocation per group of the
 // grouped walk. a_i = g + sum_j [(mu/rho_i) m (v_j - v_i)/rho_j 45/(pi h^6)(h - r)   (Mueller
 // et al. 2003, off by default) + m alpha c h (v_ij . x_ij)/((r^2 + 0.01 h^2) rho_bar_ij)

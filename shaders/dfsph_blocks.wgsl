@@ -1,4 +1,4 @@
-// Stage `dfsph_blocks` (CPU mirror: src/cpu/dfsph.rs block_sums, block_maxima): per
+// Stage `dfsph_blocks` (CPU mirror: src/cpu/dfsph/blocks.rs block_sums, block_maxima): per
 // workgroup of 256 particles, the sum and the maximum of a per-particle value (a solve's
 // residual, the density error) in the fixed tree of reduce_block, lanes past N padded with 0;
 // dfsph_control and dfsph_stats fold the blocks. The grouped walks give one invocation a

@@ -1,4 +1,4 @@
-// Stage `dfsph_control` (CPU mirror: src/cpu/dfsph.rs dfsph_control): one workgroup reduces
+// Stage `dfsph_control` (CPU mirror: src/cpu/dfsph/control.rs dfsph_control): one workgroup reduces
 // the block sums of a solve's residuals (lane l adds blocks l, l + 256, ... in order, then
 // the tree of reduce_block), and decides on the GPU whether another iteration runs: while
 // fewer than min_iterations ran, or the mean residual exceeds eta, up to max_iterations.

@@ -1,4 +1,4 @@
-// Stage `dfsph_density` (CPU mirror: src/cpu/dfsph.rs dfsph_density): the DFSPH density and
+// Stage `dfsph_density` (CPU mirror: src/cpu/dfsph/density.rs dfsph_density): the DFSPH density and
 // factor (Bender & Koschier 2017, eq. 9), one invocation per group of the grouped walk.
 // Inputs (slot order): sorted_pos, slot_start, the groups `order` listed (group_range,
 // group_args). Outputs: dfsph_rho (N), alpha (N), and the density error
@@ -8,7 +8,7 @@
 // s_i = sum_j |H_j|^2 with H_j = sum_m R_m m gradW(x_i - R_m x_j) over neighbour j and its
 // images (a neighbour reacts to i and to i's images alike), alpha_i = rho_i / (g'_i . g_i +
 // s_i - sum_m (R_m g'_i) . m gradW_ii'), the exact diagonal of the solve with images moving as
-// their reflected originals (derivation: src/cpu/dfsph.rs DensitySums), negated with fewer
+// their reflected originals (derivation: src/cpu/dfsph/density.rs DensitySums), negated with fewer
 // than min_neighbours neighbours (the divergence-free solve skips such a particle, the
 // constant-density solve uses |alpha|). Away from walls H_j = m gradW_ij. Near an obstacle,
 // its boundary particles (bind group 1, boundary.wgsl) add psi_b W_ib to rho, psi_b gradW_ib
@@ -102,7 +102,7 @@ fn finish(m: Member, i: u32) {
     if near {
         rho = rho + bsum;
     }
-    // The particle's own images carry its stiffness and move with it (src/cpu/dfsph.rs
+    // The particle's own images carry its stiffness and move with it (src/cpu/dfsph/density.rs
     // DensitySums): its own update is -c G' with G' = g + the own images' gradients.
     let x = m.x;
     let walls = m.walls;
@@ -143,7 +143,7 @@ fn finish(m: Member, i: u32) {
     }
     let grad2 = m.grad2 + (m.hj.x * m.hj.x + m.hj.y * m.hj.y + m.hj.z * m.hj.z);
     let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + grad2 - own;
-    // Below the neighbour threshold alpha is stored negated (src/cpu/dfsph.rs finish_alpha).
+    // Below the neighbour threshold alpha is stored negated (src/cpu/dfsph/density.rs finish_alpha).
     var a = 0.0;
     if denom > 0.0 {
         a = rho / denom;

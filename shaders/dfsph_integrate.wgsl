@@ -1,4 +1,4 @@
-// Stage `dfsph_integrate` (CPU mirror: src/cpu/dfsph.rs dfsph_integrate): x' = x + v dt with
+// Stage `dfsph_integrate` (CPU mirror: src/cpu/dfsph/integrate.rs dfsph_integrate): x' = x + v dt with
 // the tank's hard clamp held dfsph.wall_inset (half a spacing) inside the walls, so a particle
 // never meets its own mirror image (an outward normal speed becomes -restitution times itself,
 // as in `integrate`), and the warm-start store: warm[id] = (kappa_v_sum dt_prev,

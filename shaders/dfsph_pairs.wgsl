@@ -1,4 +1,4 @@
-// The DFSPH pair walk (CPU mirror: src/cpu/dfsph.rs group_pairs, cubic_w, cubic_grad), prepended
+// The DFSPH pair walk (CPU mirror: src/cpu/dfsph/pairs.rs group_pairs, cubic_w, cubic_grad), prepended
 // after walk.wgsl and members.wgsl to the DFSPH stages that walk: those that define `fn dfsph_pair(`. Such a
 // stage binds `params`, `fluid`, `dfsph`, `sorted_pos`, `slot_start`, `group_range` and
 // `group_args`, and defines

@@ -1,4 +1,4 @@
-// Stage `dfsph_predict` (CPU mirror: src/cpu/dfsph.rs dfsph_predict): one substep of the
+// Stage `dfsph_predict` (CPU mirror: src/cpu/dfsph/predict.rs dfsph_predict): one substep of the
 // non-pressure accelerations, v <- v + a dt_sub (dt_sub = dt / n, n the substeps
 // dfsph_timestep chose); after the last, v is v*, the velocity the constant-density solve
 // corrects.

@@ -1,4 +1,4 @@
-// Stage `dfsph_pressure` (CPU mirror: src/cpu/dfsph.rs dfsph_pressure): the velocity update
+// Stage `dfsph_pressure` (CPU mirror: src/cpu/dfsph/pressure.rs dfsph_pressure): the velocity update
 // of a DFSPH solve, one invocation per group of the grouped walk, dispatched indirectly
 // from the solve's control block (0 workgroups once the solve has converged).
 // Inputs (slot order): sorted_pos, slot_start, dfsph_rho, kappa, step_state[0] = dt, the

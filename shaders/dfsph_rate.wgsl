@@ -1,4 +1,4 @@
-// Stage `dfsph_rate` (CPU mirror: src/cpu/dfsph.rs dfsph_rate): a DFSPH solve's density
+// Stage `dfsph_rate` (CPU mirror: src/cpu/dfsph/rate.rs dfsph_rate): a DFSPH solve's density
 // change rate, the stiffness it asks for, and the residual, one invocation per group of the
 // grouped walk, dispatched indirectly from the solve's control block.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, step_state[0]

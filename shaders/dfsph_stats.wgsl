@@ -1,4 +1,4 @@
-// Stage `dfsph_stats` (CPU mirror: src/cpu/dfsph.rs dfsph_step, its DfsphStats): one
+// Stage `dfsph_stats` (CPU mirror: src/cpu/dfsph/mod.rs dfsph_step, its DfsphStats): one
 // workgroup reduces the density error at the new positions (the block sums and maxima of
 // `dfsph_density`, lane l taking blocks l, l + 256, ... then the tree) and gathers the
 // step's statistics block, the few bytes the host reads.

@@ -1,4 +1,4 @@
-// Stage `dfsph_timestep` (CPU mirror: src/cpu/dfsph.rs dfsph_timestep): reduces
+// Stage `dfsph_timestep` (CPU mirror: src/cpu/dfsph/timestep.rs dfsph_timestep): reduces
 // v_max = max |v + a dt_prev| (the speed before the pressure solve) and S_max = max accel.w
 // (the explicit viscous terms' rate, see dfsph_accel) in two levels,
 // `dfsph_timestep_blocks` (B workgroups, a block of particles each) then `dfsph_timestep` (one

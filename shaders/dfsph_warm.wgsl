@@ -1,4 +1,4 @@
-// Stage `dfsph_warm` (CPU mirror: src/cpu/dfsph.rs dfsph_warm): a solve's starting stiffness
+// Stage `dfsph_warm` (CPU mirror: src/cpu/dfsph/warm.rs dfsph_warm): a solve's starting stiffness
 // from what the same solve applied to the particle last step (SPlisHSPlasH's warm start):
 // half of it, and only where the solve finds compression now (kappa > 0 from the rate pass
 // just before); and the solve's control block reset so its first iteration runs.

@@ -76,25 +76,25 @@ stage_table! {
     /// `integrate`: symplectic Euler and the tank's clamp.
     Integrate => "integrate", Some(shaders::INTEGRATE), "cpu::integrate::integrate";
     /// `dfsph_density`: DFSPH's ρ and α, and its pair lists.
-    DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::dfsph_density";
+    DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::density::dfsph_density";
     /// `dfsph_warm`: the solves' warm start.
-    DfsphWarm => "dfsph_warm", Some(shaders::DFSPH_WARM), "cpu::dfsph::dfsph_warm";
+    DfsphWarm => "dfsph_warm", Some(shaders::DFSPH_WARM), "cpu::dfsph::warm::dfsph_warm";
     /// `dfsph_pressure`: one Jacobi update of the velocities.
-    DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "cpu::dfsph::dfsph_pressure";
+    DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "cpu::dfsph::pressure::dfsph_pressure";
     /// `dfsph_rate`: the density change rates and the residual blocks.
-    DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::dfsph_rate";
+    DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::rate::dfsph_rate";
     /// `dfsph_blocks`: the residual blocks folded in a fixed tree.
-    DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "cpu::dfsph::block_sums";
+    DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "cpu::dfsph::blocks::block_sums";
     /// `dfsph_control`: the solve's convergence decision.
-    DfsphControl => "dfsph_control", Some(shaders::DFSPH_CONTROL), "cpu::dfsph::dfsph_control";
+    DfsphControl => "dfsph_control", Some(shaders::DFSPH_CONTROL), "cpu::dfsph::control::dfsph_control";
     /// `dfsph_accel`: DFSPH's non-pressure accelerations.
-    DfsphAccel => "dfsph_accel", Some(shaders::DFSPH_ACCEL), "cpu::dfsph::dfsph_accel";
+    DfsphAccel => "dfsph_accel", Some(shaders::DFSPH_ACCEL), "cpu::dfsph::accel::dfsph_accel";
     /// `dfsph_timestep`: DFSPH's CFL and viscous step.
-    DfsphTimestep => "dfsph_timestep", Some(shaders::DFSPH_TIMESTEP), "cpu::dfsph::dfsph_timestep";
+    DfsphTimestep => "dfsph_timestep", Some(shaders::DFSPH_TIMESTEP), "cpu::dfsph::timestep::dfsph_timestep";
     /// `dfsph_predict`: the predicted velocities.
-    DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "cpu::dfsph::dfsph_predict";
+    DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "cpu::dfsph::predict::dfsph_predict";
     /// `dfsph_integrate`: positions, warm-start stiffness and the tank's clamp.
-    DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "cpu::dfsph::dfsph_integrate";
+    DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "cpu::dfsph::integrate::dfsph_integrate";
     /// `dfsph_stats`: DFSPH's 8-word statistics block (built at the end of the CPU's step).
     DfsphStats => "dfsph_stats", Some(shaders::DFSPH_STATS), "cpu::dfsph::dfsph_step";
     /// `stats`: the statistics block of either solver.

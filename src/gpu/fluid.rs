@@ -450,7 +450,7 @@ impl Simulation {
         }
     }
 
-    /// One DFSPH step (src/cpu/dfsph.rs lists the stages): divergence-free solve,
+    /// One DFSPH step (src/cpu/dfsph/mod.rs lists the stages): divergence-free solve,
     /// non-pressure accelerations (and the mouse force), time step, predicted velocities in
     /// up to K viscous substeps (those past the step's count dispatch nothing),
     /// constant-density solve, positions; then the grid, ρ and α at the new positions and the

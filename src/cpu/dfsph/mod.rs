@@ -1,0 +1,786 @@
+//! The DFSPH solver on the CPU: the mirror of the `dfsph_*` WGSL stages, one function per
+//! pass, with the same loops, the same pair order and the same `f32` operations, so the two
+//! paths agree bit for bit on lavapipe.
+//!
+//! Divergence-free SPH (Bender & Koschier, "Divergence-Free Smoothed Particle Hydrodynamics",
+//! SCA 2015; "Divergence-Free SPH for Incompressible and Viscous Fluids", IEEE TVCG 2017),
+//! arranged as SPlisHSPlasH's `TimeStepDFSPH` arranges it. One step:
+//! 1. neighbour grid and reorder (as for WCSPH), then [`dfsph_density`]: the density
+//!    ρ_i = m Σ_j W_ij and the factor α_i = ρ_i / (|Σ_j m∇W_ij|² + Σ_j |m∇W_ij|²) (BK17 eq. 9);
+//! 2. the divergence-free solve ([`Solve::Divergence`]): κ^v_i = (Dρ_i/Dt)/dt · α_i from the
+//!    density change rate Dρ_i/Dt = Σ_j m (v_i − v_j)·∇W_ij ([`dfsph_rate`]), only where it is
+//!    positive (compression), then v_i −= dt Σ_j m (κ_i/ρ_i + κ_j/ρ_j) ∇W_ij
+//!    ([`dfsph_pressure`]), until the mean of max(Dρ/Dt, 0)·dt/ρ0 ≤ η_v; warm-started with
+//!    half of last step's stiffness where the fluid compresses now ([`dfsph_warm`]);
+//! 3. [`dfsph_accel`]: gravity and viscosity (WCSPH's artificial viscosity Π term for term,
+//!    on approaching pairs); [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|, at most K
+//!    times the explicit viscosity's stability limit (K = `--viscous-substeps`, default 1),
+//!    clamped to [dt_min, dt_max]; [`dfsph_predict`]: v += a dt/n, n ≤ K substeps each within
+//!    the limit, [`dfsph_accel`] again before each later one; the last leaves v*;
+//! 4. the constant-density solve ([`Solve::Density`]): predicted densities
+//!    ρ*_i = max(ρ_i + dt Dρ_i/Dt, ρ0), κ_i = (ρ*_i − ρ0)/dt² · α_i, the same velocity update,
+//!    until the mean of ρ*_i/ρ0 − 1 ≤ η (at least two iterations);
+//! 5. [`dfsph_integrate`]: x += v dt, and the stiffness of both solves is kept (per particle
+//!    id, dt removed) to warm-start the next step's solves ([`dfsph_warm`]);
+//! 6. the grid and [`dfsph_density`] again at the new positions, which gives this step's
+//!    density error (mean and maximum of max(ρ/ρ0 − 1, 0)) and is the next step's step 1.
+//!
+//! One kernel throughout the solver: the cubic spline of support h (Monaghan 1992, the kernel
+//! SPlisHSPlasH uses), [`cubic_w`] and its own gradient [`cubic_grad`], for the density, α,
+//! the density change rate and the pressure accelerations, so the solve's linearisation is
+//! the derivative of the density it corrects. (WCSPH and density-only runs keep poly6.)
+//!
+//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`super::walls`]) take
+//! part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and j's
+//! velocity with the normal components reflected in the density change rate (free slip,
+//! [`image_velocity`]) and reversed in the viscosity (no slip), the wall model of both
+//! solvers. Images add
+//! to the gradient sum of α_i but not to its Σ|m∇W_ij|² term, since an image is not an
+//! unknown of its own, as SPlisHSPlasH treats boundary neighbours.
+//!
+//! Particle deficiency: with fewer than [`DFSPH_MIN_NEIGHBOURS`](crate::params::DFSPH_MIN_NEIGHBOURS)
+//! neighbours (images included) α_i is stored negated: the divergence-free solve skips the
+//! particle and its divergence does not count towards the residual (SPlisHSPlasH's guard,
+//! which only that solve has), while the constant-density solve uses |α_i|. Zeroing α for
+//! both solves let the sparse toe of a dam break pass through itself (density errors of
+//! 70–160%, measured) and the front run 30% ahead of Martin & Moyce.
+//!
+//! The implied pressure: the stiffness a solve applies is κ_i = p_i/ρ_i (the update is the
+//! symmetric pressure gradient −dt Σ m (p_i/ρ_i² + p_j/ρ_j²)∇W_ij), so the pressure the
+//! constant-density solve implies is p_i = ρ_i Σ_iterations κ_i, [`implied_pressure`].
+//!
+//! Pair lists: positions stay put through a step's two solves, so [`dfsph_density`]'s walk
+//! records every pair it finds ([`PairList`], in walk order, 8 bytes a pair: the candidate,
+//! its image's walls and the kernel gradient's factor) and the solves' [`dfsph_rate`] and
+//! [`dfsph_pressure`] passes and [`dfsph_accel`] replay the list instead of walking again,
+//! recomputing each pair's d from the group's [`Frame`] with the walk's operations: the same
+//! terms in the same order, so the same bits as a walk (and as the GPU, which walks each
+//! time). Measured on the 20k dam break: 4.2× less time a step over the first 150 steps; the
+//! 8-byte pairs took another 15–20% off a 100k step (docs/benchmarks.md).
+//!
+//! Residuals are reduced in a fixed tree (no float atomics): [`block_sums`] per block of 256
+//! particles (pairwise halving), then [`reduce_total`]; the GPU's workgroups do exactly this.
+//!
+//! Files: one per stage, named after its WGSL twin (`density.rs` mirrors `dfsph_density.wgsl`,
+//! `rate.rs` `dfsph_rate.wgsl`, …), `pairs.rs` the pair walk of `dfsph_pairs.wgsl`, `blocks.rs`
+//! the fixed-tree reductions; this file chains them into [`solve`] and [`dfsph_step`].
+//!
+//! Worked example (h = 1, m = 1, ρ0 = 1, no walls in reach): two particles 0.5 apart have
+//! W(0.5) = 8/π · 0.25 = 0.6366 and ρ = 8/π + 0.6366 = 3.1831 each; |m∇W| = 48/π · 0.25 = 3.8197,
+//! so α = 3.1831 / (2 · 3.8197²) = 0.1091 (but 0 here in practice: two particles are far
+//! below the neighbour threshold; the unit tests lower it).
+
+pub mod accel;
+pub mod blocks;
+pub mod control;
+pub mod density;
+pub mod integrate;
+pub mod pairs;
+pub mod predict;
+pub mod pressure;
+pub mod rate;
+pub mod timestep;
+pub mod warm;
+
+pub use accel::*;
+pub use blocks::*;
+pub use control::*;
+pub use density::*;
+pub use integrate::*;
+pub use pairs::*;
+pub use predict::*;
+pub use pressure::*;
+pub use rate::*;
+pub use timestep::*;
+pub use warm::*;
+
+use glam::Vec3;
+
+use crate::boundary::Boundary;
+use crate::core::Stage;
+use crate::cpu::Grid;
+use crate::cpu::clock::{record_grid, timed};
+use crate::cpu::interact::{InteractParams, interact};
+use crate::cpu::reorder::{self, Particles};
+use crate::params::{DfsphParams, FluidParams, SimParams};
+
+pub use crate::core::DfsphStats;
+/// Particles a DFSPH run may hold: a [`Pair`] packs the candidate's index into 26 bits.
+pub use crate::core::limits::DFSPH_MAX_PARTICLES as MAX_PARTICLES;
+pub use crate::kernel::{cubic_grad, cubic_w};
+
+/// The pressure the constant-density solve implied, p_i = ρ_i κ_sum_i (see the module doc).
+pub fn implied_pressure(density: &[f32], kappa_sum: &[f32]) -> Vec<f32> {
+    density.iter().zip(kappa_sum).map(|(r, k)| r * k).collect()
+}
+
+/// The state a DFSPH run carries from step to step besides the particles.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DfsphCarry {
+    /// Warm-start stiffness per particle id: (κ^v·dt, κ·dt²) of the last step.
+    pub warm: Vec<[f32; 2]>,
+    /// dt of the last step (the divergence solve's dt), s.
+    pub dt_prev: f32,
+}
+
+impl DfsphCarry {
+    /// A run's start: no stiffness yet, dt_prev = dt_max.
+    pub fn new(n: usize, dp: &DfsphParams) -> Self {
+        Self {
+            warm: vec![[0.0; 2]; n],
+            dt_prev: dp.dt_max,
+        }
+    }
+}
+
+/// Everything one solve computed, for verification.
+#[derive(Clone, Debug, Default)]
+pub struct SolveTrace {
+    /// The rate pass on the velocities the solve starts from (where to warm-start).
+    pub first_rate: Rate,
+    /// The warm-start stiffness.
+    pub warm_kappa: Vec<f32>,
+    /// Velocities after each pressure update (the warm start's first).
+    pub velocities: Vec<Vec<Vec3>>,
+    /// Each rate evaluation.
+    pub rates: Vec<Rate>,
+    /// The control state after each decision.
+    pub states: Vec<SolveState>,
+    /// Σ κ applied per particle.
+    pub kappa_sum: Vec<f32>,
+}
+
+/// Runs one solve from velocities `vel` (updated in place), the mirror of the GPU's sequence
+/// rate → warm → pressure → rate → control → (pressure → rate → control)*. With `record`,
+/// the trace keeps every iteration's velocities and rate pass (for verification); without,
+/// only the control states, so a run does not copy N values per iteration.
+#[allow(clippy::too_many_arguments)]
+pub fn solve(
+    record: bool,
+    which: Solve,
+    sorted: &Particles,
+    vel: &mut [Vec3],
+    da: &DensityAlpha,
+    warm: &[[f32; 2]],
+    b: Option<&Boundary>,
+    power: &mut [f32],
+    dt: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> SolveTrace {
+    let n = sorted.len();
+    let (eta, min_it) = match which {
+        Solve::Divergence => (dp.eta_v, 1),
+        Solve::Density => (dp.eta_d, 2),
+    };
+    // The density change rate at the current velocities: once before the solve, then once per
+    // iteration.
+    let rate_at = |vel: &[Vec3]| {
+        timed(Stage::DfsphRate, || {
+            dfsph_rate(
+                which,
+                &sorted.pos,
+                vel,
+                &da.density,
+                &da.alpha,
+                &da.pairs,
+                b,
+                dt,
+                sp,
+                fp,
+                dp,
+            )
+        })
+    };
+    let first_rate = rate_at(vel);
+    let mut tr = SolveTrace {
+        warm_kappa: timed(Stage::DfsphWarm, || {
+            dfsph_warm(which, warm, &sorted.id, &first_rate.kappa, dt)
+        }),
+        first_rate,
+        kappa_sum: vec![0.0; n],
+        ..Default::default()
+    };
+    let mut kappa = tr.warm_kappa.clone();
+    let mut state = SolveState::default();
+    loop {
+        timed(Stage::DfsphPressure, || {
+            dfsph_pressure(
+                &sorted.pos,
+                vel,
+                &da.density,
+                &kappa,
+                &mut tr.kappa_sum,
+                &da.pairs,
+                b,
+                power,
+                dt,
+                sp,
+                fp,
+                dp,
+            )
+        });
+        if record {
+            tr.velocities.push(vel.to_vec());
+        }
+        let rate = rate_at(vel);
+        let again = timed(Stage::DfsphControl, || {
+            dfsph_control(
+                &mut state,
+                &rate.sums,
+                n as u32,
+                eta,
+                min_it,
+                dp.max_iterations,
+            )
+        });
+        if record {
+            kappa.clone_from(&rate.kappa);
+            tr.rates.push(rate);
+        } else {
+            kappa = rate.kappa;
+        }
+        tr.states.push(state);
+        if !again {
+            break;
+        }
+    }
+    tr
+}
+
+/// Everything one DFSPH step computed, in the step's slot order.
+#[derive(Clone, Debug)]
+pub struct DfsphTrace {
+    /// The grid of the step's starting positions.
+    pub grid: Grid,
+    /// Per particle (this slot order): the power per unit mass the obstacles' pushes put in,
+    /// summed over both solves' iterations (empty without obstacles).
+    pub power: Vec<f32>,
+    /// The state gathered into slot order.
+    pub sorted: Particles,
+    /// ρ and α at the start.
+    pub start: DensityAlpha,
+    /// The divergence-free solve.
+    pub divergence: SolveTrace,
+    /// Non-pressure accelerations (the first substep's).
+    pub acc: Vec<Vec3>,
+    /// The explicit viscous terms' row sums S_i (accel.w on the GPU).
+    pub viscous_rate: Vec<f32>,
+    /// The step and its substeps.
+    pub timestep: Timestep,
+    /// The velocities after the first substep (v* where there is one).
+    pub predicted: Vec<Vec3>,
+    /// Each later substep's accelerations and the velocities after it (recorded traces only);
+    /// the last velocities are v*.
+    pub substeps: Vec<(Vec<Vec3>, Vec<Vec3>)>,
+    /// The constant-density solve.
+    pub density: SolveTrace,
+    /// The state after the step (this step's slot order).
+    pub next: Particles,
+    /// The carried state after the step.
+    pub carry: DfsphCarry,
+    /// The grid of the new positions.
+    pub next_grid: Grid,
+    /// The new state in the new grid's slot order.
+    pub next_sorted: Particles,
+    /// ρ and α at the new positions (the next step's start).
+    pub end: DensityAlpha,
+    /// The step's statistics block.
+    pub stats: DfsphStats,
+}
+
+/// ρ, α and the grid of a state: what a DFSPH step starts from.
+pub fn prepare(
+    state: &Particles,
+    b: Option<&Boundary>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> (Grid, Particles, DensityAlpha) {
+    let (grid, gt) = Grid::build_timed(&state.pos, sp);
+    record_grid(&gt);
+    let sorted = timed(Stage::Reorder, || reorder::reorder(state, &grid.sorted_ids));
+    let da = timed(Stage::DfsphDensity, || {
+        dfsph_density(&sorted.pos, &grid.slot_start, b, sp, fp, dp)
+    });
+    (grid, sorted, da)
+}
+
+/// Advances `state` by one DFSPH step. `start`, if given, is [`prepare`] of `state` (the last
+/// step's end), so it is not computed twice. `record` keeps every iteration in the trace
+/// (see [`solve`]).
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_step(
+    record: bool,
+    state: &Particles,
+    carry: &DfsphCarry,
+    start: Option<(Grid, Particles, DensityAlpha)>,
+    b: Option<&Boundary>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> DfsphTrace {
+    dfsph_step_with(record, state, carry, start, b, None, sp, fp, dp)
+}
+
+/// [`dfsph_step`] with the viewer's mouse force: stage `interact` adds it to the non-pressure
+/// accelerations of every substep, before the time step reads them, as the GPU's step
+/// dispatches it after each `dfsph_accel`.
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_step_with(
+    record: bool,
+    state: &Particles,
+    carry: &DfsphCarry,
+    start: Option<(Grid, Particles, DensityAlpha)>,
+    b: Option<&Boundary>,
+    interaction: Option<&InteractParams>,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> DfsphTrace {
+    let (grid, sorted, da) = start.unwrap_or_else(|| prepare(state, b, sp, fp, dp));
+    // The power the obstacles put in, per particle of this slot order, over both solves.
+    let mut power = match b {
+        Some(_) => vec![0.0f32; sorted.len()],
+        None => Vec::new(),
+    };
+    let mut vel = sorted.vel.clone();
+    let dt_v = carry.dt_prev;
+    let divergence = solve(
+        record,
+        Solve::Divergence,
+        &sorted,
+        &mut vel,
+        &da,
+        &carry.warm,
+        b,
+        &mut power,
+        dt_v,
+        sp,
+        fp,
+        dp,
+    );
+    let (mut acc, viscous_rate) = timed(Stage::DfsphAccel, || {
+        dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
+    });
+    if let Some(ip) = interaction {
+        interact(&sorted.pos, &mut acc, ip);
+    }
+    let ts = timed(Stage::DfsphTimestep, || {
+        dfsph_timestep(&vel, &acc, &viscous_rate, dt_v, dp)
+    });
+    let (dt, v_max) = (ts.dt, ts.v_max);
+    timed(Stage::DfsphPredict, || {
+        dfsph_predict(&mut vel, &acc, ts.dt_sub)
+    });
+    let predicted = vel.clone();
+    // The later substeps: the non-pressure accelerations again at the velocities the last
+    // substep left, at the same positions and densities (the first substep's S_i stands).
+    let mut substeps = Vec::new();
+    for _ in 1..ts.substeps {
+        let (mut a, _) = timed(Stage::DfsphAccel, || {
+            dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
+        });
+        if let Some(ip) = interaction {
+            interact(&sorted.pos, &mut a, ip);
+        }
+        timed(Stage::DfsphPredict, || {
+            dfsph_predict(&mut vel, &a, ts.dt_sub)
+        });
+        if record {
+            substeps.push((a, vel.clone()));
+        }
+    }
+    let density = solve(
+        record,
+        Solve::Density,
+        &sorted,
+        &mut vel,
+        &da,
+        &carry.warm,
+        b,
+        &mut power,
+        dt,
+        sp,
+        fp,
+        dp,
+    );
+    let mut warm = carry.warm.clone();
+    let moved = Particles {
+        pos: sorted.pos.clone(),
+        vel,
+        id: sorted.id.clone(),
+    };
+    let next = timed(Stage::DfsphIntegrate, || {
+        dfsph_integrate(
+            &moved,
+            &divergence.kappa_sum,
+            &density.kappa_sum,
+            dt,
+            dt_v,
+            fp,
+            dp.wall_inset,
+            &mut warm,
+        )
+    });
+    let (next_grid, next_sorted, end) = prepare(&next, b, sp, fp, dp);
+    let n = next.len() as u32;
+    let dv = divergence.states.last().copied().unwrap_or_default();
+    let dd = density.states.last().copied().unwrap_or_default();
+    let stats = timed(Stage::DfsphStats, || DfsphStats {
+        iterations_v: dv.iterations,
+        residual_v: dv.residual,
+        iterations_d: dd.iterations,
+        residual_d: dd.residual,
+        error_mean: reduce_total(&end.error_sums) / n as f32,
+        error_max: reduce_max(&end.error_maxima),
+        dt,
+        v_max,
+    });
+    DfsphTrace {
+        grid,
+        power,
+        sorted,
+        start: da,
+        divergence,
+        acc,
+        viscous_rate,
+        timestep: ts,
+        predicted,
+        substeps,
+        density,
+        next,
+        carry: DfsphCarry { warm, dt_prev: dt },
+        next_grid,
+        next_sorted,
+        end,
+        stats,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cpu::walk::groups_in_space_order;
+    use crate::cpu::walls::wall_planes;
+
+    use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
+
+    fn setup(h: f32, tank: f32) -> (SimParams, FluidParams, DfsphParams) {
+        let cfg = SphConfig::new(
+            2,
+            ConfigOverrides {
+                smoothing_radius: Some(h),
+                spacing: Some(h / 2.0),
+                particle_mass: Some(1.0),
+                rest_density: Some(1.0),
+                table_size: Some(1),
+                group_size: None,
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let ph = PhysicsConfig {
+            gravity: 0.0,
+            ..Default::default()
+        };
+        let fp = ph
+            .fluid_params(&cfg, Vec3::ZERO, Vec3::splat(tank), 1.0)
+            .unwrap();
+        let mut dp = DfsphConfig::default().params(&cfg, &ph).unwrap();
+        dp.min_neighbours = 1;
+        (sp, fp, dp)
+    }
+
+    /// The solve's passes replay the density walk's recorded pairs: each group's density
+    /// change rates from the list are the walk's bit for bit, with particles at walls, edges
+    /// and corners (images in the list) and every cell aliased into one slot (T = 1).
+    #[test]
+    fn pair_list_replays_the_walk_bit_for_bit() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let (sp, fp, dp) = setup(0.2, 1.0);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
+        let n = 400;
+        let pos: Vec<Vec3> = (0..n)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) * 0.98 + 0.01)
+            .collect();
+        let vel: Vec<Vec3> = (0..n)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5)
+            .collect();
+        let g = Grid::build(&pos, &sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        let v = reorder::gather(&vel, &g.sorted_ids);
+        let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
+        let list = &da.pairs;
+        assert_eq!(list.groups, groups_in_space_order(&sorted[..], &sp));
+        let images = list
+            .pairs
+            .iter()
+            .flatten()
+            .filter(|p| p.axes().any())
+            .count();
+        assert!(images > 0, "the corners' images are in the list");
+        for ((&(first, len), pairs), frame) in list.groups.iter().zip(&list.pairs).zip(&list.frames)
+        {
+            let (first, len) = (first as usize, len as usize);
+            let walked = group_rates(first, len, &sorted, &v, &g.slot_start, &sp, &fp, &dp);
+            let listed = listed_rates(first, pairs, frame, &sorted, &v, fp.mass);
+            for l in 0..len {
+                assert_eq!(
+                    walked[l].to_bits(),
+                    listed[l].to_bits(),
+                    "particle {}",
+                    first + l
+                );
+            }
+        }
+    }
+
+    /// α is the exact Jacobi diagonal of the solve, walls' images included: a stiffness
+    /// κ_k = 1 on particle k alone, applied by `dfsph_pressure`, changes k's density change
+    /// rate (`density_rate`, images moving as reflected originals) by −dt/α_k, for every
+    /// particle of a jittered lattice filling a small tank (a third of them within h of two or
+    /// three walls). Before the neighbours' reaction to k's own images was counted
+    /// (H_j in `DensitySums`), α near the walls was up to 42% too large here.
+    #[test]
+    fn alpha_is_the_exact_diagonal_of_the_solve_at_walls_edges_and_corners() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let (sp, fp, dp) = setup(0.2, 0.6);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut pos = Vec::new();
+        for i in 0..6 {
+            for j in 0..6 {
+                for k in 0..6 {
+                    let jitter = Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5;
+                    pos.push((Vec3::new(i as f32, j as f32, k as f32) + 0.5) * 0.1 + jitter * 0.04);
+                }
+            }
+        }
+        let state = Particles::new(pos.clone(), vec![Vec3::ZERO; pos.len()]);
+        let (g, sorted, da) = prepare(&state, None, &sp, &fp, &dp);
+        let dt = 1e-3;
+        let (mut worst, mut edges) = (0.0f32, 0);
+        for k in 0..pos.len() {
+            let a = da.alpha[k];
+            assert!(a > 0.0 && a.is_finite(), "particle {k}: alpha {a}");
+            if wall_planes(sorted.pos[k], sp.h, &fp).mask.count_ones() >= 2 {
+                edges += 1;
+            }
+            let mut kappa = vec![0.0; pos.len()];
+            kappa[k] = 1.0;
+            let mut vel = vec![Vec3::ZERO; pos.len()];
+            let mut sum = vec![0.0; pos.len()];
+            dfsph_pressure(
+                &sorted.pos,
+                &mut vel,
+                &da.density,
+                &kappa,
+                &mut sum,
+                &da.pairs,
+                None,
+                &mut [],
+                dt,
+                &sp,
+                &fp,
+                &dp,
+            );
+            let rate = density_rate(k, &sorted.pos, &vel, &g.slot_start, &sp, &fp, &dp);
+            let err = (rate * a / dt + 1.0).abs();
+            worst = worst.max(err);
+        }
+        eprintln!("worst relative error of the diagonal {worst}, {edges} particles at edges");
+        assert!(edges >= 72, "{edges} particles at edges and corners");
+        assert!(worst < 1e-4, "alpha is off the solve's diagonal by {worst}");
+    }
+
+    /// The doc's worked example: the floor holds a particle half a spacing above it.
+    #[test]
+    fn integrate_keeps_particles_half_a_spacing_inside_the_walls() {
+        let (_, fp, dp) = setup(0.01, 1.0);
+        assert_eq!(dp.wall_inset, 0.0025);
+        let moved = Particles {
+            pos: vec![Vec3::new(0.5, 0.05, 0.5)],
+            vel: vec![Vec3::new(1.0, -1.0, 0.0)],
+            id: vec![0],
+        };
+        let mut warm = vec![[0.0; 2]];
+        let next = dfsph_integrate(&moved, &[0.0], &[0.0], 0.1, 0.1, &fp, 0.005, &mut warm);
+        assert_eq!(next.pos[0], Vec3::new(0.6, 0.005, 0.5));
+        assert_eq!(next.vel[0], Vec3::new(1.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn cubic_kernel_worked_values() {
+        let (sp, _, dp) = setup(1.0, 10.0);
+        let k = 8.0 / std::f32::consts::PI;
+        assert_eq!(cubic_w(0.0, &sp, &dp), dp.kernel_w);
+        assert!((cubic_w(0.25, &sp, &dp) - k * 0.25).abs() < 1e-6);
+        assert!((cubic_w(0.5625, &sp, &dp) - k * 2.0 * 0.015625).abs() < 1e-6);
+        assert_eq!(cubic_w(1.0, &sp, &dp), 0.0);
+        // |∇W| at r = 0.5: l · 0.5 · (1.5 − 2) = −l/4 → g · r = −l/4.
+        let l = 48.0 / std::f32::consts::PI;
+        assert!((cubic_grad(0.25, &sp, &dp) * 0.5 + l / 4.0).abs() < 1e-5);
+        assert_eq!(cubic_grad(0.0, &sp, &dp), 0.0);
+    }
+
+    #[test]
+    fn gradient_is_the_derivative_of_the_kernel() {
+        let (sp, _, dp) = setup(1.0, 10.0);
+        for &r in &[0.1f32, 0.3, 0.49, 0.51, 0.7, 0.95] {
+            let e = 1e-3f32;
+            let fd = (cubic_w((r + e) * (r + e), &sp, &dp) - cubic_w((r - e) * (r - e), &sp, &dp))
+                / (2.0 * e);
+            let g = cubic_grad(r * r, &sp, &dp) * r;
+            assert!(
+                (fd - g).abs() < 1e-2 * g.abs().max(1.0),
+                "r {r}: {fd} vs {g}"
+            );
+        }
+    }
+
+    #[test]
+    fn worked_example_two_particles() {
+        let (sp, fp, dp) = setup(1.0, 10.0);
+        let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
+        let g = Grid::build(&pos, &sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
+        let k = 8.0 / std::f32::consts::PI;
+        let rho = k + k * 0.25;
+        assert!((da.density[0] - rho).abs() < 1e-5);
+        let l = 48.0 / std::f32::consts::PI * 0.25;
+        assert!((da.alpha[0] - rho / (2.0 * l * l)).abs() < 1e-6);
+    }
+
+    /// `dfsph_accel`'s worked example: the viscous term slows the approaching particle, pushes
+    /// the pair apart symmetrically (momentum kept), leaves a receding pair alone, and S is
+    /// the pair's |coefficient| r² either way.
+    #[test]
+    fn accel_worked_example_and_viscous_rate() {
+        let (sp, mut fp, dp) = setup(1.0, 10.0);
+        fp.alpha = 1.0;
+        fp.sound_speed = 1.0;
+        let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
+        let vel = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::ZERO];
+        let g = Grid::build(&pos, &sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        let v = reorder::gather(&vel, &g.sorted_ids);
+        let pairs = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp).pairs;
+        let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
+        let i = g.sorted_ids.iter().position(|&k| k == 0).unwrap();
+        let coef = 1.0 / 0.26 * (0.5 * (1.5 - 2.0) * 48.0 / std::f32::consts::PI / 0.5);
+        let want = -0.5 * (coef * -0.5);
+        assert!((acc[i].x - want).abs() < 1e-4, "{acc:?} want {want}");
+        assert!((want + 7.345).abs() < 1e-3);
+        assert!((acc[0] + acc[1]).length() < 1e-5, "momentum: {acc:?}");
+        assert!(
+            (rate[i] - 7.345).abs() < 1e-3 && rate[0] == rate[1],
+            "{rate:?}"
+        );
+        // Receding, the pair feels no viscosity (WCSPH's Π), and S bounds it all the same.
+        let away = vec![Vec3::new(-1.0, 0.0, 0.0), Vec3::ZERO];
+        let va = reorder::gather(&away, &g.sorted_ids);
+        let (acc, rate_away) = dfsph_accel(&sorted, &va, &[1.0, 1.0], &pairs, &sp, &fp);
+        assert_eq!(acc, vec![Vec3::ZERO; 2]);
+        assert_eq!(rate_away, rate);
+        // Without viscosity nothing is walked and nothing limits the step.
+        fp.alpha = 0.0;
+        let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
+        assert_eq!(acc, vec![Vec3::ZERO; 2]);
+        assert_eq!(rate, vec![0.0; 2]);
+    }
+
+    /// `dfsph_timestep`'s worked example and its limits.
+    #[test]
+    fn timestep_takes_the_cfl_and_the_viscous_limit_in_substeps() {
+        let (_, _, mut dp) = setup(0.02, 1.0);
+        assert_eq!((dp.spacing, dp.cfl, dp.dt_max), (0.01, 0.4, 5e-3));
+        dp.viscous_substeps = 2;
+        let v = [Vec3::new(2.0, 0.0, 0.0)];
+        let a = [Vec3::ZERO];
+        let ts = |v: &[Vec3], s: f32, dp: &DfsphParams| {
+            let t = dfsph_timestep(v, &a, &[s], 1e-3, dp);
+            (t.dt, t.v_max, t.substeps, t.dt_sub)
+        };
+        // The CFL step within the viscous limit (2.5 ms): one substep.
+        assert_eq!(ts(&v, 200.0, &dp), (0.002, 2.0, 1, 0.002));
+        // The worked example: the CFL step past the limit (1.25 ms), within twice it.
+        assert_eq!(ts(&v, 400.0, &dp), (0.002, 2.0, 2, 0.001));
+        // The CFL step past twice the limit: two substeps at the limit.
+        assert_eq!(ts(&v, 1000.0, &dp), (0.001, 2.0, 2, 0.0005));
+        // At rest without viscosity: dt_max in one.
+        assert_eq!(ts(&[Vec3::ZERO], 0.0, &dp).0, dp.dt_max);
+        assert_eq!(ts(&[Vec3::ZERO], 0.0, &dp).2, 1);
+        // dt_min wins over the limit; the substeps stay at K.
+        assert_eq!(
+            ts(&[Vec3::ZERO], 1e9, &dp),
+            (dp.dt_min, 0.0, 2, 0.5 * dp.dt_min)
+        );
+        // K = 1 (the default) is the explicit limit alone.
+        dp.viscous_substeps = 1;
+        assert_eq!(ts(&v, 1000.0, &dp), (0.0005, 2.0, 1, 0.0005));
+    }
+
+    #[test]
+    fn approaching_pair_compresses_and_the_solve_stops_it() {
+        let (sp, fp, dp) = setup(1.0, 10.0);
+        let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
+        let vel = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
+        let state = Particles::new(pos, vel);
+        let (g, sorted, da) = prepare(&state, None, &sp, &fp, &dp);
+        let r0 = density_rate(0, &sorted.pos, &sorted.vel, &g.slot_start, &sp, &fp, &dp);
+        assert!(r0 > 0.0, "approach is compression: {r0}");
+        let mut vel = sorted.vel.clone();
+        let warm = vec![[0.0; 2]; 2];
+        let tr = solve(
+            true,
+            Solve::Divergence,
+            &sorted,
+            &mut vel,
+            &da,
+            &warm,
+            None,
+            &mut [],
+            1e-3,
+            &sp,
+            &fp,
+            &dp,
+        );
+        let last = tr.states.last().unwrap();
+        assert!(last.residual <= dp.eta_v, "{last:?}");
+        // Momentum is conserved by the symmetric update.
+        assert!((vel[0] + vel[1]).length() < 1e-5);
+        // The pair no longer approaches (a lone pair overshoots: each particle's κ is sized
+        // for its own neighbourhood and both push, the Jacobi nature of the solve).
+        assert!((vel[0] - vel[1]).x <= 1e-5, "{vel:?}");
+    }
+
+    #[test]
+    fn reduction_tree_matches_the_plain_sum_closely() {
+        let v: Vec<f32> = (0..1000).map(|i| (i % 7) as f32 * 0.25).collect();
+        let total = reduce_total(&block_sums(&v));
+        let plain: f32 = v.iter().sum();
+        assert_eq!(total, plain, "exact for these dyadic values");
+        assert_eq!(reduce_max(&block_maxima(&v)), 1.5);
+        assert_eq!(block_sums(&v).len(), 4);
+    }
+
+    #[test]
+    fn control_stops_at_tolerance_after_the_minimum() {
+        let mut s = SolveState::default();
+        assert!(dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert!(dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert!(!dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert_eq!(s.iterations, 2);
+        assert!(s.done);
+        let mut s = SolveState::default();
+        for _ in 0..3 {
+            assert!(dfsph_control(&mut s, &[1.0], 1, 0.1, 1, 3));
+        }
+        assert!(!dfsph_control(&mut s, &[1.0], 1, 0.1, 1, 3));
+        assert_eq!((s.iterations, s.residual), (3, 1.0));
+    }
+}
