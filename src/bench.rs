@@ -386,7 +386,7 @@ pub fn bench_steps(
 
     let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new());
-    let wcsph = cpu_sim().is_wcsph();
+    let solver = cpu_sim().solver().name();
     for _ in 0..repeat {
         let mut sums = vec![None::<f64>; stages];
         let mut wall = 0.0;
@@ -428,7 +428,7 @@ pub fn bench_steps(
         .collect();
     Ok(StepBenchReport {
         particles: start.len() as u32,
-        solver: if wcsph { "wcsph" } else { "dfsph" },
+        solver,
         steps,
         repeat,
         gpu_timing: if timer.is_some() {

@@ -241,7 +241,7 @@ impl Boundary {
     /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still obstacles together
     /// form one body, each moving obstacle its own, so ψ stays valid however they move.
     pub fn new(obstacles: &[Obstacle], s: f32, sp: &SimParams, fp: &FluidParams) -> Option<Self> {
-        Self::for_solver(obstacles, s, sp, fp, None)
+        Self::for_solver(obstacles, s, sp, fp, &crate::params::SolverParams::Wcsph)
     }
 
     /// [`Boundary::new`] for WCSPH (`dfsph` = `None`: ψ from the poly6 kernel of its density)
@@ -253,8 +253,9 @@ impl Boundary {
         s: f32,
         sp: &SimParams,
         fp: &FluidParams,
-        dfsph: Option<&crate::params::DfsphParams>,
+        solver: &crate::params::SolverParams,
     ) -> Option<Self> {
+        let dfsph = solver.dfsph();
         let mut rest = Vec::new();
         let mut owner = Vec::new();
         let mut rest_slip = Vec::new();

@@ -30,7 +30,9 @@ use crate::core::DfsphStats;
 use crate::core::Snapshot;
 use crate::core::{Particles, RunFrom};
 use crate::cpu::dfsph::DfsphCarry;
-use crate::params::{DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
+use crate::params::{
+    DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SolverParams, SphConfig,
+};
 use crate::{Error, Result};
 
 /// The format version; a file of another is refused.
@@ -100,8 +102,8 @@ pub struct Checkpoint {
     pub sim_params: SimParams,
     /// Fluid parameters.
     pub fluid_params: FluidParams,
-    /// DFSPH parameters (DFSPH runs).
-    pub dfsph_params: Option<DfsphParams>,
+    /// The solver and its parameters.
+    pub solver: SolverParams,
     /// The state, densities and last dt, in the order the solver holds them.
     pub snapshot: Snapshot,
     /// The DFSPH warm start (DFSPH runs).
@@ -180,8 +182,8 @@ pub struct Template {
     pub sim_params: SimParams,
     /// Fluid parameters.
     pub fluid_params: FluidParams,
-    /// DFSPH parameters (DFSPH runs).
-    pub dfsph_params: Option<DfsphParams>,
+    /// The solver and its parameters.
+    pub solver: SolverParams,
 }
 
 impl Template {
@@ -203,7 +205,7 @@ impl Template {
             },
             sim_params: self.sim_params,
             fluid_params: self.fluid_params,
-            dfsph_params: self.dfsph_params,
+            solver: self.solver,
             snapshot,
             carry,
         }
@@ -237,8 +239,8 @@ impl Checkpoint {
         section(&mut out, bytemuck::bytes_of(&self.fluid_params));
         section(
             &mut out,
-            self.dfsph_params
-                .as_ref()
+            self.solver
+                .dfsph()
                 .map(bytemuck::bytes_of)
                 .unwrap_or_default(),
         );
@@ -318,7 +320,7 @@ impl Checkpoint {
             "DFSPH parameters",
             &[pod_len(size_of::<DfsphParams>(), dfsph)],
         )?;
-        let dfsph_params = dfsph.then(|| bytemuck::pod_read_unaligned(dp));
+        let solver = SolverParams::from(dfsph.then(|| bytemuck::pod_read_unaligned(dp)));
         let pos = vec3s(r.section("positions", &[n * 12])?);
         let vel = vec3s(r.section("velocities", &[n * 12])?);
         let density: Vec<f32> = pods(r.section("densities", &[n * 4])?);
@@ -356,7 +358,7 @@ impl Checkpoint {
             header,
             sim_params,
             fluid_params,
-            dfsph_params,
+            solver,
             carry,
         })
     }
@@ -502,7 +504,7 @@ mod tests {
             },
             sim_params: config.sim_params(),
             fluid_params: fp,
-            dfsph_params: dfsph.then(bytemuck::Zeroable::zeroed),
+            solver: SolverParams::from(dfsph.then(bytemuck::Zeroable::zeroed)),
             snapshot: Snapshot {
                 state,
                 density: vec![1000.0, 1001.0, 999.0],

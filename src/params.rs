@@ -605,6 +605,88 @@ pub enum Solver {
     Dfsph,
 }
 
+impl Solver {
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Solver::Wcsph => "wcsph",
+            Solver::Dfsph => "dfsph",
+        }
+    }
+
+    /// Whether the fluid is weakly compressible: its Tait equation of state stores energy (the
+    /// energy check counts it) and a speed near the sound speed leaves the model (the speed
+    /// check applies). DFSPH's pressure does no reversible work and it has no sound speed.
+    pub fn weakly_compressible(self) -> bool {
+        self == Solver::Wcsph
+    }
+}
+
+/// The solver of a run with its parameters, chosen once when the run is set up; everything
+/// else asks it what differs between the solvers instead of branching on an `Option`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SolverParams {
+    /// WCSPH: its parameters are the fluid's ([`FluidParams`]: the Tait stiffness, the sound
+    /// speed and the CFL number).
+    Wcsph,
+    /// DFSPH with its uniform block.
+    Dfsph(DfsphParams),
+}
+
+impl SolverParams {
+    /// The solver `solver` names; DFSPH's block from `dfsph`, validated.
+    pub fn new(
+        solver: Solver,
+        dfsph: &DfsphConfig,
+        cfg: &SphConfig,
+        physics: &PhysicsConfig,
+    ) -> Result<Self> {
+        Ok(match solver {
+            Solver::Wcsph => Self::Wcsph,
+            Solver::Dfsph => Self::Dfsph(dfsph.params(cfg, physics)?),
+        })
+    }
+
+    /// Which solver this is.
+    pub fn solver(&self) -> Solver {
+        match self {
+            Self::Wcsph => Solver::Wcsph,
+            Self::Dfsph(_) => Solver::Dfsph,
+        }
+    }
+
+    /// DFSPH's uniform block, for DFSPH.
+    pub fn dfsph(&self) -> Option<&DfsphParams> {
+        match self {
+            Self::Wcsph => None,
+            Self::Dfsph(dp) => Some(dp),
+        }
+    }
+
+    /// [`Solver::weakly_compressible`] of this solver.
+    pub fn weakly_compressible(&self) -> bool {
+        self.solver().weakly_compressible()
+    }
+
+    /// The run description's solver clause (`--stats` header, checkpoints): empty for WCSPH,
+    /// whose parameters the fluid's clause already gives.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Wcsph => String::new(),
+            Self::Dfsph(dp) => format!(
+                "; solver DFSPH: cubic spline, η_v {}, η {}, at most {} iterations, dt {}..{} s, λ {}",
+                dp.eta_v, dp.eta_d, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
+            ),
+        }
+    }
+}
+
+impl From<Option<DfsphParams>> for SolverParams {
+    fn from(dfsph: Option<DfsphParams>) -> Self {
+        dfsph.map_or(Self::Wcsph, Self::Dfsph)
+    }
+}
+
 /// Settings of the DFSPH solver, validated by [`DfsphConfig::params`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct DfsphConfig {

@@ -13,7 +13,7 @@ use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, sta
 use crate::cpu::step::step_with;
 use crate::emitter::Emitters;
 use crate::gpu::fluid::{Simulation, Snapshot};
-use crate::params::{DfsphParams, FluidParams, SimParams};
+use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
 use crate::{Error, Result, io};
 
 /// Something that advances particles one step at a time.
@@ -196,14 +196,14 @@ pub struct CpuSimulation {
 impl CpuSimulation {
     /// Starts a WCSPH run from `state`.
     pub fn new(sp: SimParams, fp: FluidParams, state: Particles) -> Self {
-        Self::with_solver(sp, fp, None, state)
+        Self::with_solver(sp, fp, SolverParams::Wcsph, state)
     }
 
-    /// Starts a WCSPH (`dfsph` = `None`) or DFSPH run from `state`.
+    /// Starts a run of `solver` from `state`.
     pub fn with_solver(
         sp: SimParams,
         fp: FluidParams,
-        dfsph: Option<DfsphParams>,
+        solver: SolverParams,
         state: Particles,
     ) -> Self {
         let n = state.len();
@@ -213,7 +213,8 @@ impl CpuSimulation {
             dt: 0.0,
             dfsph: None,
         };
-        Self::resume(sp, fp, dfsph.map(|dp| (dp, DfsphCarry::new(n, &dp))), snap)
+        let dfsph = solver.dfsph().map(|&dp| (dp, DfsphCarry::new(n, &dp)));
+        Self::resume(sp, fp, dfsph, snap)
     }
 
     /// Continues a run from a checkpoint's state (in the order it was held) and, for DFSPH,
@@ -240,9 +241,12 @@ impl CpuSimulation {
         }
     }
 
-    /// Whether this run steps WCSPH (else DFSPH).
-    pub fn is_wcsph(&self) -> bool {
-        self.dfsph.is_none()
+    /// The solver this run steps.
+    pub fn solver(&self) -> crate::params::Solver {
+        match self.dfsph {
+            None => crate::params::Solver::Wcsph,
+            Some(_) => crate::params::Solver::Dfsph,
+        }
     }
 
     /// The state after the last step, without the copy [`Backend::snapshot`] makes.
@@ -447,6 +451,24 @@ pub struct StepStats {
     pub obstacle_power: f64,
     /// Live particles in the step (emitters add some at the ends of steps).
     pub particles: u64,
+}
+
+impl StepStats {
+    /// The solver's own line of a run's summary: DFSPH's last step (both solves' iterations and
+    /// residuals, the density error); none for WCSPH, whose state the general line says.
+    pub fn solver_line(&self, solver: crate::params::Solver) -> Option<String> {
+        (solver == crate::params::Solver::Dfsph).then(|| {
+            format!(
+                "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
+                self.iterations_v,
+                self.iterations_d,
+                self.residual_v,
+                self.residual_d,
+                self.density_error_mean,
+                self.density_error_max
+            )
+        })
+    }
 }
 
 /// When a run counts as diverged, besides non-finite values and particles outside the tank.

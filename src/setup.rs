@@ -9,7 +9,7 @@ use crate::Result;
 use crate::core::Particles;
 use crate::gpu::check_limits;
 use crate::params::{
-    ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, Solver, SphConfig,
+    ConfigOverrides, DfsphConfig, FluidParams, PhysicsConfig, Solver, SolverParams, SphConfig,
     validate_positions, validate_velocities,
 };
 use crate::scene::SceneChoice;
@@ -50,8 +50,8 @@ pub struct Setup {
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
     /// The scene's emitters; `state` holds the layers that leave at t = 0.
     pub emitters: crate::emitter::Emitters,
-    /// DFSPH's uniform block when it is the solver (`None`: WCSPH).
-    pub dfsph_params: Option<DfsphParams>,
+    /// The solver and its parameters.
+    pub solver: SolverParams,
 }
 
 impl Setup {
@@ -125,9 +125,9 @@ impl Setup {
         if let SceneChoice::Described { desc, .. } = &opts.scene {
             fluid_params.open = desc.open;
         }
-        let dfsph_params = match &opts.dfsph {
-            Some(c) => Some(c.params(&config, &opts.physics)?),
-            None => None,
+        let solver_params = match &opts.dfsph {
+            Some(c) => SolverParams::Dfsph(c.params(&config, &opts.physics)?),
+            None => SolverParams::Wcsph,
         };
         let obstacles = match &opts.scene {
             SceneChoice::Described { desc, .. } => crate::boundary::Boundary::for_solver(
@@ -135,7 +135,7 @@ impl Setup {
                 config.spacing,
                 &config.sim_params(),
                 &fluid_params,
-                dfsph_params.as_ref(),
+                &solver_params,
             )
             .map(std::sync::Arc::new),
             SceneChoice::Builtin(_) => None,
@@ -153,7 +153,7 @@ impl Setup {
             fluid_size: scene.fluid_size,
             obstacles,
             emitters,
-            dfsph_params,
+            solver: solver_params,
         })
     }
 }

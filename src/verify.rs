@@ -516,6 +516,27 @@ pub fn eos_sensitivity(density: &[f32], fp: &crate::params::FluidParams) -> f64 
         .sum()
 }
 
+/// `--verify --steps K` for the run's solver: [`verify_steps`] for WCSPH,
+/// [`verify_dfsph_steps`] for DFSPH.
+pub fn verify_solver_steps(
+    sim: &crate::gpu::fluid::Simulation,
+    solver: &crate::params::SolverParams,
+    start: &Particles,
+    obstacles: Option<&crate::boundary::Boundary>,
+    emitters: &crate::emitter::Emitters,
+    steps: u64,
+    tol: f64,
+) -> Result<Report> {
+    match solver {
+        crate::params::SolverParams::Wcsph => {
+            verify_steps(sim, start, obstacles, emitters, steps, tol)
+        }
+        crate::params::SolverParams::Dfsph(_) => {
+            verify_dfsph_steps(sim, start, obstacles, emitters, steps, tol)
+        }
+    }
+}
+
 /// Starts GPU and CPU from the same state, has each take one step, compares every stage's
 /// output, then resynchronises the GPU to the CPU's state so errors do not compound; `steps`
 /// times. Each stage's mirror runs on the GPU's own inputs (`Isolated`). Densities are

@@ -11,7 +11,7 @@ use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::params::{
     ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver,
-    SphConfig,
+    SolverParams, SphConfig,
 };
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::verify;
@@ -45,7 +45,7 @@ fn setup(
 fn parity_of(state: &Particles, sp: &SimParams, fp: &FluidParams, dp: &DfsphParams, steps: u64) {
     let Some(ctx) = common::gpu() else { return };
     let tol = tolerance(&ctx);
-    let sim = Simulation::with_solver(ctx, sp, fp, Some(dp), state).unwrap();
+    let sim = Simulation::with_solver(ctx, sp, fp, &SolverParams::Dfsph(*dp), state).unwrap();
     let report =
         verify::verify_dfsph_steps(&sim, state, None, &Default::default(), steps, tol).unwrap();
     assert!(
@@ -127,7 +127,7 @@ fn viscous_substeps_match_the_cpu_pass_by_pass() {
     );
     assert_eq!(tr.timestep.substeps, 4, "{:?}", tr.timestep);
     let tol = tolerance(&ctx);
-    let sim = Simulation::with_solver(ctx, &sp, &fp, Some(&dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
     let report =
         verify::verify_dfsph_steps(&sim, &state, None, &Default::default(), 2, tol).unwrap();
     assert!(report.pass, "{}", report.to_table());
@@ -205,7 +205,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
         vec![Vec3::splat(0.5), Vec3::new(0.5 + 0.5 * h, 0.5, 0.5)],
         vec![Vec3::new(0.2, 0.0, 0.0), Vec3::new(-0.2, 0.0, 0.0)],
     );
-    let sim = Simulation::with_solver(ctx, &sp, &fp, Some(&dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
     sim.step(1).unwrap();
     let snap = sim.snapshot().unwrap();
     let st = snap.dfsph.expect("DFSPH statistics");

@@ -124,7 +124,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
             b.snapshot().unwrap()
         };
         let cpu_with = |force: bool| {
-            let mut c = CpuSimulation::with_solver(sp, fp, dp, state.clone());
+            let mut c = CpuSimulation::with_solver(sp, fp, dp.into(), state.clone());
             c.interaction = force.then_some(ip);
             run(&mut c)
         };
@@ -144,7 +144,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
             "{solver:?} CPU: the force changed the pull towards the ray by {gain} m/s"
         );
         let Some(ctx) = common::gpu() else { continue };
-        let mut g = Simulation::with_solver(ctx.clone(), &sp, &fp, dp.as_ref(), &state).unwrap();
+        let mut g = Simulation::with_solver(ctx.clone(), &sp, &fp, &dp.into(), &state).unwrap();
         g.set_interaction(Some(ip));
         let gpu = run(&mut g);
         let gain_gpu = (pull(&gpu) - pull(&still)) / reached as f32;

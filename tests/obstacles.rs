@@ -108,9 +108,9 @@ fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
     let sp = cfg.sim_params();
     let dp =
         (solver == Solver::Dfsph).then(|| DfsphConfig::default().params(&cfg, &physics).unwrap());
-    let boundary = Boundary::for_solver(&desc.obstacles, s, &sp, &fp, dp.as_ref()).unwrap();
+    let boundary = Boundary::for_solver(&desc.obstacles, s, &sp, &fp, &dp.into()).unwrap();
     let state = gpu_sph::cpu::reorder::Particles::new(built.positions, built.velocities);
-    let mut sim = CpuSimulation::with_solver(sp, fp, dp, state);
+    let mut sim = CpuSimulation::with_solver(sp, fp, dp.into(), state);
     sim.obstacles = Some(std::sync::Arc::new(boundary));
     let (mut t, mut step, mut lowest) = (0.0f64, 0u64, f32::INFINITY);
     while t < seconds {

@@ -599,7 +599,7 @@ pub(crate) fn guards(cli: &Cli) -> crate::run::Guards {
         density_ratio: cli.max_density_ratio,
         speed_fraction: cli.max_speed_fraction,
         dt_min: cli.dt_min,
-        wcsph: cli.solver == Solver::Wcsph,
+        wcsph: cli.solver.weakly_compressible(),
         fixed_dt: cli.dt.is_some(),
         energy_margin: cli.energy_margin,
     }

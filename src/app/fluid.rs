@@ -6,7 +6,8 @@ use std::sync::Arc;
 use crate::checkpoint;
 use crate::gpu::{GpuContext, GpuNeighbours, check_limits};
 use crate::params::{
-    ConfigOverrides, PhysicsConfig, Solver, SphConfig, validate_positions, validate_velocities,
+    ConfigOverrides, PhysicsConfig, Solver, SolverParams, SphConfig, validate_positions,
+    validate_velocities,
 };
 use crate::scene::{Scene, SceneChoice};
 use crate::scene_file::SceneArg;
@@ -516,17 +517,9 @@ pub(crate) fn simulate(
     if let (None, Some(file)) = (&cli.input, &cli.scene_file) {
         fp.open = crate::scene::Side::mask(&file.tank.open);
     }
-    let dp = match cli.solver {
-        Solver::Dfsph => Some(dfsph_config(cli).params(config, &physics)?),
-        Solver::Wcsph => None,
-    };
-    let mut geometry_line = describe(config, &fp, &physics, tank_min, tank_max, fluid_size);
-    if let Some(dp) = &dp {
-        geometry_line += &format!(
-            "; solver DFSPH: cubic spline, η_v {}, η {}, at most {} iterations, dt {}..{} s, λ {}",
-            dp.eta_v, dp.eta_d, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
-        );
-    }
+    let solver = SolverParams::new(cli.solver, &dfsph_config(cli), config, &physics)?;
+    let geometry_line =
+        describe(config, &fp, &physics, tank_min, tank_max, fluid_size) + &solver.describe();
     let template = checkpoint::Template {
         header: checkpoint::Header {
             program: env!("CARGO_PKG_VERSION").into(),
@@ -558,7 +551,7 @@ pub(crate) fn simulate(
         },
         sim_params: params,
         fluid_params: fp,
-        dfsph_params: dp,
+        solver,
     };
     let state = Particles::new(positions, velocities);
     simulate_from(cli, paths, template, state, None)
@@ -611,7 +604,7 @@ pub(crate) fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error
         header: ck.header.clone(),
         sim_params: ck.sim_params,
         fluid_params: ck.fluid_params,
-        dfsph_params: ck.dfsph_params,
+        solver: ck.solver,
     };
     let state = ck.snapshot.state.clone();
     simulate_from(cli, paths, template, state, Some(ck))
@@ -775,22 +768,17 @@ pub(crate) fn simulate_from(
     use crate::run;
     let ctx = paths.compute.clone();
     let h = &template.header;
-    let (config, params, fp, dp) = (
+    let (config, params, fp, solver) = (
         &h.config,
         template.sim_params,
         template.fluid_params,
-        template.dfsph_params,
+        template.solver,
     );
     let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
     let geometry_line = h.geometry.clone();
-    let obstacles = crate::boundary::Boundary::for_solver(
-        &h.obstacles,
-        config.spacing,
-        &params,
-        &fp,
-        dp.as_ref(),
-    )
-    .map(Arc::new);
+    let obstacles =
+        crate::boundary::Boundary::for_solver(&h.obstacles, config.spacing, &params, &fp, &solver)
+            .map(Arc::new);
     let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
     let emitters = crate::emitter::Emitters {
         list: h.emitters.clone(),
@@ -840,7 +828,7 @@ pub(crate) fn simulate_from(
                 ctx.clone(),
                 &params,
                 &fp,
-                dp.as_ref(),
+                &solver,
                 &state,
             )?;
             sim.set_obstacles(obstacles.as_deref())?;
@@ -849,7 +837,7 @@ pub(crate) fn simulate_from(
                     &sim,
                     || {
                         let mut cpu =
-                            run::CpuSimulation::with_solver(params, fp, dp, state.clone());
+                            run::CpuSimulation::with_solver(params, fp, solver, state.clone());
                         cpu.obstacles = obstacles.clone();
                         cpu
                     },
@@ -861,24 +849,15 @@ pub(crate) fn simulate_from(
                 return Ok(Outcome::Done);
             }
             if cli.verify {
-                let report = match &dp {
-                    Some(_) => verify::verify_dfsph_steps(
-                        &sim,
-                        &state,
-                        obstacles.as_deref(),
-                        &emitters,
-                        cli.steps,
-                        cli.tolerance,
-                    )?,
-                    None => verify::verify_steps(
-                        &sim,
-                        &state,
-                        obstacles.as_deref(),
-                        &emitters,
-                        cli.steps,
-                        cli.tolerance,
-                    )?,
-                };
+                let report = verify::verify_solver_steps(
+                    &sim,
+                    &solver,
+                    &state,
+                    obstacles.as_deref(),
+                    &emitters,
+                    cli.steps,
+                    cli.tolerance,
+                )?;
                 return print_report(cli, &report);
             }
             if let Some(carry) = resumed.as_ref().and_then(|c| c.carry.as_ref()) {
@@ -888,8 +867,13 @@ pub(crate) fn simulate_from(
         }
         None => {
             let mut cpu = match resumed.clone() {
-                Some(c) => run::CpuSimulation::resume(params, fp, dp.zip(c.carry), c.snapshot),
-                None => run::CpuSimulation::with_solver(params, fp, dp, state.clone()),
+                Some(c) => run::CpuSimulation::resume(
+                    params,
+                    fp,
+                    solver.dfsph().copied().zip(c.carry),
+                    c.snapshot,
+                ),
+                None => run::CpuSimulation::with_solver(params, fp, solver, state.clone()),
             };
             cpu.obstacles = obstacles.clone();
             Box::new(cpu)
@@ -942,7 +926,7 @@ pub(crate) fn simulate_from(
     };
     let start = std::time::Instant::now();
     let guards = crate::run::Guards {
-        wcsph: template.header.solver == Solver::Wcsph,
+        wcsph: template.solver.weakly_compressible(),
         fixed_dt: fp.dt_fixed > 0.0,
         ..guards(cli)
     };
@@ -1024,16 +1008,8 @@ pub(crate) fn simulate_from(
             let v = serde_json::json!({ "particles": st.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
             println!("{v}");
         } else {
-            if h.solver == Solver::Dfsph {
-                println!(
-                    "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
-                    st.iterations_v,
-                    st.iterations_d,
-                    st.residual_v,
-                    st.residual_d,
-                    st.density_error_mean,
-                    st.density_error_max
-                );
+            if let Some(line) = st.solver_line(h.solver) {
+                println!("{line}");
             }
             println!(
                 "after {} steps (t = {:.5} s, {:.2} ms/step): KE {:.4e} J, PE {:.4e} J, max speed {:.4} m/s, density {:.2}/{:.2}/{:.2}, front x = {:.4} m, outside {}",
@@ -1076,7 +1052,7 @@ pub(crate) fn simulate_from(
                     fluid_size,
                     obstacles,
                     emitters: Default::default(),
-                    dfsph_params: None,
+                    solver: SolverParams::Wcsph,
                 };
                 viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
                 println!("picture of the last frame: {}", path.display());

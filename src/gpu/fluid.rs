@@ -21,7 +21,7 @@ use crate::core::Stage;
 use crate::core::StatsBlock;
 use crate::cpu::dfsph::{DfsphCarry, Solve};
 use crate::cpu::interact::InteractParams;
-use crate::params::{DfsphParams, FluidParams, SimParams};
+use crate::params::{FluidParams, SimParams, SolverParams};
 use crate::{Result, shaders};
 
 /// One simulation on the GPU: the neighbour pipeline plus the fluid passes, driven one step at
@@ -71,15 +71,15 @@ impl Simulation {
         fp: &FluidParams,
         state: &Particles,
     ) -> Result<Self> {
-        Self::with_solver(ctx, sp, fp, None, state)
+        Self::with_solver(ctx, sp, fp, &SolverParams::Wcsph, state)
     }
 
-    /// Builds the pipelines of WCSPH (`dfsph` = `None`) or DFSPH and uploads `state`.
+    /// Builds the pipelines of `solver` and uploads `state`.
     pub fn with_solver(
         ctx: Arc<GpuContext>,
         sp: &SimParams,
         fp: &FluidParams,
-        dfsph: Option<&DfsphParams>,
+        solver: &SolverParams,
         state: &Particles,
     ) -> Result<Self> {
         let grid = GpuNeighbours::new(ctx, sp)?;
@@ -89,7 +89,7 @@ impl Simulation {
         };
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
         let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
-        let dfsph = match dfsph {
+        let dfsph = match solver.dfsph() {
             Some(dp) => Some(GpuDfsph::new(
                 &grid.ctx,
                 &grid,

@@ -164,7 +164,7 @@ fn cpu_simulation(setup: &Setup) -> CpuSimulation {
     let mut cpu = CpuSimulation::with_solver(
         setup.config.sim_params(),
         setup.fluid_params,
-        setup.dfsph_params,
+        setup.solver,
         setup.state.clone(),
     );
     cpu.obstacles = setup.obstacles.clone();
@@ -199,7 +199,7 @@ impl Viewer {
             ctx.clone(),
             &setup.config.sim_params(),
             &setup.fluid_params,
-            setup.dfsph_params.as_ref(),
+            &setup.solver,
             &setup.state,
         )?;
         sim.set_obstacles(setup.obstacles.as_deref())?;
@@ -244,10 +244,7 @@ impl Viewer {
             particles: setup.config.particles,
             table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
             scene: opts.setup.scene.clone(),
-            solver: match setup.dfsph_params {
-                Some(_) => crate::params::Solver::Dfsph,
-                None => crate::params::Solver::Wcsph,
-            },
+            solver: setup.solver.solver(),
             file: matches!(opts.setup.scene, SceneChoice::Described { .. })
                 .then(|| opts.setup.scene.clone()),
             request: Default::default(),
@@ -387,7 +384,7 @@ impl Viewer {
             self.ctx.clone(),
             &setup.config.sim_params(),
             &setup.fluid_params,
-            setup.dfsph_params.as_ref(),
+            &setup.solver,
             &setup.state,
         )?;
         sim.set_obstacles(setup.obstacles.as_deref())?;
@@ -401,7 +398,7 @@ impl Viewer {
             self.cpu = Some(cpu_simulation(&setup));
         }
         // The divergence checks follow the solver (the speed check is WCSPH's).
-        self.opts.guards.wcsph = setup.dfsph_params.is_none();
+        self.opts.guards.wcsph = setup.solver.weakly_compressible();
         self.opts.setup = opts;
         self.sim = sim;
         self.setup = setup;
