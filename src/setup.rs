@@ -54,6 +54,29 @@ pub struct Setup {
     pub solver: SolverParams,
 }
 
+/// The head H the reference speed of sound is sized for ([`PhysicsConfig::head`]): the
+/// fluid's fall `drop` at its own starting speeds, at least; moving obstacles push the fluid, so
+/// their top speeds count as the fluid's; emitted fluid falls from its nozzle to the floor
+/// `floor` (never less than `drop`) at its jet speed. The one rule every front end sizes c by.
+pub fn run_head(
+    physics: &PhysicsConfig,
+    drop: f32,
+    velocities: &[Vec3],
+    obstacles: &[crate::boundary::Obstacle],
+    emitters: &[crate::emitter::Emitter],
+    floor: f32,
+) -> f32 {
+    let mut head = physics.head(drop, velocities);
+    if !obstacles.is_empty() {
+        head = head.max(physics.head(drop, &crate::boundary::top_speeds(obstacles)));
+    }
+    for e in emitters {
+        let jet = Vec3::from(e.direction).normalize_or_zero() * e.speed;
+        head = head.max(physics.head((e.position[1] - floor).max(drop), &[jet]));
+    }
+    head
+}
+
 impl Setup {
     /// Builds the scene of `opts`; with `limits`, first checks that N and T fit the device so
     /// an oversized request fails before the particles are made.
@@ -99,23 +122,23 @@ impl Setup {
         };
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
-        // Moving obstacles push the fluid: their top speeds count as the fluid's; emitted
-        // fluid falls from its nozzle at its jet speed.
-        let mut head = opts.physics.head(scene.fluid_size.y, &scene.velocities);
         let mut emitters = crate::emitter::Emitters {
             list: Vec::new(),
             s: config.spacing,
         };
-        if let SceneChoice::Described { desc, .. } = &opts.scene {
-            let obstacles = crate::boundary::top_speeds(&desc.obstacles);
-            head = head.max(opts.physics.head(scene.fluid_size.y, &obstacles));
-            for e in &desc.emitters {
-                let jet = Vec3::from(e.direction).normalize_or_zero() * e.speed;
-                let drop = (e.position[1] - scene.tank_min.y).max(scene.fluid_size.y);
-                head = head.max(opts.physics.head(drop, &[jet]));
-            }
-            emitters.list = desc.emitters.clone();
-        }
+        let (obstacles, nozzles) = match &opts.scene {
+            SceneChoice::Described { desc, .. } => (&desc.obstacles[..], &desc.emitters[..]),
+            SceneChoice::Builtin(_) => (&[][..], &[][..]),
+        };
+        emitters.list = nozzles.to_vec();
+        let head = run_head(
+            &opts.physics,
+            scene.fluid_size.y,
+            &scene.velocities,
+            obstacles,
+            nozzles,
+            scene.tank_min.y,
+        );
         if let Some(w) = opts.physics.sound_speed_warning(head) {
             eprintln!("{w}");
         }

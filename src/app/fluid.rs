@@ -492,23 +492,11 @@ pub(crate) fn simulate(
         Some(_) => fluid_size.y,
         None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
     };
-    // Moving obstacles push the fluid: their top speeds count as the fluid's.
-    // Emitted fluid falls from its nozzle at its jet speed.
-    let drop = match (&cli.input, &cli.scene_file) {
-        (None, Some(file)) => {
-            let jets = file.emitters.iter().map(|e| {
-                let jet = glam::Vec3::from(e.direction).normalize_or_zero() * e.speed;
-                physics.head((e.position[1] - tank_min.y).max(drop), &[jet])
-            });
-            jets.fold(
-                physics
-                    .head(drop, &velocities)
-                    .max(physics.head(drop, &crate::boundary::top_speeds(&file.obstacles))),
-                f32::max,
-            )
-        }
-        _ => physics.head(drop, &velocities),
+    let (obstacles, nozzles) = match (&cli.input, &cli.scene_file) {
+        (None, Some(file)) => (&file.obstacles[..], &file.emitters[..]),
+        _ => (&[][..], &[][..]),
     };
+    let drop = crate::setup::run_head(&physics, drop, &velocities, obstacles, nozzles, tank_min.y);
     if let Some(w) = physics.sound_speed_warning(drop) {
         eprintln!("{w}");
     }
