@@ -52,7 +52,7 @@ struct FluidParams {
     open: u32,
 }
 
-// The colliding spheres' uniform block (src/grains.rs GrainParams, field for field).
+// The colliding spheres' uniform block (src/grains/mod.rs GrainParams, field for field).
 struct GrainParams {
     tank_min: vec4<f32>,
     tank_max: vec4<f32>,
@@ -191,7 +191,7 @@ fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
 }
 
 // The particles [begin, end) of block w when `blocks` workgroups share n particles in
-// contiguous blocks of ceil(n / blocks) (the time step's first level, src/gpu/fluid.rs
+// contiguous blocks of ceil(n / blocks) (the time step's first level, src/gpu/neighbours.rs
 // timestep_blocks). Example: n = 10, 4 blocks -> [0, 3), [3, 6), [6, 9), [9, 10).
 fn block_span(w: u32, blocks: u32, n: u32) -> vec2<u32> {
     let chunk = (n + blocks - 1u) / blocks;

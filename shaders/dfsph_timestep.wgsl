@@ -29,7 +29,7 @@
 
 // Level 1: workgroup w of the B dispatched takes particles [w c, (w + 1) c), c = ceil(N / B),
 // and stores that block's maxima (0 for an empty block, which never wins: both are >= 0); B as
-// in timestep.wgsl (src/gpu/fluid.rs timestep_blocks).
+// in timestep.wgsl (src/gpu/neighbours.rs timestep_blocks).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_timestep_blocks(
     @builtin(local_invocation_id) lid3: vec3<u32>,

@@ -1,4 +1,4 @@
-// Stage `grain_contacts` (CPU mirror: src/grains.rs `contacts`): the discrete-element contact
+// Stage `grain_contacts` (CPU mirror: src/grains/mod.rs `contacts`): the discrete-element contact
 // forces of colliding spheres (Cundall & Strack, "A discrete numerical model for granular
 // assemblies", Géotechnique 1979), one walk per sphere over the SPH step's grid, whose cells
 // are the largest diameter wide, so every sphere that can touch i lies in its 27 cells.
@@ -36,7 +36,7 @@
 @group(0) @binding(6) var<storage, read_write> overlap: array<f32>;
 @group(0) @binding(7) var<storage, read> obstacles: array<GrainObstacle>;
 
-// A still solid (src/grains.rs GrainObstacle): kind 0 a box between corners a.xyz and b.xyz,
+// A still solid (src/grains/mod.rs GrainObstacle): kind 0 a box between corners a.xyz and b.xyz,
 // 1 a ball (centre a.xyz, radius a.w), 2 a cylinder (base centre a.xyz, radius a.w, length b.x
 // along axis 0 = x, 1 = y, 2 = z).
 struct GrainObstacle {

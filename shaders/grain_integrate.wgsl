@@ -1,4 +1,4 @@
-// Stage `grain_integrate` (CPU mirror: src/grains.rs `integrate`): symplectic Euler,
+// Stage `grain_integrate` (CPU mirror: src/grains/mod.rs `integrate`): symplectic Euler,
 // v' = v + a·dt, x' = x + v'·dt. The walls are contacts (stage `grain_contacts`), so nothing
 // is clamped here. Radius (pos.w) and mass (vel.w) ride along.
 // Inputs (slot order): sorted_pos, sorted_vel, sorted_id, accel (N). Outputs: positions,

@@ -32,7 +32,7 @@ use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::cpu::Grid;
-use crate::cpu::walk::walk_slots;
+use crate::hash::walk_slots;
 use crate::hash::{cell_of, distance2, hash_cell, query_range};
 use crate::params::{MAX_CELL_COORD, MAX_TABLE_SIZE, SimParams, default_table_size};
 use crate::{Error, Result};

@@ -24,7 +24,7 @@ pub fn obstacle_density(
         .map(|(&x, &rho)| {
             let mut sum = 0.0f32;
             boundary.walk(x, sp, |b, r2| {
-                sum += boundary.psi[b] * crate::cpu::density::poly6_term(r2, sp);
+                sum += boundary.psi[b] * crate::kernel::poly6_term(r2, sp);
             });
             let rho = rho + boundary.params.poly6_norm * sum;
             (rho, crate::cpu::pressure::tait(rho, fp))
