@@ -389,7 +389,7 @@ pub(crate) enum PresentMode {
     Fifo,
 }
 
-pub(crate) fn parse_point(s: &str) -> Result<glam::Vec3, String> {
+fn parse_point(s: &str) -> Result<glam::Vec3, String> {
     let bad = || format!("expected X,Y,Z such as 0,0,0.5, got {s:?}");
     let v: Vec<f32> = s
         .split(',')
@@ -401,7 +401,7 @@ pub(crate) fn parse_point(s: &str) -> Result<glam::Vec3, String> {
     }
 }
 
-pub(crate) fn parse_end_time(s: &str) -> Result<f64, String> {
+fn parse_end_time(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
         Ok(t) if t.is_finite() && t > 0.0 => Ok(t),
         _ => Err(format!(
@@ -410,7 +410,7 @@ pub(crate) fn parse_end_time(s: &str) -> Result<f64, String> {
     }
 }
 
-pub(crate) fn parse_camera_distance(s: &str) -> Result<f32, String> {
+fn parse_camera_distance(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(d) if d.is_finite() && d > 0.0 => Ok(d),
         _ => Err(format!(
@@ -419,7 +419,7 @@ pub(crate) fn parse_camera_distance(s: &str) -> Result<f32, String> {
     }
 }
 
-pub(crate) fn parse_camera_yaw(s: &str) -> Result<f32, String> {
+fn parse_camera_yaw(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(a) if a.is_finite() => Ok(a),
         _ => Err(format!(
@@ -428,7 +428,7 @@ pub(crate) fn parse_camera_yaw(s: &str) -> Result<f32, String> {
     }
 }
 
-pub(crate) fn parse_camera_pitch(s: &str) -> Result<f32, String> {
+fn parse_camera_pitch(s: &str) -> Result<f32, String> {
     match s.trim().parse::<f32>() {
         Ok(a) if a.is_finite() && (-89.0..=89.0).contains(&a) => Ok(a),
         _ => Err(format!(
@@ -437,7 +437,7 @@ pub(crate) fn parse_camera_pitch(s: &str) -> Result<f32, String> {
     }
 }
 
-pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
     let bad = || format!("expected WIDTHxHEIGHT such as 1280x720, got {s:?}");
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(bad)?;
     let (w, h): (u32, u32) = (
@@ -452,7 +452,7 @@ pub(crate) fn parse_size(s: &str) -> Result<(u32, u32), String> {
     Ok((w, h))
 }
 
-pub(crate) fn parse_table_size(s: &str) -> Result<u32, String> {
+fn parse_table_size(s: &str) -> Result<u32, String> {
     let t: u32 = match s.parse::<u64>() {
         Ok(big) if big > u32::MAX as u64 => {
             return Err(format!(

@@ -18,11 +18,14 @@ use crate::viewer;
 use crate::{Error, bench, io, verify};
 
 use super::Outcome;
-use super::cli::*;
-use super::shared::*;
+use super::cli::{
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, check_no_count_with_file, dfsph_config, guards,
+    overrides, physics, scene_choice, solver_chosen, surface_settings, viewer_options,
+};
+use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
 /// The viewer: a window, or with `--headless --screenshot` an offscreen render.
-pub(crate) fn view(cli: &Cli) -> Result<Outcome, Error> {
+fn view(cli: &Cli) -> Result<Outcome, Error> {
     if cli.input.is_some()
         || cli.output.is_some()
         || cli.stats.is_some()
@@ -52,11 +55,7 @@ pub(crate) fn view(cli: &Cli) -> Result<Outcome, Error> {
 }
 
 /// A progress bar drawn only on a terminal.
-pub(crate) fn bar(
-    len: u64,
-    multi: &indicatif::MultiProgress,
-    template: &str,
-) -> indicatif::ProgressBar {
+fn bar(len: u64, multi: &indicatif::MultiProgress, template: &str) -> indicatif::ProgressBar {
     let bar = multi.add(indicatif::ProgressBar::new(len));
     if let Ok(style) = indicatif::ProgressStyle::with_template(template) {
         bar.set_style(style);
@@ -64,7 +63,7 @@ pub(crate) fn bar(
     bar
 }
 
-pub(crate) fn progress_target() -> indicatif::MultiProgress {
+fn progress_target() -> indicatif::MultiProgress {
     if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
         indicatif::MultiProgress::new()
     } else {
@@ -73,7 +72,7 @@ pub(crate) fn progress_target() -> indicatif::MultiProgress {
 }
 
 /// `--surface-from PATH --surface-dir OUT`: meshes of frames already on disk.
-pub(crate) fn surface_from(
+fn surface_from(
     cli: &Cli,
     from: &std::path::Path,
     out: &std::path::Path,
@@ -416,11 +415,11 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     write_output(cli, &positions, &velocities, &density).map(|_| Outcome::Done)
 }
 
-pub(crate) fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {
+fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {
     print_json_or(cli, summary, || summary.to_text())
 }
 
-pub(crate) fn write_output(
+fn write_output(
     cli: &Cli,
     positions: &[glam::Vec3],
     velocities: &[glam::Vec3],
@@ -435,7 +434,7 @@ pub(crate) fn write_output(
 pub(crate) type Geometry = (glam::Vec3, glam::Vec3, glam::Vec3);
 
 /// The scene file's emitters at spacing `s` (none for built-in scenes and `--input` files).
-pub(crate) fn emitters_of(cli: &Cli, s: f32) -> crate::emitter::Emitters {
+fn emitters_of(cli: &Cli, s: f32) -> crate::emitter::Emitters {
     let list = match (&cli.input, &cli.scene_file) {
         (None, Some(file)) => file.emitters.clone(),
         _ => Vec::new(),
@@ -445,7 +444,7 @@ pub(crate) fn emitters_of(cli: &Cli, s: f32) -> crate::emitter::Emitters {
 
 /// `--steps K > 0`: the fluid, on the GPU or (with --cpu) the CPU.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn simulate(
+fn simulate(
     cli: &Cli,
     paths: Paths,
     config: &SphConfig,
@@ -547,7 +546,7 @@ pub(crate) fn simulate(
 
 /// Continues the run a checkpoint holds (`--resume FILE`): only run-control flags may be
 /// given; the physics, scene and configuration are the checkpoint's.
-pub(crate) fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
+fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
     if let Some(flag) = cli
         .given
         .iter()
@@ -600,15 +599,15 @@ pub(crate) fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error
 
 /// Host bytes per particle a run holds at most, measured (peak RSS over N, `/usr/bin/time`):
 /// about 180 on the CPU path with WCSPH and 360 with DFSPH; rounded up.
-pub(crate) const HOST_BYTES_PER_PARTICLE: u64 = 512;
+const HOST_BYTES_PER_PARTICLE: u64 = 512;
 /// Device bytes per particle on a software adapter, whose device memory is host memory
 /// (lavapipe: about 190 measured); rounded up.
-pub(crate) const SOFTWARE_DEVICE_BYTES_PER_PARTICLE: u64 = 256;
+const SOFTWARE_DEVICE_BYTES_PER_PARTICLE: u64 = 256;
 
 /// Fails with one line, before anything of that size is built, when the host cannot hand out
 /// the memory a run of `n` particles needs: Rust aborts on a failed allocation, and lavapipe
 /// crashes on one, so the probe asks for it all once, fallibly, and gives it back.
-pub(crate) fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
+fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
     let software = gpu.is_some_and(|c| c.info.device_type == wgpu::DeviceType::Cpu);
     let per = HOST_BYTES_PER_PARTICLE
         + if software {
@@ -631,7 +630,7 @@ pub(crate) fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error
 }
 
 /// Flags a resumed run may give: what to run and what to write, never the physics.
-pub(crate) const RUN_CONTROL: &[&str] = &[
+const RUN_CONTROL: &[&str] = &[
     "resume",
     "steps",
     "end_time",
@@ -665,7 +664,7 @@ pub(crate) const RUN_CONTROL: &[&str] = &[
 ];
 
 /// "K steps", "K more steps" or "until t = T s" for the run's first line.
-pub(crate) fn steps_text(cli: &Cli, more: &str) -> String {
+fn steps_text(cli: &Cli, more: &str) -> String {
     match cli.end_time {
         Some(t) if cli.steps == u64::MAX => format!("until t = {t} s"),
         Some(t) => format!("{} {more}steps or until t = {t} s", cli.steps),
@@ -675,7 +674,7 @@ pub(crate) fn steps_text(cli: &Cli, more: &str) -> String {
 
 /// A resumed run appends to its `--stats` file: refuses, before anything is printed, a
 /// file that holds something other than gpu-sph statistics (it would get rows appended).
-pub(crate) fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
+fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(());
     };
@@ -694,7 +693,7 @@ pub(crate) fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
 /// Opens `--stats` for a run: a new file with its header, or for a run resumed after
 /// `resumed_at` steps the existing file with the rows up to that step kept (an interrupted run
 /// may have written rows past its last checkpoint), so it reads as one uninterrupted run.
-pub(crate) fn open_stats(
+fn open_stats(
     path: &std::path::Path,
     geometry_line: &str,
     resumed_at: Option<u64>,
@@ -730,7 +729,7 @@ pub(crate) fn open_stats(
 /// SIGINT and SIGTERM set `stop` to their number: the run finishes its step, writes a
 /// checkpoint and exits. A second one while the first is being handled ends the process at
 /// once (exit 1), so a stuck run can still be stopped.
-pub(crate) fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Error> {
+fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Error> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
     for signal in [SIGINT, SIGTERM] {
@@ -746,7 +745,7 @@ pub(crate) fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Re
 }
 
 /// Runs the steps of a fresh (`resumed` = `None`) or resumed run from `state`.
-pub(crate) fn simulate_from(
+fn simulate_from(
     cli: &Cli,
     paths: Paths,
     template: checkpoint::Template,

@@ -7,8 +7,10 @@ use crate::viewer;
 use crate::{Error, io};
 
 use super::Outcome;
-use super::cli::*;
-use super::shared::*;
+use super::cli::{
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_GRAINS, check_no_count_with_file, scene_choice, viewer_options,
+};
+use super::shared::{choose_paths, print_json_or, print_report};
 
 /// `--model grains`: the colliding spheres' front ends (a headless run, `--verify`, `--bench`,
 /// the viewer). The spheres are poured as flags say; fluid-only flags are refused by name.

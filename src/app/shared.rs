@@ -7,7 +7,7 @@ use crate::gpu::GpuContext;
 use crate::{Error, verify};
 
 use super::Outcome;
-use super::cli::*;
+use super::cli::Cli;
 
 /// Where a headless run computes, and what draws its picture.
 pub(crate) struct Paths {
