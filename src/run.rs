@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::core::Particles;
 use crate::cpu::Grid;
 use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry, DfsphStats};
+use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, stats_block};
 use crate::cpu::step::step_with;
 use crate::emitter::Emitters;
@@ -46,6 +47,11 @@ pub trait Backend {
     /// [`without_outside`]); returns how many and the energy they took (no step may be in
     /// flight).
     fn remove_outside(&mut self) -> Result<(u64, f64)>;
+    /// Starts (`Some`) or stops (`None`) the viewer's mouse force (stage `interact`), which
+    /// every following step applies, on either path and under either solver.
+    fn set_interaction(&mut self, ip: Option<InteractParams>);
+    /// The mouse force in effect.
+    fn interaction(&self) -> Option<&InteractParams>;
 }
 
 /// The state of `snap` (and DFSPH's `carry`) without the particles outside the tank of `fp`,
@@ -117,6 +123,14 @@ pub fn without_outside(
 }
 
 impl Backend for Simulation {
+    fn set_interaction(&mut self, ip: Option<InteractParams>) {
+        Simulation::set_interaction(self, ip);
+    }
+
+    fn interaction(&self) -> Option<&InteractParams> {
+        Simulation::interaction(self)
+    }
+
     fn step(&mut self) -> Result<()> {
         Simulation::step(self, 1).map_err(|e| self.grid.ctx.explain(e))
     }
@@ -182,7 +196,7 @@ pub struct CpuSimulation {
     /// Fluid parameters.
     pub fp: FluidParams,
     /// The viewer's mouse force (either solver), applied while set.
-    pub interaction: Option<crate::cpu::interact::InteractParams>,
+    pub interaction: Option<InteractParams>,
     /// Obstacles as boundary particles (WCSPH), at the pose of the last
     /// [`Backend::place_obstacles`].
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
@@ -256,6 +270,14 @@ impl CpuSimulation {
 }
 
 impl Backend for CpuSimulation {
+    fn set_interaction(&mut self, ip: Option<InteractParams>) {
+        self.interaction = ip;
+    }
+
+    fn interaction(&self) -> Option<&InteractParams> {
+        self.interaction.as_ref()
+    }
+
     fn step(&mut self) -> Result<()> {
         if let Some(d) = &mut self.dfsph {
             let tr = dfsph::dfsph_step_with(

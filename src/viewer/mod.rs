@@ -549,11 +549,11 @@ impl Viewer {
         // A moving obstacle does work too, and emitters bring energy in, untallied: their
         // scenes re-take the reference as well.
         let emitting = self.setup.emitters.active_after(t - block.dt as f64);
-        let interacting = emitting
-            || match &self.cpu {
-                Some(cpu) => cpu.interaction.is_some() || cpu.obstacles_move(),
-                None => self.sim.interaction().is_some() || self.sim.obstacles_move(),
-            };
+        let stepping: &dyn Backend = match &self.cpu {
+            Some(cpu) => cpu,
+            None => &self.sim,
+        };
+        let interacting = emitting || stepping.interaction().is_some() || stepping.obstacles_move();
         let guards = &self.opts.guards;
         if interacting {
             self.start_energy = None;
@@ -599,8 +599,9 @@ impl Viewer {
             };
             InteractParams::new(o, d, c.mouse_radius, s)
         });
+        // Both simulations hold the force, whichever of them the viewer steps.
         if let Some(cpu) = &mut self.cpu {
-            cpu.interaction = ip;
+            cpu.set_interaction(ip);
         }
         self.sim.set_interaction(ip);
     }
