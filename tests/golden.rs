@@ -5,9 +5,11 @@
 //! A change of shape must leave every number as it was; a change of physics re-records the
 //! files on purpose and says so in its commit.
 //!
-//! The files hold the CPU path's text, which is exact: the CSV writer prints the shortest text
-//! that reads back to the same float. The GPU path must print the same text on a software adapter
-//! (lavapipe, where every stage is bit-exact), and agree within 1e-5 relative elsewhere.
+//! The files hold the CPU path's text. `--output` is exact: it prints the shortest text that
+//! reads back to the same float, so equal text is equal bits. `--stats` rows print a fixed
+//! number of significant digits per column; the `--output` beside them pins the state's bits.
+//! The GPU path must print the same text on a software adapter (lavapipe, where every stage is
+//! bit-exact), and agree within 1e-5 relative elsewhere.
 //!
 //! To record them (only when the physics changes on purpose):
 //! `GPU_SPH_BLESS=1 cargo test --test golden`.
