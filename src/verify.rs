@@ -527,14 +527,11 @@ pub fn verify_solver_steps(
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
-    match solver {
-        crate::params::SolverParams::Wcsph => {
-            verify_steps(sim, start, obstacles, emitters, steps, tol)
-        }
-        crate::params::SolverParams::Dfsph(_) => {
-            verify_dfsph_steps(sim, start, obstacles, emitters, steps, tol)
-        }
-    }
+    let verify = match solver {
+        crate::params::SolverParams::Wcsph => verify_steps,
+        crate::params::SolverParams::Dfsph(_) => verify_dfsph_steps,
+    };
+    verify(sim, start, obstacles, emitters, steps, tol)
 }
 
 /// Starts GPU and CPU from the same state, has each take one step, compares every stage's

@@ -1,5 +1,6 @@
-//! GPU-free checks of the WGSL: every stage parses and validates with naga, and the WGSL
-//! `SimParams` has exactly the size of its Rust twin.
+//! GPU-free checks of the WGSL: every stage parses and validates with naga, the WGSL
+//! `SimParams` has exactly the members and size of its Rust twin, and the stage table names
+//! every stage's shader and CPU twin. The other shared structs' layouts are `tests/layout.rs`'s.
 
 use gpu_sph::params::SimParams;
 use gpu_sph::shaders;
@@ -59,39 +60,6 @@ fn sim_params_matches_its_rust_twin() {
             "_pad2",
             "_pad3"
         ]
-    );
-}
-
-/// Size in bytes of the WGSL struct `name` in `module`.
-fn struct_size(m: &naga::Module, name: &str) -> usize {
-    let (_, ty) = m
-        .types
-        .iter()
-        .find(|(_, t)| t.name.as_deref() == Some(name))
-        .unwrap_or_else(|| panic!("no struct {name}"));
-    match &ty.inner {
-        naga::TypeInner::Struct { span, .. } => *span as usize,
-        _ => panic!("{name} is not a struct"),
-    }
-}
-
-#[test]
-fn render_and_interact_blocks_match_their_rust_twins() {
-    assert_eq!(
-        struct_size(&module(shaders::RENDER), "RenderParams"),
-        std::mem::size_of::<gpu_sph::viewer::render::RenderParams>()
-    );
-    assert_eq!(
-        struct_size(&module(shaders::INTERACT), "InteractParams"),
-        std::mem::size_of::<gpu_sph::cpu::interact::InteractParams>()
-    );
-    assert_eq!(
-        struct_size(&module(shaders::OBSTACLES), "ObstacleParams"),
-        std::mem::size_of::<gpu_sph::boundary::ObstacleParams>()
-    );
-    assert_eq!(
-        struct_size(&module(shaders::GRAIN_CONTACTS), "GrainParams"),
-        std::mem::size_of::<gpu_sph::grains::GrainParams>()
     );
 }
 

@@ -72,29 +72,11 @@ impl DfsphStats {
     /// The block as `dfsph_stats.wgsl` writes it: (iterations_v, residual_v, iterations_d,
     /// residual_d, error_mean, error_max, dt, v_max), floats as bits.
     pub fn to_words(&self) -> [u32; 8] {
-        [
-            self.iterations_v,
-            self.residual_v.to_bits(),
-            self.iterations_d,
-            self.residual_d.to_bits(),
-            self.error_mean.to_bits(),
-            self.error_max.to_bits(),
-            self.dt.to_bits(),
-            self.v_max.to_bits(),
-        ]
+        bytemuck::cast(*self)
     }
 
     /// The inverse of [`DfsphStats::to_words`].
     pub fn from_words(r: &[u32; 8]) -> Self {
-        Self {
-            iterations_v: r[0],
-            residual_v: f32::from_bits(r[1]),
-            iterations_d: r[2],
-            residual_d: f32::from_bits(r[3]),
-            error_mean: f32::from_bits(r[4]),
-            error_max: f32::from_bits(r[5]),
-            dt: f32::from_bits(r[6]),
-            v_max: f32::from_bits(r[7]),
-        }
+        bytemuck::cast(*r)
     }
 }
