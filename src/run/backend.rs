@@ -1,0 +1,425 @@
+//! The two paths a run steps, behind one trait: the GPU [`Simulation`] and the CPU reference
+//! [`CpuSimulation`], alike under both solvers (the mouse force, obstacles' motion, emitters and
+//! removal through open sides included).
+
+use crate::core::Particles;
+use crate::cpu::Grid;
+use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
+use crate::cpu::interact::InteractParams;
+use crate::cpu::stats::StatsBlock;
+use crate::cpu::step::step_with;
+use crate::gpu::fluid::{Simulation, Snapshot};
+use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
+use crate::{Error, Result};
+
+/// Something that advances particles one step at a time.
+pub trait Backend {
+    /// Advances one step.
+    fn step(&mut self) -> Result<()>;
+    /// Starts one step whose statistics block [`Backend::read_stats`] returns; the GPU runs it
+    /// while the host reads the block of the step before.
+    fn submit(&mut self) -> Result<()>;
+    /// The statistics block of the oldest submitted step not yet read (waits for it).
+    fn read_stats(&mut self) -> Result<StatsBlock>;
+    /// The current state, densities and last dt (a full readback on the GPU; no step may be
+    /// in flight).
+    fn snapshot(&self) -> Result<Snapshot>;
+    /// DFSPH: the state carried to the next step (warm start, last dt); `None` for WCSPH.
+    fn carry(&self) -> Result<Option<DfsphCarry>>;
+    /// Whether an obstacle moves: each step then needs the run's time before it is submitted,
+    /// so steps are not pipelined.
+    fn obstacles_move(&self) -> bool {
+        false
+    }
+    /// Puts moving obstacles where they are at time `t` (s), for the next step.
+    fn place_obstacles(&mut self, _t: f64) {}
+    /// Adds emitted particles after the live ones (no step may be in flight).
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()>;
+    /// Stage `emitter_probe`: how many particles lie in each probe's slab (no step may be in
+    /// flight).
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>>;
+    /// Removes the particles outside the tank (those that left through an open side; see
+    /// [`without_outside`]); returns how many and the energy they took (no step may be in
+    /// flight).
+    fn remove_outside(&mut self) -> Result<(u64, f64)>;
+    /// Starts (`Some`) or stops (`None`) the viewer's mouse force (stage `interact`), which
+    /// every following step applies, on either path and under either solver.
+    fn set_interaction(&mut self, ip: Option<InteractParams>);
+    /// The mouse force in effect.
+    fn interaction(&self) -> Option<&InteractParams>;
+}
+
+/// The state of `snap` (and DFSPH's `carry`) without the particles outside the tank of `fp`,
+/// the others in their order, renumbered by rank so ids stay 0..N (a carry's warm start
+/// follows them); with how many left and the energy they took, ½ m |v|² + m |g| (y − floor)
+/// each (the terms the statistics count). `None` when every particle is inside.
+pub fn without_outside(
+    snap: &Snapshot,
+    carry: Option<&DfsphCarry>,
+    fp: &FluidParams,
+) -> Option<(Snapshot, Option<DfsphCarry>, u64, f64)> {
+    let lo = glam::Vec3::from_slice(&fp.tank_min[..3]);
+    let hi = glam::Vec3::from_slice(&fp.tank_max[..3]);
+    let st = &snap.state;
+    let keep: Vec<bool> = st
+        .pos
+        .iter()
+        .map(|x| x.cmpge(lo).all() && x.cmple(hi).all())
+        .collect();
+    let gone = keep.iter().filter(|k| !**k).count();
+    if gone == 0 {
+        return None;
+    }
+    // new_id[old id]: the rank among the kept ids.
+    let n = st.len();
+    let mut kept_id = vec![false; n];
+    for (k, &id) in st.id.iter().enumerate() {
+        kept_id[id as usize] = keep[k];
+    }
+    let mut new_id = vec![u32::MAX; n];
+    let mut next = 0u32;
+    for (old, &kept) in kept_id.iter().enumerate() {
+        if kept {
+            new_id[old] = next;
+            next += 1;
+        }
+    }
+    let (m, g) = (fp.mass as f64, (fp.gravity[1] as f64).abs());
+    let mut energy = 0.0f64;
+    let mut state = Particles::default();
+    let mut density = Vec::with_capacity(n - gone);
+    for k in 0..n {
+        if keep[k] {
+            state.pos.push(st.pos[k]);
+            state.vel.push(st.vel[k]);
+            state.id.push(new_id[st.id[k] as usize]);
+            density.push(snap.density[k]);
+        } else {
+            energy += 0.5 * m * st.vel[k].as_dvec3().length_squared()
+                + m * g * (st.pos[k].y as f64 - fp.tank_min[1] as f64);
+        }
+    }
+    let carry = carry.map(|c| DfsphCarry {
+        warm: c
+            .warm
+            .iter()
+            .zip(&kept_id)
+            .filter(|(_, k)| **k)
+            .map(|(w, _)| *w)
+            .collect(),
+        dt_prev: c.dt_prev,
+    });
+    let snap = Snapshot {
+        state,
+        density,
+        ..snap.clone()
+    };
+    Some((snap, carry, gone as u64, energy))
+}
+
+impl Backend for Simulation {
+    fn set_interaction(&mut self, ip: Option<InteractParams>) {
+        Simulation::set_interaction(self, ip);
+    }
+
+    fn interaction(&self) -> Option<&InteractParams> {
+        Simulation::interaction(self)
+    }
+
+    fn step(&mut self) -> Result<()> {
+        Simulation::step(self, 1).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        Simulation::submit_step(self).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn read_stats(&mut self) -> Result<StatsBlock> {
+        Simulation::read_stats(self).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn snapshot(&self) -> Result<Snapshot> {
+        Simulation::snapshot(self).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn carry(&self) -> Result<Option<DfsphCarry>> {
+        self.read_carry().map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn obstacles_move(&self) -> bool {
+        Simulation::obstacles_move(self)
+    }
+
+    fn place_obstacles(&mut self, t: f64) {
+        Simulation::place_obstacles(self, t);
+    }
+
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
+        Simulation::append(self, batch).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        Simulation::probe(self, probes).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn remove_outside(&mut self) -> Result<(u64, f64)> {
+        let snap = Backend::snapshot(self)?;
+        let carry = Backend::carry(self)?;
+        match without_outside(&snap, carry.as_ref(), &self.fluid_params) {
+            Some((snap, carry, count, energy)) => {
+                self.replace(&snap, carry.as_ref())
+                    .map_err(|e| self.grid.ctx.explain(e))?;
+                Ok((count, energy))
+            }
+            None => Ok((0, 0.0)),
+        }
+    }
+}
+
+/// The DFSPH state of a CPU run.
+struct CpuDfsph {
+    dp: DfsphParams,
+    carry: DfsphCarry,
+    // The grid, slot-order state, ρ and α of the current state, which the last step computed.
+    start: Option<(Grid, Particles, DensityAlpha)>,
+}
+
+/// The CPU reference as a [`Backend`].
+pub struct CpuSimulation {
+    /// Grid parameters.
+    pub sp: SimParams,
+    /// Fluid parameters.
+    pub fp: FluidParams,
+    /// The viewer's mouse force (either solver), applied while set.
+    pub interaction: Option<InteractParams>,
+    /// Obstacles as boundary particles (WCSPH), at the pose of the last
+    /// [`Backend::place_obstacles`].
+    pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
+    dfsph: Option<CpuDfsph>,
+    snap: Snapshot,
+    /// The last step's obstacle power per particle (empty without obstacles).
+    power: Vec<f32>,
+    blocks: std::collections::VecDeque<StatsBlock>,
+}
+
+impl CpuSimulation {
+    /// Starts a WCSPH run from `state`.
+    pub fn new(sp: SimParams, fp: FluidParams, state: Particles) -> Self {
+        Self::with_solver(sp, fp, SolverParams::Wcsph, state)
+    }
+
+    /// Starts a run of `solver` from `state`.
+    pub fn with_solver(
+        sp: SimParams,
+        fp: FluidParams,
+        solver: SolverParams,
+        state: Particles,
+    ) -> Self {
+        let n = state.len();
+        let snap = Snapshot {
+            state,
+            density: vec![0.0; n],
+            dt: 0.0,
+            dfsph: None,
+        };
+        let dfsph = solver.dfsph().map(|&dp| (dp, DfsphCarry::new(n, &dp)));
+        Self::resume(sp, fp, dfsph, snap)
+    }
+
+    /// Continues a run from a checkpoint's state (in the order it was held) and, for DFSPH,
+    /// its warm start.
+    pub fn resume(
+        sp: SimParams,
+        fp: FluidParams,
+        dfsph: Option<(DfsphParams, DfsphCarry)>,
+        snap: Snapshot,
+    ) -> Self {
+        Self {
+            sp,
+            fp,
+            interaction: None,
+            obstacles: None,
+            dfsph: dfsph.map(|(dp, carry)| CpuDfsph {
+                dp,
+                carry,
+                start: None,
+            }),
+            snap,
+            power: Vec::new(),
+            blocks: Default::default(),
+        }
+    }
+
+    /// The solver this run steps.
+    pub fn solver(&self) -> crate::params::Solver {
+        match self.dfsph {
+            None => crate::params::Solver::Wcsph,
+            Some(_) => crate::params::Solver::Dfsph,
+        }
+    }
+
+    /// The state after the last step, without the copy [`Backend::snapshot`] makes.
+    pub fn current(&self) -> &Snapshot {
+        &self.snap
+    }
+}
+
+impl Backend for CpuSimulation {
+    fn set_interaction(&mut self, ip: Option<InteractParams>) {
+        self.interaction = ip;
+    }
+
+    fn interaction(&self) -> Option<&InteractParams> {
+        self.interaction.as_ref()
+    }
+
+    fn step(&mut self) -> Result<()> {
+        if let Some(d) = &mut self.dfsph {
+            let tr = dfsph::dfsph_step_with(
+                false,
+                &self.snap.state,
+                &d.carry,
+                d.start.take(),
+                self.obstacles.as_deref(),
+                self.interaction.as_ref(),
+                &self.sp,
+                &self.fp,
+                &d.dp,
+            );
+            d.carry = tr.carry;
+            // The GPU holds the new state in the new grid's slot order; so does this.
+            self.snap = Snapshot {
+                state: tr.next_sorted.clone(),
+                density: tr.end.density.clone(),
+                dt: tr.stats.dt,
+                dfsph: Some(tr.stats),
+            };
+            d.start = Some((tr.next_grid, tr.next_sorted, tr.end));
+            // Summed by index with the new state, as the GPU's statistics pass reads it.
+            self.power = tr.power;
+            return Ok(());
+        }
+        let trace = step_with(
+            &self.snap.state,
+            &self.sp,
+            &self.fp,
+            self.interaction.as_ref(),
+            self.obstacles.as_deref(),
+        );
+        self.snap = Snapshot {
+            state: trace.next,
+            density: trace.fluid_density,
+            dt: trace.timestep.dt,
+            dfsph: None,
+        };
+        self.power = trace.obstacle_power;
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        self.step()?;
+        let s = &self.snap;
+        let power = (!self.power.is_empty()).then_some(&self.power[..]);
+        let block = crate::cpu::clock::timed(crate::core::Stage::Stats, || {
+            crate::cpu::stats::stats_block_with_power(
+                &s.state.pos,
+                &s.state.vel,
+                &s.state.id,
+                &s.density,
+                power,
+                &self.fp,
+                s.dt,
+                s.dfsph.as_ref(),
+            )
+        });
+        self.blocks.push_back(block);
+        Ok(())
+    }
+
+    fn read_stats(&mut self) -> Result<StatsBlock> {
+        self.blocks
+            .pop_front()
+            .ok_or_else(|| Error::input("no step submitted to read statistics from"))
+    }
+
+    fn snapshot(&self) -> Result<Snapshot> {
+        Ok(self.snap.clone())
+    }
+
+    fn carry(&self) -> Result<Option<DfsphCarry>> {
+        Ok(self.dfsph.as_ref().map(|d| d.carry.clone()))
+    }
+
+    fn obstacles_move(&self) -> bool {
+        self.obstacles.as_ref().is_some_and(|b| b.moves())
+    }
+
+    fn place_obstacles(&mut self, t: f64) {
+        if let Some(b) = self.obstacles.as_mut().filter(|b| b.moves()) {
+            std::sync::Arc::make_mut(b).place(t);
+            // DFSPH: ρ and α of the step's start see the obstacles where they are now.
+            if let Some(d) = &mut self.dfsph {
+                d.start = None;
+            }
+        }
+    }
+
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        Ok(crate::cpu::clock::timed(
+            crate::core::Stage::EmitterProbe,
+            || crate::emitter::probe_hits(&self.snap.state.pos, probes),
+        ))
+    }
+
+    fn remove_outside(&mut self) -> Result<(u64, f64)> {
+        let carry = self.dfsph.as_ref().map(|d| &d.carry);
+        let Some((snap, carry, count, energy)) = without_outside(&self.snap, carry, &self.fp)
+        else {
+            return Ok((0, 0.0));
+        };
+        self.snap = snap;
+        // As the GPU: DFSPH computes the grid, ρ and α of the remaining state at once.
+        if let (Some(d), Some(carry)) = (&mut self.dfsph, carry) {
+            d.carry = carry;
+            let (grid, sorted, da) = dfsph::prepare(
+                &self.snap.state,
+                self.obstacles.as_deref(),
+                &self.sp,
+                &self.fp,
+                &d.dp,
+            );
+            self.snap.state = sorted.clone();
+            self.snap.density = da.density.clone();
+            d.start = Some((grid, sorted, da));
+        }
+        Ok((count, energy))
+    }
+
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let s = &mut self.snap;
+        batch.append_to(&mut s.state);
+        s.density
+            .extend(std::iter::repeat_n(self.fp.rest_density, batch.pos.len()));
+        // As the GPU: DFSPH holds the state in the order it was in, plus the new particles,
+        // and computes the grid, ρ and α at once.
+        if let Some(d) = &mut self.dfsph {
+            d.carry
+                .warm
+                .extend(std::iter::repeat_n([0.0; 2], batch.pos.len()));
+            let (grid, sorted, da) = dfsph::prepare(
+                &s.state,
+                self.obstacles.as_deref(),
+                &self.sp,
+                &self.fp,
+                &d.dp,
+            );
+            s.state = sorted.clone();
+            s.density = da.density.clone();
+            d.start = Some((grid, sorted, da));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,173 @@
+//! The headless run: the driver loop ([`super::drive`]) with `--stats` rows, frames,
+//! surfaces, checkpoints, a progress bar and the signals that stop a run with a checkpoint.
+
+use std::path::PathBuf;
+
+use crate::core::{Particles, RunFrom};
+use crate::emitter::Emitters;
+use crate::gpu::fluid::Snapshot;
+use crate::params::FluidParams;
+use crate::{Error, Result};
+
+use super::backend::Backend;
+use super::drive::{Course, Flow, Hooks, Until, drive};
+use super::guards::{Guards, StepStats, check_start};
+use super::output::{Checkpointing, Outputs, signal_name, write_frame};
+
+/// A headless run's additions to the loop.
+struct Headless<'a, 'p> {
+    out: Outputs<'a>,
+    progress: &'p indicatif::ProgressBar,
+    /// The end time, for the progress bar's message.
+    end: Option<f64>,
+    /// Whether the final state is wanted (`--output`).
+    want_final: bool,
+    /// The last state read, with its step.
+    snap: Option<(u64, Snapshot)>,
+    /// The last checkpoint written.
+    latest: Option<PathBuf>,
+}
+
+impl Hooks for Headless<'_, '_> {
+    fn wants_state(&mut self, k: u64, last: bool) -> bool {
+        let ck = self.out.checkpoints.as_ref();
+        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0)
+            || ck.and_then(Checkpointing::stop_signal).is_some();
+        self.out.wants_frame(k) || (last && self.want_final) || due
+    }
+
+    fn row(&mut self, st: &StepStats) -> Result<()> {
+        if let Some(o) = self.out.stats.as_deref_mut() {
+            o.write_all(st.csv_line().as_bytes())
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+        }
+        self.progress.inc(1);
+        Ok(())
+    }
+
+    fn stepped(
+        &mut self,
+        backend: &mut dyn Backend,
+        at: &RunFrom,
+        wants_state: bool,
+    ) -> Result<Flow> {
+        let (k, t) = (at.step, at.t);
+        if let Some(end) = self.end {
+            self.progress.set_message(format!("t = {t:.4} of {end} s"));
+        }
+        if !wants_state {
+            return Ok(Flow::Go);
+        }
+        let s = backend.snapshot()?;
+        write_frame(&mut self.out, k, &s)?;
+        let ck = self.out.checkpoints.as_ref();
+        let stop = ck.and_then(Checkpointing::stop_signal);
+        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
+        if let Some(c) = ck.filter(|_| due) {
+            let path = c
+                .template
+                .at(s.clone(), backend.carry()?, at)
+                .write(&c.dir)?;
+            self.latest = Some(path.clone());
+            if let Some(signal) = stop {
+                if let Some(o) = self.out.stats.as_deref_mut() {
+                    o.flush()
+                        .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+                }
+                return Err(Error::Interrupted {
+                    message: format!(
+                        "{} after step {k} (t = {t:.6} s): wrote {}; continue with --resume {}",
+                        signal_name(signal),
+                        path.display(),
+                        path.display()
+                    ),
+                    signal: signal as i32,
+                });
+            }
+        }
+        self.snap = Some((k, s));
+        Ok(Flow::Go)
+    }
+}
+
+/// Runs `steps` steps from `start` (the state the backend holds), checking every step from
+/// its statistics block; writes stats rows, frames, surfaces and checkpoints if asked. The
+/// state is read back only for a frame or a checkpoint, and at the end when `want_final` (for
+/// `--output`); otherwise the next step runs while the host reads the last one's block. Step
+/// numbers (rows, frames, checkpoints) continue from `from`. Returns the final snapshot (if
+/// read) and the last statistics. A signal ends the run after the step under way, with a
+/// checkpoint, as [`Error::Interrupted`]; an error after a checkpoint names it.
+#[allow(clippy::too_many_arguments)]
+pub fn run(
+    backend: &mut dyn Backend,
+    start: &Particles,
+    fp: &FluidParams,
+    guards: &Guards,
+    from: &RunFrom,
+    until: Until,
+    want_final: bool,
+    emitters: &Emitters,
+    out: Outputs<'_>,
+    progress: &indicatif::ProgressBar,
+) -> Result<(Option<Snapshot>, Option<StepStats>)> {
+    check_start(start, fp)?;
+    let mut out = out;
+    if from.step == 0 && out.wants_frame(0) {
+        write_frame(&mut out, 0, &backend.snapshot()?)?;
+    }
+    let mut hooks = Headless {
+        out,
+        progress,
+        end: until.time,
+        want_final,
+        snap: None,
+        latest: None,
+    };
+    let mut at = *from;
+    let course = Course {
+        fp,
+        guards,
+        emitters,
+    };
+    let result = drive(backend, &mut at, until, &course, &mut hooks).and_then(|driven| {
+        let snap = match (want_final, driven.emptied, hooks.snap.take()) {
+            (false, _, _) => None,
+            (true, true, _) => Some(Snapshot {
+                state: Particles::default(),
+                density: Vec::new(),
+                dt: driven.block.map_or(0.0, |b| b.dt),
+                dfsph: None,
+            }),
+            // The state read after the last step taken.
+            (true, false, Some((k, s))) if k == at.step => Some(s),
+            (true, false, _) => Some(backend.snapshot()?),
+        };
+        Ok((snap, driven.last))
+    });
+    let latest = hooks.latest;
+    let resume = |p: &Option<PathBuf>| match p {
+        Some(p) => format!(
+            "continue from the last checkpoint with --resume {}",
+            p.display()
+        ),
+        None => "no checkpoint was written yet (--checkpoint-every K writes them)".into(),
+    };
+    match result {
+        Err(Error::Unstable(m)) => Err(Error::Unstable(match &latest {
+            Some(p) => format!(
+                "{m} (the last checkpoint, {}, holds the run before it diverged)",
+                p.display()
+            ),
+            None => m,
+        })),
+        // Faults outside the simulation end a run under way with exit 1 and where to go on.
+        Err(
+            e @ (Error::DeviceLost(_)
+            | Error::OutOfMemory(_)
+            | Error::Validation(_)
+            | Error::Map(_)
+            | Error::Device(_)),
+        ) => Err(Error::RunFailed(format!("{e}; {}", resume(&latest)))),
+        r => r,
+    }
+}

@@ -1,0 +1,17 @@
+//! Runs: the two paths behind one [`Backend`] trait (`backend.rs`), what each step's statistics
+//! block says and when it stops a run (`guards.rs`), the one driver loop every fluid front end
+//! steps through (`drive.rs`), the headless run on it (`headless.rs`) and what that writes
+//! (`output.rs`). Children import their siblings, never this file.
+
+mod backend;
+mod drive;
+mod guards;
+mod headless;
+mod output;
+
+pub use crate::core::RunFrom;
+pub use backend::*;
+pub use drive::*;
+pub use guards::*;
+pub use headless::*;
+pub use output::*;

@@ -1,0 +1,104 @@
+//! What a headless run writes besides its result: particle frames, surfaces, checkpoints.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::gpu::fluid::Snapshot;
+use crate::{Result, io};
+
+/// Where and how often frames are written.
+#[derive(Clone, Debug)]
+pub struct Export {
+    /// Directory of `frame_NNNNNN.ply` files.
+    pub dir: PathBuf,
+    /// Every how many steps.
+    pub every: u64,
+}
+
+/// Surface meshes written during a run.
+pub struct Surfaces {
+    /// The reconstruction thread.
+    pub writer: crate::surface::SurfaceWriter,
+    /// Every how many steps.
+    pub every: u64,
+}
+
+/// What a run writes besides its result.
+#[derive(Default)]
+pub struct Outputs<'a> {
+    /// One statistics row per step.
+    pub stats: Option<&'a mut dyn Write>,
+    /// Particle frames.
+    pub export: Option<&'a Export>,
+    /// Surface meshes.
+    pub surfaces: Option<&'a mut Surfaces>,
+    /// The run's description, written into every frame's PLY header.
+    pub meta: Option<crate::surface::FrameMeta>,
+    /// Checkpoints.
+    pub checkpoints: Option<Checkpointing<'a>>,
+}
+
+/// Writes a snapshot in input order, with `meta` in a PLY header.
+pub fn write_snapshot(
+    path: &Path,
+    s: &Snapshot,
+    meta: Option<&crate::surface::FrameMeta>,
+) -> Result<()> {
+    let pos = s.state.to_input_order(&s.state.pos);
+    let vel = s.state.to_input_order(&s.state.vel);
+    let density = s.state.to_input_order(&s.density);
+    let comments = meta.map(|m| m.comments()).unwrap_or_default();
+    io::write_particles_with(path, &pos, &vel, &density, &comments)
+}
+
+impl Outputs<'_> {
+    /// Whether step k writes a frame or a surface.
+    pub(super) fn wants_frame(&self, k: u64) -> bool {
+        self.export.is_some_and(|ex| k % ex.every == 0)
+            || self.surfaces.as_ref().is_some_and(|sf| k % sf.every == 0)
+    }
+}
+
+pub(super) fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
+    if let Some(ex) = out.export.filter(|ex| k % ex.every == 0) {
+        write_snapshot(
+            &ex.dir.join(format!("frame_{k:06}.ply")),
+            snap,
+            out.meta.as_ref(),
+        )?;
+    }
+    if let Some(sf) = out.surfaces.as_deref_mut().filter(|sf| k % sf.every == 0) {
+        sf.writer
+            .submit(k, snap.state.to_input_order(&snap.state.pos))?;
+    }
+    Ok(())
+}
+
+/// Checkpoints written during a run: every `every` steps (0: never on a schedule) and when
+/// `stop` holds a signal number (SIGINT, SIGTERM), after which the run ends.
+pub struct Checkpointing<'a> {
+    /// The directory the files go to.
+    pub dir: PathBuf,
+    /// Every how many steps (counted from the run's first step, resumed or not).
+    pub every: u64,
+    /// What every checkpoint shares: the run's description and parameters.
+    pub template: &'a crate::checkpoint::Template,
+    /// Set to a signal's number by its handler.
+    pub stop: Option<&'a std::sync::atomic::AtomicUsize>,
+}
+
+impl Checkpointing<'_> {
+    pub(super) fn stop_signal(&self) -> Option<usize> {
+        self.stop
+            .map(|s| s.load(std::sync::atomic::Ordering::SeqCst))
+            .filter(|&s| s != 0)
+    }
+}
+
+pub(super) fn signal_name(signal: usize) -> String {
+    match signal as i32 {
+        signal_hook::consts::SIGINT => "SIGINT".into(),
+        signal_hook::consts::SIGTERM => "SIGTERM".into(),
+        s => format!("signal {s}"),
+    }
+}
