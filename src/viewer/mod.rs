@@ -21,7 +21,7 @@ use crate::cpu::interact::InteractParams;
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Simulation;
 use crate::params::{ConfigOverrides, PhysicsConfig};
-use crate::run::{Backend, CpuSimulation};
+use crate::run::{Backend, Course, CpuSimulation, Guards, Hooks, RunFrom, Until, drive};
 use crate::scene::SceneChoice;
 use crate::setup::{Setup, SetupOptions};
 use crate::{Error, Result};
@@ -132,9 +132,9 @@ pub struct Viewer {
     depth: Option<DepthTarget>,
     last_frame: Option<Instant>,
     totals: Totals,
-    // The energy the divergence check compares with (re-taken after the mouse force or a
-    // slider changes the energy's bookkeeping).
-    start_energy: Option<f64>,
+    // Where the run stands: step, time and the energy accounts the divergence check compares
+    // with (re-taken after the mouse force or a slider changes the energy's bookkeeping).
+    at: RunFrom,
     warm: bool,
     /// The colliding spheres, when the viewer shows them instead of the fluid (`sim` then
     /// holds an unused stand-in the size of [`GRAINS_STAND_IN`]).
@@ -156,6 +156,31 @@ fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
         (0.97 * rho0, 1.03 * rho0),
         (0.0, 2.0 * rho0 * g * height),
     ]
+}
+
+/// The viewer's additions to the driver loop: while the mouse drags the water it does work
+/// no account tallies, so the energy check stands aside and its reference (with the obstacles'
+/// work, the emitted and removed energies) is re-taken from the first step after. Emitters,
+/// moving obstacles and open sides are tallied as in a headless run.
+struct Interactive {
+    mouse: bool,
+}
+
+impl Hooks for Interactive {
+    fn guards(&mut self, course: &Course<'_>, at: &mut RunFrom) -> Guards {
+        if !self.mouse {
+            return *course.guards;
+        }
+        *at = RunFrom {
+            step: at.step,
+            t: at.t,
+            ..Default::default()
+        };
+        Guards {
+            energy_margin: 0.0,
+            ..*course.guards
+        }
+    }
 }
 
 /// The CPU path's simulation of `setup`, under its solver (the viewer steps it on a software
@@ -297,7 +322,7 @@ impl Viewer {
             last_frame: None,
             totals: Totals::default(),
             warm: false,
-            start_energy: None,
+            at: RunFrom::default(),
         })
     }
 
@@ -324,7 +349,11 @@ impl Viewer {
                     ..fp
                 };
                 // Gravity and stiffness change what the energy counts: compare anew.
-                self.start_energy = None;
+                self.at = RunFrom {
+                    step: self.at.step,
+                    t: self.at.t,
+                    ..Default::default()
+                };
                 self.sim.set_fluid_params(&fp);
                 if let Some(cpu) = &mut self.cpu {
                     cpu.fp = fp;
@@ -356,7 +385,7 @@ impl Viewer {
         self.stats.steps = 0;
         self.stats.t = 0.0;
         self.controls.status.clear();
-        self.start_energy = None;
+        self.at = RunFrom::default();
     }
 
     /// Rebuilds the simulation with the panel's N, T and scene (and the live physics).
@@ -404,7 +433,7 @@ impl Viewer {
         self.setup = setup;
         self.stats.steps = 0;
         self.stats.t = 0.0;
-        self.start_energy = None;
+        self.at = RunFrom::default();
         Ok(())
     }
 
@@ -435,133 +464,82 @@ impl Viewer {
             }
             return Ok(());
         }
-        // The frame's last step also reduces its statistics block (104 bytes read back), which
-        // the divergence checks read, as a headless run's do.
-        // A moving obstacle is placed at each step's start time, so its steps are read one by
-        // one (the time of each is known only after the one before).
-        // Emitters add particles at each step's end time, so their steps are read one by one
-        // too.
-        let t0 = self.stats.t;
-        let mut t = t0;
-        // Particles that leave through an open side are removed after their step.
-        let emitters = &self.setup.emitters;
-        let open = self.setup.fluid_params.open != 0;
-        let block = if let Some(cpu) = &mut self.cpu {
-            for _ in 1..steps {
-                cpu.place_obstacles(t);
-                cpu.step()?;
-                let before = t;
-                t += cpu.current().dt as f64;
-                if open {
-                    cpu.remove_outside()?;
-                }
-                let batch = emitters.between(Some(before), t, |p| cpu.probe(p))?;
-                cpu.append(&batch)?;
+        // Every step's statistics block (104 bytes) is read, as a headless run reads it, while
+        // the next step runs: the time is each step's own dt summed, and the guards judge every
+        // step, not only a frame's last.
+        let fp = self.sim.fluid_params;
+        let course = Course {
+            fp: &fp,
+            guards: &self.opts.guards,
+            emitters: &self.setup.emitters,
+        };
+        let backend: &mut dyn Backend = match &mut self.cpu {
+            Some(cpu) => cpu,
+            None => &mut self.sim,
+        };
+        let mut hooks = Interactive {
+            mouse: backend.interaction().is_some(),
+        };
+        let driven = drive(
+            backend,
+            &mut self.at,
+            Until::steps(steps as u64),
+            &course,
+            &mut hooks,
+        );
+        self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+        self.stats.steps = self.at.step;
+        self.stats.t = self.at.t;
+        if let Some(b) = driven.as_ref().ok().and_then(|d| d.block) {
+            self.stats.dt = b.dt;
+            self.stats.v_max = b.maxima[0].sqrt();
+        }
+        match driven {
+            Ok(d) if d.emptied => {
+                self.controls.paused = true;
+                self.controls.status =
+                    "every particle left through the open sides; paused: press R to reset".into();
             }
-            cpu.place_obstacles(t);
-            cpu.submit()?;
-            let block = cpu.read_stats()?;
-            let before = t;
-            t += block.dt as f64;
-            if open && block.outside > 0 {
-                cpu.remove_outside()?;
+            Ok(_) => {}
+            // The run diverged: the headless run's message, and the state that shows it.
+            Err(e @ Error::Unstable(_)) => {
+                self.controls.paused = true;
+                self.controls.status = format!("{e}; paused: press R to reset");
             }
-            let batch = emitters.between(Some(before), t, |p| cpu.probe(p))?;
-            cpu.append(&batch)?;
-            if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
-                // The renderer draws the GPU copy of the obstacles.
-                self.sim.upload_obstacles(b);
-            }
-            let snap = cpu.current();
-            // What the renderer reads: positions, velocities, density and pressure, each in
-            // the same (this step's slot) order.
-            let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
-            self.sim.grid.upload(&snap.state);
-            let q = &self.ctx.queue;
-            q.write_buffer(
-                &self.sim.fluid.fluid_density,
-                0,
-                bytemuck::cast_slice(&snap.density),
-            );
-            q.write_buffer(
-                &self.sim.fluid.pressure_buf,
-                0,
-                bytemuck::cast_slice(&pressure),
-            );
-            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-            block
-        } else if self.sim.obstacles_move() || emitters.active_after(t0) || open {
-            let mut block = None;
-            for _ in 0..steps {
-                self.sim.place_obstacles(t);
-                self.sim.submit_step()?;
-                let b = self.sim.read_stats()?;
-                let before = t;
-                t += b.dt as f64;
-                if open && b.outside > 0 {
-                    Backend::remove_outside(&mut self.sim)?;
-                }
-                let sim = &mut self.sim;
-                let batch = emitters.between(Some(before), t, |p| Backend::probe(sim, p))?;
-                sim.append(&batch)?;
-                block = Some(b);
-            }
-            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-            block.expect("steps > 0")
-        } else {
-            if steps > 1 {
-                self.sim.step(steps - 1)?;
-            }
-            self.sim.submit_step()?;
-            let block = self.sim.read_stats()?;
-            // The earlier steps' dt are not read back: the frame's last one stands for them.
-            t = t0 + block.dt as f64 * steps as f64;
-            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+            Err(e) => return Err(e),
+        }
+        self.show_state()
+    }
+
+    /// Hands the renderer the state the last step left: the CPU path's, copied into the GPU
+    /// buffers it draws from (positions, velocities, density and pressure, each in the same
+    /// slot order, and moving obstacles); the GPU path's, where DFSPH holds it (its own slot
+    /// order and ρ).
+    fn show_state(&mut self) -> Result<()> {
+        let Some(cpu) = &self.cpu else {
             if let Some(timer) = &self.sim.grid.timer {
                 self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
             }
-            block
+            return self.sim.expose_for_render();
         };
-        // DFSPH holds its state in slot order, with ρ of its own: the renderer reads the
-        // held buffers.
-        if self.cpu.is_none() {
-            self.sim.expose_for_render()?;
+        if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
+            self.sim.upload_obstacles(b);
         }
-        self.stats.steps += steps as u64;
-        self.stats.dt = block.dt;
-        self.stats.v_max = block.maxima[0].sqrt();
-        self.stats.t = t;
-        if let Err(e) = self.check(&block) {
-            self.controls.paused = true;
-            self.controls.status = format!("{e}; paused: press R to reset");
-        }
+        let snap = cpu.current();
+        let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
+        self.sim.grid.upload(&snap.state);
+        let q = &self.ctx.queue;
+        q.write_buffer(
+            &self.sim.fluid.fluid_density,
+            0,
+            bytemuck::cast_slice(&snap.density),
+        );
+        q.write_buffer(
+            &self.sim.fluid.pressure_buf,
+            0,
+            bytemuck::cast_slice(&pressure),
+        );
         Ok(())
-    }
-
-    /// The headless run's checks on the frame's last block: non-finite values, particles
-    /// outside the tank, and [`crate::run::Guards`]. The mouse and moving obstacles do work the
-    /// energy does not track step by step, so while they act the energy check's reference is
-    /// re-taken.
-    fn check(&mut self, block: &crate::core::StatsBlock) -> Result<()> {
-        let fp = self.sim.fluid_params;
-        let (k, t) = (self.stats.steps, self.stats.t);
-        crate::run::step_stats(block, &fp, k, t)?;
-        // A moving obstacle does work too, and emitters bring energy in, untallied: their
-        // scenes re-take the reference as well.
-        let emitting = self.setup.emitters.active_after(t - block.dt as f64);
-        let stepping: &dyn Backend = match &self.cpu {
-            Some(cpu) => cpu,
-            None => &self.sim,
-        };
-        let interacting = emitting || stepping.interaction().is_some() || stepping.obstacles_move();
-        let guards = &self.opts.guards;
-        if interacting {
-            self.start_energy = None;
-        }
-        let e0 = *self
-            .start_energy
-            .get_or_insert_with(|| crate::run::total_energy(block, &fp, guards.wcsph));
-        guards.check(block, e0, 0.0, &fp, k, t)
     }
 
     /// With the colliding spheres, spawns one where `ray` meets the tank's back plane (the
