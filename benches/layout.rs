@@ -36,7 +36,7 @@ use gpu_sph::cpu::step::{StepTrace, step};
 use gpu_sph::gpu::GpuContext;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::gpu::neighbours::GpuNeighbours;
-use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SimParams, SphConfig};
+use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
 use gpu_sph::scene::{Scene, SceneChoice, SceneKind};
 use gpu_sph::setup::{Setup, SetupOptions};
 use wgpu::util::DeviceExt;
@@ -118,7 +118,8 @@ fn stepped(n: usize) -> (SimParams, FluidParams, StepTrace) {
             seed: 0,
             overrides: ConfigOverrides::default(),
             physics: PhysicsConfig::default(),
-            dfsph: None,
+            solver: Solver::Wcsph,
+            dfsph: Default::default(),
         },
         None,
     )

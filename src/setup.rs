@@ -27,8 +27,10 @@ pub struct SetupOptions {
     pub overrides: ConfigOverrides,
     /// Gravity, viscosity, speed of sound, time step…
     pub physics: PhysicsConfig,
-    /// DFSPH's settings when it is the solver (`None`: WCSPH).
-    pub dfsph: Option<DfsphConfig>,
+    /// The pressure solver.
+    pub solver: Solver,
+    /// DFSPH's settings, used when it is the solver.
+    pub dfsph: DfsphConfig,
 }
 
 /// A scene ready to simulate.
@@ -82,10 +84,7 @@ impl Setup {
     /// an oversized request fails before the particles are made.
     pub fn new(opts: &SetupOptions, limits: Option<&wgpu::Limits>) -> Result<Self> {
         let spacing = SphConfig::new(1, opts.overrides)?.spacing;
-        let solver = match opts.dfsph {
-            Some(_) => Solver::Dfsph,
-            None => Solver::Wcsph,
-        };
+        let solver = opts.solver;
         // A file's bodies are filled first (bounded by the description's own checks), since
         // they decide N; a built-in scene is sized by N, so N and T are checked first.
         let (scene, config) = match &opts.scene {
@@ -148,10 +147,7 @@ impl Setup {
         if let SceneChoice::Described { desc, .. } = &opts.scene {
             fluid_params.open = desc.open;
         }
-        let solver_params = match &opts.dfsph {
-            Some(c) => SolverParams::Dfsph(c.params(&config, &opts.physics)?),
-            None => SolverParams::Wcsph,
-        };
+        let solver_params = SolverParams::new(solver, &opts.dfsph, &config, &opts.physics)?;
         let obstacles = match &opts.scene {
             SceneChoice::Described { desc, .. } => crate::boundary::Boundary::for_solver(
                 &desc.obstacles,

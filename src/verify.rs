@@ -16,6 +16,7 @@ use crate::core::Particles;
 use crate::core::StatsBlock;
 use crate::cpu::{self, Grid};
 use crate::gpu::GpuNeighbours;
+use crate::gpu::fluid::GpuSolver;
 use crate::params::SimParams;
 
 /// One row of the report.
@@ -738,7 +739,10 @@ fn verify_solve(
     tol: f64,
     out: &mut Rows,
 ) -> Result<()> {
-    let (g, d) = (&sim.grid, sim.dfsph.as_ref().expect("a DFSPH simulation"));
+    let GpuSolver::Dfsph(d) = &sim.solver else {
+        unreachable!("verify_solve runs under verify_dfsph_steps, on a DFSPH simulation")
+    };
+    let g = &sim.grid;
     let n = g.bufs.n.get() as usize;
     let name = which.name();
     let q = &g.ctx.queue;
@@ -891,7 +895,7 @@ pub fn verify_dfsph_steps(
 ) -> Result<Report> {
     use cpu::dfsph::{DfsphCarry, Solve, dfsph_step};
     let mut boundary = obstacles.cloned();
-    let Some(d) = sim.dfsph.as_ref() else {
+    let GpuSolver::Dfsph(d) = &sim.solver else {
         return Err(crate::Error::input(
             "verify_dfsph_steps needs a DFSPH simulation",
         ));

@@ -854,12 +854,7 @@ fn simulate_from(
         }
         None => {
             let mut cpu = match resumed.clone() {
-                Some(c) => run::CpuSimulation::resume(
-                    params,
-                    fp,
-                    solver.dfsph().copied().zip(c.carry),
-                    c.snapshot,
-                ),
+                Some(c) => run::CpuSimulation::resume(params, fp, &solver, c.carry, c.snapshot),
                 None => run::CpuSimulation::with_solver(params, fp, solver, state.clone()),
             };
             cpu.obstacles = obstacles.clone();

@@ -40,8 +40,8 @@ pub struct Simulation {
     /// The statistics block of each submitted step.
     pub stats: GpuStats,
     interaction: Option<InteractParams>,
-    /// The DFSPH passes, when the run uses that solver.
-    pub dfsph: Option<GpuDfsph>,
+    /// The solver's own passes and buffers.
+    pub solver: GpuSolver,
     /// The obstacles' passes, when the scene has obstacles (WCSPH).
     pub obstacles: Option<super::obstacles::GpuObstacles>,
     // DFSPH: whether the grid, ρ and α of the current state are on the GPU (a step ends by
@@ -53,6 +53,35 @@ pub struct Simulation {
     fault_after: Option<u64>,
     // Stage `emitter_probe`, built on first use.
     probe: std::cell::OnceCell<GpuProbe>,
+}
+
+/// The buffers a renderer draws the held state from, whichever solver runs: positions and
+/// velocities (vec4 rows), density and pressure, each in the same order, and the obstacles'
+/// boundary particles with their count.
+pub struct Shown<'a> {
+    /// Positions, xyz of vec4 rows.
+    pub positions: &'a wgpu::Buffer,
+    /// Velocities, xyz of vec4 rows.
+    pub velocities: &'a wgpu::Buffer,
+    /// Density, kg/m³.
+    pub density: &'a wgpu::Buffer,
+    /// Pressure, Pa.
+    pub pressure: &'a wgpu::Buffer,
+    /// Live particles.
+    pub count: u32,
+    /// The obstacles' boundary particles (positions as above) and their count.
+    pub obstacles: Option<(&'a wgpu::Buffer, u32)>,
+}
+
+/// What differs between the solvers on the GPU. WCSPH's passes are [`GpuFluid`]'s, which DFSPH
+/// shares for its parameters, accelerations, step state and obstacle power; each method of
+/// [`Simulation`] that acts differently per solver matches this exhaustively, so a new solver is
+/// a variant the compiler then asks about at each of them.
+pub enum GpuSolver {
+    /// Weakly compressible SPH: the state is held in `positions`, `velocities`, `particle_id`.
+    Wcsph,
+    /// Divergence-free SPH: after a step the state is held in slot order, with its own ρ.
+    Dfsph(Box<GpuDfsph>),
 }
 
 /// Stage `emitter_probe`'s kernel and buffers.
@@ -89,8 +118,8 @@ impl Simulation {
         };
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
         let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
-        let dfsph = match solver.dfsph() {
-            Some(dp) => Some(GpuDfsph::new(
+        let solver = match solver {
+            SolverParams::Dfsph(dp) => GpuSolver::Dfsph(Box::new(GpuDfsph::new(
                 &grid.ctx,
                 &grid,
                 &fluid.params,
@@ -98,12 +127,12 @@ impl Simulation {
                 &fluid.step_state,
                 &fluid.obstacle_power,
                 dp,
-            )?),
-            None => None,
+            )?)),
+            SolverParams::Wcsph => GpuSolver::Wcsph,
         };
         let b = &grid.bufs;
-        let inputs = match &dfsph {
-            Some(d) => StatsInputs {
+        let inputs = match &solver {
+            GpuSolver::Dfsph(d) => StatsInputs {
                 pos: &b.sorted_pos,
                 vel: &b.sorted_vel,
                 id: &b.sorted_id,
@@ -113,7 +142,7 @@ impl Simulation {
                 power: &fluid.obstacle_power,
                 dfsph: Some(&d.stats),
             },
-            None => StatsInputs {
+            GpuSolver::Wcsph => StatsInputs {
                 pos: &b.positions,
                 vel: &b.velocities,
                 id: &b.particle_id,
@@ -134,7 +163,7 @@ impl Simulation {
             fluid_params: *fp,
             interact,
             interaction: None,
-            dfsph,
+            solver,
             obstacles: None,
             primed: Cell::new(false),
             submitted: Cell::new(0),
@@ -169,7 +198,7 @@ impl Simulation {
             }
         };
         // The DFSPH walks see them through bind group 1; the grid's ρ and α are recomputed.
-        if let Some(d) = &mut self.dfsph {
+        if let GpuSolver::Dfsph(d) = &mut self.solver {
             let dev = &self.grid.ctx.device;
             let bg = self
                 .obstacles
@@ -232,9 +261,12 @@ impl Simulation {
     /// length becomes the live count, at most the capacity.
     pub fn upload(&self, state: &Particles) {
         self.grid.upload(state);
-        if let Some(d) = &self.dfsph {
-            d.set_live(&self.grid.ctx.queue, state.len() as u32);
-            self.upload_carry(&DfsphCarry::new(state.len(), &d.dp));
+        match &self.solver {
+            GpuSolver::Wcsph => {}
+            GpuSolver::Dfsph(d) => {
+                d.set_live(&self.grid.ctx.queue, state.len() as u32);
+                self.upload_carry(&DfsphCarry::new(state.len(), &d.dp));
+            }
         }
     }
 
@@ -244,8 +276,8 @@ impl Simulation {
     /// removes particles this way).
     pub fn replace(&self, snap: &Snapshot, carry: Option<&DfsphCarry>) -> Result<()> {
         self.upload(&snap.state);
-        match (&self.dfsph, carry) {
-            (Some(_), Some(c)) => {
+        match (&self.solver, carry) {
+            (GpuSolver::Dfsph(_), Some(c)) => {
                 self.upload_carry(c);
                 self.grid.run(|_, e| self.encode_prime(e))
             }
@@ -265,8 +297,9 @@ impl Simulation {
     /// does not read before its next step writes them. Nothing for WCSPH, whose state is
     /// there.
     pub fn expose_for_render(&self) -> Result<()> {
-        let Some(d) = self.dfsph.as_ref().filter(|_| self.primed.get()) else {
-            return Ok(());
+        let d = match &self.solver {
+            GpuSolver::Dfsph(d) if self.primed.get() => d,
+            _ => return Ok(()),
         };
         let b = &self.grid.bufs;
         let n = b.n.get() as u64;
@@ -276,6 +309,34 @@ impl Simulation {
             e.copy_buffer_to_buffer(&b.sorted_id, 0, &b.particle_id, 0, n * 4);
             e.copy_buffer_to_buffer(&d.rho, 0, &self.fluid.fluid_density, 0, n * 4);
         })
+    }
+
+    /// The buffers a renderer draws from (after [`Simulation::expose_for_render`], or
+    /// [`Simulation::show`]).
+    pub fn shown(&self) -> Shown<'_> {
+        let b = &self.grid.bufs;
+        Shown {
+            positions: &b.positions,
+            velocities: &b.velocities,
+            density: &self.fluid.fluid_density,
+            pressure: &self.fluid.pressure_buf,
+            count: b.n.get(),
+            obstacles: self.obstacles.as_ref().map(|o| (&o.bpos, o.count)),
+        }
+    }
+
+    /// Puts a state stepped elsewhere (the CPU path's, in its slot order, with its density and
+    /// `pressure`) into the buffers [`Simulation::shown`] names, for the renderer only: the
+    /// next GPU step does not start from it.
+    pub fn show(&self, snap: &Snapshot, pressure: &[f32]) {
+        self.grid.upload(&snap.state);
+        let q = &self.grid.ctx.queue;
+        q.write_buffer(
+            &self.fluid.fluid_density,
+            0,
+            bytemuck::cast_slice(&snap.density),
+        );
+        q.write_buffer(&self.fluid.pressure_buf, 0, bytemuck::cast_slice(pressure));
     }
 
     /// Stage `emitter_probe` over the held state: how many particles lie in each probe's slab
@@ -350,7 +411,7 @@ impl Simulation {
             )));
         }
         let q = &self.grid.ctx.queue;
-        if self.dfsph.is_some() && self.primed.get() {
+        if matches!(self.solver, GpuSolver::Dfsph(_)) && self.primed.get() {
             let mut e = self.grid.encoder();
             let n64 = n as u64;
             e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n64 * 16);
@@ -379,7 +440,7 @@ impl Simulation {
             bytemuck::cast_slice(&rho0),
         );
         self.grid.set_live(n + m);
-        if let Some(d) = &self.dfsph {
+        if let GpuSolver::Dfsph(d) = &self.solver {
             q.write_buffer(&d.warm_buf, at(8), &vec![0u8; m as usize * 8]);
             d.set_live(q, n + m);
             self.grid.run(|_, e| self.encode_prime(e))?;
@@ -389,7 +450,7 @@ impl Simulation {
 
     /// DFSPH: replaces the state carried between steps (warm start, previous dt).
     pub fn upload_carry(&self, carry: &DfsphCarry) {
-        if let Some(d) = &self.dfsph {
+        if let GpuSolver::Dfsph(d) = &self.solver {
             let q = &self.grid.ctx.queue;
             q.write_buffer(&d.warm_buf, 0, bytemuck::cast_slice(&carry.warm));
             q.write_buffer(
@@ -405,10 +466,14 @@ impl Simulation {
     /// fused in), forces, (interact,
     /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
-        if let Some(d) = &self.dfsph {
-            self.encode_dfsph_step(e, d);
-            return;
+        match &self.solver {
+            GpuSolver::Wcsph => self.encode_wcsph_step(e),
+            GpuSolver::Dfsph(d) => self.encode_dfsph_step(e, d),
         }
+    }
+
+    /// One WCSPH step (src/cpu/step.rs lists the stages).
+    fn encode_wcsph_step(&self, e: &mut wgpu::CommandEncoder) {
         let n_groups = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
         let f = &self.fluid;
         self.grid.encode_build(e);
@@ -441,7 +506,7 @@ impl Simulation {
 
     /// DFSPH: the grid and ρ, α of the current state, unless the last step left them.
     pub fn encode_prime(&self, e: &mut wgpu::CommandEncoder) {
-        if let Some(d) = &self.dfsph
+        if let GpuSolver::Dfsph(d) = &self.solver
             && !self.primed.get()
         {
             self.grid.encode_build(e);
@@ -532,7 +597,7 @@ impl Simulation {
     pub fn snapshot(&self) -> Result<Snapshot> {
         let b = &self.grid.bufs;
         let n = b.n.get() as usize;
-        if let Some(d) = &self.dfsph
+        if let GpuSolver::Dfsph(d) = &self.solver
             && self.primed.get()
         {
             // The step ended with a reorder: the slot-order buffers hold the state, with ρ.
@@ -568,7 +633,7 @@ impl Simulation {
     /// DFSPH: reads the state carried to the next step (warm start by id, the last dt); no
     /// step may be in flight.
     pub fn read_carry(&self) -> Result<Option<DfsphCarry>> {
-        let Some(d) = &self.dfsph else {
+        let GpuSolver::Dfsph(d) = &self.solver else {
             return Ok(None);
         };
         let n = self.grid.bufs.n.get() as usize;

@@ -176,12 +176,131 @@ impl Backend for Simulation {
     }
 }
 
-/// The DFSPH state of a CPU run.
+/// What a CPU run carries from one step to the next, per solver. Each solver's arm of every
+/// method below is the one place its CPU run differs from the other's.
+enum CpuSolver {
+    /// Nothing beyond the state.
+    Wcsph,
+    /// DFSPH's parameters and carried state.
+    Dfsph(Box<CpuDfsph>),
+}
+
+/// A DFSPH run's state between steps on the CPU.
 struct CpuDfsph {
     dp: DfsphParams,
+    /// The warm start and last dt.
     carry: DfsphCarry,
-    // The grid, slot-order state, ρ and α of the current state, which the last step computed.
+    /// The grid, slot-order state, ρ and α of the current state, which the last step computed
+    /// (`None` when the state changed since).
     start: Option<(Grid, Particles, DensityAlpha)>,
+}
+
+impl CpuSolver {
+    /// `solver` for a state of `n` particles, with the carried state a checkpoint held.
+    fn new(solver: &SolverParams, carry: Option<DfsphCarry>, n: usize) -> Self {
+        match *solver {
+            SolverParams::Wcsph => Self::Wcsph,
+            SolverParams::Dfsph(dp) => Self::Dfsph(Box::new(CpuDfsph {
+                dp,
+                carry: carry.unwrap_or_else(|| DfsphCarry::new(n, &dp)),
+                start: None,
+            })),
+        }
+    }
+
+    fn solver(&self) -> crate::params::Solver {
+        match self {
+            Self::Wcsph => crate::params::Solver::Wcsph,
+            Self::Dfsph(_) => crate::params::Solver::Dfsph,
+        }
+    }
+
+    fn carry(&self) -> Option<&DfsphCarry> {
+        match self {
+            Self::Wcsph => None,
+            Self::Dfsph(d) => Some(&d.carry),
+        }
+    }
+
+    /// One step from `snap`: the next snapshot and the obstacles' power per particle, summed
+    /// by index with the new state, as the GPU's statistics pass reads it.
+    fn step(
+        &mut self,
+        snap: &Snapshot,
+        obstacles: Option<&crate::boundary::Boundary>,
+        interaction: Option<&InteractParams>,
+        sp: &SimParams,
+        fp: &FluidParams,
+    ) -> (Snapshot, Vec<f32>) {
+        match self {
+            Self::Wcsph => {
+                let trace = step_with(&snap.state, sp, fp, interaction, obstacles);
+                let next = Snapshot {
+                    state: trace.next,
+                    density: trace.fluid_density,
+                    dt: trace.timestep.dt,
+                    dfsph: None,
+                };
+                (next, trace.obstacle_power)
+            }
+            Self::Dfsph(d) => {
+                let CpuDfsph { dp, carry, start } = &mut **d;
+                let tr = dfsph::dfsph_step_with(
+                    false,
+                    &snap.state,
+                    carry,
+                    start.take(),
+                    obstacles,
+                    interaction,
+                    sp,
+                    fp,
+                    dp,
+                );
+                *carry = tr.carry;
+                // The GPU holds the new state in the new grid's slot order; so does this.
+                let next = Snapshot {
+                    state: tr.next_sorted.clone(),
+                    density: tr.end.density.clone(),
+                    dt: tr.stats.dt,
+                    dfsph: Some(tr.stats),
+                };
+                *start = Some((tr.next_grid, tr.next_sorted, tr.end));
+                (next, tr.power)
+            }
+        }
+    }
+
+    /// The obstacles moved: DFSPH's ρ and α of the step's start must see them where they are.
+    fn obstacles_moved(&mut self) {
+        if let Self::Dfsph(d) = self {
+            d.start = None;
+        }
+    }
+
+    /// The state changed between steps (particles removed or added; `carry` follows them): as
+    /// the GPU, DFSPH computes the grid, ρ and α of the new state at once, which it then holds
+    /// in slot order.
+    fn settle(
+        &mut self,
+        snap: &mut Snapshot,
+        carry: Option<DfsphCarry>,
+        obstacles: Option<&crate::boundary::Boundary>,
+        sp: &SimParams,
+        fp: &FluidParams,
+    ) {
+        match self {
+            Self::Wcsph => {}
+            Self::Dfsph(d) => {
+                if let Some(c) = carry {
+                    d.carry = c;
+                }
+                let (grid, sorted, da) = dfsph::prepare(&snap.state, obstacles, sp, fp, &d.dp);
+                snap.state = sorted.clone();
+                snap.density = da.density.clone();
+                d.start = Some((grid, sorted, da));
+            }
+        }
+    }
 }
 
 /// The CPU reference as a [`Backend`].
@@ -192,10 +311,10 @@ pub struct CpuSimulation {
     pub fp: FluidParams,
     /// The viewer's mouse force (either solver), applied while set.
     pub interaction: Option<InteractParams>,
-    /// Obstacles as boundary particles (WCSPH), at the pose of the last
+    /// Obstacles as boundary particles, at the pose of the last
     /// [`Backend::place_obstacles`].
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
-    dfsph: Option<CpuDfsph>,
+    solver: CpuSolver,
     snap: Snapshot,
     /// The last step's obstacle power per particle (empty without obstacles).
     power: Vec<f32>,
@@ -222,16 +341,16 @@ impl CpuSimulation {
             dt: 0.0,
             dfsph: None,
         };
-        let dfsph = solver.dfsph().map(|&dp| (dp, DfsphCarry::new(n, &dp)));
-        Self::resume(sp, fp, dfsph, snap)
+        Self::resume(sp, fp, &solver, None, snap)
     }
 
-    /// Continues a run from a checkpoint's state (in the order it was held) and, for DFSPH,
-    /// its warm start.
+    /// Continues a run of `solver` from a checkpoint's state (in the order it was held) and
+    /// what it carried to the next step (DFSPH's warm start; a fresh one without).
     pub fn resume(
         sp: SimParams,
         fp: FluidParams,
-        dfsph: Option<(DfsphParams, DfsphCarry)>,
+        solver: &SolverParams,
+        carry: Option<DfsphCarry>,
         snap: Snapshot,
     ) -> Self {
         Self {
@@ -239,11 +358,7 @@ impl CpuSimulation {
             fp,
             interaction: None,
             obstacles: None,
-            dfsph: dfsph.map(|(dp, carry)| CpuDfsph {
-                dp,
-                carry,
-                start: None,
-            }),
+            solver: CpuSolver::new(solver, carry, snap.state.len()),
             snap,
             power: Vec::new(),
             blocks: Default::default(),
@@ -252,10 +367,7 @@ impl CpuSimulation {
 
     /// The solver this run steps.
     pub fn solver(&self) -> crate::params::Solver {
-        match self.dfsph {
-            None => crate::params::Solver::Wcsph,
-            Some(_) => crate::params::Solver::Dfsph,
-        }
+        self.solver.solver()
     }
 
     /// The state after the last step, without the copy [`Backend::snapshot`] makes.
@@ -274,45 +386,15 @@ impl Backend for CpuSimulation {
     }
 
     fn step(&mut self) -> Result<()> {
-        if let Some(d) = &mut self.dfsph {
-            let tr = dfsph::dfsph_step_with(
-                false,
-                &self.snap.state,
-                &d.carry,
-                d.start.take(),
-                self.obstacles.as_deref(),
-                self.interaction.as_ref(),
-                &self.sp,
-                &self.fp,
-                &d.dp,
-            );
-            d.carry = tr.carry;
-            // The GPU holds the new state in the new grid's slot order; so does this.
-            self.snap = Snapshot {
-                state: tr.next_sorted.clone(),
-                density: tr.end.density.clone(),
-                dt: tr.stats.dt,
-                dfsph: Some(tr.stats),
-            };
-            d.start = Some((tr.next_grid, tr.next_sorted, tr.end));
-            // Summed by index with the new state, as the GPU's statistics pass reads it.
-            self.power = tr.power;
-            return Ok(());
-        }
-        let trace = step_with(
-            &self.snap.state,
+        let (snap, power) = self.solver.step(
+            &self.snap,
+            self.obstacles.as_deref(),
+            self.interaction.as_ref(),
             &self.sp,
             &self.fp,
-            self.interaction.as_ref(),
-            self.obstacles.as_deref(),
         );
-        self.snap = Snapshot {
-            state: trace.next,
-            density: trace.fluid_density,
-            dt: trace.timestep.dt,
-            dfsph: None,
-        };
-        self.power = trace.obstacle_power;
+        self.snap = snap;
+        self.power = power;
         Ok(())
     }
 
@@ -347,7 +429,7 @@ impl Backend for CpuSimulation {
     }
 
     fn carry(&self) -> Result<Option<DfsphCarry>> {
-        Ok(self.dfsph.as_ref().map(|d| d.carry.clone()))
+        Ok(self.solver.carry().cloned())
     }
 
     fn obstacles_move(&self) -> bool {
@@ -357,10 +439,7 @@ impl Backend for CpuSimulation {
     fn place_obstacles(&mut self, t: f64) {
         if let Some(b) = self.obstacles.as_mut().filter(|b| b.moves()) {
             std::sync::Arc::make_mut(b).place(t);
-            // DFSPH: ρ and α of the step's start see the obstacles where they are now.
-            if let Some(d) = &mut self.dfsph {
-                d.start = None;
-            }
+            self.solver.obstacles_moved();
         }
     }
 
@@ -372,26 +451,15 @@ impl Backend for CpuSimulation {
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
-        let carry = self.dfsph.as_ref().map(|d| &d.carry);
-        let Some((snap, carry, count, energy)) = without_outside(&self.snap, carry, &self.fp)
+        let Some((mut snap, carry, count, energy)) =
+            without_outside(&self.snap, self.solver.carry(), &self.fp)
         else {
             return Ok((0, 0.0));
         };
+        let obstacles = self.obstacles.as_deref();
+        self.solver
+            .settle(&mut snap, carry, obstacles, &self.sp, &self.fp);
         self.snap = snap;
-        // As the GPU: DFSPH computes the grid, ρ and α of the remaining state at once.
-        if let (Some(d), Some(carry)) = (&mut self.dfsph, carry) {
-            d.carry = carry;
-            let (grid, sorted, da) = dfsph::prepare(
-                &self.snap.state,
-                self.obstacles.as_deref(),
-                &self.sp,
-                &self.fp,
-                &d.dp,
-            );
-            self.snap.state = sorted.clone();
-            self.snap.density = da.density.clone();
-            d.start = Some((grid, sorted, da));
-        }
         Ok((count, energy))
     }
 
@@ -403,23 +471,15 @@ impl Backend for CpuSimulation {
         batch.append_to(&mut s.state);
         s.density
             .extend(std::iter::repeat_n(self.fp.rest_density, batch.pos.len()));
-        // As the GPU: DFSPH holds the state in the order it was in, plus the new particles,
-        // and computes the grid, ρ and α at once.
-        if let Some(d) = &mut self.dfsph {
-            d.carry
-                .warm
+        // As the GPU: the new particles start with no warm-start stiffness.
+        let carry = self.solver.carry().map(|c| {
+            let mut c = c.clone();
+            c.warm
                 .extend(std::iter::repeat_n([0.0; 2], batch.pos.len()));
-            let (grid, sorted, da) = dfsph::prepare(
-                &s.state,
-                self.obstacles.as_deref(),
-                &self.sp,
-                &self.fp,
-                &d.dp,
-            );
-            s.state = sorted.clone();
-            s.density = da.density.clone();
-            d.start = Some((grid, sorted, da));
-        }
+            c
+        });
+        let obstacles = self.obstacles.as_deref();
+        self.solver.settle(s, carry, obstacles, &self.sp, &self.fp);
         Ok(())
     }
 }

@@ -403,10 +403,8 @@ impl Viewer {
                 ..self.physics()
             },
             seed: self.opts.setup.seed,
-            dfsph: match c.solver {
-                crate::params::Solver::Dfsph => Some(self.opts.setup.dfsph.unwrap_or_default()),
-                crate::params::Solver::Wcsph => None,
-            },
+            solver: c.solver,
+            dfsph: self.opts.setup.dfsph,
         };
         let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
         let mut sim = Simulation::with_solver(
@@ -527,18 +525,7 @@ impl Viewer {
         }
         let snap = cpu.current();
         let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
-        self.sim.grid.upload(&snap.state);
-        let q = &self.ctx.queue;
-        q.write_buffer(
-            &self.sim.fluid.fluid_density,
-            0,
-            bytemuck::cast_slice(&snap.density),
-        );
-        q.write_buffer(
-            &self.sim.fluid.pressure_buf,
-            0,
-            bytemuck::cast_slice(&pressure),
-        );
+        self.sim.show(snap, &pressure);
         Ok(())
     }
 
@@ -843,18 +830,17 @@ impl Viewer {
     /// Sets the current field's colour range to the smallest and largest finite value now on
     /// the GPU (one readback, on request only).
     fn fit_range(&mut self) -> Result<()> {
-        let b = &self.sim.grid.bufs;
-        let n = b.n.get() as usize;
+        let shown = self.sim.shown();
+        let n = shown.count as usize;
+        let grid = &self.sim.grid;
         let values: Vec<f32> = match self.controls.field {
-            ColorField::Speed => self
-                .sim
-                .grid
-                .read_vec3(&b.velocities, n)?
+            ColorField::Speed => grid
+                .read_vec3(shown.velocities, n)?
                 .iter()
                 .map(|v| v.length())
                 .collect(),
-            ColorField::Density => self.sim.grid.read_f32(&self.sim.fluid.fluid_density, n)?,
-            ColorField::Pressure => self.sim.grid.read_f32(&self.sim.fluid.pressure_buf, n)?,
+            ColorField::Density => grid.read_f32(shown.density, n)?,
+            ColorField::Pressure => grid.read_f32(shown.pressure, n)?,
         };
         let (lo, hi) = values
             .iter()
@@ -911,7 +897,7 @@ impl Viewer {
         // The live count: emitters add particles as the frames run.
         let n = match &self.grains {
             Some(g) => g.len(),
-            None => self.sim.grid.bufs.n.get(),
+            None => self.sim.shown().count,
         };
         format!(
             "{} frames after a warm-up frame, N = {n}: simulation {:.2} ms/frame ({} substeps), rendering {:.2} ms/frame ({:.3} µs/particle)",

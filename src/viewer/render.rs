@@ -303,7 +303,7 @@ impl Renderer {
             obstacle_group,
             line_vertices,
             line_count,
-            particle_count: sim.grid.bufs.n.get(),
+            particle_count: sim.shown().count,
         }
     }
 
@@ -320,34 +320,22 @@ impl Renderer {
         Option<(wgpu::BindGroup, u32)>,
     ) {
         let d = &ctx.device;
-        let b = &sim.grid.bufs;
+        let s = sim.shown();
         let fluid_group = bind_group(
             d,
             "sph.render",
             layout,
-            &[
-                uniform,
-                &b.positions,
-                &b.velocities,
-                &sim.fluid.fluid_density,
-                &sim.fluid.pressure_buf,
-            ],
+            &[uniform, s.positions, s.velocities, s.density, s.pressure],
         );
         // The obstacles' pipeline reads only `positions`; the other bindings keep the fluid's.
-        let obstacle_group = sim.obstacles.as_ref().map(|o| {
+        let obstacle_group = s.obstacles.map(|(bpos, count)| {
             let group = bind_group(
                 d,
                 "sph.render.obstacles",
                 layout,
-                &[
-                    uniform,
-                    &o.bpos,
-                    &b.velocities,
-                    &sim.fluid.fluid_density,
-                    &sim.fluid.pressure_buf,
-                ],
+                &[uniform, bpos, s.velocities, s.density, s.pressure],
             );
-            (group, o.count)
+            (group, count)
         });
         let lines = line_geometry(tank.0, tank.1);
         let line_vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
@@ -371,7 +359,7 @@ impl Renderer {
         self.obstacle_group = obstacles;
         self.line_vertices = lines;
         self.line_count = count;
-        self.particle_count = sim.grid.bufs.n.get();
+        self.particle_count = sim.shown().count;
     }
 
     /// Points the renderer at other particle buffers (positions with vec4 rows, velocities,

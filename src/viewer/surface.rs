@@ -285,7 +285,7 @@ impl SurfaceRenderer {
             composite,
             format,
             targets: None,
-            particle_count: sim.grid.bufs.n.get(),
+            particle_count: sim.shown().count,
         }
     }
 
@@ -299,14 +299,14 @@ impl SurfaceRenderer {
             &ctx.device,
             "sph.surface.params",
             layout,
-            &[uniform, &sim.grid.bufs.positions],
+            &[uniform, sim.shown().positions],
         )
     }
 
     /// Points the renderer at a new simulation (after a restart).
     pub fn rebind(&mut self, ctx: &GpuContext, sim: &Simulation) {
         self.params = Self::params_group(ctx, &self.params_layout, &self.uniform, sim);
-        self.particle_count = sim.grid.bufs.n.get();
+        self.particle_count = sim.shown().count;
     }
 
     /// The background target for a frame of `size`, to draw the tank into before [`Self::draw`].
