@@ -129,57 +129,6 @@ fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
     return q * q * q;
 }
 
-// The tank's walls as mirrors (Colagrossi & Landrini 2003; src/cpu/walls.rs explains the
-// method): per axis, the nearer wall if it lies closer than h to x (bit `axis` of `mask`,
-// its coordinate in `plane[axis]`). Only within h of a wall can a mirror image of a neighbour
-// fall inside the kernel.
-struct WallPlanes {
-    mask: u32,
-    plane: vec3<f32>,
-}
-
-fn wall_planes(x: vec3<f32>, h: f32, fluid: FluidParams) -> WallPlanes {
-    var w = WallPlanes(0u, vec3<f32>(0.0));
-    for (var axis = 0; axis < 3; axis = axis + 1) {
-        let below = x[axis] - fluid.tank_min[axis];
-        let above = fluid.tank_max[axis] - x[axis];
-        let lo_open = (fluid.open & (1u << u32(2 * axis))) != 0u;
-        let hi_open = (fluid.open & (1u << u32(2 * axis + 1))) != 0u;
-        if !lo_open && below < h && (below <= above || hi_open) {
-            w.mask = w.mask | (1u << u32(axis));
-            w.plane[axis] = fluid.tank_min[axis];
-        } else if !hi_open && above < h {
-            w.mask = w.mask | (1u << u32(axis));
-            w.plane[axis] = fluid.tank_max[axis];
-        }
-    }
-    return w;
-}
-
-// The axes image m (1 to 7, a subset of the mask's bits) reflects.
-fn image_axes(m: u32) -> vec3<bool> {
-    return vec3<bool>((m & 1u) != 0u, (m & 2u) != 0u, (m & 4u) != 0u);
-}
-
-// x reflected across the planes of the chosen axes: 2w − x there, x elsewhere.
-fn reflect_across(x: vec3<f32>, plane: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
-    return select(x, 2.0 * plane - x, axes);
-}
-
-// The velocity of an image across the walls of `axes` in the kinematic terms: free slip, the
-// normal components reflected (src/cpu/walls.rs image_velocity gives the wall model).
-fn image_velocity(v: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
-    return select(v, -v, axes);
-}
-
-// The velocity of an image in the viscous terms of both solvers: -v, the no-slip wall (Morris
-// et al. 1997; src/cpu/walls.rs viscous_image_velocity, its twin). The one place the tank
-// walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
-// Worked example: v = (1, 2, 3) -> (-1, -2, -3).
-fn viscous_image_velocity(v: vec3<f32>) -> vec3<f32> {
-    return -v;
-}
-
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27
 // around p; see src/hash.rs query_range for why not simply cell_of(p) ± 1).
 fn query_lo(p: vec3<f32>, params: SimParams) -> vec3<i32> {

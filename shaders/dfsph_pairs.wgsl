@@ -61,7 +61,7 @@ fn own_pair(m: Member, k: u32, xk: vec3<f32>, c: Cand) -> Member {
 // The walls across which m sees xk's images: its near walls if xk is a neighbour (an image is
 // never nearer than its original), else none.
 fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
-    return select(0u, m.walls.mask, m.walls.mask != 0u && distance2(m.x, xk) < params.h2);
+    return wall_image_mask(m.walls, m.x, xk, params.h2);
 }
 
 // Image s of candidate k for member m, if s is a subset of `seen` and the image lies within h.

@@ -95,10 +95,6 @@ fn pair(m: Member, k: u32, c: Fields) -> vec3<f32> {
 // Whether member m sees candidate c's images: m is near a wall and c lies within h (only a
 // neighbour's images can reach the kernel, see stage `walls`). k = i counts: a particle sees
 // its own image.
-fn sees_images(m: Member, c: Fields) -> bool {
-    return m.walls.mask != 0u && distance2(m.f.x, c.x) < params.h2;
-}
-
 // The push of image s of candidate c (mirrored across s's walls) on member m: c's density and
 // pressure, velocity viscous_image_velocity(v) (no slip, viscous terms only). Zero unless s is a subset of `seen` (the
 // walls of m whose images of c it sees, see image_mask) and the image lies within h.
@@ -120,7 +116,7 @@ fn new_member(i: u32) -> Member {
 
 // The walls across which member m sees c's images: its near walls if it sees them, else none.
 fn image_mask(m: Member, c: Fields) -> u32 {
-    return select(0u, m.walls.mask, sees_images(m, c));
+    return wall_image_mask(m.walls, m.f.x, c.x, params.h2);
 }
 
 // Candidate k for every member: its own push, then its images, one per non-empty subset s of

@@ -54,10 +54,6 @@ struct Member {
 
 // Whether member m sees xk's images: m is near a wall and xk lies within h (a mirror image
 // within h of x has its original within h of x, the wall lying between them).
-fn sees_images(m: Member, xk: vec3<f32>) -> bool {
-    return m.near.mask != 0u && distance2(m.x, xk) < params.h2;
-}
-
 // The poly6 term of image s of xk seen from member m; 0 unless s is a subset of `seen` (the
 // walls of m whose images of xk it sees, see image_mask) and r² < h².
 fn image_term(m: Member, xk: vec3<f32>, seen: u32, s: u32) -> f32 {
@@ -67,7 +63,7 @@ fn image_term(m: Member, xk: vec3<f32>, seen: u32, s: u32) -> f32 {
 
 // The walls across which member m sees xk's images: its near walls if it sees them, else none.
 fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
-    return select(0u, m.near.mask, sees_images(m, xk));
+    return wall_image_mask(m.near, m.x, xk, params.h2);
 }
 
 fn new_member(i: u32) -> Member {

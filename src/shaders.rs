@@ -10,6 +10,11 @@ pub const WALK: &str = include_str!("../shaders/walk.wgsl");
 /// (after `WALK`) to the stages that define `fn new_member(`.
 pub const MEMBERS: &str = include_str!("../shaders/members.wgsl");
 
+/// The tank's boundary model (its mirror images: `wall_planes`, `wall_image_mask`, where an
+/// image lies and how it moves), prepended (after `MEMBERS`) to the same stages; its Rust twin is
+/// `boundary::tank`. The obstacles' model is `BOUNDARY`.
+pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
+
 /// The DFSPH pair walk and cubic spline kernel, prepended (after `WALK`) to the DFSPH stages
 /// that walk: those that define `fn dfsph_pair`.
 pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
@@ -18,8 +23,8 @@ pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
 /// stages that define `fn boundary_pair(`.
 pub const BOUNDARY: &str = include_str!("../shaders/boundary.wgsl");
 
-/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` for a
-/// stage whose walker works member by member, `DFSPH_PAIRS` for a DFSPH walking stage,
+/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` and
+/// `BOUNDARY_TANK` for a stage whose walker works member by member, `DFSPH_PAIRS` for a DFSPH walking stage,
 /// `BOUNDARY` for a stage that walks the obstacles, then the stage.
 pub fn source(stage_source: &str) -> String {
     let mut s = format!("{COMMON}\n");
@@ -30,6 +35,8 @@ pub fn source(stage_source: &str) -> String {
     }
     if members {
         s += MEMBERS;
+        s += "\n";
+        s += BOUNDARY_TANK;
         s += "\n";
     }
     if stage_source.contains("fn dfsph_pair(") {

@@ -18,7 +18,7 @@
 //!   subset of them, images 1 to 7), with j's density and pressure, by the same pair formula.
 //!   The image's velocity enters only the viscous terms (the pressure term has none), where
 //!   it is −v_j (no slip, as Morris et al. 1997 and Adami et al. 2012 give wall ghosts for
-//!   the viscous terms; [`super::walls::image_velocity`] gives the wall model of both
+//!   the viscous terms; [`crate::boundary::tank::image_velocity`] gives the wall model of both
 //!   solvers). The pressure of the images is what holds the fluid off the walls: there is no
 //!   wall force.
 //!
@@ -36,9 +36,11 @@ use rayon::prelude::*;
 #[cfg(test)]
 use super::walk::groups;
 use super::walk::{GROUP, Positions, map_groups, walk_group};
+use crate::boundary::tank::{
+    WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes,
+};
 #[cfg(test)]
-use super::walls::subsets;
-use super::walls::{WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes};
+use crate::boundary::tank::{subsets, wall_image_mask};
 #[cfg(test)]
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
@@ -264,7 +266,7 @@ fn candidate(
         Vec3::ZERO
     };
     // Only a neighbour's images can reach the kernel (see `walls`).
-    if walls.mask != 0 && r2 < sp.h2 {
+    if wall_image_mask(walls, f.pos[k], f.pos[j], sp.h2) != 0 {
         let mut g = Vec3::ZERO;
         for m in subsets(walls.mask) {
             g += image_pair(k, j, walls, m, f, sp, fp);

@@ -4,107 +4,22 @@
 //! density of every particle with the walls' mirror particles included (N). (On the GPU this
 //! pass computes the `density` stage's densities too, in the same walk: shaders/walls.wgsl.)
 //!
-//! Method: mirror (ghost) particles, Colagrossi & Landrini (2003), "Numerical simulation of
-//! interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191, 448–475, §3.2.
-//! Within h of a wall a particle's kernel reaches past the wall where there is no fluid: its
-//! density falls short (by about 30% on the wall's first layer at h = 2s), its pressure, clamped
-//! at 0, vanishes, and nothing balances the pressure of the layers behind it, so wall particles
-//! are squeezed against whatever holds them (this is what kept a hydrostatic column jittering at
-//! the walls). Mirroring every neighbour across the wall fills the missing half of the kernel
-//! with fluid that has the neighbour's density and pressure, and its velocity reflected in the
-//! kinematic terms and reversed in the viscous ones ([`image_velocity`] gives the wall model
-//! and its reasons): at an edge or corner the images across two or three walls
-//! (each non-empty subset of the near walls, bit `axis` reflecting that axis) are added too.
-//! A resting lattice half a spacing from a wall then continues exactly across it, and every
-//! particle has the density and pressure of the interior. The `forces` stage lets the same
-//! images push (see `forces::image_pairs`); this stage adds their density.
-//!
-//! Per axis only the nearer wall is mirrored, and only if it is closer than h, since farther
-//! images cannot reach the kernel. (A tank narrower than 2h, where both walls of an axis are
-//! within reach, gets the nearer one only.) An image within h of x_i always has its original
-//! within h of x_i: both lie on the fluid side of the wall, and reflecting x_j across it only
-//! lengthens the normal component of x_i − x_j. So the walk over x_i's own neighbour cells finds
-//! every image, and no extra query is needed.
+//! The model (mirror images across the tank's walls, Colagrossi & Landrini 2003) is
+//! `crate::boundary::tank`; this stage adds the images' density.
 //!
 //! Worked example, h = 1, density_scale = 1, floor at y = 0, a lone particle at y = 0.25: its
 //! image at y = −0.25 is 0.5 away, so the density is 1 + (1 − 0.25)³ = 1.421875, as for a real
 //! pair at that distance.
 
-use glam::{BVec3, Vec3};
+use glam::Vec3;
 
 use super::density::poly6_term;
 use super::walk::{GROUP, map_groups, walk_group};
+use crate::boundary::tank::{
+    WallPlanes, image_axes, reflect_across, subsets, wall_image_mask, wall_planes,
+};
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
-
-/// The walls a particle mirrors across: per axis the nearer wall if it lies closer than h.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct WallPlanes {
-    /// Bit `axis` set: that axis has a wall within h.
-    pub mask: u32,
-    /// The wall's coordinate along each axis in the mask (0 elsewhere).
-    pub plane: Vec3,
-}
-
-/// The walls near `x` (WGSL `wall_planes`).
-#[inline]
-pub fn wall_planes(x: Vec3, h: f32, fp: &FluidParams) -> WallPlanes {
-    let mut w = WallPlanes::default();
-    for axis in 0..3 {
-        let below = x[axis] - fp.tank_min[axis];
-        let above = fp.tank_max[axis] - x[axis];
-        let lo_open = fp.open & (1 << (2 * axis)) != 0;
-        let hi_open = fp.open & (1 << (2 * axis + 1)) != 0;
-        if !lo_open && below < h && (below <= above || hi_open) {
-            w.mask |= 1 << axis;
-            w.plane[axis] = fp.tank_min[axis];
-        } else if !hi_open && above < h {
-            w.mask |= 1 << axis;
-            w.plane[axis] = fp.tank_max[axis];
-        }
-    }
-    w
-}
-
-/// The axes image `m` (1 to 7) reflects.
-#[inline]
-pub fn image_axes(m: u32) -> BVec3 {
-    BVec3::new(m & 1 != 0, m & 2 != 0, m & 4 != 0)
-}
-
-/// `x` reflected across the planes of the chosen axes: 2w − x there, x elsewhere.
-#[inline]
-pub fn reflect_across(x: Vec3, plane: Vec3, axes: BVec3) -> Vec3 {
-    Vec3::select(axes, 2.0 * plane - x, x)
-}
-
-/// The velocity of an image across the walls of `axes` in the kinematic terms (density
-/// change rate, continuity): free slip, the normal components reflected and the tangential
-/// ones kept, so a wall stops flow through it and nothing else: fluid sliding along a wall
-/// neither compresses nor expands against its images.
-///
-/// The wall model of both solvers: mirror particles whose velocity is reflected in the
-/// kinematic terms ([`image_velocity`]) and reversed in the viscous terms
-/// ([`viscous_image_velocity`], the no-slip wall of Morris et al. 1997 and Adami et al.
-/// 2012). A wall is impermeable, and the fluid sticks to it as a viscous fluid does; how much
-/// shear that transmits is the viscosity's: water's μ = 1e-3 Pa·s (DFSPH's `--viscosity`)
-/// gives a boundary layer far thinner than a particle (Re ≈ 1e5 in the dam break), so the
-/// walls act as the smooth walls of the experiment, while WCSPH's artificial viscosity, a
-/// stabiliser, also brakes flow along the walls (measured: the Martin & Moyce front +9.8%
-/// at T = 1.19 with it, +13% when it too saw free-slip images).
-#[inline]
-pub fn image_velocity(v: Vec3, axes: BVec3) -> Vec3 {
-    Vec3::select(axes, -v, v)
-}
-
-/// The velocity of an image in the viscous terms of both solvers: −v (no slip; see
-/// [`image_velocity`]). The one place the tank walls' viscous model is written in Rust: the
-/// WCSPH forces (all three walks) and DFSPH's `dfsph_accel` call it, as `forces.wgsl` and
-/// `dfsph_accel.wgsl` call its WGSL twin in common.wgsl.
-#[inline]
-pub fn viscous_image_velocity(v: Vec3) -> Vec3 {
-    -v
-}
 
 /// The poly6 term of image `m` of `xk` seen from `x`; 0 unless m's walls are near and r² < h².
 #[inline]
@@ -114,17 +29,6 @@ fn image_term(x: Vec3, xk: Vec3, walls: &WallPlanes, m: u32, sp: &SimParams) -> 
     }
     let r2 = distance2(x, reflect_across(xk, walls.plane, image_axes(m)));
     if r2 < sp.h2 { poly6_term(r2, sp) } else { 0.0 }
-}
-
-/// The non-empty subsets of `mask` in decreasing order, the images of a particle near the
-/// walls of `mask` (the GPU's order: `m = (m − 1) & mask` enumerates them). Worked example:
-/// 0b101 → 0b101, 0b100, 0b001.
-#[inline]
-pub fn subsets(mask: u32) -> impl Iterator<Item = u32> {
-    std::iter::successors((mask != 0).then_some(mask), move |&m| {
-        let next = (m - 1) & mask;
-        (next != 0).then_some(next)
-    })
 }
 
 /// All images of `xk`, one per non-empty subset m of the near walls, in decreasing m.
@@ -150,7 +54,7 @@ fn wall_sums(
         for l in 0..len {
             let x = sorted_pos[first + l];
             // An image is never nearer than its original: only neighbours' images count.
-            if near[l].mask != 0 && distance2(x, xj) < sp.h2 {
+            if wall_image_mask(&near[l], x, xj, sp.h2) != 0 {
                 sum[l] += images(x, xj, &near[l], sp);
             }
         }

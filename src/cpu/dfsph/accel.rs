@@ -5,8 +5,8 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use crate::boundary::tank::viscous_image_velocity;
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::cpu::walls::viscous_image_velocity;
 use crate::params::{FluidParams, SimParams};
 
 use super::pairs::*;

@@ -6,8 +6,8 @@ use glam::{BVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
+use crate::boundary::tank::{image_axes, reflect_across, subsets, wall_planes};
 use crate::cpu::walk::{GROUP, groups_in_space_order, scatter_groups};
-use crate::cpu::walls::{image_axes, reflect_across, subsets, wall_planes};
 use crate::kernel::{cubic_grad, cubic_w};
 use crate::params::{DfsphParams, FluidParams, SimParams};
 

@@ -462,8 +462,8 @@ pub fn dfsph_step_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::boundary::tank::wall_planes;
     use crate::cpu::walk::groups_in_space_order;
-    use crate::cpu::walls::wall_planes;
 
     use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
 

@@ -3,8 +3,8 @@
 
 use glam::{BVec3, Vec3};
 
+use crate::boundary::tank::{WallPlanes, image_axes, reflect_across, subsets, wall_planes};
 use crate::cpu::walk::{GROUP, walk_group};
-use crate::cpu::walls::{WallPlanes, image_axes, reflect_across, subsets, wall_planes};
 use crate::params::{FluidParams, SimParams};
 
 /// Calls `pair(l, j, d, r², axes)` for every neighbour of member l (slot-order particle

@@ -6,8 +6,8 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
+use crate::boundary::tank::image_velocity;
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::cpu::walls::image_velocity;
 use crate::kernel::cubic_grad;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 

@@ -1,0 +1,77 @@
+// The boundary model of the tank's walls: mirror images (Colagrossi & Landrini 2003, "Numerical
+// simulation of interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191,
+// §3.2). Its Rust twin is src/boundary/tank.rs, function for function; it explains the method
+// and the wall model. Prepended (after COMMON, WALK and MEMBERS) to the stages that walk member
+// by member (those that define `fn new_member(`): walls, forces and the dfsph_* walks.
+//
+// The interface a solver's walk asks of the tank (the other boundary model, the obstacles'
+// particles, is boundary.wgsl):
+//   wall_planes(x, h, fluid)           the walls within h of x                (per member, once)
+//   wall_image_mask(w, x, xk, h2)      the walls across which x sees xk's images (per candidate)
+//   image_axes(s), reflect_across      where image s of xk lies               (per image)
+//   image_velocity(v, axes)            its velocity in the kinematic terms    (density change rate)
+//   viscous_image_velocity(v)          its velocity in the viscous terms      (both solvers)
+// An image carries its original's density, pressure and stiffness. The solver adds each image
+// right after its original, through its own pair term, into the same sums: the walk keeps the
+// loops, the model says where the images are and how they move.
+//
+// Worked example, h = 1, floor at y = 0, a particle at y = 0.25 and a neighbour at y = 0.5
+// straight above: wall_planes gives mask 0b010, plane.y = 0; wall_image_mask gives 0b010 (the
+// neighbour lies within h); image 0b010 of the neighbour lies at y = -0.5, 0.75 away; in a
+// density walk it adds poly6 of r² = 0.5625 as a real neighbour there would.
+
+// Per axis, the nearer wall if it lies closer than h to x (bit `axis` of `mask`,
+// its coordinate in `plane[axis]`). Only within h of a wall can a mirror image of a neighbour
+// fall inside the kernel.
+struct WallPlanes {
+    mask: u32,
+    plane: vec3<f32>,
+}
+
+fn wall_planes(x: vec3<f32>, h: f32, fluid: FluidParams) -> WallPlanes {
+    var w = WallPlanes(0u, vec3<f32>(0.0));
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        let below = x[axis] - fluid.tank_min[axis];
+        let above = fluid.tank_max[axis] - x[axis];
+        let lo_open = (fluid.open & (1u << u32(2 * axis))) != 0u;
+        let hi_open = (fluid.open & (1u << u32(2 * axis + 1))) != 0u;
+        if !lo_open && below < h && (below <= above || hi_open) {
+            w.mask = w.mask | (1u << u32(axis));
+            w.plane[axis] = fluid.tank_min[axis];
+        } else if !hi_open && above < h {
+            w.mask = w.mask | (1u << u32(axis));
+            w.plane[axis] = fluid.tank_max[axis];
+        }
+    }
+    return w;
+}
+
+// The walls of w across which a particle at x sees the images of xk: all of w's if xk lies within
+// h of x (only then can an image fall inside the kernel; see src/boundary/tank.rs), else none.
+fn wall_image_mask(w: WallPlanes, x: vec3<f32>, xk: vec3<f32>, h2: f32) -> u32 {
+    return select(0u, w.mask, w.mask != 0u && distance2(x, xk) < h2);
+}
+
+// The axes image m (1 to 7, a subset of the mask's bits) reflects.
+fn image_axes(m: u32) -> vec3<bool> {
+    return vec3<bool>((m & 1u) != 0u, (m & 2u) != 0u, (m & 4u) != 0u);
+}
+
+// x reflected across the planes of the chosen axes: 2w − x there, x elsewhere.
+fn reflect_across(x: vec3<f32>, plane: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
+    return select(x, 2.0 * plane - x, axes);
+}
+
+// The velocity of an image across the walls of `axes` in the kinematic terms: free slip, the
+// normal components reflected (src/boundary/tank.rs image_velocity gives the wall model).
+fn image_velocity(v: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
+    return select(v, -v, axes);
+}
+
+// The velocity of an image in the viscous terms of both solvers: -v, the no-slip wall (Morris
+// et al. 1997; src/boundary/tank.rs viscous_image_velocity, its twin). The one place the tank
+// walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
+// Worked example: v = (1, 2, 3) -> (-1, -2, -3).
+fn viscous_image_velocity(v: vec3<f32>) -> vec3<f32> {
+    return -v;
+}
