@@ -1,5 +1,9 @@
-// The obstacles' boundary grid and its walk (CPU mirror: src/boundary.rs Boundary::walk),
-// prepended to every stage that defines `fn boundary_pair(`: `obstacle_density` and
+// The obstacles' boundary model: boundary particles (Akinci, Ihmsen, Akinci, Solenthaler &
+// Teschner 2012, "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4)), their
+// grid, its walk and every pair term a solver asks of them. Its Rust twin is
+// src/boundary/particles.rs, function for function (Boundary::walk, Boundary::weight, ...);
+// the tank's mirror walls are the other model (boundary_tank.wgsl). Prepended to every stage
+// that defines `fn boundary_pair(`: `obstacle_density` and
 // `obstacle_forces` (WCSPH) and the DFSPH walks `dfsph_density`, `dfsph_rate` and
 // `dfsph_pressure`. Bind group 1: the uniform block, bpos (xyz, psi_b), the grid's slot
 // starts and bvel (velocity, friction factor); a stage without obstacles binds a block whose
@@ -51,6 +55,61 @@ fn walked_before(s: u32, c: vec3<i32>, lo: vec3<i32>, hi: vec3<i32>) -> bool {
 // within h).
 fn near_obstacles(x: vec3<f32>) -> bool {
     return all(x >= obstacle.lo.xyz) && all(x <= obstacle.hi.xyz);
+}
+
+// The pair terms, one per quantity a solver sums; the stage's boundary_pair folds them into its
+// BoundarySums. k is the boundary particle, d = x - x_b, r2 = |d|², g the kernel's gradient
+// factor (∇W = g d) and w its value, each the stage's own kernel (so this file reads no solver's
+// uniform block). Worked example: ψ_k = 2, g = -3, d = (0.5, 0, 0): boundary_grad = (-3, 0, 0).
+
+// Density (Akinci eq. 6): ψ_b W.
+fn boundary_weight(k: u32, w: f32) -> f32 {
+    return bpos[k].w * w;
+}
+
+// The density's gradient sum (DFSPH's α): ψ_b ∇W.
+fn boundary_grad(k: u32, d: vec3<f32>, g: f32) -> vec3<f32> {
+    return d * (bpos[k].w * g);
+}
+
+// The density change rate: ψ_b (v - v_b) · ∇W, v_b the surface's velocity.
+fn boundary_rate(k: u32, d: vec3<f32>, g: f32, v: vec3<f32>) -> f32 {
+    let gv = d * (bpos[k].w * g);
+    let dv = v - bvel[k].xyz;
+    return dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
+}
+
+// DFSPH's pressure push with the particle's own stiffness ki = κ_i/ρ_i (eq. 10 with
+// the particle's pressure mirrored onto the boundary), xyz, and its power against the
+// surface's velocity, w.
+fn boundary_pressure(k: u32, d: vec3<f32>, g: f32, ki: f32) -> vec4<f32> {
+    let c = d * (bpos[k].w * g) * ki;
+    let vb = bvel[k].xyz;
+    return vec4<f32>(c, c.x * vb.x + c.y * vb.y + c.z * vb.z);
+}
+
+// The friction's ν = h c α / (2ρ) of a particle of density rho (Akinci eq. 13, with the
+// fluid's artificial viscosity α; the boundary particle's factor in bvel.w makes it 0 on a
+// free-slip obstacle).
+fn boundary_friction_nu(rho: f32) -> f32 {
+    return params.h * fluid.sound_speed * fluid.alpha / (2.0 * rho);
+}
+
+// WCSPH's push (spiky gradient, r2 > 0) of a particle moving at v with own = p/ρ²: pressure
+// (eq. 10) and friction Π_ib (eqs. 11-12) in one factor, xyz, and its power against the
+// surface's velocity, w.
+fn boundary_push(k: u32, d: vec3<f32>, r2: f32, v: vec3<f32>, own: f32, nu: f32) -> vec4<f32> {
+    let r = sqrt(r2);
+    let w = params.h - r;
+    let bv = bvel[k];
+    let u = v - bv.xyz;
+    let approach = u.x * d.x + u.y * d.y + u.z * d.z;
+    var friction = 0.0;
+    if (approach < 0.0) {
+        friction = -(bv.w * nu) * approach / (r2 + 0.01 * params.h2);
+    }
+    let c = bpos[k].w * (own + friction) * fluid.kernel_45 * w * w / r;
+    return vec4<f32>(d * c, c * (d.x * bv.x + d.y * bv.y + d.z * bv.z));
 }
 
 fn walk_boundary(x: vec3<f32>, start: BoundarySums) -> BoundarySums {

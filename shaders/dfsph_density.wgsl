@@ -78,9 +78,8 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    let psi = bpos[k].w;
-    s.sum = s.sum + psi * cubic_w(r2);
-    s.grad = s.grad + d * (psi * cubic_grad(r2));
+    s.sum = s.sum + boundary_weight(k, cubic_w(r2));
+    s.grad = s.grad + boundary_grad(k, d, cubic_grad(r2));
     s.nb = s.nb + 1u;
     return s;
 }

@@ -68,10 +68,9 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    let c = d * (bpos[k].w * cubic_grad(r2)) * s.ki;
-    let vb = bvel[k].xyz;
-    s.push = s.push + c;
-    s.power = s.power + (c.x * vb.x + c.y * vb.y + c.z * vb.z);
+    let t = boundary_pressure(k, d, cubic_grad(r2), s.ki);
+    s.push = s.push + t.xyz;
+    s.power = s.power + t.w;
     return s;
 }
 

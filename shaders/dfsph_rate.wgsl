@@ -67,9 +67,7 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    let gv = d * (bpos[k].w * cubic_grad(r2));
-    let dv = s.v - bvel[k].xyz;
-    s.rate = s.rate + (dv.x * gv.x + dv.y * gv.y + dv.z * gv.z);
+    s.rate = s.rate + boundary_rate(k, d, cubic_grad(r2), s.v);
     return s;
 }
 

@@ -42,22 +42,12 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    let bp = bpos[k];
     if (!s.forces) {
-        s.sum += bp.w * poly6_term(r2, params.inv_h2);
+        s.sum += boundary_weight(k, poly6_term(r2, params.inv_h2));
     } else if (r2 > 0.0) {
-        let r = sqrt(r2);
-        let w = params.h - r;
-        let bv = bvel[k];
-        let u = s.v - bv.xyz;
-        let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-        var friction = 0.0;
-        if (approach < 0.0) {
-            friction = -(bv.w * s.nu) * approach / (r2 + 0.01 * params.h2);
-        }
-        let c = bp.w * (s.own + friction) * fluid.kernel_45 * w * w / r;
-        s.push += d * c;
-        s.sum += c * (d.x * bv.x + d.y * bv.y + d.z * bv.z);
+        let t = boundary_push(k, d, r2, s.v, s.own, s.nu);
+        s.push += t.xyz;
+        s.sum += t.w;
     }
     return s;
 }
@@ -96,7 +86,7 @@ fn obstacle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let rho = fluid_density[i];
     let own = particle_pressure[i] / (rho * rho);
-    let nu = params.h * fluid.sound_speed * fluid.alpha / (2.0 * rho);
+    let nu = boundary_friction_nu(rho);
     let walked = walk_boundary(x, BoundarySums(vec3<f32>(0.0), 0.0, sorted_vel[i].xyz, own, nu, true));
     let a = accel[i];
     accel[i] = vec4<f32>(a.xyz + walked.push, a.w);

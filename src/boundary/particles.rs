@@ -425,6 +425,79 @@ impl Boundary {
         });
     }
 
+    // The pair terms, one per quantity a solver sums (WGSL twins of the same names with a
+    // `boundary_` prefix in shaders/boundary.wgsl): b is the boundary particle, d = x − x_b,
+    // r2 = |d|², g the kernel's gradient factor (∇W = g d) and w its value, each the stage's
+    // own kernel. Worked example: ψ_b = 2, g = −3, d = (0.5, 0, 0): grad = (−3, 0, 0).
+
+    /// Density (Akinci eq. 6): ψ_b W.
+    #[inline]
+    pub fn weight(&self, b: usize, w: f32) -> f32 {
+        self.psi[b] * w
+    }
+
+    /// The density's gradient sum (DFSPH's α): ψ_b ∇W.
+    #[inline]
+    pub fn grad(&self, b: usize, d: Vec3, g: f32) -> Vec3 {
+        d * (self.psi[b] * g)
+    }
+
+    /// The density change rate: ψ_b (v − v_b)·∇W, v_b the surface's velocity.
+    #[inline]
+    pub fn rate(&self, b: usize, d: Vec3, g: f32, v: Vec3) -> f32 {
+        let gv = d * (self.psi[b] * g);
+        let dv = v - self.vel[b];
+        dv.x * gv.x + dv.y * gv.y + dv.z * gv.z
+    }
+
+    /// DFSPH's pressure push with the particle's own stiffness ki = κ_i/ρ_i (eq. 10 with the
+    /// particle's pressure mirrored onto the boundary), and its power against the surface's
+    /// velocity.
+    #[inline]
+    pub fn pressure(&self, b: usize, d: Vec3, g: f32, ki: f32) -> (Vec3, f32) {
+        let c = d * (self.psi[b] * g) * ki;
+        let vb = self.vel[b];
+        (c, c.x * vb.x + c.y * vb.y + c.z * vb.z)
+    }
+
+    /// The friction's ν = h c α / (2ρ) of a particle of density `rho` (Akinci eq. 13 with the
+    /// fluid's artificial viscosity α; a free-slip obstacle's particles carry slip 0).
+    #[inline]
+    pub fn friction_nu(rho: f32, sp: &SimParams, fp: &FluidParams) -> f32 {
+        sp.h * fp.sound_speed * fp.alpha / (2.0 * rho)
+    }
+
+    /// WCSPH's push (spiky gradient, r2 > 0) of a particle moving at `v` with own = p/ρ²:
+    /// pressure (eq. 10) and friction Π_ib (eqs. 11–12) in one factor, and its power against
+    /// the surface's velocity.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub fn push(
+        &self,
+        b: usize,
+        d: Vec3,
+        r2: f32,
+        v: Vec3,
+        own: f32,
+        nu: f32,
+        sp: &SimParams,
+        fp: &FluidParams,
+    ) -> (Vec3, f32) {
+        let r = r2.sqrt();
+        let w = sp.h - r;
+        // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
+        let vb = self.vel[b];
+        let u = v - vb;
+        let approach = u.x * d.x + u.y * d.y + u.z * d.z;
+        let friction = if approach < 0.0 {
+            -(self.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
+        } else {
+            0.0
+        };
+        let c = self.psi[b] * (own + friction) * fp.kernel_45 * w * w / r;
+        (d * c, c * (d.x * vb.x + d.y * vb.y + d.z * vb.z))
+    }
+
     /// Checks that the boundary fits the device: B particles of 16 + 4 bytes and T_b + 1 slot
     /// offsets within one storage binding.
     pub fn check_limits(&self, limits: &wgpu::Limits) -> Result<()> {

@@ -24,7 +24,7 @@ pub fn obstacle_density(
         .map(|(&x, &rho)| {
             let mut sum = 0.0f32;
             boundary.walk(x, sp, |b, r2| {
-                sum += boundary.psi[b] * crate::kernel::poly6_term(r2, sp);
+                sum += boundary.weight(b, crate::kernel::poly6_term(r2, sp));
             });
             let rho = rho + boundary.params.poly6_norm * sum;
             (rho, crate::cpu::pressure::tait(rho, fp))
@@ -56,26 +56,15 @@ pub fn obstacle_forces(
             let v = fields.vel[i];
             let rho = fields.density[i];
             let shared = fields.pressure[i] / (rho * rho);
-            let nu = sp.h * fp.sound_speed * fp.alpha / (2.0 * rho);
+            let nu = Boundary::friction_nu(rho, sp, fp);
             let mut sum = Vec3::ZERO;
             let mut power = 0.0f32;
             boundary.walk(x, sp, |b, r2| {
                 if r2 > 0.0 {
-                    let r = r2.sqrt();
-                    let w = sp.h - r;
-                    let d = x - boundary.pos[b];
-                    // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
-                    let vb = boundary.vel[b];
-                    let u = v - vb;
-                    let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-                    let friction = if approach < 0.0 {
-                        -(boundary.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
-                    } else {
-                        0.0
-                    };
-                    let c = boundary.psi[b] * (shared + friction) * fp.kernel_45 * w * w / r;
-                    sum += d * c;
-                    power += c * (d.x * vb.x + d.y * vb.y + d.z * vb.z);
+                    let (push, pw) =
+                        boundary.push(b, x - boundary.pos[b], r2, v, shared, nu, sp, fp);
+                    sum += push;
+                    power += pw;
                 }
             });
             *a += sum;

@@ -117,9 +117,8 @@ pub fn boundary_density(
     let b = b.filter(|b| b.near(x))?;
     let (mut sum, mut grad, mut nb) = (0.0f32, Vec3::ZERO, 0u32);
     b.walk(x, sp, |k, r2| {
-        let psi = b.psi[k];
-        sum += psi * cubic_w(r2, sp, dp);
-        grad += (x - b.pos[k]) * (psi * cubic_grad(r2, sp, dp));
+        sum += b.weight(k, cubic_w(r2, sp, dp));
+        grad += b.grad(k, x - b.pos[k], cubic_grad(r2, sp, dp));
         nb += 1;
     });
     Some((sum, grad, nb))

@@ -56,10 +56,9 @@ pub fn dfsph_pressure(
                 if let Some(b) = b.filter(|b| b.near(x)) {
                     let (mut push, mut pw) = (Vec3::ZERO, 0.0f32);
                     b.walk(x, sp, |k, r2| {
-                        let c = (x - b.pos[k]) * (b.psi[k] * cubic_grad(r2, sp, dp)) * ki;
-                        let vb = b.vel[k];
+                        let (c, power) = b.pressure(k, x - b.pos[k], cubic_grad(r2, sp, dp), ki);
                         push += c;
-                        pw += c.x * vb.x + c.y * vb.y + c.z * vb.z;
+                        pw += power;
                     });
                     *a += push;
                     powers[l] = Some(pw);

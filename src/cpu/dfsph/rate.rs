@@ -78,9 +78,7 @@ pub fn boundary_rate(
     let b = b.filter(|b| b.near(x))?;
     let mut rate = 0.0f32;
     b.walk(x, sp, |k, r2| {
-        let gv = (x - b.pos[k]) * (b.psi[k] * cubic_grad(r2, sp, dp));
-        let dv = v - b.vel[k];
-        rate += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
+        rate += b.rate(k, x - b.pos[k], cubic_grad(r2, sp, dp), v);
     });
     Some(rate)
 }
