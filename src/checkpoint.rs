@@ -80,7 +80,7 @@ pub struct Header {
     /// The scene's obstacles (their boundary particles are sampled anew on resume, the same
     /// bits: the sampling and ψ are deterministic).
     #[serde(default)]
-    pub obstacles: Vec<crate::boundary::Obstacle>,
+    pub obstacles: Vec<crate::obstacle::Obstacle>,
     /// The scene's emitters (which layers a state holds follows from its time).
     #[serde(default)]
     pub emitters: Vec<crate::emitter::Emitter>,

@@ -313,7 +313,7 @@ impl Emitter {
         at: &str,
         s: f32,
         tank: (Vec3, Vec3),
-        obstacles: &[crate::boundary::Obstacle],
+        obstacles: &[crate::obstacle::Obstacle],
     ) -> Result<()> {
         let mut values = self.position.iter().chain(&self.direction).chain([
             &self.speed,

@@ -18,6 +18,7 @@ pub mod kernel;
 pub mod mesh;
 pub mod motion;
 pub mod neighbours;
+pub mod obstacle;
 pub mod oracle;
 pub mod params;
 pub mod run;

@@ -156,7 +156,7 @@ pub struct SceneDesc {
     /// The fluid, body by body.
     pub bodies: Vec<Body>,
     /// Solid obstacles (boundary particles, `crate::boundary`).
-    pub obstacles: Vec<crate::boundary::Obstacle>,
+    pub obstacles: Vec<crate::obstacle::Obstacle>,
     /// Nozzles that add fluid during the run (`crate::emitter`).
     pub emitters: Vec<crate::emitter::Emitter>,
     /// The tank's open sides ([`Side::mask`]): fluid that leaves through them is removed.
@@ -693,7 +693,7 @@ impl SceneDesc {
         let surface: f64 = self
             .obstacles
             .iter()
-            .map(|o| crate::boundary::surface_count(&o.shape, s))
+            .map(|o| crate::obstacle::surface_count(&o.shape, s))
             .sum();
         if surface.is_nan() || surface > MAX_BODY_PARTICLES as f64 {
             return Err(Error::input(format!(

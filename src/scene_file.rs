@@ -83,7 +83,7 @@ pub struct SceneFile {
     pub fluid: Vec<Body>,
     /// Solid obstacles (boxes, spheres, cylinders), as boundary particles.
     #[serde(default)]
-    pub obstacles: Vec<crate::boundary::Obstacle>,
+    pub obstacles: Vec<crate::obstacle::Obstacle>,
     /// Nozzles that add fluid during the run.
     #[serde(default)]
     pub emitters: Vec<crate::emitter::Emitter>,

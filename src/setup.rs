@@ -64,13 +64,13 @@ pub fn run_head(
     physics: &PhysicsConfig,
     drop: f32,
     velocities: &[Vec3],
-    obstacles: &[crate::boundary::Obstacle],
+    obstacles: &[crate::obstacle::Obstacle],
     emitters: &[crate::emitter::Emitter],
     floor: f32,
 ) -> f32 {
     let mut head = physics.head(drop, velocities);
     if !obstacles.is_empty() {
-        head = head.max(physics.head(drop, &crate::boundary::top_speeds(obstacles)));
+        head = head.max(physics.head(drop, &crate::obstacle::top_speeds(obstacles)));
     }
     for e in emitters {
         let jet = Vec3::from(e.direction).normalize_or_zero() * e.speed;
@@ -149,7 +149,7 @@ impl Setup {
         }
         let solver_params = SolverParams::new(solver, &opts.dfsph, &config, &opts.physics)?;
         let obstacles = match &opts.scene {
-            SceneChoice::Described { desc, .. } => crate::boundary::Boundary::for_solver(
+            SceneChoice::Described { desc, .. } => crate::obstacle::boundary(
                 &desc.obstacles,
                 config.spacing,
                 &config.sim_params(),

@@ -2,8 +2,8 @@
 //! head-on collision's restitution, a settling pile, and the command line's answers.
 
 use glam::{Vec3, Vec4Swizzles};
-use gpu_sph::boundary::Obstacle;
 use gpu_sph::grains::{self, CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup};
+use gpu_sph::obstacle::Obstacle;
 use gpu_sph::scene::{Axis, Shape};
 
 mod common;

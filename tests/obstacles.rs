@@ -3,8 +3,10 @@
 
 mod common;
 
-use gpu_sph::boundary::Boundary;
-use gpu_sph::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SphConfig};
+use gpu_sph::obstacle;
+use gpu_sph::params::{
+    ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SolverParams, SphConfig,
+};
 use gpu_sph::run::{Backend, CpuSimulation};
 use gpu_sph::scene_file::SceneFile;
 
@@ -108,7 +110,7 @@ fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
     let sp = cfg.sim_params();
     let dp =
         (solver == Solver::Dfsph).then(|| DfsphConfig::default().params(&cfg, &physics).unwrap());
-    let boundary = Boundary::for_solver(&desc.obstacles, s, &sp, &fp, &dp.into()).unwrap();
+    let boundary = obstacle::boundary(&desc.obstacles, s, &sp, &fp, &dp.into()).unwrap();
     let state = gpu_sph::cpu::reorder::Particles::new(built.positions, built.velocities);
     let mut sim = CpuSimulation::with_solver(sp, fp, dp.into(), state);
     sim.obstacles = Some(std::sync::Arc::new(boundary));
@@ -348,7 +350,7 @@ fn moving_obstacles_move_the_boundary_and_its_grid() {
     let fp = PhysicsConfig::default()
         .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::splat(0.3), 0.1)
         .unwrap();
-    let mut b = Boundary::new(&desc.obstacles, 0.01, &sp, &fp).unwrap();
+    let mut b = obstacle::boundary(&desc.obstacles, 0.01, &sp, &fp, &SolverParams::Wcsph).unwrap();
     assert!(b.moves());
     let at_rest = b.clone();
     b.place(0.0);

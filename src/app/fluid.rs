@@ -763,9 +763,8 @@ fn simulate_from(
     );
     let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
     let geometry_line = h.geometry.clone();
-    let obstacles =
-        crate::boundary::Boundary::for_solver(&h.obstacles, config.spacing, &params, &fp, &solver)
-            .map(Arc::new);
+    let obstacles = crate::obstacle::boundary(&h.obstacles, config.spacing, &params, &fp, &solver)
+        .map(Arc::new);
     let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
     let emitters = crate::emitter::Emitters {
         list: h.emitters.clone(),

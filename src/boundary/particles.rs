@@ -5,7 +5,7 @@
 //! `shaders/obstacle.wgsl`).
 //!
 //! An obstacle's surface is sampled with particles at a spacing no larger than the fluid's s
-//! ([`sample_surface`]). Each boundary particle b gets a volume from its own boundary
+//! (on the scene side: `crate::obstacle::sample_surface`), one [`Body`] per obstacle. Each boundary particle b gets a volume from its own boundary
 //! neighbourhood, V_b = 1 / Σ_k W(x_b − x_k) (Akinci eq. 4: densely sampled parts of the surface
 //! count less per particle), and stands for the fluid mass ψ_b = ρ0 V_b (eq. 5). Then:
 //! - density (eq. 6): ρ_i += Σ_b ψ_b W(x_i − x_b), with the poly6 kernel of the fluid's own
@@ -36,48 +36,18 @@ use rayon::prelude::*;
 
 use crate::hash::{cell_of, distance2, hash_cell, query_range, walk_slots};
 use crate::params::{FluidParams, SimParams};
-use crate::shape::{Axis, Shape};
 use crate::{Error, Result};
 
-/// Whether fluid slides along an obstacle.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Slip {
-    /// Friction from the fluid's artificial viscosity (Akinci et al. 2012, eq. 11).
-    #[default]
-    NoSlip,
-    /// No friction: only the pressure force.
-    FreeSlip,
-}
-
-/// A solid body in the tank.
-#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Obstacle {
-    /// Its solid volume (box, sphere, cylinder, closed mesh), where it is at t = 0.
-    pub shape: Shape,
-    /// Friction.
-    #[serde(default)]
-    pub slip: Slip,
-    /// A prescribed motion; none keeps it still.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+/// One rigid body's boundary particles, as the scene side sampled them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Body {
+    /// Where its particles are at t = 0.
+    pub points: Vec<Vec3>,
+    /// Its friction factor: 1 no slip (the fluid's artificial viscosity acts, Akinci eq. 11),
+    /// 0 free slip.
+    pub slip: f32,
+    /// Its prescribed motion, if it ever moves.
     pub motion: Option<crate::motion::Motion>,
-}
-
-impl Obstacle {
-    /// Its motion, if it ever moves.
-    pub fn moving(&self) -> Option<&crate::motion::Motion> {
-        self.motion.as_ref().filter(|m| m.moves())
-    }
-}
-
-/// The top speed of each moving obstacle's surface, as a velocity along x (for the default
-/// speed of sound, which must be ten times the fastest thing the fluid meets).
-pub fn top_speeds(obstacles: &[Obstacle]) -> Vec<Vec3> {
-    obstacles
-        .iter()
-        .filter_map(|o| o.moving().map(|m| Vec3::X * m.max_speed(&o.shape)))
-        .collect()
 }
 
 /// The uniform block of the obstacle stages (`shaders/obstacle.wgsl` `ObstacleParams`).
@@ -126,131 +96,18 @@ pub struct Boundary {
     inv_h: f32,
 }
 
-/// How many points [`sample_surface`] makes on `shape` at spacing `s`, at most (f64, counted
-/// without making them), so an obstacle too large to sample is refused before it allocates.
-/// Worked example: a unit cube at s = 0.5 has 3³ − 1 = 26 points, a sphere of radius 1 at
-/// s = 1 ⌈√(4π)⌉² = 16.
-pub fn surface_count(shape: &Shape, s: f32) -> f64 {
-    let count = |len: f64| (len / s as f64).ceil().max(1.0);
-    match *shape {
-        Shape::Box { min, max } => {
-            let n = [0, 1, 2].map(|a| count((max[a] - min[a]) as f64));
-            (n[0] + 1.0) * (n[1] + 1.0) * (n[2] + 1.0) - (n[0] - 1.0) * (n[1] - 1.0) * (n[2] - 1.0)
-        }
-        Shape::Sphere { radius, .. } => {
-            count(radius as f64 * (4.0 * std::f64::consts::PI).sqrt()).powi(2)
-        }
-        Shape::Cylinder { radius, length, .. } => {
-            let ring = count(std::f64::consts::TAU * radius as f64);
-            (count(length as f64) + 1.0) * ring + 2.0 * count(radius as f64) * ring
-        }
-        Shape::Mesh { ref mesh, .. } => mesh.as_ref().map_or(0.0, |m| m.surface_count(s)),
-    }
-}
-
-/// Points on the surface of `shape` at spacing at most `s`, in a fixed order.
-pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
-    let tau = std::f64::consts::TAU;
-    let count = |len: f64| ((len / s as f64).ceil() as usize).max(1);
-    match *shape {
-        Shape::Box { min, max } => {
-            let (lo, hi) = (Vec3::from(min), Vec3::from(max));
-            let n = [0, 1, 2].map(|a| count((hi[a] - lo[a]) as f64));
-            let step = Vec3::new(
-                (hi.x - lo.x) / n[0] as f32,
-                (hi.y - lo.y) / n[1] as f32,
-                (hi.z - lo.z) / n[2] as f32,
-            );
-            let mut out = Vec::new();
-            for j in 0..=n[1] {
-                for k in 0..=n[2] {
-                    for i in 0..=n[0] {
-                        let on_face =
-                            i == 0 || i == n[0] || j == 0 || j == n[1] || k == 0 || k == n[2];
-                        if on_face {
-                            out.push(lo + Vec3::new(i as f32, j as f32, k as f32) * step);
-                        }
-                    }
-                }
-            }
-            out
-        }
-        Shape::Sphere { centre, radius } => {
-            // A Fibonacci lattice: n points of equal area 4πr²/n ≤ s² each.
-            let r = radius as f64;
-            let n = count(r * (4.0 * std::f64::consts::PI).sqrt()).pow(2);
-            let golden = std::f64::consts::PI * (3.0 - 5f64.sqrt());
-            (0..n)
-                .map(|k| {
-                    let y = 1.0 - (2 * k + 1) as f64 / n as f64;
-                    let ring = (1.0 - y * y).sqrt();
-                    let phi = golden * k as f64;
-                    Vec3::from(centre)
-                        + (glam::DVec3::new(ring * phi.cos(), y, ring * phi.sin()) * r).as_vec3()
-                })
-                .collect()
-        }
-        Shape::Cylinder {
-            base,
-            axis,
-            radius,
-            length,
-        } => {
-            let (r, len) = (radius as f64, length as f64);
-            // Local frame: u, v across, w along the axis.
-            let (u, v, w) = match axis {
-                Axis::X => (glam::DVec3::Y, glam::DVec3::Z, glam::DVec3::X),
-                Axis::Y => (glam::DVec3::Z, glam::DVec3::X, glam::DVec3::Y),
-                Axis::Z => (glam::DVec3::X, glam::DVec3::Y, glam::DVec3::Z),
-            };
-            let b = Vec3::from(base).as_dvec3();
-            let ring = |rad: f64, t: f64, out: &mut Vec<Vec3>| {
-                if rad == 0.0 {
-                    out.push((b + w * t).as_vec3());
-                    return;
-                }
-                let n = count(tau * rad);
-                for i in 0..n {
-                    let a = tau * i as f64 / n as f64;
-                    out.push((b + w * t + (u * a.cos() + v * a.sin()) * rad).as_vec3());
-                }
-            };
-            let mut out = Vec::new();
-            let rows = count(len);
-            for j in 0..=rows {
-                ring(r, len * j as f64 / rows as f64, &mut out);
-            }
-            let rings = count(r);
-            for t in [0.0, len] {
-                for m in 0..rings {
-                    ring(r * m as f64 / rings as f64, t, &mut out);
-                }
-            }
-            out
-        }
-        Shape::Mesh { ref mesh, .. } => {
-            mesh.as_ref().map_or_else(Vec::new, |m| m.sample_surface(s))
-        }
-    }
-}
-
 impl Boundary {
-    /// Samples `obstacles` at spacing `s`, sorts the particles into their grid and gives each
-    /// its ψ, for the fluid of `sp` (h) and `fp` (ρ0). `None` without obstacles.
+    /// Sorts the particles of `bodies` into their grid and gives each its ψ, for the fluid of
+    /// `sp` (h) and `fp` (ρ0) under `solver`. `None` when they have no particle. The scene
+    /// side samples the bodies (`crate::obstacle::boundary`).
     ///
-    /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still obstacles together
-    /// form one body, each moving obstacle its own, so ψ stays valid however they move.
-    pub fn new(obstacles: &[Obstacle], s: f32, sp: &SimParams, fp: &FluidParams) -> Option<Self> {
-        Self::for_solver(obstacles, s, sp, fp, &crate::params::SolverParams::Wcsph)
-    }
-
-    /// [`Boundary::new`] for WCSPH (`dfsph` = `None`: ψ from the poly6 kernel of its density)
-    /// or DFSPH (ψ from the cubic spline of its density, ψ_b = ρ0 / Σ_k W_cubic(x_b − x_k)),
-    /// since ψ_b must make a boundary particle weigh in the density as the fluid it stands
-    /// for, with the kernel that density uses.
-    pub fn for_solver(
-        obstacles: &[Obstacle],
-        s: f32,
+    /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still bodies together
+    /// form one, each moving body its own, so ψ stays valid however they move. ψ_b must make a
+    /// boundary particle weigh in the density as the fluid it stands for, with the kernel that
+    /// density uses: WCSPH's poly6, ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or DFSPH's cubic
+    /// spline, ψ_b = ρ0 / Σ_k W_cubic(x_b − x_k).
+    pub fn from_bodies(
+        bodies: &[Body],
         sp: &SimParams,
         fp: &FluidParams,
         solver: &crate::params::SolverParams,
@@ -259,15 +116,10 @@ impl Boundary {
         let mut rest = Vec::new();
         let mut owner = Vec::new();
         let mut rest_slip = Vec::new();
-        for (k, o) in obstacles.iter().enumerate() {
-            let points = sample_surface(&o.shape, s);
-            let factor = match o.slip {
-                Slip::NoSlip => 1.0,
-                Slip::FreeSlip => 0.0,
-            };
-            rest_slip.extend(std::iter::repeat_n(factor, points.len()));
-            owner.extend(std::iter::repeat_n(k as u32, points.len()));
-            rest.extend(points);
+        for (k, body) in bodies.iter().enumerate() {
+            rest_slip.extend(std::iter::repeat_n(body.slip, body.points.len()));
+            owner.extend(std::iter::repeat_n(k as u32, body.points.len()));
+            rest.extend_from_slice(&body.points);
         }
         if rest.is_empty() {
             return None;
@@ -275,7 +127,7 @@ impl Boundary {
         let b = rest.len();
         let table = (2 * b).next_power_of_two().max(1) as u32;
         let poly6_norm = (315.0 / (64.0 * std::f64::consts::PI * (sp.h as f64).powi(3))) as f32;
-        let motions: Vec<_> = obstacles.iter().map(|o| o.moving().copied()).collect();
+        let motions: Vec<_> = bodies.iter().map(|b| b.motion).collect();
         let mut boundary = Self {
             pos: Vec::new(),
             vel: Vec::new(),
@@ -512,149 +364,5 @@ impl Boundary {
             )));
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::cpu::obstacles::obstacle_density;
-
-    fn nearest_gap(points: &[Vec3]) -> f32 {
-        points
-            .iter()
-            .map(|p| {
-                points
-                    .iter()
-                    .filter(|q| *q != p)
-                    .map(|q| p.distance(*q))
-                    .fold(f32::INFINITY, f32::min)
-            })
-            .fold(0.0, f32::max)
-    }
-
-    #[test]
-    fn surface_counts_bound_the_samples_without_making_them() {
-        let s = 0.01;
-        let cube = Shape::Box {
-            min: [0.0; 3],
-            max: [1.0; 3],
-        };
-        assert_eq!(surface_count(&cube, 0.5), 26.0);
-        let sphere = Shape::Sphere {
-            centre: [0.0; 3],
-            radius: 1.0,
-        };
-        assert_eq!(surface_count(&sphere, 1.0), 16.0);
-        for shape in [
-            cube,
-            sphere,
-            Shape::Box {
-                min: [0.1, 0.2, 0.3],
-                max: [0.15, 0.27, 0.4],
-            },
-            Shape::Sphere {
-                centre: [0.5; 3],
-                radius: 0.037,
-            },
-            Shape::Cylinder {
-                base: [0.5; 3],
-                axis: Axis::Y,
-                radius: 0.03,
-                length: 0.1,
-            },
-        ] {
-            let made = sample_surface(&shape, s).len() as f64;
-            let counted = surface_count(&shape, s);
-            match shape {
-                Shape::Cylinder { .. } => assert!(counted >= made, "{counted} < {made}"),
-                _ => assert_eq!(counted, made, "{shape:?}"),
-            }
-        }
-        // A sphere of 5 km at 1 cm is refused by this count, not by the allocator.
-        let huge = Shape::Sphere {
-            centre: [0.0; 3],
-            radius: 5000.0,
-        };
-        assert!(surface_count(&huge, s) > (1u64 << 27) as f64);
-    }
-
-    #[test]
-    fn surfaces_are_sampled_at_most_s_apart_and_on_the_surface() {
-        let s = 0.01;
-        let shapes = [
-            Shape::Box {
-                min: [0.0, 0.0, 0.0],
-                max: [0.1, 0.05, 0.033],
-            },
-            Shape::Sphere {
-                centre: [0.0, 0.0, 0.0],
-                radius: 0.05,
-            },
-            Shape::Cylinder {
-                base: [0.0, 0.0, 0.0],
-                axis: Axis::Z,
-                radius: 0.03,
-                length: 0.07,
-            },
-        ];
-        for shape in &shapes {
-            let pts = sample_surface(shape, s);
-            assert!(pts.len() > 20, "{shape:?}");
-            // Every point has a neighbour within s (no holes wider than s).
-            assert!(
-                nearest_gap(&pts) <= s * 1.01,
-                "{shape:?}: {}",
-                nearest_gap(&pts)
-            );
-            // No duplicates.
-            let mut keys: Vec<[u32; 3]> =
-                pts.iter().map(|p| p.to_array().map(f32::to_bits)).collect();
-            keys.sort();
-            keys.dedup();
-            assert_eq!(keys.len(), pts.len(), "{shape:?}");
-        }
-        let sphere = sample_surface(&shapes[1], s);
-        assert!(sphere.iter().all(|p| (p.length() - 0.05).abs() < 1e-6));
-    }
-
-    #[test]
-    fn psi_normalises_the_boundary_to_rest_density_on_its_surface() {
-        // Akinci eq. 5: at a boundary particle's own position the boundary alone contributes
-        // Σ_b ψ_b W = ρ0 Σ_b W_ib / Σ_k W_ik = ρ0; it falls off with the distance from the
-        // surface, to nothing beyond h.
-        let s = 0.01;
-        let cfg = crate::params::SphConfig::for_fluid(
-            1000,
-            crate::params::ConfigOverrides {
-                spacing: Some(s),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let sp = cfg.sim_params();
-        let fp = crate::params::PhysicsConfig::default()
-            .fluid_params(&cfg, Vec3::splat(-1.0), Vec3::splat(1.0), 0.1)
-            .unwrap();
-        let plate = Obstacle {
-            shape: Shape::Box {
-                min: [-0.2, -0.05, -0.2],
-                max: [0.2, 0.0, 0.2],
-            },
-            slip: Slip::NoSlip,
-            motion: None,
-        };
-        let b = Boundary::new(&[plate], s, &sp, &fp).unwrap();
-        let on = b
-            .pos
-            .iter()
-            .copied()
-            .min_by(|p, q| p.length().total_cmp(&q.length()))
-            .unwrap();
-        let heights = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0].map(|k| on + Vec3::Y * (k * s));
-        let (rho, _) = obstacle_density(&heights, &[0.0; 6], &b, &sp, &fp);
-        assert!((rho[0] / fp.rest_density - 1.0).abs() < 1e-5, "{rho:?}");
-        assert!(rho.windows(2).all(|w| w[1] < w[0]), "{rho:?}");
-        assert_eq!(rho[5], 0.0, "{rho:?}");
     }
 }

@@ -129,7 +129,7 @@ pub struct GrainObstacle {
 
 impl GrainObstacle {
     /// The contact form of a scene obstacle; meshes and moving obstacles are not contacts yet.
-    pub fn from_obstacle(o: &crate::boundary::Obstacle, at: &str) -> Result<Self> {
+    pub fn from_obstacle(o: &crate::obstacle::Obstacle, at: &str) -> Result<Self> {
         use crate::scene::Shape;
         if o.moving().is_some() {
             return Err(Error::InvalidInput(format!(
@@ -557,7 +557,7 @@ impl GrainSetup {
     }
 
     /// The scene's still obstacles as contacts ([`GrainObstacle::from_obstacle`]).
-    pub fn with_obstacles(mut self, obstacles: &[crate::boundary::Obstacle]) -> Result<Self> {
+    pub fn with_obstacles(mut self, obstacles: &[crate::obstacle::Obstacle]) -> Result<Self> {
         self.obstacles = obstacles
             .iter()
             .enumerate()
@@ -1358,7 +1358,7 @@ mod tests {
         ];
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(3);
         for shape in shapes {
-            let o = crate::boundary::Obstacle {
+            let o = crate::obstacle::Obstacle {
                 shape: shape.clone(),
                 slip: Default::default(),
                 motion: None,
