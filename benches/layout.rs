@@ -30,9 +30,9 @@ use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_m
 use glam::{Vec3, Vec4};
 use gpu_sph::cpu::Grid;
 use gpu_sph::cpu::density::{self, Columns, Rows};
-use gpu_sph::cpu::forces::{self, FieldColumns, FieldRow, FieldRows, Fields};
 use gpu_sph::cpu::reorder::gather;
-use gpu_sph::cpu::step::{StepTrace, step};
+use gpu_sph::cpu::wcsph::forces::{self, FieldColumns, FieldRow, FieldRows, Fields};
+use gpu_sph::cpu::wcsph::step::{StepTrace, step};
 use gpu_sph::gpu::GpuContext;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::gpu::neighbours::GpuNeighbours;

@@ -1,8 +1,10 @@
 // The boundary model of the tank's walls: mirror images (Colagrossi & Landrini 2003, "Numerical
 // simulation of interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191,
-// §3.2). Its Rust twin is src/boundary/tank.rs, function for function; it explains the method
-// and the wall model. Prepended (after COMMON, WALK and MEMBERS) to the stages that walk member
-// by member (those that define `fn new_member(`): walls, forces and the dfsph_* walks.
+// §3.2), and its hard walls (clamp_to_tank, clamp_to_box). Its Rust twin is src/boundary/tank.rs,
+// function for function; it explains the method and the wall model. Prepended (after COMMON,
+// WALK and MEMBERS) to the stages that walk member by member (those that define
+// `fn new_member(`: walls, forces and the dfsph_* walks) and to those that clamp positions to
+// the tank (integrate, dfsph_integrate).
 //
 // The interface a solver's walk asks of the tank (the other boundary model, the obstacles'
 // particles, is boundary.wgsl):
@@ -11,6 +13,7 @@
 //   image_axes(s), reflect_across      where image s of xk lies               (per image)
 //   image_velocity(v, axes)            its velocity in the kinematic terms    (density change rate)
 //   viscous_image_velocity(v)          its velocity in the viscous terms      (both solvers)
+//   clamp_to_tank, clamp_to_box        the hard walls after integration       (both solvers)
 // An image carries its original's density, pressure and stiffness. The solver adds each image
 // right after its original, through its own pair term, into the same sums: the walk keeps the
 // loops, the model says where the images are and how they move.
@@ -74,4 +77,29 @@ fn image_velocity(v: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
 // Worked example: v = (1, 2, 3) -> (-1, -2, -3).
 fn viscous_image_velocity(v: vec3<f32>) -> vec3<f32> {
     return -v;
+}
+
+// The tank's hard walls (src/boundary/tank.rs clamp_to_tank), both solvers: a coordinate
+// past a wall is put back on it, and an outward normal speed becomes -restitution times
+// itself, so walls never add energy.
+fn clamp_to_tank(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, fluid: FluidParams) {
+    clamp_to_box(x, v, fluid.tank_min.xyz, fluid.tank_max.xyz, fluid.restitution, fluid.open);
+}
+
+// The same walls at lo and hi, none on the open sides (src/boundary/tank.rs clamp_to_box).
+fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: vec3<f32>, hi: vec3<f32>, restitution: f32, open: u32) {
+    for (var axis = 0; axis < 3; axis = axis + 1) {
+        if (open & (1u << u32(2 * axis))) == 0u && (*x)[axis] < lo[axis] {
+            (*x)[axis] = lo[axis];
+            if (*v)[axis] < 0.0 {
+                (*v)[axis] = (*v)[axis] * -restitution;
+            }
+        }
+        if (open & (1u << u32(2 * axis + 1))) == 0u && (*x)[axis] > hi[axis] {
+            (*x)[axis] = hi[axis];
+            if (*v)[axis] > 0.0 {
+                (*v)[axis] = (*v)[axis] * -restitution;
+            }
+        }
+    }
 }

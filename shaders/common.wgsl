@@ -166,28 +166,3 @@ fn reduce_block(l: u32, s: f32, m: f32) -> vec2<f32> {
     }
     return vec2<f32>(red_sum[0], red_max[0]);
 }
-
-// The tank's hard walls (src/cpu/integrate.rs clamp_to_tank), both solvers: a coordinate
-// past a wall is put back on it, and an outward normal speed becomes -restitution times
-// itself, so walls never add energy.
-fn clamp_to_tank(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, fluid: FluidParams) {
-    clamp_to_box(x, v, fluid.tank_min.xyz, fluid.tank_max.xyz, fluid.restitution, fluid.open);
-}
-
-// The same walls at lo and hi, none on the open sides (src/cpu/integrate.rs clamp_to_box).
-fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: vec3<f32>, hi: vec3<f32>, restitution: f32, open: u32) {
-    for (var axis = 0; axis < 3; axis = axis + 1) {
-        if (open & (1u << u32(2 * axis))) == 0u && (*x)[axis] < lo[axis] {
-            (*x)[axis] = lo[axis];
-            if (*v)[axis] < 0.0 {
-                (*v)[axis] = (*v)[axis] * -restitution;
-            }
-        }
-        if (open & (1u << u32(2 * axis + 1))) == 0u && (*x)[axis] > hi[axis] {
-            (*x)[axis] = hi[axis];
-            if (*v)[axis] > 0.0 {
-                (*v)[axis] = (*v)[axis] * -restitution;
-            }
-        }
-    }
-}

@@ -188,7 +188,7 @@ pub fn boundary(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::obstacles::obstacle_density;
+    use crate::cpu::wcsph::obstacles::obstacle_density;
 
     fn nearest_gap(points: &[Vec3]) -> f32 {
         points

@@ -11,20 +11,22 @@ pub const WALK: &str = include_str!("../shaders/walk.wgsl");
 pub const MEMBERS: &str = include_str!("../shaders/members.wgsl");
 
 /// The tank's boundary model (its mirror images: `wall_planes`, `wall_image_mask`, where an
-/// image lies and how it moves), prepended (after `MEMBERS`) to the same stages; its Rust twin is
+/// image lies and how it moves; its hard walls, `clamp_to_tank`), prepended (after `MEMBERS`)
+/// to the stages that walk member by member or clamp to the tank; its Rust twin is
 /// `boundary::tank`. The obstacles' model is `BOUNDARY`.
 pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
 
 /// The DFSPH pair walk and cubic spline kernel, prepended (after `WALK`) to the DFSPH stages
 /// that walk: those that define `fn dfsph_pair`.
-pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph_pairs.wgsl");
+pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph/dfsph_pairs.wgsl");
 
 /// The obstacles' boundary grid (bind group 1) and its one walk, prepended (last) to the
 /// stages that define `fn boundary_pair(`.
 pub const BOUNDARY: &str = include_str!("../shaders/boundary.wgsl");
 
-/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` and
-/// `BOUNDARY_TANK` for a stage whose walker works member by member, `DFSPH_PAIRS` for a DFSPH walking stage,
+/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` for a
+/// stage whose walker works member by member, `BOUNDARY_TANK` for those and the stages that
+/// clamp to the tank, `DFSPH_PAIRS` for a DFSPH walking stage,
 /// `BOUNDARY` for a stage that walks the obstacles, then the stage.
 pub fn source(stage_source: &str) -> String {
     let mut s = format!("{COMMON}\n");
@@ -36,6 +38,8 @@ pub fn source(stage_source: &str) -> String {
     if members {
         s += MEMBERS;
         s += "\n";
+    }
+    if members || stage_source.contains("clamp_to_") {
         s += BOUNDARY_TANK;
         s += "\n";
     }
@@ -75,16 +79,16 @@ pub const REORDER: &str = include_str!("../shaders/reorder.wgsl");
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
 /// Stage `walls`: the density the tank's mirror particles add, and the pressure (stage
 /// `pressure`, fused).
-pub const WALLS: &str = include_str!("../shaders/walls.wgsl");
+pub const WALLS: &str = include_str!("../shaders/wcsph/walls.wgsl");
 /// Stages `obstacle_density` and `obstacle_forces`: obstacles as boundary particles (Akinci
 /// et al. 2012; CPU mirror: `boundary`).
-pub const OBSTACLES: &str = include_str!("../shaders/obstacle.wgsl");
+pub const OBSTACLES: &str = include_str!("../shaders/wcsph/obstacle.wgsl");
 /// Stage `forces`: pressure, viscosity and gravity accelerations.
-pub const FORCES: &str = include_str!("../shaders/forces.wgsl");
+pub const FORCES: &str = include_str!("../shaders/wcsph/forces.wgsl");
 /// Stage `timestep`: CFL time step from the largest speed and acceleration.
-pub const TIMESTEP: &str = include_str!("../shaders/timestep.wgsl");
+pub const TIMESTEP: &str = include_str!("../shaders/wcsph/timestep.wgsl");
 /// Stage `integrate`: symplectic Euler and the tank walls.
-pub const INTEGRATE: &str = include_str!("../shaders/integrate.wgsl");
+pub const INTEGRATE: &str = include_str!("../shaders/wcsph/integrate.wgsl");
 /// Stage `stats`: the step's statistics block (entry points `stats_blocks`, `stats_final`).
 pub const STATS: &str = include_str!("../shaders/stats.wgsl");
 /// Stage `interact`: the viewer's mouse force around the cursor ray.
@@ -93,35 +97,35 @@ pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
 pub const RENDER: &str = include_str!("../shaders/render.wgsl");
 /// Stage `dfsph_density`: cubic-spline density and the DFSPH factor α, with the density
 /// error's block reductions.
-pub const DFSPH_DENSITY: &str = include_str!("../shaders/dfsph_density.wgsl");
+pub const DFSPH_DENSITY: &str = include_str!("../shaders/dfsph/dfsph_density.wgsl");
 /// Stage `dfsph_warm`: the warm-start stiffness of a solve; resets the solve's control block.
-pub const DFSPH_WARM: &str = include_str!("../shaders/dfsph_warm.wgsl");
+pub const DFSPH_WARM: &str = include_str!("../shaders/dfsph/dfsph_warm.wgsl");
 /// Stage `dfsph_pressure`: the velocity update of a solve from the stiffness κ.
-pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph_pressure.wgsl");
+pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph/dfsph_pressure.wgsl");
 /// Stage `dfsph_rate`: density change rate, stiffness and residual of a solve.
-pub const DFSPH_RATE: &str = include_str!("../shaders/dfsph_rate.wgsl");
+pub const DFSPH_RATE: &str = include_str!("../shaders/dfsph/dfsph_rate.wgsl");
 /// Stage `dfsph_blocks`: per-block sums and maxima of a per-particle value.
-pub const DFSPH_BLOCKS: &str = include_str!("../shaders/dfsph_blocks.wgsl");
+pub const DFSPH_BLOCKS: &str = include_str!("../shaders/dfsph/dfsph_blocks.wgsl");
 /// Stage `dfsph_control`: reduces a solve's residual and decides on the next iteration.
-pub const DFSPH_CONTROL: &str = include_str!("../shaders/dfsph_control.wgsl");
+pub const DFSPH_CONTROL: &str = include_str!("../shaders/dfsph/dfsph_control.wgsl");
 /// Stage `dfsph_accel`: gravity and viscosity.
-pub const DFSPH_ACCEL: &str = include_str!("../shaders/dfsph_accel.wgsl");
+pub const DFSPH_ACCEL: &str = include_str!("../shaders/dfsph/dfsph_accel.wgsl");
 /// Stage `dfsph_timestep`: dt = λ s / max|v + a dt|.
-pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/dfsph_timestep.wgsl");
+pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/dfsph/dfsph_timestep.wgsl");
 /// Stage `dfsph_predict`: v* = v + a dt.
-pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph_predict.wgsl");
+pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph/dfsph_predict.wgsl");
 /// Stage `dfsph_integrate`: positions, and the warm-start store.
-pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph_integrate.wgsl");
+pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph/dfsph_integrate.wgsl");
 /// Stage `dfsph_stats`: the step's statistics block.
-pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph_stats.wgsl");
+pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph/dfsph_stats.wgsl");
 /// Stage `emitter_probe`: the fluid in the slab an emitter's next layer would fill.
 pub const EMITTER_PROBE: &str = include_str!("../shaders/emitter_probe.wgsl");
 /// Stage `grain_contacts`: the colliding spheres' contact forces (CPU mirror:
 /// `grains::contacts`).
-pub const GRAIN_CONTACTS: &str = include_str!("../shaders/grain_contacts.wgsl");
+pub const GRAIN_CONTACTS: &str = include_str!("../shaders/grains/grain_contacts.wgsl");
 /// Stage `grain_integrate`: the colliding spheres' symplectic Euler step (CPU mirror:
 /// `grains::integrate`).
-pub const GRAIN_INTEGRATE: &str = include_str!("../shaders/grain_integrate.wgsl");
+pub const GRAIN_INTEGRATE: &str = include_str!("../shaders/grains/grain_integrate.wgsl");
 /// The viewer's screen-space fluid surface (no CPU mirror: it draws).
 pub const SURFACE: &str = include_str!("../shaders/surface.wgsl");
 

@@ -379,14 +379,14 @@ struct Isolated {
     pressure: Vec<f32>,
     acc: Vec<Vec3>,
     power: Vec<f32>,
-    timestep: cpu::timestep::Timestep,
+    timestep: cpu::wcsph::timestep::Timestep,
     next: Particles,
 }
 
 impl Isolated {
     #[allow(clippy::too_many_arguments)]
     fn of(
-        trace: &cpu::step::StepTrace,
+        trace: &cpu::wcsph::step::StepTrace,
         snap: &crate::gpu::fluid::Snapshot,
         gpu_pressure: &[f32],
         gpu_acc: &[Vec3],
@@ -403,20 +403,22 @@ impl Isolated {
         let pressure = if density_same {
             trace.pressure.clone()
         } else {
-            cpu::pressure::pressure(&snap.density, fp)
+            cpu::wcsph::pressure::pressure(&snap.density, fp)
         };
         let (acc, power) = if density_same && same_f(gpu_pressure, &trace.pressure) {
             (trace.acc.clone(), trace.obstacle_power.clone())
         } else {
-            let fields = cpu::forces::Fields {
+            let fields = cpu::wcsph::forces::Fields {
                 pos: &trace.sorted.pos,
                 vel: &trace.sorted.vel,
                 density: &snap.density,
                 pressure: gpu_pressure,
             };
-            let mut acc = cpu::forces::forces(&fields, &trace.grid.slot_start, sp, fp);
+            let mut acc = cpu::wcsph::forces::forces(&fields, &trace.grid.slot_start, sp, fp);
             let power = match obstacles {
-                Some(b) => crate::cpu::obstacles::obstacle_forces(&fields, &mut acc, b, sp, fp),
+                Some(b) => {
+                    crate::cpu::wcsph::obstacles::obstacle_forces(&fields, &mut acc, b, sp, fp)
+                }
                 None => Vec::new(),
             };
             (acc, power)
@@ -425,12 +427,12 @@ impl Isolated {
         let timestep = if acc_same && density_same {
             trace.timestep
         } else {
-            cpu::timestep::timestep(&trace.sorted.vel, gpu_acc, &snap.density, sp, fp)
+            cpu::wcsph::timestep::timestep(&trace.sorted.vel, gpu_acc, &snap.density, sp, fp)
         };
         let next = if acc_same && gpu_dt.to_bits() == trace.timestep.dt.to_bits() {
             trace.next.clone()
         } else {
-            cpu::integrate::integrate(&trace.sorted, gpu_acc, gpu_dt, fp)
+            cpu::wcsph::integrate::integrate(&trace.sorted, gpu_acc, gpu_dt, fp)
         };
         Self {
             pressure,
@@ -566,7 +568,7 @@ pub fn verify_steps(
             sim.upload_obstacles(b);
         }
         let obstacles = boundary.as_ref();
-        let trace = cpu::step::step_with(&state, sp, fp, None, obstacles);
+        let trace = cpu::wcsph::step::step_with(&state, sp, fp, None, obstacles);
         let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
         crate::gpu::neighbours::check_loop_budget(
             &sim.grid.ctx.info,
@@ -1246,7 +1248,11 @@ mod tests {
     }
 
     /// A settled-ish dam break stepped once on the CPU: its trace, and the parameters.
-    fn dam_break_trace() -> (cpu::step::StepTrace, SimParams, crate::params::FluidParams) {
+    fn dam_break_trace() -> (
+        cpu::wcsph::step::StepTrace,
+        SimParams,
+        crate::params::FluidParams,
+    ) {
         use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
         use crate::scene::{Scene, SceneKind};
         let cfg = SphConfig::new(3000, ConfigOverrides::default()).unwrap();
@@ -1258,12 +1264,15 @@ mod tests {
         let mut state = Particles::new(scene.positions, scene.velocities);
         // A few steps so that the pressures are no longer those of the start lattice.
         for _ in 0..20 {
-            state = cpu::step::step(&state, &sp, &fp).next;
+            state = cpu::wcsph::step::step(&state, &sp, &fp).next;
         }
-        (cpu::step::step(&state, &sp, &fp), sp, fp)
+        (cpu::wcsph::step::step(&state, &sp, &fp), sp, fp)
     }
 
-    fn snapshot_of(trace: &cpu::step::StepTrace, density: Vec<f32>) -> crate::gpu::fluid::Snapshot {
+    fn snapshot_of(
+        trace: &cpu::wcsph::step::StepTrace,
+        density: Vec<f32>,
+    ) -> crate::gpu::fluid::Snapshot {
         crate::gpu::fluid::Snapshot {
             state: trace.next.clone(),
             density,
@@ -1297,7 +1306,7 @@ mod tests {
             .iter()
             .map(|d| f32::from_bits(d.to_bits() + 1))
             .collect();
-        let p_up = cpu::pressure::pressure(&up, &fp);
+        let p_up = cpu::wcsph::pressure::pressure(&up, &fp);
         let iso = Isolated::of(
             &trace,
             &snapshot_of(&trace, up.clone()),
@@ -1309,13 +1318,13 @@ mod tests {
             &fp,
         );
         assert_eq!(iso.pressure, p_up);
-        let fields = cpu::forces::Fields {
+        let fields = cpu::wcsph::forces::Fields {
             pos: &trace.sorted.pos,
             vel: &trace.sorted.vel,
             density: &up,
             pressure: &p_up,
         };
-        let want = cpu::forces::forces(&fields, &trace.grid.slot_start, &sp, &fp);
+        let want = cpu::wcsph::forces::forces(&fields, &trace.grid.slot_start, &sp, &fp);
         assert_eq!(bits(&iso.acc), bits(&want));
         assert!(
             iso.acc != trace.acc,

@@ -4,12 +4,12 @@
 mod common;
 
 use glam::Vec3;
-use gpu_sph::cpu::forces::{self, Fields};
-use gpu_sph::cpu::integrate::advance;
-use gpu_sph::cpu::pressure::tait;
 use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::cpu::stats::stats_block;
-use gpu_sph::cpu::timestep::{choose_dt, signal_speed, timestep};
+use gpu_sph::cpu::wcsph::forces::{self, Fields};
+use gpu_sph::cpu::wcsph::integrate::advance;
+use gpu_sph::cpu::wcsph::pressure::tait;
+use gpu_sph::cpu::wcsph::timestep::{choose_dt, signal_speed, timestep};
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};

@@ -1,8 +1,8 @@
 //! Obstacles as boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner,
 //! "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4), 2012): the particles,
 //! their volumes and their grid. The WCSPH stages that let the fluid feel them,
-//! `obstacle_density` and `obstacle_forces`, are `cpu::obstacles` (CPU mirrors of
-//! `shaders/obstacle.wgsl`).
+//! `obstacle_density` and `obstacle_forces`, are `cpu::wcsph::obstacles` (CPU mirrors of
+//! `shaders/wcsph/obstacle.wgsl`).
 //!
 //! An obstacle's surface is sampled with particles at a spacing no larger than the fluid's s
 //! (on the scene side: `crate::obstacle::sample_surface`), one [`Body`] per obstacle. Each boundary particle b gets a volume from its own boundary
@@ -50,7 +50,7 @@ pub struct Body {
     pub motion: Option<crate::motion::Motion>,
 }
 
-/// The uniform block of the obstacle stages (`shaders/obstacle.wgsl` `ObstacleParams`).
+/// The uniform block of the obstacle stages (`shaders/wcsph/obstacle.wgsl` `ObstacleParams`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ObstacleParams {

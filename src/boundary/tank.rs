@@ -3,7 +3,9 @@
 //! [`wall_planes`] (the walls within h of a particle, once per particle), [`wall_image_mask`]
 //! (the walls across which it sees a candidate's images), [`subsets`], [`image_axes`] and
 //! [`reflect_across`] (which images, and where), [`image_velocity`] and
-//! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms). An
+//! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms), and
+//! the hard walls that hold a particle a violent step carried past them ([`clamp_to_tank`],
+//! [`clamp_to_box`]). An
 //! image carries its original's density, pressure and stiffness; the solver adds each image
 //! right after its original, through its own pair term, into the same sums (the walks keep the
 //! loops; this module says where the images are and how they move). The obstacles' boundary
@@ -133,4 +135,41 @@ pub fn subsets(mask: u32) -> impl Iterator<Item = u32> {
         let next = (m - 1) & mask;
         (next != 0).then_some(next)
     })
+}
+
+/// The tank's hard walls (both solvers; WGSL `clamp_to_tank`): a coordinate past a wall is
+/// put back on it, and an outward normal speed becomes −restitution times itself.
+#[inline]
+pub fn clamp_to_tank(x: Vec3, v: Vec3, fp: &FluidParams) -> (Vec3, Vec3) {
+    let lo = Vec3::from_slice(&fp.tank_min[..3]);
+    let hi = Vec3::from_slice(&fp.tank_max[..3]);
+    clamp_to_box(x, v, lo, hi, fp.restitution, fp.open)
+}
+
+/// The same walls at `lo` and `hi`, none on the sides `open` marks (bit 2·axis lower,
+/// 2·axis + 1 upper; WGSL `clamp_to_box`).
+#[inline]
+pub fn clamp_to_box(
+    mut x: Vec3,
+    mut v: Vec3,
+    lo: Vec3,
+    hi: Vec3,
+    restitution: f32,
+    open: u32,
+) -> (Vec3, Vec3) {
+    for axis in 0..3 {
+        if open & (1 << (2 * axis)) == 0 && x[axis] < lo[axis] {
+            x[axis] = lo[axis];
+            if v[axis] < 0.0 {
+                v[axis] *= -restitution;
+            }
+        }
+        if open & (1 << (2 * axis + 1)) == 0 && x[axis] > hi[axis] {
+            x[axis] = hi[axis];
+            if v[axis] > 0.0 {
+                v[axis] *= -restitution;
+            }
+        }
+    }
+    (x, v)
 }

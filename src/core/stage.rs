@@ -62,19 +62,19 @@ stage_table! {
     /// `density`: poly6 density of the fluid alone.
     Density => "density", Some(shaders::DENSITY), "cpu::density::density";
     /// `walls`: density with the tank's mirror images (the pressure fused in).
-    Walls => "walls", Some(shaders::WALLS), "cpu::walls::walls";
+    Walls => "walls", Some(shaders::WALLS), "cpu::wcsph::walls::walls";
     /// `pressure`: the Tait equation of state (fused into `walls` on the GPU).
-    Pressure => "pressure", None, "cpu::pressure::pressure";
+    Pressure => "pressure", None, "cpu::wcsph::pressure::pressure";
     /// `obstacle_density`: the obstacles' boundary particles' share of the density.
-    ObstacleDensity => "obstacle_density", Some(shaders::OBSTACLES), "cpu::obstacles::obstacle_density";
+    ObstacleDensity => "obstacle_density", Some(shaders::OBSTACLES), "cpu::wcsph::obstacles::obstacle_density";
     /// `forces`: WCSPH pressure, viscosity and gravity.
-    Forces => "forces", Some(shaders::FORCES), "cpu::forces::forces";
+    Forces => "forces", Some(shaders::FORCES), "cpu::wcsph::forces::forces";
     /// `obstacle_forces`: the obstacles' boundary particles' push on the fluid.
-    ObstacleForces => "obstacle_forces", Some(shaders::OBSTACLES), "cpu::obstacles::obstacle_forces";
+    ObstacleForces => "obstacle_forces", Some(shaders::OBSTACLES), "cpu::wcsph::obstacles::obstacle_forces";
     /// `timestep`: the CFL and force conditions reduced to one dt.
-    Timestep => "timestep", Some(shaders::TIMESTEP), "cpu::timestep::timestep";
+    Timestep => "timestep", Some(shaders::TIMESTEP), "cpu::wcsph::timestep::timestep";
     /// `integrate`: symplectic Euler and the tank's clamp.
-    Integrate => "integrate", Some(shaders::INTEGRATE), "cpu::integrate::integrate";
+    Integrate => "integrate", Some(shaders::INTEGRATE), "cpu::wcsph::integrate::integrate";
     /// `dfsph_density`: DFSPH's ρ and α, and its pair lists.
     DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::density::dfsph_density";
     /// `dfsph_warm`: the solves' warm start.

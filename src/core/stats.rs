@@ -44,7 +44,7 @@ pub struct StatsBlock {
 }
 
 /// The statistics block of one DFSPH step (the GPU's `sph.dfsph_stats`, 8 words). Must match
-/// `struct DfsphStats` in `shaders/dfsph_stats.wgsl` field for field (`tests/layout.rs`).
+/// `struct DfsphStats` in `shaders/dfsph/dfsph_stats.wgsl` field for field (`tests/layout.rs`).
 #[repr(C)]
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, serde::Serialize, bytemuck::Pod, bytemuck::Zeroable,

@@ -1,25 +1,22 @@
 //! The CPU reference path: one module per WGSL stage, each the mirror of its shader, with the
-//! same buffers and the same loop structure, so the two read side by side.
+//! same buffers and the same loop structure, so the two read side by side. The grid's stages,
+//! the poly6 density, the mouse force and the statistics are here; each solver's stages are in
+//! its folder, as their shaders are (`wcsph/` mirrors `shaders/wcsph/`, `dfsph/` mirrors
+//! `shaders/dfsph/`).
 
 pub mod clock;
 pub mod density;
 pub mod dfsph;
-pub mod forces;
 pub mod hash;
-pub mod integrate;
 pub mod interact;
-pub mod obstacles;
 pub mod order;
-pub mod pressure;
 pub mod reorder;
 pub mod scan;
 pub mod scatter;
 pub mod simd;
 pub mod stats;
-pub mod step;
-pub mod timestep;
 pub mod walk;
-pub mod walls;
+pub mod wcsph;
 
 use std::time::{Duration, Instant};
 

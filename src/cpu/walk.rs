@@ -28,7 +28,7 @@ use crate::params::SimParams;
 pub use crate::hash::{MAX_QUERY_SLOTS, walk_slots};
 
 /// How the walk reads particle positions: the layout of the particle state. The density walk
-/// and forces walks are written once over this trait (and [`super::forces::FieldSource`]), so
+/// and forces walks are written once over this trait (and [`super::wcsph::forces::FieldSource`]), so
 /// the layouts can be measured against each other on the same code (issue 11's layout
 /// question; `benches/layout.rs`, docs/benchmarks.md).
 pub trait Positions: Sync {

@@ -472,7 +472,7 @@ impl Simulation {
         }
     }
 
-    /// One WCSPH step (src/cpu/step.rs lists the stages).
+    /// One WCSPH step (src/cpu/wcsph/step.rs lists the stages).
     fn encode_wcsph_step(&self, e: &mut wgpu::CommandEncoder) {
         let n_groups = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
         let f = &self.fluid;

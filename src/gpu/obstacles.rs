@@ -1,4 +1,4 @@
-//! The obstacle passes on the GPU (`shaders/obstacle.wgsl`; CPU mirror: `crate::boundary`):
+//! The obstacle passes on the GPU (`shaders/wcsph/obstacle.wgsl`; CPU mirror: `crate::boundary`):
 //! the boundary particles and their grid, uploaded once, and again before each step while an
 //! obstacle moves ([`GpuObstacles::upload`]), and the two passes that add their density and
 //! push to the fluid's.

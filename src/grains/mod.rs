@@ -4,8 +4,8 @@
 //!
 //! A step: the grid (hash, scan, scatter, order, reorder, as the fluid's, with cells one
 //! largest diameter wide so every sphere that can touch another lies in its 27 cells), then
-//! [`contacts`] (shaders/grain_contacts.wgsl) and [`integrate`]
-//! (shaders/grain_integrate.wgsl). The state is the GPU's: positions as (x, y, z, radius),
+//! [`contacts`] (shaders/grains/grain_contacts.wgsl) and [`integrate`]
+//! (shaders/grains/grain_integrate.wgsl). The state is the GPU's: positions as (x, y, z, radius),
 //! velocities as (vx, vy, vz, mass).
 //!
 //! The contact model, per pair with overlap δ = r_i + r_j − |x_i − x_j| > 0:
@@ -109,7 +109,7 @@ pub struct GrainParams {
 }
 
 /// A still solid in the tank as the contact stage sees it (`struct GrainObstacle` in
-/// shaders/grain_contacts.wgsl): a box (`kind` 0: corners `a`, `b`), a ball (1: centre `a.xyz`,
+/// shaders/grains/grain_contacts.wgsl): a box (`kind` 0: corners `a`, `b`), a ball (1: centre `a.xyz`,
 /// radius `a.w`) or a cylinder (2: base centre `a.xyz`, radius `a.w`, length `b.x` along axis
 /// `axis`, 0 = x, 1 = y, 2 = z).
 #[repr(C)]
@@ -187,7 +187,7 @@ fn len3(v: Vec3) -> f32 {
 }
 
 /// The signed distance from `p` to the surface of `o` (negative inside) and the unit outward
-/// normal there: `obstacle_gap` of shaders/grain_contacts.wgsl, operation for operation. Outside
+/// normal there: `obstacle_gap` of shaders/grains/grain_contacts.wgsl, operation for operation. Outside
 /// a box or a cylinder the normal points from the nearest surface point to `p`; inside, out
 /// through the nearest face (ties: x before y before z, the side before the caps).
 pub fn obstacle_gap(o: &GrainObstacle, p: Vec3) -> (f32, Vec3) {
@@ -719,7 +719,7 @@ pub fn default_stiffness(radii: &[f32], density: f32, gravity: f32, lo: Vec3, hi
 }
 
 /// The force on a body from a contact of overlap `delta` along `n` with relative velocity
-/// `vr` and effective mass `me` (contact in shaders/grain_contacts.wgsl).
+/// `vr` and effective mass `me` (contact in shaders/grains/grain_contacts.wgsl).
 #[inline]
 fn contact(n: Vec3, delta: f32, vr: Vec3, me: f32, zeta: f32, gp: &GrainParams) -> Vec3 {
     let crit = 2.0 * (me * gp.stiffness).sqrt();
@@ -759,7 +759,7 @@ impl Walker {
     }
 }
 
-/// Stage `grain_contacts`, the CPU mirror of `shaders/grain_contacts.wgsl` (its doc gives the
+/// Stage `grain_contacts`, the CPU mirror of `shaders/grains/grain_contacts.wgsl` (its doc gives the
 /// model and a worked example). Inputs (slot order): positions (xyz, radius), velocities (xyz,
 /// mass), the grid's `slot_start`, the still obstacles. Outputs (slot order): the accelerations with each sphere's
 /// share of the elastic energy in w, and each sphere's deepest overlap over the smaller radius.
@@ -818,7 +818,7 @@ pub fn contacts(
         .unzip()
 }
 
-/// Stage `grain_integrate`, the CPU mirror of `shaders/grain_integrate.wgsl`: v' = v + a·dt,
+/// Stage `grain_integrate`, the CPU mirror of `shaders/grains/grain_integrate.wgsl`: v' = v + a·dt,
 /// x' = x + v'·dt; radius and mass ride along in w.
 pub fn integrate(
     pos: &[Vec4],

@@ -7,7 +7,7 @@ use crate::cpu::Grid;
 use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::StatsBlock;
-use crate::cpu::step::step_with;
+use crate::cpu::wcsph::step::step_with;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
 use crate::{Error, Result};

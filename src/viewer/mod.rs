@@ -524,7 +524,7 @@ impl Viewer {
             self.sim.upload_obstacles(b);
         }
         let snap = cpu.current();
-        let pressure = crate::cpu::pressure::pressure(&snap.density, &cpu.fp);
+        let pressure = crate::cpu::wcsph::pressure::pressure(&snap.density, &cpu.fp);
         self.sim.show(snap, &pressure);
         Ok(())
     }

@@ -1,5 +1,5 @@
 //! The fixed-tree reductions of the solves' residuals and the density error, the CPU mirror
-//! of `shaders/dfsph_blocks.wgsl` (stage `dfsph_blocks`) and of the tree every DFSPH reduction
+//! of `shaders/dfsph/dfsph_blocks.wgsl` (stage `dfsph_blocks`) and of the tree every DFSPH reduction
 //! shares with the GPU's workgroups: blocks of 256 halved pairwise, then the blocks folded.
 
 use crate::params::REDUCE_BLOCK;

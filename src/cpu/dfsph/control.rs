@@ -1,4 +1,4 @@
-//! Stage `dfsph_control`, the CPU mirror of `shaders/dfsph_control.wgsl` (its header gives the inputs,
+//! Stage `dfsph_control`, the CPU mirror of `shaders/dfsph/dfsph_control.wgsl` (its header gives the inputs,
 //! the outputs and a worked example); [`super`] describes the method (Bender & Koschier 2015,
 //! 2017) and how the stages chain into a step.
 

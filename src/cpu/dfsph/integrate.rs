@@ -1,10 +1,10 @@
-//! Stage `dfsph_integrate`, the CPU mirror of `shaders/dfsph_integrate.wgsl` (its header gives the inputs,
+//! Stage `dfsph_integrate`, the CPU mirror of `shaders/dfsph/dfsph_integrate.wgsl` (its header gives the inputs,
 //! the outputs and a worked example); [`super`] describes the method (Bender & Koschier 2015,
 //! 2017) and how the stages chain into a step.
 
 use glam::Vec3;
 
-use crate::cpu::integrate::clamp_to_box;
+use crate::boundary::tank::clamp_to_box;
 use crate::cpu::reorder::Particles;
 use crate::params::FluidParams;
 

@@ -30,7 +30,7 @@
 //! the density change rate and the pressure accelerations, so the solve's linearisation is
 //! the derivative of the density it corrects. (WCSPH and density-only runs keep poly6.)
 //!
-//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`super::walls`]) take
+//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`]) take
 //! part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and j's
 //! velocity with the normal components reflected in the density change rate (free slip,
 //! [`image_velocity`]) and reversed in the viscosity (no slip), the wall model of both

@@ -1,4 +1,4 @@
-//! The DFSPH pair walk, the CPU mirror of `shaders/dfsph_pairs.wgsl`: each group's neighbours
+//! The DFSPH pair walk, the CPU mirror of `shaders/dfsph/dfsph_pairs.wgsl`: each group's neighbours
 //! and their wall images in the GPU's order, and the pair lists the solves replay.
 
 use glam::{BVec3, Vec3};

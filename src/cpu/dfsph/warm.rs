@@ -1,4 +1,4 @@
-//! Stage `dfsph_warm`, the CPU mirror of `shaders/dfsph_warm.wgsl` (its header gives the inputs,
+//! Stage `dfsph_warm`, the CPU mirror of `shaders/dfsph/dfsph_warm.wgsl` (its header gives the inputs,
 //! the outputs and a worked example); [`super`] describes the method (Bender & Koschier 2015,
 //! 2017) and how the stages chain into a step.
 

@@ -4,12 +4,13 @@
 
 use glam::Vec3;
 
-use super::clock::{record_grid, timed};
 use super::forces::{self, Fields};
-use super::reorder::{self, Particles};
 use super::timestep::{self, Timestep};
-use super::{Grid, density, integrate, pressure, walls};
+use super::{integrate, pressure, walls};
 use crate::core::Stage;
+use crate::cpu::clock::{record_grid, timed};
+use crate::cpu::reorder::{self, Particles};
+use crate::cpu::{Grid, density};
 use crate::params::{FluidParams, SimParams};
 
 /// Everything one step computed, in the step's slot order.
@@ -62,7 +63,7 @@ pub fn step_with(
     });
     let (fluid_density, pressure) = match obstacles {
         Some(b) => timed(Stage::ObstacleDensity, || {
-            crate::cpu::obstacles::obstacle_density(&sorted.pos, &fluid_density, b, sp, fp)
+            crate::cpu::wcsph::obstacles::obstacle_density(&sorted.pos, &fluid_density, b, sp, fp)
         }),
         None => {
             let pressure = timed(Stage::Pressure, || pressure::pressure(&fluid_density, fp));
@@ -83,7 +84,7 @@ pub fn step_with(
     }
     let obstacle_power = match obstacles {
         Some(b) => timed(Stage::ObstacleForces, || {
-            crate::cpu::obstacles::obstacle_forces(&fields, &mut acc, b, sp, fp)
+            crate::cpu::wcsph::obstacles::obstacle_forces(&fields, &mut acc, b, sp, fp)
         }),
         None => Vec::new(),
     };

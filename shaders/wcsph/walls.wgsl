@@ -1,4 +1,4 @@
-// Stage `walls` (CPU mirror: src/cpu/walls.rs, after src/cpu/density.rs): the density the
+// Stage `walls` (CPU mirror: src/cpu/wcsph/walls.rs, after src/cpu/density.rs): the density the
 // walls add, by mirror particles (Colagrossi & Landrini 2003), with stage `density` fused in.
 // Within h of a wall a particle's kernel reaches past the wall, where there is no fluid; each
 // neighbour's mirror image across that wall (and across both or all three walls at an edge or
@@ -30,7 +30,7 @@
 @group(0) @binding(7) var<storage, read> group_args: array<u32, 4>;
 @group(0) @binding(8) var<storage, read_write> particle_pressure: array<f32>;
 
-// Fused stage `pressure` (CPU mirror: src/cpu/pressure.rs): the Tait equation of state
+// Fused stage `pressure` (CPU mirror: src/cpu/wcsph/pressure.rs): the Tait equation of state
 // (Becker & Teschner 2007), p = B((ρ/ρ0)^7 − 1), B = ρ0 c²/7, clamped at 0 (no tensile pull),
 // of the density this pass ends with. Worked example, ρ0 = 1000, B = 1e5: ρ = 1010 →
 // p ≈ 7213.5 Pa; ρ = 990 → 0. Fused here because a pass of its own re-read every density

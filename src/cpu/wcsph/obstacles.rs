@@ -1,4 +1,4 @@
-//! Stages `obstacle_density` and `obstacle_forces`, the CPU mirror of `shaders/obstacle.wgsl`:
+//! Stages `obstacle_density` and `obstacle_forces`, the CPU mirror of `shaders/wcsph/obstacle.wgsl`:
 //! the obstacles' boundary particles (Akinci et al. 2012) in the fluid's density and forces.
 //! The particles themselves, their ψ and their grid are [`Boundary`]'s.
 
@@ -27,7 +27,7 @@ pub fn obstacle_density(
                 sum += boundary.weight(b, crate::kernel::poly6_term(r2, sp));
             });
             let rho = rho + boundary.params.poly6_norm * sum;
-            (rho, crate::cpu::pressure::tait(rho, fp))
+            (rho, crate::cpu::wcsph::pressure::tait(rho, fp))
         })
         .unzip()
 }
@@ -38,7 +38,7 @@ pub fn obstacle_density(
 /// where the obstacles stand still or are out of reach): what the energy check credits to a
 /// moving obstacle.
 pub fn obstacle_forces(
-    fields: &crate::cpu::forces::Fields,
+    fields: &crate::cpu::wcsph::forces::Fields,
     acc: &mut [Vec3],
     boundary: &Boundary,
     sp: &SimParams,

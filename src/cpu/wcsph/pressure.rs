@@ -1,4 +1,4 @@
-//! Stage `pressure`, the CPU mirror of the pressure fused into `shaders/walls.wgsl`
+//! Stage `pressure`, the CPU mirror of the pressure fused into `shaders/wcsph/walls.wgsl`
 //! (`store_density`: the GPU computes it where the density ends, without a pass of its own).
 //!
 //! Input: densities with the walls' mirror particles (N, from stage `walls`). Output: pressures (N) from the Tait equation of state

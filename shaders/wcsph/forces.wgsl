@@ -1,4 +1,4 @@
-// Stage `forces` (CPU mirror: src/cpu/forces.rs): pressure, viscosity and gravity.
+// Stage `forces` (CPU mirror: src/cpu/wcsph/forces.rs): pressure, viscosity and gravity.
 // Inputs (slot order): sorted_pos, sorted_vel, particle_density (the `walls` stage's
 // fluid_density), particle_pressure (N), slot_start (T + 1), the groups `order` listed
 // (group_range, group_args: see density.wgsl). Output: accel (N, vec4).
@@ -11,7 +11,7 @@
 // Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: within h of a
 // wall each candidate also pushes through its mirror images across the near walls (images 1 to
 // 7, see stage `walls`), with its density and pressure and velocity viscous_image_velocity(v_k)
-// = -v_k in the viscous terms (no slip; common.wgsl and src/cpu/walls.rs give the wall model).
+// = -v_k in the viscous terms (no slip; common.wgsl and src/cpu/wcsph/walls.rs give the wall model).
 // Grouped (walk.wgsl): one invocation per group of up to GROUP particles of one slot; the
 // members' own fields are read once into the walker, each candidate's once per visit for all
 // of them. Each member adds its terms in walk order, as a walk of its own would.

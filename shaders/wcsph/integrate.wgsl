@@ -1,4 +1,4 @@
-// Stage `integrate` (CPU mirror: src/cpu/integrate.rs): symplectic Euler, v' = v + a·dt,
+// Stage `integrate` (CPU mirror: src/cpu/wcsph/integrate.rs): symplectic Euler, v' = v + a·dt,
 // x' = x + v'·dt, then the tank: a coordinate past a wall is put back on it
 // and an outward normal speed becomes −restitution times itself, so walls never add energy.
 // Inputs (slot order): sorted_pos, sorted_vel, sorted_id, accel (N); step_state[0] = dt.

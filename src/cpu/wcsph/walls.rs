@@ -1,8 +1,8 @@
-//! Stage `walls`, the CPU mirror of `shaders/walls.wgsl`: the tank's walls as mirrors.
+//! Stage `walls`, the CPU mirror of `shaders/wcsph/walls.wgsl`: the tank's walls as mirrors.
 //!
 //! Inputs (slot order): positions, the `density` stage's densities, `slot_start`. Output: the
 //! density of every particle with the walls' mirror particles included (N). (On the GPU this
-//! pass computes the `density` stage's densities too, in the same walk: shaders/walls.wgsl.)
+//! pass computes the `density` stage's densities too, in the same walk: shaders/wcsph/walls.wgsl.)
 //!
 //! The model (mirror images across the tank's walls, Colagrossi & Landrini 2003) is
 //! `crate::boundary::tank`; this stage adds the images' density.
@@ -13,11 +13,11 @@
 
 use glam::Vec3;
 
-use super::density::poly6_term;
-use super::walk::{GROUP, map_groups, walk_group};
 use crate::boundary::tank::{
     WallPlanes, image_axes, reflect_across, subsets, wall_image_mask, wall_planes,
 };
+use crate::cpu::density::poly6_term;
+use crate::cpu::walk::{GROUP, map_groups, walk_group};
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
 
@@ -167,7 +167,7 @@ fn wall_sums_best(
     sp: &SimParams,
 ) -> [f32; GROUP] {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2() {
+    if crate::cpu::simd::has_avx2() {
         // SAFETY: AVX2 is present, checked just above.
         return unsafe { avx2::wall_sums(first, len, near, sorted_pos, slot_start, sp) };
     }

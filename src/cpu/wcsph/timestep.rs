@@ -1,4 +1,4 @@
-//! Stage `timestep`, the CPU mirror of `shaders/timestep.wgsl`.
+//! Stage `timestep`, the CPU mirror of `shaders/wcsph/timestep.wgsl`.
 //!
 //! Inputs: velocities, accelerations and densities (N). Output: the step's dt, with the largest
 //! speed, acceleration and signal speed. dt = min(dt_max, cfl · h/s_max, 0.25 √(h/a_max)): the
@@ -33,7 +33,7 @@ pub struct Timestep {
 }
 
 /// A particle's signal speed c(ρ) + |v|, with c(ρ) = c0 max(ρ/ρ0, 1)³ (the Tait equation's
-/// sound speed, γ = 7); the GPU twin is `signal_speed` in shaders/timestep.wgsl.
+/// sound speed, γ = 7); the GPU twin is `signal_speed` in shaders/wcsph/timestep.wgsl.
 pub fn signal_speed(speed: f32, density: f32, fp: &FluidParams) -> f32 {
     let x = (density / fp.rest_density).max(1.0);
     fp.sound_speed * (x * x * x) + speed

@@ -1,4 +1,4 @@
-// Stage `timestep` (CPU mirror: src/cpu/timestep.rs): reduces the largest speed, acceleration
+// Stage `timestep` (CPU mirror: src/cpu/wcsph/timestep.rs): reduces the largest speed, acceleration
 // and signal speed in two levels, `timestep_blocks` (B workgroups, a block of particles' maxima
 // each) then `timestep` (one workgroup over the blocks), then
 // dt = min(dt_max, cfl·h/s_max, 0.25·√(h/a_max)), or dt_fixed.
@@ -28,7 +28,7 @@ var<workgroup> v_red: array<f32, WORKGROUP_SIZE>;
 var<workgroup> a_red: array<f32, WORKGROUP_SIZE>;
 var<workgroup> s_red: array<f32, WORKGROUP_SIZE>;
 
-// c(ρ) + |v|; the CPU mirror is `signal_speed` in src/cpu/timestep.rs, operation for operation.
+// c(ρ) + |v|; the CPU mirror is `signal_speed` in src/cpu/wcsph/timestep.rs, operation for operation.
 fn signal_speed(speed: f32, rho: f32) -> f32 {
     let x = max(rho / fluid.rest_density, 1.0);
     return fluid.sound_speed * (x * x * x) + speed;

@@ -1,4 +1,4 @@
-//! Stage `forces`, the CPU mirror of `shaders/forces.wgsl`.
+//! Stage `forces`, the CPU mirror of `shaders/wcsph/forces.wgsl`.
 //!
 //! Inputs (slot order): positions, velocities, densities, pressures (N each), `slot_start`.
 //! Output: the acceleration of every particle (N):
@@ -33,14 +33,14 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-#[cfg(test)]
-use super::walk::groups;
-use super::walk::{GROUP, Positions, map_groups, walk_group};
 use crate::boundary::tank::{
     WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes,
 };
 #[cfg(test)]
 use crate::boundary::tank::{subsets, wall_image_mask};
+#[cfg(test)]
+use crate::cpu::walk::groups;
+use crate::cpu::walk::{GROUP, Positions, map_groups, walk_group};
 #[cfg(test)]
 use crate::hash::distance2;
 use crate::params::{FluidParams, SimParams};
@@ -671,7 +671,7 @@ fn group_accelerations_best<S: FieldSource + ?Sized>(
     fp: &FluidParams,
 ) -> [Vec3; GROUP] {
     #[cfg(target_arch = "x86_64")]
-    if super::simd::has_avx2() {
+    if crate::cpu::simd::has_avx2() {
         // SAFETY: AVX2 is present, checked just above.
         return unsafe { avx2::group_accelerations(first, len, f, slot_start, sp, fp) };
     }
