@@ -519,194 +519,315 @@ pub fn eos_sensitivity(density: &[f32], fp: &crate::params::FluidParams) -> f64 
         .sum()
 }
 
-/// `--verify --steps K` for the run's solver: [`verify_steps`] for WCSPH,
-/// [`verify_dfsph_steps`] for DFSPH.
+/// `--verify --steps K`: GPU and CPU take each step of the run from the same state and every
+/// stage's output is compared ([`check_wcsph_step`], [`check_dfsph_step`] for the solver the
+/// simulation runs), then the GPU is resynchronised to the CPU's state so errors do not
+/// compound. The steps go through the run's own driver loop ([`crate::run::drive`]) with the
+/// CPU reference as the state it carries: moving obstacles are placed at each step's start
+/// time and sent to both paths, the emitters' layers join as in a run (the GPU's
+/// `emitter_probe` must count what the CPU's does), and particles that leave through an open
+/// side are removed. Guards other than non-finite values are off: a check reports, it does
+/// not judge the run. The report names the step, stage (and iteration) of the first mismatch.
 pub fn verify_solver_steps(
     sim: &crate::gpu::fluid::Simulation,
-    solver: &crate::params::SolverParams,
     start: &Particles,
     obstacles: Option<&crate::boundary::Boundary>,
     emitters: &crate::emitter::Emitters,
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
-    let verify = match solver {
-        crate::params::SolverParams::Wcsph => verify_steps,
-        crate::params::SolverParams::Dfsph(_) => verify_dfsph_steps,
+    let fp = sim.fluid_params;
+    let mut verified = Verified {
+        sim,
+        carry: match &sim.solver {
+            GpuSolver::Wcsph => None,
+            GpuSolver::Dfsph(d) => Some(cpu::dfsph::DfsphCarry::new(start.len(), &d.dp)),
+        },
+        state: start.clone(),
+        boundary: obstacles.cloned(),
+        tol,
+        step: 0,
+        worst: Vec::new(),
+        first_mismatch: None,
+        pending: Vec::new(),
+        blocks: Default::default(),
     };
-    verify(sim, start, obstacles, emitters, steps, tol)
-}
-
-/// Starts GPU and CPU from the same state, has each take one step, compares every stage's
-/// output, then resynchronises the GPU to the CPU's state so errors do not compound; `steps`
-/// times. Each stage's mirror runs on the GPU's own inputs (`Isolated`). Densities are
-/// judged relative to themselves, pressures relative to |p| + B ([`compare_eos`]), other
-/// fields relative to their largest magnitude, all with `tol`.
-pub fn verify_steps(
-    sim: &crate::gpu::fluid::Simulation,
-    start: &Particles,
-    obstacles: Option<&crate::boundary::Boundary>,
-    emitters: &crate::emitter::Emitters,
-    steps: u64,
-    tol: f64,
-) -> Result<Report> {
-    let (sp, fp) = (&sim.sim_params, &sim.fluid_params);
-    let mut state = start.clone();
-    let mut worst = Vec::new();
-    let mut first_mismatch = None;
-    // Moving obstacles are placed on the host at each step's start time and sent to both
-    // paths, as a run does.
-    let mut boundary = obstacles.cloned();
-    let mut t = 0.0f64;
-    // Emitted particles join at each step's start time, on both paths, as in a run.
-    let mut emitted = None;
-    for step in 1..=steps {
-        let probe_row = emit_checked(sim, emitters, emitted, t, &mut state)?;
-        emitted = Some(t);
-        if let Some(b) = boundary.as_mut().filter(|b| b.moves()) {
-            b.place(t);
-            sim.upload_obstacles(b);
-        }
-        let obstacles = boundary.as_ref();
-        let trace = cpu::wcsph::step::step_with(&state, sp, fp, None, obstacles);
-        let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
-        crate::gpu::neighbours::check_loop_budget(
-            &sim.grid.ctx.info,
-            sp.n,
-            largest,
-            sp.group_size,
-        )?;
-        sim.upload(&state);
-        sim.step(1)?;
-        let b = &sim.grid.bufs;
-        let n = state.len();
-        let snap = sim.snapshot()?;
-        let (pressure, acc, st) = sim.read_fields()?;
-        let sorted_ids = sim.grid.read_u32(&b.sorted_ids, n)?;
-        let density = sim.grid.read_f32(&b.density, n)?;
-        // Each stage is judged against its mirror run on the GPU's own inputs (the stage
-        // upstream's GPU output): where the GPU matches bit for bit (lavapipe) these are the
-        // CPU step's own values, and by induction the rows then prove the whole chain; on a
-        // GPU whose division and fused multiply-adds round differently, a stage is judged on
-        // its own rounding, not on an upstream ulp amplified by the stiff equation of state.
-        let iso = Isolated::of(&trace, &snap, &pressure, &acc, st[0], obstacles, sp, fp);
-        let rows = vec![
-            compare_exact("step.sorted_ids", &sorted_ids, &trace.grid.sorted_ids),
-            compare_float("step.density", &density, &trace.density, tol),
-            // With obstacles, their passes write last into the density, pressure and
-            // acceleration buffers, so these rows check them (walls and forces upstream).
-            compare_float(
-                if obstacles.is_some() {
-                    "step.walls+obstacle_density"
-                } else {
-                    "step.walls"
-                },
-                &snap.density,
-                &trace.fluid_density,
-                tol,
-            ),
-            compare_eos("step.pressure", &pressure, &iso.pressure, fp.stiffness, tol),
-            compare_scaled(
-                if obstacles.is_some() {
-                    "step.forces+obstacle_forces"
-                } else {
-                    "step.acceleration"
-                },
-                &flat(&acc),
-                &flat(&iso.acc),
-                tol,
-            ),
-            // dt with the signal speed that set it.
-            compare_float(
-                "step.dt",
-                &[st[0], st[3]],
-                &[iso.timestep.dt, iso.timestep.s_max],
-                tol,
-            ),
-            compare_scaled(
-                "step.velocity",
-                &flat(&snap.state.vel),
-                &flat(&iso.next.vel),
-                tol,
-            ),
-            compare_scaled(
-                "step.position",
-                &flat(&snap.state.pos),
-                &flat(&iso.next.pos),
-                tol,
-            ),
-            compare_exact("step.id", &snap.state.id, &trace.next.id),
-        ];
-        // The statistics of the GPU's own end state.
-        let want = crate::cpu::stats::stats_block_with_power(
-            &snap.state.pos,
-            &snap.state.vel,
-            &snap.state.id,
-            &snap.density,
-            (!iso.power.is_empty()).then_some(&iso.power[..]),
-            fp,
-            st[0],
-            None,
-        );
-        let mut rows = rows;
-        let eos = eos_sensitivity(&snap.density, fp);
-        rows.extend(compare_stats(&sim.stats_now()?, &want, eos, tol));
-        rows.extend(probe_row);
-        if first_mismatch.is_none() {
-            first_mismatch = rows
-                .iter()
-                .find(|r| !r.pass)
-                .map(|r| format!("step {step}, {}", r.stage));
-        }
-        merge(&mut worst, rows);
-        t += trace.timestep.dt as f64;
-        state = trace.next;
-        // Particles that left through an open side are removed, as a run removes them.
-        let snap = crate::gpu::fluid::Snapshot {
-            state,
-            density: trace.fluid_density,
-            dt: trace.timestep.dt,
-            dfsph: None,
-        };
-        state = match crate::run::without_outside(&snap, None, fp) {
-            Some((kept, _, _, _)) => kept.state,
-            None => snap.state,
-        };
-        if state.is_empty() {
-            break;
-        }
-    }
+    let guards = crate::run::Guards {
+        density_ratio: 0.0,
+        speed_fraction: 0.0,
+        dt_min: 0.0,
+        wcsph: matches!(sim.solver, GpuSolver::Wcsph),
+        fixed_dt: true,
+        energy_margin: 0.0,
+    };
+    let course = crate::run::Course {
+        fp: &fp,
+        guards: &guards,
+        emitters,
+    };
+    crate::run::drive(
+        &mut verified,
+        &mut Default::default(),
+        crate::run::Until::steps(steps),
+        &course,
+        &mut crate::run::NoHooks,
+    )?;
+    // Probes after the last step (its emitters' layers) count too.
+    let pending = std::mem::take(&mut verified.pending);
+    verified.record(pending, None);
     Ok(Report::of_steps(
         &sim.sim_params,
         tol,
-        worst,
-        first_mismatch,
+        verified.worst,
+        verified.first_mismatch,
     ))
 }
 
-/// Adds the layers `emitters` release in (before, t] to `state`, as a run does: the CPU's
-/// `emitter_probe` decides which layers land, and the GPU's, run on the same state, must
-/// count the same (the row it returns when a layer was due).
-fn emit_checked(
-    sim: &crate::gpu::fluid::Simulation,
-    emitters: &crate::emitter::Emitters,
-    before: Option<f64>,
-    t: f64,
-    state: &mut Particles,
-) -> Result<Option<StageReport>> {
-    if emitters.due(before, t).is_empty() {
-        return Ok(None);
+/// One step checked: its rows, the first that failed (named, where the checker names more
+/// than the stage), the CPU's next state (and DFSPH's carry) and the CPU's statistics block,
+/// which the run loop reads.
+struct Checked {
+    rows: Vec<StageReport>,
+    first: Option<String>,
+    next: Particles,
+    carry: Option<cpu::dfsph::DfsphCarry>,
+    block: StatsBlock,
+}
+
+/// The CPU reference stepped alongside the GPU, every step checked stage by stage: the run
+/// loop's backend under `--verify`.
+struct Verified<'a> {
+    sim: &'a crate::gpu::fluid::Simulation,
+    state: Particles,
+    carry: Option<cpu::dfsph::DfsphCarry>,
+    boundary: Option<crate::boundary::Boundary>,
+    tol: f64,
+    step: u64,
+    worst: Vec<StageReport>,
+    first_mismatch: Option<String>,
+    /// `emitter_probe` rows since the last step.
+    pending: Vec<StageReport>,
+    blocks: std::collections::VecDeque<StatsBlock>,
+}
+
+impl Verified<'_> {
+    fn record(&mut self, rows: Vec<StageReport>, first: Option<String>) {
+        if self.first_mismatch.is_none() {
+            self.first_mismatch = first.or_else(|| {
+                rows.iter()
+                    .find(|r| !r.pass)
+                    .map(|r| format!("step {}, {}", self.step, r.stage))
+            });
+        }
+        merge(&mut self.worst, rows);
     }
+}
+
+impl crate::run::Backend for Verified<'_> {
+    fn step(&mut self) -> Result<()> {
+        self.submit()?;
+        self.blocks.pop_back();
+        Ok(())
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        self.step += 1;
+        // The probes before this step count as its rows.
+        let pending = std::mem::take(&mut self.pending);
+        self.record(pending, None);
+        let (sim, b) = (self.sim, self.boundary.as_ref());
+        let checked = match (&sim.solver, &self.carry) {
+            (GpuSolver::Dfsph(d), Some(carry)) => {
+                check_dfsph_step(sim, d, &self.state, carry, b, self.tol, self.step)?
+            }
+            _ => check_wcsph_step(sim, &self.state, b, self.tol)?,
+        };
+        self.record(checked.rows, checked.first);
+        self.state = checked.next;
+        self.carry = checked.carry;
+        self.blocks.push_back(checked.block);
+        Ok(())
+    }
+
+    fn read_stats(&mut self) -> Result<StatsBlock> {
+        self.blocks
+            .pop_front()
+            .ok_or_else(|| crate::Error::input("no step submitted to read statistics from"))
+    }
+
+    fn snapshot(&self) -> Result<crate::gpu::fluid::Snapshot> {
+        Ok(crate::gpu::fluid::Snapshot {
+            density: vec![0.0; self.state.len()],
+            state: self.state.clone(),
+            dt: 0.0,
+            dfsph: None,
+        })
+    }
+
+    fn carry(&self) -> Result<Option<cpu::dfsph::DfsphCarry>> {
+        Ok(self.carry.clone())
+    }
+
+    fn obstacles_move(&self) -> bool {
+        self.boundary.as_ref().is_some_and(|b| b.moves())
+    }
+
+    fn place_obstacles(&mut self, t: f64) {
+        // Placed on the host and sent to both paths, as a run does.
+        if let Some(b) = self.boundary.as_mut().filter(|b| b.moves()) {
+            b.place(t);
+            self.sim.upload_obstacles(b);
+        }
+    }
+
+    fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
+        batch.append_to(&mut self.state);
+        // Emitted particles join with no warm-start stiffness.
+        if let Some(c) = &mut self.carry {
+            c.warm.resize(self.state.len(), [0.0; 2]);
+        }
+        Ok(())
+    }
+
+    /// The CPU's `emitter_probe` decides which layers land; the GPU's, run on the same state,
+    /// must count the same.
+    fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        self.sim.upload(&self.state);
+        let got = self.sim.probe(probes)?;
+        let want = crate::emitter::probe_hits(&self.state.pos, probes);
+        self.pending
+            .push(compare_exact("emitter_probe", &got, &want));
+        Ok(want)
+    }
+
+    fn remove_outside(&mut self) -> Result<(u64, f64)> {
+        let snap = self.snapshot()?;
+        let fp = &self.sim.fluid_params;
+        Ok(
+            match crate::run::without_outside(&snap, self.carry.as_ref(), fp) {
+                Some((kept, carry, count, energy)) => {
+                    self.state = kept.state;
+                    self.carry = carry;
+                    (count, energy)
+                }
+                None => (0, 0.0),
+            },
+        )
+    }
+
+    fn set_interaction(&mut self, _ip: Option<crate::cpu::interact::InteractParams>) {}
+
+    fn interaction(&self) -> Option<&crate::cpu::interact::InteractParams> {
+        None
+    }
+}
+
+/// WCSPH: has GPU and CPU take one step from the same state and compares every stage's output.
+/// Each stage's mirror runs on the GPU's own inputs (`Isolated`). Densities are judged
+/// relative to themselves, pressures relative to |p| + B ([`compare_eos`]), other fields
+/// relative to their largest magnitude, all with `tol`.
+fn check_wcsph_step(
+    sim: &crate::gpu::fluid::Simulation,
+    state: &Particles,
+    obstacles: Option<&crate::boundary::Boundary>,
+    tol: f64,
+) -> Result<Checked> {
+    let (sp, fp) = (&sim.sim_params, &sim.fluid_params);
+    let trace = cpu::wcsph::step::step_with(state, sp, fp, None, obstacles);
+    let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
+    crate::gpu::neighbours::check_loop_budget(&sim.grid.ctx.info, sp.n, largest, sp.group_size)?;
     sim.upload(state);
-    let (mut got, mut want) = (Vec::new(), Vec::new());
-    let batch = emitters.between(before, t, |p| {
-        got.extend(sim.probe(p)?);
-        let w = crate::emitter::probe_hits(&state.pos, p);
-        want.extend(&w);
-        Ok(w)
-    })?;
-    batch.append_to(state);
-    Ok(Some(compare_exact("emitter_probe", &got, &want)))
+    sim.step(1)?;
+    let b = &sim.grid.bufs;
+    let n = state.len();
+    let snap = sim.snapshot()?;
+    let (pressure, acc, st) = sim.read_fields()?;
+    let sorted_ids = sim.grid.read_u32(&b.sorted_ids, n)?;
+    let density = sim.grid.read_f32(&b.density, n)?;
+    // Each stage is judged against its mirror run on the GPU's own inputs (the stage
+    // upstream's GPU output): where the GPU matches bit for bit (lavapipe) these are the
+    // CPU step's own values, and by induction the rows then prove the whole chain; on a
+    // GPU whose division and fused multiply-adds round differently, a stage is judged on
+    // its own rounding, not on an upstream ulp amplified by the stiff equation of state.
+    let iso = Isolated::of(&trace, &snap, &pressure, &acc, st[0], obstacles, sp, fp);
+    let rows = vec![
+        compare_exact("step.sorted_ids", &sorted_ids, &trace.grid.sorted_ids),
+        compare_float("step.density", &density, &trace.density, tol),
+        // With obstacles, their passes write last into the density, pressure and
+        // acceleration buffers, so these rows check them (walls and forces upstream).
+        compare_float(
+            if obstacles.is_some() {
+                "step.walls+obstacle_density"
+            } else {
+                "step.walls"
+            },
+            &snap.density,
+            &trace.fluid_density,
+            tol,
+        ),
+        compare_eos("step.pressure", &pressure, &iso.pressure, fp.stiffness, tol),
+        compare_scaled(
+            if obstacles.is_some() {
+                "step.forces+obstacle_forces"
+            } else {
+                "step.acceleration"
+            },
+            &flat(&acc),
+            &flat(&iso.acc),
+            tol,
+        ),
+        // dt with the signal speed that set it.
+        compare_float(
+            "step.dt",
+            &[st[0], st[3]],
+            &[iso.timestep.dt, iso.timestep.s_max],
+            tol,
+        ),
+        compare_scaled(
+            "step.velocity",
+            &flat(&snap.state.vel),
+            &flat(&iso.next.vel),
+            tol,
+        ),
+        compare_scaled(
+            "step.position",
+            &flat(&snap.state.pos),
+            &flat(&iso.next.pos),
+            tol,
+        ),
+        compare_exact("step.id", &snap.state.id, &trace.next.id),
+    ];
+    // The statistics of the GPU's own end state.
+    let want = crate::cpu::stats::stats_block_with_power(
+        &snap.state.pos,
+        &snap.state.vel,
+        &snap.state.id,
+        &snap.density,
+        (!iso.power.is_empty()).then_some(&iso.power[..]),
+        fp,
+        st[0],
+        None,
+    );
+    let mut rows = rows;
+    let eos = eos_sensitivity(&snap.density, fp);
+    rows.extend(compare_stats(&sim.stats_now()?, &want, eos, tol));
+    let block = crate::cpu::stats::stats_block_with_power(
+        &trace.next.pos,
+        &trace.next.vel,
+        &trace.next.id,
+        &trace.fluid_density,
+        (!trace.obstacle_power.is_empty()).then_some(&trace.obstacle_power[..]),
+        fp,
+        trace.timestep.dt,
+        None,
+    );
+    Ok(Checked {
+        rows,
+        first: None,
+        next: trace.next,
+        carry: None,
+        block,
+    })
 }
 
 /// Collects a step's rows and remembers the first that fails.
@@ -742,7 +863,7 @@ fn verify_solve(
     out: &mut Rows,
 ) -> Result<()> {
     let GpuSolver::Dfsph(d) = &sim.solver else {
-        unreachable!("verify_solve runs under verify_dfsph_steps, on a DFSPH simulation")
+        unreachable!("verify_solve runs under check_dfsph_step, on a DFSPH simulation")
     };
     let g = &sim.grid;
     let n = g.bufs.n.get() as usize;
@@ -882,318 +1003,277 @@ fn warm_scales(tr: &cpu::dfsph::DfsphTrace, rho0: f32) -> Vec<f64> {
     density.into_iter().flat_map(|d| [largest, d]).collect()
 }
 
-/// DFSPH: has GPU and CPU take each step from the same state, pass by pass, comparing every
+/// DFSPH: has GPU and CPU take one step from the same state, pass by pass, comparing every
 /// stage's output (ρ and α, each iteration of both solves, the accelerations, dt, the
 /// predicted velocities, the positions, the warm-start store, ρ and α at the new positions
-/// and the statistics block), then resynchronises the GPU to the CPU's state; `steps` times.
-/// The report names the step, stage and iteration of the first mismatch.
-pub fn verify_dfsph_steps(
+/// and the statistics block). The first mismatch is named with its step, stage and
+/// iteration.
+#[allow(clippy::too_many_arguments)]
+fn check_dfsph_step(
     sim: &crate::gpu::fluid::Simulation,
-    start: &Particles,
-    obstacles: Option<&crate::boundary::Boundary>,
-    emitters: &crate::emitter::Emitters,
-    steps: u64,
+    d: &crate::gpu::dfsph::GpuDfsph,
+    state: &Particles,
+    carry: &cpu::dfsph::DfsphCarry,
+    boundary: Option<&crate::boundary::Boundary>,
     tol: f64,
-) -> Result<Report> {
-    use cpu::dfsph::{DfsphCarry, Solve, dfsph_step};
-    let mut boundary = obstacles.cloned();
-    let GpuSolver::Dfsph(d) = &sim.solver else {
-        return Err(crate::Error::input(
-            "verify_dfsph_steps needs a DFSPH simulation",
-        ));
-    };
+    step: u64,
+) -> Result<Checked> {
+    use cpu::dfsph::{Solve, dfsph_step};
     let (sp, fp, dp) = (&sim.sim_params, &sim.fluid_params, &d.dp);
     let g = &sim.grid;
-    let mut state = start.clone();
-    let mut carry = DfsphCarry::new(start.len(), dp);
-    let mut worst = Vec::new();
-    let mut first_mismatch = None;
-    let (mut t, mut emitted) = (0.0f64, None);
-    for step in 1..=steps {
-        // Emitted particles join at each step's start time with no warm-start stiffness.
-        let probe_row = emit_checked(sim, emitters, emitted, t, &mut state)?;
-        emitted = Some(t);
-        carry.warm.resize(state.len(), [0.0; 2]);
-        let n = state.len();
-        // Moving obstacles are placed at the step's start time on both paths.
-        if let Some(b) = boundary.as_mut().filter(|b| b.moves()) {
-            b.place(t);
-            sim.upload_obstacles(b);
-        }
-        let tr = dfsph_step(true, &state, &carry, None, boundary.as_ref(), sp, fp, dp);
-        let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
-        crate::gpu::neighbours::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
-        sim.upload(&state);
-        sim.upload_carry(&carry);
-        let mut out = Rows {
-            step,
-            rows: Vec::new(),
-            first: None,
-        };
-        if let Some(r) = probe_row {
-            out.push(r, None);
-        }
-        g.run(|_, e| sim.encode_prime(e))?;
-        let got = g.read_u32(&g.bufs.sorted_ids, n)?;
-        out.push(
-            compare_exact("grid.sorted_ids", &got, &tr.grid.sorted_ids),
-            None,
-        );
-        out.push(
-            compare_float(
-                "dfsph_density.rho",
-                &g.read_f32(&d.rho, n)?,
-                &tr.start.density,
-                tol,
-            ),
-            None,
-        );
-        out.push(
-            compare_scaled(
-                "dfsph_density.alpha",
-                &g.read_f32(&d.alpha, n)?,
-                &tr.start.alpha,
-                tol,
-            ),
-            None,
-        );
-        // From here every pass runs on the CPU's inputs (as `verify_steps` does): a GPU whose
-        // division and fused multiply-adds round differently is judged pass by pass, not on
-        // an ulp amplified through the solves' iterations. On lavapipe the uploads rewrite
-        // the values the GPU already holds.
-        let q = &g.ctx.queue;
-        q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.start.density));
-        q.write_buffer(&d.alpha, 0, bytemuck::cast_slice(&tr.start.alpha));
-        verify_solve(
-            sim,
-            Solve::Divergence,
-            &tr.divergence,
-            &tr.sorted.vel,
-            None,
+    let n = state.len();
+    let tr = dfsph_step(true, state, carry, None, boundary, sp, fp, dp);
+    let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
+    crate::gpu::neighbours::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
+    sim.upload(state);
+    sim.upload_carry(carry);
+    let mut out = Rows {
+        step,
+        rows: Vec::new(),
+        first: None,
+    };
+    g.run(|_, e| sim.encode_prime(e))?;
+    let got = g.read_u32(&g.bufs.sorted_ids, n)?;
+    out.push(
+        compare_exact("grid.sorted_ids", &got, &tr.grid.sorted_ids),
+        None,
+    );
+    out.push(
+        compare_float(
+            "dfsph_density.rho",
+            &g.read_f32(&d.rho, n)?,
+            &tr.start.density,
             tol,
-            &mut out,
-        )?;
-        let solved = tr.divergence.velocities.last().unwrap_or(&tr.sorted.vel);
-        g.write_vec3(&g.bufs.sorted_vel, solved);
-        g.run(|g, e| d.encode_accel(g, e))?;
+        ),
+        None,
+    );
+    out.push(
+        compare_scaled(
+            "dfsph_density.alpha",
+            &g.read_f32(&d.alpha, n)?,
+            &tr.start.alpha,
+            tol,
+        ),
+        None,
+    );
+    // From here every pass runs on the CPU's inputs (as `check_wcsph_step` does): a GPU whose
+    // division and fused multiply-adds round differently is judged pass by pass, not on
+    // an ulp amplified through the solves' iterations. On lavapipe the uploads rewrite
+    // the values the GPU already holds.
+    let q = &g.ctx.queue;
+    q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.start.density));
+    q.write_buffer(&d.alpha, 0, bytemuck::cast_slice(&tr.start.alpha));
+    verify_solve(
+        sim,
+        Solve::Divergence,
+        &tr.divergence,
+        &tr.sorted.vel,
+        None,
+        tol,
+        &mut out,
+    )?;
+    let solved = tr.divergence.velocities.last().unwrap_or(&tr.sorted.vel);
+    g.write_vec3(&g.bufs.sorted_vel, solved);
+    g.run(|g, e| d.encode_accel(g, e))?;
+    let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+    out.push(
+        compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
+        None,
+    );
+    out.push(
+        compare_scaled(
+            "dfsph_accel.viscous_rate",
+            &g.read_w(&sim.fluid.accel, n)?,
+            &tr.viscous_rate,
+            tol,
+        ),
+        None,
+    );
+    g.run(|g, e| d.encode_timestep(g, e))?;
+    let st = g.read_f32(&sim.fluid.step_state, 4)?;
+    let ts = tr.timestep;
+    out.push(
+        compare_float(
+            "dfsph_timestep",
+            &[st[0], st[1], st[3]],
+            &[ts.dt, ts.v_max, ts.dt_sub],
+            tol,
+        ),
+        None,
+    );
+    out.push(
+        compare_exact(
+            "dfsph_timestep.substeps",
+            &[d.read_substeps(g)?],
+            &[ts.substeps],
+        ),
+        None,
+    );
+    g.run(|g, e| d.encode_predict(g, e))?;
+    let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+    out.push(
+        compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
+        None,
+    );
+    // The later viscous substeps, each from the GPU's own previous one (the substep count
+    // matched above, or that row fails).
+    for (k, (acc, vel)) in (2..).zip(&tr.substeps) {
+        g.run(|g, e| d.encode_substep_accel(g, e, k))?;
         let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
         out.push(
-            compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
+            compare_scaled(&format!("dfsph_accel.substep{k}"), &got, &flat(acc), tol),
             None,
         );
-        out.push(
-            compare_scaled(
-                "dfsph_accel.viscous_rate",
-                &g.read_w(&sim.fluid.accel, n)?,
-                &tr.viscous_rate,
-                tol,
-            ),
-            None,
-        );
-        g.run(|g, e| d.encode_timestep(g, e))?;
-        let st = g.read_f32(&sim.fluid.step_state, 4)?;
-        let ts = tr.timestep;
-        out.push(
-            compare_float(
-                "dfsph_timestep",
-                &[st[0], st[1], st[3]],
-                &[ts.dt, ts.v_max, ts.dt_sub],
-                tol,
-            ),
-            None,
-        );
-        out.push(
-            compare_exact(
-                "dfsph_timestep.substeps",
-                &[d.read_substeps(g)?],
-                &[ts.substeps],
-            ),
-            None,
-        );
-        g.run(|g, e| d.encode_predict(g, e))?;
+        g.run(|g, e| d.encode_substep_predict(g, e, k))?;
         let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
         out.push(
-            compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
+            compare_scaled(&format!("dfsph_predict.substep{k}"), &got, &flat(vel), tol),
             None,
         );
-        // The later viscous substeps, each from the GPU's own previous one (the substep count
-        // matched above, or that row fails).
-        for (k, (acc, vel)) in (2..).zip(&tr.substeps) {
-            g.run(|g, e| d.encode_substep_accel(g, e, k))?;
-            let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
-            out.push(
-                compare_scaled(&format!("dfsph_accel.substep{k}"), &got, &flat(acc), tol),
-                None,
-            );
-            g.run(|g, e| d.encode_substep_predict(g, e, k))?;
-            let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
-            out.push(
-                compare_scaled(&format!("dfsph_predict.substep{k}"), &got, &flat(vel), tol),
-                None,
-            );
-        }
-        let predicted = tr.substeps.last().map_or(&tr.predicted, |(_, v)| v);
-        let scales = DensityScales {
-            alpha: &tr.start.alpha,
-            dt: tr.timestep.dt,
-            rho0: fp.rest_density,
-        };
-        verify_solve(
-            sim,
-            Solve::Density,
-            &tr.density,
-            predicted,
-            Some(&scales),
-            tol,
-            &mut out,
-        )?;
-        g.write_vec3(
-            &g.bufs.sorted_vel,
-            tr.density.velocities.last().unwrap_or(predicted),
-        );
-        g.run(|g, e| d.encode_integrate(g, e))?;
-        let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
-        out.push(
-            compare_scaled("dfsph_integrate.position", &got, &flat(&tr.next.pos), tol),
-            None,
-        );
-        let got = flat(&g.read_vec3(&g.bufs.velocities, n)?);
-        out.push(
-            compare_scaled("dfsph_integrate.velocity", &got, &flat(&tr.next.vel), tol),
-            None,
-        );
-        out.push(
-            compare_exact(
-                "dfsph_integrate.id",
-                &g.read_u32(&g.bufs.particle_id, n)?,
-                &tr.next.id,
-            ),
-            None,
-        );
-        let warm: Vec<[f32; 2]> = g.ctx.readback(&d.warm_buf, n)?;
-        let (got, want): (Vec<f32>, Vec<f32>) = (warm.concat(), tr.carry.warm.concat());
-        out.push(
-            compare_against(
-                "dfsph_integrate.warm",
-                &got,
-                &want,
-                &warm_scales(&tr, fp.rest_density),
-                tol,
-            ),
-            None,
-        );
-        // ρ and α at the new positions from the CPU's: the neighbour threshold of α makes it
-        // jump where a position's last bit moves a neighbour across h.
-        g.upload(&tr.next);
-        g.run(|g, e| {
-            g.encode_build(e);
-            d.encode_density(g, e);
-            d.encode_stats(g, e);
-        })?;
-        out.push(
-            compare_float("end.rho", &g.read_f32(&d.rho, n)?, &tr.end.density, tol),
-            None,
-        );
-        out.push(
-            compare_scaled("end.alpha", &g.read_f32(&d.alpha, n)?, &tr.end.alpha, tol),
-            None,
-        );
-        let s = d.read_stats(g)?;
-        let w = tr.stats;
-        // The general statistics read ρ: from the CPU's, so that the densest particle's id is
-        // one answer, not two that a last bit decides.
-        q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
-        out.push(
-            compare_exact(
-                "dfsph_stats.iterations",
-                &[s.iterations_v, s.iterations_d],
-                &[w.iterations_v, w.iterations_d],
-            ),
-            None,
-        );
-        let want = [
-            w.residual_v,
-            w.residual_d,
-            w.error_mean,
-            w.error_max,
-            w.dt,
-            w.v_max,
-        ];
-        // ρ*/ρ0 − 1 and max(ρ/ρ0 − 1, 0) relative to |x| + 1 (differences of numbers near 1,
-        // as `DensityScales`), the others relative to themselves.
-        let own = |x: f32| own_scale(x as f64);
-        let near_one = |x: f32| (x as f64).abs() + 1.0;
-        let scales = [
-            own(want[0]),
-            near_one(want[1]),
-            near_one(want[2]),
-            near_one(want[3]),
-            own(want[4]),
-            own(want[5]),
-        ];
-        out.push(
-            compare_against(
-                "dfsph_stats.values",
-                &[
-                    s.residual_v,
-                    s.residual_d,
-                    s.error_mean,
-                    s.error_max,
-                    s.dt,
-                    s.v_max,
-                ],
-                &want,
-                &scales,
-                tol,
-            ),
-            None,
-        );
-        // The obstacles' power is summed by index, in the step's start order, as on the GPU.
-        // The DFSPH block the statistics must carry is the GPU's own (its values were judged
-        // above); the rest from the CPU's state.
-        let mut want = crate::cpu::stats::stats_block_with_power(
-            &tr.next_sorted.pos,
-            &tr.next_sorted.vel,
-            &tr.next_sorted.id,
-            &tr.end.density,
-            (!tr.power.is_empty()).then_some(&tr.power[..]),
-            fp,
-            tr.stats.dt,
-            Some(&tr.stats),
-        );
-        want.dfsph = s.to_words();
-        let eos = eos_sensitivity(&tr.end.density, fp);
-        for r in compare_stats(&sim.stats_now()?, &want, eos, tol) {
-            out.push(r, None);
-        }
-        if first_mismatch.is_none() {
-            first_mismatch = out.first.take();
-        }
-        merge(&mut worst, out.rows);
-        t += tr.stats.dt as f64;
-        state = tr.next;
-        carry = tr.carry;
-        // Particles that left through an open side are removed, as a run removes them.
-        let snap = crate::gpu::fluid::Snapshot {
-            density: vec![0.0; state.len()],
-            state,
-            dt: tr.stats.dt,
-            dfsph: None,
-        };
-        (state, carry) = match crate::run::without_outside(&snap, Some(&carry), fp) {
-            Some((kept, Some(c), _, _)) => (kept.state, c),
-            _ => (snap.state, carry),
-        };
-        if state.is_empty() {
-            break;
-        }
     }
-    Ok(Report::of_steps(
-        &sim.sim_params,
+    let predicted = tr.substeps.last().map_or(&tr.predicted, |(_, v)| v);
+    let scales = DensityScales {
+        alpha: &tr.start.alpha,
+        dt: tr.timestep.dt,
+        rho0: fp.rest_density,
+    };
+    verify_solve(
+        sim,
+        Solve::Density,
+        &tr.density,
+        predicted,
+        Some(&scales),
         tol,
-        worst,
-        first_mismatch,
-    ))
+        &mut out,
+    )?;
+    g.write_vec3(
+        &g.bufs.sorted_vel,
+        tr.density.velocities.last().unwrap_or(predicted),
+    );
+    g.run(|g, e| d.encode_integrate(g, e))?;
+    let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
+    out.push(
+        compare_scaled("dfsph_integrate.position", &got, &flat(&tr.next.pos), tol),
+        None,
+    );
+    let got = flat(&g.read_vec3(&g.bufs.velocities, n)?);
+    out.push(
+        compare_scaled("dfsph_integrate.velocity", &got, &flat(&tr.next.vel), tol),
+        None,
+    );
+    out.push(
+        compare_exact(
+            "dfsph_integrate.id",
+            &g.read_u32(&g.bufs.particle_id, n)?,
+            &tr.next.id,
+        ),
+        None,
+    );
+    let warm: Vec<[f32; 2]> = g.ctx.readback(&d.warm_buf, n)?;
+    let (got, want): (Vec<f32>, Vec<f32>) = (warm.concat(), tr.carry.warm.concat());
+    out.push(
+        compare_against(
+            "dfsph_integrate.warm",
+            &got,
+            &want,
+            &warm_scales(&tr, fp.rest_density),
+            tol,
+        ),
+        None,
+    );
+    // ρ and α at the new positions from the CPU's: the neighbour threshold of α makes it
+    // jump where a position's last bit moves a neighbour across h.
+    g.upload(&tr.next);
+    g.run(|g, e| {
+        g.encode_build(e);
+        d.encode_density(g, e);
+        d.encode_stats(g, e);
+    })?;
+    out.push(
+        compare_float("end.rho", &g.read_f32(&d.rho, n)?, &tr.end.density, tol),
+        None,
+    );
+    out.push(
+        compare_scaled("end.alpha", &g.read_f32(&d.alpha, n)?, &tr.end.alpha, tol),
+        None,
+    );
+    let s = d.read_stats(g)?;
+    let w = tr.stats;
+    // The general statistics read ρ: from the CPU's, so that the densest particle's id is
+    // one answer, not two that a last bit decides.
+    q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
+    out.push(
+        compare_exact(
+            "dfsph_stats.iterations",
+            &[s.iterations_v, s.iterations_d],
+            &[w.iterations_v, w.iterations_d],
+        ),
+        None,
+    );
+    let want = [
+        w.residual_v,
+        w.residual_d,
+        w.error_mean,
+        w.error_max,
+        w.dt,
+        w.v_max,
+    ];
+    // ρ*/ρ0 − 1 and max(ρ/ρ0 − 1, 0) relative to |x| + 1 (differences of numbers near 1,
+    // as `DensityScales`), the others relative to themselves.
+    let own = |x: f32| own_scale(x as f64);
+    let near_one = |x: f32| (x as f64).abs() + 1.0;
+    let scales = [
+        own(want[0]),
+        near_one(want[1]),
+        near_one(want[2]),
+        near_one(want[3]),
+        own(want[4]),
+        own(want[5]),
+    ];
+    out.push(
+        compare_against(
+            "dfsph_stats.values",
+            &[
+                s.residual_v,
+                s.residual_d,
+                s.error_mean,
+                s.error_max,
+                s.dt,
+                s.v_max,
+            ],
+            &want,
+            &scales,
+            tol,
+        ),
+        None,
+    );
+    // The obstacles' power is summed by index, in the step's start order, as on the GPU.
+    // The DFSPH block the statistics must carry is the GPU's own (its values were judged
+    // above); the rest from the CPU's state.
+    let mut want = crate::cpu::stats::stats_block_with_power(
+        &tr.next_sorted.pos,
+        &tr.next_sorted.vel,
+        &tr.next_sorted.id,
+        &tr.end.density,
+        (!tr.power.is_empty()).then_some(&tr.power[..]),
+        fp,
+        tr.stats.dt,
+        Some(&tr.stats),
+    );
+    // The CPU's own block is what the run loop reads (dt, the count, the guards).
+    let block = want;
+    want.dfsph = s.to_words();
+    let eos = eos_sensitivity(&tr.end.density, fp);
+    for r in compare_stats(&sim.stats_now()?, &want, eos, tol) {
+        out.push(r, None);
+    }
+    Ok(Checked {
+        rows: out.rows,
+        first: out.first,
+        next: tr.next,
+        carry: Some(tr.carry),
+        block,
+    })
 }
 
 #[cfg(test)]

@@ -47,7 +47,7 @@ fn parity_of(state: &Particles, sp: &SimParams, fp: &FluidParams, dp: &DfsphPara
     let tol = tolerance(&ctx);
     let sim = Simulation::with_solver(ctx, sp, fp, &SolverParams::Dfsph(*dp), state).unwrap();
     let report =
-        verify::verify_dfsph_steps(&sim, state, None, &Default::default(), steps, tol).unwrap();
+        verify::verify_solver_steps(&sim, state, None, &Default::default(), steps, tol).unwrap();
     assert!(
         report.pass,
         "N = {}, T = {}\n{}",
@@ -129,7 +129,7 @@ fn viscous_substeps_match_the_cpu_pass_by_pass() {
     let tol = tolerance(&ctx);
     let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
     let report =
-        verify::verify_dfsph_steps(&sim, &state, None, &Default::default(), 2, tol).unwrap();
+        verify::verify_solver_steps(&sim, &state, None, &Default::default(), 2, tol).unwrap();
     assert!(report.pass, "{}", report.to_table());
     for k in 2..=4 {
         for stage in ["dfsph_accel", "dfsph_predict"] {

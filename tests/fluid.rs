@@ -126,7 +126,7 @@ fn parity(kind: SceneKind, n: usize, steps: u64) {
     let state = Particles::new(scene.positions, scene.velocities);
     let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
     let report =
-        verify::verify_steps(&sim, &state, None, &Default::default(), steps, 1e-5).unwrap();
+        verify::verify_solver_steps(&sim, &state, None, &Default::default(), steps, 1e-5).unwrap();
     assert!(report.pass, "{kind:?} N={n}\n{}", report.to_table());
     // Nine step rows and five of the statistics block (values, counts, the EOS energy, the
     // obstacles' power, the DFSPH block it carries).

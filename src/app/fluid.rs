@@ -837,7 +837,6 @@ fn simulate_from(
             if cli.verify {
                 let report = verify::verify_solver_steps(
                     &sim,
-                    &solver,
                     &state,
                     obstacles.as_deref(),
                     &emitters,
