@@ -331,57 +331,106 @@ pub struct StepBenchReport {
     pub gpu_dispatches_per_step: Option<f64>,
 }
 
-/// Times `steps` steps from `start` on both paths, `repeat` times: each GPU pass by timestamp
-/// queries (where the adapter has them) and each CPU stage by the host clock, a stage run
-/// several times in a step (the DFSPH solve passes) summed. Both paths start from the same
-/// state each repetition.
+/// The bench's additions to the driver loop: each step's wall time on the host clock, from
+/// the end of the step before (its block read) to the end of this one, and each pass's time
+/// where the path times its passes. Steps run one at a time (the state of each is "wanted"),
+/// so a step's time is its own.
+#[derive(Default)]
+struct Timed {
+    last: Option<Instant>,
+    wall: f64,
+    sums: Vec<Option<f64>>,
+    passes: usize,
+    timed: bool,
+}
+
+impl crate::run::Hooks for Timed {
+    fn wants_state(&mut self, _k: u64, _last: bool) -> bool {
+        true
+    }
+
+    fn stepped(
+        &mut self,
+        backend: &mut dyn crate::run::Backend,
+        _at: &crate::run::RunFrom,
+        _wants_state: bool,
+    ) -> Result<crate::run::Flow> {
+        let now = Instant::now();
+        if let Some(t) = self.last {
+            self.wall += (now - t).as_secs_f64() * 1e3;
+        }
+        if let Some((ms, count)) = backend.pass_times()? {
+            self.timed = true;
+            self.passes += count;
+            self.sums.resize(ms.len(), None);
+            for (s, ms) in self.sums.iter_mut().zip(ms) {
+                if let Some(ms) = ms {
+                    *s = Some(s.unwrap_or(0.0) + ms);
+                }
+            }
+        }
+        // The host work after a step (the timer's readback) is not the next step's.
+        self.last = Some(Instant::now());
+        Ok(crate::run::Flow::Go)
+    }
+}
+
+/// Times `steps` steps from `start` on both paths, `repeat` times, through the run's driver
+/// loop (obstacles placed, emitters and open sides as in a run; the guards
+/// [`crate::run::Guards::unjudged`]): each GPU pass by timestamp queries (where the adapter has
+/// them) and each CPU stage by the host clock, a stage run several times in a step (the DFSPH
+/// solve passes) summed. Both paths start from the same state each repetition.
 pub fn bench_steps(
-    sim: &crate::gpu::fluid::Simulation,
+    sim: &mut crate::gpu::fluid::Simulation,
     cpu_sim: impl Fn() -> crate::run::CpuSimulation,
     start: &cpu::reorder::Particles,
+    emitters: &crate::emitter::Emitters,
     steps: u64,
     repeat: u32,
 ) -> Result<StepBenchReport> {
-    use crate::run::Backend;
+    use crate::run::{Backend, Course, Guards, RunFrom, Until, drive};
     let repeat = repeat.max(1);
     let steps = steps.max(1);
     let n = start.len() as f64;
-    let timer = sim.grid.timer.as_ref();
+    let timed = sim.grid.timer.is_some();
     // Warm-up: pipelines compile on their first dispatch.
     sim.upload(start);
     sim.submit_step()?;
     sim.read_stats()?;
-    if let Some(t) = timer {
-        t.read_ms(&sim.grid.ctx)?;
-    }
+    sim.pass_times()?;
     let stages = Stage::ALL.len();
     let (mut gpu_stage, mut gpu_step, mut passes): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new(), Vec::new());
+    let fp = sim.fluid_params;
+    let guards = Guards::unjudged(cpu_sim().solver().weakly_compressible());
+    let course = Course {
+        fp: &fp,
+        guards: &guards,
+        emitters,
+    };
     for _ in 0..repeat {
         sim.upload(start);
-        let (mut sums, mut wall, mut count) = (vec![None::<f64>; stages], 0.0, 0usize);
-        for _ in 0..steps {
-            // As a headless run steps: the step, its statistics block, the block read back.
-            let t = Instant::now();
-            sim.submit_step()?;
-            sim.read_stats()?;
-            wall += ms_since(t);
-            if let Some(timer) = timer {
-                count += timer.passes();
-                for (k, ms) in timer.read_ms(&sim.grid.ctx)?.iter().enumerate() {
-                    if let Some(ms) = ms {
-                        sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
-                    }
-                }
-            }
-        }
-        for (k, s) in sums.iter().enumerate() {
+        // As a headless run steps: the step, its statistics block, the block read back.
+        let mut hooks = Timed {
+            last: Some(Instant::now()),
+            ..Default::default()
+        };
+        drive(
+            sim,
+            &mut RunFrom::default(),
+            Until::steps(steps),
+            &course,
+            &mut hooks,
+        )?;
+        for (k, s) in hooks.sums.iter().enumerate() {
             if let Some(s) = s {
                 gpu_stage[k].push(s / steps as f64);
             }
         }
-        gpu_step.push(wall / steps as f64);
-        passes.push(count as f64 / steps as f64);
+        gpu_step.push(hooks.wall / steps as f64);
+        if hooks.timed {
+            passes.push(hooks.passes as f64 / steps as f64);
+        }
     }
 
     let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
@@ -389,18 +438,25 @@ pub fn bench_steps(
     let solver = cpu_sim().solver().name();
     for _ in 0..repeat {
         let mut sums = vec![None::<f64>; stages];
-        let mut wall = 0.0;
         let mut run = cpu_sim();
-        for _ in 0..steps {
-            let t = Instant::now();
-            let (stepped, times) =
-                cpu::clock::time_stages(|| run.submit().and_then(|_| run.read_stats()));
-            wall += ms_since(t);
-            stepped?;
-            for (stage, ms) in times {
-                let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
-                sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
-            }
+        let mut hooks = Timed {
+            last: Some(Instant::now()),
+            ..Default::default()
+        };
+        let (stepped, times) = cpu::clock::time_stages(|| {
+            drive(
+                &mut run,
+                &mut RunFrom::default(),
+                Until::steps(steps),
+                &course,
+                &mut hooks,
+            )
+        });
+        stepped?;
+        let wall = hooks.wall;
+        for (stage, ms) in times {
+            let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
+            sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
         }
         for (k, s) in sums.iter().enumerate() {
             if let Some(s) = s {
@@ -431,7 +487,7 @@ pub fn bench_steps(
         solver,
         steps,
         repeat,
-        gpu_timing: if timer.is_some() {
+        gpu_timing: if timed {
             "timestamp queries"
         } else {
             "none (no timestamp queries: whole steps on the host clock only)"
@@ -440,7 +496,7 @@ pub fn bench_steps(
         rows,
         gpu_step_ms: median(gpu_step).unwrap_or(0.0),
         cpu_step_ms: median(cpu_step).unwrap_or(0.0),
-        gpu_dispatches_per_step: timer.and_then(|_| median(passes)),
+        gpu_dispatches_per_step: if timed { median(passes) } else { None },
     })
 }
 

@@ -526,8 +526,8 @@ pub fn eos_sensitivity(density: &[f32], fp: &crate::params::FluidParams) -> f64 
 /// CPU reference as the state it carries: moving obstacles are placed at each step's start
 /// time and sent to both paths, the emitters' layers join as in a run (the GPU's
 /// `emitter_probe` must count what the CPU's does), and particles that leave through an open
-/// side are removed. Guards other than non-finite values are off: a check reports, it does
-/// not judge the run. The report names the step, stage (and iteration) of the first mismatch.
+/// side are removed. The guards are [`crate::run::Guards::unjudged`]: a check reports, it
+/// does not judge the run. The report names the step, stage (and iteration) of the first mismatch.
 pub fn verify_solver_steps(
     sim: &crate::gpu::fluid::Simulation,
     start: &Particles,
@@ -552,14 +552,7 @@ pub fn verify_solver_steps(
         pending: Vec::new(),
         blocks: Default::default(),
     };
-    let guards = crate::run::Guards {
-        density_ratio: 0.0,
-        speed_fraction: 0.0,
-        dt_min: 0.0,
-        wcsph: matches!(sim.solver, GpuSolver::Wcsph),
-        fixed_dt: true,
-        energy_margin: 0.0,
-    };
+    let guards = crate::run::Guards::unjudged(matches!(sim.solver, GpuSolver::Wcsph));
     let course = crate::run::Course {
         fp: &fp,
         guards: &guards,

@@ -820,7 +820,7 @@ fn simulate_from(
             sim.set_obstacles(obstacles.as_deref())?;
             if cli.bench {
                 let report = crate::bench::bench_steps(
-                    &sim,
+                    &mut sim,
                     || {
                         let mut cpu =
                             run::CpuSimulation::with_solver(params, fp, solver, state.clone());
@@ -828,6 +828,7 @@ fn simulate_from(
                         cpu
                     },
                     &state,
+                    &emitters,
                     cli.steps,
                     cli.repeat,
                 )?;

@@ -47,7 +47,17 @@ pub trait Backend {
     fn set_interaction(&mut self, ip: Option<InteractParams>);
     /// The mouse force in effect.
     fn interaction(&self) -> Option<&InteractParams>;
+    /// Milliseconds per stage (`core::Stage::ALL` order) of the passes run since the last call,
+    /// and how many passes ran, where the path times its passes (the GPU with timestamp
+    /// queries; no step may be in flight). The CPU path's stages are timed by `cpu::clock`.
+    fn pass_times(&mut self) -> Result<Option<PassTimes>> {
+        Ok(None)
+    }
 }
+
+/// Milliseconds per stage (`core::Stage::ALL` order, `None` for a stage that did not run) and
+/// the number of passes timed.
+pub type PassTimes = ([Option<f64>; crate::core::Stage::ALL.len()], usize);
 
 /// The state of `snap` (and DFSPH's `carry`) without the particles outside the tank of `fp`,
 /// the others in their order, renumbered by rank so ids stay 0..N (a carry's warm start
@@ -160,6 +170,17 @@ impl Backend for Simulation {
 
     fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
         Simulation::probe(self, probes).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn pass_times(&mut self) -> Result<Option<PassTimes>> {
+        let Some(timer) = self.grid.timer.as_ref() else {
+            return Ok(None);
+        };
+        let passes = timer.passes();
+        let ms = timer
+            .read_ms(&self.grid.ctx)
+            .map_err(|e| self.grid.ctx.explain(e))?;
+        Ok(Some((ms, passes)))
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {

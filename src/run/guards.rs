@@ -122,6 +122,20 @@ pub fn total_energy(b: &StatsBlock, fp: &FluidParams, wcsph: bool) -> f64 {
 }
 
 impl Guards {
+    /// Only the checks no run survives (non-finite values; particles outside a closed tank,
+    /// which `step_stats` makes): for `--verify` and `--bench`, which report on a run rather
+    /// than judge it.
+    pub fn unjudged(wcsph: bool) -> Self {
+        Self {
+            density_ratio: 0.0,
+            speed_fraction: 0.0,
+            dt_min: 0.0,
+            wcsph,
+            fixed_dt: true,
+            energy_margin: 0.0,
+        }
+    }
+
     /// Fails with one line naming the step, the quantity, the particle and a fix when the
     /// block shows a diverged run. A density above the bound counts at any step, the first
     /// included: at 2ρ0 the Tait pressure is 127 B, far outside the weakly compressible model,
