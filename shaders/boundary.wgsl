@@ -59,8 +59,10 @@ fn near_obstacles(x: vec3<f32>) -> bool {
 
 // The pair terms, one per quantity a solver sums; the stage's boundary_pair folds them into its
 // BoundarySums. k is the boundary particle, d = x - x_b, r2 = |d|², g the kernel's gradient
-// factor (∇W = g d) and w its value, each the stage's own kernel (so this file reads no solver's
-// uniform block). Worked example: ψ_k = 2, g = -3, d = (0.5, 0, 0): boundary_grad = (-3, 0, 0).
+// factor (∇W = g d) and w its value, passed in from the stage's own kernel (so this file reads
+// no solver's own uniform block, only `params` and `fluid`, which every stage that includes it
+// binds; WCSPH's push computes its spiky gradient here from them). Worked example: ψ_k = 2,
+// g = -3, d = (0.5, 0, 0): boundary_grad = (-3, 0, 0).
 
 // Density (Akinci eq. 6): ψ_b W.
 fn boundary_weight(k: u32, w: f32) -> f32 {

@@ -332,21 +332,46 @@ pub struct StepBenchReport {
 }
 
 /// The bench's additions to the driver loop: each step's wall time on the host clock, from
-/// the end of the step before (its block read) to the end of this one, and each pass's time
-/// where the path times its passes. Steps run one at a time (the state of each is "wanted"),
-/// so a step's time is its own.
+/// the end of the step before to its own block read, and each pass's time where the path
+/// times its passes. Steps run one at a time (the state of each is "wanted"), so a step's time
+/// is its own.
 #[derive(Default)]
 struct Timed {
     last: Option<Instant>,
     wall: f64,
+    steps: u64,
     sums: Vec<Option<f64>>,
     passes: usize,
     timed: bool,
 }
 
+impl Timed {
+    fn new() -> Self {
+        Self {
+            last: Some(Instant::now()),
+            ..Default::default()
+        }
+    }
+
+    /// Mean milliseconds per step taken.
+    fn per_step(&self, ms: f64) -> f64 {
+        ms / self.steps.max(1) as f64
+    }
+}
+
 impl crate::run::Hooks for Timed {
     fn wants_state(&mut self, _k: u64, _last: bool) -> bool {
         true
+    }
+
+    fn row(&mut self, _st: &crate::run::StepStats) -> Result<()> {
+        let now = Instant::now();
+        if let Some(t) = self.last {
+            self.wall += (now - t).as_secs_f64() * 1e3;
+        }
+        self.steps += 1;
+        self.last = Some(now);
+        Ok(())
     }
 
     fn stepped(
@@ -355,10 +380,6 @@ impl crate::run::Hooks for Timed {
         _at: &crate::run::RunFrom,
         _wants_state: bool,
     ) -> Result<crate::run::Flow> {
-        let now = Instant::now();
-        if let Some(t) = self.last {
-            self.wall += (now - t).as_secs_f64() * 1e3;
-        }
         if let Some((ms, count)) = backend.pass_times()? {
             self.timed = true;
             self.passes += count;
@@ -402,7 +423,7 @@ pub fn bench_steps(
     let (mut gpu_stage, mut gpu_step, mut passes): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new(), Vec::new());
     let fp = sim.fluid_params;
-    let guards = Guards::unjudged(cpu_sim().solver().weakly_compressible());
+    let guards = Guards::unjudged(sim.solver.solver().weakly_compressible());
     let course = Course {
         fp: &fp,
         guards: &guards,
@@ -411,10 +432,7 @@ pub fn bench_steps(
     for _ in 0..repeat {
         sim.upload(start);
         // As a headless run steps: the step, its statistics block, the block read back.
-        let mut hooks = Timed {
-            last: Some(Instant::now()),
-            ..Default::default()
-        };
+        let mut hooks = Timed::new();
         drive(
             sim,
             &mut RunFrom::default(),
@@ -424,25 +442,22 @@ pub fn bench_steps(
         )?;
         for (k, s) in hooks.sums.iter().enumerate() {
             if let Some(s) = s {
-                gpu_stage[k].push(s / steps as f64);
+                gpu_stage[k].push(hooks.per_step(*s));
             }
         }
-        gpu_step.push(hooks.wall / steps as f64);
+        gpu_step.push(hooks.per_step(hooks.wall));
         if hooks.timed {
-            passes.push(hooks.passes as f64 / steps as f64);
+            passes.push(hooks.per_step(hooks.passes as f64));
         }
     }
 
     let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new());
-    let solver = cpu_sim().solver().name();
+    let solver = sim.solver.solver().name();
     for _ in 0..repeat {
         let mut sums = vec![None::<f64>; stages];
         let mut run = cpu_sim();
-        let mut hooks = Timed {
-            last: Some(Instant::now()),
-            ..Default::default()
-        };
+        let mut hooks = Timed::new();
         let (stepped, times) = cpu::clock::time_stages(|| {
             drive(
                 &mut run,
@@ -453,17 +468,16 @@ pub fn bench_steps(
             )
         });
         stepped?;
-        let wall = hooks.wall;
         for (stage, ms) in times {
             let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
             sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
         }
         for (k, s) in sums.iter().enumerate() {
             if let Some(s) = s {
-                cpu_stage[k].push(s / steps as f64);
+                cpu_stage[k].push(hooks.per_step(*s));
             }
         }
-        cpu_step.push(wall / steps as f64);
+        cpu_step.push(hooks.per_step(hooks.wall));
     }
 
     let rows = Stage::ALL

@@ -552,22 +552,43 @@ pub fn verify_solver_steps(
         pending: Vec::new(),
         blocks: Default::default(),
     };
-    let guards = crate::run::Guards::unjudged(matches!(sim.solver, GpuSolver::Wcsph));
+    let guards = crate::run::Guards::unjudged(sim.solver.solver().weakly_compressible());
     let course = crate::run::Course {
         fp: &fp,
         guards: &guards,
         emitters,
     };
-    crate::run::drive(
+    let driven = crate::run::drive(
         &mut verified,
         &mut Default::default(),
         crate::run::Until::steps(steps),
         &course,
         &mut crate::run::NoHooks,
-    )?;
-    // Probes after the last step (its emitters' layers) count too.
-    let pending = std::mem::take(&mut verified.pending);
-    verified.record(pending, None);
+    );
+    // Probes after the last step (the layers its end releases) count too, as the next step's.
+    let (pending, next) = (std::mem::take(&mut verified.pending), verified.step + 1);
+    verified.record(pending, None, next);
+    match driven {
+        Ok(_) => {}
+        // The reference itself diverged (a non-finite value, a particle outside a closed
+        // tank): the rows so far are the report, with the divergence as a failing row.
+        Err(crate::Error::Unstable(m)) => {
+            let step = verified.step;
+            verified.record(
+                vec![StageReport {
+                    stage: "run.diverged".into(),
+                    items: 1,
+                    mismatches: 1,
+                    max_abs_error: 0.0,
+                    max_rel_error: 0.0,
+                    pass: false,
+                }],
+                Some(format!("step {step}, the CPU reference diverged: {m}")),
+                step,
+            );
+        }
+        Err(e) => return Err(e),
+    }
     Ok(Report::of_steps(
         &sim.sim_params,
         tol,
@@ -604,12 +625,14 @@ struct Verified<'a> {
 }
 
 impl Verified<'_> {
-    fn record(&mut self, rows: Vec<StageReport>, first: Option<String>) {
+    /// Keeps the worst of `rows` (of step `step`), and the first mismatch: `first` where the
+    /// checker named it (with its iteration), else the first failing row's stage.
+    fn record(&mut self, rows: Vec<StageReport>, first: Option<String>, step: u64) {
         if self.first_mismatch.is_none() {
             self.first_mismatch = first.or_else(|| {
                 rows.iter()
                     .find(|r| !r.pass)
-                    .map(|r| format!("step {}, {}", self.step, r.stage))
+                    .map(|r| format!("step {step}, {}", r.stage))
             });
         }
         merge(&mut self.worst, rows);
@@ -617,6 +640,8 @@ impl Verified<'_> {
 }
 
 impl crate::run::Backend for Verified<'_> {
+    // The run loop submits and reads; a step whose block nobody reads is one checked all the
+    // same.
     fn step(&mut self) -> Result<()> {
         self.submit()?;
         self.blocks.pop_back();
@@ -625,17 +650,21 @@ impl crate::run::Backend for Verified<'_> {
 
     fn submit(&mut self) -> Result<()> {
         self.step += 1;
-        // The probes before this step count as its rows.
-        let pending = std::mem::take(&mut self.pending);
-        self.record(pending, None);
         let (sim, b) = (self.sim, self.boundary.as_ref());
         let checked = match (&sim.solver, &self.carry) {
             (GpuSolver::Dfsph(d), Some(carry)) => {
                 check_dfsph_step(sim, d, &self.state, carry, b, self.tol, self.step)?
             }
-            _ => check_wcsph_step(sim, &self.state, b, self.tol)?,
+            (GpuSolver::Wcsph, None) => check_wcsph_step(sim, &self.state, b, self.tol)?,
+            (GpuSolver::Dfsph(_), None) | (GpuSolver::Wcsph, Some(_)) => {
+                unreachable!("verify_solver_steps gives DFSPH, and only DFSPH, a carry")
+            }
         };
-        self.record(checked.rows, checked.first);
+        let step = self.step;
+        self.record(checked.rows, checked.first, step);
+        // The probes before this step (its start's layers) count as its rows, after its own.
+        let pending = std::mem::take(&mut self.pending);
+        self.record(pending, None, step);
         self.state = checked.next;
         self.carry = checked.carry;
         self.blocks.push_back(checked.block);

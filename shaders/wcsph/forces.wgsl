@@ -11,7 +11,7 @@
 // Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: within h of a
 // wall each candidate also pushes through its mirror images across the near walls (images 1 to
 // 7, see stage `walls`), with its density and pressure and velocity viscous_image_velocity(v_k)
-// = -v_k in the viscous terms (no slip; common.wgsl and src/cpu/wcsph/walls.rs give the wall model).
+// = -v_k in the viscous terms (no slip; boundary_tank.wgsl and src/boundary/tank.rs give the wall model).
 // Grouped (walk.wgsl): one invocation per group of up to GROUP particles of one slot; the
 // members' own fields are read once into the walker, each candidate's once per visit for all
 // of them. Each member adds its terms in walk order, as a walk of its own would.
@@ -92,9 +92,6 @@ fn pair(m: Member, k: u32, c: Fields) -> vec3<f32> {
     return push;
 }
 
-// Whether member m sees candidate c's images: m is near a wall and c lies within h (only a
-// neighbour's images can reach the kernel, see stage `walls`). k = i counts: a particle sees
-// its own image.
 // The push of image s of candidate c (mirrored across s's walls) on member m: c's density and
 // pressure, velocity viscous_image_velocity(v) (no slip, viscous terms only). Zero unless s is a subset of `seen` (the
 // walls of m whose images of c it sees, see image_mask) and the image lies within h.
@@ -114,7 +111,9 @@ fn new_member(i: u32) -> Member {
     return Member(i, f, wall_planes(f.x, params.h, fluid), visc, vec3<f32>(0.0));
 }
 
-// The walls across which member m sees c's images: its near walls if it sees them, else none.
+// The walls across which member m sees c's images: its near walls if c lies within h (only a
+// neighbour's images can reach the kernel, see stage `walls`), else none. k = i counts: a
+// particle sees its own image.
 fn image_mask(m: Member, c: Fields) -> u32 {
     return wall_image_mask(m.walls, m.f.x, c.x, params.h2);
 }

@@ -1,5 +1,5 @@
-// Stages `obstacle_density` and `obstacle_forces` (CPU mirror: src/boundary.rs): obstacles as
-// boundary particles (Akinci et al., "Versatile Rigid-Fluid Coupling for Incompressible SPH",
+// Stages `obstacle_density` and `obstacle_forces` (CPU mirror: src/cpu/wcsph/obstacles.rs; the
+// model's pair terms: boundary.wgsl and src/boundary/particles.rs): obstacles as boundary particles (Akinci et al., "Versatile Rigid-Fluid Coupling for Incompressible SPH",
 // ACM TOG 2012). Each boundary particle b carries ψ_b = ρ0 V_b in bpos[b].w (V_b from its own
 // body's boundary neighbourhood, computed once on the host), its velocity in bvel[b].xyz (zero
 // on a still obstacle; the host re-places moving ones before each step) and its friction factor

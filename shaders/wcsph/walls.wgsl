@@ -52,8 +52,6 @@ struct Member {
     direct: f32,
 }
 
-// Whether member m sees xk's images: m is near a wall and xk lies within h (a mirror image
-// within h of x has its original within h of x, the wall lying between them).
 // The poly6 term of image s of xk seen from member m; 0 unless s is a subset of `seen` (the
 // walls of m whose images of xk it sees, see image_mask) and r² < h².
 fn image_term(m: Member, xk: vec3<f32>, seen: u32, s: u32) -> f32 {
@@ -61,7 +59,8 @@ fn image_term(m: Member, xk: vec3<f32>, seen: u32, s: u32) -> f32 {
     return select(0.0, poly6_term(r2, params.inv_h2), (seen & s) == s && r2 < params.h2);
 }
 
-// The walls across which member m sees xk's images: its near walls if it sees them, else none.
+// The walls across which member m sees xk's images: its near walls if xk lies within h (a mirror
+// image within h of x has its original within h of x, the wall lying between them), else none.
 fn image_mask(m: Member, xk: vec3<f32>) -> u32 {
     return wall_image_mask(m.near, m.x, xk, params.h2);
 }

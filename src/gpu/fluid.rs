@@ -74,14 +74,25 @@ pub struct Shown<'a> {
 }
 
 /// What differs between the solvers on the GPU. WCSPH's passes are [`GpuFluid`]'s, which DFSPH
-/// shares for its parameters, accelerations, step state and obstacle power; each method of
-/// [`Simulation`] that acts differently per solver matches this exhaustively, so a new solver is
-/// a variant the compiler then asks about at each of them.
+/// shares for its parameters, accelerations, step state and obstacle power. The methods of
+/// [`Simulation`] that act differently per solver match on this (`encode_step` and
+/// `with_solver` exhaustively; the others name DFSPH's extra state with `if let`), so a new
+/// solver is a variant and a look at each `GpuSolver::` in this file.
 pub enum GpuSolver {
     /// Weakly compressible SPH: the state is held in `positions`, `velocities`, `particle_id`.
     Wcsph,
     /// Divergence-free SPH: after a step the state is held in slot order, with its own ρ.
     Dfsph(Box<GpuDfsph>),
+}
+
+impl GpuSolver {
+    /// Which solver this is.
+    pub fn solver(&self) -> crate::params::Solver {
+        match self {
+            Self::Wcsph => crate::params::Solver::Wcsph,
+            Self::Dfsph(_) => crate::params::Solver::Dfsph,
+        }
+    }
 }
 
 /// Stage `emitter_probe`'s kernel and buffers.
@@ -326,8 +337,8 @@ impl Simulation {
     }
 
     /// Puts a state stepped elsewhere (the CPU path's, in its slot order, with its density and
-    /// `pressure`) into the buffers [`Simulation::shown`] names, for the renderer only: the
-    /// next GPU step does not start from it.
+    /// `pressure`) into the buffers [`Simulation::shown`] names, for the renderer (it replaces
+    /// the GPU's held state: a viewer stepping the CPU path does not step this simulation).
     pub fn show(&self, snap: &Snapshot, pressure: &[f32]) {
         self.grid.upload(&snap.state);
         let q = &self.grid.ctx.queue;

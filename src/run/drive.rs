@@ -61,7 +61,7 @@ pub trait Hooks {
     fn wants_state(&mut self, _k: u64, _last: bool) -> bool {
         false
     }
-    /// Step `at.step`'s row, before the guards judge it (so a `--stats` file shows the step that
+    /// A step's row, before the guards judge it (so a `--stats` file shows the step that
     /// diverged).
     fn row(&mut self, _st: &StepStats) -> Result<()> {
         Ok(())
@@ -120,6 +120,37 @@ fn emit(
     ))
 }
 
+/// Step `at.step`'s row (handed to the hooks before the guards judge it) and the guards'
+/// verdict, with the energy accounts advanced.
+fn judge(
+    block: &StatsBlock,
+    at: &mut RunFrom,
+    course: &Course<'_>,
+    hooks: &mut dyn Hooks,
+) -> Result<StepStats> {
+    let fp = course.fp;
+    let st = step_stats(block, fp, at.step, at.t)?;
+    hooks.row(&st)?;
+    let guards = hooks.guards(course, at);
+    // The first step's work is in its own energy, which the check starts from.
+    let first = at.start_energy.is_none();
+    let e0 = *at
+        .start_energy
+        .get_or_insert_with(|| total_energy(block, fp, guards.wcsph));
+    if !first {
+        at.obstacle_work += block.power as f64 * block.dt as f64;
+    }
+    guards.check(
+        block,
+        e0 + at.emitted_energy - at.removed_energy,
+        at.obstacle_work,
+        fp,
+        at.step,
+        at.t,
+    )?;
+    Ok(st)
+}
+
 /// Steps `backend` from where `at` stands until `until` (its steps counted from `at.step`),
 /// advancing `at` (step, time and the energy accounts the guards compare with) step by step.
 /// A fresh run (`at.step == 0`) first releases the emitters' layers of t = 0, whose energy is
@@ -156,32 +187,26 @@ pub fn drive(
         // Step k + 1 runs while step k's block is read, unless step k's state is wanted or
         // emitters may add particles at its end.
         let pipelined = !wants_state && !one_at_a_time && !emitters.active_after(at.t);
-        if !last && pipelined {
+        let ahead = !last && pipelined;
+        if ahead {
             backend.submit()?;
         }
         let block = backend.read_stats()?;
         let t_before = at.t;
         at.step = k;
         at.t += block.dt as f64;
-        let st = step_stats(&block, fp, k, at.t)?;
-        hooks.row(&st)?;
-        let guards = hooks.guards(course, at);
-        // The first step's work is in its own energy, which the check starts from.
-        let first = at.start_energy.is_none();
-        let e0 = *at
-            .start_energy
-            .get_or_insert_with(|| total_energy(&block, fp, guards.wcsph));
-        if !first {
-            at.obstacle_work += block.power as f64 * block.dt as f64;
-        }
-        guards.check(
-            &block,
-            e0 + at.emitted_energy - at.removed_energy,
-            at.obstacle_work,
-            fp,
-            k,
-            at.t,
-        )?;
+        let judged = judge(&block, at, course, hooks);
+        let st = match judged {
+            Ok(st) => st,
+            Err(e) => {
+                // A front end that goes on after a diverged step (the viewer) must not find the
+                // next step's block still in flight: read it before returning.
+                if ahead {
+                    backend.read_stats()?;
+                }
+                return Err(e);
+            }
+        };
         driven.last = Some(st);
         driven.block = Some(block);
         let mut live = block.n as u64;
@@ -210,4 +235,102 @@ pub fn drive(
         }
     }
     Ok(driven)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::StatsBlock;
+    use crate::cpu::interact::InteractParams;
+    use crate::gpu::fluid::Snapshot;
+
+    /// Hands out a scripted block per submitted step, as a GPU with two steps in flight does.
+    struct Scripted {
+        blocks: Vec<StatsBlock>,
+        submitted: usize,
+        queued: std::collections::VecDeque<StatsBlock>,
+    }
+
+    impl Backend for Scripted {
+        fn step(&mut self) -> Result<()> {
+            self.submit()
+        }
+        fn submit(&mut self) -> Result<()> {
+            self.queued.push_back(self.blocks[self.submitted]);
+            self.submitted += 1;
+            Ok(())
+        }
+        fn read_stats(&mut self) -> Result<StatsBlock> {
+            Ok(self.queued.pop_front().expect("a submitted step"))
+        }
+        fn snapshot(&self) -> Result<Snapshot> {
+            Ok(Snapshot {
+                state: Default::default(),
+                density: Vec::new(),
+                dt: 0.0,
+                dfsph: None,
+            })
+        }
+        fn carry(&self) -> Result<Option<crate::cpu::dfsph::DfsphCarry>> {
+            Ok(None)
+        }
+        fn append(&mut self, _batch: &crate::emitter::Batch) -> Result<()> {
+            Ok(())
+        }
+        fn probe(&mut self, p: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+            Ok(vec![0; p.len()])
+        }
+        fn remove_outside(&mut self) -> Result<(u64, f64)> {
+            Ok((0, 0.0))
+        }
+        fn set_interaction(&mut self, _ip: Option<InteractParams>) {}
+        fn interaction(&self) -> Option<&InteractParams> {
+            None
+        }
+    }
+
+    /// A front end that goes on after a diverged step (the viewer) finds nothing in flight: the
+    /// step submitted ahead of the diverged one is read before the error returns.
+    #[test]
+    fn a_diverged_step_leaves_no_step_in_flight() {
+        let good = StatsBlock {
+            n: 10,
+            dt: 1e-3,
+            first_bad_id: u32::MAX,
+            ..Default::default()
+        };
+        let bad = StatsBlock {
+            non_finite: crate::core::stats::BAD_POSITION,
+            first_bad_id: 3,
+            ..good
+        };
+        let mut backend = Scripted {
+            blocks: vec![good, bad, good, good],
+            submitted: 0,
+            queued: Default::default(),
+        };
+        let cfg = crate::params::SphConfig::new(2, Default::default()).unwrap();
+        let fp = crate::params::PhysicsConfig::default()
+            .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::ONE, 0.5)
+            .unwrap();
+        let guards = Guards::unjudged(true);
+        let emitters = Emitters::default();
+        let course = Course {
+            fp: &fp,
+            guards: &guards,
+            emitters: &emitters,
+        };
+        let mut at = RunFrom::default();
+        let e = drive(
+            &mut backend,
+            &mut at,
+            Until::steps(4),
+            &course,
+            &mut NoHooks,
+        );
+        assert!(matches!(e, Err(crate::Error::Unstable(_))), "{e:?}");
+        assert_eq!(at.step, 2, "the second step diverged");
+        assert_eq!(backend.submitted, 3, "the third step was submitted ahead");
+        assert!(backend.queued.is_empty(), "a block is left in flight");
+    }
 }

@@ -26,13 +26,15 @@ struct Headless<'a, 'p> {
     snap: Option<(u64, Snapshot)>,
     /// The last checkpoint written.
     latest: Option<PathBuf>,
+    /// The signal seen before the step under way, if any: it ends the run after that step.
+    stop: Option<usize>,
 }
 
 impl Hooks for Headless<'_, '_> {
     fn wants_state(&mut self, k: u64, last: bool) -> bool {
         let ck = self.out.checkpoints.as_ref();
-        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0)
-            || ck.and_then(Checkpointing::stop_signal).is_some();
+        self.stop = ck.and_then(Checkpointing::stop_signal);
+        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || self.stop.is_some();
         self.out.wants_frame(k) || (last && self.want_final) || due
     }
 
@@ -61,7 +63,7 @@ impl Hooks for Headless<'_, '_> {
         let s = backend.snapshot()?;
         write_frame(&mut self.out, k, &s)?;
         let ck = self.out.checkpoints.as_ref();
-        let stop = ck.and_then(Checkpointing::stop_signal);
+        let stop = self.stop;
         let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
         if let Some(c) = ck.filter(|_| due) {
             let path = c
@@ -122,6 +124,7 @@ pub fn run(
         want_final,
         snap: None,
         latest: None,
+        stop: None,
     };
     let mut at = *from;
     let course = Course {

@@ -160,8 +160,9 @@ fn default_ranges(setup: &Setup, gravity: f32) -> [(f32, f32); 3] {
 
 /// The viewer's additions to the driver loop: while the mouse drags the water it does work
 /// no account tallies, so the energy check stands aside and its reference (with the obstacles'
-/// work, the emitted and removed energies) is re-taken from the first step after. Emitters,
-/// moving obstacles and open sides are tallied as in a headless run.
+/// work, the emitted and removed energies) is re-taken at every dragged step: the check
+/// resumes from the energy of the last of them. Emitters, moving obstacles and open sides are
+/// tallied as in a headless run.
 struct Interactive {
     mouse: bool,
 }
