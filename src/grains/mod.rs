@@ -1051,9 +1051,55 @@ pub struct GrainRun {
     pub time: f64,
 }
 
-/// Runs `steps` steps (or until `end_time`), checking every step, calling `row` with each
-/// step's statistics. A diverged run is an [`Error::Unstable`] naming the step, the sphere
-/// and the fix.
+/// Where a grains run stands between two steps: steps taken, simulated time, and the energy
+/// the divergence check compares with (taken at the first step checked after `None`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GrainClock {
+    /// Steps taken.
+    pub steps: u64,
+    /// Simulated time, s.
+    pub t: f64,
+    /// The reference energy, J.
+    pub start_energy: Option<f64>,
+}
+
+/// The grains' driver loop, for headless runs and the viewer alike: up to `steps` steps of
+/// `path` from where `at` stands (none once `end_time` is reached), each checked, each step's
+/// statistics (at the state it started from) handed to `row`; returns the last. A diverged
+/// run is an [`Error::Unstable`] naming the step, the sphere and the fix.
+pub fn drive(
+    path: &mut dyn GrainPath,
+    gp: &GrainParams,
+    at: &mut GrainClock,
+    steps: u64,
+    end_time: Option<f64>,
+    guards: GrainGuards,
+    mut row: impl FnMut(&GrainStats) -> Result<()>,
+) -> Result<Option<GrainStats>> {
+    let mut last = None;
+    for _ in 0..steps {
+        if end_time.is_some_and(|t| at.t >= t) {
+            break;
+        }
+        let frame = path.step()?;
+        let s = GrainStats::of(&frame, at.steps, at.t, gp);
+        row(&s)?;
+        check(
+            &s,
+            &frame,
+            *at.start_energy.get_or_insert(s.total),
+            gp,
+            guards,
+        )?;
+        last = Some(s);
+        at.steps += 1;
+        at.t += gp.dt as f64;
+    }
+    Ok(last)
+}
+
+/// Runs `steps` steps (or until `end_time`) from the start through [`drive`], checking every
+/// step, calling `row` with each step's statistics.
 pub fn run(
     path: &mut dyn GrainPath,
     gp: &GrainParams,
@@ -1063,20 +1109,13 @@ pub fn run(
     mut row: impl FnMut(&GrainStats) -> Result<()>,
 ) -> Result<GrainRun> {
     let mut out = GrainRun::default();
-    let mut e0 = None;
-    let mut time = 0.0f64;
-    for step in 0..steps {
-        if end_time.is_some_and(|t| time >= t) {
-            break;
-        }
-        let frame = path.step()?;
-        let s = GrainStats::of(&frame, step, time, gp);
-        row(&s)?;
-        check(&s, &frame, *e0.get_or_insert(s.total), gp, guards)?;
-        out.stats.push(s);
-        time += gp.dt as f64;
-    }
-    out.time = time;
+    let mut at = GrainClock::default();
+    drive(path, gp, &mut at, steps, end_time, guards, |s| {
+        row(s)?;
+        out.stats.push(*s);
+        Ok(())
+    })?;
+    out.time = at.t;
     Ok(out)
 }
 

@@ -11,7 +11,9 @@ use rand::{RngExt, SeedableRng};
 use crate::gpu::GpuContext;
 use crate::gpu::neighbours::storage_buffer;
 use crate::grains::gpu::GpuGrains;
-use crate::grains::{CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats};
+use crate::grains::{
+    CpuGrains, GrainClock, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats,
+};
 use crate::{Error, Result};
 
 /// Spheres the mouse may add beyond the pour (the buffers are sized once).
@@ -28,12 +30,9 @@ pub struct GrainsMode {
     /// Zeros bound where the renderer's density and pressure fields read (the spheres colour
     /// by speed).
     pub zeros: wgpu::Buffer,
-    start_energy: Option<f64>,
     rng: Xoshiro256PlusPlus,
-    /// Simulated time, s.
-    pub t: f64,
-    /// Steps taken.
-    pub steps: u64,
+    /// Steps taken, simulated time and the energy the check compares with.
+    pub at: GrainClock,
     /// The last step's statistics.
     pub last: Option<GrainStats>,
 }
@@ -56,9 +55,7 @@ impl GrainsMode {
             setup,
             gpu,
             zeros,
-            start_energy: None,
-            t: 0.0,
-            steps: 0,
+            at: GrainClock::default(),
             last: None,
         })
     }
@@ -90,8 +87,7 @@ impl GrainsMode {
     /// Back to the pour.
     pub fn reset(&mut self) -> Result<()> {
         self.set_state(&self.setup.pos.clone(), &self.setup.vel.clone())?;
-        self.t = 0.0;
-        self.steps = 0;
+        self.at = GrainClock::default();
         Ok(())
     }
 
@@ -100,34 +96,34 @@ impl GrainsMode {
         if let Some(cpu) = &mut self.cpu {
             cpu.replace(pos, vel)?;
         }
-        self.start_energy = None;
+        // Spheres added or reset change the energy: compare anew.
+        self.at.start_energy = None;
         self.last = None;
         Ok(())
     }
 
-    /// `steps` steps, checked as a headless run checks them (the last step's statistics);
-    /// the CPU path's state is then copied to the GPU buffers the renderer draws.
+    /// `steps` steps through the grains' driver loop, each checked as a headless run checks
+    /// it; the CPU path's state is then copied to the GPU buffers the renderer draws (a
+    /// diverged run's too, so the picture shows it).
     pub fn advance(&mut self, steps: u32, energy_margin: f64) -> Result<()> {
         let gp = self.setup.grain;
-        let mut frame = None;
-        for _ in 0..steps {
-            frame = Some(match &mut self.cpu {
-                Some(cpu) => cpu.step()?,
-                None => self.gpu.step()?,
+        let guards = GrainGuards { energy_margin };
+        let path: &mut dyn GrainPath = match &mut self.cpu {
+            Some(cpu) => cpu,
+            None => &mut self.gpu,
+        };
+        let mut last = self.last;
+        let driven =
+            crate::grains::drive(path, &gp, &mut self.at, steps as u64, None, guards, |s| {
+                last = Some(*s);
+                Ok(())
             });
-            self.t += gp.dt as f64;
-            self.steps += 1;
-        }
+        self.last = last;
         if let Some(cpu) = &self.cpu {
             let (pos, vel) = cpu.state()?;
             self.gpu.upload(&pos, &vel);
         }
-        let Some(frame) = frame else { return Ok(()) };
-        let s = GrainStats::of(&frame, self.steps - 1, self.t, &gp);
-        let e0 = *self.start_energy.get_or_insert(s.total);
-        self.last = Some(s);
-        let guards = GrainGuards { energy_margin };
-        crate::grains::check(&s, &frame, e0, &gp, guards)
+        driven.map(|_| ())
     }
 
     /// Spawns a sphere where the ray `origin + s·dir` meets the tank's back plane (the face

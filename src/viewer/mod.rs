@@ -452,8 +452,8 @@ impl Viewer {
             let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
             self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
             self.renderer.set_count(g.len());
-            self.stats.steps = g.steps;
-            self.stats.t = g.t;
+            self.stats.steps = g.at.steps;
+            self.stats.t = g.at.t;
             if let Some(s) = g.last {
                 self.stats.v_max = s.max_speed;
             }
