@@ -69,6 +69,11 @@ impl GrainsMode {
         )
     }
 
+    /// The time step, s.
+    pub fn dt(&self) -> f32 {
+        self.setup.grain.dt
+    }
+
     /// Spheres live now.
     pub fn len(&self) -> u32 {
         self.gpu.len() as u32

@@ -454,6 +454,7 @@ impl Viewer {
             self.renderer.set_count(g.len());
             self.stats.steps = g.at.steps;
             self.stats.t = g.at.t;
+            self.stats.dt = g.dt();
             if let Some(s) = g.last {
                 self.stats.v_max = s.max_speed;
             }
