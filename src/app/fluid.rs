@@ -1033,7 +1033,7 @@ fn simulate_from(
                     fluid_size,
                     obstacles,
                     emitters: Default::default(),
-                    solver: SolverParams::Wcsph,
+                    solver,
                 };
                 viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
                 println!("picture of the last frame: {}", path.display());

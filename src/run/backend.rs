@@ -395,6 +395,13 @@ impl CpuSimulation {
     pub fn current(&self) -> &Snapshot {
         &self.snap
     }
+
+    /// The pressure a viewer colours by: the Tait pressure of the current densities, p =
+    /// B((ρ/ρ0)⁷ − 1) clamped at 0 (WCSPH's own; DFSPH holds no pressure between steps, and the
+    /// Tait pressure of its density shows where it compresses).
+    pub fn shown_pressure(&self) -> Vec<f32> {
+        crate::cpu::wcsph::pressure::pressure(&self.snap.density, &self.fp)
+    }
 }
 
 impl Backend for CpuSimulation {

@@ -525,9 +525,7 @@ impl Viewer {
         if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
             self.sim.upload_obstacles(b);
         }
-        let snap = cpu.current();
-        let pressure = crate::cpu::wcsph::pressure::pressure(&snap.density, &cpu.fp);
-        self.sim.show(snap, &pressure);
+        self.sim.show(cpu.current(), &cpu.shown_pressure());
         Ok(())
     }
 
