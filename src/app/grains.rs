@@ -100,7 +100,8 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
                 "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
             ));
         }
-        let mut opts = viewer_options(cli, viewer::GRAINS_STAND_IN);
+        // The fluid's options (its N among them) go unused: the viewer steps the spheres only.
+        let mut opts = viewer_options(cli, 0);
         opts.grains = Some((cfg, setup));
         if cli.headless {
             viewer::run_offscreen(opts)?;

@@ -69,6 +69,20 @@ impl GrainsMode {
         )
     }
 
+    /// The buffers the renderer draws the spheres from: positions (xyz, radius) and velocities,
+    /// with zeros for the density and pressure colour fields.
+    pub fn shown(&self) -> crate::gpu::fluid::Shown<'_> {
+        let b = &self.gpu.g.bufs;
+        crate::gpu::fluid::Shown {
+            positions: &b.positions,
+            velocities: &b.velocities,
+            density: &self.zeros,
+            pressure: &self.zeros,
+            count: self.len(),
+            obstacles: None,
+        }
+    }
+
     /// The time step, s.
     pub fn dt(&self) -> f32 {
         self.setup.grain.dt

@@ -117,12 +117,10 @@ struct Totals {
 pub struct Viewer {
     ctx: Arc<GpuContext>,
     opts: ViewerOptions,
-    setup: Setup,
-    sim: Simulation,
+    /// What the viewer steps and draws.
+    model: Model,
     renderer: Renderer,
     surface: SurfaceRenderer,
-    /// The CPU path's simulation, when it steps the fluid; `sim` then only holds what is drawn.
-    cpu: Option<CpuSimulation>,
     format: wgpu::TextureFormat,
     camera: OrbitCamera,
     controls: Controls,
@@ -132,18 +130,34 @@ pub struct Viewer {
     depth: Option<DepthTarget>,
     last_frame: Option<Instant>,
     totals: Totals,
-    // Where the run stands: step, time and the energy accounts the divergence check compares
-    // with (re-taken after the mouse force or a slider changes the energy's bookkeeping).
-    at: RunFrom,
     warm: bool,
-    /// The colliding spheres, when the viewer shows them instead of the fluid (`sim` then
-    /// holds an unused stand-in the size of [`GRAINS_STAND_IN`]).
-    grains: Option<grains::GrainsMode>,
 }
 
-/// Fluid particles of the stand-in simulation a grains viewer keeps (it is neither stepped nor
-/// drawn; the viewer's panel and picture code are written around one).
-pub const GRAINS_STAND_IN: u32 = 64;
+/// What the viewer steps and draws: the fluid or the colliding spheres (`--model grains`).
+enum Model {
+    Fluid(Box<Fluid>),
+    Grains(Box<grains::GrainsMode>),
+}
+
+/// The fluid the viewer steps.
+struct Fluid {
+    /// The scene R returns to.
+    setup: Setup,
+    /// The GPU simulation: it steps on the GPU path, and holds what is drawn on both.
+    sim: Simulation,
+    /// The CPU path's simulation, when it steps the fluid.
+    cpu: Option<CpuSimulation>,
+    /// Where the run stands: step, time and the energy accounts the divergence check compares
+    /// with (re-taken after the mouse force or a slider changes the energy's bookkeeping).
+    at: RunFrom,
+}
+
+impl Fluid {
+    /// The buffers the renderer draws.
+    fn shown(&self) -> crate::gpu::fluid::Shown<'_> {
+        self.sim.shown()
+    }
+}
 
 /// The default colour ranges of a setup: speed up to the free-fall speed of its fluid height,
 /// density ±3% about ρ0, pressure up to twice the hydrostatic pressure at the bottom.
@@ -210,8 +224,132 @@ impl Viewer {
         if opts.substeps == 0 {
             return Err(Error::input("--substeps must be ≥ 1"));
         }
+        if let Some((cfg, start)) = opts.grains.clone() {
+            return Self::with_grains(ctx, opts, cfg, start, format);
+        }
         let setup = Setup::new(&opts.setup, Some(&ctx.limits))?;
         Self::with_setup(ctx, opts, setup, format)
+    }
+
+    /// Where the viewer steps: the GPU path, or the CPU path (`--cpu`, or on a software
+    /// adapter, where it is faster; said in one line).
+    fn steps_on_cpu(ctx: &GpuContext, path: SimPath) -> bool {
+        match path {
+            SimPath::Cpu => true,
+            SimPath::Gpu => false,
+            SimPath::Auto => {
+                let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
+                if software {
+                    eprintln!(
+                        "gpu-sph: {} is a software renderer, so the viewer steps on the CPU path, which is faster here, and draws with wgpu (--gpu steps on the GPU)",
+                        ctx.info.name
+                    );
+                }
+                software
+            }
+        }
+    }
+
+    /// The panel at start: the options' settings, with what the scene decides (the colour
+    /// ranges, B, the mouse's reach from the tank, N, the solver).
+    fn controls(
+        opts: &ViewerOptions,
+        ranges: [(f32, f32); 3],
+        stiffness: f32,
+        tank: (Vec3, Vec3),
+        particles: u32,
+    ) -> Controls {
+        let physics = opts.setup.physics;
+        Controls {
+            mode: opts.render_mode,
+            style: Default::default(),
+            paused: false,
+            step_once: false,
+            show_ui: !opts.hide_ui,
+            field: opts.field,
+            ranges,
+            substeps: opts.substeps,
+            alpha: physics.alpha,
+            viscosity: physics.viscosity,
+            stiffness,
+            gravity: physics.gravity,
+            mouse_strength: 4.0 * physics.gravity.abs().max(1.0),
+            mouse_radius: 0.15 * (tank.1 - tank.0).max_element(),
+            particles,
+            table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
+            scene: opts.setup.scene.clone(),
+            solver: opts.setup.solver,
+            file: matches!(opts.setup.scene, SceneChoice::Described { .. })
+                .then(|| opts.setup.scene.clone()),
+            request: Default::default(),
+            status: String::new(),
+        }
+    }
+
+    /// The colliding spheres of `start` (made from `cfg`), drawn at each sphere's radius.
+    fn with_grains(
+        ctx: Arc<GpuContext>,
+        opts: ViewerOptions,
+        cfg: crate::grains::GrainConfig,
+        start: crate::grains::GrainSetup,
+        format: wgpu::TextureFormat,
+    ) -> Result<Self> {
+        let on_cpu = Self::steps_on_cpu(&ctx, opts.path);
+        let g = grains::GrainsMode::new(ctx.clone(), cfg, start, on_cpu)?;
+        let tank = g.tank();
+        let renderer = Renderer::new(&ctx, format.add_srgb_suffix(), &g.shown(), tank);
+        let surface = SurfaceRenderer::new(&ctx, format.add_srgb_suffix(), &g.shown());
+        let gravity = opts.setup.physics.gravity.abs().max(1e-3);
+        // Speed up to the free fall across the tank; the spheres have no density or pressure.
+        let ranges = [
+            (0.0, (2.0 * gravity * (tank.1.y - tank.0.y)).sqrt()),
+            (0.0, 1.0),
+            (0.0, 1.0),
+        ];
+        let mut controls = Self::controls(&opts, ranges, 0.0, tank, g.len());
+        controls.mode = RenderMode::Spheres;
+        let camera = opts.camera.camera(tank.0, tank.1);
+        Ok(Self::assemble(
+            ctx,
+            opts,
+            Model::Grains(Box::new(g)),
+            renderer,
+            surface,
+            controls,
+            camera,
+            format,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        ctx: Arc<GpuContext>,
+        opts: ViewerOptions,
+        model: Model,
+        renderer: Renderer,
+        surface: SurfaceRenderer,
+        controls: Controls,
+        camera: OrbitCamera,
+        format: wgpu::TextureFormat,
+    ) -> Self {
+        let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, Default::default());
+        Self {
+            model,
+            camera,
+            ctx,
+            opts,
+            renderer,
+            surface,
+            format,
+            controls,
+            stats: FrameStats::default(),
+            egui: egui::Context::default(),
+            egui_renderer,
+            depth: None,
+            last_frame: None,
+            totals: Totals::default(),
+            warm: false,
+        }
     }
 
     /// [`Viewer::new`] on a given setup (a headless run's final state, for its picture).
@@ -229,134 +367,74 @@ impl Viewer {
             &setup.state,
         )?;
         sim.set_obstacles(setup.obstacles.as_deref())?;
-        let renderer = Renderer::new(
-            &ctx,
-            format.add_srgb_suffix(),
-            &sim,
-            (setup.tank_min, setup.tank_max),
+        let tank = (setup.tank_min, setup.tank_max);
+        let renderer = Renderer::new(&ctx, format.add_srgb_suffix(), &sim.shown(), tank);
+        let surface = SurfaceRenderer::new(&ctx, format.add_srgb_suffix(), &sim.shown());
+        let cpu = Self::steps_on_cpu(&ctx, opts.path).then(|| cpu_simulation(&setup));
+        let mut controls = Self::controls(
+            &opts,
+            default_ranges(&setup, opts.setup.physics.gravity),
+            setup.fluid_params.stiffness,
+            tank,
+            setup.config.particles,
         );
-        let surface = SurfaceRenderer::new(&ctx, format.add_srgb_suffix(), &sim);
-        let on_cpu = match opts.path {
-            SimPath::Cpu => true,
-            SimPath::Gpu => false,
-            SimPath::Auto => {
-                let software = ctx.info.device_type == wgpu::DeviceType::Cpu;
-                if software {
-                    eprintln!(
-                        "gpu-sph: {} is a software renderer, so the viewer steps on the CPU path, which is faster here, and draws with wgpu (--gpu steps on the GPU)",
-                        ctx.info.name
-                    );
-                }
-                software
-            }
-        };
-        let cpu = on_cpu.then(|| cpu_simulation(&setup));
-        let physics = opts.setup.physics;
-        let controls = Controls {
-            mode: opts.render_mode,
-            style: Default::default(),
-            paused: false,
-            step_once: false,
-            show_ui: !opts.hide_ui,
-            field: opts.field,
-            ranges: default_ranges(&setup, physics.gravity),
-            substeps: opts.substeps,
-            alpha: physics.alpha,
-            viscosity: physics.viscosity,
-            stiffness: setup.fluid_params.stiffness,
-            gravity: physics.gravity,
-            mouse_strength: 4.0 * physics.gravity.abs().max(1.0),
-            mouse_radius: 0.15 * (setup.tank_max - setup.tank_min).max_element(),
-            particles: setup.config.particles,
-            table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
-            scene: opts.setup.scene.clone(),
-            solver: setup.solver.solver(),
-            file: matches!(opts.setup.scene, SceneChoice::Described { .. })
-                .then(|| opts.setup.scene.clone()),
-            request: Default::default(),
-            status: String::new(),
-        };
-        let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, Default::default());
-        let mut renderer = renderer;
-        let mut camera = opts.camera.camera(setup.tank_min, setup.tank_max);
-        let grains = match &opts.grains {
-            Some((cfg, start)) => {
-                let g = grains::GrainsMode::new(ctx.clone(), cfg.clone(), start.clone(), on_cpu)?;
-                let b = &g.gpu.g.bufs;
-                renderer.rebind_raw(
-                    &ctx,
-                    [&b.positions, &b.velocities, &g.zeros, &g.zeros],
-                    g.len(),
-                    g.tank(),
-                );
-                let (lo, hi) = g.tank();
-                camera = opts.camera.camera(lo, hi);
-                Some(g)
-            }
-            None => None,
-        };
-        let mut controls = controls;
-        if let Some(g) = &grains {
-            let (lo, hi) = g.tank();
-            controls.ranges[0] = (
-                0.0,
-                (2.0 * physics.gravity.abs().max(1e-3) * (hi.y - lo.y)).sqrt(),
-            );
-            controls.mode = RenderMode::Spheres;
-        }
-        Ok(Self {
-            grains,
-            camera,
-            ctx,
-            opts,
+        controls.solver = setup.solver.solver();
+        let camera = opts.camera.camera(tank.0, tank.1);
+        let fluid = Fluid {
             setup,
             sim,
+            cpu,
+            at: RunFrom::default(),
+        };
+        Ok(Self::assemble(
+            ctx,
+            opts,
+            Model::Fluid(Box::new(fluid)),
             renderer,
             surface,
-            cpu,
-            format,
             controls,
-            stats: FrameStats::default(),
-            egui: egui::Context::default(),
-            egui_renderer,
-            depth: None,
-            last_frame: None,
-            totals: Totals::default(),
-            warm: false,
-            at: RunFrom::default(),
-        })
+            camera,
+            format,
+        ))
     }
 
-    /// The physics the sliders describe, as a [`PhysicsConfig`].
-    fn physics(&self) -> PhysicsConfig {
+    /// The physics the sliders describe for a fluid of rest density `rho0`, as a
+    /// [`PhysicsConfig`].
+    fn physics(&self, rho0: f32) -> PhysicsConfig {
         let c = &self.controls;
         PhysicsConfig {
             gravity: c.gravity,
             viscosity: c.viscosity,
             alpha: c.alpha,
-            sound_speed: Some((7.0 * c.stiffness / self.setup.config.rest_density).sqrt()),
+            sound_speed: Some((7.0 * c.stiffness / rho0).sqrt()),
             ..self.opts.setup.physics
         }
     }
 
+    /// The sliders' physics, live (the fluid's; the spheres take theirs from the flags).
     fn apply_physics(&mut self) {
-        let s = &self.setup;
-        let physics = self.physics();
+        let Model::Fluid(f) = &self.model else {
+            return;
+        };
+        let s = &f.setup;
+        let physics = self.physics(s.config.rest_density);
         let head = physics.head(s.fluid_size.y, &s.state.vel);
-        match physics.fluid_params(&s.config, s.tank_min, s.tank_max, head) {
+        let fp = physics.fluid_params(&s.config, s.tank_min, s.tank_max, head);
+        let open = s.fluid_params.open;
+        let Model::Fluid(f) = &mut self.model else {
+            return;
+        };
+        match fp {
             Ok(fp) => {
-                let fp = crate::params::FluidParams {
-                    open: s.fluid_params.open,
-                    ..fp
-                };
+                let fp = crate::params::FluidParams { open, ..fp };
                 // Gravity and stiffness change what the energy counts: compare anew.
-                self.at = RunFrom {
-                    step: self.at.step,
-                    t: self.at.t,
+                f.at = RunFrom {
+                    step: f.at.step,
+                    t: f.at.t,
                     ..Default::default()
                 };
-                self.sim.set_fluid_params(&fp);
-                if let Some(cpu) = &mut self.cpu {
+                f.sim.set_fluid_params(&fp);
+                if let Some(cpu) = &mut f.cpu {
                     cpu.fp = fp;
                 }
             }
@@ -366,31 +444,36 @@ impl Viewer {
 
     /// Puts the particles back where the scene started them.
     pub fn reset(&mut self) {
-        if let Some(g) = &mut self.grains {
-            if let Err(e) = g.reset() {
-                self.controls.status = e.to_string();
-            } else {
-                self.controls.status.clear();
-            }
-            self.renderer.set_count(g.len());
-            self.stats.steps = 0;
-            self.stats.t = 0.0;
-            return;
-        }
-        self.sim.upload(&self.setup.state);
-        if let Some(cpu) = &mut self.cpu {
-            let interaction = cpu.interaction;
-            *cpu = cpu_simulation(&self.setup);
-            cpu.interaction = interaction;
-        }
         self.stats.steps = 0;
         self.stats.t = 0.0;
+        let f = match &mut self.model {
+            Model::Grains(g) => {
+                if let Err(e) = g.reset() {
+                    self.controls.status = e.to_string();
+                } else {
+                    self.controls.status.clear();
+                }
+                self.renderer.set_count(g.len());
+                return;
+            }
+            Model::Fluid(f) => f,
+        };
+        f.sim.upload(&f.setup.state);
+        if let Some(cpu) = &mut f.cpu {
+            let interaction = cpu.interaction;
+            *cpu = cpu_simulation(&f.setup);
+            cpu.interaction = interaction;
+        }
+        f.at = RunFrom::default();
         self.controls.status.clear();
-        self.at = RunFrom::default();
     }
 
     /// Rebuilds the simulation with the panel's N, T and scene (and the live physics).
     fn restart(&mut self) -> Result<()> {
+        let Model::Fluid(f) = &self.model else {
+            return Ok(());
+        };
+        let physics = self.physics(f.setup.config.rest_density);
         let c = &self.controls;
         let opts = SetupOptions {
             particles: c.particles,
@@ -401,7 +484,7 @@ impl Viewer {
             },
             physics: PhysicsConfig {
                 sound_speed: self.opts.setup.physics.sound_speed,
-                ..self.physics()
+                ..physics
             },
             seed: self.opts.setup.seed,
             solver: c.solver,
@@ -417,22 +500,23 @@ impl Viewer {
         )?;
         sim.set_obstacles(setup.obstacles.as_deref())?;
         self.renderer
-            .rebind(&self.ctx, &sim, (setup.tank_min, setup.tank_max));
-        self.surface.rebind(&self.ctx, &sim);
+            .rebind(&self.ctx, &sim.shown(), (setup.tank_min, setup.tank_max));
+        self.surface.rebind(&self.ctx, &sim.shown());
         self.camera = self.opts.camera.camera(setup.tank_min, setup.tank_max);
         self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
         self.controls.stiffness = setup.fluid_params.stiffness;
-        if self.cpu.is_some() {
-            self.cpu = Some(cpu_simulation(&setup));
-        }
+        let cpu = f.cpu.is_some().then(|| cpu_simulation(&setup));
         // The divergence checks follow the solver (the speed check is WCSPH's).
         self.opts.guards.wcsph = setup.solver.weakly_compressible();
         self.opts.setup = opts;
-        self.sim = sim;
-        self.setup = setup;
+        self.model = Model::Fluid(Box::new(Fluid {
+            setup,
+            sim,
+            cpu,
+            at: RunFrom::default(),
+        }));
         self.stats.steps = 0;
         self.stats.t = 0.0;
-        self.at = RunFrom::default();
         Ok(())
     }
 
@@ -448,48 +532,51 @@ impl Viewer {
             return Ok(());
         }
         let start = Instant::now();
-        if let Some(g) = &mut self.grains {
-            let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
-            self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-            self.renderer.set_count(g.len());
-            self.stats.steps = g.at.steps;
-            self.stats.t = g.at.t;
-            self.stats.dt = g.dt();
-            if let Some(s) = g.last {
-                self.stats.v_max = s.max_speed;
+        let f = match &mut self.model {
+            Model::Fluid(f) => f,
+            Model::Grains(g) => {
+                let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
+                self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+                self.renderer.set_count(g.len());
+                self.stats.steps = g.at.steps;
+                self.stats.t = g.at.t;
+                self.stats.dt = g.dt();
+                if let Some(s) = g.last {
+                    self.stats.v_max = s.max_speed;
+                }
+                if let Err(e) = checked {
+                    self.controls.paused = true;
+                    self.controls.status = format!("{e}; paused: press R to reset");
+                }
+                return Ok(());
             }
-            if let Err(e) = checked {
-                self.controls.paused = true;
-                self.controls.status = format!("{e}; paused: press R to reset");
-            }
-            return Ok(());
-        }
+        };
         // Every step's statistics block (104 bytes) is read, as a headless run reads it, while
         // the next step runs: the time is each step's own dt summed, and the guards judge every
         // step, not only a frame's last.
-        let fp = self.sim.fluid_params;
+        let fp = f.sim.fluid_params;
         let course = Course {
             fp: &fp,
             guards: &self.opts.guards,
-            emitters: &self.setup.emitters,
+            emitters: &f.setup.emitters,
         };
-        let backend: &mut dyn Backend = match &mut self.cpu {
+        let backend: &mut dyn Backend = match &mut f.cpu {
             Some(cpu) => cpu,
-            None => &mut self.sim,
+            None => &mut f.sim,
         };
         let mut hooks = Interactive {
             mouse: backend.interaction().is_some(),
         };
         let driven = drive(
             backend,
-            &mut self.at,
+            &mut f.at,
             Until::steps(steps as u64),
             &course,
             &mut hooks,
         );
         self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
-        self.stats.steps = self.at.step;
-        self.stats.t = self.at.t;
+        self.stats.steps = f.at.step;
+        self.stats.t = f.at.t;
         if let Some(b) = driven.as_ref().ok().and_then(|d| d.block) {
             self.stats.dt = b.dt;
             self.stats.v_max = b.maxima[0].sqrt();
@@ -516,16 +603,19 @@ impl Viewer {
     /// slot order, and moving obstacles); the GPU path's, where DFSPH holds it (its own slot
     /// order and ρ).
     fn show_state(&mut self) -> Result<()> {
-        let Some(cpu) = &self.cpu else {
-            if let Some(timer) = &self.sim.grid.timer {
+        let Model::Fluid(f) = &self.model else {
+            return Ok(());
+        };
+        let Some(cpu) = &f.cpu else {
+            if let Some(timer) = &f.sim.grid.timer {
                 self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
             }
-            return self.sim.expose_for_render();
+            return f.sim.expose_for_render();
         };
         if let Some(b) = cpu.obstacles.as_deref().filter(|b| b.moves()) {
-            self.sim.upload_obstacles(b);
+            f.sim.upload_obstacles(b);
         }
-        self.sim.show(cpu.current(), &cpu.shown_pressure());
+        f.sim.show(cpu.current(), &cpu.shown_pressure());
         Ok(())
     }
 
@@ -533,7 +623,7 @@ impl Viewer {
     /// drag that calls this spawns one per frame). Returns whether one was added.
     pub fn spawn(&mut self, ray: (Vec3, Vec3)) -> bool {
         let view_dir = (self.camera.target - self.camera.eye()).normalize_or_zero();
-        let Some(g) = &mut self.grains else {
+        let Model::Grains(g) = &mut self.model else {
             return false;
         };
         match g.spawn(ray.0, ray.1, view_dir) {
@@ -550,7 +640,7 @@ impl Viewer {
 
     /// Whether the viewer shows colliding spheres.
     pub fn is_grains(&self) -> bool {
-        self.grains.is_some()
+        matches!(self.model, Model::Grains(_))
     }
 
     /// Sets or clears the mouse force from a cursor ray.
@@ -565,10 +655,13 @@ impl Viewer {
             InteractParams::new(o, d, c.mouse_radius, s)
         });
         // Both simulations hold the force, whichever of them the viewer steps.
-        if let Some(cpu) = &mut self.cpu {
+        let Model::Fluid(f) = &mut self.model else {
+            return;
+        };
+        if let Some(cpu) = &mut f.cpu {
             cpu.set_interaction(ip);
         }
-        self.sim.set_interaction(ip);
+        f.sim.set_interaction(ip);
     }
 
     /// The camera.
@@ -592,33 +685,36 @@ impl Viewer {
     }
 
     fn info(&self) -> Vec<(String, String)> {
-        if let Some(g) = &self.grains {
-            let mut rows = vec![
-                ("spheres".into(), g.len().to_string()),
-                (
-                    "radii".into(),
-                    format!("{}–{} m", g.cfg.smallest(), g.cfg.radius),
-                ),
-                ("adapter".into(), self.ctx.info.name.clone()),
-                (
-                    "steps on".into(),
-                    if g.on_cpu() {
-                        "the CPU path".into()
-                    } else {
-                        "the GPU".into()
-                    },
-                ),
-            ];
-            if let Some(s) = g.last {
-                rows.push(("energy".into(), format!("{:.4e} J", s.total)));
-                rows.push((
-                    "deepest overlap".into(),
-                    format!("{:.2}% of r", 100.0 * s.deepest_overlap),
-                ));
+        let f = match &self.model {
+            Model::Fluid(f) => f,
+            Model::Grains(g) => {
+                let mut rows = vec![
+                    ("spheres".into(), g.len().to_string()),
+                    (
+                        "radii".into(),
+                        format!("{}–{} m", g.cfg.smallest(), g.cfg.radius),
+                    ),
+                    ("adapter".into(), self.ctx.info.name.clone()),
+                    (
+                        "steps on".into(),
+                        if g.on_cpu() {
+                            "the CPU path".into()
+                        } else {
+                            "the GPU".into()
+                        },
+                    ),
+                ];
+                if let Some(s) = g.last {
+                    rows.push(("energy".into(), format!("{:.4e} J", s.total)));
+                    rows.push((
+                        "deepest overlap".into(),
+                        format!("{:.2}% of r", 100.0 * s.deepest_overlap),
+                    ));
+                }
+                return rows;
             }
-            return rows;
-        }
-        let c = &self.setup.config;
+        };
+        let c = &f.setup.config;
         vec![
             ("N".into(), c.particles.to_string()),
             ("T".into(), c.table_size.to_string()),
@@ -626,7 +722,7 @@ impl Viewer {
             ("adapter".into(), self.ctx.info.name.clone()),
             (
                 "steps on".into(),
-                if self.cpu.is_some() {
+                if f.cpu.is_some() {
                     "the CPU path".into()
                 } else {
                     "the GPU".into()
@@ -670,6 +766,18 @@ impl Viewer {
         self.handle_requests()?;
 
         let start = Instant::now();
+        // The particle spacing and the radius of a particle's own volume: the fluid's, or the
+        // spheres' largest radius (each sphere is drawn at its own).
+        let (spacing, own_radius) = match &self.model {
+            Model::Fluid(f) => {
+                let cfg = &f.setup.config;
+                let own = (3.0 * cfg.particle_mass
+                    / (4.0 * std::f32::consts::PI * cfg.rest_density))
+                    .cbrt();
+                (cfg.spacing, own)
+            }
+            Model::Grains(g) => (2.0 * g.cfg.radius, g.cfg.radius),
+        };
         let fi = self.controls.field.index() as usize;
         let aspect = size.0 as f32 / size.1.max(1) as f32;
         self.renderer.prepare(
@@ -677,20 +785,17 @@ impl Viewer {
             &View {
                 view: self.camera.view(),
                 proj: self.camera.proj(aspect),
-                radius: 0.5 * self.setup.config.spacing,
-                radius_from_w: self.grains.is_some(),
+                radius: 0.5 * spacing,
+                radius_from_w: self.is_grains(),
                 field: self.controls.field,
                 range: self.controls.ranges[fi],
             },
         );
-        let cfg = &self.setup.config;
-        let own_radius =
-            (3.0 * cfg.particle_mass / (4.0 * std::f32::consts::PI * cfg.rest_density)).cbrt();
         self.surface.prepare(
             &self.ctx,
             (self.camera.view(), self.camera.proj(aspect)),
             size,
-            cfg.spacing,
+            spacing,
             own_radius,
             &self.controls.style,
         );
@@ -806,17 +911,17 @@ impl Viewer {
             self.fit_range()?;
         }
         if r.reset_view {
-            let (lo, hi) = match &self.grains {
-                Some(g) => g.tank(),
-                None => (self.setup.tank_min, self.setup.tank_max),
+            let (lo, hi) = match &self.model {
+                Model::Grains(g) => g.tank(),
+                Model::Fluid(f) => (f.setup.tank_min, f.setup.tank_max),
             };
             self.camera = self.opts.camera.camera(lo, hi);
         }
-        if r.restart && self.grains.is_some() {
-            self.controls.status =
-                "--model grains: the panel's N, T, scene and solver apply to the fluid; restart with flags".into();
-        } else if r.restart {
-            if let Err(e) = self.restart() {
+        if r.restart {
+            if self.is_grains() {
+                self.controls.status =
+                    "--model grains: the panel's N, T, scene and solver apply to the fluid; restart with flags".into();
+            } else if let Err(e) = self.restart() {
                 self.controls.status = format!("restart failed: {e}");
             } else {
                 self.controls.status.clear();
@@ -830,9 +935,11 @@ impl Viewer {
     /// Sets the current field's colour range to the smallest and largest finite value now on
     /// the GPU (one readback, on request only).
     fn fit_range(&mut self) -> Result<()> {
-        let shown = self.sim.shown();
+        let (shown, grid) = match &self.model {
+            Model::Fluid(f) => (f.shown(), &f.sim.grid),
+            Model::Grains(g) => (g.shown(), &g.gpu.g),
+        };
         let n = shown.count as usize;
-        let grid = &self.sim.grid;
         let values: Vec<f32> = match self.controls.field {
             ColorField::Speed => grid
                 .read_vec3(shown.velocities, n)?
@@ -895,9 +1002,9 @@ impl Viewer {
         let t = &self.totals;
         let f = t.frames.max(1) as f64;
         // The live count: emitters add particles as the frames run.
-        let n = match &self.grains {
-            Some(g) => g.len(),
-            None => self.sim.shown().count,
+        let n = match &self.model {
+            Model::Grains(g) => g.len(),
+            Model::Fluid(f) => f.shown().count,
         };
         format!(
             "{} frames after a warm-up frame, N = {n}: simulation {:.2} ms/frame ({} substeps), rendering {:.2} ms/frame ({:.3} µs/particle)",

@@ -6,7 +6,7 @@ use glam::{Mat4, Vec3};
 use wgpu::util::DeviceExt;
 
 use crate::gpu::GpuContext;
-use crate::gpu::fluid::Simulation;
+use crate::gpu::fluid::Shown;
 use crate::gpu::neighbours::bind_group;
 use crate::shaders;
 
@@ -207,11 +207,11 @@ pub struct Renderer {
 }
 
 impl Renderer {
-    /// Builds the pipelines for `format` and binds them to `sim`'s buffers and its tank.
+    /// Builds the pipelines for `format` and binds them to the `shown` buffers and the tank.
     pub fn new(
         ctx: &GpuContext,
         format: wgpu::TextureFormat,
-        sim: &Simulation,
+        shown: &Shown<'_>,
         tank: (Vec3, Vec3),
     ) -> Self {
         let d = &ctx.device;
@@ -292,7 +292,7 @@ impl Renderer {
             mapped_at_creation: false,
         });
         let (bind_group, line_vertices, line_count, obstacle_group) =
-            Self::bindings(ctx, &layout, &uniform, sim, tank);
+            Self::bindings(ctx, &layout, &uniform, shown, tank);
         Self {
             layout,
             particles,
@@ -303,7 +303,7 @@ impl Renderer {
             obstacle_group,
             line_vertices,
             line_count,
-            particle_count: sim.shown().count,
+            particle_count: shown.count,
         }
     }
 
@@ -311,7 +311,7 @@ impl Renderer {
         ctx: &GpuContext,
         layout: &wgpu::BindGroupLayout,
         uniform: &wgpu::Buffer,
-        sim: &Simulation,
+        s: &Shown<'_>,
         tank: (Vec3, Vec3),
     ) -> (
         wgpu::BindGroup,
@@ -320,7 +320,6 @@ impl Renderer {
         Option<(wgpu::BindGroup, u32)>,
     ) {
         let d = &ctx.device;
-        let s = sim.shown();
         let fluid_group = bind_group(
             d,
             "sph.render",
@@ -351,44 +350,16 @@ impl Renderer {
         )
     }
 
-    /// Points the renderer at a new simulation (after a restart with another N, T or scene).
-    pub fn rebind(&mut self, ctx: &GpuContext, sim: &Simulation, tank: (Vec3, Vec3)) {
+    /// Points the renderer at other particle buffers and another tank (after a restart with
+    /// another N, T or scene).
+    pub fn rebind(&mut self, ctx: &GpuContext, shown: &Shown<'_>, tank: (Vec3, Vec3)) {
         let (bg, lines, count, obstacles) =
-            Self::bindings(ctx, &self.layout, &self.uniform, sim, tank);
+            Self::bindings(ctx, &self.layout, &self.uniform, shown, tank);
         self.bind_group = bg;
         self.obstacle_group = obstacles;
         self.line_vertices = lines;
         self.line_count = count;
-        self.particle_count = sim.shown().count;
-    }
-
-    /// Points the renderer at other particle buffers (positions with vec4 rows, velocities,
-    /// and the density and pressure the colour fields read) and another tank, with no
-    /// obstacles: the colliding spheres' buffers.
-    pub fn rebind_raw(
-        &mut self,
-        ctx: &GpuContext,
-        buffers: [&wgpu::Buffer; 4],
-        count: u32,
-        tank: (Vec3, Vec3),
-    ) {
-        let d = &ctx.device;
-        let [positions, velocities, density, pressure] = buffers;
-        self.bind_group = bind_group(
-            d,
-            "sph.render",
-            &self.layout,
-            &[&self.uniform, positions, velocities, density, pressure],
-        );
-        self.obstacle_group = None;
-        let lines = line_geometry(tank.0, tank.1);
-        self.line_vertices = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-            label: Some("sph.render_lines"),
-            contents: bytemuck::cast_slice(&lines),
-            usage: wgpu::BufferUsages::VERTEX,
-        });
-        self.line_count = lines.len() as u32;
-        self.particle_count = count;
+        self.particle_count = shown.count;
     }
 
     /// Sets how many particles the next draws show.

@@ -7,7 +7,7 @@
 use glam::Mat4;
 
 use crate::gpu::GpuContext;
-use crate::gpu::fluid::Simulation;
+use crate::gpu::fluid::Shown;
 use crate::gpu::neighbours::bind_group;
 use crate::shaders;
 
@@ -137,7 +137,7 @@ const THICKNESS_TARGET: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
 impl SurfaceRenderer {
     /// Builds the pipelines; the final pass writes `format` (the frame's sRGB view).
-    pub fn new(ctx: &GpuContext, format: wgpu::TextureFormat, sim: &Simulation) -> Self {
+    pub fn new(ctx: &GpuContext, format: wgpu::TextureFormat, shown: &Shown<'_>) -> Self {
         let d = &ctx.device;
         let params_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sph.surface.params"),
@@ -273,7 +273,7 @@ impl SurfaceRenderer {
             usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let params = Self::params_group(ctx, &params_layout, &uniform, sim);
+        let params = Self::params_group(ctx, &params_layout, &uniform, shown);
         Self {
             params_layout,
             textures_layout,
@@ -285,7 +285,7 @@ impl SurfaceRenderer {
             composite,
             format,
             targets: None,
-            particle_count: sim.shown().count,
+            particle_count: shown.count,
         }
     }
 
@@ -293,20 +293,20 @@ impl SurfaceRenderer {
         ctx: &GpuContext,
         layout: &wgpu::BindGroupLayout,
         uniform: &wgpu::Buffer,
-        sim: &Simulation,
+        shown: &Shown<'_>,
     ) -> wgpu::BindGroup {
         bind_group(
             &ctx.device,
             "sph.surface.params",
             layout,
-            &[uniform, sim.shown().positions],
+            &[uniform, shown.positions],
         )
     }
 
-    /// Points the renderer at a new simulation (after a restart).
-    pub fn rebind(&mut self, ctx: &GpuContext, sim: &Simulation) {
-        self.params = Self::params_group(ctx, &self.params_layout, &self.uniform, sim);
-        self.particle_count = sim.shown().count;
+    /// Points the renderer at other particle buffers (after a restart).
+    pub fn rebind(&mut self, ctx: &GpuContext, shown: &Shown<'_>) {
+        self.params = Self::params_group(ctx, &self.params_layout, &self.uniform, shown);
+        self.particle_count = shown.count;
     }
 
     /// The background target for a frame of `size`, to draw the tank into before [`Self::draw`].
