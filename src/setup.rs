@@ -79,6 +79,31 @@ pub fn run_head(
     head
 }
 
+/// A run's fluid parameters: the physics on the configuration and tank, with the speed of
+/// sound sized for the head [`run_head`] gives (the fall `drop` from the floor at `tank_min.y`,
+/// the starting `velocities`, moving obstacles and jets; a warning on stderr where the chosen
+/// speed of sound is too low for it), and the tank's open sides. The one place every front end
+/// (the viewer's [`Setup`], a headless run) makes them.
+#[allow(clippy::too_many_arguments)]
+pub fn fluid_params(
+    physics: &PhysicsConfig,
+    config: &SphConfig,
+    (tank_min, tank_max): (Vec3, Vec3),
+    drop: f32,
+    velocities: &[Vec3],
+    obstacles: &[crate::obstacle::Obstacle],
+    nozzles: &[crate::emitter::Emitter],
+    open: u32,
+) -> Result<FluidParams> {
+    let head = run_head(physics, drop, velocities, obstacles, nozzles, tank_min.y);
+    if let Some(w) = physics.sound_speed_warning(head) {
+        eprintln!("{w}");
+    }
+    let mut fp = physics.fluid_params(config, tank_min, tank_max, head)?;
+    fp.open = open;
+    Ok(fp)
+}
+
 impl Setup {
     /// Builds the scene of `opts`; with `limits`, first checks that N and T fit the device so
     /// an oversized request fails before the particles are made.
@@ -130,23 +155,20 @@ impl Setup {
             SceneChoice::Builtin(_) => (&[][..], &[][..]),
         };
         emitters.list = nozzles.to_vec();
-        let head = run_head(
+        let open = match &opts.scene {
+            SceneChoice::Described { desc, .. } => desc.open,
+            SceneChoice::Builtin(_) => 0,
+        };
+        let fluid_params = fluid_params(
             &opts.physics,
+            &config,
+            (scene.tank_min, scene.tank_max),
             scene.fluid_size.y,
             &scene.velocities,
             obstacles,
             nozzles,
-            scene.tank_min.y,
-        );
-        if let Some(w) = opts.physics.sound_speed_warning(head) {
-            eprintln!("{w}");
-        }
-        let mut fluid_params =
-            opts.physics
-                .fluid_params(&config, scene.tank_min, scene.tank_max, head)?;
-        if let SceneChoice::Described { desc, .. } = &opts.scene {
-            fluid_params.open = desc.open;
-        }
+            open,
+        )?;
         let solver_params = SolverParams::new(solver, &opts.dfsph, &config, &opts.physics)?;
         let obstacles = match &opts.scene {
             SceneChoice::Described { desc, .. } => crate::obstacle::boundary(

@@ -495,15 +495,21 @@ fn simulate(
         (None, Some(file)) => (&file.obstacles[..], &file.emitters[..]),
         _ => (&[][..], &[][..]),
     };
-    let drop = crate::setup::run_head(&physics, drop, &velocities, obstacles, nozzles, tank_min.y);
-    if let Some(w) = physics.sound_speed_warning(drop) {
-        eprintln!("{w}");
-    }
-    let mut fp = physics.fluid_params(config, tank_min, tank_max, drop)?;
     // A scene file's tank may be open on some sides.
-    if let (None, Some(file)) = (&cli.input, &cli.scene_file) {
-        fp.open = crate::scene::Side::mask(&file.tank.open);
-    }
+    let open = match (&cli.input, &cli.scene_file) {
+        (None, Some(file)) => crate::scene::Side::mask(&file.tank.open),
+        _ => 0,
+    };
+    let fp = crate::setup::fluid_params(
+        &physics,
+        config,
+        (tank_min, tank_max),
+        drop,
+        &velocities,
+        obstacles,
+        nozzles,
+        open,
+    )?;
     let solver = SolverParams::new(cli.solver, &dfsph_config(cli), config, &physics)?;
     let geometry_line =
         describe(config, &fp, &physics, tank_min, tank_max, fluid_size) + &solver.describe();
