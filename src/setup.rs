@@ -79,6 +79,55 @@ pub fn run_head(
     head
 }
 
+/// The scene of `choice` at spacing `s`, sized for a run and checked before it is made: a
+/// built-in scene holds `particles`; a file's bodies fill what they fill (none is an error
+/// naming the fix), plus the particles its emitters may add, `emitted()` (asked only once the
+/// file's description passed its checks, which bound the nozzles). With `limits`, the
+/// particle count (and the table of the grid that holds it) must fit the device; `before_build`
+/// sees the count and may refuse it (a headless run's host-memory probe) before the particles
+/// are made. Returns the scene and what its emitters may add. The one sizing every front end
+/// goes through. Worked example: a file filling 950 particles with emitters adding up to 108
+/// is checked at 1 058.
+#[allow(clippy::too_many_arguments)]
+pub fn sized_scene(
+    choice: &SceneChoice,
+    particles: u32,
+    s: f32,
+    seed: u64,
+    overrides: ConfigOverrides,
+    emitted: impl FnOnce() -> u64,
+    limits: Option<&wgpu::Limits>,
+    before_build: impl FnOnce(u32) -> Result<()>,
+) -> Result<(crate::scene::Scene, u64)> {
+    // A built-in scene is sized by N, so N and T are checked before it is built; a file's
+    // bodies decide N (their fill is bounded by the description's checks), and a run holds at
+    // most that many plus what its emitters add.
+    let (n, emitted) = match choice {
+        SceneChoice::Builtin(_) => (particles, 0),
+        SceneChoice::Described { desc, name } => {
+            desc.validate(name, s)?;
+            let emitted = emitted();
+            let filled = desc.count(s);
+            if filled == 0 {
+                return Err(crate::Error::input(format!(
+                    "{name}: its fluid bodies hold no particle at spacing {s} m (none farther than s from the obstacles and s/2 from the walls): enlarge them, move them off the obstacles and walls or use a smaller spacing"
+                )));
+            }
+            let n = u32::try_from(filled + emitted).unwrap_or(u32::MAX);
+            if let Some(limits) = limits {
+                check_scene_fits(limits, name, n, s)?;
+            }
+            (n, emitted)
+        }
+    };
+    let cfg = SphConfig::new(n, overrides)?;
+    if let Some(limits) = limits {
+        check_limits(limits, cfg.particles, cfg.table_size)?;
+    }
+    before_build(n)?;
+    Ok((choice.build(n as usize, s, seed)?, emitted))
+}
+
 /// A run's fluid parameters: the physics on the configuration and tank, with the speed of
 /// sound sized for the head [`run_head`] gives (the fall `drop` from the floor at `tank_min.y`,
 /// the starting `velocities`, moving obstacles and jets; a warning on stderr where the chosen
@@ -110,40 +159,30 @@ impl Setup {
     pub fn new(opts: &SetupOptions, limits: Option<&wgpu::Limits>) -> Result<Self> {
         let spacing = SphConfig::new(1, opts.overrides)?.spacing;
         let solver = opts.solver;
-        // A file's bodies are filled first (bounded by the description's own checks), since
-        // they decide N; a built-in scene is sized by N, so N and T are checked first.
-        let (scene, config) = match &opts.scene {
-            SceneChoice::Builtin(_) => {
-                let config = SphConfig::for_solver(opts.particles, opts.overrides, solver)?;
-                if let Some(limits) = limits {
-                    check_limits(limits, config.particles, config.table_size)?;
-                }
-                let scene = opts
-                    .scene
-                    .build(opts.particles as usize, spacing, opts.seed)?;
-                (scene, config)
+        let emitted = || match &opts.scene {
+            SceneChoice::Described { desc, .. } => crate::emitter::Emitters {
+                list: desc.emitters.clone(),
+                s: spacing,
             }
-            SceneChoice::Described { name, desc } => {
-                desc.validate(name, spacing)?;
-                let emitted = crate::emitter::Emitters {
-                    list: desc.emitters.clone(),
-                    s: spacing,
-                }
-                .total();
-                let most = u32::try_from(desc.count(spacing) + emitted).unwrap_or(u32::MAX);
-                if let Some(limits) = limits {
-                    check_scene_fits(limits, name, most, spacing)?;
-                }
-                let scene = opts.scene.build(0, spacing, opts.seed)?;
-                // Sized for the most particles the run holds.
-                let n = u32::try_from(scene.positions.len() as u64 + emitted).unwrap_or(u32::MAX);
-                let config = SphConfig::for_solver(n, opts.overrides, solver)?;
-                if let Some(limits) = limits {
-                    check_limits(limits, config.particles, config.table_size)?;
-                }
-                (scene, config)
-            }
+            .total(),
+            SceneChoice::Builtin(_) => 0,
         };
+        let (scene, emitted) = sized_scene(
+            &opts.scene,
+            opts.particles,
+            spacing,
+            opts.seed,
+            opts.overrides,
+            emitted,
+            limits,
+            |_| Ok(()),
+        )?;
+        // Sized for the most particles the run holds, with the solver's grid.
+        let n = u32::try_from(scene.positions.len() as u64 + emitted).unwrap_or(u32::MAX);
+        let config = SphConfig::for_solver(n, opts.overrides, solver)?;
+        if let Some(limits) = limits {
+            check_limits(limits, config.particles, config.table_size)?;
+        }
         validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
         validate_velocities(&scene.velocities, "particle")?;
         let mut emitters = crate::emitter::Emitters {

@@ -9,7 +9,7 @@ use crate::params::{
     ConfigOverrides, PhysicsConfig, Solver, SolverParams, SphConfig, validate_positions,
     validate_velocities,
 };
-use crate::scene::{Scene, SceneChoice};
+use crate::scene::Scene;
 use crate::scene_file::SceneArg;
 use crate::setup::describe;
 use crate::summary::Summary;
@@ -301,36 +301,24 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
         None => {
             let choice = scene_choice(cli);
             let spacing = SphConfig::new(1, overrides)?.spacing;
-            // A built-in scene is sized by N, so N and T are checked before it is built; a
-            // file's bodies decide N (their fill is bounded by the description's checks), and
-            // a run holds at most that many plus what its emitters add.
-            let n = match &choice {
-                SceneChoice::Builtin(_) => cli.particles.unwrap_or(DEFAULT_PARTICLES),
-                SceneChoice::Described { desc, name } => {
-                    desc.validate(name, spacing)?;
-                    let emitted = if cli.steps > 0 {
-                        emitters_of(cli, spacing).total()
-                    } else {
-                        0
-                    };
-                    let filled = desc.count(spacing);
-                    if filled == 0 {
-                        return Err(Error::input(format!(
-                            "{name}: its fluid bodies hold no particle at spacing {spacing} m (none farther than s from the obstacles and s/2 from the walls): enlarge them, move them off the obstacles and walls or use a smaller spacing"
-                        )));
-                    }
-                    u32::try_from(filled + emitted).unwrap_or(u32::MAX)
+            // Only a run that steps releases the emitters' particles.
+            let emitted = || {
+                if cli.steps > 0 {
+                    emitters_of(cli, spacing).total()
+                } else {
+                    0
                 }
             };
-            if let (Some(ctx), SceneChoice::Described { name, .. }) = (&ctx, &choice) {
-                crate::setup::check_scene_fits(&ctx.limits, name, n, spacing)?;
-            }
-            let cfg = SphConfig::new(n, overrides)?;
-            if let Some(ctx) = &ctx {
-                check_limits(&ctx.limits, cfg.particles, cfg.table_size)?;
-            }
-            probe_memory(n as u64, ctx.as_deref())?;
-            let scene = choice.build(n as usize, spacing, cli.seed)?;
+            let (scene, _) = crate::setup::sized_scene(
+                &choice,
+                cli.particles.unwrap_or(DEFAULT_PARTICLES),
+                spacing,
+                cli.seed,
+                overrides,
+                emitted,
+                ctx.as_deref().map(|c| &c.limits),
+                |n| probe_memory(n as u64, ctx.as_deref()),
+            )?;
             if scene.carved > 0 && !cli.json {
                 println!(
                     "gpu-sph: the obstacles carved {} fluid particles (inside them or within one spacing of their surface)",
