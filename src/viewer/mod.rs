@@ -198,6 +198,20 @@ impl Hooks for Interactive {
     }
 }
 
+/// The GPU simulation of `setup`, under its solver, with its obstacles: it steps on the GPU
+/// path and holds what is drawn on both.
+fn gpu_simulation(ctx: &Arc<GpuContext>, setup: &Setup) -> Result<Simulation> {
+    let mut sim = Simulation::with_solver(
+        ctx.clone(),
+        &setup.config.sim_params(),
+        &setup.fluid_params,
+        &setup.solver,
+        &setup.state,
+    )?;
+    sim.set_obstacles(setup.obstacles.as_deref())?;
+    Ok(sim)
+}
+
 /// The CPU path's simulation of `setup`, under its solver (the viewer steps it on a software
 /// adapter; the mouse force acts on it as on the GPU path).
 fn cpu_simulation(setup: &Setup) -> CpuSimulation {
@@ -359,14 +373,7 @@ impl Viewer {
         setup: Setup,
         format: wgpu::TextureFormat,
     ) -> Result<Self> {
-        let mut sim = Simulation::with_solver(
-            ctx.clone(),
-            &setup.config.sim_params(),
-            &setup.fluid_params,
-            &setup.solver,
-            &setup.state,
-        )?;
-        sim.set_obstacles(setup.obstacles.as_deref())?;
+        let sim = gpu_simulation(&ctx, &setup)?;
         let tank = (setup.tank_min, setup.tank_max);
         let renderer = Renderer::new(&ctx, format.add_srgb_suffix(), &sim.shown(), tank);
         let surface = SurfaceRenderer::new(&ctx, format.add_srgb_suffix(), &sim.shown());
@@ -491,14 +498,7 @@ impl Viewer {
             dfsph: self.opts.setup.dfsph,
         };
         let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
-        let mut sim = Simulation::with_solver(
-            self.ctx.clone(),
-            &setup.config.sim_params(),
-            &setup.fluid_params,
-            &setup.solver,
-            &setup.state,
-        )?;
-        sim.set_obstacles(setup.obstacles.as_deref())?;
+        let sim = gpu_simulation(&self.ctx, &setup)?;
         self.renderer
             .rebind(&self.ctx, &sim.shown(), (setup.tank_min, setup.tank_max));
         self.surface.rebind(&self.ctx, &sim.shown());
