@@ -550,6 +550,7 @@ pub fn verify_solver_steps(
         worst: Vec::new(),
         first_mismatch: None,
         pending: Vec::new(),
+        uploaded: false,
         blocks: Default::default(),
     };
     let guards = crate::run::Guards::unjudged(sim.solver.solver().weakly_compressible());
@@ -621,6 +622,8 @@ struct Verified<'a> {
     first_mismatch: Option<String>,
     /// `emitter_probe` rows since the last step.
     pending: Vec<StageReport>,
+    /// Whether the GPU holds `state` (uploaded for a probe, and not changed since).
+    uploaded: bool,
     blocks: std::collections::VecDeque<StatsBlock>,
 }
 
@@ -650,6 +653,8 @@ impl crate::run::Backend for Verified<'_> {
 
     fn submit(&mut self) -> Result<()> {
         self.step += 1;
+        // The checkers upload the state they check (and the step changes it).
+        self.uploaded = false;
         let (sim, b) = (self.sim, self.boundary.as_ref());
         let checked = match (&sim.solver, &self.carry) {
             (GpuSolver::Dfsph(d), Some(carry)) => {
@@ -704,6 +709,7 @@ impl crate::run::Backend for Verified<'_> {
 
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
         batch.append_to(&mut self.state);
+        self.uploaded = false;
         // Emitted particles join with no warm-start stiffness.
         if let Some(c) = &mut self.carry {
             c.warm.resize(self.state.len(), [0.0; 2]);
@@ -714,7 +720,11 @@ impl crate::run::Backend for Verified<'_> {
     /// The CPU's `emitter_probe` decides which layers land; the GPU's, run on the same state,
     /// must count the same.
     fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
-        self.sim.upload(&self.state);
+        // One upload serves every probe of an emission (they come in chunks of MAX_PROBES).
+        if !self.uploaded {
+            self.sim.upload(&self.state);
+            self.uploaded = true;
+        }
         let got = self.sim.probe(probes)?;
         let want = crate::emitter::probe_hits(&self.state.pos, probes);
         self.pending
@@ -728,6 +738,7 @@ impl crate::run::Backend for Verified<'_> {
         Ok(
             match crate::run::without_outside(&snap, self.carry.as_ref(), fp) {
                 Some((kept, carry, count, energy)) => {
+                    self.uploaded = false;
                     self.state = kept.state;
                     self.carry = carry;
                     (count, energy)

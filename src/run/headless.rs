@@ -28,14 +28,16 @@ struct Headless<'a, 'p> {
     latest: Option<PathBuf>,
     /// The signal seen before the step under way, if any: it ends the run after that step.
     stop: Option<usize>,
+    /// Whether the step under way ends with a checkpoint (on schedule, or for `stop`).
+    due: bool,
 }
 
 impl Hooks for Headless<'_, '_> {
     fn wants_state(&mut self, k: u64, last: bool) -> bool {
         let ck = self.out.checkpoints.as_ref();
         self.stop = ck.and_then(Checkpointing::stop_signal);
-        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || self.stop.is_some();
-        self.out.wants_frame(k) || (last && self.want_final) || due
+        self.due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || self.stop.is_some();
+        self.out.wants_frame(k) || (last && self.want_final) || self.due
     }
 
     fn row(&mut self, st: &StepStats) -> Result<()> {
@@ -62,10 +64,8 @@ impl Hooks for Headless<'_, '_> {
         }
         let s = backend.snapshot()?;
         write_frame(&mut self.out, k, &s)?;
-        let ck = self.out.checkpoints.as_ref();
-        let stop = self.stop;
-        let due = ck.is_some_and(|c| c.every > 0 && k % c.every == 0) || stop.is_some();
-        if let Some(c) = ck.filter(|_| due) {
+        let (stop, due) = (self.stop, self.due);
+        if let Some(c) = self.out.checkpoints.as_ref().filter(|_| due) {
             let path = c
                 .template
                 .at(s.clone(), backend.carry()?, at)
@@ -125,6 +125,7 @@ pub fn run(
         snap: None,
         latest: None,
         stop: None,
+        due: false,
     };
     let mut at = *from;
     let course = Course {
