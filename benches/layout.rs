@@ -38,7 +38,7 @@ use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::gpu::neighbours::GpuNeighbours;
 use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
 use gpu_sph::scene::{Scene, SceneChoice, SceneKind};
-use gpu_sph::setup::{Setup, SetupOptions};
+use gpu_sph::setup::{RunSpec, Setup, Source};
 use wgpu::util::DeviceExt;
 
 fn sizes() -> Vec<usize> {
@@ -112,16 +112,19 @@ fn cpu(c: &mut Criterion) {
 /// The default dam break after 20 CPU steps: parameters and the last step's trace.
 fn stepped(n: usize) -> (SimParams, FluidParams, StepTrace) {
     let setup = Setup::new(
-        &SetupOptions {
+        &RunSpec {
             particles: n as u32,
-            scene: SceneChoice::Builtin(SceneKind::DamBreak),
+            source: Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
             seed: 0,
             overrides: ConfigOverrides::default(),
             physics: PhysicsConfig::default(),
             solver: Solver::Wcsph,
             dfsph: Default::default(),
+            tank: None,
+            steps: true,
         },
         None,
+        |_| Ok(()),
     )
     .expect("dam break");
     let (sp, fp) = (setup.config.sim_params(), setup.fluid_params);

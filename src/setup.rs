@@ -1,7 +1,12 @@
-//! From user settings to a ready simulation: the configuration, the scene and the fluid
-//! parameters (the viewer's start and restart), and the one-line description of a run's
-//! geometry (printed by the headless runner, shown in `--stats`). Both front ends take the fluid
-//! configuration from [`SphConfig::for_fluid`], so a scene means the same thing in either.
+//! From what the user asked for to a ready run, the same way for every front end: a
+//! [`RunSpec`] (built from flags and scene file by the application layer) sizes the particles
+//! ([`RunSpec::start`]: the scene, the device's limits, a front end's own check) and a
+//! [`Setup`] derives the rest from them (the configuration for the solver's grid, the tank,
+//! the head the speed of sound is sized for, the fluid and solver parameters, the obstacles'
+//! boundary particles, the emitters). The viewer starts and restarts from a `Setup`; a headless
+//! run makes its checkpoint template from one ([`Setup::template`]); the density-only run takes
+//! its particles from [`RunSpec::start`]. Also the one-line description of a run's geometry
+//! (printed at start, recorded in `--stats` and checkpoints).
 
 use glam::Vec3;
 
@@ -14,13 +19,32 @@ use crate::params::{
 };
 use crate::scene::SceneChoice;
 
-/// What the user asked for.
+/// Where a run's fluid comes from.
 #[derive(Clone, Debug)]
-pub struct SetupOptions {
-    /// Particle count (of a built-in scene; a scene file's bodies fix their own).
+pub enum Source {
+    /// A built-in scene (sized by N) or a scene file's description (whose bodies fix N).
+    Scene(SceneChoice),
+    /// Particles read from a file (`--input`): no tank, obstacles or emitters of their own.
+    Particles {
+        /// The file's path, for messages and the run's first line.
+        name: String,
+        /// Positions, m.
+        positions: Vec<Vec3>,
+        /// Velocities, m/s.
+        velocities: Vec<Vec3>,
+    },
+}
+
+/// One run as the user asked for it, from flags and scene file: every front end (the viewer,
+/// headless runs, `--verify`, `--bench`, the density-only run) builds its particles with
+/// [`RunSpec::start`] and a fluid run its whole set-up with [`Setup::new`].
+#[derive(Clone, Debug)]
+pub struct RunSpec {
+    /// Where the fluid comes from.
+    pub source: Source,
+    /// Particle count (of a built-in scene; a scene file's bodies and an input file fix their
+    /// own).
     pub particles: u32,
-    /// The scene.
-    pub scene: SceneChoice,
     /// Seed of the scene's randomness.
     pub seed: u64,
     /// Table size, smoothing radius, spacing, mass, rest density.
@@ -31,6 +55,30 @@ pub struct SetupOptions {
     pub solver: Solver,
     /// DFSPH's settings, used when it is the solver.
     pub dfsph: DfsphConfig,
+    /// The tank's corners when the user gave them (`--tank-min/--tank-max`); otherwise the
+    /// scene's, or for particles from a file their bounding box grown by 2h on every side.
+    pub tank: Option<(Vec3, Vec3)>,
+    /// Whether the run steps: a density-only run (`--steps 0`) releases no emitter's fluid.
+    pub steps: bool,
+}
+
+/// A run's particles before any parameter is derived from them ([`RunSpec::start`]).
+#[derive(Clone, Debug)]
+pub struct Start {
+    /// Initial positions, input order, m.
+    pub positions: Vec<Vec3>,
+    /// Initial velocities, m/s.
+    pub velocities: Vec<Vec3>,
+    /// Where they came from, for the run's first line ("scene dam-break (seed 0)", a path).
+    pub source: String,
+    /// A scene's tank corners and fluid size (`None` for particles from a file).
+    pub geometry: Option<(Vec3, Vec3, Vec3)>,
+    /// Fluid points the obstacles carved out of the bodies.
+    pub carved: usize,
+    /// Fluid points left out for lying closer than s/2 to a tank wall.
+    pub walled: usize,
+    /// The most particles the scene's emitters add during the run.
+    pub emitted: u64,
 }
 
 /// A scene ready to simulate.
@@ -38,22 +86,32 @@ pub struct SetupOptions {
 pub struct Setup {
     /// Grid configuration (mass calibrated to the lattice unless the user set one).
     pub config: SphConfig,
+    /// The physics asked for (the fluid parameters below are derived from it).
+    pub physics: PhysicsConfig,
     /// Fluid uniform block.
     pub fluid_params: FluidParams,
-    /// Initial state, input order.
+    /// Initial state, input order (an emitter's first layers leave at the run's first step).
     pub state: Particles,
+    /// Where the particles came from ([`Start::source`]).
+    pub source: String,
     /// Lower corner of the tank.
     pub tank_min: Vec3,
     /// Upper corner of the tank.
     pub tank_max: Vec3,
     /// Size of the initial fluid body.
     pub fluid_size: Vec3,
+    /// The scene's obstacles as the file describes them.
+    pub shapes: Vec<crate::obstacle::Obstacle>,
     /// The scene's obstacles as boundary particles (`None` without obstacles).
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
-    /// The scene's emitters; `state` holds the layers that leave at t = 0.
+    /// The scene's emitters.
     pub emitters: crate::emitter::Emitters,
     /// The solver and its parameters.
     pub solver: SolverParams,
+    /// Fluid points the obstacles carved out of the bodies ([`Start::carved`]).
+    pub carved: usize,
+    /// Fluid points left out near the walls ([`Start::walled`]).
+    pub walled: usize,
 }
 
 /// The head H the reference speed of sound is sized for ([`PhysicsConfig::head`]): the
@@ -129,22 +187,15 @@ pub fn sized_scene(
 }
 
 /// A run's fluid parameters: the physics on the configuration and tank, with the speed of
-/// sound sized for the head [`run_head`] gives (the fall `drop` from the floor at `tank_min.y`,
-/// the starting `velocities`, moving obstacles and jets; a warning on stderr where the chosen
-/// speed of sound is too low for it), and the tank's open sides. The one place every front end
-/// (the viewer's [`Setup`], a headless run) makes them.
-#[allow(clippy::too_many_arguments)]
+/// sound sized for `head` ([`run_head`]; a warning on stderr where the chosen speed of sound is
+/// too low for it), and the tank's open sides.
 pub fn fluid_params(
     physics: &PhysicsConfig,
     config: &SphConfig,
     (tank_min, tank_max): (Vec3, Vec3),
-    drop: f32,
-    velocities: &[Vec3],
-    obstacles: &[crate::obstacle::Obstacle],
-    nozzles: &[crate::emitter::Emitter],
+    head: f32,
     open: u32,
 ) -> Result<FluidParams> {
-    let head = run_head(physics, drop, velocities, obstacles, nozzles, tank_min.y);
     if let Some(w) = physics.sound_speed_warning(head) {
         eprintln!("{w}");
     }
@@ -153,88 +204,233 @@ pub fn fluid_params(
     Ok(fp)
 }
 
-impl Setup {
-    /// Builds the scene of `opts`; with `limits`, first checks that N and T fit the device so
-    /// an oversized request fails before the particles are made.
-    pub fn new(opts: &SetupOptions, limits: Option<&wgpu::Limits>) -> Result<Self> {
-        let spacing = SphConfig::new(1, opts.overrides)?.spacing;
-        let solver = opts.solver;
-        let emitted = || match &opts.scene {
-            SceneChoice::Described { desc, .. } => crate::emitter::Emitters {
-                list: desc.emitters.clone(),
-                s: spacing,
+impl RunSpec {
+    /// The spacing the configuration derives from the overrides.
+    fn spacing(&self) -> Result<f32> {
+        Ok(SphConfig::new(1, self.overrides)?.spacing)
+    }
+
+    /// The scene file's description (its obstacles, emitters and open sides); `None` for a
+    /// built-in scene and particles from a file.
+    fn described(&self) -> Option<&crate::scene::SceneDesc> {
+        match &self.source {
+            Source::Scene(SceneChoice::Described { desc, .. }) => Some(desc),
+            _ => None,
+        }
+    }
+
+    /// The run's particles, sized and checked ([`sized_scene`]; `before_build` sees the count
+    /// first, as a headless run's host-memory probe does). Particles from a file are taken as
+    /// they are.
+    pub fn start(
+        &self,
+        limits: Option<&wgpu::Limits>,
+        before_build: impl FnOnce(u32) -> Result<()>,
+    ) -> Result<Start> {
+        match &self.source {
+            Source::Particles {
+                name,
+                positions,
+                velocities,
+            } => Ok(Start {
+                positions: positions.clone(),
+                velocities: velocities.clone(),
+                source: name.clone(),
+                geometry: None,
+                carved: 0,
+                walled: 0,
+                emitted: 0,
+            }),
+            Source::Scene(choice) => {
+                let spacing = self.spacing()?;
+                // Only a run that steps releases the emitters' particles.
+                let emitted = || match self.described() {
+                    Some(desc) if self.steps => crate::emitter::Emitters {
+                        list: desc.emitters.clone(),
+                        s: spacing,
+                    }
+                    .total(),
+                    _ => 0,
+                };
+                let (scene, emitted) = sized_scene(
+                    choice,
+                    self.particles,
+                    spacing,
+                    self.seed,
+                    self.overrides,
+                    emitted,
+                    limits,
+                    before_build,
+                )?;
+                Ok(Start {
+                    source: format!("scene {} (seed {})", choice.label(), self.seed),
+                    geometry: Some((scene.tank_min, scene.tank_max, scene.fluid_size)),
+                    carved: scene.carved,
+                    walled: scene.walled,
+                    positions: scene.positions,
+                    velocities: scene.velocities,
+                    emitted,
+                })
             }
-            .total(),
-            SceneChoice::Builtin(_) => 0,
-        };
-        let (scene, emitted) = sized_scene(
-            &opts.scene,
-            opts.particles,
-            spacing,
-            opts.seed,
-            opts.overrides,
-            emitted,
-            limits,
-            |_| Ok(()),
-        )?;
+        }
+    }
+}
+
+impl Setup {
+    /// Builds the run of `spec`; with `limits`, first checks that N and T fit the device so
+    /// an oversized request fails before the particles are made (`before_build` as in
+    /// [`RunSpec::start`]).
+    pub fn new(
+        spec: &RunSpec,
+        limits: Option<&wgpu::Limits>,
+        before_build: impl FnOnce(u32) -> Result<()>,
+    ) -> Result<Self> {
+        let start = spec.start(limits, before_build)?;
         // Sized for the most particles the run holds, with the solver's grid.
-        let n = u32::try_from(scene.positions.len() as u64 + emitted).unwrap_or(u32::MAX);
-        let config = SphConfig::for_solver(n, opts.overrides, solver)?;
+        let n = u32::try_from(start.positions.len() as u64 + start.emitted).map_err(|_| {
+            crate::Error::input(
+                "more than 2^32 particles: split the input or shorten the emitters' windows",
+            )
+        })?;
+        let config = SphConfig::for_solver(n, spec.overrides, spec.solver)?;
         if let Some(limits) = limits {
             check_limits(limits, config.particles, config.table_size)?;
         }
-        validate_positions(&scene.positions, config.smoothing_radius, "particle")?;
-        validate_velocities(&scene.velocities, "particle")?;
-        let mut emitters = crate::emitter::Emitters {
-            list: Vec::new(),
-            s: config.spacing,
+        let Start {
+            positions,
+            velocities,
+            source,
+            geometry,
+            carved,
+            walled,
+            ..
+        } = start;
+        validate_positions(&positions, config.smoothing_radius, "particle")?;
+        validate_velocities(&velocities, "particle")?;
+        // A file brings no tank: its bounding box grown by 2h on every side.
+        let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
+            let lo = positions.iter().copied().fold(Vec3::INFINITY, Vec3::min);
+            let hi = positions
+                .iter()
+                .copied()
+                .fold(Vec3::NEG_INFINITY, Vec3::max);
+            let pad = Vec3::splat(2.0 * config.smoothing_radius);
+            (lo - pad, hi + pad, hi - lo)
+        });
+        let (tank_min, tank_max) = match spec.tank {
+            Some((lo, hi)) => {
+                if let Some(k) = positions
+                    .iter()
+                    .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
+                {
+                    return Err(crate::Error::input(format!(
+                        "particle {k} at {} lies outside the tank {lo} – {hi}: enlarge --tank-min/--tank-max",
+                        positions[k]
+                    )));
+                }
+                (lo, hi)
+            }
+            None => (tank_min, tank_max),
         };
-        let (obstacles, nozzles) = match &opts.scene {
-            SceneChoice::Described { desc, .. } => (&desc.obstacles[..], &desc.emitters[..]),
-            SceneChoice::Builtin(_) => (&[][..], &[][..]),
+        // A scene's fall is its fluid body's height; a file's, from its highest particle to
+        // the floor, never less than h.
+        let drop = match geometry {
+            Some(_) => fluid_size.y,
+            None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
         };
-        emitters.list = nozzles.to_vec();
-        let open = match &opts.scene {
-            SceneChoice::Described { desc, .. } => desc.open,
-            SceneChoice::Builtin(_) => 0,
-        };
-        let fluid_params = fluid_params(
-            &opts.physics,
-            &config,
-            (scene.tank_min, scene.tank_max),
-            scene.fluid_size.y,
-            &scene.velocities,
-            obstacles,
+        let desc = spec.described();
+        let (shapes, nozzles) =
+            desc.map_or((&[][..], &[][..]), |d| (&d.obstacles[..], &d.emitters[..]));
+        let head = run_head(
+            &spec.physics,
+            drop,
+            &velocities,
+            shapes,
             nozzles,
-            open,
+            tank_min.y,
+        );
+        let fluid_params = fluid_params(
+            &spec.physics,
+            &config,
+            (tank_min, tank_max),
+            head,
+            desc.map_or(0, |d| d.open),
         )?;
-        let solver_params = SolverParams::new(solver, &opts.dfsph, &config, &opts.physics)?;
-        let obstacles = match &opts.scene {
-            SceneChoice::Described { desc, .. } => crate::obstacle::boundary(
-                &desc.obstacles,
-                config.spacing,
-                &config.sim_params(),
-                &fluid_params,
-                &solver_params,
-            )
-            .map(std::sync::Arc::new),
-            SceneChoice::Builtin(_) => None,
-        };
-        let mut state = Particles::new(scene.positions, scene.velocities);
-        emitters
-            .between_host(None, 0.0, &state.pos)
-            .append_to(&mut state);
+        let solver = SolverParams::new(spec.solver, &spec.dfsph, &config, &spec.physics)?;
+        let obstacles = crate::obstacle::boundary(
+            shapes,
+            config.spacing,
+            &config.sim_params(),
+            &fluid_params,
+            &solver,
+        )
+        .map(std::sync::Arc::new);
         Ok(Self {
             config,
+            physics: spec.physics,
             fluid_params,
-            state,
-            tank_min: scene.tank_min,
-            tank_max: scene.tank_max,
-            fluid_size: scene.fluid_size,
+            state: Particles::new(positions, velocities),
+            source,
+            tank_min,
+            tank_max,
+            fluid_size,
+            shapes: shapes.to_vec(),
             obstacles,
-            emitters,
-            solver: solver_params,
+            emitters: crate::emitter::Emitters {
+                list: nozzles.to_vec(),
+                s: config.spacing,
+            },
+            solver,
+            carved,
+            walled,
         })
+    }
+
+    /// The run's geometry and physics line ([`describe`] and the solver's).
+    pub fn describe(&self) -> String {
+        describe(
+            &self.config,
+            &self.fluid_params,
+            &self.physics,
+            self.tank_min,
+            self.tank_max,
+            self.fluid_size,
+        ) + &self.solver.describe()
+    }
+
+    /// What every checkpoint of this run shares, at its start.
+    pub fn template(&self) -> crate::checkpoint::Template {
+        let header = crate::checkpoint::Header {
+            program: env!("CARGO_PKG_VERSION").into(),
+            solver: self.solver.solver(),
+            step: 0,
+            t: 0.0,
+            n: self.config.particles,
+            dt: 0.0,
+            start_energy: None,
+            obstacle_work: 0.0,
+            dfsph_stats: None,
+            dt_prev: None,
+            config: self.config,
+            physics: self.physics,
+            source: self.source.clone(),
+            geometry: self.describe(),
+            tank: [
+                self.tank_min.to_array(),
+                self.tank_max.to_array(),
+                self.fluid_size.to_array(),
+            ],
+            obstacles: self.shapes.clone(),
+            emitters: self.emitters.list.clone(),
+            emitted_energy: 0.0,
+            removed_energy: 0.0,
+        };
+        crate::checkpoint::Template {
+            header,
+            sim_params: self.config.sim_params(),
+            fluid_params: self.fluid_params,
+            solver: self.solver,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use crate::Error;
 use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, validate_table_size};
 use crate::scene::{SceneChoice, SceneKind};
 use crate::scene_file::{SceneArg, SceneFile};
-use crate::setup::SetupOptions;
+use crate::setup::{RunSpec, Source};
 use crate::surface::{MeshFormat, SurfaceSettings};
 use crate::viewer::{self, SimPath, ViewerOptions, render::ColorField, surface::RenderMode};
 use clap::{CommandFactory, FromArgMatches, Parser};
@@ -639,17 +639,28 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
     }
 }
 
+/// The run the flags and scene file describe, its fluid from `source`.
+pub(crate) fn run_spec(cli: &Cli, source: Source) -> RunSpec {
+    RunSpec {
+        source,
+        particles: cli.particles.unwrap_or(DEFAULT_PARTICLES),
+        seed: cli.seed,
+        overrides: overrides(cli),
+        physics: physics(cli),
+        solver: cli.solver,
+        dfsph: dfsph_config(cli),
+        tank: cli.tank_min.zip(cli.tank_max),
+        steps: cli.steps > 0,
+    }
+}
+
 /// The viewer's options from the flags, for `particles` particles.
 pub(crate) fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
     ViewerOptions {
-        setup: SetupOptions {
+        setup: RunSpec {
             particles,
-            scene: scene_choice(cli),
-            seed: cli.seed,
-            overrides: overrides(cli),
-            physics: physics(cli),
-            solver: cli.solver,
-            dfsph: dfsph_config(cli),
+            steps: true,
+            ..run_spec(cli, Source::Scene(scene_choice(cli)))
         },
         substeps: cli.substeps,
         field: cli.color_by,

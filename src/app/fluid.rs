@@ -5,13 +5,10 @@ use std::sync::Arc;
 
 use crate::checkpoint;
 use crate::gpu::{GpuContext, GpuNeighbours, check_limits};
-use crate::params::{
-    ConfigOverrides, PhysicsConfig, Solver, SolverParams, SphConfig, validate_positions,
-    validate_velocities,
-};
+use crate::params::{ConfigOverrides, Solver, SphConfig, validate_positions, validate_velocities};
 use crate::scene::Scene;
 use crate::scene_file::SceneArg;
-use crate::setup::describe;
+use crate::setup::{Setup, Source};
 use crate::summary::Summary;
 use crate::surface::{self, FrameMeta};
 use crate::viewer;
@@ -19,8 +16,8 @@ use crate::{Error, bench, io, verify};
 
 use super::Outcome;
 use super::cli::{
-    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, check_no_count_with_file, dfsph_config, guards,
-    overrides, physics, scene_choice, solver_chosen, surface_settings, viewer_options,
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, check_no_count_with_file, guards, overrides,
+    run_spec, scene_choice, solver_chosen, surface_settings, viewer_options,
 };
 use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
@@ -277,7 +274,7 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     // size is built.
     let paths = choose_paths(cli)?;
     let ctx = paths.compute.clone();
-    let (positions, velocities, source, geometry) = match &cli.input {
+    let source = match &cli.input {
         Some(path) => {
             let data = io::read_particles(path)?;
             probe_memory(data.positions.len() as u64, ctx.as_deref())?;
@@ -291,72 +288,33 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
                     data.positions.len()
                 )));
             }
-            (
-                data.positions,
-                data.velocities,
-                path.display().to_string(),
-                None,
-            )
-        }
-        None => {
-            let choice = scene_choice(cli);
-            let spacing = SphConfig::new(1, overrides)?.spacing;
-            // Only a run that steps releases the emitters' particles.
-            let emitted = || {
-                if cli.steps > 0 {
-                    emitters_of(cli, spacing).total()
-                } else {
-                    0
-                }
-            };
-            let (scene, _) = crate::setup::sized_scene(
-                &choice,
-                cli.particles.unwrap_or(DEFAULT_PARTICLES),
-                spacing,
-                cli.seed,
-                overrides,
-                emitted,
-                ctx.as_deref().map(|c| &c.limits),
-                |n| probe_memory(n as u64, ctx.as_deref()),
-            )?;
-            if scene.carved > 0 && !cli.json {
-                println!(
-                    "gpu-sph: the obstacles carved {} fluid particles (inside them or within one spacing of their surface)",
-                    scene.carved
-                );
+            Source::Particles {
+                name: path.display().to_string(),
+                positions: data.positions,
+                velocities: data.velocities,
             }
-            if scene.walled > 0 && !cli.json {
-                println!(
-                    "gpu-sph: left out {} fluid particles closer than half a spacing to a tank wall (their mirror images would start them compressed)",
-                    scene.walled
-                );
-            }
-            let name = format!("scene {} (seed {})", choice.label(), cli.seed);
-            let geometry = (scene.tank_min, scene.tank_max, scene.fluid_size);
-            (scene.positions, scene.velocities, name, Some(geometry))
         }
+        None => Source::Scene(scene_choice(cli)),
     };
+    let spec = run_spec(cli, source);
+    let limits = ctx.as_deref().map(|c| &c.limits);
+    let probe = |n: u32| probe_memory(n as u64, ctx.as_deref());
+    if cli.steps > 0 {
+        let setup = Setup::new(&spec, limits, probe)?;
+        say_left_out(cli, setup.carved, setup.walled);
+        let template = setup.template();
+        return simulate_from(cli, paths, template, setup.state, setup.obstacles, None);
+    }
+    let start = spec.start(limits, probe)?;
+    say_left_out(cli, start.carved, start.walled);
+    let (positions, velocities, source) = (start.positions, start.velocities, start.source);
     let n = u32::try_from(positions.len())
         .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
-    let config = if cli.steps > 0 {
-        // Sized for the most particles the run holds: the buffers and the table.
-        let spacing = SphConfig::new(1, overrides)?.spacing;
-        let capacity = n as u64 + emitters_of(cli, spacing).total();
-        let capacity = u32::try_from(capacity)
-            .map_err(|_| Error::input("more than 2^32 particles: shorten the emitters' windows"))?;
-        SphConfig::for_solver(capacity, overrides, cli.solver)?
-    } else {
-        SphConfig::new(n, overrides)?
-    };
+    let config = SphConfig::new(n, overrides)?;
     validate_positions(&positions, config.smoothing_radius, "particle")?;
     validate_velocities(&velocities, "particle")?;
     let params = config.sim_params();
 
-    if cli.steps > 0 {
-        return simulate(
-            cli, paths, &config, params, positions, velocities, &source, geometry,
-        );
-    }
     let Some(ctx) = ctx else {
         let (summary, density) = Summary::run_cpu(&positions, &config, &source);
         print_summary(cli, &summary)?;
@@ -419,123 +377,21 @@ fn write_output(
     Ok(())
 }
 
-pub(crate) type Geometry = (glam::Vec3, glam::Vec3, glam::Vec3);
-
-/// The scene file's emitters at spacing `s` (none for built-in scenes and `--input` files).
-fn emitters_of(cli: &Cli, s: f32) -> crate::emitter::Emitters {
-    let list = match (&cli.input, &cli.scene_file) {
-        (None, Some(file)) => file.emitters.clone(),
-        _ => Vec::new(),
-    };
-    crate::emitter::Emitters { list, s }
-}
-
-/// `--steps K > 0`: the fluid, on the GPU or (with --cpu) the CPU.
-#[allow(clippy::too_many_arguments)]
-fn simulate(
-    cli: &Cli,
-    paths: Paths,
-    config: &SphConfig,
-    params: crate::params::SimParams,
-    positions: Vec<glam::Vec3>,
-    velocities: Vec<glam::Vec3>,
-    source: &str,
-    geometry: Option<Geometry>,
-) -> Result<Outcome, Error> {
-    use crate::cpu::reorder::Particles;
-
-    // A file brings no tank: use its bounding box grown by 2h on every side.
-    let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
-        let lo = positions
-            .iter()
-            .copied()
-            .fold(glam::Vec3::INFINITY, glam::Vec3::min);
-        let hi = positions
-            .iter()
-            .copied()
-            .fold(glam::Vec3::NEG_INFINITY, glam::Vec3::max);
-        let pad = glam::Vec3::splat(2.0 * config.smoothing_radius);
-        (lo - pad, hi + pad, hi - lo)
-    });
-    let (tank_min, tank_max) = match (cli.tank_min, cli.tank_max) {
-        (Some(lo), Some(hi)) => {
-            if let Some(k) = positions
-                .iter()
-                .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
-            {
-                return Err(Error::input(format!(
-                    "particle {k} at {} lies outside the tank {lo} – {hi}: enlarge --tank-min/--tank-max",
-                    positions[k]
-                )));
-            }
-            (lo, hi)
-        }
-        _ => (tank_min, tank_max),
-    };
-    let physics = physics(cli);
-    // A built-in scene's fall is its fluid body's height; a file's, from its highest particle
-    // to the floor, never less than h.
-    let drop = match geometry {
-        Some(_) => fluid_size.y,
-        None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
-    };
-    let (obstacles, nozzles) = match (&cli.input, &cli.scene_file) {
-        (None, Some(file)) => (&file.obstacles[..], &file.emitters[..]),
-        _ => (&[][..], &[][..]),
-    };
-    // A scene file's tank may be open on some sides.
-    let open = match (&cli.input, &cli.scene_file) {
-        (None, Some(file)) => crate::scene::Side::mask(&file.tank.open),
-        _ => 0,
-    };
-    let fp = crate::setup::fluid_params(
-        &physics,
-        config,
-        (tank_min, tank_max),
-        drop,
-        &velocities,
-        obstacles,
-        nozzles,
-        open,
-    )?;
-    let solver = SolverParams::new(cli.solver, &dfsph_config(cli), config, &physics)?;
-    let geometry_line =
-        describe(config, &fp, &physics, tank_min, tank_max, fluid_size) + &solver.describe();
-    let template = checkpoint::Template {
-        header: checkpoint::Header {
-            program: env!("CARGO_PKG_VERSION").into(),
-            solver: cli.solver,
-            step: 0,
-            t: 0.0,
-            n: config.particles,
-            dt: 0.0,
-            start_energy: None,
-            obstacle_work: 0.0,
-            dfsph_stats: None,
-            dt_prev: None,
-            config: *config,
-            physics,
-            source: source.to_string(),
-            geometry: geometry_line,
-            tank: [
-                tank_min.to_array(),
-                tank_max.to_array(),
-                fluid_size.to_array(),
-            ],
-            obstacles: match (&cli.input, &cli.scene_file) {
-                (None, Some(file)) => file.obstacles.clone(),
-                _ => Vec::new(),
-            },
-            emitters: emitters_of(cli, config.spacing).list,
-            emitted_energy: 0.0,
-            removed_energy: 0.0,
-        },
-        sim_params: params,
-        fluid_params: fp,
-        solver,
-    };
-    let state = Particles::new(positions, velocities);
-    simulate_from(cli, paths, template, state, None)
+/// Says what the scene left out of its bodies (obstacles carved, walls kept clear).
+fn say_left_out(cli: &Cli, carved: usize, walled: usize) {
+    if cli.json {
+        return;
+    }
+    if carved > 0 {
+        println!(
+            "gpu-sph: the obstacles carved {carved} fluid particles (inside them or within one spacing of their surface)"
+        );
+    }
+    if walled > 0 {
+        println!(
+            "gpu-sph: left out {walled} fluid particles closer than half a spacing to a tank wall (their mirror images would start them compressed)"
+        );
+    }
 }
 
 /// Continues the run a checkpoint holds (`--resume FILE`): only run-control flags may be
@@ -588,7 +444,17 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
         solver: ck.solver,
     };
     let state = ck.snapshot.state.clone();
-    simulate_from(cli, paths, template, state, Some(ck))
+    // The obstacles' boundary particles are sampled anew from the shapes the checkpoint
+    // holds: the sampling and ψ are deterministic, so they are the run's own bits.
+    let obstacles = crate::obstacle::boundary(
+        &ck.header.obstacles,
+        ck.header.config.spacing,
+        &ck.sim_params,
+        &ck.fluid_params,
+        &ck.solver,
+    )
+    .map(Arc::new);
+    simulate_from(cli, paths, template, state, obstacles, Some(ck))
 }
 
 /// Host bytes per particle a run holds at most, measured (peak RSS over N, `/usr/bin/time`):
@@ -738,12 +604,14 @@ fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Er
     Ok(())
 }
 
-/// Runs the steps of a fresh (`resumed` = `None`) or resumed run from `state`.
+/// Runs the steps of a fresh (`resumed` = `None`) or resumed run from `state`, among the
+/// boundary particles of the run's `obstacles`.
 fn simulate_from(
     cli: &Cli,
     paths: Paths,
     template: checkpoint::Template,
     state: crate::cpu::reorder::Particles,
+    obstacles: Option<Arc<crate::boundary::Boundary>>,
     resumed: Option<checkpoint::Checkpoint>,
 ) -> Result<Outcome, Error> {
     use crate::run;
@@ -757,8 +625,6 @@ fn simulate_from(
     );
     let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
     let geometry_line = h.geometry.clone();
-    let obstacles = crate::obstacle::boundary(&h.obstacles, config.spacing, &params, &fp, &solver)
-        .map(Arc::new);
     let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
     let emitters = crate::emitter::Emitters {
         list: h.emitters.clone(),
@@ -1018,16 +884,21 @@ fn simulate_from(
         });
         match paths.picture {
             Ok(ctx) => {
-                let setup = crate::setup::Setup {
+                let setup = Setup {
                     config: *config,
+                    physics: h.physics,
                     fluid_params: fp,
                     state: snap.state,
+                    source: h.source.clone(),
                     tank_min,
                     tank_max,
                     fluid_size,
+                    shapes: h.obstacles.clone(),
                     obstacles,
                     emitters: Default::default(),
                     solver,
+                    carved: 0,
+                    walled: 0,
                 };
                 viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
                 println!("picture of the last frame: {}", path.display());

@@ -23,7 +23,7 @@ use crate::gpu::fluid::Simulation;
 use crate::params::{ConfigOverrides, PhysicsConfig};
 use crate::run::{Backend, Course, CpuSimulation, Guards, Hooks, RunFrom, Until, drive};
 use crate::scene::SceneChoice;
-use crate::setup::{Setup, SetupOptions};
+use crate::setup::{RunSpec, Setup, Source};
 use crate::{Error, Result};
 
 use camera::OrbitCamera;
@@ -35,7 +35,7 @@ use ui::{Controls, FrameStats};
 #[derive(Clone, Debug)]
 pub struct ViewerOptions {
     /// Scene, particle count, configuration and physics.
-    pub setup: SetupOptions,
+    pub setup: RunSpec,
     /// Simulation steps per rendered frame.
     pub substeps: u32,
     /// Field colouring the particles at start.
@@ -241,7 +241,12 @@ impl Viewer {
         if let Some((cfg, start)) = opts.grains.clone() {
             return Self::with_grains(ctx, opts, cfg, start, format);
         }
-        let setup = Setup::new(&opts.setup, Some(&ctx.limits))?;
+        if let Source::Particles { name, .. } = &opts.setup.source {
+            return Err(Error::input(format!(
+                "the viewer shows scenes, and {name} is a particle file: run it with --headless --steps K"
+            )));
+        }
+        let setup = Setup::new(&opts.setup, Some(&ctx.limits), |_| Ok(()))?;
         Self::with_setup(ctx, opts, setup, format)
     }
 
@@ -274,6 +279,11 @@ impl Viewer {
         particles: u32,
     ) -> Controls {
         let physics = opts.setup.physics;
+        // `Viewer::new` refuses particles from a file.
+        let scene = match &opts.setup.source {
+            Source::Scene(choice) => choice.clone(),
+            Source::Particles { .. } => SceneChoice::Builtin(crate::scene::SceneKind::DamBreak),
+        };
         Controls {
             mode: opts.render_mode,
             style: Default::default(),
@@ -291,10 +301,9 @@ impl Viewer {
             mouse_radius: 0.15 * (tank.1 - tank.0).max_element(),
             particles,
             table_log2: opts.setup.overrides.table_size.map(|t| t.trailing_zeros()),
-            scene: opts.setup.scene.clone(),
+            file: matches!(scene, SceneChoice::Described { .. }).then(|| scene.clone()),
+            scene,
             solver: opts.setup.solver,
-            file: matches!(opts.setup.scene, SceneChoice::Described { .. })
-                .then(|| opts.setup.scene.clone()),
             request: Default::default(),
             status: String::new(),
         }
@@ -482,9 +491,9 @@ impl Viewer {
         };
         let physics = self.physics(f.setup.config.rest_density);
         let c = &self.controls;
-        let opts = SetupOptions {
+        let opts = RunSpec {
             particles: c.particles,
-            scene: c.scene.clone(),
+            source: Source::Scene(c.scene.clone()),
             overrides: ConfigOverrides {
                 table_size: c.table_log2.map(|k| 1u32 << k),
                 ..self.opts.setup.overrides
@@ -496,8 +505,10 @@ impl Viewer {
             seed: self.opts.setup.seed,
             solver: c.solver,
             dfsph: self.opts.setup.dfsph,
+            tank: None,
+            steps: true,
         };
-        let setup = Setup::new(&opts, Some(&self.ctx.limits))?;
+        let setup = Setup::new(&opts, Some(&self.ctx.limits), |_| Ok(()))?;
         let sim = gpu_simulation(&self.ctx, &setup)?;
         self.renderer
             .rebind(&self.ctx, &sim.shown(), (setup.tank_min, setup.tank_max));
