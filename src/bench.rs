@@ -359,7 +359,7 @@ impl Timed {
     }
 }
 
-impl crate::run::Hooks for Timed {
+impl<B: crate::run::Backend + ?Sized> crate::run::Hooks<B> for Timed {
     fn wants_state(&mut self, _k: u64, _last: bool) -> bool {
         true
     }
@@ -376,7 +376,7 @@ impl crate::run::Hooks for Timed {
 
     fn stepped(
         &mut self,
-        backend: &mut dyn crate::run::Backend,
+        backend: &mut B,
         _at: &crate::run::RunFrom,
         _wants_state: bool,
     ) -> Result<crate::run::Flow> {

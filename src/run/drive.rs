@@ -1,12 +1,16 @@
-//! The one driver loop every fluid front end steps through: headless runs and their resume, the
-//! viewer (both paths), `--bench`'s whole runs. Each step it places moving obstacles, steps,
-//! reads the statistics block, checks the guards, removes the particles that left through an
-//! open side and adds those the emitters release; what differs between front ends (the
-//! `--stats` rows, frames, checkpoints, the progress bar) is in their [`Hooks`].
+//! The one driver loop every front end steps through: headless runs and their resume, the
+//! viewer (both paths, fluid and spheres), `--verify`, `--bench`'s whole runs, the spheres'
+//! headless runs. Each step it places what moves, steps, reads the step's report, checks the
+//! guards, removes the particles that left through an open side and adds those the emitters
+//! release; what a model reports and how it is judged is its [`Model`] (the fluid's two paths
+//! through [`Backend`], the colliding spheres through `crate::grains::Spheres`); what differs
+//! between front ends (the `--stats` rows, frames, checkpoints, the progress bar) is in their
+//! [`Hooks`].
 //!
 //! The loop keeps the GPU busy: step k + 1 is submitted before step k's 104-byte block is read,
 //! unless the host must act between them (a frame or checkpoint of step k's state, a moving
-//! obstacle placed at the time step k ends, emitters, an open side, an end time).
+//! obstacle placed at the time step k ends, emitters, an open side, an end time, a model that
+//! steps one at a time).
 
 use crate::Result;
 use crate::core::{RunFrom, StatsBlock};
@@ -33,7 +37,7 @@ impl Until {
     }
 }
 
-/// What does not change while a run is driven.
+/// What does not change while a fluid run is driven.
 #[derive(Clone, Copy)]
 pub struct Course<'a> {
     /// The fluid's parameters (the energies, the open sides).
@@ -53,9 +57,79 @@ pub enum Flow {
     Stop,
 }
 
+/// What the driver loop steps: how a model's steps are started and reported, how they are
+/// judged, and what it does between two of them. The fluid's two paths are models through
+/// [`Backend`]; the colliding spheres are one too (`crate::grains::Spheres`).
+pub trait Model {
+    /// What a step reports once it ran (the fluid's statistics block).
+    type Block: Copy;
+    /// A step's statistics row (a `--stats` row), handed to the hooks before the guards judge
+    /// it, so a file shows the step that diverged.
+    type Row: Copy;
+    /// The checks that stop a diverged run.
+    type Guards: Copy;
+    /// What does not change while a run is driven.
+    type Course<'c>: Copy
+    where
+        Self: 'c;
+
+    /// The guards `course` sets.
+    fn guards(course: &Self::Course<'_>) -> Self::Guards;
+    /// Whether every step must be read before the next is submitted (the host acts between
+    /// them: moving obstacles are placed at the time a step ends, particles leave through open
+    /// sides; the spheres read every step's contacts).
+    fn serial(&self, course: &Self::Course<'_>) -> bool;
+    /// Whether particles may be added after time `t` (s): a step's end is then waited for.
+    fn may_add_after(_course: &Self::Course<'_>, _t: f64) -> bool {
+        false
+    }
+    /// Before the first step of a stretch from `at`.
+    fn begin(&mut self, _course: &Self::Course<'_>, _at: &RunFrom) -> Result<()> {
+        Ok(())
+    }
+    /// Puts what moves where it is at time `t` (s), for the next step.
+    fn place(&mut self, _t: f64) {}
+    /// Starts one step, whose report [`Model::read`] returns.
+    fn submit(&mut self) -> Result<()>;
+    /// The report of the oldest submitted step not yet read (waits for it).
+    fn read(&mut self) -> Result<Self::Block>;
+    /// The step's time step, s.
+    fn dt(block: &Self::Block) -> f32;
+    /// Step `at.step`'s row: `at` stands past the step, which began at `t_before` (s).
+    fn row(
+        &self,
+        course: &Self::Course<'_>,
+        block: &Self::Block,
+        at: &RunFrom,
+        t_before: f64,
+    ) -> Result<Self::Row>;
+    /// The guards' verdict on step `at.step`, with the energy accounts of `at` advanced.
+    fn check(
+        &self,
+        course: &Self::Course<'_>,
+        block: &Self::Block,
+        row: &Self::Row,
+        at: &mut RunFrom,
+        guards: Self::Guards,
+    ) -> Result<()>;
+    /// After a judged step: removes what left and, unless the next step already runs
+    /// (`pipelined`), adds what the step's end releases. Returns whether anything is left to
+    /// step.
+    fn settle(
+        &mut self,
+        _course: &Self::Course<'_>,
+        _block: &Self::Block,
+        _at: &mut RunFrom,
+        _t_before: f64,
+        _pipelined: bool,
+    ) -> Result<bool> {
+        Ok(true)
+    }
+}
+
 /// What a front end does around the shared loop. Every method has a default that does
 /// nothing, so a front end names only what it adds.
-pub trait Hooks {
+pub trait Hooks<M: Model + ?Sized> {
     /// Whether the state at the end of step `k` will be read ([`Hooks::stepped`] reads it):
     /// the step after it is then not submitted before. `last` is the run's last step by count.
     fn wants_state(&mut self, _k: u64, _last: bool) -> bool {
@@ -63,22 +137,17 @@ pub trait Hooks {
     }
     /// A step's row, before the guards judge it (so a `--stats` file shows the step that
     /// diverged).
-    fn row(&mut self, _st: &StepStats) -> Result<()> {
+    fn row(&mut self, _row: &M::Row) -> Result<()> {
         Ok(())
     }
     /// The guards to judge step `at.step` with (a front end may relax them, e.g. the viewer's
     /// energy check while the mouse does untallied work).
-    fn guards(&mut self, course: &Course<'_>, _at: &mut RunFrom) -> Guards {
-        *course.guards
+    fn guards(&mut self, course: &M::Course<'_>, _at: &mut RunFrom) -> M::Guards {
+        M::guards(course)
     }
     /// After step `at.step` passed the guards and its removals and emissions are done;
     /// `wants_state` is what [`Hooks::wants_state`] said of it.
-    fn stepped(
-        &mut self,
-        _backend: &mut dyn Backend,
-        _at: &RunFrom,
-        _wants_state: bool,
-    ) -> Result<Flow> {
+    fn stepped(&mut self, _model: &mut M, _at: &RunFrom, _wants_state: bool) -> Result<Flow> {
         Ok(Flow::Go)
     }
 }
@@ -86,24 +155,34 @@ pub trait Hooks {
 /// A front end that adds nothing to the loop.
 pub struct NoHooks;
 
-impl Hooks for NoHooks {}
+impl<M: Model + ?Sized> Hooks<M> for NoHooks {}
 
 /// How a driven stretch of steps ended.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Driven {
+#[derive(Clone, Copy, Debug)]
+pub struct Driven<R, B> {
     /// The last step's row.
-    pub last: Option<StepStats>,
-    /// The last step's block.
-    pub block: Option<StatsBlock>,
+    pub last: Option<R>,
+    /// The last step's report.
+    pub block: Option<B>,
     /// Every particle left through the open sides (and no emitter added one): nothing is left
     /// to step.
     pub emptied: bool,
 }
 
+impl<R, B> Default for Driven<R, B> {
+    fn default() -> Self {
+        Self {
+            last: None,
+            block: None,
+            emptied: false,
+        }
+    }
+}
+
 /// Adds the particles `emitters` release in (before, t] to `backend`; returns the energy
 /// they bring in and how many.
-fn emit(
-    backend: &mut dyn Backend,
+fn emit<B: Backend + ?Sized>(
+    backend: &mut B,
     emitters: &Emitters,
     fp: &FluidParams,
     before: Option<f64>,
@@ -120,118 +199,183 @@ fn emit(
     ))
 }
 
-/// Step `at.step`'s row (handed to the hooks before the guards judge it) and the guards'
-/// verdict, with the energy accounts advanced.
-fn judge(
-    block: &StatsBlock,
-    at: &mut RunFrom,
-    course: &Course<'_>,
-    hooks: &mut dyn Hooks,
-) -> Result<StepStats> {
-    let fp = course.fp;
-    let st = step_stats(block, fp, at.step, at.t)?;
-    hooks.row(&st)?;
-    let guards = hooks.guards(course, at);
-    // The first step's work is in its own energy, which the check starts from.
-    let first = at.start_energy.is_none();
-    let e0 = *at
-        .start_energy
-        .get_or_insert_with(|| total_energy(block, fp, guards.wcsph));
-    if !first {
-        at.obstacle_work += block.power as f64 * block.dt as f64;
+/// The fluid on either path: a step reports its statistics block, the guards judge it with
+/// the energy accounts, emitters add particles and open sides remove them between steps.
+impl<T: Backend + ?Sized> Model for T {
+    type Block = StatsBlock;
+    type Row = StepStats;
+    type Guards = Guards;
+    type Course<'c>
+        = Course<'c>
+    where
+        T: 'c;
+
+    fn guards(course: &Course<'_>) -> Guards {
+        *course.guards
     }
-    guards.check(
-        block,
-        e0 + at.emitted_energy - at.removed_energy,
-        at.obstacle_work,
-        fp,
-        at.step,
-        at.t,
-    )?;
-    Ok(st)
+
+    fn serial(&self, course: &Course<'_>) -> bool {
+        self.obstacles_move() || course.fp.open != 0
+    }
+
+    fn may_add_after(course: &Course<'_>, t: f64) -> bool {
+        course.emitters.active_after(t)
+    }
+
+    /// A state at time t holds every layer that left by t (`crate::emitter`): a fresh run
+    /// emits those of t = 0 first (their energy is in the first step's, the reference); a
+    /// resumed one has them.
+    fn begin(&mut self, course: &Course<'_>, at: &RunFrom) -> Result<()> {
+        if at.step == 0 {
+            emit(self, course.emitters, course.fp, None, at.t)?;
+        }
+        Ok(())
+    }
+
+    fn place(&mut self, t: f64) {
+        self.place_obstacles(t);
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        Backend::submit(self)
+    }
+
+    fn read(&mut self) -> Result<StatsBlock> {
+        self.read_stats()
+    }
+
+    fn dt(block: &StatsBlock) -> f32 {
+        block.dt
+    }
+
+    fn row(
+        &self,
+        course: &Course<'_>,
+        block: &StatsBlock,
+        at: &RunFrom,
+        _t_before: f64,
+    ) -> Result<StepStats> {
+        step_stats(block, course.fp, at.step, at.t)
+    }
+
+    fn check(
+        &self,
+        course: &Course<'_>,
+        block: &StatsBlock,
+        _row: &StepStats,
+        at: &mut RunFrom,
+        guards: Guards,
+    ) -> Result<()> {
+        let fp = course.fp;
+        // The first step's work is in its own energy, which the check starts from.
+        let first = at.start_energy.is_none();
+        let e0 = *at
+            .start_energy
+            .get_or_insert_with(|| total_energy(block, fp, guards.wcsph));
+        if !first {
+            at.obstacle_work += block.power as f64 * block.dt as f64;
+        }
+        guards.check(
+            block,
+            e0 + at.emitted_energy - at.removed_energy,
+            at.obstacle_work,
+            fp,
+            at.step,
+            at.t,
+        )
+    }
+
+    fn settle(
+        &mut self,
+        course: &Course<'_>,
+        block: &StatsBlock,
+        at: &mut RunFrom,
+        t_before: f64,
+        pipelined: bool,
+    ) -> Result<bool> {
+        let fp = course.fp;
+        let mut live = block.n as u64;
+        if fp.open != 0 && block.outside > 0 {
+            let (gone, energy) = self.remove_outside()?;
+            at.removed_energy += energy;
+            live -= gone;
+        }
+        if !pipelined {
+            let (energy, added) = emit(self, course.emitters, fp, Some(t_before), at.t)?;
+            at.emitted_energy += energy;
+            live += added;
+        }
+        Ok(live > 0)
+    }
 }
 
-/// Steps `backend` from where `at` stands until `until` (its steps counted from `at.step`),
+/// Steps `model` from where `at` stands until `until` (its steps counted from `at.step`),
 /// advancing `at` (step, time and the energy accounts the guards compare with) step by step.
-/// A fresh run (`at.step == 0`) first releases the emitters' layers of t = 0, whose energy is
-/// in the first step's, the reference.
-pub fn drive(
-    backend: &mut dyn Backend,
+pub fn drive<M: Model + ?Sized>(
+    model: &mut M,
     at: &mut RunFrom,
     until: Until,
-    course: &Course<'_>,
-    hooks: &mut dyn Hooks,
-) -> Result<Driven> {
-    let Course { fp, emitters, .. } = *course;
+    course: &M::Course<'_>,
+    hooks: &mut dyn Hooks<M>,
+) -> Result<Driven<M::Row, M::Block>> {
     let steps = until.steps;
     let mut driven = Driven::default();
     // A moving obstacle's pose needs the time each step starts at, known only once the step
     // before has been read, and an end time is known to be reached only then; emitters add
     // particles at that time: then steps run one at a time.
-    // Particles leaving through an open side are removed before the next step.
-    let one_at_a_time = backend.obstacles_move() || until.time.is_some() || fp.open != 0;
+    let one_at_a_time = model.serial(course) || until.time.is_some();
     if steps == 0 {
         return Ok(driven);
     }
-    // A state at time t holds every layer that left by t (`crate::emitter`): a fresh run emits
-    // those of t = 0 first; a resumed one has them.
-    if at.step == 0 {
-        emit(backend, emitters, fp, None, at.t)?;
-    }
-    backend.place_obstacles(at.t);
-    backend.submit()?;
+    model.begin(course, at)?;
+    model.place(at.t);
+    model.submit()?;
     for i in 1..=steps {
         let k = at.step + 1;
         let last = i == steps;
         let wants_state = hooks.wants_state(k, last);
-        // Step k + 1 runs while step k's block is read, unless step k's state is wanted or
-        // emitters may add particles at its end.
-        let pipelined = !wants_state && !one_at_a_time && !emitters.active_after(at.t);
+        // Step k + 1 runs while step k's report is read, unless step k's state is wanted or
+        // particles may be added at its end.
+        let pipelined = !wants_state && !one_at_a_time && !M::may_add_after(course, at.t);
         let ahead = !last && pipelined;
         if ahead {
-            backend.submit()?;
+            model.submit()?;
         }
-        let block = backend.read_stats()?;
+        let block = model.read()?;
         let t_before = at.t;
         at.step = k;
-        at.t += block.dt as f64;
-        let judged = judge(&block, at, course, hooks);
-        let st = match judged {
-            Ok(st) => st,
+        at.t += M::dt(&block) as f64;
+        let judged = model.row(course, &block, at, t_before).and_then(|row| {
+            hooks.row(&row)?;
+            let guards = hooks.guards(course, at);
+            model.check(course, &block, &row, at, guards)?;
+            Ok(row)
+        });
+        let row = match judged {
+            Ok(row) => row,
             Err(e) => {
                 // A front end that goes on after a diverged step (the viewer) must not find the
-                // next step's block still in flight: read it before returning.
+                // next step's report still in flight: read it before returning.
                 if ahead {
-                    backend.read_stats()?;
+                    model.read()?;
                 }
                 return Err(e);
             }
         };
-        driven.last = Some(st);
+        driven.last = Some(row);
         driven.block = Some(block);
-        let mut live = block.n as u64;
-        if fp.open != 0 && block.outside > 0 {
-            let (gone, energy) = backend.remove_outside()?;
-            at.removed_energy += energy;
-            live -= gone;
-        }
-        if !pipelined {
-            let (energy, added) = emit(backend, emitters, fp, Some(t_before), at.t)?;
-            at.emitted_energy += energy;
-            live += added;
-        }
         // Its last row shows them all outside.
-        if live == 0 {
+        if !model.settle(course, &block, at, t_before, pipelined)? {
             driven.emptied = true;
             break;
         }
         let reached = until.time.is_some_and(|end| at.t >= end);
-        if hooks.stepped(backend, at, wants_state)? == Flow::Stop || reached {
+        if hooks.stepped(model, at, wants_state)? == Flow::Stop || reached {
             break;
         }
         if !last && !pipelined {
-            backend.place_obstacles(at.t);
-            backend.submit()?;
+            model.place(at.t);
+            model.submit()?;
         }
     }
     Ok(driven)
@@ -253,7 +397,7 @@ mod tests {
 
     impl Backend for Scripted {
         fn step(&mut self) -> Result<()> {
-            self.submit()
+            Backend::submit(self)
         }
         fn submit(&mut self) -> Result<()> {
             self.queued.push_back(self.blocks[self.submitted]);

@@ -32,7 +32,7 @@ struct Headless<'a, 'p> {
     due: bool,
 }
 
-impl Hooks for Headless<'_, '_> {
+impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
     fn wants_state(&mut self, k: u64, last: bool) -> bool {
         let ck = self.out.checkpoints.as_ref();
         self.stop = ck.and_then(Checkpointing::stop_signal);
@@ -49,12 +49,7 @@ impl Hooks for Headless<'_, '_> {
         Ok(())
     }
 
-    fn stepped(
-        &mut self,
-        backend: &mut dyn Backend,
-        at: &RunFrom,
-        wants_state: bool,
-    ) -> Result<Flow> {
+    fn stepped(&mut self, backend: &mut B, at: &RunFrom, wants_state: bool) -> Result<Flow> {
         let (k, t) = (at.step, at.t);
         if let Some(end) = self.end {
             self.progress.set_message(format!("t = {t:.4} of {end} s"));

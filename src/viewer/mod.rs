@@ -181,7 +181,7 @@ struct Interactive {
     mouse: bool,
 }
 
-impl Hooks for Interactive {
+impl<B: Backend + ?Sized> Hooks<B> for Interactive {
     fn guards(&mut self, course: &Course<'_>, at: &mut RunFrom) -> Guards {
         if !self.mouse {
             return *course.guards;
