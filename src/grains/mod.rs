@@ -1051,72 +1051,167 @@ pub struct GrainRun {
     pub time: f64,
 }
 
-/// Where a grains run stands between two steps: steps taken, simulated time, and the energy
-/// the divergence check compares with (taken at the first step checked after `None`).
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct GrainClock {
-    /// Steps taken.
-    pub steps: u64,
-    /// Simulated time, s.
-    pub t: f64,
-    /// The reference energy, J.
-    pub start_energy: Option<f64>,
+/// One step's report to the driver loop: the statistics of the state it started from (their
+/// step and time are the driver's to fill in), the step's dt, and where the first sphere
+/// outside the tank was and how fast it moved (for the guards' message).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GrainStep {
+    /// The step's statistics.
+    pub stats: GrainStats,
+    /// The time step, s.
+    pub dt: f32,
+    /// Position and speed of [`GrainStats::first_outside`].
+    pub left: Option<(Vec3, f32)>,
 }
 
-/// The grains' driver loop, for headless runs and the viewer alike: up to `steps` steps of
-/// `path` from where `at` stands (none once `end_time` is reached), each checked, each step's
-/// statistics (at the state it started from) handed to `row`; returns the last. A diverged
-/// run is an [`Error::Unstable`] naming the step, the sphere and the fix.
-pub fn drive(
-    path: &mut dyn GrainPath,
-    gp: &GrainParams,
-    at: &mut GrainClock,
-    steps: u64,
-    end_time: Option<f64>,
-    guards: GrainGuards,
-    mut row: impl FnMut(&GrainStats) -> Result<()>,
-) -> Result<Option<GrainStats>> {
-    let mut last = None;
-    for _ in 0..steps {
-        if end_time.is_some_and(|t| at.t >= t) {
-            break;
+impl GrainStep {
+    /// The report of the step that saw `f`.
+    pub fn of(f: &Frame, gp: &GrainParams) -> Self {
+        let stats = GrainStats::of(f, 0, 0.0, gp);
+        let left = stats.first_outside.map(|id| {
+            let k = f.id.iter().position(|&i| i == id).unwrap_or(0);
+            (f.pos[k].xyz(), f.vel[k].xyz().length())
+        });
+        Self {
+            stats,
+            dt: gp.dt,
+            left,
         }
-        let frame = path.step()?;
-        let s = GrainStats::of(&frame, at.steps, at.t, gp);
-        row(&s)?;
-        check(
-            &s,
-            &frame,
-            *at.start_energy.get_or_insert(s.total),
-            gp,
-            guards,
-        )?;
-        last = Some(s);
-        at.steps += 1;
-        at.t += gp.dt as f64;
     }
-    Ok(last)
 }
 
-/// Runs `steps` steps (or until `end_time`) from the start through [`drive`], checking every
-/// step, calling `row` with each step's statistics.
+/// The spheres as a model of the one driver loop ([`crate::run::drive`]), on either path: a
+/// step runs when it is submitted (its contacts are read back and summed on the host, so steps
+/// run one at a time), and is judged by [`check`].
+pub struct Spheres<'p> {
+    path: &'p mut dyn GrainPath,
+    gp: GrainParams,
+    pending: Option<GrainStep>,
+}
+
+impl<'p> Spheres<'p> {
+    /// The spheres that `path` steps with parameters `gp`.
+    pub fn new(path: &'p mut dyn GrainPath, gp: GrainParams) -> Self {
+        Self {
+            path,
+            gp,
+            pending: None,
+        }
+    }
+
+    fn step_now(&mut self) -> Result<GrainStep> {
+        let frame = self.path.step()?;
+        Ok(GrainStep::of(&frame, &self.gp))
+    }
+}
+
+impl crate::run::Model for Spheres<'_> {
+    type Block = GrainStep;
+    type Row = GrainStats;
+    type Guards = GrainGuards;
+    type Course<'c>
+        = GrainGuards
+    where
+        Self: 'c;
+
+    fn guards(course: &GrainGuards) -> GrainGuards {
+        *course
+    }
+
+    fn serial(&self, _course: &GrainGuards) -> bool {
+        true
+    }
+
+    fn submit(&mut self) -> Result<()> {
+        self.pending = Some(self.step_now()?);
+        Ok(())
+    }
+
+    /// The submitted step's report (a read with none submitted runs the step then).
+    fn read(&mut self) -> Result<GrainStep> {
+        match self.pending.take() {
+            Some(s) => Ok(s),
+            None => self.step_now(),
+        }
+    }
+
+    fn dt(block: &GrainStep) -> f32 {
+        block.dt
+    }
+
+    /// The statistics are of the state the step started from: step `at.step − 1`, at time
+    /// `t_before`.
+    fn row(
+        &self,
+        _course: &GrainGuards,
+        block: &GrainStep,
+        at: &crate::run::RunFrom,
+        t_before: f64,
+    ) -> Result<GrainStats> {
+        Ok(GrainStats {
+            step: at.step - 1,
+            time: t_before,
+            ..block.stats
+        })
+    }
+
+    fn check(
+        &self,
+        _course: &GrainGuards,
+        block: &GrainStep,
+        row: &GrainStats,
+        at: &mut crate::run::RunFrom,
+        guards: GrainGuards,
+    ) -> Result<()> {
+        let e0 = *at.start_energy.get_or_insert(row.total);
+        check(row, block.left, e0, &self.gp, guards)
+    }
+}
+
+/// Hands each row to a closure and keeps them all.
+struct Rows<F> {
+    row: F,
+    all: Vec<GrainStats>,
+}
+
+impl<F: FnMut(&GrainStats) -> Result<()>> crate::run::Hooks<Spheres<'_>> for Rows<F> {
+    fn row(&mut self, s: &GrainStats) -> Result<()> {
+        (self.row)(s)?;
+        self.all.push(*s);
+        Ok(())
+    }
+}
+
+/// Runs `steps` steps (or until the first step that reaches `end_time`) from the start through
+/// the driver loop, checking every step, calling `row` with each step's statistics. A diverged
+/// run is an [`Error::Unstable`] naming the step, the sphere and the fix.
 pub fn run(
     path: &mut dyn GrainPath,
     gp: &GrainParams,
     steps: u64,
     end_time: Option<f64>,
     guards: GrainGuards,
-    mut row: impl FnMut(&GrainStats) -> Result<()>,
+    row: impl FnMut(&GrainStats) -> Result<()>,
 ) -> Result<GrainRun> {
-    let mut out = GrainRun::default();
-    let mut at = GrainClock::default();
-    drive(path, gp, &mut at, steps, end_time, guards, |s| {
-        row(s)?;
-        out.stats.push(*s);
-        Ok(())
-    })?;
-    out.time = at.t;
-    Ok(out)
+    let mut at = crate::run::RunFrom::default();
+    let mut rows = Rows {
+        row,
+        all: Vec::new(),
+    };
+    crate::run::drive(
+        &mut Spheres::new(path, *gp),
+        &mut at,
+        crate::run::Until {
+            steps,
+            time: end_time,
+        },
+        &guards,
+        &mut rows,
+    )?;
+    Ok(GrainRun {
+        stats: rows.all,
+        time: at.t,
+    })
 }
 
 /// Below this speed a sphere is at rest in [`resting_overlap`], m/s: an impact this slow deepens
@@ -1170,10 +1265,11 @@ pub fn resting_overlap(pos: &[Vec4], vel: &[Vec4], gp: &GrainParams) -> Result<R
 }
 
 /// The checks of one step's statistics against the start energy `e0`: non-finite values,
-/// spheres outside the tank, the energy margin. One line naming the step, the sphere and the fix.
+/// spheres outside the tank (`left`: where the first was and how fast, [`GrainStep::left`]),
+/// the energy margin. One line naming the step, the sphere and the fix.
 pub fn check(
     s: &GrainStats,
-    f: &Frame,
+    left: Option<(Vec3, f32)>,
     e0: f64,
     gp: &GrainParams,
     guards: GrainGuards,
@@ -1184,15 +1280,10 @@ pub fn check(
             s.step, gp.dt
         )));
     }
-    if let Some(id) = s.first_outside {
-        let k = f.id.iter().position(|&i| i == id).unwrap_or(0);
+    if let (Some(id), Some((at, speed))) = (s.first_outside, left) {
         return Err(Error::Unstable(format!(
-            "step {}: sphere {id} left the tank at {} moving at {:.3} m/s: a contact let it through; lower --dt (now {} s) or raise --contact-stiffness (now {} N/m)",
-            s.step,
-            f.pos[k].xyz(),
-            f.vel[k].xyz().length(),
-            gp.dt,
-            gp.stiffness
+            "step {}: sphere {id} left the tank at {at} moving at {speed:.3} m/s: a contact let it through; lower --dt (now {} s) or raise --contact-stiffness (now {} N/m)",
+            s.step, gp.dt, gp.stiffness
         )));
     }
     if guards.energy_margin > 0.0 && s.total > e0 + guards.energy_margin * e0.abs() {

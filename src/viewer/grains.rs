@@ -12,8 +12,9 @@ use crate::gpu::GpuContext;
 use crate::gpu::neighbours::storage_buffer;
 use crate::grains::gpu::GpuGrains;
 use crate::grains::{
-    CpuGrains, GrainClock, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats,
+    CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats, Spheres,
 };
+use crate::run::{Hooks, RunFrom, Until};
 use crate::{Error, Result};
 
 /// Spheres the mouse may add beyond the pour (the buffers are sized once).
@@ -32,9 +33,19 @@ pub struct GrainsMode {
     pub zeros: wgpu::Buffer,
     rng: Xoshiro256PlusPlus,
     /// Steps taken, simulated time and the energy the check compares with.
-    pub at: GrainClock,
+    pub at: RunFrom,
     /// The last step's statistics.
     pub last: Option<GrainStats>,
+}
+
+/// Keeps the last step's row, the diverged one's too (the panel shows its speed).
+struct LastRow(Option<GrainStats>);
+
+impl Hooks<Spheres<'_>> for LastRow {
+    fn row(&mut self, s: &GrainStats) -> Result<()> {
+        self.0 = Some(*s);
+        Ok(())
+    }
 }
 
 impl GrainsMode {
@@ -55,7 +66,7 @@ impl GrainsMode {
             setup,
             gpu,
             zeros,
-            at: GrainClock::default(),
+            at: RunFrom::default(),
             last: None,
         })
     }
@@ -106,7 +117,7 @@ impl GrainsMode {
     /// Back to the pour.
     pub fn reset(&mut self) -> Result<()> {
         self.set_state(&self.setup.pos.clone(), &self.setup.vel.clone())?;
-        self.at = GrainClock::default();
+        self.at = RunFrom::default();
         Ok(())
     }
 
@@ -121,23 +132,24 @@ impl GrainsMode {
         Ok(())
     }
 
-    /// `steps` steps through the grains' driver loop, each checked as a headless run checks
-    /// it; the CPU path's state is then copied to the GPU buffers the renderer draws (a
-    /// diverged run's too, so the picture shows it).
+    /// `steps` steps through the driver loop, each checked as a headless run checks it; the
+    /// CPU path's state is then copied to the GPU buffers the renderer draws (a diverged run's
+    /// too, so the picture shows it).
     pub fn advance(&mut self, steps: u32, energy_margin: f64) -> Result<()> {
-        let gp = self.setup.grain;
         let guards = GrainGuards { energy_margin };
         let path: &mut dyn GrainPath = match &mut self.cpu {
             Some(cpu) => cpu,
             None => &mut self.gpu,
         };
-        let mut last = self.last;
-        let driven =
-            crate::grains::drive(path, &gp, &mut self.at, steps as u64, None, guards, |s| {
-                last = Some(*s);
-                Ok(())
-            });
-        self.last = last;
+        let mut last = LastRow(self.last);
+        let driven = crate::run::drive(
+            &mut Spheres::new(path, self.setup.grain),
+            &mut self.at,
+            Until::steps(steps as u64),
+            &guards,
+            &mut last,
+        );
+        self.last = last.0;
         if let Some(cpu) = &self.cpu {
             let (pos, vel) = cpu.state()?;
             self.gpu.upload(&pos, &vel);

@@ -549,7 +549,7 @@ impl Viewer {
                 let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
                 self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
                 self.renderer.set_count(g.len());
-                self.stats.steps = g.at.steps;
+                self.stats.steps = g.at.step;
                 self.stats.t = g.at.t;
                 self.stats.dt = g.dt();
                 if let Some(s) = g.last {
