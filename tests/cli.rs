@@ -69,7 +69,8 @@ fn bad_solver_flags_exit_2_with_one_line() {
 }
 
 /// DFSPH is the default solver of fluid runs (issue 10); a density-only run has no solver to
-/// default, so it runs without one, and naming DFSPH there is still refused.
+/// default, so it runs without one, and naming a solver there is refused (DFSPH as before,
+/// WCSPH alike since issue 33: no front end asks which solver was named).
 #[test]
 fn dfsph_is_the_default_solver_of_fluid_runs() {
     let fluid = run_ok(&["--headless", "--cpu", "-n", "800", "--steps", "2"]);
@@ -91,6 +92,10 @@ fn dfsph_is_the_default_solver_of_fluid_runs() {
     assert!(!String::from_utf8_lossy(&density.stdout).contains("DFSPH"));
     assert_usage_error(
         &["--headless", "--cpu", "-n", "800", "--solver", "dfsph"],
+        "add --steps K",
+    );
+    assert_usage_error(
+        &["--headless", "--cpu", "-n", "800", "--solver", "wcsph"],
         "add --steps K",
     );
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::checkpoint;
 use crate::gpu::{GpuContext, GpuNeighbours, check_limits};
-use crate::params::{ConfigOverrides, Solver, SphConfig, validate_positions, validate_velocities};
+use crate::params::{ConfigOverrides, SphConfig, validate_positions, validate_velocities};
 use crate::scene::Scene;
 use crate::scene_file::SceneArg;
 use crate::setup::{Setup, Source};
@@ -194,10 +194,11 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if cli.export_every == 0 {
         return Err(Error::input("--export-every must be ≥ 1"));
     }
-    if cli.solver == Solver::Dfsph && cli.steps == 0 && solver_chosen(cli) {
-        return Err(Error::input(
-            "--solver dfsph applies to fluid runs: add --steps K (a density-only run uses the poly6 density of either solver)",
-        ));
+    if cli.steps == 0 && solver_chosen(cli) {
+        return Err(Error::input(format!(
+            "--solver {} applies to fluid runs: add --steps K (a density-only run uses the poly6 density, whatever the solver)",
+            cli.solver.name()
+        )));
     }
     for (flag, v) in [
         ("--max-density-ratio", cli.max_density_ratio),
