@@ -5,6 +5,7 @@
 //! cargo run --release --example validate -- martin-moyce [--cpu] [-n 20000]
 //! cargo run --release --example validate -- stability [--cpu] [-n 20000] [--steps 5000]
 //! cargo run --release --example validate -- resolution RUN_DIR...   # scripts/resolution.sh
+//! cargo run --release --example validate -- standing-wave RUN_DIR...   # scripts/standing_wave.sh
 //! ```
 //!
 //! `martin-moyce`: the default dam break (column a wide, 2a high) against Martin & Moyce
@@ -16,6 +17,9 @@
 //! height at the wall (the highest particle within h of the wall x = 0) against Martin & Moyce
 //! (1952), into `docs/resolution_front.png`, `docs/resolution_height.png` and
 //! `docs/resolution.csv`. Prints the errors; judges nothing (exit 0 unless a file is bad).
+//! `standing-wave`: reads runs of the first sloshing mode (`scripts/standing_wave.sh`) and
+//! prints each one's period against linear theory (ω² = g k tanh(k d), k = π/L) and how much
+//! of its height it keeps after one period; judges nothing.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -79,7 +83,7 @@ fn args() -> Result<Args, String> {
     let mode = it.next().ok_or(
         "usage: validate martin-moyce|stability [--cpu] [-n N] [--steps K], or validate resolution DIR...",
     )?;
-    if mode == "resolution" {
+    if mode == "resolution" || mode == "standing-wave" {
         return Ok(Args {
             mode,
             cpu: true,
@@ -577,14 +581,207 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
     Ok(true)
 }
 
+/// One standing-wave run: half the difference of the surface heights at the two end walls
+/// (the highest particle within h of each), against simulated time. At the first mode the
+/// surface is η(x, t) = A cos(πx/L) cos(ωt), so this is A cos(ωt), with the particles' height
+/// offset (about s/2 under the surface) the same at both walls and cancelled.
+struct Wave {
+    label: String,
+    /// (t, half the height difference), m.
+    eta: Vec<(f64, f64)>,
+    /// Tank length L, fluid depth d, m; gravity, m/s².
+    length: f64,
+    depth: f64,
+    g: f64,
+}
+
+fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
+    let text = std::fs::read_to_string(dir.join("s.csv"))
+        .map_err(|e| format!("{}: {e}", dir.join("s.csv").display()))?;
+    let header = text.lines().next().unwrap_or_default();
+    let number_after = |key: &str| {
+        header
+            .split(key)
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|v| v.trim_end_matches([';', ',']).parse::<f64>().ok())
+    };
+    let g = number_after("g = ")
+        .map(f64::abs)
+        .ok_or("s.csv: no g in the header line")?;
+    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+    let names: Vec<&str> = lines.next().ok_or("s.csv: empty")?.split(',').collect();
+    let col = |name: &str| {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .ok_or(format!("s.csv: no column {name}"))
+    };
+    let (c_step, c_t, c_it) = (col("step")?, col("t")?, col("iterations_d")?);
+    let mut times = std::collections::HashMap::new();
+    let mut dfsph = false;
+    for l in lines {
+        let f: Vec<&str> = l.split(',').collect();
+        if let (Some(step), Some(t)) = (
+            f.get(c_step).and_then(|v| v.parse::<u64>().ok()),
+            f.get(c_t).and_then(|v| v.parse::<f64>().ok()),
+        ) {
+            times.insert(step, t);
+        }
+        dfsph |= f.get(c_it).is_some_and(|v| *v != "0");
+    }
+    let mut frames: Vec<_> = std::fs::read_dir(dir.join("f"))
+        .map_err(|e| format!("{}: {e}", dir.join("f").display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "ply"))
+        .collect();
+    frames.sort();
+    let (mut eta, mut geometry, mut label) = (Vec::new(), None, String::new());
+    for path in frames {
+        let step: u64 = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .and_then(|s| s.rsplit('_').next())
+            .and_then(|s| s.parse().ok())
+            .ok_or(format!("{}: not frame_<step>.ply", path.display()))?;
+        let t = match (step, times.get(&step)) {
+            (0, _) => 0.0,
+            (_, Some(&t)) => t,
+            _ => continue,
+        };
+        let data = gpu_sph::io::read_particles(&path).map_err(|e| e.to_string())?;
+        let h = data
+            .comments
+            .iter()
+            .find_map(|c| c.strip_prefix("gpu-sph h "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .ok_or(format!("{}: no 'h' comment", path.display()))?;
+        // The tank spans the first frame's fluid in x (to within s/2 of each wall): L and the
+        // mean depth d (the cosine's mean is zero) come from it.
+        let (lo, hi) = data
+            .positions
+            .iter()
+            .fold((f64::MAX, f64::MIN), |(a, b), p| {
+                (a.min(p.x as f64), b.max(p.x as f64))
+            });
+        let &mut (x0, x1, _) = geometry.get_or_insert_with(|| {
+            let s = data
+                .comments
+                .iter()
+                .find_map(|c| c.strip_prefix("gpu-sph s "))
+                .and_then(|v| v.parse::<f64>().ok())
+                .unwrap_or(0.0);
+            (lo - 0.5 * s, hi + 0.5 * s, s)
+        });
+        let top = |near: &dyn Fn(f64) -> bool| {
+            data.positions
+                .iter()
+                .filter(|p| near(p.x as f64))
+                .map(|p| p.y as f64)
+                .fold(f64::MIN, f64::max)
+        };
+        let (left, right) = (top(&|x| x - x0 < h), top(&|x| x1 - x < h));
+        if label.is_empty() {
+            label = format!(
+                "{}, N = {}",
+                if dfsph { "DFSPH" } else { "WCSPH" },
+                data.positions.len()
+            );
+        }
+        eta.push((t, 0.5 * (left - right)));
+    }
+    let (x0, x1, s) = geometry.ok_or(format!("{}: no frames", dir.display()))?;
+    let path0 = dir.join("f").join("frame_000000.ply");
+    let first =
+        gpu_sph::io::read_particles(&path0).map_err(|e| format!("{}: {e}", path0.display()))?;
+    // Volume over the footprint: particles × s³ / (L × W), W from the first frame's extent in z.
+    let (zlo, zhi) = first
+        .positions
+        .iter()
+        .fold((f64::MAX, f64::MIN), |(a, b), p| {
+            (a.min(p.z as f64), b.max(p.z as f64))
+        });
+    let width = zhi - zlo + s;
+    let depth = first.positions.len() as f64 * s * s * s / ((x1 - x0) * width);
+    Ok(Wave {
+        label,
+        eta,
+        length: x1 - x0,
+        depth,
+        g,
+    })
+}
+
+/// The times where a sampled curve crosses zero (linear between samples).
+fn zero_crossings(curve: &[(f64, f64)]) -> Vec<f64> {
+    curve
+        .windows(2)
+        .filter(|w| (w[0].1 > 0.0) != (w[1].1 > 0.0))
+        .map(|w| {
+            let ((t0, a), (t1, b)) = (w[0], w[1]);
+            t0 + (t1 - t0) * a / (a - b)
+        })
+        .collect()
+}
+
+/// `standing-wave DIR...`: the first sloshing mode (scripts/standing_wave.sh makes the runs).
+/// Per run: the period from the zero crossings of the end walls' height difference (the
+/// first and third: one period) against linear theory ω² = g k tanh(k d), k = π/L, and the
+/// part of the start amplitude the wave keeps after one period (its largest value between
+/// the second and third crossings over its value at t = 0). Judges nothing.
+fn standing_wave(dirs: &[String]) -> Result<bool, String> {
+    if dirs.is_empty() {
+        return Err(
+            "standing-wave needs run directories (scripts/standing_wave.sh makes them)".into(),
+        );
+    }
+    for d in dirs {
+        let w = read_wave(std::path::Path::new(d)).map_err(|e| format!("{d}: {e}"))?;
+        let k = std::f64::consts::PI / w.length;
+        let period = 2.0 * std::f64::consts::PI / (w.g * k * (k * w.depth).tanh()).sqrt();
+        let a0 = w.eta.first().map_or(0.0, |p| p.1);
+        let z = zero_crossings(&w.eta);
+        let measured = (z.len() >= 3).then(|| z[2] - z[0]);
+        let kept = (z.len() >= 3).then(|| {
+            w.eta
+                .iter()
+                .filter(|p| p.0 > z[1] && p.0 < z[2])
+                .map(|p| p.1)
+                .fold(f64::MIN, f64::max)
+                / a0
+        });
+        println!(
+            "{d}: {}; L = {:.3} m, d = {:.4} m, A0 = {:.4} m; linear period {:.4} s, measured {}; kept after one period {}",
+            w.label,
+            w.length,
+            w.depth,
+            a0,
+            period,
+            measured.map_or("(fewer than three zero crossings)".into(), |p| format!(
+                "{p:.4} s ({:+.1}%)",
+                100.0 * (p / period - 1.0)
+            )),
+            kept.map_or("-".into(), |k| format!("{:.0}%", 100.0 * k))
+        );
+        let series: Vec<String> = w
+            .eta
+            .iter()
+            .map(|(t, e)| format!("{t:.4}:{:.4}", e / a0))
+            .collect();
+        println!("  eta/A0 by t: {}", series.join(" "));
+    }
+    Ok(true)
+}
+
 fn main() -> ExitCode {
     let rest: Vec<String> = std::env::args().skip(2).collect();
     let result = args().and_then(|a| match a.mode.as_str() {
         "martin-moyce" => martin_moyce(&a),
         "stability" => stability(&a),
         "resolution" => resolution(&rest),
+        "standing-wave" => standing_wave(&rest),
         other => Err(format!(
-            "unknown mode {other}: martin-moyce, stability or resolution"
+            "unknown mode {other}: martin-moyce, stability, resolution or standing-wave"
         )),
     });
     match result {
