@@ -715,14 +715,21 @@ fn bench_times_the_whole_step_pass_by_pass() {
     );
 }
 
-/// 500 particles at one point (500 rest densities there): the run ends with exit 1 and one line
-/// naming the step, the quantity, the particle and a fix, on both paths and both solvers,
-/// instead of printing a result.
+/// A block of 12³ particles at just over half the spacing (about 8 rest densities; points
+/// closer than s/2, such as the 500 coincident ones this test used before issue 36, are now
+/// refused before the run, see `starts_and_flags_that_cannot_run_name_their_true_cause`): the
+/// run ends with exit 1 and one line naming the step, the quantity, the particle and a fix, on
+/// both paths and both solvers, instead of printing a result.
 #[test]
 fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
     let mut csv = b"x,y,z\n".to_vec();
-    for _ in 0..500 {
-        csv.extend_from_slice(b"0.5,0.5,0.5\n");
+    for i in 0..12 {
+        for j in 0..12 {
+            for k in 0..12 {
+                let c = |n: i32| 0.5 + 0.00505 * n as f32;
+                csv.extend_from_slice(format!("{},{},{}\n", c(i), c(j), c(k)).as_bytes());
+            }
+        }
     }
     let input = file("coincident.csv", &csv);
     for (path, solver) in [
@@ -757,11 +764,14 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
             "{line}"
         );
     }
-    // With the checks off the same run is not stopped by them (the time step too: at 500 ρ0
-    // the local sound speed, c0 (ρ/ρ0)³, takes dt to 1e-9 s).
+    // With the checks off the same WCSPH run (whose time step has a floor to switch off) is not
+    // stopped by them (the time step too: at 8 ρ0 the local sound speed, c0 (ρ/ρ0)³, takes dt
+    // towards 1e-9 s).
     let out = run(&[
         "--headless",
         "--cpu",
+        "--solver",
+        "wcsph",
         "--input",
         input.to_str().unwrap(),
         "--steps",
@@ -770,10 +780,13 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
         "0",
         "--max-density-ratio",
         "0",
+        "--energy-margin",
+        "0",
         "--dt-min",
         "0",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
     assert!(!stderr.contains("diverged"), "{stderr}");
 }
 
@@ -1118,4 +1131,104 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
         ],
         "follow the 1 vertices",
     );
+}
+
+/// Issue 36: a start the first step would blow apart, a fluid with no neighbours and flags that
+/// contradict each other are refused before the run in one line naming the true cause (they
+/// used to end as "diverged; use a smaller --cfl or --dt", which cannot help, or say nothing).
+#[test]
+fn starts_and_flags_that_cannot_run_name_their_true_cause() {
+    // A file that repeats a lattice point: data rows are counted from 1.
+    let mut csv = String::from("x,y,z\n");
+    for i in 0..6 {
+        for j in 0..6 {
+            for k in 0..6 {
+                let c = |n: i32| (2 + n) as f32 / 100.0;
+                csv += &format!("{},{},{}\n", c(i), c(j), c(k));
+            }
+        }
+    }
+    csv += "0.04,0.04,0.04\n";
+    let repeated = file("repeated.csv", csv.as_bytes());
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--input",
+            repeated.to_str().unwrap(),
+            "--steps",
+            "2",
+        ],
+        "its data rows 87 and 217 repeat a point",
+    );
+    // Two fluid bodies that overlap.
+    let body = r#"{"shape": {"box": {"min": [0.0, 0.0, 0.0], "max": [0.1, 0.1, 0.1]}}}"#;
+    let overlap = file(
+        "overlapping-bodies.json",
+        format!(
+            r#"{{"tank": {{"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]}}, "fluid": [{body}, {body}], "physics": {{"spacing": 0.01}}}}"#
+        )
+        .as_bytes(),
+    );
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--scene",
+            overlap.to_str().unwrap(),
+            "--steps",
+            "2",
+        ],
+        "two of its fluid bodies overlap there",
+    );
+    // No particle within h of another: refused for a fluid run, said for a density-only one.
+    let lonely = [
+        "--headless",
+        "--cpu",
+        "-n",
+        "2000",
+        "--smoothing-radius",
+        "0.001",
+    ];
+    let steps: Vec<&str> = lonely.iter().copied().chain(["--steps", "2"]).collect();
+    assert_usage_error(
+        &steps,
+        "no particle has another within the smoothing radius h = 0.001 m",
+    );
+    let density = run_ok(&lonely);
+    let said = String::from_utf8_lossy(&density.stderr);
+    assert!(said.contains("warning: no particle has another"), "{said}");
+    // A fixed step above the largest one asked for.
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "-n",
+            "800",
+            "--steps",
+            "2",
+            "--dt",
+            "0.01",
+            "--dt-max",
+            "0.005",
+        ],
+        "--dt 0.01 exceeds --dt-max 0.005",
+    );
+    // Particle counts that are not counts, or too few for the built-in scene.
+    assert_usage_error(
+        &["--headless", "--cpu", "-n", "-5", "--steps", "2"],
+        "a particle count is a whole number ≥ 1, got -5",
+    );
+    assert_usage_error(
+        &["--headless", "--cpu", "-n", "1.5", "--steps", "2"],
+        "a particle count is a whole number ≥ 1, got \"1.5\"",
+    );
+    for n in ["1", "2", "8"] {
+        assert_usage_error(
+            &["--headless", "--cpu", "-n", n, "--steps", "2"],
+            &format!(
+                "-n {n} is too few particles for scene dam-break: its tank would be one spacing thin; pass -n 12 or more"
+            ),
+        );
+    }
 }

@@ -85,7 +85,7 @@ pub struct Cli {
     #[arg(long, requires = "bench")]
     pub(crate) brute_force: bool,
     /// Number of particles (ignored with --input, which brings its own).
-    #[arg(short = 'n', long = "particles", value_name = "N")]
+    #[arg(short = 'n', long = "particles", value_name = "N", allow_negative_numbers = true, value_parser = parse_count)]
     pub(crate) particles: Option<u32>,
     /// Hash table size T, a power of two [default: next power of two ≥ 2N].
     #[arg(long, value_name = "T", value_parser = parse_table_size)]
@@ -387,6 +387,22 @@ pub(crate) enum PresentMode {
     Immediate,
     Mailbox,
     Fifo,
+}
+
+/// A particle count: a whole number from 1 (a negative or fractional one is named as such,
+/// not taken for a flag).
+fn parse_count(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<i64>() {
+        Ok(n) if n >= 1 => {
+            u32::try_from(n).map_err(|_| format!("{n} is more than 2^32 − 1 particles"))
+        }
+        Ok(n) => Err(format!(
+            "a particle count is a whole number ≥ 1, got {n}: pass e.g. -n 10000"
+        )),
+        Err(_) => Err(format!(
+            "a particle count is a whole number ≥ 1, got {s:?}: pass e.g. -n 10000"
+        )),
+    }
 }
 
 fn parse_point(s: &str) -> Result<glam::Vec3, String> {

@@ -217,6 +217,14 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             cli.dt_min
         )));
     }
+    let dt_max_chosen = cli.given.iter().any(|g| g == "dt_max")
+        || (cli.scene_file.as_ref()).is_some_and(|f| f.section("physics").contains_key("dt_max"));
+    if let Some(dt) = cli.dt.filter(|&dt| dt_max_chosen && dt > cli.dt_max) {
+        return Err(Error::input(format!(
+            "--dt {dt} exceeds --dt-max {}: a fixed step takes no largest step; drop one of them, or give a --dt of at most {}",
+            cli.dt_max, cli.dt_max
+        )));
+    }
     if cli.dt.is_none() && cli.dt_min > cli.dt_max {
         return Err(Error::input(format!(
             "--dt-min {} exceeds --dt-max {}: lower --dt-min or raise --dt-max",
@@ -314,6 +322,10 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     let config = SphConfig::new(n, overrides)?;
     validate_positions(&positions, config.smoothing_radius, "particle")?;
     validate_velocities(&velocities, "particle")?;
+    // The densities are still worth a look (a point cloud may be sparse): said, not refused.
+    if crate::setup::lonely(&positions, config.smoothing_radius) {
+        eprintln!("gpu-sph: warning: {}", crate::setup::lonely_line(&config));
+    }
     let params = config.sim_params();
 
     let Some(ctx) = ctx else {
