@@ -363,57 +363,97 @@ fn interpolate(curve: &[(f64, f64)], x: f64) -> Option<f64> {
     Some(y0 + (y1 - y0) * (x - x0) / (x1 - x0).max(1e-12))
 }
 
-/// Reads one run directory (see the module doc). The column width a is the fluid's extent in
-/// x at the first frame (centres, plus one spacing), g comes from `--stats`' header.
-fn read_run(dir: &std::path::Path) -> Result<Run, String> {
-    let text = std::fs::read_to_string(dir.join("s.csv"))
-        .map_err(|e| format!("{}: {e}", dir.join("s.csv").display()))?;
-    let header = text.lines().next().unwrap_or_default();
-    let g = header
-        .split("g = ")
-        .nth(1)
-        .and_then(|r| r.split_whitespace().next())
-        .and_then(|v| v.parse::<f64>().ok())
-        .map(f64::abs)
-        .ok_or("s.csv: no g in the header line")?;
-    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
-    let names: Vec<&str> = lines.next().ok_or("s.csv: empty")?.split(',').collect();
-    let col = |name: &str| {
-        names
-            .iter()
-            .position(|n| *n == name)
-            .ok_or(format!("s.csv: no column {name}"))
-    };
-    let (c_step, c_t, c_front) = (col("step")?, col("t")?, col("front")?);
-    let mut rows = Vec::new();
-    for l in lines {
-        let f: Vec<&str> = l.split(',').collect();
-        let num = |c: usize| f.get(c).and_then(|v| v.parse::<f64>().ok());
-        if let (Some(step), Some(t), Some(x)) = (num(c_step), num(c_t), num(c_front)) {
-            rows.push((step as u64, t, x));
-        }
+/// A run's `--stats` file (`s.csv`): g from its header line, its rows by column name.
+struct StatsCsv {
+    g: f64,
+    names: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl StatsCsv {
+    fn read(dir: &std::path::Path) -> Result<Self, String> {
+        let path = dir.join("s.csv");
+        let text =
+            std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let header = text.lines().next().unwrap_or_default();
+        let g = header
+            .split("g = ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|v| v.parse::<f64>().ok())
+            .map(f64::abs)
+            .ok_or("s.csv: no g in the header line")?;
+        let mut lines = text.lines().filter(|l| !l.starts_with('#'));
+        let split = |l: &str| l.split(',').map(String::from).collect::<Vec<_>>();
+        let names = split(lines.next().ok_or("s.csv: empty")?);
+        let rows = lines.map(split).collect();
+        Ok(Self { g, names, rows })
     }
-    let mut frames: Vec<_> = std::fs::read_dir(dir.join("f"))
+
+    /// The values of columns `cols` in each row where all of them parse.
+    fn columns<const K: usize>(&self, cols: [&str; K]) -> Result<Vec<[f64; K]>, String> {
+        let mut at = [0; K];
+        for (a, name) in at.iter_mut().zip(cols) {
+            *a = self
+                .names
+                .iter()
+                .position(|n| n == name)
+                .ok_or(format!("s.csv: no column {name}"))?;
+        }
+        Ok(self
+            .rows
+            .iter()
+            .filter_map(|r| {
+                let mut v = [0.0; K];
+                for (x, &c) in v.iter_mut().zip(&at) {
+                    *x = r.get(c)?.parse().ok()?;
+                }
+                Some(v)
+            })
+            .collect())
+    }
+
+    /// DFSPH runs count their constant-density iterations (at least two a step); WCSPH writes 0.
+    fn solver(&self) -> Result<&'static str, String> {
+        let dfsph = self.columns(["iterations_d"])?.iter().any(|v| v[0] != 0.0);
+        Ok(if dfsph { "DFSPH" } else { "WCSPH" })
+    }
+}
+
+/// The frames of a run directory (`f/frame_<step>.ply`) with their steps, in step order.
+fn frames(dir: &std::path::Path) -> Result<Vec<(u64, std::path::PathBuf)>, String> {
+    let mut frames = std::fs::read_dir(dir.join("f"))
         .map_err(|e| format!("{}: {e}", dir.join("f").display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.extension().is_some_and(|x| x == "ply"))
-        .collect();
+        .map(|path| {
+            path.file_stem()
+                .and_then(|s| s.to_str())
+                .and_then(|s| s.rsplit('_').next())
+                .and_then(|s| s.parse().ok())
+                .map(|step| (step, path.clone()))
+                .ok_or(format!("{}: not frame_<step>.ply", path.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
     frames.sort();
+    Ok(frames)
+}
+
+/// Reads one run directory (see the module doc). The column width a is the fluid's extent in
+/// x at the first frame (centres, plus one spacing), g comes from `--stats`' header.
+fn read_run(dir: &std::path::Path) -> Result<Run, String> {
+    let stats = StatsCsv::read(dir)?;
+    let g = stats.g;
+    let rows = stats.columns(["step", "t", "front"])?;
     let mut a = None;
     let mut label = String::new();
     let mut height = Vec::new();
-    for path in frames {
-        let step: u64 = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .and_then(|s| s.rsplit('_').next())
-            .and_then(|s| s.parse().ok())
-            .ok_or(format!("{}: not frame_<step>.ply", path.display()))?;
+    for (step, path) in frames(dir)? {
         let t = if step == 0 {
             0.0
         } else {
-            match rows.iter().find(|r| r.0 == step) {
-                Some(r) => r.1,
+            match rows.iter().find(|r| r[0] as u64 == step) {
+                Some(r) => r[1],
                 None => continue,
             }
         };
@@ -447,18 +487,10 @@ fn read_run(dir: &std::path::Path) -> Result<Run, String> {
     let width = a.ok_or(format!("{}: no frames", dir.display()))?;
     let front = rows
         .iter()
-        .map(|r| (r.1 * (2.0 * g / width).sqrt(), r.2 / width))
+        .map(|r| (r[1] * (2.0 * g / width).sqrt(), r[2] / width))
         .collect();
-    // DFSPH runs count their constant-density iterations (at least two a step); WCSPH writes 0.
-    let c_it = col("iterations_d")?;
-    let dfsph = text
-        .lines()
-        .filter(|l| !l.starts_with('#'))
-        .skip(1)
-        .any(|l| l.split(',').nth(c_it).is_some_and(|v| v != "0"));
-    let solver = if dfsph { "DFSPH" } else { "WCSPH" };
     Ok(Run {
-        label: format!("{solver}, {label}"),
+        label: format!("{}, {label}", stats.solver()?),
         front,
         height,
     })
@@ -596,54 +628,15 @@ struct Wave {
 }
 
 fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
-    let text = std::fs::read_to_string(dir.join("s.csv"))
-        .map_err(|e| format!("{}: {e}", dir.join("s.csv").display()))?;
-    let header = text.lines().next().unwrap_or_default();
-    let number_after = |key: &str| {
-        header
-            .split(key)
-            .nth(1)
-            .and_then(|r| r.split_whitespace().next())
-            .and_then(|v| v.trim_end_matches([';', ',']).parse::<f64>().ok())
-    };
-    let g = number_after("g = ")
-        .map(f64::abs)
-        .ok_or("s.csv: no g in the header line")?;
-    let mut lines = text.lines().filter(|l| !l.starts_with('#'));
-    let names: Vec<&str> = lines.next().ok_or("s.csv: empty")?.split(',').collect();
-    let col = |name: &str| {
-        names
-            .iter()
-            .position(|n| *n == name)
-            .ok_or(format!("s.csv: no column {name}"))
-    };
-    let (c_step, c_t, c_it) = (col("step")?, col("t")?, col("iterations_d")?);
-    let mut times = std::collections::HashMap::new();
-    let mut dfsph = false;
-    for l in lines {
-        let f: Vec<&str> = l.split(',').collect();
-        if let (Some(step), Some(t)) = (
-            f.get(c_step).and_then(|v| v.parse::<u64>().ok()),
-            f.get(c_t).and_then(|v| v.parse::<f64>().ok()),
-        ) {
-            times.insert(step, t);
-        }
-        dfsph |= f.get(c_it).is_some_and(|v| *v != "0");
-    }
-    let mut frames: Vec<_> = std::fs::read_dir(dir.join("f"))
-        .map_err(|e| format!("{}: {e}", dir.join("f").display()))?
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "ply"))
+    let stats = StatsCsv::read(dir)?;
+    let times: std::collections::HashMap<u64, f64> = stats
+        .columns(["step", "t"])?
+        .iter()
+        .map(|r| (r[0] as u64, r[1]))
         .collect();
-    frames.sort();
+    let solver = stats.solver()?;
     let (mut eta, mut geometry, mut label) = (Vec::new(), None, String::new());
-    for path in frames {
-        let step: u64 = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .and_then(|s| s.rsplit('_').next())
-            .and_then(|s| s.parse().ok())
-            .ok_or(format!("{}: not frame_<step>.ply", path.display()))?;
+    for (step, path) in frames(dir)? {
         let t = match (step, times.get(&step)) {
             (0, _) => 0.0,
             (_, Some(&t)) => t,
@@ -682,11 +675,7 @@ fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
         };
         let (left, right) = (top(&|x| x - x0 < h), top(&|x| x1 - x < h));
         if label.is_empty() {
-            label = format!(
-                "{}, N = {}",
-                if dfsph { "DFSPH" } else { "WCSPH" },
-                data.positions.len()
-            );
+            label = format!("{solver}, N = {}", data.positions.len());
         }
         eta.push((t, 0.5 * (left - right)));
     }
@@ -708,7 +697,7 @@ fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
         eta,
         length: x1 - x0,
         depth,
-        g,
+        g: stats.g,
     })
 }
 
