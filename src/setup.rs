@@ -465,15 +465,9 @@ impl Setup {
 /// line naming the particles, their place and the fix. Worked example: a file repeating
 /// (0.1, 0.1, 0.1) on its rows 3 and 7 → "... data rows 3 and 7 ...".
 fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Result<()> {
-    use crate::neighbours::NeighbourSearch;
-    if positions.len() < 2 {
-        return Ok(());
-    }
     let (s, h) = (config.spacing, config.smoothing_radius);
-    // Points too far from the origin for cells of s/2 are left to the run's own checks.
-    let close = NeighbourSearch::new(positions, 0.5 * s).map(|g| g.pairs());
-    if let Some(&(i, j)) = close.as_ref().ok().and_then(|pairs| pairs.first()) {
-        let (p, q) = (positions[i as usize], positions[j as usize]);
+    if let Some((i, j)) = Cells::new(positions, 0.5 * s).first_pair() {
+        let (p, q) = (positions[i], positions[j]);
         let at = format!(
             "particles {i} and {j} start {:.3e} m apart at {p} and {q}, closer than half the spacing ({} m), so the first step would blow them apart",
             p.distance(q),
@@ -499,21 +493,86 @@ fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Resul
     Ok(())
 }
 
-/// Whether two or more particles lie at `positions` and none has another within `h` (points
-/// too far from the origin for cells of h are not judged here).
+/// Whether two or more particles lie at `positions` and none has another within `h`.
 pub fn lonely(positions: &[Vec3], h: f32) -> bool {
-    use rayon::prelude::*;
-    if positions.len() < 2 {
-        return false;
+    positions.len() >= 2 && Cells::new(positions, h).first_pair().is_none()
+}
+
+/// Points binned into cubic cells of side r, for the start checks. Serial on purpose: the
+/// first use of rayon's pool starts a thread per core, each reserving a malloc arena of
+/// 64 MiB of address space, which under an address-space limit can abort the process before
+/// the run's own allocations fail in one line (`tests/faults.rs`).
+struct Cells<'a> {
+    positions: &'a [Vec3],
+    r: f32,
+    /// Point indices ordered by cell.
+    order: Vec<u32>,
+    /// Each occupied cell's range in `order`.
+    ranges: std::collections::HashMap<(i32, i32, i32), (u32, u32)>,
+}
+
+impl<'a> Cells<'a> {
+    fn new(positions: &'a [Vec3], r: f32) -> Self {
+        let inv = 1.0 / r;
+        let cell = |p: Vec3| {
+            let c = (p * inv).floor();
+            (c.x as i32, c.y as i32, c.z as i32)
+        };
+        let mut keyed: Vec<((i32, i32, i32), u32)> = positions
+            .iter()
+            .enumerate()
+            .map(|(i, &p)| (cell(p), i as u32))
+            .collect();
+        keyed.sort_unstable();
+        let mut ranges = std::collections::HashMap::new();
+        let mut start = 0;
+        for k in 1..=keyed.len() {
+            if k == keyed.len() || keyed[k].0 != keyed[start].0 {
+                ranges.insert(keyed[start].0, (start as u32, k as u32));
+                start = k;
+            }
+        }
+        Self {
+            positions,
+            r,
+            order: keyed.into_iter().map(|(_, i)| i).collect(),
+            ranges,
+        }
     }
-    let Ok(grid) = crate::neighbours::NeighbourSearch::new(positions, h) else {
-        return false;
-    };
-    !(0..positions.len()).into_par_iter().any(|i| {
-        let mut near = false;
-        grid.for_each_near(positions[i], |j, _| near |= j as usize != i);
-        near
-    })
+
+    /// The pair (i, j), i < j, closer than r with the smallest i, then the smallest j.
+    fn first_pair(&self) -> Option<(usize, usize)> {
+        let (inv, r2) = (1.0 / self.r, self.r * self.r);
+        for (i, &p) in self.positions.iter().enumerate() {
+            let c = (p * inv).floor();
+            let (cx, cy, cz) = (c.x as i32, c.y as i32, c.z as i32);
+            let mut best: Option<usize> = None;
+            for dz in -1..=1 {
+                for dy in -1..=1 {
+                    for dx in -1..=1 {
+                        let key = (
+                            cx.saturating_add(dx),
+                            cy.saturating_add(dy),
+                            cz.saturating_add(dz),
+                        );
+                        let Some(&(a, b)) = self.ranges.get(&key) else {
+                            continue;
+                        };
+                        for &j in &self.order[a as usize..b as usize] {
+                            let j = j as usize;
+                            if j > i && p.distance_squared(self.positions[j]) < r2 {
+                                best = Some(best.map_or(j, |b| b.min(j)));
+                            }
+                        }
+                    }
+                }
+            }
+            if let Some(j) = best {
+                return Some((i, j));
+            }
+        }
+        None
+    }
 }
 
 /// The one line that says a configuration's particles have no neighbours, and the fix.
