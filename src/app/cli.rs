@@ -577,12 +577,13 @@ pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
     })
 }
 
-/// Whether the solver was chosen (on the command line or in a scene file) rather than left
-/// at its default: a density-only run (no --steps) has no solver to default, but naming one
-/// there is a mistake worth a line.
-pub(crate) fn solver_chosen(cli: &Cli) -> bool {
-    cli.given.iter().any(|g| g == "solver")
-        || (cli.scene_file.as_ref()).is_some_and(|f| f.section("physics").contains_key("solver"))
+/// Whether the physics setting `key` (a flag's id, a scene file's `physics.key`) was chosen,
+/// on the command line or in the scene file, rather than left at its default: a density-only
+/// run has no solver to default, and a fixed `--dt` ignores a default `--dt-max` but contradicts
+/// a chosen one.
+pub(crate) fn chosen(cli: &Cli, key: &str) -> bool {
+    cli.given.iter().any(|g| g == key)
+        || (cli.scene_file.as_ref()).is_some_and(|f| f.section("physics").contains_key(key))
 }
 
 /// The scene `--scene` chose: a built-in one, or the file's description.

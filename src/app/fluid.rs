@@ -16,8 +16,8 @@ use crate::{Error, bench, io, verify};
 
 use super::Outcome;
 use super::cli::{
-    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, check_no_count_with_file, guards, overrides,
-    run_spec, scene_choice, solver_chosen, surface_settings, viewer_options,
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, check_no_count_with_file, chosen, guards, overrides,
+    run_spec, scene_choice, surface_settings, viewer_options,
 };
 use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
@@ -194,7 +194,7 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if cli.export_every == 0 {
         return Err(Error::input("--export-every must be ≥ 1"));
     }
-    if cli.steps == 0 && solver_chosen(cli) {
+    if cli.steps == 0 && chosen(cli, "solver") {
         return Err(Error::input(format!(
             "--solver {} applies to fluid runs: add --steps K (a density-only run uses the poly6 density, whatever the solver)",
             cli.solver.name()
@@ -217,9 +217,10 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             cli.dt_min
         )));
     }
-    let dt_max_chosen = cli.given.iter().any(|g| g == "dt_max")
-        || (cli.scene_file.as_ref()).is_some_and(|f| f.section("physics").contains_key("dt_max"));
-    if let Some(dt) = cli.dt.filter(|&dt| dt_max_chosen && dt > cli.dt_max) {
+    if let Some(dt) = cli
+        .dt
+        .filter(|&dt| chosen(cli, "dt_max") && dt > cli.dt_max)
+    {
         return Err(Error::input(format!(
             "--dt {dt} exceeds --dt-max {}: a fixed step takes no largest step; drop one of them, or give a --dt of at most {}",
             cli.dt_max, cli.dt_max
