@@ -12,7 +12,7 @@
 //   wall_image_mask(w, x, xk, h2)      the walls across which x sees xk's images (per candidate)
 //   image_axes(s), reflect_across      where image s of xk lies               (per image)
 //   image_velocity(v, axes)            its velocity in the kinematic terms    (density change rate)
-//   viscous_image_velocity(v)          its velocity in the viscous terms      (both solvers)
+//   viscous_image_velocity(v, x, d, w, axes, fluid)  its velocity in the viscous terms (both solvers)
 //   clamp_to_tank, clamp_to_box        the hard walls after integration       (both solvers)
 // An image carries its original's density, pressure and stiffness. The solver adds each image
 // right after its original, through its own pair term, into the same sums: the walk keeps the
@@ -71,12 +71,36 @@ fn image_velocity(v: vec3<f32>, axes: vec3<bool>) -> vec3<f32> {
     return select(v, -v, axes);
 }
 
-// The velocity of an image in the viscous terms of both solvers: -v, the no-slip wall (Morris
-// et al. 1997; src/boundary/tank.rs viscous_image_velocity, its twin). The one place the tank
-// walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
-// Worked example: v = (1, 2, 3) -> (-1, -2, -3).
-fn viscous_image_velocity(v: vec3<f32>) -> vec3<f32> {
-    return -v;
+// How a wall of Navier slip length b (m; negative: free slip) carries the tangential velocity
+// of a particle y from it into its image: 1 free slip, -1 no slip, else (b - y)/(b + y)
+// (src/boundary/tank.rs slip_factor, its twin, gives the model). Worked example: b = 0.01,
+// y = 0.005 -> 1/3.
+fn slip_factor(b: f32, y: f32) -> f32 {
+    if b < 0.0 {
+        return 1.0;
+    }
+    if b == 0.0 {
+        return -1.0;
+    }
+    return (b - y) / (b + y);
+}
+
+// The velocity in the viscous terms of both solvers of the image at x - d of a particle with
+// velocity v, across the walls of `axes` of a particle at x near `walls`: normal components
+// reflected, tangential ones scaled by the slip factor of the wall's slip length at the
+// original's distance from it (the more frictional wall's at an edge or corner). No slip by
+// default for now (src/boundary/tank.rs viscous_image_velocity, its twin, gives the reasons). The one
+// place the tank walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
+// Worked example: b = 0 on the floor, v = (1, 2, 3) -> (-1, -2, -3); free slip -> (1, -2, 3).
+fn viscous_image_velocity(v: vec3<f32>, x: vec3<f32>, d: vec3<f32>, walls: WallPlanes, axes: vec3<bool>, fluid: FluidParams) -> vec3<f32> {
+    var f = 1.0;
+    for (var a = 0; a < 3; a = a + 1) {
+        if axes[a] {
+            let b = select(fluid.slip_hi[a], fluid.slip_lo[a], walls.plane[a] == fluid.tank_min[a]);
+            f = min(f, slip_factor(b, abs(x[a] - d[a] - walls.plane[a])));
+        }
+    }
+    return select(v * f, -v, axes);
 }
 
 // The tank's hard walls (src/boundary/tank.rs clamp_to_tank), both solvers: a coordinate

@@ -50,6 +50,9 @@ struct FluidParams {
     alpha: f32,
     // Open sides: bit 2 axis (lower), 2 axis + 1 (upper); no wall there.
     open: u32,
+    // Navier slip length of the lower / upper wall of each axis, m; negative: free slip; 0: no slip.
+    slip_lo: vec4<f32>,
+    slip_hi: vec4<f32>,
 }
 
 // The colliding spheres' uniform block (src/grains/mod.rs GrainParams, field for field).

@@ -389,6 +389,12 @@ pub struct FluidParams {
     /// ([`crate::scene::Side`]): no mirror wall and no clamping there, and a particle that
     /// leaves through one is removed from the run. 0: a closed box.
     pub open: u32,
+    /// The Navier slip length b of the lower wall of each axis (xyz; w unused), m: how the
+    /// walls' mirror images move in the viscous terms ([`crate::boundary::tank::viscous_image_velocity`]).
+    /// Negative: free slip (b = ∞); 0: no slip (the default).
+    pub slip_lo: [f32; 4],
+    /// The same for the upper wall of each axis.
+    pub slip_hi: [f32; 4],
 }
 
 /// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
@@ -410,6 +416,11 @@ pub struct PhysicsConfig {
     pub restitution: f32,
     /// Largest time step, s (both solvers).
     pub dt_max: f32,
+    /// The Navier slip length of the tank's walls, m (f32::INFINITY free slip, 0 no slip);
+    /// `None` the default wall, no slip for now
+    /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
+    #[serde(default)]
+    pub wall_slip_length: Option<f32>,
 }
 
 impl Default for PhysicsConfig {
@@ -423,6 +434,7 @@ impl Default for PhysicsConfig {
             dt: None,
             restitution: 0.0,
             dt_max: 5e-3,
+            wall_slip_length: None,
         }
     }
 }
@@ -560,6 +572,7 @@ impl PhysicsConfig {
                 cfg.spacing
             )));
         }
+        let slip = slip_code(self.wall_slip_length)?;
         let h = cfg.smoothing_radius as f64;
         let rho0 = cfg.rest_density;
         Ok(FluidParams {
@@ -578,7 +591,22 @@ impl PhysicsConfig {
             restitution: self.restitution,
             alpha: self.alpha,
             open: 0,
+            slip_lo: [slip, slip, slip, 0.0],
+            slip_hi: [slip, slip, slip, 0.0],
         })
+    }
+}
+
+/// A wall's slip length as [`FluidParams::slip_lo`] holds it: b ≥ 0 in metres, −1 for free
+/// slip (b = ∞); `None`, the default wall, is no slip (0). A negative or NaN length is refused.
+pub fn slip_code(b: Option<f32>) -> Result<f32> {
+    match b {
+        None => Ok(0.0),
+        Some(b) if b == f32::INFINITY => Ok(-1.0),
+        Some(b) if b.is_finite() && b >= 0.0 => Ok(b),
+        Some(b) => Err(Error::input(format!(
+            "wall slip length must be 0 (no slip) or more metres, or free, got {b}: pass e.g. --wall-slip-length free"
+        ))),
     }
 }
 

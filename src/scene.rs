@@ -161,6 +161,9 @@ pub struct SceneDesc {
     pub emitters: Vec<crate::emitter::Emitter>,
     /// The tank's open sides ([`Side::mask`]): fluid that leaves through them is removed.
     pub open: u32,
+    /// Per wall (indexed by [`Side`]), its own slip length, m (f32::INFINITY free slip);
+    /// `None` where the run's `wall_slip_length` applies.
+    pub slip: [Option<f32>; 6],
 }
 
 /// Particles plus the tank that holds them.
@@ -618,6 +621,7 @@ impl SceneDesc {
             obstacles: Vec::new(),
             emitters: Vec::new(),
             open: 0,
+            slip: [None; 6],
         }
     }
 
@@ -1036,6 +1040,7 @@ mod tests {
             obstacles: Vec::new(),
             emitters: Vec::new(),
             open: 0,
+            slip: [None; 6],
         };
         let (scene, counts) = desc.fill(s, 0);
         assert!(scene.walled > 0);

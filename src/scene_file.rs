@@ -64,6 +64,41 @@ pub struct Tank {
     /// from the run and counted.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub open: Vec<crate::scene::Side>,
+    /// Per wall (`"x-"`, `"y-"`, …), its Navier slip length: metres (0 no slip, a length for
+    /// wall friction) or `"free"`; walls not named take the run's `wall_slip_length`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub slip_length: BTreeMap<String, serde_json::Value>,
+}
+
+impl Tank {
+    /// Its walls' slip lengths, indexed by [`crate::scene::Side`] (f32::INFINITY for free
+    /// slip); `None` where the run's applies. An unknown side or a value that is no length
+    /// is refused, naming it.
+    pub fn wall_slips(&self, name: &str) -> Result<[Option<f32>; 6]> {
+        let mut out = [None; 6];
+        for (side, value) in &self.slip_length {
+            let s: crate::scene::Side = serde_json::from_value(serde_json::Value::String(side.clone()))
+                .map_err(|_| {
+                    Error::input(format!(
+                        "{name}: at tank.slip_length.{side}: no such wall; the walls are x-, x+, y-, y+, z-, z+"
+                    ))
+                })?;
+            let b = match value {
+                serde_json::Value::String(t) if t == "free" => Some(f32::INFINITY),
+                serde_json::Value::Number(n) => n
+                    .as_f64()
+                    .map(|b| b as f32)
+                    .filter(|b| b.is_finite() && *b >= 0.0),
+                _ => None,
+            };
+            out[s as usize] = Some(b.ok_or_else(|| {
+                Error::input(format!(
+                    "{name}: at tank.slip_length.{side}: {value} is no slip length; give \"free\", 0 (no slip) or a length in metres"
+                ))
+            })?);
+        }
+        Ok(out)
+    }
 }
 
 /// A setting's value as the file gives it (a number, a string, a boolean).
@@ -115,6 +150,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "gravity",
             "viscosity",
             "alpha",
+            "wall_slip_length",
             "sound_speed",
             "cfl",
             "dt",
@@ -338,6 +374,7 @@ impl SceneFile {
                 }
             }
         }
+        file.tank.wall_slips(name)?;
         Ok(file)
     }
 
@@ -360,6 +397,8 @@ impl SceneFile {
             obstacles: self.obstacles.clone(),
             emitters: self.emitters.clone(),
             open: crate::scene::Side::mask(&self.tank.open),
+            // Checked when the file was read.
+            slip: self.tank.wall_slips("").unwrap_or_default(),
         }
     }
 }
@@ -414,6 +453,7 @@ pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
             min: d.tank_min.to_array(),
             max: d.tank_max.to_array(),
             open: Vec::new(),
+            slip_length: BTreeMap::new(),
         },
         fluid: &d.bodies,
         physics: Physics {

@@ -218,12 +218,23 @@ pub fn fluid_params(
     (tank_min, tank_max): (Vec3, Vec3),
     head: f32,
     open: u32,
+    slip: [Option<f32>; 6],
 ) -> Result<FluidParams> {
     if let Some(w) = physics.sound_speed_warning(head) {
         eprintln!("{w}");
     }
     let mut fp = physics.fluid_params(config, tank_min, tank_max, head)?;
     fp.open = open;
+    for (side, b) in slip.iter().enumerate() {
+        if let Some(b) = b {
+            let code = crate::params::slip_code(Some(*b))?;
+            if side % 2 == 0 {
+                fp.slip_lo[side / 2] = code;
+            } else {
+                fp.slip_hi[side / 2] = code;
+            }
+        }
+    }
     Ok(fp)
 }
 
@@ -379,6 +390,7 @@ impl Setup {
             (tank_min, tank_max),
             head,
             desc.map_or(0, |d| d.open),
+            desc.map_or([None; 6], |d| d.slip),
         )?;
         let solver = SolverParams::new(spec.solver, &spec.dfsph, &config, &spec.physics)?;
         let obstacles = crate::obstacle::boundary(

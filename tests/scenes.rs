@@ -132,6 +132,30 @@ fn malformed_scene_files_exit_2_with_one_line() {
             "at physics.solver",
         ),
         (
+            edit(
+                "wall.json",
+                "\"max\": [0.4, 0.4, 0.2]}",
+                "\"max\": [0.4, 0.4, 0.2], \"slip_length\": {\"w-\": 0}}",
+            ),
+            "at tank.slip_length.w-: no such wall; the walls are x-, x+, y-, y+, z-, z+",
+        ),
+        (
+            edit(
+                "slip.json",
+                "\"max\": [0.4, 0.4, 0.2]}",
+                "\"max\": [0.4, 0.4, 0.2], \"slip_length\": {\"y-\": -1}}",
+            ),
+            "at tank.slip_length.y-: -1 is no slip length",
+        ),
+        (
+            edit(
+                "slipflag.json",
+                "\"gravity\": 0",
+                "\"wall_slip_length\": \"sticky\"",
+            ),
+            "at physics.wall_slip_length",
+        ),
+        (
             edit("outside.json", "\"radius\": 0.06", "\"radius\": 0.3"),
             "fluid[1] spans",
         ),

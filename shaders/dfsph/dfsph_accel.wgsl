@@ -4,8 +4,7 @@
 // et al. 2003, off by default) + m alpha c h (v_ij . x_ij)/((r^2 + 0.01 h^2) rho_bar_ij)
 // grad W_ij, approaching pairs only] (WCSPH's artificial viscosity Pi term for term, Monaghan
 // 1992, acting as nu = alpha c h / 10 in compression; cubic spline gradient), images moving
-// with viscous_image_velocity(v_j) = -v_j (boundary_tank.wgsl: the no-slip wall of the viscous
-// terms). accel.w = S_i, the row sum of that map
+// with viscous_image_velocity (boundary_tank.wgsl: the walls' slip length, no slip by default). accel.w = S_i, the row sum of that map
 // over every pair, receding ones too (sum of the pairs' |coefficient| r^2 and the Mueller
 // coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
@@ -54,7 +53,10 @@ fn candidate(k: u32) -> Cand {
 
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
-    let vj = select(c.v, viscous_image_velocity(c.v), any(axes));
+    var vj = c.v;
+    if any(axes) {
+        vj = viscous_image_velocity(c.v, w.x, d, w.walls, axes, fluid);
+    }
     if fluid.viscosity != 0.0 {
         let wv = params.h - sqrt(r2);
         let k = fluid.viscosity / w.rho * fluid.mass / c.rho * fluid.kernel_45 * wv;

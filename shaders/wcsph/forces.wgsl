@@ -10,8 +10,8 @@
 // over j ≠ i with r² < h² (Müller et al. 2003), walked exactly as the density walks them.
 // Coincident particles (r = 0) exchange no pressure push, only viscosity. Walls: within h of a
 // wall each candidate also pushes through its mirror images across the near walls (images 1 to
-// 7, see stage `walls`), with its density and pressure and velocity viscous_image_velocity(v_k)
-// = -v_k in the viscous terms (no slip; boundary_tank.wgsl and src/boundary/tank.rs give the wall model).
+// 7, see stage `walls`), with its density and pressure and, in the viscous terms, velocity
+// viscous_image_velocity (the walls' slip; boundary_tank.wgsl and src/boundary/tank.rs give the wall model).
 // Grouped (walk.wgsl): one invocation per group of up to GROUP particles of one slot; the
 // members' own fields are read once into the walker, each candidate's once per visit for all
 // of them. Each member adds its terms in walk order, as a walk of its own would.
@@ -93,14 +93,15 @@ fn pair(m: Member, k: u32, c: Fields) -> vec3<f32> {
 }
 
 // The push of image s of candidate c (mirrored across s's walls) on member m: c's density and
-// pressure, velocity viscous_image_velocity(v) (no slip, viscous terms only). Zero unless s is a subset of `seen` (the
+// pressure, velocity viscous_image_velocity (the walls' slip, viscous terms only). Zero unless s is a subset of `seen` (the
 // walls of m whose images of c it sees, see image_mask) and the image lies within h.
 fn image_pair(m: Member, c: Fields, seen: u32, s: u32) -> vec3<f32> {
     let d = m.f.x - reflect_across(c.x, m.walls.plane, image_axes(s));
     let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
     var push = vec3<f32>(0.0);
     if (seen & s) == s && r2 < params.h2 {
-        push = interact(m, d, r2, viscous_image_velocity(c.v), c.rho, c.p_over_rho2);
+        let axes = image_axes(s);
+        push = interact(m, d, r2, viscous_image_velocity(c.v, m.f.x, d, m.walls, axes, fluid), c.rho, c.p_over_rho2);
     }
     return push;
 }

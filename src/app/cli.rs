@@ -140,6 +140,10 @@ pub struct Cli {
     /// Monaghan artificial viscosity α.
     #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     pub(crate) alpha: f32,
+    /// Navier slip length of the tank's walls in the viscous terms, metres: 0 no slip (the
+    /// default for now), `free`, or a length (partial slip); scene files may set it per wall.
+    #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true)]
+    pub(crate) wall_slip_length: Option<f32>,
     /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
     #[arg(long, allow_hyphen_values = true, value_name = "C")]
     pub(crate) sound_speed: Option<f32>,
@@ -653,6 +657,20 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
         dt: cli.dt,
         restitution: cli.restitution,
         dt_max: cli.dt_max,
+        wall_slip_length: cli.wall_slip_length,
+    }
+}
+
+/// `--wall-slip-length`: `free` (or `inf`), or a length in metres ≥ 0.
+fn parse_slip_length(s: &str) -> Result<f32, String> {
+    match s {
+        "free" | "inf" | "infinity" => Ok(f32::INFINITY),
+        _ => match s.parse::<f32>() {
+            Ok(b) if b.is_finite() && b >= 0.0 => Ok(b),
+            _ => Err(format!(
+                "`{s}` is not a slip length: give free, 0 (no slip) or a length in metres"
+            )),
+        },
     }
 }
 

@@ -3,7 +3,8 @@
 //! [`wall_planes`] (the walls within h of a particle, once per particle), [`wall_image_mask`]
 //! (the walls across which it sees a candidate's images), [`subsets`], [`image_axes`] and
 //! [`reflect_across`] (which images, and where), [`image_velocity`] and
-//! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms), and
+//! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms: free
+//! slip by default, wall friction through a Navier slip length), and
 //! the hard walls that hold a particle a violent step carried past them ([`clamp_to_tank`],
 //! [`clamp_to_box`]). An
 //! image carries its original's density, pressure and stiffness; the solver adds each image
@@ -19,8 +20,8 @@
 //! are squeezed against whatever holds them (this is what kept a hydrostatic column jittering at
 //! the walls). Mirroring every neighbour across the wall fills the missing half of the kernel
 //! with fluid that has the neighbour's density and pressure, and its velocity reflected in the
-//! kinematic terms and reversed in the viscous ones ([`image_velocity`] gives the wall model
-//! and its reasons): at an edge or corner the images across two or three walls
+//! kinematic terms and, in the viscous ones, reflected with the tangential part the wall's slip
+//! length leaves ([`viscous_image_velocity`] gives the wall model and its reasons): at an edge or corner the images across two or three walls
 //! (each non-empty subset of the near walls, bit `axis` reflecting that axis) are added too.
 //! A resting lattice half a spacing from a wall then continues exactly across it, and every
 //! particle has the density and pressure of the interior. The walking stages add the images
@@ -40,6 +41,8 @@
 //! away, and adds to a density walk the poly6 term of r² = 0.5625, as a real neighbour there
 //! would.
 
+#[cfg(test)]
+use bytemuck::Zeroable;
 use glam::{BVec3, Vec3};
 
 use crate::hash::distance2;
@@ -102,28 +105,84 @@ pub fn reflect_across(x: Vec3, plane: Vec3, axes: BVec3) -> Vec3 {
 /// change rate, continuity): free slip, the normal components reflected and the tangential
 /// ones kept, so a wall stops flow through it and nothing else: fluid sliding along a wall
 /// neither compresses nor expands against its images.
-///
-/// The wall model of both solvers: mirror particles whose velocity is reflected in the
-/// kinematic terms ([`image_velocity`]) and reversed in the viscous terms
-/// ([`viscous_image_velocity`], the no-slip wall of Morris et al. 1997 and Adami et al.
-/// 2012). A wall is impermeable, and the fluid sticks to it as a viscous fluid does; how much
-/// shear that transmits is the viscosity's: water's μ = 1e-3 Pa·s (DFSPH's `--viscosity`)
-/// gives a boundary layer far thinner than a particle (Re ≈ 1e5 in the dam break), so the
-/// walls act as the smooth walls of the experiment, while WCSPH's artificial viscosity, a
-/// stabiliser, also brakes flow along the walls (measured: the Martin & Moyce front +9.8%
-/// at T = 1.19 with it, +13% when it too saw free-slip images).
 #[inline]
 pub fn image_velocity(v: Vec3, axes: BVec3) -> Vec3 {
     Vec3::select(axes, -v, v)
 }
 
-/// The velocity of an image in the viscous terms of both solvers: −v (no slip; see
-/// [`image_velocity`]). The one place the tank walls' viscous model is written in Rust: the
-/// WCSPH forces (all three walks) and DFSPH's `dfsph_accel` call it, as `forces.wgsl` and
-/// `dfsph_accel.wgsl` call its WGSL twin in boundary_tank.wgsl.
+/// How a wall of Navier slip length `b` (m; negative: free slip) carries the tangential
+/// velocity of a particle `y` from it into its mirror image: 1 free slip, −1 no slip, else
+/// (b − y)/(b + y), the image's velocity on the line through the particle's that reaches
+/// the wall's slip velocity u_w = b ∂u/∂n (Navier 1823; the ghost-cell form of that boundary
+/// condition). Worked example: b = 0.01, y = 0.005 → 1/3.
 #[inline]
-pub fn viscous_image_velocity(v: Vec3) -> Vec3 {
-    -v
+pub fn slip_factor(b: f32, y: f32) -> f32 {
+    if b < 0.0 {
+        1.0
+    } else if b == 0.0 {
+        -1.0
+    } else {
+        (b - y) / (b + y)
+    }
+}
+
+/// The velocity of the image of a particle with velocity `v` in the viscous terms of both
+/// solvers, the image lying at x − d for a particle at `x` near the walls `walls`, across
+/// those of `axes`: its normal components reflected, its tangential ones scaled by
+/// [`slip_factor`] of the wall's slip length ([`FluidParams::slip_lo`], `slip_hi`) at the
+/// original's distance from it (at an edge or corner, the more frictional wall's factor).
+/// The one place the tank walls' viscous model is written in Rust: the WCSPH forces (all
+/// three walks) and DFSPH's `dfsph_accel` call it, as `forces.wgsl` and `dfsph_accel.wgsl`
+/// call its WGSL twin in boundary_tank.wgsl.
+///
+/// The default is still no slip (b = 0: the image moves at −v, Morris et al. 1997), the
+/// walls of every run so far. Free slip is what water's walls are at these scales: water's own
+/// boundary layer is far thinner than a particle (√(νt) ≈ 0.6 mm after 0.3 s at ν = 10⁻⁶
+/// m²/s, against a spacing of 10 mm), so a no-slip image puts a shear layer one particle thick
+/// where water has one far thinner; with the acoustic-scale artificial viscosity it holds the
+/// dam break's column up to 41% too high and takes two thirds of a standing wave's height in
+/// one period (docs/validation.md). The default turns to free slip once both solvers' resting
+/// columns hold with it (issue 34). A finite b is wall friction as a physical parameter: the
+/// wall's shear stress is ρν u_w/b.
+///
+/// Worked example, b = 0 on the floor (axis y), v = (1, 2, 3): image → (−1, −2, −3); free
+/// slip: (1, −2, 3); b = 0.01 with the original 0.005 above the floor: (1/3, −2, 1).
+#[inline]
+pub fn viscous_image_velocity(
+    v: Vec3,
+    x: Vec3,
+    d: Vec3,
+    walls: &WallPlanes,
+    axes: BVec3,
+    fp: &FluidParams,
+) -> Vec3 {
+    let mut f = 1.0f32;
+    for a in 0..3 {
+        if axes.test(a) {
+            let b = if walls.plane[a] == fp.tank_min[a] {
+                fp.slip_lo[a]
+            } else {
+                fp.slip_hi[a]
+            };
+            f = f.min(slip_factor(b, (x[a] - d[a] - walls.plane[a]).abs()));
+        }
+    }
+    Vec3::select(axes, -v, v * f)
+}
+
+/// The factor every wall shares when all six have one slip length that needs no distance:
+/// 1 (all free slip) or −1 (all no slip); `None` otherwise. The vectorised CPU walks use it
+/// to give every lane the same image velocity; the others call [`viscous_image_velocity`].
+#[inline]
+pub fn uniform_slip(fp: &FluidParams) -> Option<f32> {
+    let all = [&fp.slip_lo[..3], &fp.slip_hi[..3]].concat();
+    if all.iter().all(|&b| b < 0.0) {
+        Some(1.0)
+    } else if all.iter().all(|&b| b == 0.0) {
+        Some(-1.0)
+    } else {
+        None
+    }
 }
 
 /// The non-empty subsets of `mask` in decreasing order, the images of a particle near the
@@ -172,4 +231,47 @@ pub fn clamp_to_box(
         }
     }
     (x, v)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slip_factor_and_viscous_image_velocity_match_their_worked_examples() {
+        assert_eq!(slip_factor(-1.0, 0.3), 1.0);
+        assert_eq!(slip_factor(0.0, 0.0), -1.0);
+        assert_eq!(slip_factor(0.0, 0.005), -1.0);
+        assert!((slip_factor(0.01, 0.005) - 1.0 / 3.0).abs() < 1e-6);
+        let mut fp = FluidParams::zeroed();
+        fp.tank_max = [1.0; 4];
+        let walls = WallPlanes {
+            mask: 0b010,
+            plane: Vec3::ZERO,
+        };
+        let (v, floor) = (Vec3::new(1.0, 2.0, 3.0), BVec3::new(false, true, false));
+        // The particle at y = 0.01, its neighbour's image at y = -0.005 (d = 0.015 down).
+        let (x, d) = (Vec3::new(0.5, 0.01, 0.5), Vec3::new(0.0, 0.015, 0.0));
+        assert_eq!(viscous_image_velocity(v, x, d, &walls, floor, &fp), -v);
+        fp.slip_lo = [-1.0; 4];
+        assert_eq!(
+            viscous_image_velocity(v, x, d, &walls, floor, &fp),
+            Vec3::new(1.0, -2.0, 3.0)
+        );
+        fp.slip_lo = [0.01; 4];
+        let u = viscous_image_velocity(v, x, d, &walls, floor, &fp);
+        assert!((u - Vec3::new(1.0 / 3.0, -2.0, 1.0)).length() < 1e-6, "{u}");
+        // The upper wall's own length applies there.
+        let top = WallPlanes {
+            mask: 0b010,
+            plane: Vec3::Y,
+        };
+        fp.slip_hi = [-1.0; 4];
+        let x = Vec3::new(0.5, 0.99, 0.5);
+        assert_eq!(
+            viscous_image_velocity(v, x, -d, &top, floor, &fp),
+            Vec3::new(1.0, -2.0, 3.0)
+        );
+        assert_eq!(uniform_slip(&fp), None);
+    }
 }

@@ -436,13 +436,23 @@ impl Viewer {
         let physics = self.physics(s.config.rest_density);
         let head = physics.head(s.fluid_size.y, &s.state.vel);
         let fp = physics.fluid_params(&s.config, s.tank_min, s.tank_max, head);
-        let open = s.fluid_params.open;
+        let (open, slip_lo, slip_hi) = (
+            s.fluid_params.open,
+            s.fluid_params.slip_lo,
+            s.fluid_params.slip_hi,
+        );
         let Model::Fluid(f) = &mut self.model else {
             return;
         };
         match fp {
             Ok(fp) => {
-                let fp = crate::params::FluidParams { open, ..fp };
+                // The tank's sides keep the run's: the sliders set the fluid's physics.
+                let fp = crate::params::FluidParams {
+                    open,
+                    slip_lo,
+                    slip_hi,
+                    ..fp
+                };
                 // Gravity and stiffness change what the energy counts: compare anew.
                 f.at = RunFrom {
                     step: f.at.step,

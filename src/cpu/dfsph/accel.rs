@@ -5,7 +5,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::boundary::tank::viscous_image_velocity;
+use crate::boundary::tank::{viscous_image_velocity, wall_planes};
 use crate::cpu::walk::{GROUP, scatter_groups};
 use crate::params::{FluidParams, SimParams};
 
@@ -29,7 +29,7 @@ use super::pairs::*;
 /// nothing dissipates the particle-scale motion a settling lattice releases and a resting
 /// column never rests (measured, docs/validation.md; SPlisHSPlasH's DFSPH behaves the same
 /// without its viscosity).
-/// Images move with −v_j here (the no-slip wall of the viscous terms).
+/// Images move with [`viscous_image_velocity`] here (the walls' slip length; no slip by default).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
 /// receding ones too (a bound for whichever pairs approach during the step),
@@ -76,7 +76,8 @@ pub fn dfsph_accel(
                 let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
                 let k = first + l;
                 let vj = if axes.any() {
-                    viscous_image_velocity(vel[j])
+                    let walls = wall_planes(pos[k], sp.h, fp);
+                    viscous_image_velocity(vel[j], pos[k], d, &walls, axes, fp)
                 } else {
                     vel[j]
                 };

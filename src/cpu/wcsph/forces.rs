@@ -34,7 +34,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::tank::{
-    WallPlanes, image_axes, reflect_across, viscous_image_velocity, wall_planes,
+    WallPlanes, image_axes, reflect_across, uniform_slip, viscous_image_velocity, wall_planes,
 };
 #[cfg(test)]
 use crate::boundary::tank::{subsets, wall_image_mask};
@@ -210,8 +210,8 @@ pub fn pair(k: usize, j: usize, r2: f32, f: &Fields, sp: &SimParams, fp: &FluidP
 }
 
 /// The push of image `m` of particle `j` (mirrored across m's walls, see [`super::walls`]):
-/// j's density and pressure; its velocity enters only the viscous terms, as −v_j (no slip,
-/// [`viscous_image_velocity`]).
+/// j's density and pressure; its velocity enters only the viscous terms, as
+/// [`viscous_image_velocity`] gives it (the walls' slip).
 /// Zero unless m's walls are all near and the image lies within h; j = k counts, a particle
 /// sees its own image.
 #[inline]
@@ -235,7 +235,7 @@ pub fn image_pair(
             k,
             d,
             r2,
-            viscous_image_velocity(f.vel[j]),
+            viscous_image_velocity(f.vel[j], f.pos[k], d, walls, axes, fp),
             f.density[j],
             f.pressure[j],
             f,
@@ -432,7 +432,6 @@ fn group_accelerations<S: FieldSource + ?Sized>(
         }
         // Only a neighbour's images can reach the kernel (see `walls`).
         if reach & near != 0 {
-            let ui = viscous_image_velocity(uj);
             let mut g = [[0f32; GROUP]; 3];
             for m in (1..8u32).rev() {
                 let axes = image_axes(m);
@@ -462,6 +461,12 @@ fn group_accelerations<S: FieldSource + ?Sized>(
                     };
                     let d = (o.q[0][l] - ix, o.q[1][l] - iy, o.q[2][l] - iz);
                     let r2 = d.0 * d.0 + d.1 * d.1 + d.2 * d.2;
+                    let walls = WallPlanes {
+                        mask: o.mask[l],
+                        plane: Vec3::new(o.plane[0][l], o.plane[1][l], o.plane[2][l]),
+                    };
+                    let x = Vec3::new(o.q[0][l], o.q[1][l], o.q[2][l]);
+                    let ui = viscous_image_velocity(uj, x, Vec3::from(d), &walls, axes, fp);
                     let c = lane_push(&o, l, d, r2, ui, rho_j, pj, sp, fp);
                     let on = within[l] && o.mask[l] & m == m && r2 < sp.h2;
                     g[0][l] += if on { c.0 } else { 0.0 };
@@ -574,6 +579,7 @@ mod avx2 {
         slot_start: &[u32],
         sp: &SimParams,
         fp: &FluidParams,
+        slip: f32,
     ) -> [Vec3; GROUP] {
         let (o, near) = member_lanes(first, len, f, sp, fp);
         // SAFETY (whole block): AVX2 is enabled on this function; every load and store goes
@@ -624,14 +630,16 @@ mod avx2 {
                 let mut t = c.map(|c| _mm256_and_ps(pair, c));
                 // Only a neighbour's images can reach the kernel (see `walls`).
                 if reach & near as i32 != 0 {
-                    let ui = viscous_image_velocity(uj);
-                    let uiv = splat3(ui);
                     let mut g = [zero; 3];
                     for m in (1..8u32).rev() {
                         let walled = _mm256_and_ps(within, holding(o.mask, m));
                         if _mm256_movemask_ps(walled) == 0 {
                             continue;
                         }
+                        // viscous_image_velocity with every wall's factor `slip` (the caller
+                        // comes here only then): the same for every lane.
+                        let axes = image_axes(m);
+                        let uiv = splat3(Vec3::select(axes, -uj, uj * slip));
                         let d = image_offset(&o.q, &o.plane, &xjv, m);
                         let r2 = norm2(d);
                         let c = push(&o, d, r2, uiv, rho_jv, pj, &k);
@@ -670,10 +678,11 @@ fn group_accelerations_best<S: FieldSource + ?Sized>(
     sp: &SimParams,
     fp: &FluidParams,
 ) -> [Vec3; GROUP] {
+    // The vector walk gives every lane one image velocity: walls whose slip needs no distance.
     #[cfg(target_arch = "x86_64")]
-    if crate::cpu::simd::has_avx2() {
+    if let (true, Some(slip)) = (crate::cpu::simd::has_avx2(), uniform_slip(fp)) {
         // SAFETY: AVX2 is present, checked just above.
-        return unsafe { avx2::group_accelerations(first, len, f, slot_start, sp, fp) };
+        return unsafe { avx2::group_accelerations(first, len, f, slot_start, sp, fp, slip) };
     }
     group_accelerations(first, len, f, slot_start, sp, fp)
 }
@@ -771,8 +780,17 @@ mod tests {
             density: &d,
             pressure: &pr,
         };
-        for viscosity in [0.0, 0.3] {
+        // No slip and free slip (the vector walk), a slip length on the lower walls with free
+        // upper ones (the portable lanes).
+        for (viscosity, (lo, hi)) in [
+            (0.0, (0.0, 0.0)),
+            (0.3, (0.0, 0.0)),
+            (0.3, (-1.0, -1.0)),
+            (0.3, (0.05, -1.0)),
+        ] {
             fp.viscosity = viscosity;
+            fp.slip_lo = [lo, lo, lo, 0.0];
+            fp.slip_hi = [hi, hi, hi, 0.0];
             let lanes = forces(&f, &g.slot_start, &sp, &fp);
             let mut walled = 0;
             for k in 0..p.len() {
@@ -786,7 +804,7 @@ mod tests {
                 assert_eq!(
                     a.to_array().map(f32::to_bits),
                     lanes[k].to_array().map(f32::to_bits),
-                    "particle {k}, viscosity {viscosity}: {a} vs {}",
+                    "particle {k}, viscosity {viscosity}, slip {lo} {hi}: {a} vs {}",
                     lanes[k]
                 );
             }
@@ -838,5 +856,76 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The walls' slip length in the viscous terms: fluid sliding uniformly along the floor
+    /// (a lattice moving at 1 m/s along x, equal densities, no pressure, Müller viscosity
+    /// only) is not braked by free-slip walls (every a_x exactly 0: each image moves as its
+    /// original along the wall), is braked by no-slip walls within h of the floor, and by a
+    /// slip length b = s (Navier) less than by no slip but more than by free slip.
+    #[test]
+    fn free_slip_walls_let_fluid_slide_and_a_slip_length_brakes_it_less_than_no_slip() {
+        let (s, h) = (0.1f32, 0.2f32);
+        let cfg = SphConfig::new(
+            1000,
+            ConfigOverrides {
+                smoothing_radius: Some(h),
+                spacing: Some(s),
+                particle_mass: Some(1.0),
+                rest_density: Some(1.0),
+                table_size: Some(1024),
+                group_size: None,
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let mut fp = PhysicsConfig {
+            gravity: 0.0,
+            viscosity: 0.3,
+            alpha: 0.0,
+            ..Default::default()
+        }
+        .fluid_params(&cfg, Vec3::ZERO, Vec3::splat(1.0), 1.0)
+        .unwrap();
+        let pos: Vec<Vec3> = (0..1000)
+            .map(|i| {
+                (Vec3::new((i % 10) as f32, (i / 100) as f32, ((i / 10) % 10) as f32) + 0.5) * s
+            })
+            .collect();
+        let g = Grid::build(&pos, &sp);
+        let p = reorder::gather(&pos, &g.sorted_ids);
+        let v = vec![Vec3::X; p.len()];
+        let (d, pr) = (vec![1.0f32; p.len()], vec![0.0f32; p.len()]);
+        let f = Fields {
+            pos: &p,
+            vel: &v,
+            density: &d,
+            pressure: &pr,
+        };
+        // The brake on the bottom layer, summed: the floor is the only wall across which
+        // tangential x-motion is sheared (the x walls see it as normal motion, which every
+        // wall model reflects).
+        let mut brake = |b: f32| {
+            fp.slip_lo = [-1.0, b, -1.0, 0.0];
+            fp.slip_hi = [-1.0, -1.0, -1.0, 0.0];
+            let a = forces(&f, &g.slot_start, &sp, &fp);
+            let mut sum = 0.0f32;
+            for k in 0..p.len() {
+                let interior_x = p[k].x > h && p[k].x < 1.0 - h;
+                if b < 0.0 && interior_x {
+                    assert_eq!(a[k].x, 0.0, "free slip braked particle {k} at {}", p[k]);
+                }
+                if p[k].y < 0.5 * s + 1e-4 && interior_x {
+                    sum -= a[k].x;
+                }
+            }
+            sum
+        };
+        let (free, partial, none) = (brake(-1.0), brake(s), brake(0.0));
+        assert_eq!(free, 0.0);
+        assert!(
+            0.0 < partial && partial < none,
+            "brake on the bottom layer: free {free}, b = s {partial}, no slip {none}"
+        );
     }
 }
