@@ -83,7 +83,9 @@ fn grid_and_fluid_blocks() {
             dt_max,
             restitution,
             alpha,
-            open
+            open,
+            slip_lo,
+            slip_hi
         ]
     );
     twin!(
