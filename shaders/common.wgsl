@@ -53,6 +53,9 @@ struct FluidParams {
     // Navier slip length of the lower / upper wall of each axis, m; negative: free slip; 0: no slip.
     slip_lo: vec4<f32>,
     slip_hi: vec4<f32>,
+    // DFSPH's kinematic viscosity, m^2/s, and 10 times it (the standard form's factor).
+    kinematic_viscosity: f32,
+    viscosity_factor: f32,
 }
 
 // The colliding spheres' uniform block (src/grains/mod.rs GrainParams, field for field).

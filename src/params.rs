@@ -395,6 +395,14 @@ pub struct FluidParams {
     pub slip_lo: [f32; 4],
     /// The same for the upper wall of each axis.
     pub slip_hi: [f32; 4],
+    /// DFSPH's kinematic viscosity ν, m²/s (the standard SPH viscosity, `cpu::dfsph::dfsph_accel`;
+    /// 0 by default).
+    pub kinematic_viscosity: f32,
+    /// 2(d + 2) ν = 10 ν, the standard form's factor, rounded once on the host (a WGSL literal
+    /// factor may be re-associated by Mesa's NIR).
+    pub viscosity_factor: f32,
+    #[doc(hidden)]
+    pub _pad: [f32; 2],
 }
 
 /// User-level physics of the fluid step, validated by [`PhysicsConfig::fluid_params`].
@@ -421,7 +429,18 @@ pub struct PhysicsConfig {
     /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
     #[serde(default)]
     pub wall_slip_length: Option<f32>,
+    /// DFSPH's kinematic viscosity ν, m²/s ([`DFSPH_KINEMATIC_VISCOSITY`] by default).
+    #[serde(default = "default_kinematic_viscosity")]
+    pub kinematic_viscosity: f32,
 }
+
+fn default_kinematic_viscosity() -> f32 {
+    DFSPH_KINEMATIC_VISCOSITY
+}
+
+/// Default DFSPH kinematic viscosity ν, m²/s: 0, off (DFSPH's default dissipation is still the
+/// artificial viscosity α; docs/validation.md measures the standard viscosity in its place).
+pub const DFSPH_KINEMATIC_VISCOSITY: f32 = 0.0;
 
 impl Default for PhysicsConfig {
     fn default() -> Self {
@@ -435,6 +454,7 @@ impl Default for PhysicsConfig {
             restitution: 0.0,
             dt_max: 5e-3,
             wall_slip_length: None,
+            kinematic_viscosity: DFSPH_KINEMATIC_VISCOSITY,
         }
     }
 }
@@ -573,6 +593,14 @@ impl PhysicsConfig {
             )));
         }
         let slip = slip_code(self.wall_slip_length)?;
+        if !(self.kinematic_viscosity.is_finite()
+            && (0.0..=1.0).contains(&self.kinematic_viscosity))
+        {
+            return Err(Error::input(format!(
+                "kinematic viscosity must be 0 to 1 m^2/s, got {}: pass e.g. --kinematic-viscosity 1e-6 (water)",
+                self.kinematic_viscosity
+            )));
+        }
         let h = cfg.smoothing_radius as f64;
         let rho0 = cfg.rest_density;
         Ok(FluidParams {
@@ -593,6 +621,9 @@ impl PhysicsConfig {
             open: 0,
             slip_lo: [slip, slip, slip, 0.0],
             slip_hi: [slip, slip, slip, 0.0],
+            kinematic_viscosity: self.kinematic_viscosity,
+            viscosity_factor: 10.0 * self.kinematic_viscosity,
+            _pad: [0.0; 2],
         })
     }
 }

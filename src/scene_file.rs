@@ -150,6 +150,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "gravity",
             "viscosity",
             "alpha",
+            "kinematic_viscosity",
             "wall_slip_length",
             "sound_speed",
             "cfl",

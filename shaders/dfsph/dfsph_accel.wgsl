@@ -9,7 +9,7 @@
 // coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
 // which dfsph_timestep enforces for each viscous substep (this pass runs once per substep,
-// at the velocities the last one left). With mu = 0 and alpha = 0 nothing is walked.
+// at the velocities the last one left). With mu = 0, alpha = 0 and nu = 0 nothing is walked.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, the groups `order`
 // listed (group_range, group_args). Output: accel (N, vec4: xyz acceleration, w = S).
 // Worked example (h = 1, m = 1, rho = 1, alpha c = 1, mu = 0, no gravity): i at 0 moving at
@@ -76,6 +76,14 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
         }
         w.rate = w.rate - k * r2;
     }
+    if fluid.kinematic_viscosity != 0.0 && r2 > 0.0 {
+        let dv = w.vi - vj;
+        let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+        let k = fluid.mass * fluid.viscosity_factor / (c.rho * (r2 + 0.01 * params.h2))
+            * cubic_grad(r2);
+        w.acc = w.acc + d * (k * vx);
+        w.rate = w.rate - k * r2;
+    }
     return w;
 }
 
@@ -89,7 +97,7 @@ fn dfsph_accel(@builtin(global_invocation_id) gid: vec3<u32>) {
     if g >= group_args[3] {
         return;
     }
-    if fluid.viscosity == 0.0 && fluid.alpha == 0.0 {
+    if fluid.viscosity == 0.0 && fluid.alpha == 0.0 && fluid.kinematic_viscosity == 0.0 {
         let r = group_range[g];
         for (var i = r.x; i < r.y; i = i + 1u) {
             accel[i] = vec4<f32>(fluid.gravity.xyz, 0.0);

@@ -137,9 +137,18 @@ pub struct Cli {
         value_name = "MU"
     )]
     pub(crate) viscosity: f32,
-    /// Monaghan artificial viscosity α.
+    /// Monaghan artificial viscosity α (both solvers; DFSPH takes WCSPH's sound speed for it).
     #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
     pub(crate) alpha: f32,
+    /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity (water's is 1e-6; off
+    /// by default).
+    #[arg(
+        long,
+        default_value_t = crate::params::DFSPH_KINEMATIC_VISCOSITY,
+        allow_hyphen_values = true,
+        value_name = "NU"
+    )]
+    pub(crate) kinematic_viscosity: f32,
     /// Navier slip length of the tank's walls in the viscous terms, metres: 0 no slip (the
     /// default for now), `free`, or a length (partial slip); scene files may set it per wall.
     #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true)]
@@ -658,6 +667,7 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
         restitution: cli.restitution,
         dt_max: cli.dt_max,
         wall_slip_length: cli.wall_slip_length,
+        kinematic_viscosity: cli.kinematic_viscosity,
     }
 }
 

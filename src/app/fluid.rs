@@ -200,6 +200,15 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             cli.solver.name()
         )));
     }
+    if cli.steps > 0
+        && cli.solver == crate::params::Solver::Wcsph
+        && chosen(cli, "kinematic_viscosity")
+    {
+        return Err(Error::input(format!(
+            "--kinematic-viscosity {} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph",
+            cli.kinematic_viscosity
+        )));
+    }
     for (flag, v) in [
         ("--max-density-ratio", cli.max_density_ratio),
         ("--max-speed-fraction", cli.max_speed_fraction),

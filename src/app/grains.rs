@@ -32,6 +32,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "rest_density",
         "viscosity",
         "alpha",
+        "kinematic_viscosity",
         "wall_slip_length",
         "sound_speed",
         "cfl",

@@ -14,8 +14,10 @@ use super::pairs::*;
 /// Stage `dfsph_accel`: the non-pressure accelerations and the explicit viscous terms' rate.
 ///
 /// a_i = g + Σ_j [(μ/ρ_i) m (v_j − v_i)/ρ_j ∇²W_visc(r)          (Müller et al. 2003; μ = 0 by default)
-///              + m α c h (v_ij·x_ij)/((r² + 0.01h²) ρ̄_ij) ∇W_ij]  (artificial viscosity,
+///              + m α c h (v_ij·x_ij)/((r² + 0.01h²) ρ̄_ij) ∇W_ij   (artificial viscosity,
 ///                                                          approaching pairs: v_ij·x_ij < 0)
+///              + 10 ν (m/ρ_j) (v_ij·x_ij)/(r² + 0.01h²) ∇W_ij]    (kinematic viscosity ν,
+///                                                          every pair; ν = 0 by default)
 ///
 /// The second term is WCSPH's artificial viscosity Π term for term (Monaghan 1992, "Smoothed
 /// particle hydrodynamics", ARA&A 30: −m Π_ij ∇W_ij with Π_ij = −α c h (v_ij·x_ij)/((r² +
@@ -29,17 +31,23 @@ use super::pairs::*;
 /// nothing dissipates the particle-scale motion a settling lattice releases and a resting
 /// column never rests (measured, docs/validation.md; SPlisHSPlasH's DFSPH behaves the same
 /// without its viscosity).
+/// The third term is the standard SPH viscosity of a kinematic viscosity ν in m²/s
+/// (Monaghan 2005, "Smoothed particle hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6 with ρ_j for
+/// ρ̄_ij, as SPlisHSPlasH's Viscosity_Standard writes it: 2(d + 2) = 10 in 3D), a physical
+/// viscosity with no sound speed in it, off by default: `--kinematic-viscosity` with
+/// `--alpha 0` and `--wall-slip-length free` runs DFSPH as SPlisHSPlasH's DamBreakModel does
+/// (docs/validation.md has what that gives). Its row sum joins S below.
 /// Images move with [`viscous_image_velocity`] here (the walls' slip length; no slip by default).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
 /// receding ones too (a bound for whichever pairs approach during the step),
-/// S_i = Σ_j [m α c h |∇W_ij| r/((r² + 0.01h²) ρ̄_ij) + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by
-/// Gershgorin's theorem every eigenvalue of the linear map v ↦ a_visc lies in [−2 max S, 0], so
+/// S_i = Σ_j [m α c h |∇W_ij| r/((r² + 0.01h²) ρ̄_ij) + 10 ν (m/ρ_j) |∇W_ij| r/(r² +
+/// 0.01h²) + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by Gershgorin's theorem every eigenvalue of the linear map v ↦ a_visc lies in [−2 max S, 0], so
 /// an explicit step damps every mode without overshoot for dt ≤ 1/(2 max S), which
 /// [`dfsph_timestep`] enforces for each viscous substep (`DfsphParams::viscous_limit`; this
 /// stage runs once per substep, at the velocities the last one left). Measured on a 4 × 20 × 4 column
 /// at α = 0.05 without this limit: growing motion at the 5 ms step, at rest at 2 ms.
-/// With μ = 0 and α = 0 nothing is walked (S = 0).
+/// With μ = 0, α = 0 and ν = 0 nothing is walked (S = 0).
 ///
 /// Worked example (h = 1, m = 1, ρ = 1, α c = 1, μ = 0, gravity 0): particle i at the origin
 /// moving at (1, 0, 0), j at (0.5, 0, 0) at rest: d = x_i − x_j = (−0.5, 0, 0), v_ij·x_ij =
@@ -56,7 +64,7 @@ pub fn dfsph_accel(
     fp: &FluidParams,
 ) -> (Vec<Vec3>, Vec<f32>) {
     let g = Vec3::from_slice(&fp.gravity[..3]);
-    if fp.viscosity == 0.0 && fp.alpha == 0.0 {
+    if fp.viscosity == 0.0 && fp.alpha == 0.0 && fp.kinematic_viscosity == 0.0 {
         return (vec![g; vel.len()], vec![0.0; vel.len()]);
     }
     let ach = fp.alpha * fp.sound_speed * sp.h;
@@ -96,6 +104,14 @@ pub fn dfsph_accel(
                     if vx < 0.0 {
                         acc[l] += d * (c * vx);
                     }
+                    rate[l] -= c * r2;
+                }
+                if fp.kinematic_viscosity != 0.0 && r2 > 0.0 {
+                    let dv = vel[k] - vj;
+                    let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+                    let c =
+                        fp.mass * fp.viscosity_factor / (density[j] * (r2 + 0.01 * sp.h2)) * p.g;
+                    acc[l] += d * (c * vx);
                     rate[l] -= c * r2;
                 }
             }

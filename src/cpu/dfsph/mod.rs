@@ -686,8 +686,20 @@ mod tests {
         let (acc, rate_away) = dfsph_accel(&sorted, &va, &[1.0, 1.0], &pairs, &sp, &fp);
         assert_eq!(acc, vec![Vec3::ZERO; 2]);
         assert_eq!(rate_away, rate);
-        // Without viscosity nothing is walked and nothing limits the step.
+        // The standard viscosity of 10ν = 1 (ρ = 1, so ρ_j = ρ̄): the same on the approaching
+        // pair, and the receding pair held back as much (every pair, not only approaching ones).
         fp.alpha = 0.0;
+        fp.kinematic_viscosity = 0.1;
+        fp.viscosity_factor = 1.0;
+        let (acc, rate_nu) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
+        assert!((acc[i].x - want).abs() < 1e-4, "{acc:?} want {want}");
+        assert!((acc[0] + acc[1]).length() < 1e-5, "momentum: {acc:?}");
+        assert_eq!(rate_nu, rate);
+        let (acc, _) = dfsph_accel(&sorted, &va, &[1.0, 1.0], &pairs, &sp, &fp);
+        assert!((acc[i].x + want).abs() < 1e-4, "{acc:?} want {}", -want);
+        // Without viscosity nothing is walked and nothing limits the step.
+        fp.kinematic_viscosity = 0.0;
+        fp.viscosity_factor = 0.0;
         let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
         assert_eq!(acc, vec![Vec3::ZERO; 2]);
         assert_eq!(rate, vec![0.0; 2]);
