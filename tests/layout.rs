@@ -85,7 +85,9 @@ fn grid_and_fluid_blocks() {
             alpha,
             open,
             slip_lo,
-            slip_hi
+            slip_hi,
+            kinematic_viscosity,
+            viscosity_factor
         ]
     );
     twin!(
