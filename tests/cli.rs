@@ -1138,6 +1138,33 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
 /// used to end as "diverged; use a smaller --cfl or --dt", which cannot help, or say nothing).
 #[test]
 fn starts_and_flags_that_cannot_run_name_their_true_cause() {
+    // The walls' slip length is a length or `free`; the standard viscosity is DFSPH's.
+    for bad in ["sticky", "-1"] {
+        assert_usage_error(
+            &[
+                "--headless",
+                "--cpu",
+                "--steps",
+                "2",
+                "--wall-slip-length",
+                bad,
+            ],
+            "is not a slip length: give free, 0 (no slip) or a length in metres",
+        );
+    }
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--solver",
+            "wcsph",
+            "--steps",
+            "2",
+            "--kinematic-viscosity",
+            "1e-6",
+        ],
+        "is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity",
+    );
     // A file that repeats a lattice point: data rows are counted from 1.
     let mut csv = String::from("x,y,z\n");
     for i in 0..6 {
