@@ -628,6 +628,18 @@ impl PhysicsConfig {
     }
 }
 
+/// A slip length as a flag or a scene file writes it: `free` (or `inf`, `infinity`:
+/// f32::INFINITY), or a length in metres ≥ 0; `None` for anything else.
+pub fn parse_slip_length(text: &str) -> Option<f32> {
+    match text {
+        "free" | "inf" | "infinity" => Some(f32::INFINITY),
+        _ => text
+            .parse::<f32>()
+            .ok()
+            .filter(|b| b.is_finite() && *b >= 0.0),
+    }
+}
+
 /// A wall's slip length as [`FluidParams::slip_lo`] holds it: b ≥ 0 in metres, −1 for free
 /// slip (b = ∞); `None`, the default wall, is no slip (0). A negative or NaN length is refused.
 pub fn slip_code(b: Option<f32>) -> Result<f32> {

@@ -83,12 +83,10 @@ impl Tank {
                         "{name}: at tank.slip_length.{side}: no such wall; the walls are x-, x+, y-, y+, z-, z+"
                     ))
                 })?;
+            // The flag's own reading of its text.
             let b = match value {
-                serde_json::Value::String(t) if t == "free" => Some(f32::INFINITY),
-                serde_json::Value::Number(n) => n
-                    .as_f64()
-                    .map(|b| b as f32)
-                    .filter(|b| b.is_finite() && *b >= 0.0),
+                serde_json::Value::String(t) => crate::params::parse_slip_length(t),
+                serde_json::Value::Number(n) => crate::params::parse_slip_length(&n.to_string()),
                 _ => None,
             };
             out[s as usize] = Some(b.ok_or_else(|| {

@@ -671,17 +671,11 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
     }
 }
 
-/// `--wall-slip-length`: `free` (or `inf`), or a length in metres ≥ 0.
+/// `--wall-slip-length`: [`crate::params::parse_slip_length`], refused in its own words.
 fn parse_slip_length(s: &str) -> Result<f32, String> {
-    match s {
-        "free" | "inf" | "infinity" => Ok(f32::INFINITY),
-        _ => match s.parse::<f32>() {
-            Ok(b) if b.is_finite() && b >= 0.0 => Ok(b),
-            _ => Err(format!(
-                "`{s}` is not a slip length: give free, 0 (no slip) or a length in metres"
-            )),
-        },
-    }
+    crate::params::parse_slip_length(s).ok_or_else(|| {
+        format!("`{s}` is not a slip length: give free, 0 (no slip) or a length in metres")
+    })
 }
 
 /// The run the flags and scene file describe, its fluid from `source`.

@@ -175,10 +175,11 @@ pub fn viscous_image_velocity(
 /// to give every lane the same image velocity; the others call [`viscous_image_velocity`].
 #[inline]
 pub fn uniform_slip(fp: &FluidParams) -> Option<f32> {
-    let all = [&fp.slip_lo[..3], &fp.slip_hi[..3]].concat();
-    if all.iter().all(|&b| b < 0.0) {
+    // Called per group of the forces walk: no allocation.
+    let all = || fp.slip_lo[..3].iter().chain(&fp.slip_hi[..3]);
+    if all().all(|&b| b < 0.0) {
         Some(1.0)
-    } else if all.iter().all(|&b| b == 0.0) {
+    } else if all().all(|&b| b == 0.0) {
         Some(-1.0)
     } else {
         None

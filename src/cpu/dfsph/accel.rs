@@ -5,7 +5,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::boundary::tank::{viscous_image_velocity, wall_planes};
+use crate::boundary::tank::{WallPlanes, viscous_image_velocity, wall_planes};
 use crate::cpu::walk::{GROUP, scatter_groups};
 use crate::params::{FluidParams, SimParams};
 
@@ -42,7 +42,8 @@ use super::pairs::*;
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
 /// receding ones too (a bound for whichever pairs approach during the step),
 /// S_i = Σ_j [m α c h |∇W_ij| r/((r² + 0.01h²) ρ̄_ij) + 10 ν (m/ρ_j) |∇W_ij| r/(r² +
-/// 0.01h²) + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by Gershgorin's theorem every eigenvalue of the linear map v ↦ a_visc lies in [−2 max S, 0], so
+/// 0.01h²) + (μ/ρ_i)(m/ρ_j) ∇²W_visc]: by Gershgorin's theorem every eigenvalue of the
+/// linear map v ↦ a_visc lies in [−2 max S, 0], so
 /// an explicit step damps every mode without overshoot for dt ≤ 1/(2 max S), which
 /// [`dfsph_timestep`] enforces for each viscous substep (`DfsphParams::viscous_limit`; this
 /// stage runs once per substep, at the velocities the last one left). Measured on a 4 × 20 × 4 column
@@ -77,6 +78,14 @@ pub fn dfsph_accel(
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             let mut rate = [0.0f32; GROUP];
+            // Each member's near walls, once: its image pairs read them.
+            let walls: [WallPlanes; GROUP] = std::array::from_fn(|l| {
+                if l < len {
+                    wall_planes(pos[first + l], sp.h, fp)
+                } else {
+                    WallPlanes::default()
+                }
+            });
             for p in list {
                 let (l, j, axes) = (p.member(), p.j(), p.axes());
                 // The walk's d and r², recomputed with its operations (the same bits).
@@ -84,8 +93,7 @@ pub fn dfsph_accel(
                 let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
                 let k = first + l;
                 let vj = if axes.any() {
-                    let walls = wall_planes(pos[k], sp.h, fp);
-                    viscous_image_velocity(vel[j], pos[k], d, &walls, axes, fp)
+                    viscous_image_velocity(vel[j], pos[k], d, &walls[l], axes, fp)
                 } else {
                     vel[j]
                 };
