@@ -4,8 +4,9 @@
 //! ```sh
 //! cargo run --release --example validate -- martin-moyce [--cpu] [-n 20000]
 //! cargo run --release --example validate -- stability [--cpu] [-n 20000] [--steps 5000]
-//! cargo run --release --example validate -- resolution RUN_DIR...   # scripts/resolution.sh
+//! cargo run --release --example validate -- resolution RUN_DIR|PEER.csv...   # scripts/resolution.sh
 //! cargo run --release --example validate -- standing-wave RUN_DIR...   # scripts/standing_wave.sh
+//! cargo run --release --example validate -- resting-column [--nx 4] [--ny 20] [--nu 1e-6] [--alpha 0] [--slip free] [--dt-max 0.005] [--max-iterations 100]
 //! ```
 //!
 //! `martin-moyce`: the default dam break (column a wide, 2a high) against Martin & Moyce
@@ -13,13 +14,16 @@
 //! point with 1 ≤ T ≤ 3. `stability`: the dam break for a number of steps with no non-finite
 //! value, no particle outside the tank, and KE + PE never more than 1% above its start.
 //! `resolution`: reads dam-break runs of the CLI (each directory holds `s.csv` from `--stats`
-//! and frames in `f/` from `--export-dir`), and plots every run's surge front and its column
-//! height at the wall (the highest particle within h of the wall x = 0) against Martin & Moyce
-//! (1952), into `docs/resolution_front.png`, `docs/resolution_height.png` and
+//! and frames in `f/` from `--export-dir`) and SPlisHSPlasH's (`.csv` files of
+//! `../shared/peers/splishsplash_collapse.sh`), and plots every run's surge front and its column
+//! height at the wall (the highest particle within a/8 of the back face, plus s/2, as the
+//! peer's script measures it) against Martin & Moyce (1952), into `docs/resolution_front.png`, `docs/resolution_height.png` and
 //! `docs/resolution.csv`. Prints the errors; judges nothing (exit 0 unless a file is bad).
 //! `standing-wave`: reads runs of the first sloshing mode (`scripts/standing_wave.sh`) and
 //! prints each one's period against linear theory (ω² = g k tanh(k d), k = π/L) and how much
-//! of its height it keeps after one period; judges nothing.
+//! of its height it keeps after one period; judges nothing. `resting-column`: a resting DFSPH
+//! column with the physics given on the command line, against issue 34's bounds (see
+//! `resting_column`).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -83,7 +87,7 @@ fn args() -> Result<Args, String> {
     let mode = it.next().ok_or(
         "usage: validate martin-moyce|stability [--cpu] [-n N] [--steps K], or validate resolution DIR...",
     )?;
-    if mode == "resolution" || mode == "standing-wave" {
+    if mode == "resolution" || mode == "standing-wave" || mode == "resting-column" {
         return Ok(Args {
             mode,
             cpu: true,
@@ -439,13 +443,22 @@ fn frames(dir: &std::path::Path) -> Result<Vec<(u64, std::path::PathBuf)>, Strin
     Ok(frames)
 }
 
-/// Reads one run directory (see the module doc). The column width a is the fluid's extent in
-/// x at the first frame (centres, plus one spacing), g comes from `--stats`' header.
-fn read_run(dir: &std::path::Path) -> Result<Run, String> {
+/// Reads one run: a run directory of the CLI, or a `.csv` of SPlisHSPlasH's
+/// (`../shared/peers/splishsplash_collapse.sh`, or `scripts/peer_collapse.sh`). Both are
+/// measured alike, as the peer's script measures: from the column's back face x0 and the floor
+/// y0 at the first frame (the lowest centre less s/2), the front is the largest x + s/2 and the
+/// height the highest particle within a/8 of the back face + s/2; the column width a is the
+/// fluid's extent in x at the first frame (centres, plus one spacing).
+fn read_run(path: &std::path::Path) -> Result<Run, String> {
+    if path.extension().is_some_and(|e| e == "csv") {
+        return read_peer_run(path);
+    }
+    let dir = path;
     let stats = StatsCsv::read(dir)?;
     let g = stats.g;
     let rows = stats.columns(["step", "t", "front"])?;
-    let mut a = None;
+    // (x0, y0, a, s) from the first frame.
+    let mut origin: Option<(f64, f64, f64, f64)> = None;
     let mut label = String::new();
     let mut height = Vec::new();
     for (step, path) in frames(dir)? {
@@ -458,20 +471,26 @@ fn read_run(dir: &std::path::Path) -> Result<Run, String> {
             }
         };
         let data = gpu_sph::io::read_particles(&path).map_err(|e| e.to_string())?;
-        let comment = |key: &str| {
-            data.comments
-                .iter()
-                .find_map(|c| c.strip_prefix(&format!("gpu-sph {key} ")))
-                .and_then(|v| v.parse::<f64>().ok())
-                .ok_or(format!("{}: no '{key}' comment", path.display()))
-        };
-        let (h, s) = (comment("h")?, comment("s")?);
-        let width = *a.get_or_insert_with(|| {
-            data.positions
+        let s = data
+            .comments
+            .iter()
+            .find_map(|c| c.strip_prefix("gpu-sph s "))
+            .and_then(|v| v.parse::<f64>().ok())
+            .ok_or(format!("{}: no 's' comment", path.display()))?;
+        let (x0, y0, width, _) = *origin.get_or_insert_with(|| {
+            let lo = |f: fn(&glam::Vec3) -> f32| {
+                data.positions
+                    .iter()
+                    .map(|p| f(p) as f64)
+                    .fold(f64::MAX, f64::min)
+            };
+            let x_hi = data
+                .positions
                 .iter()
                 .map(|p| p.x as f64)
-                .fold(0.0, f64::max)
-                + 0.5 * s
+                .fold(f64::MIN, f64::max);
+            let (x_lo, y_lo) = (lo(|p| p.x), lo(|p| p.y));
+            (x_lo - 0.5 * s, y_lo - 0.5 * s, x_hi - x_lo + s, s)
         });
         if label.is_empty() {
             label = format!("N = {}, s = {:.2} mm", data.positions.len(), 1e3 * s);
@@ -479,20 +498,56 @@ fn read_run(dir: &std::path::Path) -> Result<Run, String> {
         let top = data
             .positions
             .iter()
-            .filter(|p| (p.x as f64) < h)
+            .filter(|p| p.x as f64 - x0 <= width / 8.0)
             .map(|p| p.y as f64)
-            .fold(0.0, f64::max);
-        height.push(((t * (g / width).sqrt()), top / (2.0 * width)));
+            .fold(f64::MIN, f64::max);
+        height.push((t * (g / width).sqrt(), (top + 0.5 * s - y0) / (2.0 * width)));
     }
-    let width = a.ok_or(format!("{}: no frames", dir.display()))?;
+    let (x0, _, width, s) = origin.ok_or(format!("{}: no frames", dir.display()))?;
     let front = rows
         .iter()
-        .map(|r| (r[1] * (2.0 * g / width).sqrt(), r[2] / width))
+        .map(|r| {
+            (
+                r[1] * (2.0 * g / width).sqrt(),
+                (r[2] + 0.5 * s - x0) / width,
+            )
+        })
         .collect();
     Ok(Run {
         label: format!("{}, {label}", stats.solver()?),
         front,
         height,
+    })
+}
+
+/// SPlisHSPlasH's collapse CSV (`t,front,height` in metres from the column's back face and
+/// floor, as [`read_run`] measures ours), its column width a its first front, g = 9.81 m/s²
+/// (the peer's scene).
+fn read_peer_run(path: &std::path::Path) -> Result<Run, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let mut lines = text.lines();
+    if lines.next() != Some("t,front,height") {
+        return Err("not a collapse CSV of SPlisHSPlasH (its header is t,front,height)".into());
+    }
+    let rows = lines
+        .map(|l| {
+            let v: Vec<f64> = l.split(',').filter_map(|x| x.parse().ok()).collect();
+            <[f64; 3]>::try_from(v).map_err(|_| format!("bad row '{l}'"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let width = rows.first().ok_or("no rows")?[1];
+    let g = 9.81;
+    let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or("peer");
+    Ok(Run {
+        label: format!("SPlisHSPlasH ({stem})"),
+        front: rows
+            .iter()
+            .map(|r| (r[0] * (2.0 * g / width).sqrt(), r[1] / width))
+            .collect(),
+        height: rows
+            .iter()
+            .map(|r| (r[0] * (g / width).sqrt(), r[2] / (2.0 * width)))
+            .collect(),
     })
 }
 
@@ -762,6 +817,111 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
     Ok(true)
 }
 
+/// A resting `nx × ny × nx` DFSPH column in a tank of its own cross-section for 3 s on the CPU
+/// path, as `tests/physics.rs`'s `dfsph_column_rests` runs it but with the physics from the
+/// command line (`--nx 4 --ny 20 --nu 1e-6 --alpha 0 --slip free --dt-max 0.005
+/// --max-iterations 100`, these the defaults): prints the density error, the step and the
+/// fastest particle every 0.25 s, then the worst of each against issue 34's bounds (density
+/// error mean ≤ 0.1% and max ≤ 1% at every step, speed below 1% of √(gH) over the last 0.5 s).
+/// Exit 1 when a bound fails.
+fn resting_column(rest: &[String]) -> Result<bool, String> {
+    use gpu_sph::cpu::dfsph::{DfsphCarry, dfsph_step};
+    use gpu_sph::params::{DfsphConfig, Solver, parse_slip_length};
+    let (mut nx, mut ny, mut max_iterations) = (4u32, 20u32, 100u32);
+    let mut physics = PhysicsConfig {
+        alpha: 0.0,
+        wall_slip_length: Some(f32::INFINITY),
+        kinematic_viscosity: 1e-6,
+        ..PhysicsConfig::default()
+    };
+    let mut it = rest.iter();
+    while let Some(flag) = it.next() {
+        let value = it.next().ok_or(format!("{flag} needs a value"))?;
+        let num = |v: &str| v.parse::<f32>().map_err(|e| format!("{flag} {v}: {e}"));
+        match flag.as_str() {
+            "--nx" => nx = num(value)? as u32,
+            "--ny" => ny = num(value)? as u32,
+            "--nu" => physics.kinematic_viscosity = num(value)?,
+            "--alpha" => physics.alpha = num(value)?,
+            "--slip" => {
+                let b = parse_slip_length(value)
+                    .ok_or(format!("--slip {value}: a length in metres or free"))?;
+                physics.wall_slip_length = Some(b);
+            }
+            "--dt-max" => physics.dt_max = num(value)?,
+            "--max-iterations" => max_iterations = num(value)? as u32,
+            other => return Err(format!("unknown flag {other}")),
+        }
+    }
+    let n = nx * ny * nx;
+    let cfg = SphConfig::for_solver(n, ConfigOverrides::default(), Solver::Dfsph)
+        .map_err(|e| e.to_string())?;
+    let s = cfg.spacing;
+    let mut pos = Vec::with_capacity(n as usize);
+    for j in 0..ny {
+        for k in 0..nx {
+            for i in 0..nx {
+                pos.push((glam::Vec3::new(i as f32, j as f32, k as f32) + 0.5) * s);
+            }
+        }
+    }
+    let height = ny as f32 * s;
+    let tank_max = glam::Vec3::new(nx as f32 * s, 2.0 * height, nx as f32 * s);
+    let fp = physics
+        .fluid_params(&cfg, glam::Vec3::ZERO, tank_max, height)
+        .map_err(|e| e.to_string())?;
+    let dp = DfsphConfig {
+        max_iterations,
+        ..DfsphConfig::default()
+    }
+    .params(&cfg, &physics)
+    .map_err(|e| e.to_string())?;
+    let sp = cfg.sim_params();
+    let mut state = Particles::new(pos, vec![glam::Vec3::ZERO; n as usize]);
+    let mut carry = DfsphCarry::new(n as usize, &dp);
+    let mut start = None;
+    let (mut t, mut next_print, mut steps, mut iterations) = (0.0f64, 0.0f64, 0u64, 0u64);
+    let (mut worst_mean, mut worst_max, mut late) = (0.0f32, 0.0f32, 0.0f32);
+    while t < 3.0 {
+        let tr = dfsph_step(false, &state, &carry, start.take(), None, &sp, &fp, &dp);
+        t += tr.stats.dt as f64;
+        steps += 1;
+        iterations += tr.stats.iterations_d as u64;
+        worst_mean = worst_mean.max(tr.stats.error_mean);
+        worst_max = worst_max.max(tr.stats.error_max);
+        let v = tr.next.vel.iter().map(|v| v.length()).fold(0.0, f32::max);
+        if !v.is_finite() {
+            return Err(format!("t = {t:.3} s: a velocity is not finite"));
+        }
+        if t >= 2.5 {
+            late = late.max(v);
+        }
+        if t >= next_print {
+            next_print += 0.25;
+            println!(
+                "t {t:.3} s: dt {:.2} ms, {} iterations, density error mean {:.4}% max {:.3}%, fastest {v:.4} m/s",
+                1e3 * tr.stats.dt,
+                tr.stats.iterations_d,
+                100.0 * tr.stats.error_mean,
+                100.0 * tr.stats.error_max
+            );
+        }
+        state = tr.next.clone();
+        carry = tr.carry.clone();
+        start = Some((tr.next_grid.clone(), tr.next_sorted.clone(), tr.end.clone()));
+    }
+    let limit = 0.01 * (9.81 * height).sqrt();
+    let ok = worst_mean <= 1e-3 && worst_max <= 1e-2 && late < limit;
+    println!(
+        "{nx} x {ny} x {nx}, {steps} steps, {:.1} iterations a step: worst density error mean {:.4}% max {:.3}%, fastest over the last 0.5 s {late:.4} m/s (limit {limit:.4}): {}",
+        iterations as f64 / steps as f64,
+        100.0 * worst_mean,
+        100.0 * worst_max,
+        if ok { "PASS" } else { "FAIL" }
+    );
+    Ok(ok)
+}
+
 fn main() -> ExitCode {
     let rest: Vec<String> = std::env::args().skip(2).collect();
     let result = args().and_then(|a| match a.mode.as_str() {
@@ -769,8 +929,9 @@ fn main() -> ExitCode {
         "stability" => stability(&a),
         "resolution" => resolution(&rest),
         "standing-wave" => standing_wave(&rest),
+        "resting-column" => resting_column(&rest),
         other => Err(format!(
-            "unknown mode {other}: martin-moyce, stability, resolution or standing-wave"
+            "unknown mode {other}: martin-moyce, stability, resolution, standing-wave or resting-column"
         )),
     });
     match result {
