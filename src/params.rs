@@ -432,6 +432,10 @@ pub struct PhysicsConfig {
     /// DFSPH's kinematic viscosity ν, m²/s ([`DFSPH_KINEMATIC_VISCOSITY`] by default).
     #[serde(default = "default_kinematic_viscosity")]
     pub kinematic_viscosity: f32,
+    /// WCSPH: start the fluid at hydrostatic equilibrium, each particle lowered by the Tait
+    /// compression of the water above it ([`crate::setup::hydrostatic_start`]); off by default.
+    #[serde(default)]
+    pub hydrostatic_start: bool,
 }
 
 fn default_kinematic_viscosity() -> f32 {
@@ -455,6 +459,7 @@ impl Default for PhysicsConfig {
             dt_max: 5e-3,
             wall_slip_length: None,
             kinematic_viscosity: DFSPH_KINEMATIC_VISCOSITY,
+            hydrostatic_start: false,
         }
     }
 }
