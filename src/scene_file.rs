@@ -150,6 +150,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "alpha",
             "kinematic_viscosity",
             "wall_slip_length",
+            "hydrostatic_start",
             "sound_speed",
             "cfl",
             "dt",

@@ -1165,6 +1165,24 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
         ],
         "is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity",
     );
+    assert_usage_error(
+        &["--headless", "--cpu", "--steps", "2", "--hydrostatic-start"],
+        "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible",
+    );
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--solver",
+            "wcsph",
+            "--steps",
+            "2",
+            "--gravity",
+            "9.81",
+            "--hydrostatic-start",
+        ],
+        "--hydrostatic-start needs gravity pointing down (-y), got --gravity 9.81",
+    );
     // A file that repeats a lattice point: data rows are counted from 1.
     let mut csv = String::from("x,y,z\n");
     for i in 0..6 {

@@ -153,6 +153,10 @@ pub struct Cli {
     /// default for now), `free`, or a length (partial slip); scene files may set it per wall.
     #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true)]
     pub(crate) wall_slip_length: Option<f32>,
+    /// WCSPH: start the fluid at rest in hydrostatic equilibrium (each particle lowered by the
+    /// equation of state's compression under the water above it), not at ρ0 everywhere.
+    #[arg(long)]
+    pub(crate) hydrostatic_start: bool,
     /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
     #[arg(long, allow_hyphen_values = true, value_name = "C")]
     pub(crate) sound_speed: Option<f32>,
@@ -668,6 +672,7 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
         dt_max: cli.dt_max,
         wall_slip_length: cli.wall_slip_length,
         kinematic_viscosity: cli.kinematic_viscosity,
+        hydrostatic_start: cli.hydrostatic_start,
     }
 }
 

@@ -209,6 +209,17 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             cli.kinematic_viscosity
         )));
     }
+    if cli.steps > 0 && cli.hydrostatic_start && cli.solver != crate::params::Solver::Wcsph {
+        return Err(Error::input(
+            "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible and starts at ρ0 as it is; drop the flag or add --solver wcsph",
+        ));
+    }
+    if cli.hydrostatic_start && cli.gravity >= 0.0 {
+        return Err(Error::input(format!(
+            "--hydrostatic-start needs gravity pointing down (-y), got --gravity {}: drop the flag or give a negative --gravity",
+            cli.gravity
+        )));
+    }
     for (flag, v) in [
         ("--max-density-ratio", cli.max_density_ratio),
         ("--max-speed-fraction", cli.max_speed_fraction),

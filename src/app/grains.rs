@@ -34,6 +34,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "alpha",
         "kinematic_viscosity",
         "wall_slip_length",
+        "hydrostatic_start",
         "sound_speed",
         "cfl",
         "divergence_tolerance",
