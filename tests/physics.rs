@@ -275,6 +275,68 @@ fn dfsph_column_rests(nx: u32, ny: u32, physics: PhysicsConfig) -> (f32, f32, f3
     (late_speed, worst_mean, worst_max, slope / want)
 }
 
+/// WCSPH's 4 × 20 × 4 column with free-slip walls, 3 s on the CPU path: the largest speed over
+/// the last 0.5 s below 1% of √(gH), the Tait pressure's slope against depth within 10% of ρ0 g.
+/// Started from the resting lattice, the column falls about 0.5 mm into its own compression and
+/// rings at its acoustic period (4H/c = 40 ms) with nothing but α to damp it: 0.091 m/s after
+/// 2.5 s, still 0.1 m/s after 4 s (docs/validation.md). From the hydrostatic start
+/// (`--hydrostatic-start`, [`gpu_sph::setup::hydrostatic_start`]) it is at rest. Measured:
+/// late speed 0.0003 m/s, slope 1.074 ρ0 g.
+#[test]
+fn wcsph_free_slip_column_from_the_hydrostatic_start_comes_to_rest_with_hydrostatic_pressure() {
+    let g = 9.81f64;
+    let (cfg, _, state, height) = column(4, 20);
+    let s = cfg.spacing;
+    let tank_max = Vec3::new(4.0 * s, 2.0 * height, 4.0 * s);
+    let physics = PhysicsConfig {
+        wall_slip_length: Some(f32::INFINITY),
+        hydrostatic_start: true,
+        ..PhysicsConfig::default()
+    };
+    let fp = physics
+        .fluid_params(&cfg, Vec3::ZERO, tank_max, height)
+        .unwrap();
+    let mut pos = state.pos.clone();
+    gpu_sph::setup::hydrostatic_start(&mut pos, s, &fp);
+    let n = pos.len();
+    let mut sim = CpuSimulation::new(
+        cfg.sim_params(),
+        fp,
+        Particles::new(pos, vec![Vec3::ZERO; n]),
+    );
+    let (mut t, mut step, mut late) = (0.0f64, 0, 0.0f64);
+    while t < 3.0 {
+        sim.step().unwrap();
+        step += 1;
+        let snap = sim.snapshot().unwrap();
+        t += snap.dt as f64;
+        let st = stats(&snap, &fp, step, t).unwrap();
+        assert_eq!(st.outside, 0);
+        if t >= 2.5 {
+            late = late.max(st.max_speed);
+        }
+    }
+    let limit = 0.01 * (g * height as f64).sqrt();
+    assert!(
+        late < limit,
+        "over the last 0.5 s the column still moves at {late} m/s (limit {limit})"
+    );
+    let snap = sim.snapshot().unwrap();
+    let h = cfg.smoothing_radius;
+    let top = snap.state.pos.iter().map(|p| p.y).fold(f32::MIN, f32::max) + 0.5 * s;
+    let samples = (snap.state.pos.iter().zip(&snap.density))
+        .filter(|(p, _)| p.y < top - 2.0 * h)
+        .map(|(p, &rho)| ((top - p.y) as f64, tait(rho, &fp) as f64));
+    let (slope, layers) = layer_slope(samples, s as f64, 2.0 * h as f64);
+    assert!(layers >= 10, "only {layers} layers deep enough to compare");
+    let want = cfg.rest_density as f64 * g;
+    assert!(
+        (slope - want).abs() <= 0.10 * want,
+        "dp/dd = {slope:.1} Pa/m, hydrostatic {want:.1} Pa/m"
+    );
+    eprintln!("late speed {late:.4} m/s, slope {:.4} rho0 g", slope / want);
+}
+
 /// DFSPH on the 4 × 20 × 4 column (issue 10's hydrostatic point), 3 s on the CPU path with the
 /// default physics (the GPU computes the same bits, tests/dfsph.rs); see [`dfsph_column_rests`].
 /// Measured: mean error at most 0.024%, largest 0.26%, implied slope 1.018 ρ0 g, late speed
