@@ -424,6 +424,19 @@ impl StatsCsv {
     }
 }
 
+/// A frame's `gpu-sph KEY VALUE` comment (the CLI writes h, s, m and ρ0 into each frame).
+fn frame_value(
+    data: &gpu_sph::io::ParticleData,
+    path: &std::path::Path,
+    key: &str,
+) -> Result<f64, String> {
+    data.comments
+        .iter()
+        .find_map(|c| c.strip_prefix(&format!("gpu-sph {key} ")))
+        .and_then(|v| v.parse::<f64>().ok())
+        .ok_or(format!("{}: no '{key}' comment", path.display()))
+}
+
 /// The frames of a run directory (`f/frame_<step>.ply`) with their steps, in step order.
 fn frames(dir: &std::path::Path) -> Result<Vec<(u64, std::path::PathBuf)>, String> {
     let mut frames = std::fs::read_dir(dir.join("f"))
@@ -471,12 +484,7 @@ fn read_run(path: &std::path::Path) -> Result<Run, String> {
             }
         };
         let data = gpu_sph::io::read_particles(&path).map_err(|e| e.to_string())?;
-        let s = data
-            .comments
-            .iter()
-            .find_map(|c| c.strip_prefix("gpu-sph s "))
-            .and_then(|v| v.parse::<f64>().ok())
-            .ok_or(format!("{}: no 's' comment", path.display()))?;
+        let s = frame_value(&data, &path, "s")?;
         let (x0, y0, width, _) = *origin.get_or_insert_with(|| {
             let lo = |f: fn(&glam::Vec3) -> f32| {
                 data.positions
@@ -698,12 +706,7 @@ fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
             _ => continue,
         };
         let data = gpu_sph::io::read_particles(&path).map_err(|e| e.to_string())?;
-        let h = data
-            .comments
-            .iter()
-            .find_map(|c| c.strip_prefix("gpu-sph h "))
-            .and_then(|v| v.parse::<f64>().ok())
-            .ok_or(format!("{}: no 'h' comment", path.display()))?;
+        let h = frame_value(&data, &path, "h")?;
         // The tank spans the first frame's fluid in x (to within s/2 of each wall): L and the
         // mean depth d (the cosine's mean is zero) come from it.
         let (lo, hi) = data

@@ -1152,17 +1152,9 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
             "is not a slip length: give free, 0 (no slip) or a length in metres",
         );
     }
+    let wcsph = ["--headless", "--cpu", "--solver", "wcsph", "--steps", "2"];
     assert_usage_error(
-        &[
-            "--headless",
-            "--cpu",
-            "--solver",
-            "wcsph",
-            "--steps",
-            "2",
-            "--kinematic-viscosity",
-            "1e-6",
-        ],
+        &[&wcsph[..], &["--kinematic-viscosity", "1e-6"]].concat(),
         "is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity",
     );
     assert_usage_error(
@@ -1170,17 +1162,7 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
         "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible",
     );
     assert_usage_error(
-        &[
-            "--headless",
-            "--cpu",
-            "--solver",
-            "wcsph",
-            "--steps",
-            "2",
-            "--gravity",
-            "9.81",
-            "--hydrostatic-start",
-        ],
+        &[&wcsph[..], &["--gravity", "9.81", "--hydrostatic-start"]].concat(),
         "--hydrostatic-start needs gravity pointing down (-y), got --gravity 9.81",
     );
     // A file that repeats a lattice point: data rows are counted from 1.
