@@ -1152,6 +1152,10 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
             "is not a slip length: give free, 0 (no slip) or a length in metres",
         );
     }
+    assert_usage_error(
+        &["--headless", "--cpu", "--steps", "2", "--spacing", "1e-9"],
+        "m is too small for f32: the kernels' constant 45/(π h⁶)",
+    );
     let wcsph = ["--headless", "--cpu", "--solver", "wcsph", "--steps", "2"];
     assert_usage_error(
         &[&wcsph[..], &["--kinematic-viscosity", "1e-6"]].concat(),
