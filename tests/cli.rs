@@ -7,7 +7,7 @@ use glam::Vec3;
 
 mod common;
 
-use common::cli::{assert_usage_error, bin, file, run, run_ok, tmp_dir};
+use common::cli::{assert_usage_error, bin, file, run, run_ok, stats_rows, tmp_dir};
 
 #[test]
 fn bad_flags_exit_2_with_one_line() {
@@ -1262,4 +1262,33 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
             ),
         );
     }
+}
+
+/// Gravity pointing up: the fluid falls to the ceiling and its potential energy, measured from
+/// the wall gravity points at, falls with it, so the energy check does not stop the run (it
+/// did at step 24, 5.4% "above its start", while the potential assumed gravity down).
+/// Measured: 6.81 J at the start, 3.41 J after 150 steps.
+#[test]
+fn gravity_pointing_up_runs_with_its_own_potential_energy() {
+    let dir = tmp_dir();
+    let stats = dir.join("s.csv");
+    run_ok(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "3000",
+        "--gravity",
+        "9.81",
+        "--steps",
+        "150",
+        "--stats",
+        stats.to_str().unwrap(),
+    ]);
+    let (names, rows) = stats_rows(&stats);
+    let pe = names.iter().position(|n| n == "potential").unwrap();
+    let (first, last) = (rows[0][pe], rows[rows.len() - 1][pe]);
+    assert!(
+        first > 0.0 && last < 0.75 * first,
+        "potential {first} J at the start, {last} J after 150 steps"
+    );
 }

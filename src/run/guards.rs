@@ -107,18 +107,34 @@ impl Default for Guards {
     }
 }
 
-/// The total energy of a block, J: kinetic ½ m Σ|v|², gravitational m |g| Σ(y − y_floor) and,
-/// for WCSPH, the energy the Tait equation of state stores, m B/ρ0 Σẽ(ρ)
+/// The total energy of a block, J: kinetic ½ m Σ|v|², gravitational ([`potential_energy`])
+/// and, for WCSPH, the energy the Tait equation of state stores, m B/ρ0 Σẽ(ρ)
 /// ([`crate::cpu::stats::eos_energy`]).
 pub fn total_energy(b: &StatsBlock, fp: &FluidParams, wcsph: bool) -> f64 {
     let m = fp.mass as f64;
-    let g = (fp.gravity[1] as f64).abs();
     let eos = if wcsph {
         m * fp.stiffness as f64 / fp.rest_density as f64 * b.eos as f64
     } else {
         0.0
     };
-    0.5 * m * b.sums[0] as f64 + m * g * b.sums[1] as f64 + eos
+    0.5 * m * b.sums[0] as f64 + potential_energy(b, fp) + eos
+}
+
+/// The gravitational energy of a block in the gravity given, J, measured from the wall gravity
+/// points at so it is never negative and falls as the fluid falls, whichever way that is:
+/// m |g| Σ(y − y_floor) for gravity down, m |g| Σ(y_ceiling − y) for gravity up (the block
+/// holds Σ(y − y_floor)). Worked example: one particle of 1 kg 0.1 m above the floor of a
+/// tank 0.5 m high holds 0.981 J at g = −9.81 and 3.924 J at g = +9.81.
+pub fn potential_energy(b: &StatsBlock, fp: &FluidParams) -> f64 {
+    let m = fp.mass as f64;
+    let g = fp.gravity[1] as f64;
+    let above_floor = b.sums[1] as f64;
+    if g <= 0.0 {
+        m * -g * above_floor
+    } else {
+        let height = (fp.tank_max[1] - fp.tank_min[1]) as f64;
+        m * g * (b.n as f64 * height - above_floor)
+    }
 }
 
 impl Guards {
@@ -227,7 +243,6 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
             b.outside
         )));
     }
-    let g = (fp.gravity[1] as f64).abs();
     let m = fp.mass as f64;
     let n = b.n.max(1) as f64;
     let rho0 = fp.rest_density as f64;
@@ -236,7 +251,7 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         t,
         dt: b.dt as f64,
         kinetic: 0.5 * m * b.sums[0] as f64,
-        potential: m * g * b.sums[1] as f64,
+        potential: potential_energy(b, fp),
         max_speed: (b.maxima[0] as f64).sqrt(),
         density_min: b.density_min as f64,
         density_mean: b.sums[2] as f64 / n,
@@ -397,6 +412,29 @@ mod tests {
             ..g
         };
         assert!(fixed.check(&tiny, 0.0, 0.0, &fp, 2, 0.0).is_ok());
+    }
+
+    /// [`potential_energy`]'s worked example, and a fluid rising under gravity that points up
+    /// loses energy as one falling under gravity down does.
+    #[test]
+    fn potential_energy_is_measured_from_the_wall_gravity_points_at() {
+        let mut fp = fp();
+        fp.mass = 1.0;
+        fp.tank_min[1] = 0.0;
+        fp.tank_max[1] = 0.5;
+        let at = |y: f32| StatsBlock {
+            sums: [0.0, y, 0.0, 0.0],
+            ..block(1000.0, 0.0, 1e-4)
+        };
+        fp.gravity[1] = -9.81;
+        let down = potential_energy(&at(0.1), &fp);
+        assert!((down - 0.981).abs() < 1e-6, "{down}");
+        assert!(potential_energy(&at(0.05), &fp) < down);
+        fp.gravity[1] = 9.81;
+        let up = potential_energy(&at(0.1), &fp);
+        assert!((up - 3.924).abs() < 1e-5, "{up}");
+        assert!(potential_energy(&at(0.2), &fp) < up);
+        assert!(potential_energy(&at(0.5), &fp).abs() < 1e-6);
     }
 
     #[test]
