@@ -22,6 +22,9 @@ fn main() -> ExitCode {
         }
         Parsed::Usage(line) => {
             eprintln!("gpu-sph: {line}");
+            if app::wants_json(None) {
+                println!("{}", app::error_json("usage", &line, 2));
+            }
             return ExitCode::from(2);
         }
     };
@@ -31,6 +34,9 @@ fn main() -> ExitCode {
         Ok(Outcome::Interrupted(signal)) => ExitCode::from((128 + signal).clamp(0, 255) as u8),
         Err(e) => {
             eprintln!("gpu-sph: {}", app::one_line(&e.to_string()));
+            if app::wants_json(Some(&cli)) {
+                println!("{}", app::error_json("usage", &e.to_string(), 2));
+            }
             ExitCode::from(2)
         }
     }

@@ -1292,3 +1292,45 @@ fn gravity_pointing_up_runs_with_its_own_potential_energy() {
         "potential {first} J at the start, {last} J after 150 steps"
     );
 }
+
+/// `--json` says a failure on stdout as one JSON object (kind, one-line message, exit status)
+/// beside the line on stderr: a diverged run (exit 1) and bad flags (exit 2).
+#[test]
+fn json_failures_are_json_objects_on_stdout() {
+    for (args, kind, exit, needle) in [
+        (
+            &[
+                "--headless",
+                "--cpu",
+                "-n",
+                "3000",
+                "--steps",
+                "5",
+                "--dt",
+                "0.5",
+                "--json",
+            ][..],
+            "diverged",
+            1,
+            "the run diverged",
+        ),
+        (
+            &["--headless", "--cpu", "-n", "-5", "--json"][..],
+            "usage",
+            2,
+            "a particle count is a whole number",
+        ),
+    ] {
+        let out = run(args);
+        assert_eq!(out.status.code(), Some(exit), "{args:?}");
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let v: serde_json::Value = serde_json::from_str(stdout.trim())
+            .unwrap_or_else(|e| panic!("{args:?}: stdout {stdout:?} is not JSON: {e}"));
+        assert_eq!(v["error"], kind, "{args:?}");
+        assert_eq!(v["exit"], exit, "{args:?}");
+        let message = v["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{args:?}: {message}");
+        let stderr = String::from_utf8(out.stderr).unwrap();
+        assert!(stderr.contains(message), "{args:?}: stderr {stderr}");
+    }
+}

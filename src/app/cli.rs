@@ -304,7 +304,7 @@ pub struct Cli {
     /// Write x,y,z,vx,vy,vz,density per particle, in input order, to a .csv or .ply file.
     #[arg(long, value_name = "FILE", requires = "headless")]
     pub(crate) output: Option<PathBuf>,
-    /// Print the summary or report as one JSON object.
+    /// Print the summary or report as one JSON object (a failure as {"error", "message", "exit"}).
     #[arg(long)]
     pub(crate) json: bool,
     /// Write a checkpoint every K steps (0: only when SIGINT or SIGTERM stops the run).

@@ -856,12 +856,11 @@ fn simulate_from(
     let wall = start.elapsed().as_secs_f64();
     let (snap, last) = match result {
         Ok(r) => r,
-        Err(Error::Unstable(msg)) => {
+        Err(Error::Unstable(msg) | Error::RunFailed(msg)) => {
             eprintln!("gpu-sph: {msg}");
-            return Ok(Outcome::VerifyFailed);
-        }
-        Err(Error::RunFailed(msg)) => {
-            eprintln!("gpu-sph: {msg}");
+            if cli.json {
+                println!("{}", super::error_json("diverged", &msg, 1));
+            }
             return Ok(Outcome::VerifyFailed);
         }
         Err(Error::Interrupted { message, signal }) => {

@@ -204,6 +204,9 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         Ok(r) => r,
         Err(Error::Unstable(msg)) => {
             eprintln!("gpu-sph: {msg}");
+            if cli.json {
+                println!("{}", super::error_json("diverged", &msg, 1));
+            }
             return Ok(Outcome::VerifyFailed);
         }
         Err(e) => return Err(e),

@@ -80,6 +80,19 @@ pub fn run(cli: &Cli) -> Result<Outcome, Error> {
     fluid::run(cli)
 }
 
+/// Whether a run's failure is said as a JSON object on stdout as well (`--json`, beside the
+/// line on stderr): the parsed flags where there are some, else the command line's words.
+pub fn wants_json(cli: Option<&Cli>) -> bool {
+    cli.map_or_else(|| std::env::args().any(|a| a == "--json"), |c| c.json)
+}
+
+/// A failure as `--json` prints it: `{"error": kind, "message": the one-line message, "exit":
+/// the exit status}`, so a caller reading stdout learns why as well as that. Kinds: `usage`
+/// (exit 2: bad flags, input or environment) and `diverged` (exit 1: a check stopped the run).
+pub fn error_json(kind: &str, message: &str, exit: u8) -> String {
+    serde_json::json!({ "error": kind, "message": one_line(message), "exit": exit }).to_string()
+}
+
 /// `msg` on one line: its whitespace runs joined by single spaces.
 pub fn one_line(msg: &str) -> String {
     msg.split_whitespace().collect::<Vec<_>>().join(" ")
