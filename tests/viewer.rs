@@ -274,6 +274,38 @@ fn headless_screenshot_renders_offscreen() {
     assert_eq!((img.width(), img.height()), (400, 300));
 }
 
+/// A scene file whose run section sets an end time (the Galton board's 1.2 s) still pictures
+/// the viewer with `--headless --screenshot`: only --steps or --end-time on the command line
+/// make a headless run (which has no viewer to picture). It was refused with "drop --steps",
+/// naming a flag that was not given.
+#[test]
+fn a_grains_scene_with_a_run_section_pictures_the_viewer() {
+    let path = scratch("galton.png");
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/examples/galton-board.json"
+    );
+    let out = run(
+        &[
+            "--headless",
+            "--scene",
+            scene,
+            "--screenshot",
+            path.to_str().unwrap(),
+            "--frames",
+            "3",
+            "--window-size",
+            "640x480",
+            "--hide-ui",
+        ],
+        None,
+    );
+    if skipped_for_want_of_an_adapter(&out) {
+        return;
+    }
+    assert_shows_particles(&out, &path);
+}
+
 #[test]
 fn the_camera_flags_move_the_view() {
     // The same frame from the default framing and from straight above: a different picture.

@@ -92,15 +92,18 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     } else {
         GrainSetup::pour(&cfg)?
     };
-    if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
+    // A scene file's run section (its end time) does not turn a picture of the viewer into a
+    // headless run: only --steps or --end-time on the command line do.
+    let run_asked = cli.given.iter().any(|g| g == "steps" || g == "end_time");
+    if !cli.headless || (cli.screenshot.is_some() && !run_asked) {
         if cli.input.is_some() || cli.output.is_some() || cli.stats.is_some() {
             return Err(Error::input(
                 "--output and --stats belong to headless runs: add --headless --steps K",
             ));
         }
-        if cli.steps > 0 {
+        if run_asked && !cli.headless {
             return Err(Error::input(
-                "--steps runs without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
+                "--steps and --end-time run without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
             ));
         }
         // The fluid's options (its N among them) go unused: the viewer steps the spheres only.
@@ -115,7 +118,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     }
     if cli.screenshot.is_some() {
         return Err(Error::input(
-            "--screenshot with --model grains pictures the viewer: drop --steps (the viewer pours the spheres itself)",
+            "--screenshot with --model grains pictures the viewer: drop --steps and --end-time (the viewer pours the spheres itself)",
         ));
     }
     if cli.verify {
