@@ -512,8 +512,10 @@ fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Resul
 /// of state, p = B((ρ/ρ0)^7 − 1), gives the water under it at hydrostatic pressure, so a fluid
 /// at rest starts in equilibrium instead of falling into it.
 ///
-/// Inputs: positions of fluid at rest (any fill), the spacing s, B, ρ0 and g (down) from `fp`.
-/// Output: the positions moved down in place; x and z unchanged.
+/// Inputs: positions of fluid at rest, the spacing s, B, ρ0 and g (down) from `fp`. Output:
+/// the positions moved down in place; x and z unchanged. Exact for a lattice fill (its columns
+/// are vertical lines of particles); a random fill's columns hold only the particles within s/2
+/// of one another horizontally, so its start is only near hydrostatic.
 ///
 /// A particle's column is every particle within s/2 of it horizontally; the column's free
 /// surface is its highest particle + s/2 and its floor its lowest − s/2. At depth d the
@@ -523,11 +525,11 @@ fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Resul
 /// (the floor stays). Worked example: the default column (D = 0.44 m, c = 29.38 m/s, B =
 /// ρ0 c²/7 = 1.233e5 Pa, a = 0.0796 /m, s = 0.01 m): the top particle (d = s/2) sinks
 /// 1.086 mm, the bottom one (d = D − s/2) 0.024 mm. Without it WCSPH's column first falls that
-/// millimetre under gravity and rings at its acoustic period 4D/c (60 ms) for seconds: with free-slip walls only the artificial viscosity
-/// damps that ring (measured, docs/validation.md). The bulk of weakly compressible SPH codes
-/// start so (DualSPHysics sets the hydrostatic density at the start; Monaghan 1994, "Simulating
-/// free surface flows with SPH", starts its columns from hydrostatic pressure); with density by
-/// summation the positions carry it. DFSPH's fluid is incompressible and needs none.
+/// millimetre under gravity and rings at its acoustic period 4D/c (60 ms) for seconds: with
+/// free-slip walls only the artificial viscosity damps that ring (measured,
+/// docs/validation.md). A code that carries density as a field can start it at the
+/// hydrostatic value; with density by summation the positions must carry it. DFSPH's fluid is
+/// incompressible and needs none.
 pub fn hydrostatic_start(positions: &mut [Vec3], s: f32, fp: &FluidParams) {
     let g = -fp.gravity[1] as f64;
     if g <= 0.0 || fp.stiffness <= 0.0 || positions.is_empty() {

@@ -1166,6 +1166,16 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
         "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible",
     );
     assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--solver",
+            "wcsph",
+            "--hydrostatic-start",
+        ],
+        "--hydrostatic-start moves the fluid of a run: add --steps K",
+    );
+    assert_usage_error(
         &[&wcsph[..], &["--gravity", "9.81", "--hydrostatic-start"]].concat(),
         "--hydrostatic-start needs gravity pointing down (-y), got --gravity 9.81",
     );

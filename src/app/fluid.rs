@@ -161,6 +161,9 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             )));
         }
     }
+    if cli.hydrostatic_start {
+        check_hydrostatic_start(cli)?;
+    }
     if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         return view(cli);
     }
@@ -207,17 +210,6 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
         return Err(Error::input(format!(
             "--kinematic-viscosity {} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph",
             cli.kinematic_viscosity
-        )));
-    }
-    if cli.steps > 0 && cli.hydrostatic_start && cli.solver != crate::params::Solver::Wcsph {
-        return Err(Error::input(
-            "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible and starts at ρ0 as it is; drop the flag or add --solver wcsph",
-        ));
-    }
-    if cli.hydrostatic_start && cli.gravity >= 0.0 {
-        return Err(Error::input(format!(
-            "--hydrostatic-start needs gravity pointing down (-y), got --gravity {}: drop the flag or give a negative --gravity",
-            cli.gravity
         )));
     }
     for (flag, v) in [
@@ -426,6 +418,29 @@ fn say_left_out(cli: &Cli, carved: usize, walled: usize) {
             "gpu-sph: left out {walled} fluid particles closer than half a spacing to a tank wall (their mirror images would start them compressed)"
         );
     }
+}
+
+/// `--hydrostatic-start` where it can act: a WCSPH fluid run (headless with steps, or the
+/// viewer) under gravity pointing down.
+fn check_hydrostatic_start(cli: &Cli) -> Result<(), Error> {
+    let viewer = !cli.headless || (cli.screenshot.is_some() && cli.steps == 0);
+    if !viewer && cli.steps == 0 {
+        return Err(Error::input(
+            "--hydrostatic-start moves the fluid of a run: add --steps K (a density-only run takes the positions as they are)",
+        ));
+    }
+    if cli.solver != crate::params::Solver::Wcsph {
+        return Err(Error::input(
+            "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible and starts at ρ0 as it is; drop the flag or add --solver wcsph",
+        ));
+    }
+    if cli.gravity >= 0.0 {
+        return Err(Error::input(format!(
+            "--hydrostatic-start needs gravity pointing down (-y), got --gravity {}: drop the flag or give a negative --gravity",
+            cli.gravity
+        )));
+    }
+    Ok(())
 }
 
 /// Continues the run a checkpoint holds (`--resume FILE`): only run-control flags may be
