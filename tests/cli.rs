@@ -18,8 +18,14 @@ fn bad_flags_exit_2_with_one_line() {
         (&["--group-size", "0"], "1 to 8"),
         (&["--table-size", "0"], "power of two"),
         (&["-n", "0"], "-n 10000"),
-        (&["--smoothing-radius", "-1"], "smoothing radius"),
-        (&["--smoothing-radius", "nan"], "smoothing radius"),
+        (
+            &["--smoothing-radius", "-1"],
+            "'--smoothing-radius <H>': expected a finite number > 0",
+        ),
+        (
+            &["--smoothing-radius", "nan"],
+            "'--smoothing-radius <H>': expected a finite number > 0",
+        ),
         (&["--scene", "nope"], "dam-break"),
         (&["--particles", "ten"], "invalid value"),
         (&["--bogus"], "--bogus"),
@@ -1254,6 +1260,15 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
             "0.005",
         ],
         "--dt 0.01 exceeds --dt-max 0.005",
+    );
+    // Steps and lengths that are not steps or lengths, each through its flag's own parser.
+    assert_usage_error(
+        &["--headless", "--cpu", "--steps", "-3"],
+        "invalid value '-3' for '--steps <STEPS>': expected a whole number of steps",
+    );
+    assert_usage_error(
+        &["--headless", "--cpu", "--steps", "2", "--spacing", "0"],
+        "invalid value '0' for '--spacing <S>': expected a finite number > 0",
     );
     // Particle counts that are not counts, or too few for the built-in scene.
     assert_usage_error(

@@ -132,6 +132,14 @@ fn malformed_scene_files_exit_2_with_one_line() {
             "at physics.solver",
         ),
         (
+            edit("spacing.json", "\"spacing\": 0.01", "\"spacing\": 0"),
+            "spacing.json: at physics.spacing: invalid value '0' for physics.spacing: expected a finite number > 0",
+        ),
+        (
+            edit("steps.json", "\"steps\": 4", "\"steps\": 1.5"),
+            "steps.json: at run.steps: invalid value '1.5' for run.steps: expected a whole number of steps",
+        ),
+        (
             edit(
                 "wall.json",
                 "\"max\": [0.4, 0.4, 0.2]}",

@@ -96,17 +96,17 @@ pub struct Cli {
     #[arg(long, value_name = "K")]
     pub(crate) group_size: Option<u32>,
     /// Smoothing radius h in metres [default: 2 × spacing].
-    #[arg(long, value_name = "H", allow_hyphen_values = true)]
+    #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive)]
     pub(crate) smoothing_radius: Option<f32>,
     /// Initial particle spacing s in metres [default: 0.01].
-    #[arg(long, value_name = "S", allow_hyphen_values = true)]
+    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = parse_positive)]
     pub(crate) spacing: Option<f32>,
     /// Particle mass in kg [default: rest density × spacing³; with --steps, the mass that puts a
     /// lattice of that spacing exactly at rest density].
-    #[arg(long, value_name = "M", allow_hyphen_values = true)]
+    #[arg(long, value_name = "M", allow_hyphen_values = true, value_parser = parse_positive)]
     pub(crate) particle_mass: Option<f32>,
     /// Rest density in kg/m³ [default: 1000].
-    #[arg(long, value_name = "R", allow_hyphen_values = true)]
+    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = parse_positive)]
     pub(crate) rest_density: Option<f32>,
     /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name
     /// ending in .json): the tank, fluid bodies and any flag's setting (docs/scenes.md); flags
@@ -120,7 +120,7 @@ pub struct Cli {
     #[arg(long, default_value_t = 0)]
     pub(crate) seed: u64,
     /// Simulation steps; 0 computes the neighbour grid and densities only.
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = parse_steps, allow_hyphen_values = true)]
     pub(crate) steps: u64,
     /// Headless runs: stop after the first step that reaches this simulated time, s (with
     /// --steps too, whichever comes first).
@@ -441,6 +441,22 @@ fn parse_end_time(s: &str) -> Result<f64, String> {
             "expected a simulated time > 0 in s such as 2.5, got {s:?}"
         )),
     }
+}
+
+/// A length, mass or density: a finite number > 0. Checked by the flag's own parser so a scene
+/// file's value (`physics.spacing: 0`) is refused naming the file and the key.
+fn parse_positive(s: &str) -> Result<f32, String> {
+    match s.trim().parse::<f32>() {
+        Ok(v) if v.is_finite() && v > 0.0 => Ok(v),
+        _ => Err(format!("expected a finite number > 0, got {s:?}")),
+    }
+}
+
+/// A step count: a whole number ≥ 0 (a scene file's `run.steps: 1.5` is refused so).
+fn parse_steps(s: &str) -> Result<u64, String> {
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("expected a whole number of steps ≥ 0 such as 1000, got {s:?}"))
 }
 
 fn parse_camera_distance(s: &str) -> Result<f32, String> {
