@@ -17,8 +17,8 @@
 //! and frames in `f/` from `--export-dir`) and SPlisHSPlasH's (`.csv` files of
 //! `../shared/peers/splishsplash_collapse.sh`), and plots every run's surge front and its column
 //! height at the wall (the highest particle within a/8 of the back face, plus s/2, as the
-//! peer's script measures it) against Martin & Moyce (1952), into `docs/resolution_front.png`, `docs/resolution_height.png` and
-//! `docs/resolution.csv`. Prints the errors; judges nothing (exit 0 unless a file is bad).
+//! peer's script measures it) against Martin & Moyce (1952), into
+//! `docs/resolution_front.png`, `docs/resolution_height.png` and `docs/resolution.csv`. Prints the errors; judges nothing (exit 0 unless a file is bad).
 //! `standing-wave`: reads runs of the first sloshing mode (`scripts/standing_wave.sh`) and
 //! prints each one's period against linear theory (ω² = g k tanh(k d), k = π/L) and how much
 //! of its height it keeps after one period; judges nothing. `resting-column`: a resting DFSPH
@@ -831,7 +831,7 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
 fn resting_column(rest: &[String]) -> Result<bool, String> {
     use gpu_sph::cpu::dfsph::{DfsphCarry, dfsph_step};
     use gpu_sph::params::{DfsphConfig, Solver, parse_slip_length};
-    let (mut nx, mut ny, mut max_iterations) = (4u32, 20u32, 100u32);
+    let (mut nx, mut ny) = (4u32, 20u32);
     let mut solver = DfsphConfig::default();
     let mut physics = PhysicsConfig {
         alpha: 0.0,
@@ -854,7 +854,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
                 physics.wall_slip_length = Some(b);
             }
             "--dt-max" => physics.dt_max = num(value)?,
-            "--max-iterations" => max_iterations = num(value)? as u32,
+            "--max-iterations" => solver.max_iterations = num(value)? as u32,
             "--divergence-tolerance" => solver.divergence_tolerance = num(value)?,
             "--density-tolerance" => solver.density_tolerance = num(value)?,
             other => return Err(format!("unknown flag {other}")),
@@ -877,12 +877,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
     let fp = physics
         .fluid_params(&cfg, glam::Vec3::ZERO, tank_max, height)
         .map_err(|e| e.to_string())?;
-    let dp = DfsphConfig {
-        max_iterations,
-        ..solver
-    }
-    .params(&cfg, &physics)
-    .map_err(|e| e.to_string())?;
+    let dp = solver.params(&cfg, &physics).map_err(|e| e.to_string())?;
     let sp = cfg.sim_params();
     let mut state = Particles::new(pos, vec![glam::Vec3::ZERO; n as usize]);
     let mut carry = DfsphCarry::new(n as usize, &dp);

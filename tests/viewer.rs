@@ -161,6 +161,27 @@ fn window_shows_particles(name: &str, args: &[&str]) {
     assert_shows_particles(&out, &path);
 }
 
+/// Runs `--headless --screenshot FILE --frames 3 --hide-ui` with `args` (the offscreen
+/// viewer) and checks the picture; the picture's path, or `None` without an adapter.
+fn offscreen_shows_particles(name: &str, args: &[&str]) -> Option<PathBuf> {
+    let path = scratch(name);
+    let mut all = vec![
+        "--headless",
+        "--screenshot",
+        path.to_str().unwrap(),
+        "--frames",
+        "3",
+        "--hide-ui",
+    ];
+    all.extend_from_slice(args);
+    let out = run(&all, None);
+    if skipped_for_want_of_an_adapter(&out) {
+        return None;
+    }
+    assert_shows_particles(&out, &path);
+    Some(path)
+}
+
 #[test]
 fn window_renders_saves_a_screenshot_and_survives_a_zero_size() {
     window_shows_particles(
@@ -247,29 +268,18 @@ fn the_viewer_steps_dfsph_on_both_paths() {
 
 #[test]
 fn headless_screenshot_renders_offscreen() {
-    let path = scratch("headless.png");
-    let out = run(
-        &[
-            "--headless",
-            "--screenshot",
-            path.to_str().unwrap(),
-            "--frames",
-            "3",
-            "-n",
-            "4000",
-            "--window-size",
-            "400x300",
-            "--hide-ui",
-            "--color-by",
-            "density",
-            "--gpu",
-        ],
-        None,
-    );
-    if skipped_for_want_of_an_adapter(&out) {
+    let args = [
+        "-n",
+        "4000",
+        "--window-size",
+        "400x300",
+        "--color-by",
+        "density",
+        "--gpu",
+    ];
+    let Some(path) = offscreen_shows_particles("headless.png", &args) else {
         return;
-    }
-    assert_shows_particles(&out, &path);
+    };
     let img = image::open(&path).unwrap();
     assert_eq!((img.width(), img.height()), (400, 300));
 }
@@ -280,30 +290,12 @@ fn headless_screenshot_renders_offscreen() {
 /// naming a flag that was not given.
 #[test]
 fn a_grains_scene_with_a_run_section_pictures_the_viewer() {
-    let path = scratch("galton.png");
     let scene = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/scenes/examples/galton-board.json"
     );
-    let out = run(
-        &[
-            "--headless",
-            "--scene",
-            scene,
-            "--screenshot",
-            path.to_str().unwrap(),
-            "--frames",
-            "3",
-            "--window-size",
-            "640x480",
-            "--hide-ui",
-        ],
-        None,
-    );
-    if skipped_for_want_of_an_adapter(&out) {
-        return;
-    }
-    assert_shows_particles(&out, &path);
+    let args = ["--scene", scene, "--window-size", "640x480"];
+    offscreen_shows_particles("galton.png", &args);
 }
 
 #[test]
