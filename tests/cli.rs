@@ -1359,3 +1359,33 @@ fn json_failures_are_json_objects_on_stdout() {
         assert!(stderr.contains(message), "{args:?}: stderr {stderr}");
     }
 }
+
+/// `--help` is grouped under one heading per part of a run, and `-h` is the short page: the
+/// common flags only, pointing at `--help` for the rest.
+#[test]
+fn help_is_grouped_and_h_is_the_short_page() {
+    let long = String::from_utf8(run_ok(&["--help"]).stdout).unwrap();
+    let headings = [
+        "Run:",
+        "Scene:",
+        "Physics:",
+        "Solver:",
+        "Outputs:",
+        "Viewer:",
+        "Grains (--model grains):",
+        "Verify and bench:",
+    ];
+    let lines: Vec<&str> = long.lines().collect();
+    let mut at = 0;
+    for heading in headings {
+        at += lines[at..]
+            .iter()
+            .position(|l| *l == heading)
+            .unwrap_or_else(|| panic!("--help lacks the heading {heading:?} (in this order)"));
+    }
+    let short = String::from_utf8(run_ok(&["-h"]).stdout).unwrap();
+    assert!(short.lines().count() * 4 < long.lines().count(), "{short}");
+    assert!(short.contains("--help lists them all"), "{short}");
+    assert!(!short.contains("--contact-friction"), "{short}");
+    assert!(long.contains("--contact-friction"), "{long}");
+}

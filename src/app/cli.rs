@@ -16,129 +16,115 @@ use clap::{CommandFactory, FromArgMatches, Parser};
 /// GPU compute SPH fluid simulator (wgpu + WGSL), validated stage by stage against a CPU
 /// reference.
 #[derive(Parser, Debug)]
-#[command(name = "gpu-sph", version, about)]
+#[command(
+    name = "gpu-sph",
+    version,
+    about,
+    after_help = "This page shows the common flags; --help lists them all. The manual: docs/usage.md.",
+    after_long_help = "Every flag in detail, with examples: docs/usage.md."
+)]
 pub struct Cli {
     /// Run without a window (with --screenshot: render offscreen).
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub(crate) headless: bool,
     /// Step on the CPU reference path instead of the GPU (the default when the only adapter is
     /// a software renderer such as lavapipe, and for headless runs when there is none).
-    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"])]
+    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"], help_heading = "Run")]
     pub(crate) cpu: bool,
     /// Step on the GPU path even when the adapter is a software renderer.
-    #[arg(long)]
+    #[arg(long, help_heading = "Run")]
     pub(crate) gpu: bool,
-    /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
-    #[arg(long, conflicts_with = "bench", requires = "headless")]
-    pub(crate) verify: bool,
-    /// Time every GPU pass and CPU stage (medians over --repeat runs); with --steps K, every
-    /// pass of K whole fluid steps.
-    #[arg(long, requires = "headless")]
-    pub(crate) bench: bool,
-    /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
-    /// offscreen with --headless); with --headless --steps K, a picture of the run's last frame.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["verify", "bench"])]
-    pub(crate) screenshot: Option<PathBuf>,
-    /// Frames to render before --screenshot saves.
-    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) frames: u32,
-    /// Simulation steps per rendered frame in the viewer.
-    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..))]
-    pub(crate) substeps: u32,
-    /// Field that colours the particles in the viewer.
-    #[arg(long, value_enum, default_value_t = ColorField::Speed)]
-    pub(crate) color_by: ColorField,
-    /// Window (or offscreen image) size in pixels, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH")]
-    pub(crate) window_size: (u32, u32),
-    /// How the window presents frames.
-    #[arg(long, value_enum, default_value_t = PresentMode::Fifo)]
-    pub(crate) present_mode: PresentMode,
-    /// Print the viewer's mean simulation and render time per frame at exit.
-    #[arg(long)]
-    pub(crate) timings: bool,
-    /// How the viewer draws the fluid at start (S toggles): lit spheres coloured by
-    /// --color-by, or the screen-space water surface.
-    #[arg(long, value_enum, default_value_t = RenderMode::Spheres)]
-    pub(crate) render: RenderMode,
-    /// Start the viewer with its control panel hidden (H toggles it).
-    #[arg(long)]
-    pub(crate) hide_ui: bool,
-    /// Viewer camera: the point it circles and looks at, X,Y,Z in m (default: the tank's
-    /// centre).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true)]
-    pub(crate) camera_target: Option<glam::Vec3>,
-    /// Viewer camera: distance from its target in m (default: far enough to see the tank).
-    #[arg(long, value_name = "M", value_parser = parse_camera_distance)]
-    pub(crate) camera_distance: Option<f32>,
-    /// Viewer camera: angle about the vertical in degrees, 0 looking along −z (default −25.8).
-    #[arg(long, value_name = "DEG", value_parser = parse_camera_yaw, allow_hyphen_values = true)]
-    pub(crate) camera_yaw: Option<f32>,
-    /// Viewer camera: angle above the horizontal in degrees, −89 to 89 (default 20.1).
-    #[arg(long, value_name = "DEG", value_parser = parse_camera_pitch, allow_hyphen_values = true)]
-    pub(crate) camera_pitch: Option<f32>,
-    /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
-    #[arg(long, hide = true, requires = "screenshot")]
-    pub(crate) exercise_resize: bool,
-    /// With --bench: also time the all-pairs O(N²) density beside the grid (CPU path) at
-    /// N = 5000 and 50000 (or at the run's N when that is 50000 or less).
-    #[arg(long, requires = "bench")]
-    pub(crate) brute_force: bool,
     /// Number of particles (ignored with --input, which brings its own).
-    #[arg(short = 'n', long = "particles", value_name = "N", allow_negative_numbers = true, value_parser = parse_count)]
+    #[arg(short = 'n', long = "particles", value_name = "N", allow_negative_numbers = true, value_parser = parse_count, help_heading = "Run")]
     pub(crate) particles: Option<u32>,
     /// Hash table size T, a power of two [default: next power of two ≥ 2N].
-    #[arg(long, value_name = "T", value_parser = parse_table_size)]
+    #[arg(long, value_name = "T", value_parser = parse_table_size, help_heading = "Run", hide_short_help = true)]
     pub(crate) table_size: Option<u32>,
     /// Particles per walking group, 1 to 8: a tuning knob, same results at every size
     /// [default: 8 on a software adapter such as lavapipe, 1 on a GPU; 1 where slots are
     /// crowded (N > 64 T)]
-    #[arg(long, value_name = "K")]
+    #[arg(long, value_name = "K", help_heading = "Run", hide_short_help = true)]
     pub(crate) group_size: Option<u32>,
-    /// Smoothing radius h in metres [default: 2 × spacing].
-    #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive)]
-    pub(crate) smoothing_radius: Option<f32>,
-    /// Initial particle spacing s in metres [default: 0.01].
-    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = parse_positive)]
-    pub(crate) spacing: Option<f32>,
-    /// Particle mass in kg [default: rest density × spacing³; with --steps, the mass that puts a
-    /// lattice of that spacing exactly at rest density].
-    #[arg(long, value_name = "M", allow_hyphen_values = true, value_parser = parse_positive)]
-    pub(crate) particle_mass: Option<f32>,
-    /// Rest density in kg/m³ [default: 1000].
-    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = parse_positive)]
-    pub(crate) rest_density: Option<f32>,
-    /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name
-    /// ending in .json): the tank, fluid bodies and any flag's setting (docs/scenes.md); flags
-    /// given here override the file's.
-    #[arg(long, default_value = "dam-break", value_name = "NAME|FILE", value_parser = SceneArg::parse)]
-    pub(crate) scene: SceneArg,
-    /// Print a built-in scene as a scene file (to start your own from) and exit.
-    #[arg(long, value_enum, value_name = "NAME")]
-    pub(crate) print_scene: Option<SceneKind>,
     /// Seed for scenes with randomness.
-    #[arg(long, default_value_t = 0)]
+    #[arg(
+        long,
+        default_value_t = 0,
+        help_heading = "Run",
+        hide_short_help = true
+    )]
     pub(crate) seed: u64,
     /// Simulation steps; 0 computes the neighbour grid and densities only.
-    #[arg(long, default_value_t = 0, value_parser = parse_steps, allow_hyphen_values = true)]
+    #[arg(long, default_value_t = 0, value_parser = parse_steps, allow_hyphen_values = true, help_heading = "Run")]
     pub(crate) steps: u64,
     /// Headless runs: stop after the first step that reaches this simulated time, s (with
     /// --steps too, whichever comes first).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time)]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time, help_heading = "Run")]
     pub(crate) end_time: Option<f64>,
+    /// Continue the run a checkpoint holds; --steps K counts the steps still to run. Only
+    /// run-control flags may be given with it.
+    #[arg(long, value_name = "FILE", requires = "headless", help_heading = "Run")]
+    pub(crate) resume: Option<PathBuf>,
+    /// What the particles are: SPH fluid, or colliding spheres (a discrete-element model on the
+    /// same grid; README, "Colliding spheres").
+    #[arg(long, value_enum, default_value_t = Model::Fluid, help_heading = "Run")]
+    pub(crate) model: Model,
+    /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name
+    /// ending in .json): the tank, fluid bodies and any flag's setting (docs/scenes.md); flags
+    /// given here override the file's.
+    #[arg(long, default_value = "dam-break", value_name = "NAME|FILE", value_parser = SceneArg::parse, help_heading = "Scene")]
+    pub(crate) scene: SceneArg,
+    /// Print a built-in scene as a scene file (to start your own from) and exit.
+    #[arg(long, value_enum, value_name = "NAME", help_heading = "Scene")]
+    pub(crate) print_scene: Option<SceneKind>,
+    /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
+    /// --input the particles' bounding box grown by 2h].
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max", help_heading = "Scene", hide_short_help = true)]
+    pub(crate) tank_min: Option<glam::Vec3>,
+    /// Upper corner of the tank, X,Y,Z in metres (with --steps).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_min", help_heading = "Scene", hide_short_help = true)]
+    pub(crate) tank_max: Option<glam::Vec3>,
+    /// Read particles from a .csv or .ply file.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "headless",
+        help_heading = "Scene"
+    )]
+    pub(crate) input: Option<PathBuf>,
+    /// Smoothing radius h in metres [default: 2 × spacing].
+    #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
+    pub(crate) smoothing_radius: Option<f32>,
+    /// Initial particle spacing s in metres [default: 0.01].
+    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics")]
+    pub(crate) spacing: Option<f32>,
+    /// Particle mass in kg [default: rest density × spacing³; with --steps, the mass that puts a
+    /// lattice of that spacing exactly at rest density].
+    #[arg(long, value_name = "M", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
+    pub(crate) particle_mass: Option<f32>,
+    /// Rest density in kg/m³ [default: 1000].
+    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
+    pub(crate) rest_density: Option<f32>,
     /// Gravity along y in m/s².
-    #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G")]
+    #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G", help_heading = "Physics", hide_short_help = true)]
     pub(crate) gravity: f32,
     /// Physical (Müller) dynamic viscosity in Pa·s.
     #[arg(
         long,
         default_value_t = 0.0,
         allow_hyphen_values = true,
-        value_name = "MU"
+        value_name = "MU",
+        help_heading = "Physics",
+        hide_short_help = true
     )]
     pub(crate) viscosity: f32,
     /// Monaghan artificial viscosity α (both solvers; DFSPH takes WCSPH's sound speed for it).
-    #[arg(long, default_value_t = 0.05, allow_hyphen_values = true)]
+    #[arg(
+        long,
+        default_value_t = 0.05,
+        allow_hyphen_values = true,
+        help_heading = "Physics",
+        hide_short_help = true
+    )]
     pub(crate) alpha: f32,
     /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity (water's is 1e-6; off
     /// by default).
@@ -146,41 +132,64 @@ pub struct Cli {
         long,
         default_value_t = crate::params::DFSPH_KINEMATIC_VISCOSITY,
         allow_hyphen_values = true,
-        value_name = "NU"
+        value_name = "NU",
+        help_heading = "Physics", hide_short_help = true
     )]
     pub(crate) kinematic_viscosity: f32,
     /// Navier slip length of the tank's walls in the viscous terms, metres: 0 no slip (the
     /// default for now), `free`, or a length (partial slip); scene files may set it per wall.
-    #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true)]
+    #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true, help_heading = "Physics", hide_short_help = true)]
     pub(crate) wall_slip_length: Option<f32>,
     /// WCSPH: start the fluid at rest in hydrostatic equilibrium (each particle lowered by the
     /// equation of state's compression under the water above it), not at ρ0 everywhere.
-    #[arg(long)]
+    #[arg(long, help_heading = "Physics", hide_short_help = true)]
     pub(crate) hydrostatic_start: bool,
     /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
-    #[arg(long, allow_hyphen_values = true, value_name = "C")]
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "C",
+        help_heading = "Physics",
+        hide_short_help = true
+    )]
     pub(crate) sound_speed: Option<f32>,
-    /// Courant number of the CFL time step.
-    #[arg(long, default_value_t = 0.4, allow_hyphen_values = true)]
-    pub(crate) cfl: f32,
-    /// Force a fixed time step in seconds instead of the CFL condition.
-    #[arg(long, allow_hyphen_values = true, value_name = "SECONDS")]
-    pub(crate) dt: Option<f32>,
     /// Fraction of the normal speed a particle keeps when it meets a wall, 0..1 (--model grains:
     /// the walls' contact restitution, 0.01..1, default 0.5).
     #[arg(
         long,
         default_value_t = 0.0,
         allow_hyphen_values = true,
-        value_name = "E"
+        value_name = "E",
+        help_heading = "Physics",
+        hide_short_help = true
     )]
     pub(crate) restitution: f32,
+    /// Courant number of the CFL time step.
+    #[arg(
+        long,
+        default_value_t = 0.4,
+        allow_hyphen_values = true,
+        help_heading = "Solver",
+        hide_short_help = true
+    )]
+    pub(crate) cfl: f32,
+    /// Force a fixed time step in seconds instead of the CFL condition.
+    #[arg(
+        long,
+        allow_hyphen_values = true,
+        value_name = "SECONDS",
+        help_heading = "Solver",
+        hide_short_help = true
+    )]
+    pub(crate) dt: Option<f32>,
     /// Largest time step in seconds (both solvers).
     #[arg(
         long,
         default_value_t = 5e-3,
         allow_hyphen_values = true,
-        value_name = "SECONDS"
+        value_name = "SECONDS",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) dt_max: f32,
     /// Smallest time step in seconds: DFSPH clamps dt here, and a step whose dt reaches it
@@ -189,12 +198,14 @@ pub struct Cli {
         long,
         default_value_t = 1e-6,
         allow_hyphen_values = true,
-        value_name = "SECONDS"
+        value_name = "SECONDS",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) dt_min: f32,
     /// Pressure solver of fluid runs: dfsph (divergence-free, incompressible; the default) or
     /// wcsph (weakly compressible).
-    #[arg(long, value_enum, default_value_t = Solver::Dfsph)]
+    #[arg(long, value_enum, default_value_t = Solver::Dfsph, help_heading = "Solver")]
     pub(crate) solver: Solver,
     /// DFSPH divergence-free solve tolerance: mean of max(Dρ/Dt, 0)·dt/ρ0, as a fraction
     /// (0.001 = 0.1%).
@@ -202,7 +213,9 @@ pub struct Cli {
         long,
         default_value_t = 1e-3,
         allow_hyphen_values = true,
-        value_name = "FRACTION"
+        value_name = "FRACTION",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) divergence_tolerance: f32,
     /// DFSPH constant-density solve tolerance: mean of max(ρ*/ρ0 − 1, 0), as a fraction
@@ -211,15 +224,23 @@ pub struct Cli {
         long,
         default_value_t = 1e-4,
         allow_hyphen_values = true,
-        value_name = "FRACTION"
+        value_name = "FRACTION",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) density_tolerance: f32,
     /// Most iterations of each DFSPH solve per step.
-    #[arg(long, default_value_t = 100, value_name = "K")]
+    #[arg(
+        long,
+        default_value_t = 100,
+        value_name = "K",
+        help_heading = "Solver",
+        hide_short_help = true
+    )]
     pub(crate) max_iterations: u32,
     /// DFSPH: most explicit substeps of the viscous accelerations per step (1 to 16), so the
     /// step may be up to K times the viscosity's stability limit.
-    #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K")]
+    #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
     /// A run whose largest density exceeds this multiple of the rest density and is still
     /// rising ends as diverged (0 disables).
@@ -227,7 +248,9 @@ pub struct Cli {
         long,
         default_value_t = 2.0,
         allow_hyphen_values = true,
-        value_name = "RATIO"
+        value_name = "RATIO",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) max_density_ratio: f32,
     /// WCSPH: a run whose largest speed exceeds this fraction of the speed of sound ends as
@@ -236,7 +259,9 @@ pub struct Cli {
         long,
         default_value_t = 0.5,
         allow_hyphen_values = true,
-        value_name = "FRACTION"
+        value_name = "FRACTION",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) max_speed_fraction: f32,
     /// A run whose total energy (kinetic + potential, + the equation of state's for WCSPH)
@@ -246,41 +271,71 @@ pub struct Cli {
         long,
         default_value_t = 0.05,
         allow_hyphen_values = true,
-        value_name = "FRACTION"
+        value_name = "FRACTION",
+        help_heading = "Solver",
+        hide_short_help = true
     )]
     pub(crate) energy_margin: f32,
-    /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
-    /// --input the particles' bounding box grown by 2h].
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max")]
-    pub(crate) tank_min: Option<glam::Vec3>,
-    /// Upper corner of the tank, X,Y,Z in metres (with --steps).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_min")]
-    pub(crate) tank_max: Option<glam::Vec3>,
+    /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
+    /// offscreen with --headless); with --headless --steps K, a picture of the run's last frame.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["verify", "bench"], help_heading = "Outputs")]
+    pub(crate) screenshot: Option<PathBuf>,
     /// Write one CSV row of statistics per step to FILE.
-    #[arg(long, value_name = "FILE", requires = "headless")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "headless",
+        help_heading = "Outputs"
+    )]
     pub(crate) stats: Option<PathBuf>,
     /// Write frames as binary PLY files into DIR.
-    #[arg(long, value_name = "DIR", requires = "headless")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "headless",
+        help_heading = "Outputs"
+    )]
     pub(crate) export_dir: Option<PathBuf>,
     /// Write a frame every K steps.
-    #[arg(long, default_value_t = 10, value_name = "K", requires = "export_dir")]
+    #[arg(
+        long,
+        default_value_t = 10,
+        value_name = "K",
+        requires = "export_dir",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
     pub(crate) export_every: u64,
     /// Write a surface mesh of the fluid every --surface-every steps into DIR (an existing
     /// directory), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
-    #[arg(long, value_name = "DIR", requires = "headless")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        requires = "headless",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
     pub(crate) surface_dir: Option<PathBuf>,
     /// Write a surface every K steps [default: the --export-every cadence].
-    #[arg(long, value_name = "K", requires = "surface_dir")]
+    #[arg(
+        long,
+        value_name = "K",
+        requires = "surface_dir",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
     pub(crate) surface_every: Option<u64>,
     /// Mesh file format.
-    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, requires = "surface_dir")]
+    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, requires = "surface_dir", help_heading = "Outputs", hide_short_help = true)]
     pub(crate) surface_format: MeshFormat,
     /// Iso-surface threshold as a fraction of the rest density.
     #[arg(
         long,
         default_value_t = 0.6,
         value_name = "FRACTION",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Outputs",
+        hide_short_help = true
     )]
     pub(crate) surface_threshold: f32,
     /// Marching-cubes cell edge relative to the particle radius r = (3m/4πρ0)^(1/3).
@@ -288,51 +343,108 @@ pub struct Cli {
         long,
         default_value_t = 0.5,
         value_name = "FACTOR",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Outputs",
+        hide_short_help = true
     )]
     pub(crate) surface_cube_size: f32,
     /// Laplacian smoothing iterations of each mesh (0: none; each shrinks it slightly).
-    #[arg(long, default_value_t = 0, value_name = "K")]
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "K",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
     pub(crate) surface_smoothing: u32,
     /// Reconstruct surfaces of PLY frames already on disk (a frame, or a directory of them)
     /// into --surface-dir, then exit.
-    #[arg(long, value_name = "PATH", requires_all = ["headless", "surface_dir"], conflicts_with_all = ["steps", "input", "verify", "bench"])]
+    #[arg(long, value_name = "PATH", requires_all = ["headless", "surface_dir"], conflicts_with_all = ["steps", "input", "verify", "bench"], help_heading = "Outputs", hide_short_help = true)]
     pub(crate) surface_from: Option<PathBuf>,
-    /// Read particles from a .csv or .ply file.
-    #[arg(long, value_name = "FILE", requires = "headless")]
-    pub(crate) input: Option<PathBuf>,
     /// Write x,y,z,vx,vy,vz,density per particle, in input order, to a .csv or .ply file.
-    #[arg(long, value_name = "FILE", requires = "headless")]
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "headless",
+        help_heading = "Outputs"
+    )]
     pub(crate) output: Option<PathBuf>,
     /// Print the summary or report as one JSON object (a failure as {"error", "message", "exit"}).
-    #[arg(long)]
+    #[arg(long, help_heading = "Outputs")]
     pub(crate) json: bool,
     /// Write a checkpoint every K steps (0: only when SIGINT or SIGTERM stops the run).
-    #[arg(long, default_value_t = 0, value_name = "K")]
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "K",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
     pub(crate) checkpoint_every: u64,
     /// Directory for checkpoints (the last two are kept).
-    #[arg(long, default_value = "checkpoints", value_name = "DIR")]
+    #[arg(
+        long,
+        default_value = "checkpoints",
+        value_name = "DIR",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
     pub(crate) checkpoint_dir: PathBuf,
-    /// Continue the run a checkpoint holds; --steps K counts the steps still to run. Only
-    /// run-control flags may be given with it.
-    #[arg(long, value_name = "FILE", requires = "headless")]
-    pub(crate) resume: Option<PathBuf>,
-    /// The flags given on the command line (filled after parsing).
-    #[arg(skip)]
-    pub(crate) given: Vec<String>,
-    /// The scene file `--scene` names (read after parsing).
-    #[arg(skip)]
-    pub(crate) scene_file: Option<Arc<SceneFile>>,
-    /// What the particles are: SPH fluid, or colliding spheres (a discrete-element model on the
-    /// same grid; README, "Colliding spheres").
-    #[arg(long, value_enum, default_value_t = Model::Fluid)]
-    pub(crate) model: Model,
+    /// Frames to render before --screenshot saves.
+    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) frames: u32,
+    /// Simulation steps per rendered frame in the viewer.
+    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) substeps: u32,
+    /// Field that colours the particles in the viewer.
+    #[arg(long, value_enum, default_value_t = ColorField::Speed, help_heading = "Viewer")]
+    pub(crate) color_by: ColorField,
+    /// Window (or offscreen image) size in pixels, WIDTHxHEIGHT.
+    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH", help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) window_size: (u32, u32),
+    /// How the window presents frames.
+    #[arg(long, value_enum, default_value_t = PresentMode::Fifo, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) present_mode: PresentMode,
+    /// Print the viewer's mean simulation and render time per frame at exit.
+    #[arg(long, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) timings: bool,
+    /// How the viewer draws the fluid at start (S toggles): lit spheres coloured by
+    /// --color-by, or the screen-space water surface.
+    #[arg(long, value_enum, default_value_t = RenderMode::Spheres, help_heading = "Viewer")]
+    pub(crate) render: RenderMode,
+    /// Start the viewer with its control panel hidden (H toggles it).
+    #[arg(long, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) hide_ui: bool,
+    /// Viewer camera: the point it circles and looks at, X,Y,Z in m (default: the tank's
+    /// centre).
+    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) camera_target: Option<glam::Vec3>,
+    /// Viewer camera: distance from its target in m (default: far enough to see the tank).
+    #[arg(long, value_name = "M", value_parser = parse_camera_distance, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) camera_distance: Option<f32>,
+    /// Viewer camera: angle about the vertical in degrees, 0 looking along −z (default −25.8).
+    #[arg(long, value_name = "DEG", value_parser = parse_camera_yaw, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) camera_yaw: Option<f32>,
+    /// Viewer camera: angle above the horizontal in degrees, −89 to 89 (default 20.1).
+    #[arg(long, value_name = "DEG", value_parser = parse_camera_pitch, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    pub(crate) camera_pitch: Option<f32>,
+    /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
+    #[arg(
+        long,
+        hide = true,
+        requires = "screenshot",
+        help_heading = "Viewer",
+        hide_short_help = true
+    )]
+    pub(crate) exercise_resize: bool,
     /// --model grains: the largest sphere radius in m.
     #[arg(
         long,
         default_value_t = 0.004,
         value_name = "M",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Grains (--model grains)",
+        hide_short_help = true
     )]
     pub(crate) grain_radius: f32,
     /// --model grains: largest over smallest radius (radii uniform in between; 1: all equal).
@@ -340,7 +452,9 @@ pub struct Cli {
         long,
         default_value_t = 1.0,
         value_name = "RATIO",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Grains (--model grains)",
+        hide_short_help = true
     )]
     pub(crate) grain_ratio: f32,
     /// --model grains: material density in kg/m³ (glass: 2500).
@@ -348,12 +462,20 @@ pub struct Cli {
         long,
         default_value_t = 2500.0,
         value_name = "KG_M3",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Grains (--model grains)",
+        hide_short_help = true
     )]
     pub(crate) grain_density: f32,
     /// --model grains: normal contact stiffness in N/m [default: keeps the deepest overlap of
     /// the resting pile near 1% of the smallest radius].
-    #[arg(long, value_name = "N_PER_M", allow_hyphen_values = true)]
+    #[arg(
+        long,
+        value_name = "N_PER_M",
+        allow_hyphen_values = true,
+        help_heading = "Grains (--model grains)",
+        hide_short_help = true
+    )]
     pub(crate) contact_stiffness: Option<f32>,
     /// --model grains: coefficient of restitution of sphere–sphere contacts, 0.01..1 (walls use
     /// --restitution).
@@ -361,7 +483,9 @@ pub struct Cli {
         long,
         default_value_t = 0.5,
         value_name = "E",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Grains (--model grains)",
+        hide_short_help = true
     )]
     pub(crate) contact_restitution: f32,
     /// --model grains: Coulomb friction coefficient μ of contacts.
@@ -369,15 +493,56 @@ pub struct Cli {
         long,
         default_value_t = 0.5,
         value_name = "MU",
-        allow_hyphen_values = true
+        allow_hyphen_values = true,
+        help_heading = "Grains (--model grains)",
+        hide_short_help = true
     )]
     pub(crate) contact_friction: f32,
+    /// Run the GPU pipeline and the CPU reference on the same particles and compare every stage.
+    #[arg(
+        long,
+        conflicts_with = "bench",
+        requires = "headless",
+        help_heading = "Verify and bench"
+    )]
+    pub(crate) verify: bool,
+    /// Time every GPU pass and CPU stage (medians over --repeat runs); with --steps K, every
+    /// pass of K whole fluid steps.
+    #[arg(long, requires = "headless", help_heading = "Verify and bench")]
+    pub(crate) bench: bool,
+    /// With --bench: also time the all-pairs O(N²) density beside the grid (CPU path) at
+    /// N = 5000 and 50000 (or at the run's N when that is 50000 or less).
+    #[arg(
+        long,
+        requires = "bench",
+        help_heading = "Verify and bench",
+        hide_short_help = true
+    )]
+    pub(crate) brute_force: bool,
     /// Relative density tolerance for --verify.
-    #[arg(long, default_value_t = 1e-5, value_name = "REL")]
+    #[arg(
+        long,
+        default_value_t = 1e-5,
+        value_name = "REL",
+        help_heading = "Verify and bench",
+        hide_short_help = true
+    )]
     pub(crate) tolerance: f64,
     /// Repetitions for --bench.
-    #[arg(long, default_value_t = 11, value_name = "K")]
+    #[arg(
+        long,
+        default_value_t = 11,
+        value_name = "K",
+        help_heading = "Verify and bench",
+        hide_short_help = true
+    )]
     pub(crate) repeat: u32,
+    /// The flags given on the command line (filled after parsing).
+    #[arg(skip)]
+    pub(crate) given: Vec<String>,
+    /// The scene file `--scene` names (read after parsing).
+    #[arg(skip)]
+    pub(crate) scene_file: Option<Arc<SceneFile>>,
 }
 
 /// Particle counts of the `--brute-force` comparison.
