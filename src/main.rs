@@ -10,8 +10,11 @@ fn main() -> ExitCode {
     // The GL backend's probe logs an ERROR on machines without a GL driver even when Vulkan
     // serves (lavapipe): noise for a user, so it is off unless RUST_LOG asks for it. An
     // unknown WGPU_BACKEND name is said in the no-adapter line itself, not in wgpu's warnings.
+    // Where the adapter lacks view formats (GL) the viewer draws its panel into an sRGB target
+    // on purpose (viewer::target_format), which egui_wgpu would warn of on every run.
     env_logger::Builder::from_env(
-        env_logger::Env::default().default_filter_or("warn,wgpu_hal=off,wgpu_types=error"),
+        env_logger::Env::default()
+            .default_filter_or("warn,wgpu_hal=off,wgpu_types=error,egui_wgpu::renderer=error"),
     )
     .init();
     let cli = match app::parse() {

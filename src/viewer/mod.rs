@@ -1005,9 +1005,18 @@ impl Viewer {
         )
     }
 
-    /// Copies `texture` (from [`Self::capture_texture`]) to a PNG at `path`.
+    /// Copies `texture` (from [`Self::capture_texture`]) to a PNG at `path`, refusing a
+    /// picture whose pixels are all alike: a frame always shows the tank's edges on the
+    /// background, so one colour means the adapter drew nothing.
     pub fn save_png(&self, texture: &wgpu::Texture, path: &Path) -> Result<()> {
         let rgba = read_rgba(&self.ctx, texture)?;
+        if rgba.chunks_exact(4).all(|px| px == &rgba[..4]) {
+            return Err(Error::input(format!(
+                "no picture written to {}: the frame came back as one colour, so {} drew nothing; use another adapter (WGPU_BACKEND=vulkan with a Vulkan driver or Mesa's lavapipe) or drop --screenshot",
+                path.display(),
+                crate::gpu::context::describe(&self.ctx.adapter.get_info())
+            )));
+        }
         image::save_buffer(
             path,
             &rgba,
@@ -1036,6 +1045,40 @@ impl Viewer {
             1e3 * t.render_ms / f / n.max(1) as f64
         )
     }
+}
+
+/// The format a viewer renders into, from the `offered` ones: a plain format with an sRGB view
+/// for the scene where the adapter can view a texture in another format (its downlevel flag
+/// `VIEW_FORMATS`), else an sRGB format, which the scene and the panel both draw into (the
+/// panel then converts its colours; wgpu's GL backend lacks view formats).
+pub fn target_format(
+    adapter: &wgpu::Adapter,
+    offered: &[wgpu::TextureFormat],
+) -> Option<wgpu::TextureFormat> {
+    let views = adapter
+        .get_downlevel_capabilities()
+        .flags
+        .contains(wgpu::DownlevelFlags::VIEW_FORMATS);
+    let plain_with_srgb_view = offered
+        .iter()
+        .copied()
+        .find(|f| !f.is_srgb() && offered.contains(&f.add_srgb_suffix()));
+    let srgb = offered.iter().copied().find(|f| f.is_srgb());
+    if views {
+        plain_with_srgb_view.or(srgb)
+    } else {
+        srgb.or(plain_with_srgb_view)
+    }
+    .or(offered.first().copied())
+}
+
+/// The format offscreen pictures are drawn into on `adapter` (see [`target_format`]).
+pub fn offscreen_format(adapter: &wgpu::Adapter) -> wgpu::TextureFormat {
+    let offered = [
+        wgpu::TextureFormat::Rgba8Unorm,
+        wgpu::TextureFormat::Rgba8UnormSrgb,
+    ];
+    target_format(adapter, &offered).unwrap_or(offered[0])
 }
 
 /// The extra view format a target of `format` needs for the scene's sRGB view.
@@ -1109,11 +1152,15 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
     let size = opts.size;
     let frames = opts.frames.max(1);
     let print = opts.print_timings;
-    let mut viewer = Viewer::new(ctx, opts, wgpu::TextureFormat::Rgba8Unorm)?;
-    let texture = viewer.capture_texture(size);
-    for _ in 0..frames {
-        viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
-    }
+    let format = offscreen_format(&ctx.adapter);
+    let (viewer, texture) = drawing(&ctx.clone(), || {
+        let mut viewer = Viewer::new(ctx, opts, format)?;
+        let texture = viewer.capture_texture(size);
+        for _ in 0..frames {
+            viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
+        }
+        Ok((viewer, texture))
+    })?;
     viewer.save_png(&texture, &path)?;
     if !viewer.controls.status.is_empty() {
         eprintln!("gpu-sph: {}", viewer.controls.status);
@@ -1135,12 +1182,30 @@ pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &P
         path: SimPath::Gpu,
         ..opts
     };
-    let mut viewer = Viewer::with_setup(ctx, opts, setup, wgpu::TextureFormat::Rgba8Unorm)?;
-    viewer.controls.paused = true;
-    viewer.controls.show_ui = false;
-    let texture = viewer.capture_texture(size);
-    viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
+    let format = offscreen_format(&ctx.adapter);
+    let (viewer, texture) = drawing(&ctx.clone(), || {
+        let mut viewer = Viewer::with_setup(ctx, opts, setup, format)?;
+        viewer.controls.paused = true;
+        viewer.controls.show_ui = false;
+        let texture = viewer.capture_texture(size);
+        viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
+        Ok((viewer, texture))
+    })?;
     viewer.save_png(&texture, path)
+}
+
+/// Runs the drawing `f` inside an error scope, so that an adapter that cannot draw what the
+/// viewer asks of it (a format or feature it lacks) is named in one line, never left behind a
+/// blank picture.
+fn drawing<T>(ctx: &GpuContext, f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match ctx.scoped(f) {
+        Ok(drawn) => drawn,
+        Err(Error::Validation(why)) => Err(Error::input(format!(
+            "{} cannot draw the picture ({why}); use another adapter (WGPU_BACKEND=vulkan with a Vulkan driver or Mesa's lavapipe) or drop --screenshot",
+            crate::gpu::context::describe(&ctx.adapter.get_info())
+        ))),
+        Err(e) => Err(e),
+    }
 }
 
 /// The panel's input of an offscreen frame of `size`: the screen, no events.

@@ -128,17 +128,37 @@ pub struct SurfaceRenderer {
     composite: wgpu::RenderPipeline,
     /// Format of the background and the final target (the frame's sRGB view).
     format: wgpu::TextureFormat,
+    /// Format of the view-space depth targets ([`depth_target`]).
+    depth_target: wgpu::TextureFormat,
     targets: Option<Targets>,
     particle_count: u32,
 }
 
-const DEPTH_TARGET: wgpu::TextureFormat = wgpu::TextureFormat::R32Float;
+/// The format of the view-space depth the surface is smoothed in: 32-bit float where the
+/// adapter can render to it, else 16-bit (wgpu's GL backend on Mesa reports R32Float as not
+/// renderable). A half float keeps 11 significant bits, so at the 1–3 m the camera stands
+/// from the tank a depth is kept to 1–2 mm, a tenth to a fifth of the default spacing: the
+/// smoothed surface keeps its shape, only detail finer than the particles is lost.
+pub fn depth_target(adapter: &wgpu::Adapter) -> wgpu::TextureFormat {
+    let needed = wgpu::TextureUsages::RENDER_ATTACHMENT | wgpu::TextureUsages::TEXTURE_BINDING;
+    let f32_target = wgpu::TextureFormat::R32Float;
+    if adapter
+        .get_texture_format_features(f32_target)
+        .allowed_usages
+        .contains(needed)
+    {
+        f32_target
+    } else {
+        wgpu::TextureFormat::R16Float
+    }
+}
 const THICKNESS_TARGET: wgpu::TextureFormat = wgpu::TextureFormat::R16Float;
 
 impl SurfaceRenderer {
     /// Builds the pipelines; the final pass writes `format` (the frame's sRGB view).
     pub fn new(ctx: &GpuContext, format: wgpu::TextureFormat, shown: &Shown<'_>) -> Self {
         let d = &ctx.device;
+        let depth_target = depth_target(&ctx.adapter);
         let params_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
             label: Some("sph.surface.params"),
             entries: &[
@@ -218,7 +238,7 @@ impl SurfaceRenderer {
             "depth",
             &splat_layout,
             "surface_splat_vs",
-            DEPTH_TARGET,
+            depth_target,
             None,
             Some(wgpu::DepthStencilState {
                 format: DEPTH_FORMAT,
@@ -251,7 +271,7 @@ impl SurfaceRenderer {
                 name,
                 &screen_layout,
                 "surface_screen_vs",
-                DEPTH_TARGET,
+                depth_target,
                 None,
                 None,
                 false,
@@ -284,6 +304,7 @@ impl SurfaceRenderer {
             filter,
             composite,
             format,
+            depth_target,
             targets: None,
             particle_count: shown.count,
         }
@@ -316,6 +337,7 @@ impl SurfaceRenderer {
 
     fn targets(&mut self, ctx: &GpuContext, size: (u32, u32)) -> &Targets {
         if self.targets.as_ref().is_none_or(|t| t.size != size) {
+            let depth_target = self.depth_target;
             let make = |label: &str, format| {
                 texture_2d(
                     ctx,
@@ -328,8 +350,8 @@ impl SurfaceRenderer {
                 .create_view(&Default::default())
             };
             let depth = [
-                make("sph.surface.depth0", DEPTH_TARGET),
-                make("sph.surface.depth1", DEPTH_TARGET),
+                make("sph.surface.depth0", depth_target),
+                make("sph.surface.depth1", depth_target),
             ];
             let thickness = make("sph.surface.thickness", THICKNESS_TARGET);
             let background = make("sph.surface.background", self.format);

@@ -122,16 +122,9 @@ impl App {
         let adapter = pollster::block_on(pick_adapter(&instance, Some(&surface)))?;
         let ctx = Arc::new(pollster::block_on(GpuContext::from_adapter(adapter))?);
         let caps = surface.get_capabilities(&ctx.adapter);
-        // A plain format with an sRGB view for the scene (see Viewer::new), where offered.
-        let format = caps
-            .formats
-            .iter()
-            .copied()
-            .find(|f| !f.is_srgb() && caps.formats.contains(&f.add_srgb_suffix()))
-            .or(caps.formats.first().copied())
-            .ok_or_else(|| {
-                Error::NoDisplay("the surface offers no pixel format: run with --headless".into())
-            })?;
+        let format = super::target_format(&ctx.adapter, &caps.formats).ok_or_else(|| {
+            Error::NoDisplay("the surface offers no pixel format: run with --headless".into())
+        })?;
         if !caps.present_modes.contains(&self.opts.present_mode) {
             return Err(Error::input(format!(
                 "present mode {:?} is not supported here (available: {:?}): pick another --present-mode",
