@@ -1389,3 +1389,31 @@ fn help_is_grouped_and_h_is_the_short_page() {
     assert!(!short.contains("--contact-friction"), "{short}");
     assert!(long.contains("--contact-friction"), "{long}");
 }
+
+/// Every long flag `--help` prints is documented in docs/usage.md's flag reference.
+#[test]
+fn every_flag_of_help_is_documented_in_the_usage_page() {
+    let help = String::from_utf8(run_ok(&["--help"]).stdout).unwrap();
+    let usage =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/usage.md"))
+            .unwrap();
+    let flags: std::collections::BTreeSet<&str> = help
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim_start();
+            let l = l
+                .strip_prefix("-n, ")
+                .or(l.strip_prefix("-h, "))
+                .or(l.strip_prefix("-V, "))
+                .unwrap_or(l);
+            l.starts_with("--")
+                .then(|| l.split([' ', '=']).next().unwrap())
+        })
+        .collect();
+    assert!(flags.len() > 60, "{flags:?}");
+    let missing: Vec<&&str> = flags
+        .iter()
+        .filter(|f| !usage.contains(&format!("`{f}`")) && !usage.contains(&format!("`{f} ")))
+        .collect();
+    assert!(missing.is_empty(), "not in docs/usage.md: {missing:?}");
+}

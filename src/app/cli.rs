@@ -65,7 +65,7 @@ pub struct Cli {
     #[arg(long, value_name = "FILE", requires = "headless", help_heading = "Run")]
     pub(crate) resume: Option<PathBuf>,
     /// What the particles are: SPH fluid, or colliding spheres (a discrete-element model on the
-    /// same grid; README, "Colliding spheres").
+    /// same grid; docs/grains.md).
     #[arg(long, value_enum, default_value_t = Model::Fluid, help_heading = "Run")]
     pub(crate) model: Model,
     /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name

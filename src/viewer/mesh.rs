@@ -1,6 +1,6 @@
 //! Offscreen pictures of a surface mesh (see `shaders/mesh.wgsl`): a reconstructed fluid
 //! surface from `--surface-dir`, framed like the viewer frames a tank, written as a PNG. Used by
-//! `examples/mesh_png.rs` for the README's mesh picture.
+//! `examples/mesh_png.rs` for the mesh picture of docs/surfaces.md.
 
 use std::path::Path;
 

@@ -92,7 +92,7 @@ pub struct Request {
     pub fit_range: bool,
 }
 
-/// The key bindings, as shown in the panel and the README.
+/// The key bindings, as shown in the panel and docs/viewer.md.
 pub const KEYS: &str = "Space pause · N step · R reset · C colour field · S spheres/surface · P screenshot · V reset view · H panel · Esc quit\n\
 left drag orbit · right/middle drag pan · wheel zoom · Ctrl+left drag pull · Ctrl+right drag push";
 
