@@ -210,17 +210,6 @@ fn malformed_scene_files_exit_2_with_one_line() {
             "--cpu",
             "--scene",
             ok.to_str().unwrap(),
-            "-n",
-            "10",
-        ],
-        "drop -n",
-    );
-    assert_usage_error(
-        &[
-            "--headless",
-            "--cpu",
-            "--scene",
-            ok.to_str().unwrap(),
             "--input",
             "x.csv",
         ],
@@ -386,4 +375,106 @@ fn example_scenes_load_and_fill() {
         let scene = file.desc().build("example", s, 0).unwrap();
         assert!(scene.positions.len() > 1000, "{path:?}");
     }
+}
+
+/// The particles a density-only run (`--steps 0`) of `args` writes: their count, and the
+/// extents of the fluid along x, y and z.
+fn fluid_extent(name: &str, args: &[&str]) -> (usize, [f64; 3]) {
+    let out = tmp_dir().join(name);
+    let mut all = vec!["--headless", "--cpu", "--output", out.to_str().unwrap()];
+    all.extend_from_slice(args);
+    stdout_of(&all);
+    let text = std::fs::read_to_string(&out).unwrap();
+    let (mut lo, mut hi) = ([f64::INFINITY; 3], [f64::NEG_INFINITY; 3]);
+    let mut n = 0;
+    for line in text.lines().skip(1) {
+        let v: Vec<f64> = line
+            .split(',')
+            .take(3)
+            .map(|x| x.parse().unwrap())
+            .collect();
+        for k in 0..3 {
+            lo[k] = lo[k].min(v[k]);
+            hi[k] = hi[k].max(v[k]);
+        }
+        n += 1;
+    }
+    (n, [hi[0] - lo[0], hi[1] - lo[1], hi[2] - lo[2]])
+}
+
+/// `-n N` with a scene file rescales its spacing: the dam-break file at -n 12000 holds about
+/// 12 000 particles in a column of the 100k file's shape (aspect ratios within 10%), and a
+/// smoothing radius the file gives keeps its ratio to the spacing.
+#[test]
+fn n_with_a_scene_file_rescales_its_spacing_and_keeps_the_shape() {
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/dam-break.json");
+    let (n_full, full) = fluid_extent("full.csv", &["--scene", scene]);
+    let (n_small, small) = fluid_extent("small.csv", &["--scene", scene, "-n", "12000"]);
+    assert!(n_full > 95_000, "{n_full}");
+    assert!(n_small.abs_diff(12_000) < 600, "{n_small}");
+    for (k, axis) in [(0, "x"), (2, "z")] {
+        let (a, b) = (full[1] / full[k], small[1] / small[k]);
+        assert!(
+            (b / a - 1.0).abs() < 0.1,
+            "height/{axis}: {a} at 100k, {b} at 12k"
+        );
+    }
+    // A file that sets h = 2.5 s keeps h = 2.5 s at the new spacing.
+    let path = file(
+        "scaled_h.json",
+        r#"{"tank": {"min": [0, 0, 0], "max": [0.4, 0.4, 0.2]},
+            "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.2, 0.2, 0.2]}}}],
+            "physics": {"spacing": 0.01, "smoothing_radius": 0.025}}"#
+            .as_bytes(),
+    );
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        path.to_str().unwrap(),
+        "-n",
+        "1000",
+        "--json",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (h, s) = (
+        json["config"]["smoothing_radius"].as_f64().unwrap(),
+        json["config"]["spacing"].as_f64().unwrap(),
+    );
+    assert!((h / s - 2.5).abs() < 1e-3, "h {h}, s {s}");
+    assert!(
+        (s / 0.01 - 2.0).abs() < 0.1,
+        "8000 → 1000 particles doubles s: {s}"
+    );
+}
+
+/// `--print-scene NAME -n N` prints the file of that N, which runs as the built-in scene does;
+/// -n and --spacing together on a file are refused.
+#[test]
+fn print_scene_at_n_and_n_with_spacing_on_a_file() {
+    let text = stdout_of(&["--print-scene", "drop", "-n", "5000"]);
+    assert!(text.contains("N = 5000"), "{text}");
+    let printed = file("drop5000.json", text.as_bytes());
+    let (from_file, _) = fluid_extent("drop5000-file.csv", &["--scene", printed.to_str().unwrap()]);
+    let (from_name, _) = fluid_extent("drop5000-name.csv", &["--scene", "drop", "-n", "5000"]);
+    assert_eq!(from_file, from_name);
+    let scene = concat!(env!("CARGO_MANIFEST_DIR"), "/scenes/drop.json");
+    assert_usage_error(
+        &[
+            "--headless",
+            "--scene",
+            scene,
+            "-n",
+            "5000",
+            "--spacing",
+            "0.02",
+        ],
+        "give one",
+    );
 }

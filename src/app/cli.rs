@@ -34,7 +34,8 @@ pub struct Cli {
     /// Step on the GPU path even when the adapter is a software renderer.
     #[arg(long, help_heading = "Run")]
     pub(crate) gpu: bool,
-    /// Number of particles (ignored with --input, which brings its own).
+    /// Number of particles (ignored with --input, which brings its own; with a scene file, the
+    /// file is rescaled to about N: docs/scenes.md).
     #[arg(short = 'n', long = "particles", value_name = "N", allow_negative_numbers = true, value_parser = parse_count, help_heading = "Run")]
     pub(crate) particles: Option<u32>,
     /// Hash table size T, a power of two [default: next power of two ≥ 2N].
@@ -73,7 +74,8 @@ pub struct Cli {
     /// given here override the file's.
     #[arg(long, default_value = "dam-break", value_name = "NAME|FILE", value_parser = SceneArg::parse, help_heading = "Scene")]
     pub(crate) scene: SceneArg,
-    /// Print a built-in scene as a scene file (to start your own from) and exit.
+    /// Print a built-in scene as a scene file (to start your own from) and exit; with -n N or
+    /// --spacing S, the file of that scene at that N and s.
     #[arg(long, value_enum, value_name = "NAME", help_heading = "Scene")]
     pub(crate) print_scene: Option<SceneKind>,
     /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
@@ -705,9 +707,19 @@ pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
     let SceneArg::File(path) = &cli.scene else {
         return Ok(cli);
     };
-    let file = SceneFile::read(path)?;
-    let cmd = Cli::command();
+    let mut file = SceneFile::read(path)?;
     let name = path.display();
+    let grains = cli.model == Model::Grains
+        || file.physics.get("model").and_then(|m| m.as_str()) == Some("grains");
+    if let (Some(n), false) = (cli.particles, grains) {
+        if cli.given.iter().any(|g| g == "spacing") {
+            return Err(Error::input(format!(
+                "-n {n} and --spacing both set the resolution of scene file {name}: give one (-n rescales the file's spacing)"
+            )));
+        }
+        file.scale_to(n as u64, &name.to_string())?;
+    }
+    let cmd = Cli::command();
     let mut extra: Vec<std::ffi::OsString> = Vec::new();
     for (section, _) in crate::scene_file::SECTIONS {
         if matches!(section, "run" | "outputs") && !cli.headless {
@@ -797,11 +809,13 @@ pub(crate) fn scene_choice(cli: &Cli) -> SceneChoice {
     }
 }
 
-/// A scene file's bodies fix N: `-n` beside one is a contradiction, said in one line.
+/// A scene file's spheres are sized by --grain-radius, so `-n` beside one is a
+/// contradiction, said in one line (a fluid file rescales its spacing instead, see
+/// [`SceneFile::scale_to`]).
 pub(crate) fn check_no_count_with_file(cli: &Cli) -> Result<(), Error> {
     match (&cli.scene, cli.particles) {
         (SceneArg::File(path), Some(n)) => Err(Error::input(format!(
-            "-n {n} does not apply to scene file {}: its fluid bodies (their sizes and counts) fix N; drop -n or edit the bodies",
+            "-n {n} does not apply to scene file {} with --model grains: its bodies and --grain-radius fix the number of spheres; drop -n or change --grain-radius",
             path.display()
         ))),
         _ => Ok(()),

@@ -16,8 +16,8 @@ use crate::{Error, bench, io, verify};
 
 use super::Outcome;
 use super::cli::{
-    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, check_no_count_with_file, chosen, guards, overrides,
-    run_spec, scene_choice, surface_settings, viewer_options,
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, guards, overrides, run_spec, scene_choice,
+    surface_settings, viewer_options,
 };
 use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
@@ -129,7 +129,18 @@ fn surface_from(
 
 pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(kind) = cli.print_scene {
-        print!("{}", kind.file_text());
+        // The file of what `--scene NAME -n N --spacing S` runs; the shipped one by default.
+        match (cli.particles, cli.spacing) {
+            (None, None) => print!("{}", kind.file_text()),
+            (n, s) => print!(
+                "{}",
+                crate::scene_file::builtin_file_text(
+                    kind,
+                    n.unwrap_or(DEFAULT_PARTICLES) as usize,
+                    s.unwrap_or(crate::params::DEFAULT_SPACING)
+                )
+            ),
+        }
         return Ok(Outcome::Done);
     }
     if let Some(f) = crate::grains::FLAGS
@@ -141,7 +152,6 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             f.replace('_', "-")
         )));
     }
-    check_no_count_with_file(cli)?;
     if let (Some(input), SceneArg::File(path)) = (&cli.input, &cli.scene) {
         return Err(Error::input(format!(
             "--input {} and scene file {} both bring the fluid: drop one (a scene file's settings alone can be given as flags)",
