@@ -541,30 +541,57 @@ fn read_element<R: BufRead>(
     }
 }
 
-/// Checks that `path` has an extension gpu-sph can write, before any work is done.
+/// Checks that `path` has an extension gpu-sph can write and creates its directory, before
+/// any work is done.
 pub fn check_output_path(path: &Path) -> Result<()> {
     format_of(path)?;
-    check_output_dir_of(path)
+    ensure_output_dir_of(path)
 }
 
-/// Checks, before any work, that the directory an output file goes into exists: a run
-/// would otherwise compute to its end and then fail to write.
-pub fn check_output_dir_of(path: &Path) -> Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if dir.is_dir() {
-        Ok(())
-    } else {
-        Err(Error::file(
-            path,
-            format!(
-                "the directory {} does not exist: create it or write elsewhere",
-                dir.display()
-            ),
-        ))
+/// Creates, before any work, the directory an output file goes into where it is missing (as
+/// `--export-dir` and `--surface-dir` are created: one rule for every output), so a run never
+/// computes to its end and then fails to write.
+pub fn ensure_output_dir_of(path: &Path) -> Result<()> {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => ensure_dir(d),
+        _ => Ok(()),
     }
+}
+
+/// Creates directory `dir` (and its parents) where missing; an error names it and why.
+pub fn ensure_dir(dir: &Path) -> Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir_all(dir).map_err(|e| {
+        Error::file(
+            dir,
+            format!("cannot create the directory ({e}): choose a writable place"),
+        )
+    })
+}
+
+/// The sidecar of a `--stats` file: `stats.csv` → `stats.params.json`.
+pub fn stats_sidecar_path(stats: &Path) -> std::path::PathBuf {
+    stats.with_extension("params.json")
+}
+
+/// Writes the sidecar of the `--stats` file `stats`: the run's parameters (`geometry`, the
+/// line the run prints) and each column's unit, as JSON, so the CSV itself is one header row
+/// and numbers. Example: `{"parameters": "tank (0, 0, 0) to …", "columns": [{"name": "t",
+/// "unit": "s"}, …]}`.
+pub fn write_stats_sidecar(stats: &Path, geometry: &str, columns: &[(&str, &str)]) -> Result<()> {
+    let path = stats_sidecar_path(stats);
+    let json = serde_json::json!({
+        "stats": stats.file_name().map(|n| n.to_string_lossy().into_owned()),
+        "parameters": geometry,
+        "columns": columns
+            .iter()
+            .map(|(name, unit)| serde_json::json!({"name": name, "unit": unit}))
+            .collect::<Vec<_>>(),
+    });
+    let text = serde_json::to_string_pretty(&json).unwrap_or_default() + "\n";
+    std::fs::write(&path, text).map_err(|e| Error::file(&path, format!("cannot write: {e}")))
 }
 
 /// Writes one row per particle (`x,y,z,vx,vy,vz,density`) as CSV or binary PLY, by extension.

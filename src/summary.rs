@@ -11,6 +11,21 @@ use crate::cpu::{self, Grid};
 use crate::gpu::GpuNeighbours;
 use crate::params::SphConfig;
 
+/// `x` with `sig` significant digits as a plain decimal (`7.478`, `0.000521`, `334.5`), in
+/// scientific notation only outside 1e-4 ≤ |x| < 1e7 (`3.2e-9`), for lines people read.
+pub fn plain(x: f64, sig: usize) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    if !(1e-4..1e7).contains(&a) {
+        return format!("{x:.prec$e}", prec = sig.saturating_sub(1));
+    }
+    let digits_before = a.log10().floor() as i64 + 1;
+    let decimals = (sig as i64 - digits_before).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
 /// Min, mean and max of a set of values.
 #[derive(Clone, Copy, Debug, Serialize)]
 pub struct Range {
@@ -215,5 +230,19 @@ impl Summary {
             self.total_ms
         );
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn plain_numbers_read_as_people_write_them() {
+        use super::plain;
+        assert_eq!(plain(7.4784, 4), "7.478");
+        assert_eq!(plain(334.49, 4), "334.5");
+        assert_eq!(plain(0.00052124, 4), "0.0005212");
+        assert_eq!(plain(1013.49, 4), "1013");
+        assert_eq!(plain(-2.5e-9, 3), "-2.50e-9");
+        assert_eq!(plain(0.0, 4), "0");
     }
 }

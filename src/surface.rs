@@ -236,14 +236,10 @@ pub fn read_mesh(path: &Path) -> Result<Mesh> {
         .map_err(|e| Error::file(path, format!("cannot read the mesh: {e:#}")))
 }
 
-/// Rejects an output directory that does not exist or cannot be written, before any work.
+/// Creates the output directory where missing and rejects one that cannot be written, before
+/// any work.
 pub fn check_output_dir(dir: &Path) -> Result<()> {
-    if !dir.is_dir() {
-        return Err(Error::file(
-            dir,
-            "--surface-dir must be an existing directory: create it first",
-        ));
-    }
+    crate::io::ensure_dir(dir)?;
     let probe = dir.join(format!(".gpu-sph-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(|e| {
         Error::file(

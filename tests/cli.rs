@@ -413,10 +413,15 @@ fn steps_write_stats_frames_and_output() {
     );
     let text = std::fs::read_to_string(&stats).unwrap();
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("# tank"), "{}", lines[0]);
-    assert!(lines[1].starts_with("step,t,dt,kinetic,potential"));
-    assert_eq!(lines.len(), 2 + 5);
-    for (k, line) in lines[2..].iter().enumerate() {
+    // One header row and numbers: the parameters are in the sidecar.
+    assert!(lines[0].starts_with("step,t,dt,kinetic,potential"));
+    assert_eq!(lines.len(), 1 + 5);
+    let sidecar = std::fs::read_to_string(dir.join("s.params.json")).unwrap();
+    let sidecar: serde_json::Value = serde_json::from_str(&sidecar).unwrap();
+    assert!(sidecar["parameters"].as_str().unwrap().starts_with("tank"));
+    assert_eq!(sidecar["columns"][1]["name"], "t");
+    assert_eq!(sidecar["columns"][1]["unit"], "s");
+    for (k, line) in lines[1..].iter().enumerate() {
         let f: Vec<f64> = line.split(',').map(|v| v.parse().unwrap()).collect();
         assert_eq!(f[0] as usize, k + 1);
         assert!(f[2] > 0.0 && f[10] == 0.0, "{line}");
@@ -535,9 +540,10 @@ fn a_file_runs_in_the_tank_the_flags_give() {
         String::from_utf8_lossy(&out.stderr)
     );
     let text = std::fs::read_to_string(&stats).unwrap();
+    let sidecar = std::fs::read_to_string(stats.with_extension("params.json")).unwrap();
     assert!(
-        text.starts_with("# tank (0.0000, 0.0000, 0.0000) to (0.0400, 0.1200, 0.0400)"),
-        "{text}"
+        sidecar.contains("tank (0.0000, 0.0000, 0.0000) to (0.0400, 0.1200, 0.0400)"),
+        "{sidecar}"
     );
     let mut lines = text.lines().filter(|l| !l.starts_with('#'));
     let header: Vec<&str> = lines.next().unwrap().split(',').collect();
@@ -1076,7 +1082,11 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
             "writes a run's results",
         );
     }
-    // A missing directory was found only when the finished run wrote its file.
+    // A directory that cannot be made (here below a plain file) was found only when the
+    // finished run wrote its file; missing ones are created (every_output_creates_its_directory).
+    let blocker = file("audit_blocker", b"");
+    let below = blocker.join("x.csv");
+    let below = below.to_str().unwrap();
     for flag in ["--output", "--stats"] {
         assert_usage_error(
             &[
@@ -1087,9 +1097,9 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
                 "--steps",
                 "2",
                 flag,
-                "/nonexistent-gpu-sph/x.csv",
+                below,
             ],
-            "does not exist",
+            "cannot create the directory",
         );
     }
     assert_usage_error(
@@ -1103,9 +1113,9 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
             "--steps",
             "2",
             "--output",
-            "/nonexistent-gpu-sph/x.csv",
+            below,
         ],
-        "does not exist",
+        "cannot create the directory",
     );
     let csv = file("audit_in.csv", b"x,y,z\n0.1,0.1,0.1\n");
     assert_usage_error(
@@ -1416,4 +1426,104 @@ fn every_flag_of_help_is_documented_in_the_usage_page() {
         .filter(|f| !usage.contains(&format!("`{f}`")) && !usage.contains(&format!("`{f} ")))
         .collect();
     assert!(missing.is_empty(), "not in docs/usage.md: {missing:?}");
+}
+
+/// Every output creates its missing (nested) directory, one rule for all: statistics, frames,
+/// surfaces, the particles and the picture; the statistics are one header row and numbers,
+/// their units and the run's parameters in the sidecar; the grains' columns take the fluid's
+/// names.
+#[test]
+fn every_output_creates_its_directory_and_statistics_are_plain_csv() {
+    let dir = tmp_dir().join("outputs-alike");
+    let _ = std::fs::remove_dir_all(&dir);
+    let at = |p: &str| dir.join(p).to_str().unwrap().to_string();
+    let (stats, frames, surfaces, output) = (
+        at("a/b/stats.csv"),
+        at("c/d/frames"),
+        at("e/f/meshes"),
+        at("g/h/out.csv"),
+    );
+    let out = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "500",
+        "--steps",
+        "4",
+        "--stats",
+        &stats,
+        "--export-dir",
+        &frames,
+        "--export-every",
+        "2",
+        "--surface-dir",
+        &surfaces,
+        "--output",
+        &output,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for p in [&stats, &output] {
+        assert!(Path::new(p).is_file(), "{p}");
+    }
+    assert!(Path::new(&frames).join("frame_000004.ply").is_file());
+    assert!(Path::new(&surfaces).join("surface_000004.obj").is_file());
+    let text = std::fs::read_to_string(&stats).unwrap();
+    assert!(text.lines().all(|l| !l.starts_with('#')), "{text}");
+    assert!(text.starts_with("step,t,dt,"), "{text}");
+    assert!(Path::new(&stats).with_extension("params.json").is_file());
+
+    let grains = at("i/j/grains.csv");
+    let out = run(&[
+        "--model",
+        "grains",
+        "--headless",
+        "--cpu",
+        "-n",
+        "200",
+        "--steps",
+        "3",
+        "--stats",
+        &grains,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(&grains).unwrap();
+    assert!(text.starts_with("step,t,kinetic,"), "{text}");
+    let sidecar =
+        std::fs::read_to_string(Path::new(&grains).with_extension("params.json")).unwrap();
+    assert!(sidecar.contains("spheres"), "{sidecar}");
+}
+
+/// Where stderr is not a terminal a run prints a progress line every few seconds (here every
+/// step, `GPU_SPH_PROGRESS_SECONDS=0`) with the share done and the time left; the summary is
+/// labelled in plain numbers.
+#[test]
+fn progress_lines_without_a_terminal_and_a_labelled_summary() {
+    let out = bin()
+        .args(["--headless", "--cpu", "-n", "500", "--end-time", "0.01"])
+        .env("GPU_SPH_PROGRESS_SECONDS", "0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("%, ")).collect();
+    assert!(lines.len() >= 3, "{stderr}");
+    assert!(
+        lines[1].contains("of 0.01 s") && lines[1].contains("left"),
+        "{stderr}"
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("density min "), "{stdout}");
+    assert!(
+        stdout.contains(" mean ") && stdout.contains(" max "),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("e0 J"), "{stdout}");
 }

@@ -193,7 +193,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
             m.largest.load(Relaxed),
         )
     };
-    let bar = indicatif::ProgressBar::hidden();
+    let bar = gpu_sph::run::Progress::hidden();
     let (maps0, bytes0, _) = counts();
     let guards = gpu_sph::run::Guards::default();
     let (snap, last) = run(

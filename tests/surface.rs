@@ -289,11 +289,14 @@ fn bad_surface_input_exits_2_with_one_line() {
         a.extend_from_slice(extra);
         a.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    let missing = d.join("missing");
+    // Missing directories are created (tests/cli.rs); one below a plain file cannot be.
+    let blocker = d.join("blocker");
+    std::fs::write(&blocker, "").unwrap();
+    let missing = blocker.join("meshes");
     let cases: Vec<(Vec<String>, &str)> = vec![
         (
             run_with(&["--surface-dir", missing.to_str().unwrap()]),
-            "existing directory",
+            "cannot create the directory",
         ),
         (
             run_with(&["--surface-dir", o, "--surface-cube-size", "0"]),
@@ -349,7 +352,7 @@ fn bad_surface_input_exits_2_with_one_line() {
             "--surface-dir",
             missing.to_str().unwrap(),
         ],
-        "existing directory",
+        "cannot create the directory",
     );
     // An unwritable directory (a file where the directory should be).
     let not_dir = d.join("file");
@@ -359,6 +362,6 @@ fn bad_surface_input_exits_2_with_one_line() {
             .iter()
             .map(String::as_str)
             .collect::<Vec<_>>(),
-        "existing directory",
+        "cannot create the directory",
     );
 }

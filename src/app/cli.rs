@@ -308,8 +308,8 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) export_every: u64,
-    /// Write a surface mesh of the fluid every --surface-every steps into DIR (an existing
-    /// directory), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
+    /// Write a surface mesh of the fluid every --surface-every steps into DIR (created if
+    /// missing), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
     #[arg(
         long,
         value_name = "DIR",

@@ -295,7 +295,7 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
         io::check_output_path(out)?;
     }
     if let Some(stats) = &cli.stats {
-        io::check_output_dir_of(stats)?;
+        io::ensure_output_dir_of(stats)?;
     }
     if let Some(path) = &cli.resume {
         return resume(cli, path);
@@ -597,8 +597,8 @@ fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(());
     };
-    let header = crate::run::stats_header("");
-    let columns = header.lines().last().unwrap_or_default();
+    let header = crate::run::stats_header();
+    let columns = header.trim_end();
     if text.trim().is_empty() || text.lines().any(|l| l == columns) {
         Ok(())
     } else {
@@ -619,7 +619,8 @@ fn open_stats(
 ) -> Result<std::io::BufWriter<std::fs::File>, Error> {
     use std::io::Write;
     // A resumed run's file was checked by `check_resumed_stats` before anything was printed.
-    let header = crate::run::stats_header(geometry_line);
+    let header = crate::run::stats_header();
+    io::write_stats_sidecar(path, geometry_line, &crate::run::STATS_COLUMNS)?;
     let kept = match resumed_at.and_then(|_| std::fs::read_to_string(path).ok()) {
         Some(text) if text.trim().is_empty() => header,
         Some(text) => {
@@ -789,8 +790,7 @@ fn simulate_from(
     };
     let export = match &cli.export_dir {
         Some(dir) => {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::file(dir, format!("cannot create directory: {e}")))?;
+            io::ensure_dir(dir)?;
             Some(run::Export {
                 dir: dir.clone(),
                 every: cli.export_every,
@@ -799,10 +799,7 @@ fn simulate_from(
         None => None,
     };
     let multi = progress_target();
-    let progress = match cli.end_time {
-        Some(_) => bar(cli.steps, &multi, "steps    {pos} {msg}"),
-        None => bar(cli.steps, &multi, "steps    {bar:40} {pos}/{len} {msg}"),
-    };
+    let progress = run::Progress::new(&multi, cli.steps, cli.end_time, (from.step, from.t));
     let meta = FrameMeta::of(config);
     let mut surfaces = match &cli.surface_dir {
         Some(dir) => {
@@ -858,7 +855,7 @@ fn simulate_from(
         },
         &progress,
     );
-    progress.finish_and_clear();
+    progress.finish();
     // The meshes still in line are written before the run reports (its errors first).
     let meshes = match surfaces.as_mut() {
         Some(sf) => Some(sf.writer.finish()),
@@ -910,18 +907,19 @@ fn simulate_from(
             if let Some(line) = st.solver_line(h.solver) {
                 println!("{line}");
             }
+            let p = crate::summary::plain;
             println!(
-                "after {} steps (t = {:.5} s, {:.2} ms/step): KE {:.4e} J, PE {:.4e} J, max speed {:.4} m/s, density {:.2}/{:.2}/{:.2}, front x = {:.4} m, outside {}",
+                "after {} steps (t = {:.5} s, {:.2} ms/step): kinetic energy {} J, potential energy {} J, max speed {} m/s, density min {} mean {} max {} kg/m³, front x = {} m, outside {}",
                 st.step,
                 st.t,
                 1e3 * wall / (st.step - from.step).max(1) as f64,
-                st.kinetic,
-                st.potential,
-                st.max_speed,
-                st.density_min,
-                st.density_mean,
-                st.density_max,
-                st.front,
+                p(st.kinetic, 4),
+                p(st.potential, 4),
+                p(st.max_speed, 4),
+                p(st.density_min, 5),
+                p(st.density_mean, 5),
+                p(st.density_max, 5),
+                p(st.front, 4),
                 st.outside
             );
             if fp.open != 0 && st.outside > 0 && st.outside == st.particles {

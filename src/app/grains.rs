@@ -150,7 +150,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
                 out.display()
             )));
         }
-        io::check_output_dir_of(out)?;
+        io::ensure_output_dir_of(out)?;
     }
     let paths = choose_paths(cli)?;
     let mut path: Box<dyn GrainPath> = match &paths.compute {
@@ -163,8 +163,8 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     };
     let gp = setup.grain;
     let (r_lo, r_hi) = (cfg.smallest(), cfg.radius);
-    eprintln!(
-        "gpu-sph: {} spheres, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path",
+    let described = format!(
+        "{} spheres, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path",
         setup.len(),
         cfg.density,
         gp.stiffness,
@@ -174,8 +174,11 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         &gp.tank_max[..3],
         path.name()
     );
+    eprintln!("gpu-sph: {described}");
     let mut stats = match &cli.stats {
         Some(p) => {
+            io::ensure_output_dir_of(p)?;
+            io::write_stats_sidecar(p, &described, &g::GrainStats::COLUMNS)?;
             let f = std::fs::File::create(p)
                 .map_err(|e| Error::input(format!("cannot write --stats {}: {e}", p.display())))?;
             let mut w = std::io::BufWriter::new(f);
@@ -243,14 +246,14 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         println!("{summary}");
     } else {
         println!(
-            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {:.4e} J → {:.4e} J (peak {:.5} of the start); at the last step: kinetic energy {:.3e} J, deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s; {} of {} spheres at rest (< {} m/s), deepest overlap among them {:.3}%",
+            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {} J → {} J (peak {:.5} of the start); at the last step: kinetic energy {} J, deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s; {} of {} spheres at rest (< {} m/s), deepest overlap among them {:.3}%",
             done.stats.len(),
             done.time,
             path.name(),
-            first.total,
-            last.total,
+            crate::summary::plain(first.total, 5),
+            crate::summary::plain(last.total, 5),
             summary["energy_peak_over_start"].as_f64().unwrap_or(0.0),
-            last.kinetic,
+            crate::summary::plain(last.kinetic, 4),
             100.0 * last.deepest_overlap,
             last.max_speed,
             rest.at_rest,

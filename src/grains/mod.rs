@@ -860,7 +860,8 @@ pub struct Frame {
 pub struct GrainStats {
     /// Steps taken before this state.
     pub step: u64,
-    /// Simulated time, s.
+    /// Simulated time, s (`t`, the fluid's name, in the CSV and JSON).
+    #[serde(rename = "t")]
     pub time: f64,
     /// Kinetic energy, J.
     pub kinetic: f64,
@@ -915,9 +916,22 @@ impl GrainStats {
         s
     }
 
-    /// The CSV header of [`GrainStats::csv_row`].
+    /// The CSV header of [`GrainStats::csv_row`] (the fluid's names where they mean the same).
     pub const CSV_HEADER: &'static str =
-        "step,time,kinetic,potential,elastic,total,max_speed,deepest_overlap,outside";
+        "step,t,kinetic,potential,elastic,total,max_speed,deepest_overlap,outside";
+
+    /// The columns of [`Self::CSV_HEADER`] and their units, for the `--stats` sidecar.
+    pub const COLUMNS: [(&'static str, &'static str); 9] = [
+        ("step", "steps taken"),
+        ("t", "s"),
+        ("kinetic", "J"),
+        ("potential", "J"),
+        ("elastic", "J"),
+        ("total", "J"),
+        ("max_speed", "m/s"),
+        ("deepest_overlap", "fraction of the smaller radius"),
+        ("outside", "spheres"),
+    ];
 
     /// One CSV row.
     pub fn csv_row(&self) -> String {

@@ -321,11 +321,35 @@ pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
     Ok(())
 }
 
-/// The `--stats` CSV header, after comment lines recording the geometry.
-pub fn stats_header(geometry: &str) -> String {
-    format!(
-        "# {geometry}\nstep,t,dt,kinetic,potential,max_speed,density_min,density_mean,density_max,front,outside,iterations_v,iterations_d,residual_v,residual_d,density_error_mean,density_error_max,eos_energy,obstacle_power,particles\n"
-    )
+/// The `--stats` columns and their units: the CSV's one header row names them, the sidecar
+/// ([`crate::io::write_stats_sidecar`]) gives the units.
+pub const STATS_COLUMNS: [(&str, &str); 20] = [
+    ("step", "steps taken"),
+    ("t", "s"),
+    ("dt", "s"),
+    ("kinetic", "J"),
+    ("potential", "J"),
+    ("max_speed", "m/s"),
+    ("density_min", "kg/m^3"),
+    ("density_mean", "kg/m^3"),
+    ("density_max", "kg/m^3"),
+    ("front", "m"),
+    ("outside", "particles"),
+    ("iterations_v", "iterations"),
+    ("iterations_d", "iterations"),
+    ("residual_v", "fraction"),
+    ("residual_d", "fraction"),
+    ("density_error_mean", "fraction of rho0"),
+    ("density_error_max", "fraction of rho0"),
+    ("eos_energy", "J"),
+    ("obstacle_power", "W"),
+    ("particles", "particles"),
+];
+
+/// The `--stats` CSV header row (one row, no comment lines, so any CSV reader takes it).
+pub fn stats_header() -> String {
+    let names: Vec<&str> = STATS_COLUMNS.iter().map(|(n, _)| *n).collect();
+    names.join(",") + "\n"
 }
 
 impl StepStats {

@@ -17,9 +17,7 @@ use super::output::{Checkpointing, Outputs, signal_name, write_frame};
 /// A headless run's additions to the loop.
 struct Headless<'a, 'p> {
     out: Outputs<'a>,
-    progress: &'p indicatif::ProgressBar,
-    /// The end time, for the progress bar's message.
-    end: Option<f64>,
+    progress: &'p super::progress::Progress,
     /// Whether the final state is wanted (`--output`).
     want_final: bool,
     /// The last state read, with its step.
@@ -45,15 +43,12 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
             o.write_all(st.csv_line().as_bytes())
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
-        self.progress.inc(1);
         Ok(())
     }
 
     fn stepped(&mut self, backend: &mut B, at: &RunFrom, wants_state: bool) -> Result<Flow> {
         let (k, t) = (at.step, at.t);
-        if let Some(end) = self.end {
-            self.progress.set_message(format!("t = {t:.4} of {end} s"));
-        }
+        self.progress.advance(k, t);
         if !wants_state {
             return Ok(Flow::Go);
         }
@@ -105,7 +100,7 @@ pub fn run(
     want_final: bool,
     emitters: &Emitters,
     out: Outputs<'_>,
-    progress: &indicatif::ProgressBar,
+    progress: &super::progress::Progress,
 ) -> Result<(Option<Snapshot>, Option<StepStats>)> {
     check_start(start, fp)?;
     let mut out = out;
@@ -115,7 +110,6 @@ pub fn run(
     let mut hooks = Headless {
         out,
         progress,
-        end: until.time,
         want_final,
         snap: None,
         latest: None,

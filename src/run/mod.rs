@@ -8,6 +8,7 @@ mod drive;
 mod guards;
 mod headless;
 mod output;
+mod progress;
 
 pub use crate::core::RunFrom;
 pub use backend::*;
@@ -15,3 +16,4 @@ pub use drive::*;
 pub use guards::*;
 pub use headless::*;
 pub use output::*;
+pub use progress::*;

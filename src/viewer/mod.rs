@@ -726,7 +726,10 @@ impl Viewer {
                     ),
                 ];
                 if let Some(s) = g.last {
-                    rows.push(("energy".into(), format!("{:.4e} J", s.total)));
+                    rows.push((
+                        "energy".into(),
+                        format!("{} J", crate::summary::plain(s.total, 5)),
+                    ));
                     rows.push((
                         "deepest overlap".into(),
                         format!("{:.2}% of r", 100.0 * s.deepest_overlap),
@@ -1219,7 +1222,7 @@ fn offscreen_input(size: (u32, u32)) -> egui::RawInput {
     }
 }
 
-/// Rejects a screenshot path that is not a `.png`, or whose directory does not exist, before
+/// Rejects a screenshot path that is not a `.png`, and creates its directory where missing, before
 /// any work is done.
 pub fn check_png_path(path: &Path) -> Result<()> {
     match path.extension().and_then(|e| e.to_str()) {
@@ -1231,5 +1234,5 @@ pub fn check_png_path(path: &Path) -> Result<()> {
             )));
         }
     }
-    crate::io::check_output_dir_of(path)
+    crate::io::ensure_output_dir_of(path)
 }
