@@ -60,13 +60,6 @@ fn bar(len: u64, multi: &indicatif::MultiProgress, template: &str) -> indicatif:
     bar
 }
 
-fn progress_target() -> indicatif::MultiProgress {
-    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
-        indicatif::MultiProgress::new()
-    } else {
-        indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden())
-    }
-}
 
 /// `--surface-from PATH --surface-dir OUT`: meshes of frames already on disk.
 fn surface_from(
@@ -89,7 +82,7 @@ fn surface_from(
     .any(Option::is_some)
     .then(|| SphConfig::new(1, overrides(cli)).map(|c| FrameMeta::of(&c)))
     .transpose()?;
-    let multi = progress_target();
+    let multi = crate::run::bars();
     let progress = bar(
         frames.len() as u64,
         &multi,
@@ -798,7 +791,7 @@ fn simulate_from(
         }
         None => None,
     };
-    let multi = progress_target();
+    let multi = crate::run::bars();
     let progress = run::Progress::new(&multi, cli.steps, cli.end_time, (from.step, from.t));
     let meta = FrameMeta::of(config);
     let mut surfaces = match &cli.surface_dir {

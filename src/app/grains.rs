@@ -193,7 +193,10 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     let guards = GrainGuards {
         energy_margin: cli.energy_margin as f64,
     };
+    let multi = crate::run::bars();
+    let progress = crate::run::Progress::new(&multi, cli.steps, cli.end_time, (0, 0.0));
     let result = g::run(path.as_mut(), &gp, cli.steps, cli.end_time, guards, |s| {
+        progress.advance(s.step, s.time);
         if let Some(w) = stats.as_mut() {
             use std::io::Write;
             writeln!(w, "{}", s.csv_row())
@@ -201,6 +204,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         }
         Ok(())
     });
+    progress.finish();
     if let Some(w) = stats.as_mut() {
         use std::io::Write;
         w.flush()

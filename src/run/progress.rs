@@ -128,6 +128,15 @@ impl Progress {
     }
 }
 
+/// Where the bars are drawn: stderr on a terminal, nowhere otherwise (lines take their place).
+pub fn bars() -> indicatif::MultiProgress {
+    if std::io::IsTerminal::is_terminal(&std::io::stderr()) {
+        indicatif::MultiProgress::new()
+    } else {
+        indicatif::MultiProgress::with_draw_target(indicatif::ProgressDrawTarget::hidden())
+    }
+}
+
 /// A duration in seconds as people say it: `42 s`, `3 min 5 s`, `2 h 10 min`.
 pub fn human(seconds: f64) -> String {
     let s = seconds.max(0.0).round() as u64;
