@@ -172,13 +172,18 @@ fn window_shows_particles(name: &str, args: &[&str]) {
 /// Runs `--headless --screenshot FILE --frames 3 --hide-ui` with `args` (the offscreen
 /// viewer) and checks the picture; the picture's path, or `None` without an adapter.
 fn offscreen_shows_particles(name: &str, args: &[&str]) -> Option<PathBuf> {
+    offscreen_shows_particles_after(name, "3", args)
+}
+
+/// [`offscreen_shows_particles`] after `frames` frames.
+fn offscreen_shows_particles_after(name: &str, frames: &str, args: &[&str]) -> Option<PathBuf> {
     let path = scratch(name);
     let mut all = vec![
         "--headless",
         "--screenshot",
         path.to_str().unwrap(),
         "--frames",
-        "3",
+        frames,
         "--hide-ui",
     ];
     all.extend_from_slice(args);
@@ -733,5 +738,80 @@ fn the_window_on_gl_draws_particles_or_says_why() {
         "gl-window.png",
         &["--frames", "3", "-n", "3000", "--window-size", "640x400"],
         Some(&x.display),
+    );
+}
+
+/// Grey pixels, as the obstacles are drawn (lit grey spheres; the background is darker and
+/// the particles coloured).
+fn grey_pixels(path: &Path) -> usize {
+    let img = image::open(path).unwrap().to_rgba8();
+    img.pixels()
+        .filter(|p| {
+            let [r, g, b, _] = p.0;
+            let (hi, lo) = (r.max(g).max(b), r.min(g).min(b));
+            hi >= 70 && hi - lo < 25
+        })
+        .count()
+}
+
+/// The Galton board's pegs and bins are drawn: its picture has thousands more grey pixels than
+/// the same board with its obstacles taken out of the file.
+#[test]
+fn the_galton_board_shows_its_pegs_and_bins() {
+    let scene = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/scenes/examples/galton-board.json"
+    );
+    let mut file: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(scene).unwrap()).unwrap();
+    file["obstacles"] = serde_json::json!([]);
+    let bare = scratch("galton-bare.json");
+    std::fs::write(&bare, file.to_string()).unwrap();
+    let rest = ["--window-size", "640x480"];
+    let mut with = vec!["--scene", scene];
+    with.extend(rest);
+    let mut without = vec!["--scene", bare.to_str().unwrap()];
+    without.extend(rest);
+    let Some(a) = offscreen_shows_particles_after("galton-pegs.png", "1", &with) else {
+        return;
+    };
+    let b = offscreen_shows_particles_after("galton-bare.png", "1", &without).unwrap();
+    let (grey_with, grey_without) = (grey_pixels(&a), grey_pixels(&b));
+    assert!(
+        grey_with > grey_without + 3000,
+        "{grey_with} grey pixels with the obstacles, {grey_without} without"
+    );
+}
+
+/// The mean height in the picture of the coloured (sphere) pixels, in pixels from the top.
+fn coloured_mean_row(path: &Path) -> f64 {
+    let img = image::open(path).unwrap().to_rgba8();
+    let (mut sum, mut n) = (0.0, 0usize);
+    for (_, y, p) in img.enumerate_pixels() {
+        let [r, g, b, _] = p.0;
+        let (hi, lo) = (r.max(g).max(b), r.min(g).min(b));
+        if hi >= 40 && hi - lo >= 30 {
+            sum += y as f64;
+            n += 1;
+        }
+    }
+    sum / n.max(1) as f64
+}
+
+/// Grains in the viewer move at a watchable pace: their substeps are sized to the simulated
+/// time per frame, so within 30 frames the poured spheres have visibly fallen (it was two
+/// substeps of a few µs a frame, and nothing moved in 60).
+#[test]
+fn a_grains_viewer_run_moves_the_spheres_within_30_frames() {
+    let common = ["--model", "grains", "-n", "600", "--window-size", "480x360"];
+    let shot = |name: &str, frames: &str| offscreen_shows_particles_after(name, frames, &common);
+    let Some(first) = shot("grains-1.png", "1") else {
+        return;
+    };
+    let later = shot("grains-30.png", "30").unwrap();
+    let (y0, y1) = (coloured_mean_row(&first), coloured_mean_row(&later));
+    assert!(
+        y1 > y0 + 10.0,
+        "the spheres' mean row went from {y0} to {y1}"
     );
 }

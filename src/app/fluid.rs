@@ -60,7 +60,6 @@ fn bar(len: u64, multi: &indicatif::MultiProgress, template: &str) -> indicatif:
     bar
 }
 
-
 /// `--surface-from PATH --surface-dir OUT`: meshes of frames already on disk.
 fn surface_from(
     cli: &Cli,

@@ -109,6 +109,11 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         // The fluid's options (its N among them) go unused: the viewer steps the spheres only.
         let mut opts = viewer_options(cli, 0);
         opts.grains = Some((cfg, setup));
+        // Unless --substeps fixes them, the spheres' substeps are sized to the simulated time
+        // per frame (see viewer::grains::GrainsMode::next_substeps).
+        if !cli.given.iter().any(|g| g == "substeps") {
+            opts.substeps = 0;
+        }
         if cli.headless {
             viewer::run_offscreen(opts)?;
         } else {

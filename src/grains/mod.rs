@@ -450,6 +450,8 @@ pub struct GrainSetup {
     pub grain: GrainParams,
     /// Still obstacles, contacts as the walls are (`grain.obstacles` of them).
     pub obstacles: Vec<GrainObstacle>,
+    /// Their shapes as the scene gives them, for the viewer to draw.
+    pub shapes: Vec<crate::scene::Shape>,
 }
 
 impl GrainSetup {
@@ -553,6 +555,7 @@ impl GrainSetup {
             sim,
             grain,
             obstacles: Vec::new(),
+            shapes: Vec::new(),
         })
     }
 
@@ -564,6 +567,7 @@ impl GrainSetup {
             .map(|(k, o)| GrainObstacle::from_obstacle(o, &format!("obstacle {k}")))
             .collect::<Result<_>>()?;
         self.grain.obstacles = self.obstacles.len() as u32;
+        self.shapes = obstacles.iter().map(|o| o.shape.clone()).collect();
         Ok(self)
     }
 

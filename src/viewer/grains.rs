@@ -36,6 +36,27 @@ pub struct GrainsMode {
     pub at: RunFrom,
     /// The last step's statistics.
     pub last: Option<GrainStats>,
+    /// The still obstacles' surfaces as points (x, y, z, drawn radius), and how many.
+    obstacle_points: Option<(wgpu::Buffer, u32)>,
+    /// Simulated seconds each frame aims to advance when the substeps are sized to it.
+    pub frame_time: f32,
+}
+
+/// The wall time a frame's substeps may take before fewer are run (a frame every 0.25 s keeps
+/// the window responsive on a CPU; a GPU meets the full simulated time per frame well inside).
+const FRAME_BUDGET_MS: f64 = 250.0;
+
+/// The most substeps one frame runs.
+pub const MAX_SUBSTEPS: u32 = 10_000;
+
+/// The points drawn for the still obstacles' `shapes`: each surface sampled at `r` (the largest
+/// sphere radius), drawn at 0.6 r so neighbours overlap into a surface.
+fn obstacle_points(shapes: &[crate::scene::Shape], r: f32) -> Vec<glam::Vec4> {
+    shapes
+        .iter()
+        .flat_map(|shape| crate::obstacle::sample_surface(shape, r))
+        .map(|p| p.extend(0.6 * r))
+        .collect()
 }
 
 /// Keeps the last step's row, the diverged one's too (the panel shows its speed).
@@ -59,7 +80,21 @@ impl GrainsMode {
         let capacity = setup.sim.n.saturating_add(SPAWN_ROOM);
         let gpu = GpuGrains::new(ctx.clone(), &setup, capacity)?;
         let zeros = storage_buffer(&ctx.device, "sph.grain_zeros", capacity as u64 * 4);
+        let points = obstacle_points(&setup.shapes, cfg.radius);
+        let obstacle_points = (!points.is_empty()).then(|| {
+            use wgpu::util::DeviceExt;
+            let buffer = ctx
+                .device
+                .create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some("sph.grain_obstacle_points"),
+                    contents: bytemuck::cast_slice(&points),
+                    usage: wgpu::BufferUsages::STORAGE,
+                });
+            (buffer, points.len() as u32)
+        });
         Ok(Self {
+            obstacle_points,
+            frame_time: 1.0 / 60.0,
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x5eed),
             cpu: on_cpu.then(|| CpuGrains::new(&setup)),
             cfg,
@@ -90,8 +125,33 @@ impl GrainsMode {
             density: &self.zeros,
             pressure: &self.zeros,
             count: self.len(),
-            obstacles: None,
+            obstacles: self.obstacle_points.as_ref().map(|(b, n)| (b, *n)),
         }
+    }
+
+    /// The substeps of the next frame, after one of `done` substeps took `sim_ms`: as many as
+    /// advance the simulated time by [`Self::frame_time`] (1/60 s: real time at 60 frames a
+    /// second), fewer where they would take more than [`FRAME_BUDGET_MS`] of wall time, and at
+    /// most four times the last frame's, so a slow machine finds its pace within a few frames.
+    /// Example: dt = 2.0e-5 s wants 834 substeps; at 0.5 ms each the budget allows 500.
+    pub fn next_substeps(&self, done: u32, sim_ms: f64) -> u32 {
+        let wanted = (self.frame_time as f64 / self.dt() as f64).ceil();
+        let per_step = sim_ms / done.max(1) as f64;
+        let budget = if per_step > 0.0 {
+            FRAME_BUDGET_MS / per_step
+        } else {
+            f64::INFINITY
+        };
+        let grown = 4.0 * done.max(1) as f64;
+        wanted
+            .min(budget)
+            .min(grown)
+            .clamp(1.0, MAX_SUBSTEPS as f64) as u32
+    }
+
+    /// What the spheres started from (R returns to it).
+    pub fn setup(&self) -> &GrainSetup {
+        &self.setup
     }
 
     /// The time step, s.

@@ -36,7 +36,8 @@ use ui::{Controls, FrameStats};
 pub struct ViewerOptions {
     /// Scene, particle count, configuration and physics.
     pub setup: RunSpec,
-    /// Simulation steps per rendered frame.
+    /// Simulation steps per rendered frame (with `grains`, 0: sized to the simulated time per
+    /// frame).
     pub substeps: u32,
     /// Field colouring the particles at start.
     pub field: ColorField,
@@ -235,7 +236,7 @@ impl Viewer {
         opts: ViewerOptions,
         format: wgpu::TextureFormat,
     ) -> Result<Self> {
-        if opts.substeps == 0 {
+        if opts.substeps == 0 && opts.grains.is_none() {
             return Err(Error::input("--substeps must be ≥ 1"));
         }
         if let Some((cfg, start)) = opts.grains.clone() {
@@ -306,6 +307,8 @@ impl Viewer {
             solver: opts.setup.solver,
             request: Default::default(),
             status: String::new(),
+            frame_time: 1.0 / 60.0,
+            grains: None,
         }
     }
 
@@ -331,6 +334,24 @@ impl Viewer {
         ];
         let mut controls = Self::controls(&opts, ranges, 0.0, tank, g.len());
         controls.mode = RenderMode::Spheres;
+        // Only speed means something for the spheres.
+        controls.field = ColorField::Speed;
+        if opts.substeps == 0 {
+            // Sized to the frame's simulated time from here (GrainsMode::next_substeps).
+            controls.substeps = 8;
+        }
+        let p = &g.setup().grain;
+        controls.grains = Some(vec![
+            ("density".into(), format!("{} kg/m³", g.cfg.density)),
+            ("stiffness k".into(), format!("{:.4e} N/m", p.stiffness)),
+            (
+                "restitution".into(),
+                format!("{} (walls {})", g.cfg.restitution, g.cfg.wall_restitution),
+            ),
+            ("friction μ".into(), g.cfg.friction.to_string()),
+            ("g".into(), format!("{} m/s²", g.cfg.gravity)),
+            ("obstacles".into(), g.setup().obstacles.len().to_string()),
+        ]);
         let camera = opts.camera.camera(tank.0, tank.1);
         Ok(Self::assemble(
             ctx,
@@ -556,8 +577,18 @@ impl Viewer {
         let f = match &mut self.model {
             Model::Fluid(f) => f,
             Model::Grains(g) => {
+                // Sized substeps start small and grow to the frame's simulated time.
+                let steps = if self.opts.substeps == 0 && !self.controls.paused {
+                    self.controls.substeps
+                } else {
+                    steps
+                };
                 let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
                 self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
+                if self.opts.substeps == 0 {
+                    g.frame_time = self.controls.frame_time;
+                    self.controls.substeps = g.next_substeps(steps, self.stats.sim_ms);
+                }
                 self.renderer.set_count(g.len());
                 self.stats.steps = g.at.step;
                 self.stats.t = g.at.t;

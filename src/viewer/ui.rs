@@ -73,6 +73,11 @@ pub struct Controls {
     pub request: Request,
     /// One line of news (screenshot saved, blow-up, restart failed).
     pub status: String,
+    /// Simulated seconds a frame advances when the substeps are sized to it (grains).
+    pub frame_time: f32,
+    /// `--model grains`: their parameters as (name, value) rows, shown in place of the
+    /// fluid's controls; `None` for the fluid.
+    pub grains: Option<Vec<(String, String)>>,
 }
 
 /// What a button asked for this frame.
@@ -128,147 +133,211 @@ impl Controls {
             .default_pos(egui::pos2(8.0, 8.0))
             .default_width(250.0)
             .resizable(false)
+            .default_height(ctx.content_rect().height() - 24.0)
             .show(ctx, |ui| {
-                ui.label(format!(
-                    "{:.1} fps · sim {:.1} ms · render {:.1} ms",
-                    stats.fps, stats.sim_ms, stats.render_ms
-                ));
-                if !stats.stage_ms.is_empty() {
-                    egui::CollapsingHeader::new("GPU passes (last substep)").show(ui, |ui| {
-                        for (name, ms) in &stats.stage_ms {
-                            ui.label(format!("{name}: {ms:.2} ms"));
-                        }
-                    });
-                }
-                for (k, v) in info {
-                    ui.label(format!("{k}: {v}"));
-                }
-                ui.label(format!(
-                    "t = {:.4} s · step {} · dt = {:.2e} s · v max = {:.3} m/s",
-                    stats.t, stats.steps, stats.dt, stats.v_max
-                ));
-                ui.separator();
-
-                ui.horizontal(|ui| {
-                    ui.label("draw");
-                    ui.selectable_value(&mut self.mode, RenderMode::Spheres, "spheres");
-                    ui.selectable_value(&mut self.mode, RenderMode::Surface, "surface (S)");
-                });
-                if self.mode == RenderMode::Surface {
-                    surface_panel(ui, &mut self.style);
-                }
-                let fi = self.field.index() as usize;
-                egui::ComboBox::from_label("colour")
-                    .selected_text(self.field.label())
-                    .show_ui(ui, |ui| {
-                        for f in ColorField::ALL {
-                            ui.selectable_value(&mut self.field, f, f.label());
-                        }
-                    });
-                let range = &mut self.ranges[fi];
-                ui.add(
-                    egui::DragValue::new(&mut range.0)
-                        .speed(0.01)
-                        .prefix("min "),
-                );
-                ui.add(
-                    egui::DragValue::new(&mut range.1)
-                        .speed(0.01)
-                        .prefix("max "),
-                );
-                legend(ui, self.field, *range);
-                ui.separator();
-
-                ui.label("live physics");
-                let mut changed = false;
-                changed |= ui
-                    .add(egui::Slider::new(&mut self.alpha, 0.0..=1.0).text("α (artificial)"))
-                    .changed();
-                changed |= ui
-                    .add(
-                        egui::Slider::new(&mut self.viscosity, 0.0..=10.0)
-                            .logarithmic(true)
-                            .text("μ (Pa·s)"),
-                    )
-                    .changed();
-                changed |= ui
-                    .add(
-                        egui::Slider::new(&mut self.stiffness, 1e3..=1e8)
-                            .logarithmic(true)
-                            .text("B (Pa)"),
-                    )
-                    .changed();
-                changed |= ui
-                    .add(egui::Slider::new(&mut self.gravity, -30.0..=30.0).text("g (m/s²)"))
-                    .changed();
-                self.request.physics_changed |= changed;
-                ui.add(egui::Slider::new(&mut self.substeps, 1..=32).text("substeps/frame"));
-                ui.add(
-                    egui::Slider::new(&mut self.mouse_strength, 0.0..=500.0)
-                        .logarithmic(true)
-                        .text("mouse force (m/s²)"),
-                );
-                ui.separator();
-
-                ui.label("restart with");
-                ui.add(
-                    egui::DragValue::new(&mut self.particles)
-                        .range(1..=4_000_000)
-                        .speed(500.0)
-                        .prefix("N "),
-                );
-                let table_text = match self.table_log2 {
-                    Some(k) => format!("T = 2^{k}"),
-                    None => "T = default".to_string(),
-                };
-                egui::ComboBox::from_label("table size")
-                    .selected_text(table_text)
-                    .show_ui(ui, |ui| {
-                        ui.selectable_value(&mut self.table_log2, None, "default (≥ 2N)");
-                        for k in 0..=24 {
-                            ui.selectable_value(&mut self.table_log2, Some(k), format!("2^{k}"));
-                        }
-                    });
-                egui::ComboBox::from_label("scene")
-                    .selected_text(self.scene.label())
-                    .show_ui(ui, |ui| {
-                        for s in SceneKind::ALL {
-                            let choice = SceneChoice::Builtin(s);
-                            ui.selectable_value(&mut self.scene, choice, s.name());
-                        }
-                        if let Some(file) = self.file.clone() {
-                            let label = file.label();
-                            ui.selectable_value(&mut self.scene, file, label);
-                        }
-                    });
-                ui.horizontal(|ui| {
-                    use crate::params::Solver;
-                    ui.label("solver");
-                    ui.selectable_value(&mut self.solver, Solver::Wcsph, "WCSPH");
-                    ui.selectable_value(&mut self.solver, Solver::Dfsph, "DFSPH");
-                });
-                ui.horizontal(|ui| {
-                    self.request.restart |= ui.button("restart").clicked();
-                    self.request.reset |= ui.button("reset (R)").clicked();
-                });
-                ui.horizontal(|ui| {
-                    if ui
-                        .button(if self.paused { "resume" } else { "pause" })
-                        .clicked()
-                    {
-                        self.paused = !self.paused;
-                    }
-                    self.step_once |= ui.button("step (N)").clicked();
-                    self.request.screenshot |= ui.button("screenshot (P)").clicked();
-                    self.request.reset_view |= ui.button("view (V)").clicked();
-                });
-                if !self.status.is_empty() {
-                    ui.separator();
-                    ui.label(&self.status);
-                }
-                ui.separator();
-                ui.small(KEYS);
+                // Taller than the window (the surface mode's controls at 720 px): it scrolls.
+                let height = ctx.content_rect().height() - 60.0;
+                egui::ScrollArea::vertical()
+                    .max_height(height.max(100.0))
+                    .show(ui, |ui| self.panel_body(ui, stats, info));
             });
+    }
+
+    /// The panel's contents.
+    fn panel_body(&mut self, ui: &mut egui::Ui, stats: &FrameStats, info: &[(String, String)]) {
+        ui.label(format!(
+            "{:.1} fps · sim {:.1} ms · render {:.1} ms",
+            stats.fps, stats.sim_ms, stats.render_ms
+        ));
+        if !stats.stage_ms.is_empty() {
+            egui::CollapsingHeader::new("GPU passes (last substep)").show(ui, |ui| {
+                for (name, ms) in &stats.stage_ms {
+                    ui.label(format!("{name}: {ms:.2} ms"));
+                }
+            });
+        }
+        for (k, v) in info {
+            ui.label(format!("{k}: {v}"));
+        }
+        ui.label(format!(
+            "t = {:.4} s · step {} · dt = {:.2e} s · v max = {:.3} m/s",
+            stats.t, stats.steps, stats.dt, stats.v_max
+        ));
+        ui.separator();
+        if let Some(params) = &self.grains {
+            let params = params.clone();
+            self.grains_panel(ui, &params);
+            return;
+        }
+
+        ui.horizontal(|ui| {
+            ui.label("draw");
+            ui.selectable_value(&mut self.mode, RenderMode::Spheres, "spheres");
+            ui.selectable_value(&mut self.mode, RenderMode::Surface, "surface (S)");
+        });
+        if self.mode == RenderMode::Surface {
+            surface_panel(ui, &mut self.style);
+        } else {
+            self.colour_panel(ui);
+        }
+        ui.separator();
+        ui.label("live physics");
+        let mut changed = false;
+        changed |= ui
+            .add(egui::Slider::new(&mut self.alpha, 0.0..=1.0).text("α (artificial)"))
+            .changed();
+        changed |= ui
+            .add(
+                egui::Slider::new(&mut self.viscosity, 0.0..=10.0)
+                    .logarithmic(true)
+                    .text("μ (Pa·s)"),
+            )
+            .changed();
+        changed |= ui
+            .add(
+                egui::Slider::new(&mut self.stiffness, 1e3..=1e8)
+                    .logarithmic(true)
+                    .text("B (Pa)"),
+            )
+            .changed();
+        changed |= ui
+            .add(egui::Slider::new(&mut self.gravity, -30.0..=30.0).text("g (m/s²)"))
+            .changed();
+        self.request.physics_changed |= changed;
+        ui.add(egui::Slider::new(&mut self.substeps, 1..=32).text("substeps/frame"));
+        ui.add(
+            egui::Slider::new(&mut self.mouse_strength, 0.0..=500.0)
+                .logarithmic(true)
+                .text("mouse force (m/s²)"),
+        );
+        ui.separator();
+
+        ui.label("restart with");
+        ui.add(
+            egui::DragValue::new(&mut self.particles)
+                .range(1..=4_000_000)
+                .speed(500.0)
+                .prefix("N "),
+        );
+        let table_text = match self.table_log2 {
+            Some(k) => format!("T = 2^{k}"),
+            None => "T = default".to_string(),
+        };
+        egui::ComboBox::from_label("table size")
+            .selected_text(table_text)
+            .show_ui(ui, |ui| {
+                ui.selectable_value(&mut self.table_log2, None, "default (≥ 2N)");
+                for k in 0..=24 {
+                    ui.selectable_value(&mut self.table_log2, Some(k), format!("2^{k}"));
+                }
+            });
+        egui::ComboBox::from_label("scene")
+            .selected_text(self.scene.label())
+            .show_ui(ui, |ui| {
+                for s in SceneKind::ALL {
+                    let choice = SceneChoice::Builtin(s);
+                    ui.selectable_value(&mut self.scene, choice, s.name());
+                }
+                if let Some(file) = self.file.clone() {
+                    let label = file.label();
+                    ui.selectable_value(&mut self.scene, file, label);
+                }
+            });
+        ui.horizontal(|ui| {
+            use crate::params::Solver;
+            ui.label("solver");
+            ui.selectable_value(&mut self.solver, Solver::Wcsph, "WCSPH");
+            ui.selectable_value(&mut self.solver, Solver::Dfsph, "DFSPH");
+        });
+        ui.horizontal(|ui| {
+            self.request.restart |= ui.button("restart").clicked();
+            self.request.reset |= ui.button("reset (R)").clicked();
+        });
+        ui.horizontal(|ui| {
+            if ui
+                .button(if self.paused { "resume" } else { "pause" })
+                .clicked()
+            {
+                self.paused = !self.paused;
+            }
+            self.step_once |= ui.button("step (N)").clicked();
+            self.request.screenshot |= ui.button("screenshot (P)").clicked();
+            self.request.reset_view |= ui.button("view (V)").clicked();
+        });
+        if !self.status.is_empty() {
+            ui.separator();
+            ui.label(&self.status);
+        }
+        ui.separator();
+        ui.small(KEYS);
+    }
+}
+
+impl Controls {
+    /// The colour field, its range and its legend (spheres mode: the surface is not coloured
+    /// by a field).
+    fn colour_panel(&mut self, ui: &mut egui::Ui) {
+        let fi = self.field.index() as usize;
+        egui::ComboBox::from_label("colour")
+            .selected_text(self.field.label())
+            .show_ui(ui, |ui| {
+                for f in ColorField::ALL {
+                    ui.selectable_value(&mut self.field, f, f.label());
+                }
+            });
+        let range = &mut self.ranges[fi];
+        ui.add(
+            egui::DragValue::new(&mut range.0)
+                .speed(0.01)
+                .prefix("min "),
+        );
+        ui.add(
+            egui::DragValue::new(&mut range.1)
+                .speed(0.01)
+                .prefix("max "),
+        );
+        legend(ui, self.field, *range);
+    }
+
+    /// The colliding spheres' own panel: their speed legend, their parameters (set by flags),
+    /// the pace, and the run's buttons.
+    fn grains_panel(&mut self, ui: &mut egui::Ui, params: &[(String, String)]) {
+        let range = self.ranges[ColorField::Speed.index() as usize];
+        legend(ui, ColorField::Speed, range);
+        ui.separator();
+        ui.label("spheres (flags set them: --grain-radius, --contact-*)");
+        for (k, v) in params {
+            ui.label(format!("{k}: {v}"));
+        }
+        ui.separator();
+        let mut ms = 1e3 * self.frame_time;
+        ui.add(
+            egui::Slider::new(&mut ms, 0.05..=50.0)
+                .logarithmic(true)
+                .text("simulated ms per frame"),
+        );
+        self.frame_time = 1e-3 * ms;
+        ui.label(format!("{} substeps this frame", self.substeps));
+        ui.horizontal(|ui| {
+            self.request.reset |= ui.button("reset (R)").clicked();
+            if ui
+                .button(if self.paused { "resume" } else { "pause" })
+                .clicked()
+            {
+                self.paused = !self.paused;
+            }
+            self.step_once |= ui.button("step (N)").clicked();
+        });
+        ui.horizontal(|ui| {
+            self.request.screenshot |= ui.button("screenshot (P)").clicked();
+            self.request.reset_view |= ui.button("view (V)").clicked();
+        });
+        if !self.status.is_empty() {
+            ui.separator();
+            ui.label(&self.status);
+        }
+        ui.separator();
+        ui.small(KEYS);
     }
 }
 
