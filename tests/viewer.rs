@@ -367,8 +367,12 @@ fn a_screenshot_that_is_not_png_is_refused_before_any_work() {
 
 #[test]
 fn bad_viewer_flags_are_refused_in_one_line() {
+    // A directory that cannot be made: below a plain file.
+    let blocker = scratch("blocker");
+    std::fs::write(&blocker, "").unwrap();
+    let below = blocker.join("shot.png");
     for args in [
-        &["--headless", "--screenshot", "/no/such/dir/shot.png"][..],
+        &["--headless", "--screenshot", below.to_str().unwrap()][..],
         &["--headless", "--screenshot", "x.png", "--frames", "0"],
         &["--headless", "--screenshot", "x.png", "--substeps", "0"],
         &[
@@ -400,7 +404,7 @@ fn bad_viewer_flags_are_refused_in_one_line() {
             "--steps",
             "2",
             "--screenshot",
-            "/no/such/dir/x.png",
+            below.to_str().unwrap(),
         ],
         &[
             "--headless",

@@ -16,6 +16,10 @@ pub struct OrbitCamera {
     pub pitch: f32,
     /// Vertical field of view, radians.
     pub fovy: f32,
+    /// Where the target lands on screen, in normalized device coordinates (0, 0: the
+    /// centre): a lens shift, so the framing can centre the tank in the area the panel leaves
+    /// free without turning the view.
+    pub shift: Vec2,
 }
 
 /// Pitch stays short of the poles so the view never flips over.
@@ -33,6 +37,66 @@ impl OrbitCamera {
             yaw: -0.45,
             pitch: 0.35,
             fovy,
+            shift: Vec2::ZERO,
+        }
+    }
+
+    /// Moves to the nearest distance at which the box `lo`–`hi` fits a viewport of `aspect`
+    /// (width / height) of which the panel leaves the horizontal band `free` (x from `free.0`
+    /// to `free.1` in normalized device coordinates, −1 to 1): its eight corners fill 90% of
+    /// the band's width or of the height, as seen from the current angles, and a lens shift
+    /// centres them in the band. Example: a 1280 × 720 window with the 330 px panel on the
+    /// left has `free` = (−0.48, 1); the dam break's tank then fills about 80% of the width
+    /// right of the panel, where the bounding-sphere framing gave it 40% of the window.
+    pub fn fit(&mut self, lo: Vec3, hi: Vec3, aspect: f32, free: (f32, f32)) {
+        let cam = *self;
+        let corners: Vec<Vec3> = (0..8)
+            .map(|i| {
+                Vec3::new(
+                    if i & 1 == 0 { lo.x } else { hi.x },
+                    if i & 2 == 0 { lo.y } else { hi.y },
+                    if i & 4 == 0 { lo.z } else { hi.z },
+                )
+            })
+            .collect();
+        let aspect = aspect.max(1e-3);
+        let t = (0.5 * cam.fovy).tan();
+        // The corners' extent on screen at distance d (NDC, before any shift); None while a
+        // corner lies behind the eye.
+        let extent = |d: f32| {
+            let c = Self { distance: d, ..cam };
+            let view = c.view();
+            let (mut x, mut y) = ((f32::MAX, f32::MIN), (f32::MAX, f32::MIN));
+            for p in &corners {
+                let v = view.transform_point3(*p);
+                if v.z >= -1e-6 {
+                    return None;
+                }
+                let (px, py) = (v.x / (-v.z * t * aspect), v.y / (-v.z * t));
+                x = (x.0.min(px), x.1.max(px));
+                y = (y.0.min(py), y.1.max(py));
+            }
+            Some((x, y))
+        };
+        let width = (free.1 - free.0).max(0.1);
+        let fits = |d: f32| {
+            extent(d).is_some_and(|(x, y)| x.1 - x.0 <= 0.9 * width && y.1 - y.0 <= 0.9 * 2.0)
+        };
+        // Twice the bounding sphere's distance always fits; halve the gap to the nearest that
+        // does.
+        let (mut near, mut far) = (0.0, 2.0 * Self::framing(lo, hi).distance);
+        for _ in 0..40 {
+            let mid = 0.5 * (near + far);
+            if fits(mid) {
+                far = mid;
+            } else {
+                near = mid;
+            }
+        }
+        self.distance = far;
+        if let Some((x, y)) = extent(far) {
+            let centre = 0.5 * (free.0 + free.1);
+            self.shift = Vec2::new(centre - 0.5 * (x.0 + x.1), -0.5 * (y.0 + y.1));
         }
     }
 
@@ -52,12 +116,13 @@ impl OrbitCamera {
     pub fn proj(&self, aspect: f32) -> Mat4 {
         let near = (0.01 * self.distance).max(1e-5);
         // wgpu clip space: z in [0, 1], y up (the "directx" convention).
-        glam::camera::rh::proj::directx::perspective(
+        let perspective = glam::camera::rh::proj::directx::perspective(
             self.fovy,
             aspect.max(1e-6),
             near,
             100.0 * self.distance + 1.0,
-        )
+        );
+        Mat4::from_translation(self.shift.extend(0.0)) * perspective
     }
 
     /// Turns by a mouse drag of `delta` pixels.
@@ -117,6 +182,38 @@ mod tests {
                 "corner {c} at {p}"
             );
         }
+    }
+
+    /// The dam break's tank (5a × 3a × a) in a 16:9 view whose left quarter the panel takes:
+    /// every corner lands in the free band, the box is centred there, and it fills at least
+    /// 85% of the band's width or of the height (the bounding-sphere framing: about 40% of the
+    /// whole width).
+    #[test]
+    fn fit_centres_the_box_in_the_free_band_and_fills_it() {
+        let (lo, hi) = (Vec3::ZERO, Vec3::new(1.85, 1.11, 0.37));
+        let free = (-0.5, 1.0);
+        let mut cam = OrbitCamera::framing(lo, hi);
+        cam.fit(lo, hi, 16.0 / 9.0, free);
+        let vp = cam.proj(16.0 / 9.0) * cam.view();
+        let (mut x, mut y) = ((f32::MAX, f32::MIN), (f32::MAX, f32::MIN));
+        for i in 0..8 {
+            let c = Vec3::new(
+                if i & 1 == 0 { lo.x } else { hi.x },
+                if i & 2 == 0 { lo.y } else { hi.y },
+                if i & 4 == 0 { lo.z } else { hi.z },
+            );
+            let p = vp.project_point3(c);
+            x = (x.0.min(p.x), x.1.max(p.x));
+            y = (y.0.min(p.y), y.1.max(p.y));
+        }
+        assert!(
+            x.0 >= free.0 && x.1 <= free.1 && y.0 >= -1.0 && y.1 <= 1.0,
+            "{x:?} {y:?}"
+        );
+        assert!((0.5 * (x.0 + x.1) - 0.25).abs() < 1e-3, "{x:?}");
+        assert!(0.5 * (y.0 + y.1).abs() < 1e-3, "{y:?}");
+        let filled = ((x.1 - x.0) / (free.1 - free.0)).max((y.1 - y.0) / 2.0);
+        assert!(filled > 0.85, "{filled}");
     }
 
     #[test]

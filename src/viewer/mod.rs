@@ -85,14 +85,39 @@ pub struct CameraSettings {
 impl CameraSettings {
     /// The tank's framing with the given parts replaced.
     pub fn camera(&self, tank_min: Vec3, tank_max: Vec3) -> OrbitCamera {
+        self.camera_in(tank_min, tank_max, (1, 1), false)
+    }
+
+    /// [`Self::camera`] for a viewport of `size` pixels, with the panel open or not: the
+    /// default framing centres the tank in the area the panel leaves free
+    /// ([`OrbitCamera::framing_in`]); a target given is centred on the screen.
+    pub fn camera_in(
+        &self,
+        tank_min: Vec3,
+        tank_max: Vec3,
+        size: (u32, u32),
+        panel: bool,
+    ) -> OrbitCamera {
+        let aspect = size.0.max(1) as f32 / size.1.max(1) as f32;
+        let left = if panel {
+            (-1.0 + 2.0 * PANEL_WIDTH_PX / size.0.max(1) as f32).min(0.5)
+        } else {
+            -1.0
+        };
         let mut cam = OrbitCamera::framing(tank_min, tank_max);
-        cam.target = self.target.unwrap_or(cam.target);
-        cam.distance = self.distance.unwrap_or(cam.distance);
         cam.yaw = self.yaw.unwrap_or(cam.yaw);
         cam.pitch = self.pitch.unwrap_or(cam.pitch);
+        if self.target.is_none() && self.distance.is_none() {
+            cam.fit(tank_min, tank_max, aspect, (left, 1.0));
+        }
+        cam.target = self.target.unwrap_or(cam.target);
+        cam.distance = self.distance.unwrap_or(cam.distance);
         cam
     }
 }
+
+/// The panel's width on screen, px (its 250 px of content with margins and the 8 px gap).
+const PANEL_WIDTH_PX: f32 = 330.0;
 
 /// Where the viewer's simulation steps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -132,6 +157,13 @@ pub struct Viewer {
     last_frame: Option<Instant>,
     totals: Totals,
     warm: bool,
+    /// The scene's scale for each colour field (the starting ranges): the fitted ranges'
+    /// smallest span.
+    scale: [(f32, f32); 3],
+    /// Frames drawn so far.
+    frames_drawn: u64,
+    /// The size of the last frame, px (the framing's viewport).
+    last_size: (u32, u32),
 }
 
 /// What the viewer steps and draws: the fluid or the colliding spheres (`--model grains`).
@@ -309,6 +341,8 @@ impl Viewer {
             status: String::new(),
             frame_time: 1.0 / 60.0,
             grains: None,
+            auto_range: true,
+            fitted: None,
         }
     }
 
@@ -352,7 +386,9 @@ impl Viewer {
             ("g".into(), format!("{} m/s²", g.cfg.gravity)),
             ("obstacles".into(), g.setup().obstacles.len().to_string()),
         ]);
-        let camera = opts.camera.camera(tank.0, tank.1);
+        let camera = opts
+            .camera
+            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui);
         Ok(Self::assemble(
             ctx,
             opts,
@@ -377,7 +413,11 @@ impl Viewer {
         format: wgpu::TextureFormat,
     ) -> Self {
         let egui_renderer = egui_wgpu::Renderer::new(&ctx.device, format, Default::default());
+        let scale = controls.ranges;
         Self {
+            scale,
+            frames_drawn: 0,
+            last_size: opts.size,
             model,
             camera,
             ctx,
@@ -416,7 +456,9 @@ impl Viewer {
             setup.config.particles,
         );
         controls.solver = setup.solver.solver();
-        let camera = opts.camera.camera(tank.0, tank.1);
+        let camera = opts
+            .camera
+            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui);
         let fluid = Fluid {
             setup,
             sim,
@@ -544,8 +586,15 @@ impl Viewer {
         self.renderer
             .rebind(&self.ctx, &sim.shown(), (setup.tank_min, setup.tank_max));
         self.surface.rebind(&self.ctx, &sim.shown());
-        self.camera = self.opts.camera.camera(setup.tank_min, setup.tank_max);
+        self.camera = self.opts.camera.camera_in(
+            setup.tank_min,
+            setup.tank_max,
+            self.last_size,
+            self.controls.show_ui,
+        );
         self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
+        self.scale = self.controls.ranges;
+        self.controls.fitted = None;
         self.controls.stiffness = setup.fluid_params.stiffness;
         let cpu = f.cpu.is_some().then(|| cpu_simulation(&setup));
         // The divergence checks follow the solver (the speed check is WCSPH's).
@@ -797,6 +846,7 @@ impl Viewer {
         capture: Option<&wgpu::Texture>,
     ) -> Result<egui::PlatformOutput> {
         let size = (target.width(), target.height());
+        self.last_size = size;
         let now = Instant::now();
         if let Some(last) = self.last_frame {
             let fps = 1.0 / now.duration_since(last).as_secs_f64().max(1e-9);
@@ -808,6 +858,16 @@ impl Viewer {
         }
         self.last_frame = Some(now);
         self.advance()?;
+        // The colour range follows the data: at the first frame, when the field changes, and
+        // every 15 frames, until the panel's min or max is edited.
+        let c = &self.controls;
+        if c.auto_range
+            && c.mode == RenderMode::Spheres
+            && (c.fitted != Some(c.field) || self.frames_drawn % 15 == 0)
+        {
+            self.fit_range()?;
+        }
+        self.frames_drawn += 1;
 
         let egui_ctx = self.egui.clone();
         let info = self.info();
@@ -970,7 +1030,10 @@ impl Viewer {
                 Model::Grains(g) => g.tank(),
                 Model::Fluid(f) => (f.setup.tank_min, f.setup.tank_max),
             };
-            self.camera = self.opts.camera.camera(lo, hi);
+            self.camera = self
+                .opts
+                .camera
+                .camera_in(lo, hi, self.last_size, self.controls.show_ui);
         }
         if r.restart {
             if self.is_grains() {
@@ -988,7 +1051,9 @@ impl Viewer {
     }
 
     /// Sets the current field's colour range to the smallest and largest finite value now on
-    /// the GPU (one readback, on request only).
+    /// the GPU (one readback), widened to a tenth of the scene's scale for the field (the
+    /// free-fall speed, ±0.5% of ρ0, the hydrostatic pressure at the bottom) so a fluid at rest
+    /// does not show its noise in every colour; speeds start at 0.
     fn fit_range(&mut self) -> Result<()> {
         let (shown, grid) = match &self.model {
             Model::Fluid(f) => (f.shown(), &f.sim.grid),
@@ -1010,15 +1075,20 @@ impl Viewer {
             .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
                 (lo.min(v), hi.max(v))
             });
+        let fi = self.controls.field.index() as usize;
         if lo <= hi {
-            let pad = if hi > lo {
-                0.0
+            let (slo, shi) = self.scale[fi];
+            let floor = 0.1 * (shi - slo).abs();
+            self.controls.ranges[fi] = if self.controls.field == ColorField::Speed {
+                (0.0, hi.max(floor))
+            } else if hi - lo < floor {
+                let mid = 0.5 * (lo + hi);
+                (mid - 0.5 * floor, mid + 0.5 * floor)
             } else {
-                0.5 * lo.abs().max(1e-6)
+                (lo, hi)
             };
-            let fi = self.controls.field.index() as usize;
-            self.controls.ranges[fi] = (lo - pad, hi + pad);
         }
+        self.controls.fitted = Some(self.controls.field);
         Ok(())
     }
 
@@ -1214,6 +1284,8 @@ pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &P
     // Nothing steps: the picture draws the state as given.
     let opts = ViewerOptions {
         path: SimPath::Gpu,
+        // No panel: the framing takes the whole picture.
+        hide_ui: true,
         ..opts
     };
     let format = offscreen_format(&ctx.adapter);

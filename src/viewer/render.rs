@@ -163,7 +163,9 @@ fn line_geometry(lo: Vec3, hi: Vec3) -> Vec<LineVertex> {
     let margin = 0.5 * size.x.max(size.z);
     let (x0, x1) = (lo.x - margin, hi.x + margin);
     let (z0, z1) = (lo.z - margin, hi.z + margin);
-    let y = lo.y - 1e-4 * size.y.max(1e-3);
+    // Below the tank's floor by half a percent of its size: nearer, the depth buffer cannot
+    // tell the grid from the tank's bottom edges at the framing distance, and they z-fight.
+    let y = lo.y - 5e-3 * size.max_element().max(1e-3);
     let first = |a: f32| (a / step).ceil() as i64;
     for i in first(x0)..=(x1 / step).floor() as i64 {
         let x = i as f32 * step;

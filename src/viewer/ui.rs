@@ -78,6 +78,10 @@ pub struct Controls {
     /// `--model grains`: their parameters as (name, value) rows, shown in place of the
     /// fluid's controls; `None` for the fluid.
     pub grains: Option<Vec<(String, String)>>,
+    /// The colour range follows the data (off once min or max is edited).
+    pub auto_range: bool,
+    /// The field the range was last fitted to.
+    pub fitted: Option<ColorField>,
 }
 
 /// What a button asked for this frame.
@@ -286,17 +290,26 @@ impl Controls {
                 }
             });
         let range = &mut self.ranges[fi];
-        ui.add(
-            egui::DragValue::new(&mut range.0)
-                .speed(0.01)
-                .prefix("min "),
-        );
-        ui.add(
-            egui::DragValue::new(&mut range.1)
-                .speed(0.01)
-                .prefix("max "),
-        );
-        legend(ui, self.field, *range);
+        let speed = (0.01 * (range.1 - range.0).abs()).max(1e-6) as f64;
+        let edited = ui
+            .add(
+                egui::DragValue::new(&mut range.0)
+                    .speed(speed)
+                    .prefix("min "),
+            )
+            .changed()
+            | ui.add(
+                egui::DragValue::new(&mut range.1)
+                    .speed(speed)
+                    .prefix("max "),
+            )
+            .changed();
+        let range = *range;
+        if edited {
+            self.auto_range = false;
+        }
+        ui.checkbox(&mut self.auto_range, "range follows the data");
+        legend(ui, self.field, range);
     }
 
     /// The colliding spheres' own panel: their speed legend, their parameters (set by flags),
