@@ -8,9 +8,10 @@
 //   1. depth:     each particle splatted as a sphere of radius r; nearest linear view depth per
 //                 pixel (R32Float, 0 = no fluid) with a depth test;
 //   2. thickness: the spheres' chord lengths 2·√(r² − ρ²) summed additively, no depth test;
-//   3. filter:    narrow-range Gaussian along x, then along y (repeated `iterations` times),
-//                 with a world-space width projected per pixel so far water is not
-//                 over-smoothed, and a depth range of ± `depth_falloff` about each pixel;
+//   3. filter:    narrow-range Gaussian local linear fit along x, then along y (repeated
+//                 `iterations` times), with a world-space width projected per pixel so far
+//                 water is not over-smoothed, and a depth range of ± `depth_falloff` about
+//                 each pixel;
 //   4. composite: view-space positions from the smoothed depth, normals from the smaller of the
 //                 one-sided differences (so edges do not smear), Schlick's Fresnel (F0 = 0.02 of
 //                 water) mixing a sky reflection with the background refracted by an offset
@@ -109,11 +110,16 @@ fn load_depth(p: vec2<i32>) -> f32 {
     return textureLoad(depth_in, clamp(p, vec2<i32>(0), size - 1), 0).r;
 }
 
-// The narrow-range filter of Truong and Yuksel (I3D 2018), one axis: a Gaussian over the
-// samples whose depth lies in a narrow range about the centre's; samples behind the range
-// (another layer of fluid, far behind) are left out, so silhouettes stay sharp, and samples in
-// front of it are clamped to its near end, so a bump in front is flattened instead of
-// pulling the centre forward.
+// The narrow-range filter of Truong and Yuksel (I3D 2018), one axis, with a local linear fit
+// (Fan and Gijbels, "Local Polynomial Modelling", 1996) in place of the weighted mean: over the
+// samples whose depth lies within ± depth_falloff of the centre's (others are another sheet of
+// water, or a particle standing out, and are left out, so silhouettes stay sharp), the
+// Gaussian-weighted least-squares line d = a + b·i is fitted and a, its value at the centre,
+// kept. Inside the water the window is symmetric and a is the weighted mean; at a rim it is
+// one-sided, where a mean pulls a sloping surface towards its inner side by up to the range,
+// pass after pass, and the rim grew a comb of teeth one pixel wide. A line follows the slope.
+// Worked example: samples d = 1.00, 1.01, 1.02 m at i = 0, 1, 2 (a rim at i = 0) give the mean
+// 1.01 m but the line's a = 1.00 m, the rim's own depth.
 fn narrow_range(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let d0 = load_depth(p);
     if d0 <= 0.0 {
@@ -124,20 +130,31 @@ fn narrow_range(p: vec2<i32>, dir: vec2<i32>) -> f32 {
     let half = i32(clamp(px, 1.0, sp.max_pixels));
     let sigma = max(0.5 * f32(half), 0.5);
     let inv_space = 1.0 / (2.0 * sigma * sigma);
-    let near = d0 - sp.depth_falloff;
-    let far = d0 + sp.depth_falloff;
-    var sum = 0.0;
-    var weights = 0.0;
+    var w0 = 0.0;
+    var w1 = 0.0;
+    var w2 = 0.0;
+    var wd = 0.0;
+    var wdi = 0.0;
     for (var i = -half; i <= half; i++) {
         let d = load_depth(p + dir * i);
-        if d <= 0.0 || d > far {
+        if d <= 0.0 || abs(d - d0) > sp.depth_falloff {
             continue;
         }
-        let w = exp(-f32(i * i) * inv_space);
-        sum += max(d, near) * w;
-        weights += w;
+        let x = f32(i);
+        let w = exp(-x * x * inv_space);
+        w0 += w;
+        w1 += w * x;
+        w2 += w * x * x;
+        // Relative to d0, so the sums keep f32's digits at a metre's depth.
+        wd += w * (d - d0);
+        wdi += w * (d - d0) * x;
     }
-    return sum / weights;
+    let det = w0 * w2 - w1 * w1;
+    // A lone sample, or all on one pixel: no slope to fit, the mean (d0 itself).
+    if det <= 1e-6 * w0 * w0 {
+        return d0 + wd / w0;
+    }
+    return d0 + (wd * w2 - wdi * w1) / det;
 }
 
 @fragment
@@ -160,16 +177,24 @@ fn view_point(p: vec2<i32>, d: f32) -> vec3<f32> {
 }
 
 // The difference towards the neighbour along `dir` whose depth is closer to the centre's; a
-// neighbour without fluid is never chosen over one with.
+// neighbour without fluid is never chosen over one with. Where both neighbours lie beyond the
+// filter's depth range the pixel sits on a depth edge (a sheet of water in front of another,
+// seen across its rim): the step is not a slope of this surface, and taken as one it turns the
+// normal edge-on, so the rim shows as a comb of bright sky reflections one pixel wide. There
+// the surface is taken as flat along `dir`.
 fn tangent(p: vec2<i32>, dir: vec2<i32>, centre: vec3<f32>) -> vec3<f32> {
     let df = load_depth(p + dir);
     let db = load_depth(p - dir);
     let forward = view_point(p + dir, df) - centre;
     let backward = centre - view_point(p - dir, db);
+    var t = backward;
     if db <= 0.0 || (df > 0.0 && abs(forward.z) < abs(backward.z)) {
-        return forward;
+        t = forward;
     }
-    return backward;
+    if abs(t.z) > sp.depth_falloff {
+        t.z = 0.0;
+    }
+    return t;
 }
 
 fn sky(dir_world: vec3<f32>) -> vec3<f32> {
@@ -186,6 +211,15 @@ fn sky(dir_world: vec3<f32>) -> vec3<f32> {
 fn load_background(p: vec2<i32>) -> vec3<f32> {
     let size = vec2<i32>(sp.screen.xy);
     return textureLoad(background, clamp(p, vec2<i32>(0), size - 1), 0).rgb;
+}
+
+// The background seen through the water: a 5-tap average 2 px wide, as the water's small-scale
+// ripples blur it. A single texel would pick out the tank's and the grid's one-pixel lines
+// wherever the refraction offset lands on them, as speckles in lines.
+fn refracted_background(p: vec2<i32>) -> vec3<f32> {
+    return 0.2 * (load_background(p) + load_background(p + vec2<i32>(2, 0))
+        + load_background(p - vec2<i32>(2, 0)) + load_background(p + vec2<i32>(0, 2))
+        + load_background(p - vec2<i32>(0, 2)));
 }
 
 @fragment
@@ -210,7 +244,7 @@ fn surface_composite_fs(@builtin(position) frag: vec4<f32>) -> @location(0) vec4
     let thickness = textureLoad(thickness_in, p, 0).r;
     let shift_world = n.xy * thickness * sp.refraction;
     let shift_px = vec2<f32>(shift_world.x, -shift_world.y) * sp.proj[1][1] * 0.5 * sp.screen.y / d;
-    let behind = load_background(p + vec2<i32>(shift_px));
+    let behind = refracted_background(p + vec2<i32>(shift_px));
     // Beer–Lambert: what is not transmitted is absorbed or scattered; the scattered part
     // lights the water with the sky's ambient in the colour the absorption leaves.
     let transmitted = exp(-sp.absorption.rgb * thickness);

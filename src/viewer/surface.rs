@@ -48,7 +48,10 @@ pub struct SurfaceStyle {
     pub iterations: u32,
     /// Fraction of the light that passes 10 cm of the fluid, per channel (sRGB-free, linear).
     pub colour: [f32; 3],
-    /// Background shift per metre of thickness along the normal.
+    /// Background shift per metre of thickness along the normal. 0.4: through the whole
+    /// 0.3 m of the dam break's water the background moves 12 cm; at 1.5 it moved 45 cm, far
+    /// enough for the normals' pixel-scale noise to throw neighbouring pixels onto the tank's
+    /// one-pixel edges and back, which showed as bands of speckles along them.
     pub refraction: f32,
 }
 
@@ -60,7 +63,7 @@ impl Default for SurfaceStyle {
             max_pixels: 16,
             iterations: 3,
             colour: [0.12, 0.45, 0.8],
-            refraction: 1.5,
+            refraction: 0.4,
         }
     }
 }
