@@ -6,7 +6,7 @@
 //! cargo run --release --example validate -- stability [--cpu] [-n 20000] [--steps 5000]
 //! cargo run --release --example validate -- resolution RUN_DIR|PEER.csv...   # scripts/resolution.sh
 //! cargo run --release --example validate -- standing-wave RUN_DIR...   # scripts/standing_wave.sh
-//! cargo run --release --example validate -- resting-column [--nx 4] [--ny 20] [--nu 1e-6] [--alpha 0] [--slip free] [--dt-max 0.005] [--max-iterations 100] [--divergence-tolerance 0.001] [--density-tolerance 0.0001]
+//! cargo run --release --example validate -- resting-column [--nx 4] [--ny 20] [--nu 1e-6] [--alpha 0] [--slip free] [--max-dt 0.005] [--max-iterations 100] [--divergence-tolerance 0.001] [--density-tolerance 0.0001]
 //! ```
 //!
 //! `martin-moyce`: the default dam break (column a wide, 2a high) against Martin & Moyce
@@ -822,7 +822,7 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
 
 /// A resting `nx × ny × nx` DFSPH column in a tank of its own cross-section for 3 s on the CPU
 /// path, as `tests/physics.rs`'s `dfsph_column_rests` runs it but with the physics from the
-/// command line (`--nx 4 --ny 20 --nu 1e-6 --alpha 0 --slip free --dt-max 0.005
+/// command line (`--nx 4 --ny 20 --nu 1e-6 --alpha 0 --slip free --max-dt 0.005
 /// --max-iterations 100 --divergence-tolerance 0.001 --density-tolerance 0.0001`, these the
 /// defaults): prints the density error, the step, the fastest particle (where it is) and the
 /// rms speed every 0.25 s, then the worst of each against issue 34's bounds (density
@@ -853,7 +853,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
                     .ok_or(format!("--slip {value}: a length in metres or free"))?;
                 physics.wall_slip_length = Some(b);
             }
-            "--dt-max" => physics.dt_max = num(value)?,
+            "--max-dt" => physics.dt_max = num(value)?,
             "--max-iterations" => solver.max_iterations = num(value)? as u32,
             "--divergence-tolerance" => solver.divergence_tolerance = num(value)?,
             "--density-tolerance" => solver.density_tolerance = num(value)?,

@@ -161,9 +161,14 @@ impl TriMesh {
             let pos: HashMap<u32, [u32; 3]> = ids.iter().map(|(k, v)| (*v, *k)).collect();
             let at_pos = |i: &u32| Vec3::from_array(pos[i].map(f32::from_bits));
             return Err(Error::input(format!(
-                "{at}: mesh {name} is not closed (the edge {} – {} borders {n} triangle(s)): a fluid volume needs a watertight mesh; close its holes",
+                "{at}: mesh {name} is not closed (the edge {} – {} borders {n} triangle(s)): {} needs a watertight mesh to tell inside from outside; close its holes",
                 at_pos(a),
-                at_pos(b)
+                at_pos(b),
+                if at.contains("obstacles[") {
+                    "an obstacle (its inside is kept clear of fluid)"
+                } else {
+                    "a fluid body (its inside is filled)"
+                }
             )));
         }
         Ok(())

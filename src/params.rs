@@ -576,7 +576,7 @@ impl PhysicsConfig {
         if let Some(dt) = self.dt {
             positive_finite("time step", "--dt 1e-4", dt)?;
         }
-        positive_finite("largest time step", "--dt-max 0.005", self.dt_max)?;
+        positive_finite("largest time step", "--max-dt 0.005", self.dt_max)?;
         let c = match self.sound_speed {
             Some(c) => {
                 let c = positive_finite("speed of sound", "--sound-speed 20", c)?;
@@ -926,11 +926,11 @@ impl DfsphConfig {
                 self.max_iterations
             )));
         }
-        let dt_min = positive_finite("smallest time step", "--dt-min 1e-6", self.dt_min)?;
-        let dt_max = positive_finite("largest time step", "--dt-max 0.005", physics.dt_max)?;
+        let dt_min = positive_finite("smallest time step", "--min-dt 1e-6", self.dt_min)?;
+        let dt_max = positive_finite("largest time step", "--max-dt 0.005", physics.dt_max)?;
         if dt_min > dt_max {
             return Err(Error::input(format!(
-                "--dt-min {dt_min} exceeds --dt-max {dt_max}: lower --dt-min or raise --dt-max"
+                "--min-dt {dt_min} exceeds --max-dt {dt_max}: lower --min-dt or raise --max-dt"
             )));
         }
         let h = cfg.smoothing_radius as f64;

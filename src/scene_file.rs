@@ -154,8 +154,8 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "sound_speed",
             "cfl",
             "dt",
-            "dt_max",
-            "dt_min",
+            "max_dt",
+            "min_dt",
             "restitution",
             "divergence_tolerance",
             "density_tolerance",
@@ -207,7 +207,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
         "viewer",
         &[
             "substeps",
-            "color_by",
+            "colour_by",
             "window_size",
             "present_mode",
             "render",
@@ -220,6 +220,14 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "timings",
         ],
     ),
+];
+
+/// Keys renamed so every limit reads `max_…`/`min_…` and colour has one spelling: a file
+/// written with the old name still reads (section, old, new).
+const RENAMED: [(&str, &str, &str); 3] = [
+    ("physics", "dt_max", "max_dt"),
+    ("physics", "dt_min", "min_dt"),
+    ("viewer", "color_by", "colour_by"),
 ];
 
 /// The known name closest to `key` by edit distance, when it is close enough to be a typo.
@@ -421,9 +429,23 @@ impl SceneFile {
             ))
         };
         let mut de = serde_json::Deserializer::from_str(text);
-        let file: Self = serde_path_to_error::deserialize(&mut de)
+        let mut file: Self = serde_path_to_error::deserialize(&mut de)
             .map_err(|e| fail(e.path().to_string(), e.inner()))?;
         de.end().map_err(|e| fail(String::new(), &e))?;
+        for (section, old, new) in RENAMED {
+            let settings = match section {
+                "physics" => &mut file.physics,
+                _ => &mut file.viewer,
+            };
+            if let Some(value) = settings.remove(old) {
+                if settings.contains_key(new) {
+                    return Err(Error::input(format!(
+                        "{name}: at {section}.{old}: `{old}` is the old name of `{new}`, which is given too: drop `{old}`"
+                    )));
+                }
+                settings.insert(new.into(), value);
+            }
+        }
         for (section, keys) in SECTIONS {
             for key in file.section(section).keys() {
                 if !keys.contains(&key.as_str()) {

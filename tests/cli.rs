@@ -62,8 +62,8 @@ fn bad_solver_flags_exit_2_with_one_line() {
             &["--steps", "2", "--divergence-tolerance", "nan"],
             "divergence tolerance",
         ),
-        (&["--steps", "2", "--dt-min", "0.1"], "--dt-min"),
-        (&["--steps", "2", "--dt-max", "-1"], "--dt-max"),
+        (&["--steps", "2", "--min-dt", "0.1"], "--min-dt"),
+        (&["--steps", "2", "--max-dt", "-1"], "--max-dt"),
     ];
     for (extra, needle) in cases {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
@@ -794,7 +794,7 @@ fn a_diverging_run_is_stopped_with_the_step_quantity_and_particle() {
         "0",
         "--energy-margin",
         "0",
-        "--dt-min",
+        "--min-dt",
         "0",
     ]);
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -1034,14 +1034,14 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
     let out = out.to_str().unwrap();
     let flags: [(&[&str], &str); 11] = [
         (
-            &["--dt-min", "-1"],
-            "--dt-min must be a finite time step ≥ 0",
+            &["--min-dt", "-1"],
+            "--min-dt must be a finite time step ≥ 0",
         ),
         (
-            &["--dt-min", "nan"],
-            "--dt-min must be a finite time step ≥ 0",
+            &["--min-dt", "nan"],
+            "--min-dt must be a finite time step ≥ 0",
         ),
-        (&["--dt-min", "0.01", "--dt-max", "0.001"], "lower --dt-min"),
+        (&["--min-dt", "0.01", "--max-dt", "0.001"], "lower --min-dt"),
         (
             &["--surface-dir", ".", "--surface-cube-size", "1e30"],
             "0.1 to 10",
@@ -1266,10 +1266,10 @@ fn starts_and_flags_that_cannot_run_name_their_true_cause() {
             "2",
             "--dt",
             "0.01",
-            "--dt-max",
+            "--max-dt",
             "0.005",
         ],
-        "--dt 0.01 exceeds --dt-max 0.005",
+        "--dt 0.01 exceeds --max-dt 0.005",
     );
     // Steps and lengths that are not steps or lengths, each through its flag's own parser.
     assert_usage_error(

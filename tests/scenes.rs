@@ -342,6 +342,22 @@ fn a_binary_stl_fills_its_box_and_bad_meshes_exit_2() {
             needle,
         );
     }
+    // The same open mesh as an obstacle is refused as an obstacle, not as a fluid body.
+    let obstacle = file(
+        "open-obstacle.json",
+        br#"{"tank": {"min": [0, 0, 0], "max": [0.6, 0.4, 0.4]},
+            "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}}}],
+            "obstacles": [{"shape": {"mesh": {"file": "open.stl", "translation": [0.3, 0.1, 0.1]}}}],
+            "physics": {"spacing": 0.02}}"#,
+    );
+    assert_usage_error(
+        &["--headless", "--cpu", "--scene", obstacle.to_str().unwrap()],
+        "obstacles[0].shape.mesh: mesh",
+    );
+    assert_usage_error(
+        &["--headless", "--cpu", "--scene", obstacle.to_str().unwrap()],
+        "an obstacle (its inside is kept clear of fluid) needs a watertight mesh",
+    );
 }
 
 #[test]
@@ -476,5 +492,40 @@ fn print_scene_at_n_and_n_with_spacing_on_a_file() {
             "0.02",
         ],
         "give one",
+    );
+}
+
+/// Limits read `max_…`/`min_…` and colour has one spelling; files and scripts written with the
+/// old names (`dt_max`, `--dt-max`, `color_by`) still run, the same as with the new ones.
+#[test]
+fn renamed_keys_and_flags_still_read() {
+    let text = |physics: &str| {
+        format!(
+            r#"{{"tank": {{"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]}},
+                "fluid": [{{"shape": {{"box": {{"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}}}}}}],
+                "physics": {{"spacing": 0.02, {physics}}}}}"#
+        )
+    };
+    let old = file("old-keys.json", text(r#""dt_max": 0.002"#).as_bytes());
+    let new = file("new-keys.json", text(r#""max_dt": 0.002"#).as_bytes());
+    let both = file(
+        "both-keys.json",
+        text(r#""dt_max": 0.002, "max_dt": 0.002"#).as_bytes(),
+    );
+    let run_json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--headless", "--cpu", "--steps", "3", "--json"];
+        all.extend_from_slice(args);
+        serde_json::from_str(stdout_of(&all).trim()).unwrap()
+    };
+    let a = run_json(&["--scene", old.to_str().unwrap()]);
+    let b = run_json(&["--scene", new.to_str().unwrap()]);
+    assert_eq!(a["last"], b["last"]);
+    assert!(a["last"]["dt"].as_f64().unwrap() <= 0.002 + 1e-9);
+    let c = run_json(&["-n", "300", "--dt-max", "0.002"]);
+    let d = run_json(&["-n", "300", "--max-dt", "0.002"]);
+    assert_eq!(c["last"], d["last"]);
+    assert_usage_error(
+        &["--headless", "--cpu", "--scene", both.to_str().unwrap()],
+        "`dt_max` is the old name of `max_dt`",
     );
 }

@@ -190,10 +190,11 @@ pub struct Cli {
         default_value_t = 5e-3,
         allow_hyphen_values = true,
         value_name = "SECONDS",
+        alias = "dt-max",
         help_heading = "Solver",
         hide_short_help = true
     )]
-    pub(crate) dt_max: f32,
+    pub(crate) max_dt: f32,
     /// Smallest time step in seconds: DFSPH clamps dt here, and a step whose dt reaches it
     /// ends the run as diverged (unless --dt fixes dt).
     #[arg(
@@ -201,10 +202,11 @@ pub struct Cli {
         default_value_t = 1e-6,
         allow_hyphen_values = true,
         value_name = "SECONDS",
+        alias = "dt-min",
         help_heading = "Solver",
         hide_short_help = true
     )]
-    pub(crate) dt_min: f32,
+    pub(crate) min_dt: f32,
     /// Pressure solver of fluid runs: dfsph (divergence-free, incompressible; the default) or
     /// wcsph (weakly compressible).
     #[arg(long, value_enum, default_value_t = Solver::Dfsph, help_heading = "Solver")]
@@ -399,8 +401,8 @@ pub struct Cli {
     #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
     pub(crate) substeps: u32,
     /// Field that colours the particles in the viewer.
-    #[arg(long, value_enum, default_value_t = ColorField::Speed, help_heading = "Viewer")]
-    pub(crate) color_by: ColorField,
+    #[arg(long, value_enum, default_value_t = ColorField::Speed, value_name = "FIELD", alias = "color-by", help_heading = "Viewer")]
+    pub(crate) colour_by: ColorField,
     /// Window (or offscreen image) size in pixels, WIDTHxHEIGHT.
     #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH", help_heading = "Viewer", hide_short_help = true)]
     pub(crate) window_size: (u32, u32),
@@ -411,7 +413,7 @@ pub struct Cli {
     #[arg(long, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) timings: bool,
     /// How the viewer draws the fluid at start (S toggles): lit spheres coloured by
-    /// --color-by, or the screen-space water surface.
+    /// --colour-by, or the screen-space water surface.
     #[arg(long, value_enum, default_value_t = RenderMode::Spheres, help_heading = "Viewer")]
     pub(crate) render: RenderMode,
     /// Start the viewer with its control panel hidden (H toggles it).
@@ -789,7 +791,7 @@ pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
 
 /// Whether the physics setting `key` (a flag's id, a scene file's `physics.key`) was chosen,
 /// on the command line or in the scene file, rather than left at its default: a density-only
-/// run has no solver to default, and a fixed `--dt` ignores a default `--dt-max` but contradicts
+/// run has no solver to default, and a fixed `--dt` ignores a default `--max-dt` but contradicts
 /// a chosen one.
 pub(crate) fn chosen(cli: &Cli, key: &str) -> bool {
     cli.given.iter().any(|g| g == key)
@@ -827,7 +829,7 @@ pub(crate) fn guards(cli: &Cli) -> crate::run::Guards {
     crate::run::Guards {
         density_ratio: cli.max_density_ratio,
         speed_fraction: cli.max_speed_fraction,
-        dt_min: cli.dt_min,
+        dt_min: cli.min_dt,
         wcsph: cli.solver.weakly_compressible(),
         fixed_dt: cli.dt.is_some(),
         energy_margin: cli.energy_margin,
@@ -850,7 +852,7 @@ pub(crate) fn dfsph_config(cli: &Cli) -> DfsphConfig {
         divergence_tolerance: cli.divergence_tolerance,
         density_tolerance: cli.density_tolerance,
         max_iterations: cli.max_iterations,
-        dt_min: cli.dt_min,
+        dt_min: cli.min_dt,
         viscous_substeps: cli.viscous_substeps,
     }
 }
@@ -864,7 +866,7 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
         cfl: cli.cfl,
         dt: cli.dt,
         restitution: cli.restitution,
-        dt_max: cli.dt_max,
+        dt_max: cli.max_dt,
         wall_slip_length: cli.wall_slip_length,
         kinematic_viscosity: cli.kinematic_viscosity,
         hydrostatic_start: cli.hydrostatic_start,
@@ -902,7 +904,7 @@ pub(crate) fn viewer_options(cli: &Cli, particles: u32) -> ViewerOptions {
             ..run_spec(cli, Source::Scene(scene_choice(cli)))
         },
         substeps: cli.substeps,
-        field: cli.color_by,
+        field: cli.colour_by,
         size: cli.window_size,
         present_mode: match cli.present_mode {
             PresentMode::Immediate => wgpu::PresentMode::Immediate,

@@ -225,25 +225,25 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             )));
         }
     }
-    if !(cli.dt_min.is_finite() && cli.dt_min >= 0.0) {
+    if !(cli.min_dt.is_finite() && cli.min_dt >= 0.0) {
         return Err(Error::input(format!(
-            "--dt-min must be a finite time step ≥ 0 s (default 1e-6: a step that falls to it has diverged; 0 turns that check off with WCSPH), got {}",
-            cli.dt_min
+            "--min-dt must be a finite time step ≥ 0 s (default 1e-6: a step that falls to it has diverged; 0 turns that check off with WCSPH), got {}",
+            cli.min_dt
         )));
     }
     if let Some(dt) = cli
         .dt
-        .filter(|&dt| chosen(cli, "dt_max") && dt > cli.dt_max)
+        .filter(|&dt| chosen(cli, "max_dt") && dt > cli.max_dt)
     {
         return Err(Error::input(format!(
-            "--dt {dt} exceeds --dt-max {}: a fixed step takes no largest step; drop one of them, or give a --dt of at most {}",
-            cli.dt_max, cli.dt_max
+            "--dt {dt} exceeds --max-dt {}: a fixed step takes no largest step; drop one of them, or give a --dt of at most {}",
+            cli.max_dt, cli.max_dt
         )));
     }
-    if cli.dt.is_none() && cli.dt_min > cli.dt_max {
+    if cli.dt.is_none() && cli.min_dt > cli.max_dt {
         return Err(Error::input(format!(
-            "--dt-min {} exceeds --dt-max {}: lower --dt-min or raise --dt-max",
-            cli.dt_min, cli.dt_max
+            "--min-dt {} exceeds --max-dt {}: lower --min-dt or raise --max-dt",
+            cli.min_dt, cli.max_dt
         )));
     }
     if cli.verify || cli.bench {
@@ -560,7 +560,7 @@ const RUN_CONTROL: &[&str] = &[
     "surface_cube_size",
     "surface_smoothing",
     "screenshot",
-    "color_by",
+    "colour_by",
     "window_size",
     "render",
     "camera_target",

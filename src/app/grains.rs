@@ -43,10 +43,10 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "viscous_substeps",
         "max_density_ratio",
         "max_speed_fraction",
-        "dt_max",
-        "dt_min",
+        "max_dt",
+        "min_dt",
         "render",
-        "color_by",
+        "colour_by",
         "group_size",
     ];
     if let Some(f) = fluid_only

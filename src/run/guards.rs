@@ -204,7 +204,7 @@ impl Guards {
         }
         if !self.fixed_dt && b.dt <= self.dt_min && step > 0 {
             return Err(Error::Unstable(format!(
-                "step {step}: the time step {:.3e} s reached --dt-min {:.3e} s (t = {t:.6} s, fastest particle {}): the run diverged; {fix}",
+                "step {step}: the time step {:.3e} s reached --min-dt {:.3e} s (t = {t:.6} s, fastest particle {}): the run diverged; {fix}",
                 b.dt, self.dt_min, b.speed_max_id
             )));
         }
@@ -430,7 +430,7 @@ mod tests {
             .check(&tiny, 0.0, 0.0, &fp, 2, 0.0)
             .unwrap_err()
             .to_string();
-        assert!(e.contains("--dt-min"), "{e}");
+        assert!(e.contains("--min-dt"), "{e}");
         let fixed = Guards {
             fixed_dt: true,
             ..g
