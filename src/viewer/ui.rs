@@ -235,15 +235,22 @@ impl Controls {
                     ui.selectable_value(&mut self.table_log2, Some(k), format!("2^{k}"));
                 }
             });
+        // A file by its name alone: its whole path wrapped letter by letter.
+        let short = |c: &SceneChoice| {
+            let label = c.label();
+            std::path::Path::new(&label)
+                .file_name()
+                .map_or(label.clone(), |f| f.to_string_lossy().into_owned())
+        };
         egui::ComboBox::from_label("scene")
-            .selected_text(self.scene.label())
+            .selected_text(short(&self.scene))
             .show_ui(ui, |ui| {
                 for s in SceneKind::ALL {
                     let choice = SceneChoice::Builtin(s);
                     ui.selectable_value(&mut self.scene, choice, s.name());
                 }
                 if let Some(file) = self.file.clone() {
-                    let label = file.label();
+                    let label = short(&file);
                     ui.selectable_value(&mut self.scene, file, label);
                 }
             });
