@@ -397,7 +397,8 @@ pub struct Cli {
     /// Frames to render before --screenshot saves.
     #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
     pub(crate) frames: u32,
-    /// Simulation steps per rendered frame in the viewer.
+    /// Simulation steps per rendered frame in the viewer (--model grains without it: sized to
+    /// the simulated time per frame).
     #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
     pub(crate) substeps: u32,
     /// Field that colours the particles in the viewer.
