@@ -1009,11 +1009,12 @@ fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
 
     // Pressure beside the box: particles more than s from its sides and at least 2h deep,
     // binned in layers one spacing thick, the Tait pressure of their density.
-    // The Tait stiffness the run chose, from the stats file's first line ("…, B = 5.5e4 Pa, …").
-    let text = std::fs::read_to_string(&stats).unwrap();
-    let b: f64 = text
-        .lines()
-        .next()
+    // The Tait stiffness the run chose, from the parameters in the stats sidecar
+    // ("…, B = 5.5e4 Pa, …").
+    let sidecar = std::fs::read_to_string(stats.with_extension("params.json")).unwrap();
+    let sidecar: serde_json::Value = serde_json::from_str(&sidecar).unwrap();
+    let b: f64 = sidecar["parameters"]
+        .as_str()
         .unwrap()
         .split("B = ")
         .nth(1)

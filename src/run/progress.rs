@@ -73,7 +73,7 @@ impl Progress {
         let by_steps = if self.steps == u64::MAX || self.steps == 0 {
             0.0
         } else {
-            (k - self.from.0) as f64 / self.steps as f64
+            k.saturating_sub(self.from.0) as f64 / self.steps as f64
         };
         let by_time = match self.end {
             Some(end) if end > self.from.1 => (t - self.from.1) / (end - self.from.1),

@@ -83,14 +83,10 @@ pub struct CameraSettings {
 }
 
 impl CameraSettings {
-    /// The tank's framing with the given parts replaced.
-    pub fn camera(&self, tank_min: Vec3, tank_max: Vec3) -> OrbitCamera {
-        self.camera_in(tank_min, tank_max, (1, 1), false)
-    }
-
-    /// [`Self::camera`] for a viewport of `size` pixels, with the panel open or not: the
-    /// default framing centres the tank in the area the panel leaves free
-    /// ([`OrbitCamera::framing_in`]); a target given is centred on the screen.
+    /// The tank's framing with the given parts replaced, for a viewport of `size` pixels with
+    /// the panel open or not: without a target or distance given, the tank fills the area the
+    /// panel leaves free and is centred there ([`OrbitCamera::fit`]); a target given is
+    /// centred on the screen.
     pub fn camera_in(
         &self,
         tank_min: Vec3,
@@ -1051,9 +1047,10 @@ impl Viewer {
     }
 
     /// Sets the current field's colour range to the smallest and largest finite value now on
-    /// the GPU (one readback), widened to a tenth of the scene's scale for the field (the
-    /// free-fall speed, ±0.5% of ρ0, the hydrostatic pressure at the bottom) so a fluid at rest
-    /// does not show its noise in every colour; speeds start at 0.
+    /// the GPU (one readback), widened to a tenth of the scene's scale for the field (of the
+    /// free-fall speed across the fluid's height, of 6% of ρ0, of twice the hydrostatic
+    /// pressure at the bottom) so a fluid at rest does not show its noise in every colour;
+    /// speeds start at 0.
     fn fit_range(&mut self) -> Result<()> {
         let (shown, grid) = match &self.model {
             Model::Fluid(f) => (f.shown(), &f.sim.grid),
