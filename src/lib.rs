@@ -24,6 +24,7 @@ pub mod params;
 pub mod run;
 pub mod scene;
 pub mod scene_file;
+pub mod series;
 pub mod setup;
 pub mod shaders;
 pub mod shape;

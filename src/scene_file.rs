@@ -193,6 +193,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "stats",
             "export_dir",
             "export_every",
+            "export_format",
             "surface_dir",
             "surface_every",
             "surface_format",

@@ -1527,3 +1527,76 @@ fn progress_lines_without_a_terminal_and_a_labelled_summary() {
     );
     assert!(!stdout.contains("e0 J"), "{stdout}");
 }
+
+/// `--export-format vtu` writes VTK frames and a `.pvd` collection whose times are the `--stats`
+/// rows' at the exported steps, each frame with velocity, density, pressure and id; `bgeo`
+/// frames read back with the same attributes.
+#[test]
+fn vtu_and_bgeo_frames_carry_their_times_and_attributes() {
+    let dir = tmp_dir().join("series");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (stats, vtu, bgeo) = (dir.join("s.csv"), dir.join("vtu"), dir.join("bgeo"));
+    for (out, format) in [(&vtu, "vtu"), (&bgeo, "bgeo")] {
+        let o = run(&[
+            "--headless",
+            "--cpu",
+            "-n",
+            "400",
+            "--steps",
+            "6",
+            "--stats",
+            stats.to_str().unwrap(),
+            "--export-dir",
+            out.to_str().unwrap(),
+            "--export-every",
+            "3",
+            "--export-format",
+            format,
+        ]);
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    // The row of step k holds the time after it.
+    let (header, rows) = stats_rows(&stats);
+    let t_col = header.iter().position(|c| c == "t").unwrap();
+    let time_after = |k: usize| {
+        rows.iter()
+            .find(|r| r[0] as usize == k)
+            .map_or(0.0, |r| r[t_col])
+    };
+    let pvd = gpu_sph::series::read_pvd(&vtu.join("frames.pvd")).unwrap();
+    let files: Vec<&str> = pvd.iter().map(|(_, f)| f.as_str()).collect();
+    assert_eq!(
+        files,
+        ["frame_000000.vtu", "frame_000003.vtu", "frame_000006.vtu"]
+    );
+    for (k, (t, _)) in [0usize, 3, 6].iter().zip(&pvd) {
+        assert!(
+            (t - time_after(*k)).abs() < 1e-8,
+            "step {k}: pvd {t}, stats {}",
+            time_after(*k)
+        );
+    }
+    let vtk = vtkio::Vtk::import(vtu.join("frame_000003.vtu")).unwrap();
+    let vtkio::model::DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
+        panic!("not an unstructured grid");
+    };
+    let vtkio::model::Piece::Inline(piece) = &pieces[0] else {
+        panic!("not inline");
+    };
+    let names: Vec<String> = piece
+        .data
+        .point
+        .iter()
+        .map(|a| match a {
+            vtkio::model::Attribute::DataArray(d) => d.name.clone(),
+            vtkio::model::Attribute::Field { name, .. } => name.clone(),
+        })
+        .collect();
+    assert_eq!(names, ["velocity", "density", "pressure", "id"]);
+    assert_eq!(piece.num_points(), 400);
+    let b =
+        splashsurf_lib::io::bgeo_format::load_bgeo_file(bgeo.join("frame_000003.bgeo")).unwrap();
+    assert_eq!(b.header.num_points, 400);
+    let names: Vec<&str> = b.attribute_data.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["v", "density", "pressure", "id"]);
+}

@@ -222,6 +222,8 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     let export = Export {
         dir: dir.clone(),
         every: 5,
+        format: Default::default(),
+        collection: None,
     };
     let out = Outputs {
         export: Some(&export),

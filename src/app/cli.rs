@@ -310,6 +310,17 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) export_every: u64,
+    /// Frame format: ply (binary PLY, read back by --surface-from), vtu (VTK XML frames and a
+    /// frames.pvd collection with their simulated times, for ParaView) or bgeo (Houdini).
+    #[arg(
+        long,
+        value_enum,
+        default_value_t = crate::series::ExportFormat::Ply,
+        requires = "export_dir",
+        help_heading = "Outputs",
+        hide_short_help = true
+    )]
+    pub(crate) export_format: crate::series::ExportFormat,
     /// Write a surface mesh of the fluid every --surface-every steps into DIR (created if
     /// missing), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
     #[arg(

@@ -553,6 +553,7 @@ const RUN_CONTROL: &[&str] = &[
     "json",
     "export_dir",
     "export_every",
+    "export_format",
     "surface_dir",
     "surface_every",
     "surface_format",
@@ -783,9 +784,16 @@ fn simulate_from(
     let export = match &cli.export_dir {
         Some(dir) => {
             io::ensure_dir(dir)?;
+            let vtu = cli.export_format == crate::series::ExportFormat::Vtu;
+            let resumed_at = resumed.is_some().then_some(from.t);
             Some(run::Export {
                 dir: dir.clone(),
                 every: cli.export_every,
+                format: cli.export_format,
+                collection: vtu
+                    .then(|| crate::series::Collection::open(dir, resumed_at))
+                    .transpose()?
+                    .map(std::sync::Mutex::new),
             })
         }
         None => None,

@@ -21,6 +21,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "input",
         "resume",
         "export_dir",
+        "export_format",
         "surface_dir",
         "surface_from",
         "checkpoint_every",

@@ -17,6 +17,8 @@ use super::output::{Checkpointing, Outputs, signal_name, write_frame};
 /// A headless run's additions to the loop.
 struct Headless<'a, 'p> {
     out: Outputs<'a>,
+    /// The fluid's parameters (a frame's pressure is its density's).
+    fp: FluidParams,
     progress: &'p super::progress::Progress,
     /// Whether the final state is wanted (`--output`).
     want_final: bool,
@@ -53,7 +55,7 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
             return Ok(Flow::Go);
         }
         let s = backend.snapshot()?;
-        write_frame(&mut self.out, k, &s)?;
+        write_frame(&mut self.out, k, t, &s, &self.fp)?;
         let (stop, due) = (self.stop, self.due);
         if let Some(c) = self.out.checkpoints.as_ref().filter(|_| due) {
             let path = c
@@ -105,10 +107,11 @@ pub fn run(
     check_start(start, fp)?;
     let mut out = out;
     if from.step == 0 && out.wants_frame(0) {
-        write_frame(&mut out, 0, &backend.snapshot()?)?;
+        write_frame(&mut out, 0, from.t, &backend.snapshot()?, fp)?;
     }
     let mut hooks = Headless {
         out,
+        fp: *fp,
         progress,
         want_final,
         snap: None,

@@ -6,13 +6,17 @@ use std::path::{Path, PathBuf};
 use crate::gpu::fluid::Snapshot;
 use crate::{Result, io};
 
-/// Where and how often frames are written.
-#[derive(Clone, Debug)]
+/// Where, how often and how frames are written.
+#[derive(Debug)]
 pub struct Export {
-    /// Directory of `frame_NNNNNN.ply` files.
+    /// Directory of `frame_NNNNNN.<ext>` files.
     pub dir: PathBuf,
     /// Every how many steps.
     pub every: u64,
+    /// The file format.
+    pub format: crate::series::ExportFormat,
+    /// `.vtu` frames: the `frames.pvd` collection with their times.
+    pub collection: Option<std::sync::Mutex<crate::series::Collection>>,
 }
 
 /// Surface meshes written during a run.
@@ -59,13 +63,41 @@ impl Outputs<'_> {
     }
 }
 
-pub(super) fn write_frame(out: &mut Outputs<'_>, k: u64, snap: &Snapshot) -> Result<()> {
+/// Writes what step `k` (at simulated time `t`) owes: a particle frame, a surface.
+pub(super) fn write_frame(
+    out: &mut Outputs<'_>,
+    k: u64,
+    t: f64,
+    snap: &Snapshot,
+    fp: &crate::params::FluidParams,
+) -> Result<()> {
     if let Some(ex) = out.export.filter(|ex| k % ex.every == 0) {
-        write_snapshot(
-            &ex.dir.join(format!("frame_{k:06}.ply")),
-            snap,
-            out.meta.as_ref(),
-        )?;
+        use crate::series::{ExportFormat, Frame, write_bgeo, write_vtu};
+        let name = format!("frame_{k:06}.{}", ex.format.extension());
+        let path = ex.dir.join(&name);
+        if ex.format == ExportFormat::Ply {
+            write_snapshot(&path, snap, out.meta.as_ref())?;
+        } else {
+            let order = |v: &[f32]| snap.state.to_input_order(v);
+            // The equation of state's pressure of each density (WCSPH's own pressure; for
+            // DFSPH, which solves for no pressure field, a measure of its density error).
+            let pressure = crate::cpu::wcsph::pressure::pressure(&snap.density, fp);
+            let frame = Frame {
+                pos: &snap.state.to_input_order(&snap.state.pos),
+                vel: &snap.state.to_input_order(&snap.state.vel),
+                density: &order(&snap.density),
+                pressure: &order(&pressure),
+                id: &snap.state.to_input_order(&snap.state.id),
+            };
+            if ex.format == ExportFormat::Vtu {
+                write_vtu(&path, &frame)?;
+                if let Some(c) = &ex.collection {
+                    c.lock().unwrap_or_else(|e| e.into_inner()).add(t, &name)?;
+                }
+            } else {
+                write_bgeo(&path, &frame)?;
+            }
+        }
     }
     if let Some(sf) = out.surfaces.as_deref_mut().filter(|sf| k % sf.every == 0) {
         sf.writer
