@@ -230,6 +230,22 @@ mod tests {
     /// Positions, velocities, densities, pressures and ids of `n` made-up particles.
     type Columns = (Vec<Vec3>, Vec<Vec3>, Vec<f32>, Vec<f32>, Vec<u32>);
 
+    fn frame<'a>(
+        pos: &'a [Vec3],
+        vel: &'a [Vec3],
+        density: &'a [f32],
+        pressure: &'a [f32],
+        id: &'a [u32],
+    ) -> Frame<'a> {
+        Frame {
+            pos,
+            vel,
+            density,
+            pressure,
+            id,
+        }
+    }
+
     fn frame_of(n: usize) -> Columns {
         let pos = (0..n).map(|i| Vec3::new(i as f32, 0.5, -1.0)).collect();
         let vel = (0..n).map(|i| Vec3::new(0.0, -(i as f32), 2.0)).collect();
@@ -257,14 +273,7 @@ mod tests {
         use vtkio::model::{Attribute, DataSet, Piece};
         let (pos, vel, density, pressure, id) = frame_of(5);
         let path = std::env::temp_dir().join(format!("gpu-sph-{}.vtu", std::process::id()));
-        let frame = Frame {
-            pos: &pos,
-            vel: &vel,
-            density: &density,
-            pressure: &pressure,
-            id: &id,
-        };
-        write_vtu(&path, &frame).unwrap();
+        write_vtu(&path, &frame(&pos, &vel, &density, &pressure, &id)).unwrap();
         let vtk = vtkio::Vtk::import(&path).unwrap();
         let DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
             panic!("not an unstructured grid");
@@ -301,14 +310,7 @@ mod tests {
         use splashsurf_lib::io::bgeo_format::{AttributeStorage, load_bgeo_file};
         let (pos, vel, density, pressure, id) = frame_of(4);
         let path = std::env::temp_dir().join(format!("gpu-sph-{}.bgeo", std::process::id()));
-        let frame = Frame {
-            pos: &pos,
-            vel: &vel,
-            density: &density,
-            pressure: &pressure,
-            id: &id,
-        };
-        write_bgeo(&path, &frame).unwrap();
+        write_bgeo(&path, &frame(&pos, &vel, &density, &pressure, &id)).unwrap();
         let read = load_bgeo_file(&path).unwrap();
         assert_eq!(read.header.num_points, 4);
         let AttributeStorage::Vector(3, p) = &read.positions else {

@@ -22,6 +22,17 @@ pub struct OrbitCamera {
     pub shift: Vec2,
 }
 
+/// The eight corners of the box `lo`–`hi`.
+pub fn corners(lo: Vec3, hi: Vec3) -> [Vec3; 8] {
+    std::array::from_fn(|i| {
+        Vec3::new(
+            if i & 1 == 0 { lo.x } else { hi.x },
+            if i & 2 == 0 { lo.y } else { hi.y },
+            if i & 4 == 0 { lo.z } else { hi.z },
+        )
+    })
+}
+
 /// Pitch stays short of the poles so the view never flips over.
 const MAX_PITCH: f32 = 1.55;
 
@@ -50,15 +61,7 @@ impl OrbitCamera {
     /// right of the panel, where the bounding-sphere framing gave it 40% of the window.
     pub fn fit(&mut self, lo: Vec3, hi: Vec3, aspect: f32, free: (f32, f32)) {
         let cam = *self;
-        let corners: Vec<Vec3> = (0..8)
-            .map(|i| {
-                Vec3::new(
-                    if i & 1 == 0 { lo.x } else { hi.x },
-                    if i & 2 == 0 { lo.y } else { hi.y },
-                    if i & 4 == 0 { lo.z } else { hi.z },
-                )
-            })
-            .collect();
+        let corners = corners(lo, hi);
         let aspect = aspect.max(1e-3);
         let t = (0.5 * cam.fovy).tan();
         // The corners' extent on screen at distance d (NDC, before any shift); None while a
@@ -170,12 +173,7 @@ mod tests {
         let vp = cam.proj(16.0 / 9.0) * cam.view();
         let centre = vp.project_point3(0.5 * (lo + hi));
         assert!(centre.truncate().length() < 1e-5, "{centre}");
-        for i in 0..8 {
-            let c = Vec3::new(
-                if i & 1 == 0 { lo.x } else { hi.x },
-                if i & 2 == 0 { lo.y } else { hi.y },
-                if i & 4 == 0 { lo.z } else { hi.z },
-            );
+        for c in corners(lo, hi) {
             let p = vp.project_point3(c);
             assert!(
                 p.x.abs() <= 1.0 && p.y.abs() <= 1.0 && (0.0..=1.0).contains(&p.z),
@@ -196,12 +194,7 @@ mod tests {
         cam.fit(lo, hi, 16.0 / 9.0, free);
         let vp = cam.proj(16.0 / 9.0) * cam.view();
         let (mut x, mut y) = ((f32::MAX, f32::MIN), (f32::MAX, f32::MIN));
-        for i in 0..8 {
-            let c = Vec3::new(
-                if i & 1 == 0 { lo.x } else { hi.x },
-                if i & 2 == 0 { lo.y } else { hi.y },
-                if i & 4 == 0 { lo.z } else { hi.z },
-            );
+        for c in corners(lo, hi) {
             let p = vp.project_point3(c);
             x = (x.0.min(p.x), x.1.max(p.x));
             y = (y.0.min(p.y), y.1.max(p.y));
