@@ -1526,6 +1526,28 @@ fn progress_lines_without_a_terminal_and_a_labelled_summary() {
         "{stdout}"
     );
     assert!(!stdout.contains("e0 J"), "{stdout}");
+
+    // Grains' headless runs (hundreds of thousands of steps) were silent without a terminal.
+    let out = bin()
+        .args([
+            "--model",
+            "grains",
+            "--headless",
+            "--cpu",
+            "-n",
+            "200",
+            "--steps",
+            "20",
+        ])
+        .env("GPU_SPH_PROGRESS_SECONDS", "0")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("gpu-sph: step 10 of 20, t = ") && stderr.contains("left"),
+        "{stderr}"
+    );
 }
 
 /// `--export-format vtu` writes VTK frames and a `.pvd` collection whose times are the `--stats`
