@@ -323,10 +323,10 @@ impl SceneFile {
             )));
         }
         let ratio = n as f64 / n0 as f64;
-        let mut scaled = desc.clone();
-        for b in &mut scaled.bodies {
+        for b in &mut self.fluid {
             b.count = b.count.map(|c| ((c as f64 * ratio).round() as u64).max(1));
         }
+        let scaled = self.desc();
         let count_at = |s: f32| -> Result<u64> {
             scaled.validate(&format!("{name} at -n {n}"), s)?;
             Ok(scaled.count(s))
@@ -342,9 +342,6 @@ impl SceneFile {
             }
         }
         let s = best.0;
-        for b in &mut self.fluid {
-            b.count = b.count.map(|c| ((c as f64 * ratio).round() as u64).max(1));
-        }
         let k = s as f64 / s0 as f64;
         let mut set = |key: &str, power: i32| {
             if let Some(x) = self.physics.get(key).and_then(|v| v.as_f64()) {

@@ -879,10 +879,7 @@ fn simulate_from(
     let (snap, last) = match result {
         Ok(r) => r,
         Err(Error::Unstable(msg) | Error::RunFailed(msg)) => {
-            eprintln!("gpu-sph: {msg}");
-            if cli.json {
-                println!("{}", super::error_json("diverged", &msg, 1));
-            }
+            super::say_diverged(cli, &msg);
             return Ok(Outcome::VerifyFailed);
         }
         Err(Error::Interrupted { message, signal }) => {

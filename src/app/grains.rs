@@ -219,10 +219,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     let done = match result {
         Ok(r) => r,
         Err(Error::Unstable(msg)) => {
-            eprintln!("gpu-sph: {msg}");
-            if cli.json {
-                println!("{}", super::error_json("diverged", &msg, 1));
-            }
+            super::say_diverged(cli, &msg);
             return Ok(Outcome::VerifyFailed);
         }
         Err(e) => return Err(e),

@@ -93,6 +93,14 @@ pub fn error_json(kind: &str, message: &str, exit: u8) -> String {
     serde_json::json!({ "error": kind, "message": one_line(message), "exit": exit }).to_string()
 }
 
+/// Says a diverged run's line on stderr, and with `--json` its JSON object on stdout (exit 1).
+pub(crate) fn say_diverged(cli: &Cli, msg: &str) {
+    eprintln!("gpu-sph: {msg}");
+    if cli.json {
+        println!("{}", error_json("diverged", msg, 1));
+    }
+}
+
 /// `msg` on one line: its whitespace runs joined by single spaces.
 pub fn one_line(msg: &str) -> String {
     msg.split_whitespace().collect::<Vec<_>>().join(" ")

@@ -38,8 +38,6 @@ pub struct GrainsMode {
     pub last: Option<GrainStats>,
     /// The still obstacles' surfaces as points (x, y, z, drawn radius), and how many.
     obstacle_points: Option<(wgpu::Buffer, u32)>,
-    /// Simulated seconds each frame aims to advance when the substeps are sized to it.
-    pub frame_time: f32,
 }
 
 /// The wall time a frame's substeps may take before fewer are run (a frame every 0.25 s keeps
@@ -94,7 +92,6 @@ impl GrainsMode {
         });
         Ok(Self {
             obstacle_points,
-            frame_time: 1.0 / 60.0,
             rng: Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x5eed),
             cpu: on_cpu.then(|| CpuGrains::new(&setup)),
             cfg,
@@ -130,12 +127,12 @@ impl GrainsMode {
     }
 
     /// The substeps of the next frame, after one of `done` substeps took `sim_ms`: as many as
-    /// advance the simulated time by [`Self::frame_time`] (1/60 s: real time at 60 frames a
+    /// advance the simulated time by `frame_time` s (the panel's, 1/60 s: real time at 60 frames a
     /// second), fewer where they would take more than [`FRAME_BUDGET_MS`] of wall time, and at
     /// most four times the last frame's, so a slow machine finds its pace within a few frames.
     /// Example: dt = 2.0e-5 s wants 834 substeps; at 0.5 ms each the budget allows 500.
-    pub fn next_substeps(&self, done: u32, sim_ms: f64) -> u32 {
-        let wanted = (self.frame_time as f64 / self.dt() as f64).ceil();
+    pub fn next_substeps(&self, done: u32, sim_ms: f64, frame_time: f32) -> u32 {
+        let wanted = (frame_time as f64 / self.dt() as f64).ceil();
         let per_step = sim_ms / done.max(1) as f64;
         let budget = if per_step > 0.0 {
             FRAME_BUDGET_MS / per_step

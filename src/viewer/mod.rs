@@ -631,8 +631,8 @@ impl Viewer {
                 let checked = g.advance(steps, self.opts.guards.energy_margin as f64);
                 self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
                 if self.opts.substeps == 0 {
-                    g.frame_time = self.controls.frame_time;
-                    self.controls.substeps = g.next_substeps(steps, self.stats.sim_ms);
+                    self.controls.substeps =
+                        g.next_substeps(steps, self.stats.sim_ms, self.controls.frame_time);
                 }
                 self.renderer.set_count(g.len());
                 self.stats.steps = g.at.step;
