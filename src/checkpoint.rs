@@ -370,6 +370,37 @@ impl Checkpoint {
         Self::from_bytes(&bytes, path)
     }
 
+    /// Writes this checkpoint to `path` atomically (a file beside it, then renamed), creating
+    /// its directory if missing.
+    pub fn write_to(&self, path: &Path) -> Result<()> {
+        let io = |what: &str, e: std::io::Error| Error::file(path, format!("{what}: {e}"));
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        std::fs::create_dir_all(dir)
+            .map_err(|e| io("cannot create the checkpoint directory", e))?;
+        let name = path.file_name().map_or_else(
+            || Self::file_name(self.header.step),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        let tmp = dir.join(format!(".{name}.tmp"));
+        {
+            let mut f =
+                std::fs::File::create(&tmp).map_err(|e| io("cannot write a checkpoint", e))?;
+            f.write_all(&self.to_bytes())
+                .and_then(|_| f.sync_all())
+                .map_err(|e| io("cannot write a checkpoint", e))?;
+        }
+        std::fs::rename(&tmp, path).map_err(|e| io("cannot rename a checkpoint", e))?;
+        // The rename itself is durable only once the directory is synced (POSIX); elsewhere
+        // opening a directory fails and the rename is as durable as the platform makes it.
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    }
+
     /// The file name of the checkpoint after `step` steps.
     pub fn file_name(step: u64) -> String {
         format!("checkpoint_{step:09}.{EXTENSION}")
@@ -382,20 +413,7 @@ impl Checkpoint {
         std::fs::create_dir_all(dir)
             .map_err(|e| io("cannot create the checkpoint directory", e))?;
         let path = dir.join(Self::file_name(self.header.step));
-        let tmp = dir.join(format!(".{}.tmp", Self::file_name(self.header.step)));
-        {
-            let mut f =
-                std::fs::File::create(&tmp).map_err(|e| io("cannot write a checkpoint", e))?;
-            f.write_all(&self.to_bytes())
-                .and_then(|_| f.sync_all())
-                .map_err(|e| io("cannot write a checkpoint", e))?;
-        }
-        std::fs::rename(&tmp, &path).map_err(|e| io("cannot rename a checkpoint", e))?;
-        // The rename itself is durable only once the directory is synced (POSIX); elsewhere
-        // opening a directory fails and the rename is as durable as the platform makes it.
-        if let Ok(d) = std::fs::File::open(dir) {
-            let _ = d.sync_all();
-        }
+        self.write_to(&path)?;
         let mut old = checkpoints_in(dir);
         old.retain(|p| p != &path);
         let excess = (old.len() + 1).saturating_sub(KEEP);

@@ -695,6 +695,15 @@ impl crate::run::Backend for Verified<'_> {
         Ok(self.carry.clone())
     }
 
+    fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
+        if vel.len() != self.state.len() {
+            return Err(crate::Error::input("one velocity per particle"));
+        }
+        self.state.vel.copy_from_slice(vel);
+        self.uploaded = false;
+        Ok(())
+    }
+
     fn obstacles_move(&self) -> bool {
         self.boundary.as_ref().is_some_and(|b| b.moves())
     }

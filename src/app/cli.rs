@@ -717,11 +717,17 @@ pub(crate) fn one_line_clap_error(e: &clap::Error) -> String {
 /// overrides the file). Each value is first checked by its flag's own parser, so an error
 /// names the key. The run and outputs sections apply to `--headless` runs only (the viewer
 /// runs until closed and writes nothing).
-pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
-    let SceneArg::File(path) = &cli.scene else {
-        return Ok(cli);
+pub(crate) fn with_scene_file(
+    cli: Cli,
+    args: &[std::ffi::OsString],
+    preloaded: Option<(PathBuf, SceneFile)>,
+) -> Result<Cli, Error> {
+    let (path, mut file) = match (preloaded, &cli.scene) {
+        (Some((name, file)), _) => (name, file),
+        (None, SceneArg::File(path)) => (path.clone(), SceneFile::read(path)?),
+        (None, SceneArg::Builtin(_)) => return Ok(cli),
     };
-    let mut file = SceneFile::read(path)?;
+    let path = &path;
     let name = path.display();
     let grains = cli.model == Model::Grains
         || file.physics.get("model").and_then(|m| m.as_str()) == Some("grains");
@@ -786,7 +792,7 @@ pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
         }
     }
     let matches = Cli::command()
-        .try_get_matches_from(std::env::args_os().chain(extra))
+        .try_get_matches_from(args.iter().cloned().chain(extra))
         .and_then(|m| Cli::from_arg_matches(&m))
         .map_err(|e| {
             Error::input(format!(
@@ -796,6 +802,7 @@ pub(crate) fn with_scene_file(cli: Cli) -> Result<Cli, Error> {
         })?;
     Ok(Cli {
         given: cli.given,
+        scene: SceneArg::File(path.clone()),
         scene_file: Some(Arc::new(file)),
         ..matches
     })

@@ -135,22 +135,8 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
         }
         return Ok(Outcome::Done);
     }
-    if let Some(f) = crate::grains::FLAGS
-        .iter()
-        .find(|f| cli.given.iter().any(|g| g == *f))
-    {
-        return Err(Error::input(format!(
-            "--{} sets the colliding spheres: add --model grains",
-            f.replace('_', "-")
-        )));
-    }
-    if let (Some(input), SceneArg::File(path)) = (&cli.input, &cli.scene) {
-        return Err(Error::input(format!(
-            "--input {} and scene file {} both bring the fluid: drop one (a scene file's settings alone can be given as flags)",
-            input.display(),
-            path.display()
-        )));
-    }
+    check_no_grains_flags(cli)?;
+    check_sources(cli)?;
     if let Some(t) = cli.end_time {
         if !cli.headless {
             return Err(Error::input(format!(
@@ -205,47 +191,7 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             cli.solver.name()
         )));
     }
-    if cli.steps > 0
-        && cli.solver == crate::params::Solver::Wcsph
-        && chosen(cli, "kinematic_viscosity")
-    {
-        return Err(Error::input(format!(
-            "--kinematic-viscosity {} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph",
-            cli.kinematic_viscosity
-        )));
-    }
-    for (flag, v) in [
-        ("--max-density-ratio", cli.max_density_ratio),
-        ("--max-speed-fraction", cli.max_speed_fraction),
-        ("--energy-margin", cli.energy_margin),
-    ] {
-        if !(v.is_finite() && v >= 0.0) {
-            return Err(Error::input(format!(
-                "{flag} must be a finite number ≥ 0 (0 disables the check), got {v}"
-            )));
-        }
-    }
-    if !(cli.min_dt.is_finite() && cli.min_dt >= 0.0) {
-        return Err(Error::input(format!(
-            "--min-dt must be a finite time step ≥ 0 s (default 1e-6: a step that falls to it has diverged; 0 turns that check off with WCSPH), got {}",
-            cli.min_dt
-        )));
-    }
-    if let Some(dt) = cli
-        .dt
-        .filter(|&dt| chosen(cli, "max_dt") && dt > cli.max_dt)
-    {
-        return Err(Error::input(format!(
-            "--dt {dt} exceeds --max-dt {}: a fixed step takes no largest step; drop one of them, or give a --dt of at most {}",
-            cli.max_dt, cli.max_dt
-        )));
-    }
-    if cli.dt.is_none() && cli.min_dt > cli.max_dt {
-        return Err(Error::input(format!(
-            "--min-dt {} exceeds --max-dt {}: lower --min-dt or raise --max-dt",
-            cli.min_dt, cli.max_dt
-        )));
-    }
+    check_physics(cli)?;
     if cli.verify || cli.bench {
         let mode = if cli.verify { "--verify" } else { "--bench" };
         if let Some(flag) = [
@@ -267,14 +213,6 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
         return Err(Error::input(format!(
             "--stats and --output both name {}: give them different files",
             out.display()
-        )));
-    }
-    if let (Some(input), SceneArg::Builtin(_)) = (&cli.input, &cli.scene)
-        && cli.given.iter().any(|g| g == "scene")
-    {
-        return Err(Error::input(format!(
-            "--input {} brings its own particles and tank, so --scene has nothing to set: drop --scene (--tank-min/--tank-max set the tank)",
-            input.display()
         )));
     }
     if !(cli.tolerance.is_finite() && cli.tolerance >= 0.0) {
@@ -389,6 +327,87 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     write_output(cli, &positions, &velocities, &density).map(|_| Outcome::Done)
 }
 
+/// `--input` beside a scene, refused in one line: each brings the fluid.
+pub(crate) fn check_sources(cli: &Cli) -> Result<(), Error> {
+    if let (Some(input), SceneArg::File(path)) = (&cli.input, &cli.scene) {
+        return Err(Error::input(format!(
+            "--input {} and scene file {} both bring the fluid: drop one (a scene file's settings alone can be given as flags)",
+            input.display(),
+            path.display()
+        )));
+    }
+    if let (Some(input), SceneArg::Builtin(_)) = (&cli.input, &cli.scene)
+        && cli.given.iter().any(|g| g == "scene")
+    {
+        return Err(Error::input(format!(
+            "--input {} brings its own particles and tank, so --scene has nothing to set: drop --scene (--tank-min/--tank-max set the tank)",
+            input.display()
+        )));
+    }
+    Ok(())
+}
+
+/// The grains' flags refused on a fluid run, in one line.
+pub(crate) fn check_no_grains_flags(cli: &Cli) -> Result<(), Error> {
+    if let Some(f) = crate::grains::FLAGS
+        .iter()
+        .find(|f| cli.given.iter().any(|g| g == *f))
+    {
+        return Err(Error::input(format!(
+            "--{} sets the colliding spheres: add --model grains",
+            f.replace('_', "-")
+        )));
+    }
+    Ok(())
+}
+
+/// The physics settings a fluid run refuses together or alone, in one line each: the
+/// viscosity of the other solver, the divergence checks' margins, the time-step bounds.
+pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
+    if cli.steps > 0
+        && cli.solver == crate::params::Solver::Wcsph
+        && chosen(cli, "kinematic_viscosity")
+    {
+        return Err(Error::input(format!(
+            "--kinematic-viscosity {} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph",
+            cli.kinematic_viscosity
+        )));
+    }
+    for (flag, v) in [
+        ("--max-density-ratio", cli.max_density_ratio),
+        ("--max-speed-fraction", cli.max_speed_fraction),
+        ("--energy-margin", cli.energy_margin),
+    ] {
+        if !(v.is_finite() && v >= 0.0) {
+            return Err(Error::input(format!(
+                "{flag} must be a finite number ≥ 0 (0 disables the check), got {v}"
+            )));
+        }
+    }
+    if !(cli.min_dt.is_finite() && cli.min_dt >= 0.0) {
+        return Err(Error::input(format!(
+            "--min-dt must be a finite time step ≥ 0 s (default 1e-6: a step that falls to it has diverged; 0 turns that check off with WCSPH), got {}",
+            cli.min_dt
+        )));
+    }
+    if let Some(dt) = cli
+        .dt
+        .filter(|&dt| chosen(cli, "max_dt") && dt > cli.max_dt)
+    {
+        return Err(Error::input(format!(
+            "--dt {dt} exceeds --max-dt {}: a fixed step takes no largest step; drop one of them, or give a --dt of at most {}",
+            cli.max_dt, cli.max_dt
+        )));
+    }
+    if cli.dt.is_none() && cli.min_dt > cli.max_dt {
+        return Err(Error::input(format!(
+            "--min-dt {} exceeds --max-dt {}: lower --min-dt or raise --max-dt",
+            cli.min_dt, cli.max_dt
+        )));
+    }
+    Ok(())
+}
+
 fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {
     print_json_or(cli, summary, || summary.to_text())
 }
@@ -424,7 +443,7 @@ fn say_left_out(cli: &Cli, carved: usize, walled: usize) {
 
 /// `--hydrostatic-start` where it can act: a WCSPH fluid run (headless with steps, or the
 /// viewer) under gravity pointing down.
-fn check_hydrostatic_start(cli: &Cli) -> Result<(), Error> {
+pub(crate) fn check_hydrostatic_start(cli: &Cli) -> Result<(), Error> {
     let viewer = !cli.headless || (cli.screenshot.is_some() && cli.steps == 0);
     if !viewer && cli.steps == 0 {
         return Err(Error::input(
@@ -467,6 +486,22 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
     if let Some(stats) = &cli.stats {
         check_resumed_stats(stats)?;
     }
+    let (paths, template, state, obstacles, ck) = open_checkpoint(cli, path)?;
+    simulate_from(cli, paths, template, state, obstacles, Some(ck))
+}
+
+/// What a resumed run starts from: the path it steps on, its template, state and obstacles,
+/// and the checkpoint (its carry and where the run stood).
+pub(crate) type Resumed = (
+    Paths,
+    checkpoint::Template,
+    crate::cpu::reorder::Particles,
+    Option<Arc<crate::boundary::Boundary>>,
+    checkpoint::Checkpoint,
+);
+
+/// Reads the checkpoint at `path` and checks it fits the path `cli` chooses.
+pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resumed, Error> {
     let ck = checkpoint::Checkpoint::read(path)?;
     if ck
         .header
@@ -505,7 +540,7 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
         &ck.solver,
     )
     .map(Arc::new);
-    simulate_from(cli, paths, template, state, obstacles, Some(ck))
+    Ok((paths, template, state, obstacles, ck))
 }
 
 /// Host bytes per particle a run holds at most, measured (peak RSS over N, `/usr/bin/time`):
@@ -541,7 +576,7 @@ fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
 }
 
 /// Flags a resumed run may give: what to run and what to write, never the physics.
-const RUN_CONTROL: &[&str] = &[
+pub(crate) const RUN_CONTROL: &[&str] = &[
     "resume",
     "steps",
     "end_time",
@@ -657,6 +692,53 @@ fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Er
     Ok(())
 }
 
+/// Names the adapter a GPU run steps on: figures are only comparable on the same one.
+fn say_adapter(ctx: &GpuContext) {
+    println!(
+        "adapter: {} ({:?}, {:?})",
+        ctx.info.name, ctx.info.backend, ctx.info.device_type
+    );
+}
+
+/// The path a run steps on: the GPU's [`crate::gpu::fluid::Simulation`] on `ctx`, or the CPU
+/// reference without one, holding `state` (or the checkpoint `resumed`'s, with its carry) among
+/// `obstacles`.
+pub(crate) fn backend(
+    ctx: Option<&Arc<GpuContext>>,
+    template: &checkpoint::Template,
+    state: &crate::cpu::reorder::Particles,
+    obstacles: Option<Arc<crate::boundary::Boundary>>,
+    resumed: Option<&checkpoint::Checkpoint>,
+) -> Result<Box<dyn crate::run::Backend + Send>, Error> {
+    let (params, fp, solver) = (template.sim_params, template.fluid_params, template.solver);
+    Ok(match ctx {
+        Some(ctx) => {
+            let mut sim = crate::gpu::fluid::Simulation::with_solver(
+                ctx.clone(),
+                &params,
+                &fp,
+                &solver,
+                state,
+            )?;
+            sim.set_obstacles(obstacles.as_deref())?;
+            if let Some(carry) = resumed.and_then(|c| c.carry.as_ref()) {
+                sim.upload_carry(carry);
+            }
+            Box::new(sim)
+        }
+        None => {
+            let mut cpu = match resumed.cloned() {
+                Some(c) => {
+                    crate::run::CpuSimulation::resume(params, fp, &solver, c.carry, c.snapshot)
+                }
+                None => crate::run::CpuSimulation::with_solver(params, fp, solver, state.clone()),
+            };
+            cpu.obstacles = obstacles;
+            Box::new(cpu)
+        }
+    })
+}
+
 /// Runs the steps of a fresh (`resumed` = `None`) or resumed run from `state`, among the
 /// boundary particles of the run's `obstacles`.
 fn simulate_from(
@@ -714,65 +796,50 @@ fn simulate_from(
             );
         }
     }
-    let mut backend: Box<dyn run::Backend> = match &ctx {
-        Some(ctx) => {
-            if !cli.json {
-                // Figures are only comparable on the same adapter: name it.
-                println!(
-                    "adapter: {} ({:?}, {:?})",
-                    ctx.info.name, ctx.info.backend, ctx.info.device_type
-                );
-            }
-            let mut sim = crate::gpu::fluid::Simulation::with_solver(
-                ctx.clone(),
-                &params,
-                &fp,
-                &solver,
+    if let (Some(ctx), true) = (&ctx, cli.bench || cli.verify) {
+        if !cli.json {
+            say_adapter(ctx);
+        }
+        let mut sim =
+            crate::gpu::fluid::Simulation::with_solver(ctx.clone(), &params, &fp, &solver, &state)?;
+        sim.set_obstacles(obstacles.as_deref())?;
+        if cli.bench {
+            let report = crate::bench::bench_steps(
+                &mut sim,
+                || {
+                    let mut cpu =
+                        run::CpuSimulation::with_solver(params, fp, solver, state.clone());
+                    cpu.obstacles = obstacles.clone();
+                    cpu
+                },
                 &state,
+                &emitters,
+                cli.steps,
+                cli.repeat,
             )?;
-            sim.set_obstacles(obstacles.as_deref())?;
-            if cli.bench {
-                let report = crate::bench::bench_steps(
-                    &mut sim,
-                    || {
-                        let mut cpu =
-                            run::CpuSimulation::with_solver(params, fp, solver, state.clone());
-                        cpu.obstacles = obstacles.clone();
-                        cpu
-                    },
-                    &state,
-                    &emitters,
-                    cli.steps,
-                    cli.repeat,
-                )?;
-                print_json_or(cli, &report, || report.to_table())?;
-                return Ok(Outcome::Done);
-            }
-            if cli.verify {
-                let report = verify::verify_solver_steps(
-                    &sim,
-                    &state,
-                    obstacles.as_deref(),
-                    &emitters,
-                    cli.steps,
-                    cli.tolerance,
-                )?;
-                return print_report(cli, &report);
-            }
-            if let Some(carry) = resumed.as_ref().and_then(|c| c.carry.as_ref()) {
-                sim.upload_carry(carry);
-            }
-            Box::new(sim)
+            print_json_or(cli, &report, || report.to_table())?;
+            return Ok(Outcome::Done);
         }
-        None => {
-            let mut cpu = match resumed.clone() {
-                Some(c) => run::CpuSimulation::resume(params, fp, &solver, c.carry, c.snapshot),
-                None => run::CpuSimulation::with_solver(params, fp, solver, state.clone()),
-            };
-            cpu.obstacles = obstacles.clone();
-            Box::new(cpu)
-        }
-    };
+        let report = verify::verify_solver_steps(
+            &sim,
+            &state,
+            obstacles.as_deref(),
+            &emitters,
+            cli.steps,
+            cli.tolerance,
+        )?;
+        return print_report(cli, &report);
+    }
+    if let (Some(ctx), false) = (&ctx, cli.json) {
+        say_adapter(ctx);
+    }
+    let mut backend = backend(
+        ctx.as_ref(),
+        &template,
+        &state,
+        obstacles.clone(),
+        resumed.as_ref(),
+    )?;
     let mut stats_file = match &cli.stats {
         Some(path) => Some(open_stats(
             path,

@@ -5,6 +5,7 @@
 mod cli;
 mod fluid;
 mod grains;
+pub mod session;
 mod shared;
 
 use clap::{CommandFactory, FromArgMatches};
@@ -35,8 +36,18 @@ pub enum Parsed {
 
 /// Parses the process's command line (and the scene file `--scene` names).
 pub fn parse() -> Parsed {
+    parse_from(std::env::args_os().collect(), None)
+}
+
+/// Parses `args` (the program's name first) as the command line, with `preloaded` standing for
+/// the scene file (a scene given as data, as the Python package's dicts are, named by its
+/// `SceneArg::File` path in messages).
+pub(crate) fn parse_from(
+    args: Vec<std::ffi::OsString>,
+    preloaded: Option<(std::path::PathBuf, crate::scene_file::SceneFile)>,
+) -> Parsed {
     let parsed = Cli::command()
-        .try_get_matches()
+        .try_get_matches_from(&args)
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (cli, m)));
     let cli = match parsed {
         Ok((mut cli, m)) => {
@@ -60,7 +71,7 @@ pub fn parse() -> Parsed {
             return Parsed::Usage(cli::one_line_clap_error(&e));
         }
     };
-    let mut cli = match cli::with_scene_file(cli) {
+    let mut cli = match cli::with_scene_file(cli, &args, preloaded) {
         Ok(cli) => cli,
         Err(e) => return Parsed::Usage(one_line(&e.to_string())),
     };

@@ -42,6 +42,10 @@ pub trait Backend {
     /// [`without_outside`]); returns how many and the energy they took (no step may be in
     /// flight).
     fn remove_outside(&mut self) -> Result<(u64, f64)>;
+    /// Replaces the velocities, given in the order [`Backend::snapshot`] holds the particles
+    /// (no step may be in flight). The positions, and so the densities and DFSPH's factors and
+    /// warm start, stay as they are.
+    fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()>;
     /// Starts (`Some`) or stops (`None`) the viewer's mouse force (stage `interact`), which
     /// every following step applies, on either path and under either solver.
     fn set_interaction(&mut self, ip: Option<InteractParams>);
@@ -127,7 +131,30 @@ pub fn without_outside(
     Some((snap, carry, gone as u64, energy))
 }
 
+/// Refuses velocities that are not one per live particle.
+fn check_len(vel: &[glam::Vec3], n: usize) -> Result<()> {
+    if vel.len() == n {
+        Ok(())
+    } else {
+        Err(Error::input(format!(
+            "{} velocities given for {n} particles: give one per particle",
+            vel.len()
+        )))
+    }
+}
+
 impl Backend for Simulation {
+    fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
+        let mut snap = Backend::snapshot(self)?;
+        check_len(vel, snap.state.len())?;
+        snap.state.vel.copy_from_slice(vel);
+        // As after removing particles: the state uploaded and, for DFSPH, ρ and α computed
+        // from the unchanged positions with the warm start kept.
+        let carry = Backend::carry(self)?;
+        self.replace(&snap, carry.as_ref())
+            .map_err(|e| self.grid.ctx.explain(e))
+    }
+
     fn set_interaction(&mut self, ip: Option<InteractParams>) {
         Simulation::set_interaction(self, ip);
     }
@@ -476,6 +503,12 @@ impl Backend for CpuSimulation {
             crate::core::Stage::EmitterProbe,
             || crate::emitter::probe_hits(&self.snap.state.pos, probes),
         ))
+    }
+
+    fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
+        check_len(vel, self.snap.state.len())?;
+        self.snap.state.vel.copy_from_slice(vel);
+        Ok(())
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {

@@ -427,6 +427,9 @@ mod tests {
         fn remove_outside(&mut self) -> Result<(u64, f64)> {
             Ok((0, 0.0))
         }
+        fn set_velocities(&mut self, _vel: &[glam::Vec3]) -> Result<()> {
+            Ok(())
+        }
         fn set_interaction(&mut self, _ip: Option<InteractParams>) {}
         fn interaction(&self) -> Option<&InteractParams> {
             None

@@ -63,6 +63,37 @@ impl Outputs<'_> {
     }
 }
 
+/// Writes `snap` in input order to `path` as `format`: PLY (with `meta` in its header), or VTU
+/// and partio BGEO with position, velocity, density, pressure and id.
+pub fn write_particles(
+    path: &Path,
+    format: crate::series::ExportFormat,
+    snap: &Snapshot,
+    fp: &crate::params::FluidParams,
+    meta: Option<&crate::surface::FrameMeta>,
+) -> Result<()> {
+    use crate::series::{ExportFormat, Frame, write_bgeo, write_vtu};
+    if format == ExportFormat::Ply {
+        return write_snapshot(path, snap, meta);
+    }
+    let order = |v: &[f32]| snap.state.to_input_order(v);
+    // The equation of state's pressure of each density (WCSPH's own pressure; for DFSPH, which
+    // solves for no pressure field, a measure of its density error).
+    let pressure = crate::cpu::wcsph::pressure::pressure(&snap.density, fp);
+    let frame = Frame {
+        pos: &snap.state.to_input_order(&snap.state.pos),
+        vel: &snap.state.to_input_order(&snap.state.vel),
+        density: &order(&snap.density),
+        pressure: &order(&pressure),
+        id: &snap.state.to_input_order(&snap.state.id),
+    };
+    if format == ExportFormat::Vtu {
+        write_vtu(path, &frame)
+    } else {
+        write_bgeo(path, &frame)
+    }
+}
+
 /// Writes what step `k` (at simulated time `t`) owes: a particle frame, a surface.
 pub(super) fn write_frame(
     out: &mut Outputs<'_>,
@@ -72,31 +103,10 @@ pub(super) fn write_frame(
     fp: &crate::params::FluidParams,
 ) -> Result<()> {
     if let Some(ex) = out.export.filter(|ex| k % ex.every == 0) {
-        use crate::series::{ExportFormat, Frame, write_bgeo, write_vtu};
         let name = format!("frame_{k:06}.{}", ex.format.extension());
-        let path = ex.dir.join(&name);
-        if ex.format == ExportFormat::Ply {
-            write_snapshot(&path, snap, out.meta.as_ref())?;
-        } else {
-            let order = |v: &[f32]| snap.state.to_input_order(v);
-            // The equation of state's pressure of each density (WCSPH's own pressure; for
-            // DFSPH, which solves for no pressure field, a measure of its density error).
-            let pressure = crate::cpu::wcsph::pressure::pressure(&snap.density, fp);
-            let frame = Frame {
-                pos: &snap.state.to_input_order(&snap.state.pos),
-                vel: &snap.state.to_input_order(&snap.state.vel),
-                density: &order(&snap.density),
-                pressure: &order(&pressure),
-                id: &snap.state.to_input_order(&snap.state.id),
-            };
-            if ex.format == ExportFormat::Vtu {
-                write_vtu(&path, &frame)?;
-                if let Some(c) = &ex.collection {
-                    c.lock().unwrap_or_else(|e| e.into_inner()).add(t, &name)?;
-                }
-            } else {
-                write_bgeo(&path, &frame)?;
-            }
+        write_particles(&ex.dir.join(&name), ex.format, snap, fp, out.meta.as_ref())?;
+        if let Some(c) = &ex.collection {
+            c.lock().unwrap_or_else(|e| e.into_inner()).add(t, &name)?;
         }
     }
     if let Some(sf) = out.surfaces.as_deref_mut().filter(|sf| k % sf.every == 0) {
