@@ -1,0 +1,491 @@
+//! A fluid run driven step by step from another program (the Python package `gpu_sph`, in
+//! `python/`): built from the same scene files, settings and checks as the command line's
+//! headless run, stepped through the same driver loop ([`crate::run::drive`]), so a session and
+//! a `--headless --steps K` run of the same scene and flags end in the same bits.
+//!
+//! Worked example: `Session::new(SceneGiven::Name("dam-break".into()), &settings)` with
+//! `settings = {"particles": 2000, "cpu": true}` is `gpu-sph --headless --scene dam-break -n
+//! 2000 --cpu`; `step(10)` then is `--steps 10`, and [`Session::snapshot`] the state that run's
+//! `--output` would write.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+
+use crate::boundary::Boundary;
+use crate::checkpoint::{Checkpoint, Template};
+use crate::core::{Particles, RunFrom};
+use crate::emitter::Emitters;
+use crate::gpu::GpuContext;
+use crate::gpu::fluid::Snapshot;
+use crate::run::{Backend, Course, Guards, NoHooks, StepStats, Until, check_start, drive};
+use crate::scene_file::SceneFile;
+use crate::series::ExportFormat;
+use crate::setup::{Setup, Source};
+use crate::{Error, Result};
+
+use super::Parsed;
+use super::cli::{Cli, guards, run_spec, scene_choice};
+use super::fluid::{
+    backend, check_hydrostatic_start, check_no_grains_flags, check_physics, check_sources,
+    open_checkpoint,
+};
+
+/// The scene a session starts from.
+#[derive(Clone, Debug)]
+pub enum SceneGiven {
+    /// What `--scene` takes: a built-in scene's name or a scene file's path.
+    Name(String),
+    /// A scene file's JSON text (its meshes found from the working directory), named in
+    /// messages as `name`.
+    Text {
+        /// The JSON.
+        text: String,
+        /// What messages call it.
+        name: String,
+    },
+}
+
+/// Settings a session takes from the command line's front ends instead: each has a method.
+const FRONT_END: &[(&str, &str)] = &[
+    ("steps", "step(k) or run(until=t)"),
+    ("end_time", "run(until=t)"),
+    ("headless", "nothing (a session has no window)"),
+    ("output", "export(path)"),
+    ("stats", "stats() after each step"),
+    ("json", "nothing (results are Python objects)"),
+    ("export_dir", "export(path) after the steps you want"),
+    ("export_every", "export(path) after the steps you want"),
+    ("export_format", "export(path) with the format's extension"),
+    ("checkpoint_every", "checkpoint(path)"),
+    ("checkpoint_dir", "checkpoint(path)"),
+    ("resume", "Simulation.resume(path)"),
+    ("verify", "verify(steps=k)"),
+    ("tolerance", "verify(tolerance=x)"),
+    ("bench", "the command line's --bench"),
+    ("repeat", "the command line's --bench"),
+    ("brute_force", "the command line's --bench"),
+    ("screenshot", "the command line's --screenshot"),
+    ("print_scene", "the command line's --print-scene"),
+    ("scene", "the scene argument"),
+    ("surface_dir", "the command line's --surface-dir"),
+    ("surface_from", "the command line's --surface-from"),
+];
+
+/// A fluid run stepped on request.
+pub struct Session {
+    backend: Box<dyn Backend + Send>,
+    template: Template,
+    obstacles: Option<Arc<Boundary>>,
+    emitters: Emitters,
+    guards: Guards,
+    at: RunFrom,
+    last: Option<StepStats>,
+    /// The GPU the run steps on (`None`: the CPU path).
+    gpu: Option<Arc<GpuContext>>,
+}
+
+/// The command line's words for `settings` (the scene file's keys: flag names with `_`), each
+/// through its flag's own parser, so a bad value is refused with the flag's message.
+fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::OsString>> {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let ids: Vec<String> = cmd
+        .get_arguments()
+        .map(|a| a.get_id().as_str().to_string())
+        .collect();
+    let mut out = Vec::new();
+    for (key, value) in settings {
+        if let Some((_, instead)) = FRONT_END.iter().find(|(k, _)| k == key) {
+            return Err(Error::input(format!(
+                "{key} belongs to the command line's front ends; from Python use {instead}"
+            )));
+        }
+        let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == key.as_str()) else {
+            let names: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let near = crate::scene_file::nearest(key, &names)
+                .map(|n| format!(" (did you mean {n}?)"))
+                .unwrap_or_default();
+            return Err(Error::input(format!(
+                "no such setting {key}{near}: settings are the scene file's keys (docs/usage.md lists them as flags, with _ for -)"
+            )));
+        };
+        let long = arg.get_long().unwrap_or(key);
+        if resume && !super::fluid::RUN_CONTROL.contains(&key.as_str()) {
+            return Err(Error::input(format!(
+                "{key} cannot change on resume: the run continues with the physics, scene and configuration the checkpoint holds; only the path and the divergence checks may be given"
+            )));
+        }
+        if !arg.get_action().takes_values() {
+            match value.as_bool() {
+                Some(true) => out.push(format!("--{long}").into()),
+                Some(false) => {}
+                None => {
+                    return Err(Error::input(format!(
+                        "{key}: expected True or False, got {value}"
+                    )));
+                }
+            }
+            continue;
+        }
+        let text = crate::scene_file::flag_text(value).ok_or_else(|| {
+            Error::input(format!(
+                "{key}: expected a number, a string or [x, y, z], got {value}"
+            ))
+        })?;
+        out.push(format!("--{long}={text}").into());
+    }
+    Ok(out)
+}
+
+/// Parses `args` as the command line does, a usage error as one line.
+fn parse(args: Vec<std::ffi::OsString>, preloaded: Option<(PathBuf, SceneFile)>) -> Result<Cli> {
+    match super::parse_from(args, preloaded) {
+        Parsed::Run(cli) => Ok(*cli),
+        Parsed::Usage(line) => Err(Error::input(
+            line.strip_suffix(" (see --help)")
+                .unwrap_or(&line)
+                .to_string(),
+        )),
+        Parsed::Help(text) => Err(Error::input(super::one_line(&text))),
+    }
+}
+
+impl Session {
+    /// A run of `scene` with `settings` (scene-file keys: `{"particles": 20000, "solver":
+    /// "wcsph", "cpu": true}`), refused in one line where the command line refuses it.
+    pub fn new(scene: SceneGiven, settings: &Map<String, Value>) -> Result<Self> {
+        let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
+        let preloaded = match scene {
+            SceneGiven::Name(name) => {
+                args.push(format!("--scene={name}").into());
+                None
+            }
+            SceneGiven::Text { text, name } => {
+                let mut file = SceneFile::parse(&text, &name)?;
+                file.load_meshes(Path::new("."), &name)?;
+                Some((PathBuf::from(name), file))
+            }
+        };
+        args.extend(words(settings, false)?);
+        let mut cli = parse(args, preloaded)?;
+        // A session steps on request: never a density-only run.
+        cli.steps = u64::MAX;
+        if cli.model == super::cli::Model::Grains {
+            return Err(Error::input(
+                "the Python package drives the fluid; the colliding spheres (model grains) run from the command line",
+            ));
+        }
+        check_no_grains_flags(&cli)?;
+        check_sources(&cli)?;
+        if cli.hydrostatic_start {
+            check_hydrostatic_start(&cli)?;
+        }
+        check_physics(&cli)?;
+        let paths = super::shared::choose_paths(&cli)?;
+        let ctx = paths.compute.clone();
+        let source = match &cli.input {
+            Some(path) => {
+                let data = crate::io::read_particles(path)?;
+                Source::Particles {
+                    name: path.display().to_string(),
+                    positions: data.positions,
+                    velocities: data.velocities,
+                }
+            }
+            None => Source::Scene(scene_choice(&cli)),
+        };
+        let spec = run_spec(&cli, source);
+        let limits = ctx.as_deref().map(|c| &c.limits);
+        let setup = Setup::new(&spec, limits, |_| Ok(()))?;
+        let template = setup.template();
+        Self::start(&cli, ctx, template, setup.state, setup.obstacles, None)
+    }
+
+    /// Continues the run the checkpoint at `path` holds; `settings` may choose only the path
+    /// (`cpu`, `gpu`) and the divergence checks.
+    pub fn resume(path: &Path, settings: &Map<String, Value>) -> Result<Self> {
+        let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
+        args.extend(words(settings, true)?);
+        let mut cli = parse(args, None)?;
+        cli.steps = u64::MAX;
+        let (paths, template, state, obstacles, ck) = open_checkpoint(&cli, path)?;
+        Self::start(&cli, paths.compute, template, state, obstacles, Some(ck))
+    }
+
+    fn start(
+        cli: &Cli,
+        ctx: Option<Arc<GpuContext>>,
+        template: Template,
+        state: Particles,
+        obstacles: Option<Arc<Boundary>>,
+        resumed: Option<Checkpoint>,
+    ) -> Result<Self> {
+        check_start(&state, &template.fluid_params)?;
+        let backend = backend(
+            ctx.as_ref(),
+            &template,
+            &state,
+            obstacles.clone(),
+            resumed.as_ref(),
+        )?;
+        let guards = Guards {
+            wcsph: template.solver.weakly_compressible(),
+            fixed_dt: template.fluid_params.dt_fixed > 0.0,
+            ..guards(cli)
+        };
+        Ok(Self {
+            backend,
+            emitters: Emitters {
+                list: template.header.emitters.clone(),
+                s: template.header.config.spacing,
+            },
+            obstacles,
+            guards,
+            at: resumed
+                .as_ref()
+                .map(Checkpoint::run_from)
+                .unwrap_or_default(),
+            template,
+            last: None,
+            gpu: ctx,
+        })
+    }
+
+    fn drive(&mut self, until: Until) -> Result<()> {
+        let fp = self.template.fluid_params;
+        let course = Course {
+            fp: &fp,
+            guards: &self.guards,
+            emitters: &self.emitters,
+        };
+        let driven = drive(
+            self.backend.as_mut(),
+            &mut self.at,
+            until,
+            &course,
+            &mut NoHooks,
+        )?;
+        if driven.last.is_some() {
+            self.last = driven.last;
+        }
+        Ok(())
+    }
+
+    /// Takes `k` steps (stopping early if every particle left through open sides).
+    pub fn step(&mut self, k: u64) -> Result<()> {
+        self.drive(Until::steps(k))
+    }
+
+    /// Steps until the first step that reaches simulated time `t` (s); nothing if the run is
+    /// there already.
+    pub fn run_until(&mut self, t: f64) -> Result<()> {
+        if !t.is_finite() {
+            return Err(Error::input(format!(
+                "until must be a finite time in s, got {t}"
+            )));
+        }
+        if self.at.t >= t {
+            return Ok(());
+        }
+        self.drive(Until {
+            steps: u64::MAX,
+            time: Some(t),
+        })
+    }
+
+    /// Simulated time, s.
+    pub fn time(&self) -> f64 {
+        self.at.t
+    }
+
+    /// Steps taken (a resumed run's count the checkpoint's).
+    pub fn steps(&self) -> u64 {
+        self.at.step
+    }
+
+    /// The last step's statistics row (`None` before the first step).
+    pub fn stats(&self) -> Option<StepStats> {
+        self.last
+    }
+
+    /// The last step's time step, s (0 before the first).
+    pub fn dt(&self) -> f64 {
+        self.last.map_or(0.0, |s| s.dt)
+    }
+
+    /// The run's description, as the command line's second line.
+    pub fn geometry(&self) -> &str {
+        &self.template.header.geometry
+    }
+
+    /// Whether the run steps on the GPU path, and the adapter's name.
+    pub fn adapter(&self) -> Option<String> {
+        self.gpu.as_ref().map(|c| c.info.name.clone())
+    }
+
+    /// The state after the last step, in the order the path holds it (see
+    /// [`Particles::to_input_order`]).
+    pub fn snapshot(&self) -> Result<Snapshot> {
+        self.backend.snapshot()
+    }
+
+    /// The fluid's parameters.
+    pub fn fluid_params(&self) -> &crate::params::FluidParams {
+        &self.template.fluid_params
+    }
+
+    /// Replaces the velocities, given in input order.
+    pub fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
+        let snap = self.backend.snapshot()?;
+        let n = snap.state.len();
+        if vel.len() != n {
+            return Err(Error::input(format!(
+                "{} velocities given for {n} particles: give one per particle, as an (N, 3) array",
+                vel.len()
+            )));
+        }
+        if let Some(i) = vel.iter().position(|v| !v.is_finite()) {
+            return Err(Error::input(format!(
+                "velocity {i} is not finite ({}): give finite velocities in m/s",
+                vel[i]
+            )));
+        }
+        let held: Vec<glam::Vec3> = snap.state.id.iter().map(|&id| vel[id as usize]).collect();
+        self.backend.set_velocities(&held)
+    }
+
+    /// Writes the state to `path` in the format its extension names (`.ply`, `.vtu`,
+    /// `.bgeo`), as `--output` and `--export-dir` write them.
+    pub fn export(&self, path: &Path) -> Result<()> {
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(str::to_ascii_lowercase);
+        let format = [ExportFormat::Ply, ExportFormat::Vtu, ExportFormat::Bgeo]
+            .into_iter()
+            .find(|f| ext.as_deref() == Some(f.extension()))
+            .ok_or_else(|| {
+                Error::file(
+                    path,
+                    "has no extension gpu-sph writes: end it in .ply, .vtu or .bgeo",
+                )
+            })?;
+        crate::io::ensure_output_dir_of(path)?;
+        let snap = self.backend.snapshot()?;
+        let meta = crate::surface::FrameMeta::of(&self.template.header.config);
+        crate::run::write_particles(
+            path,
+            format,
+            &snap,
+            &self.template.fluid_params,
+            Some(&meta),
+        )
+    }
+
+    /// Writes a checkpoint of the run to `path` (any name; `Session::resume` reads it).
+    pub fn checkpoint(&self, path: &Path) -> Result<()> {
+        if self
+            .template
+            .header
+            .obstacles
+            .iter()
+            .any(|o| matches!(o.shape, crate::scene::Shape::Mesh { .. }))
+        {
+            return Err(Error::input(
+                "this run has a mesh obstacle, whose triangles checkpoints do not carry yet: rerun the scene from its start instead",
+            ));
+        }
+        let snap = self.backend.snapshot()?;
+        let carry = self.backend.carry()?;
+        self.template.at(snap, carry, &self.at).write_to(path)
+    }
+
+    /// `--verify --steps k --tolerance tol` from the current state: the GPU's stages against
+    /// the CPU reference's, step by step (on the run's GPU, or the first adapter found when the
+    /// run steps on the CPU path).
+    pub fn verify(&self, steps: u64, tolerance: f64) -> Result<crate::verify::Report> {
+        if !(tolerance.is_finite() && tolerance >= 0.0) {
+            return Err(Error::input(format!(
+                "tolerance must be a finite number ≥ 0, got {tolerance}"
+            )));
+        }
+        let ctx = match &self.gpu {
+            Some(c) => c.clone(),
+            None => Arc::new(GpuContext::new()?),
+        };
+        let snap = self.backend.snapshot()?;
+        let t = &self.template;
+        let mut sim = crate::gpu::fluid::Simulation::with_solver(
+            ctx,
+            &t.sim_params,
+            &t.fluid_params,
+            &t.solver,
+            &snap.state,
+        )?;
+        let mut obstacles = self.obstacles.as_deref().cloned();
+        if let Some(b) = obstacles.as_mut() {
+            b.place(self.at.t);
+        }
+        sim.set_obstacles(obstacles.as_ref())?;
+        crate::verify::verify_solver_steps(
+            &sim,
+            &snap.state,
+            obstacles.as_ref(),
+            &self.emitters,
+            steps,
+            tolerance,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(v: Value) -> Map<String, Value> {
+        v.as_object().cloned().unwrap_or_default()
+    }
+
+    /// A session and the driver loop's headless run of the same flags end in the same bits,
+    /// stepped in one stretch or in several.
+    #[test]
+    fn stretches_of_steps_end_where_one_run_ends() {
+        let s = settings(serde_json::json!({"particles": 1500, "cpu": true}));
+        let mut one = Session::new(SceneGiven::Name("dam-break".into()), &s).unwrap();
+        one.step(12).unwrap();
+        let mut three = Session::new(SceneGiven::Name("dam-break".into()), &s).unwrap();
+        for _ in 0..3 {
+            three.step(4).unwrap();
+        }
+        let (a, b) = (one.snapshot().unwrap(), three.snapshot().unwrap());
+        assert_eq!(one.steps(), 12);
+        assert_eq!(one.time().to_bits(), three.time().to_bits());
+        let bits = |v: &[glam::Vec3]| {
+            v.iter()
+                .flat_map(|p| p.to_array().map(f32::to_bits))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(bits(&a.state.pos), bits(&b.state.pos));
+        assert_eq!(bits(&a.state.vel), bits(&b.state.vel));
+    }
+
+    /// Settings are refused with the flag's own message, or named when unknown.
+    #[test]
+    fn bad_settings_are_refused_in_one_line() {
+        let bad = |v: Value| {
+            Session::new(SceneGiven::Name("dam-break".into()), &settings(v))
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        assert!(bad(serde_json::json!({"particels": 10})).contains("did you mean particles"));
+        assert!(bad(serde_json::json!({"steps": 10})).contains("step(k)"));
+        assert!(bad(serde_json::json!({"solver": "sph"})).contains("sph"));
+        assert!(
+            bad(serde_json::json!({"min_dt": 1.0, "max_dt": 0.1, "cpu": true}))
+                .contains("--min-dt 1 exceeds --max-dt 0.1")
+        );
+    }
+}
