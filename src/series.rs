@@ -97,6 +97,56 @@ pub fn write_vtu(path: &Path, frame: &Frame<'_>) -> Result<()> {
         .map_err(|e| Error::file(path, format!("cannot write the VTK frame: {e}")))
 }
 
+/// Writes a triangle mesh (`vertices` in m, `triangles` as vertex indices) as a VTK XML
+/// unstructured grid at `path`: the surface meshes' format that a `.pvd` collection can hold.
+pub fn write_mesh_vtu(path: &Path, vertices: &[Vec3], triangles: &[[usize; 3]]) -> Result<()> {
+    use vtkio::model::{
+        Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version,
+        VertexNumbers, Vtk,
+    };
+    let m = triangles.len() as u64;
+    let piece = UnstructuredGridPiece {
+        points: flat(vertices).into(),
+        cells: Cells {
+            cell_verts: VertexNumbers::XML {
+                connectivity: triangles.iter().flatten().map(|&v| v as u64).collect(),
+                offsets: (1..=m).map(|k| 3 * k).collect(),
+            },
+            types: vec![CellType::Triangle; triangles.len()],
+        },
+        data: Attributes::new(),
+    };
+    let vtk = Vtk {
+        version: Version::XML { major: 1, minor: 0 },
+        title: "gpu-sph fluid surface".into(),
+        byte_order: ByteOrder::LittleEndian,
+        data: DataSet::inline(piece),
+        file_path: None,
+    };
+    vtk.export(path)
+        .map_err(|e| Error::file(path, format!("cannot write the mesh: {e}")))
+}
+
+/// `to` as a path relative to the directory `from` (`../surfaces/x.vtu`), or `to` itself when
+/// the two share no root; both are made absolute first.
+pub fn relative(to: &Path, from: &Path) -> PathBuf {
+    let abs = |p: &Path| std::path::absolute(p).unwrap_or_else(|_| p.to_path_buf());
+    let (to, from) = (abs(to), abs(from));
+    let (a, b): (Vec<_>, Vec<_>) = (to.components().collect(), from.components().collect());
+    let common = a.iter().zip(&b).take_while(|(x, y)| x == y).count();
+    if common == 0 {
+        return to;
+    }
+    let mut out = PathBuf::new();
+    for _ in common..b.len() {
+        out.push("..");
+    }
+    for c in &a[common..] {
+        out.push(c);
+    }
+    out
+}
+
 /// Writes `frame` as a classic (version 5) bgeo at `path`: point attributes `v` (velocity, the
 /// name Houdini gives it), `density`, `pressure` and `id`.
 pub fn write_bgeo(path: &Path, frame: &Frame<'_>) -> Result<()> {
@@ -164,8 +214,25 @@ pub fn write_bgeo(path: &Path, frame: &Frame<'_>) -> Result<()> {
 #[derive(Debug)]
 pub struct Collection {
     path: PathBuf,
-    entries: Vec<(f64, String)>,
+    entries: Vec<Entry>,
 }
+
+/// One file of a collection: its simulated time, its part (0: the particles, 1: the surface
+/// meshes) and its name relative to the collection.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Entry {
+    /// Simulated time, s.
+    pub t: f64,
+    /// The part: ParaView shows each part as a block of its own.
+    pub part: u32,
+    /// The file, relative to the collection's directory.
+    pub file: String,
+}
+
+/// The collection's part of the particle frames.
+pub const PARTICLES: u32 = 0;
+/// The collection's part of the surface meshes.
+pub const SURFACES: u32 = 1;
 
 impl Collection {
     /// The collection `dir/frames.pvd`. A run resumed at time `resumed_at` keeps the entries
@@ -174,24 +241,36 @@ impl Collection {
     pub fn open(dir: &Path, resumed_at: Option<f64>) -> Result<Self> {
         let path = dir.join("frames.pvd");
         let entries = match resumed_at {
-            Some(t) if path.exists() => read_pvd(&path)?
-                .into_iter()
-                .filter(|(time, _)| *time <= t)
-                .collect(),
+            Some(t) if path.exists() => read_pvd(&path)?.into_iter().filter(|e| e.t <= t).collect(),
             _ => Vec::new(),
         };
         Ok(Self { path, entries })
     }
 
-    /// Adds `file` (a name in the collection's directory) at simulated time `t` and rewrites the
-    /// collection.
-    pub fn add(&mut self, t: f64, file: &str) -> Result<()> {
-        self.entries.push((t, file.to_string()));
+    /// The collection's directory (entries' names are relative to it).
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+
+    /// Adds `file` (a name in the collection's directory) at simulated time `t` as `part` and
+    /// rewrites the collection, its entries in time order (the meshes are written by a thread
+    /// of their own, and may come late).
+    pub fn add(&mut self, t: f64, part: u32, file: &str) -> Result<()> {
+        self.entries.push(Entry {
+            t,
+            part,
+            file: file.to_string(),
+        });
+        self.entries
+            .sort_by(|a, b| a.t.total_cmp(&b.t).then(a.part.cmp(&b.part)));
         let mut text = String::from(
             "<?xml version=\"1.0\"?>\n<VTKFile type=\"Collection\" version=\"0.1\" byte_order=\"LittleEndian\">\n  <Collection>\n",
         );
-        for (t, f) in &self.entries {
-            text += &format!("    <DataSet timestep=\"{t}\" part=\"0\" file=\"{f}\"/>\n");
+        for e in &self.entries {
+            text += &format!(
+                "    <DataSet timestep=\"{}\" part=\"{}\" file=\"{}\"/>\n",
+                e.t, e.part, e.file
+            );
         }
         text += "  </Collection>\n</VTKFile>\n";
         std::fs::write(&self.path, text)
@@ -199,8 +278,8 @@ impl Collection {
     }
 }
 
-/// The (time, file) entries of a `.pvd` collection, in file order.
-pub fn read_pvd(path: &Path) -> Result<Vec<(f64, String)>> {
+/// The entries of a `.pvd` collection, in file order.
+pub fn read_pvd(path: &Path) -> Result<Vec<Entry>> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::file(path, format!("cannot read: {e}")))?;
     let attr = |line: &str, key: &str| -> Option<String> {
@@ -212,8 +291,9 @@ pub fn read_pvd(path: &Path) -> Result<Vec<(f64, String)>> {
         .filter(|l| l.trim_start().starts_with("<DataSet"))
         .map(|l| {
             let t = attr(l, "timestep").and_then(|t| t.parse::<f64>().ok());
-            match (t, attr(l, "file")) {
-                (Some(t), Some(f)) => Ok((t, f)),
+            let part = attr(l, "part").map_or(Some(0), |p| p.parse::<u32>().ok());
+            match (t, part, attr(l, "file")) {
+                (Some(t), Some(part), Some(file)) => Ok(Entry { t, part, file }),
                 _ => Err(Error::file(
                     path,
                     format!("not a DataSet entry: {}", l.trim()),
@@ -259,13 +339,22 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("gpu-sph-pvd-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut c = Collection::open(&dir, None).unwrap();
-        c.add(0.0, "frame_000000.vtu").unwrap();
-        c.add(0.0105, "frame_000010.vtu").unwrap();
-        c.add(0.021, "frame_000020.vtu").unwrap();
+        c.add(0.0, PARTICLES, "frame_000000.vtu").unwrap();
+        c.add(0.0105, PARTICLES, "frame_000010.vtu").unwrap();
+        c.add(0.021, PARTICLES, "frame_000020.vtu").unwrap();
+        // A mesh written late still lands in time order, after its frame.
+        c.add(0.0105, SURFACES, "surface_000010.vtu").unwrap();
         let read = read_pvd(&dir.join("frames.pvd")).unwrap();
-        assert_eq!(read[1], (0.0105, "frame_000010.vtu".to_string()));
+        let entry = |t, part, file: &str| Entry {
+            t,
+            part,
+            file: file.into(),
+        };
+        assert_eq!(read[1], entry(0.0105, PARTICLES, "frame_000010.vtu"));
+        assert_eq!(read[2], entry(0.0105, SURFACES, "surface_000010.vtu"));
+        assert_eq!(read.len(), 4);
         let resumed = Collection::open(&dir, Some(0.0105)).unwrap();
-        assert_eq!(resumed.entries.len(), 2);
+        assert_eq!(resumed.entries.len(), 3);
     }
 
     #[test]

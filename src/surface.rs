@@ -32,6 +32,9 @@ pub enum MeshFormat {
     Ply,
     /// Legacy VTK unstructured grid: ParaView.
     Vtk,
+    /// VTK XML unstructured grid: ParaView; with `--export-format vtu` the meshes join the
+    /// frames' `.pvd` collection (which holds VTK XML files only) as its part 1.
+    Vtu,
 }
 
 impl MeshFormat {
@@ -41,6 +44,7 @@ impl MeshFormat {
             MeshFormat::Obj => "obj",
             MeshFormat::Ply => "ply",
             MeshFormat::Vtk => "vtk",
+            MeshFormat::Vtu => "vtu",
         }
     }
 }
@@ -217,6 +221,14 @@ pub fn write_mesh(mesh: &Mesh, path: &Path, format: MeshFormat) -> Result<()> {
         MeshFormat::Vtk => {
             splashsurf_lib::io::vtk_format::write_vtk(&data, path, "gpu-sph fluid surface")
         }
+        MeshFormat::Vtu => {
+            let vertices: Vec<Vec3> = mesh
+                .vertices
+                .iter()
+                .map(|v| Vec3::new(v.x, v.y, v.z))
+                .collect();
+            return crate::series::write_mesh_vtu(path, &vertices, &mesh.triangles);
+        }
     };
     written.map_err(|e| Error::file(path, format!("cannot write the mesh: {e:#}")))
 }
@@ -260,8 +272,13 @@ pub fn mesh_path(dir: &Path, step: u64, format: MeshFormat) -> PathBuf {
 /// One frame to surface.
 struct Job {
     step: u64,
+    /// Its simulated time, s.
+    t: f64,
     positions: Vec<Vec3>,
 }
+
+/// The `.pvd` collection the meshes join (`--export-format vtu` with `--surface-format vtu`).
+pub type Shared = std::sync::Arc<std::sync::Mutex<crate::series::Collection>>;
 
 /// Reconstructs and writes meshes on a thread of its own, so a run keeps stepping meanwhile.
 /// At most two frames wait in line; a run that outpaces the reconstruction waits for it.
@@ -271,12 +288,14 @@ pub struct SurfaceWriter {
 }
 
 impl SurfaceWriter {
-    /// Starts the worker writing into `dir`; it advances `bar` once per mesh written.
+    /// Starts the worker writing into `dir`; it advances `bar` once per mesh written, and adds
+    /// each mesh to `collection` when given.
     pub fn start(
         dir: PathBuf,
         meta: FrameMeta,
         settings: SurfaceSettings,
         bar: indicatif::ProgressBar,
+        collection: Option<Shared>,
     ) -> Result<Self> {
         settings.validate()?;
         check_output_dir(&dir)?;
@@ -289,6 +308,13 @@ impl SurfaceWriter {
                     let mesh = reconstruct(&job.positions, &meta, &settings)?;
                     let path = mesh_path(&dir, job.step, settings.format);
                     write_mesh(&mesh, &path, settings.format)?;
+                    if let Some(c) = &collection {
+                        let mut c = c.lock().unwrap_or_else(|e| e.into_inner());
+                        let name = crate::series::relative(&path, c.dir());
+                        // ParaView reads '/' on every platform.
+                        let name = name.to_string_lossy().replace('\\', "/");
+                        c.add(job.t, crate::series::SURFACES, &name)?;
+                    }
                     written += 1;
                     bar.inc(1);
                 }
@@ -301,12 +327,12 @@ impl SurfaceWriter {
         })
     }
 
-    /// Queues the frame of `step` (positions in input order).
-    pub fn submit(&mut self, step: u64, positions: Vec<Vec3>) -> Result<()> {
+    /// Queues the frame of `step`, at simulated time `t` (positions in input order).
+    pub fn submit(&mut self, step: u64, t: f64, positions: Vec<Vec3>) -> Result<()> {
         let sent = self
             .jobs
             .as_ref()
-            .map(|tx| tx.send(Job { step, positions }).is_ok())
+            .map(|tx| tx.send(Job { step, t, positions }).is_ok())
             .unwrap_or(false);
         if sent {
             Ok(())

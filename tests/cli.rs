@@ -1586,12 +1586,12 @@ fn vtu_and_bgeo_frames_carry_their_times_and_attributes() {
             .map_or(0.0, |r| r[t_col])
     };
     let pvd = gpu_sph::series::read_pvd(&vtu.join("frames.pvd")).unwrap();
-    let files: Vec<&str> = pvd.iter().map(|(_, f)| f.as_str()).collect();
+    let files: Vec<&str> = pvd.iter().map(|e| e.file.as_str()).collect();
     assert_eq!(
         files,
         ["frame_000000.vtu", "frame_000003.vtu", "frame_000006.vtu"]
     );
-    for (k, (t, _)) in [0usize, 3, 6].iter().zip(&pvd) {
+    for (k, t) in [0usize, 3, 6].iter().zip(pvd.iter().map(|e| e.t)) {
         assert!(
             (t - time_after(*k)).abs() < 1e-8,
             "step {k}: pvd {t}, stats {}",
@@ -1621,4 +1621,86 @@ fn vtu_and_bgeo_frames_carry_their_times_and_attributes() {
     assert_eq!(b.header.num_points, 400);
     let names: Vec<&str> = b.attribute_data.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["v", "density", "pressure", "id"]);
+}
+
+/// With `--export-format vtu` and `--surface-dir`, the meshes are VTK XML too and join the
+/// frames' `.pvd` as part 1, at their frames' times, named relative to it; a mesh format the
+/// collection cannot hold is said in one line and left out.
+#[test]
+fn surface_meshes_join_the_frames_collection() {
+    let dir = tmp_dir().join("series-surfaces");
+    let _ = std::fs::remove_dir_all(&dir);
+    let (frames, surfaces) = (dir.join("frames"), dir.join("surfaces"));
+    let o = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "1500",
+        "--steps",
+        "4",
+        "--export-dir",
+        frames.to_str().unwrap(),
+        "--export-every",
+        "2",
+        "--export-format",
+        "vtu",
+        "--surface-dir",
+        surfaces.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let pvd = gpu_sph::series::read_pvd(&frames.join("frames.pvd")).unwrap();
+    let listed: Vec<(u32, &str)> = pvd.iter().map(|e| (e.part, e.file.as_str())).collect();
+    assert_eq!(
+        listed,
+        [
+            (0, "frame_000000.vtu"),
+            (1, "../surfaces/surface_000000.vtu"),
+            (0, "frame_000002.vtu"),
+            (1, "../surfaces/surface_000002.vtu"),
+            (0, "frame_000004.vtu"),
+            (1, "../surfaces/surface_000004.vtu"),
+        ]
+    );
+    for pair in pvd.chunks(2) {
+        assert_eq!(pair[0].t.to_bits(), pair[1].t.to_bits(), "{pair:?}");
+    }
+    let vtk = vtkio::Vtk::import(surfaces.join("surface_000004.vtu")).unwrap();
+    let vtkio::model::DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
+        panic!("not an unstructured grid");
+    };
+    let vtkio::model::Piece::Inline(piece) = &pieces[0] else {
+        panic!("not inline");
+    };
+    assert!(piece.num_points() > 100, "{}", piece.num_points());
+    assert!(
+        piece
+            .cells
+            .types
+            .iter()
+            .all(|t| *t == vtkio::model::CellType::Triangle)
+    );
+    let o = run(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "1500",
+        "--steps",
+        "2",
+        "--export-dir",
+        dir.join("f2").to_str().unwrap(),
+        "--export-format",
+        "vtu",
+        "--surface-dir",
+        dir.join("s2").to_str().unwrap(),
+        "--surface-format",
+        "obj",
+    ]);
+    assert!(o.status.success());
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        stderr.contains("the OBJ meshes stay out of frames.pvd"),
+        "{stderr}"
+    );
+    let pvd = gpu_sph::series::read_pvd(&dir.join("f2").join("frames.pvd")).unwrap();
+    assert!(pvd.iter().all(|e| e.part == 0), "{pvd:?}");
 }

@@ -340,8 +340,9 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) surface_every: Option<u64>,
-    /// Mesh file format.
-    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, requires = "surface_dir", help_heading = "Outputs", hide_short_help = true)]
+    /// Mesh file format [default: obj; vtu with --export-format vtu, listed in the frames'
+    /// .pvd].
+    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, hide_default_value = true, requires = "surface_dir", help_heading = "Outputs", hide_short_help = true)]
     pub(crate) surface_format: MeshFormat,
     /// Iso-surface threshold as a fraction of the rest density.
     #[arg(
@@ -959,6 +960,13 @@ pub(crate) fn surface_settings(cli: &Cli) -> SurfaceSettings {
         iso_threshold: cli.surface_threshold,
         cube_size: cli.surface_cube_size,
         smoothing: cli.surface_smoothing,
-        format: cli.surface_format,
+        // With VTK XML frames the meshes are VTK XML too, so one .pvd holds both.
+        format: if cli.export_format == crate::series::ExportFormat::Vtu
+            && !chosen(cli, "surface_format")
+        {
+            MeshFormat::Vtu
+        } else {
+            cli.surface_format
+        },
     }
 }

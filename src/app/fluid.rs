@@ -860,7 +860,7 @@ fn simulate_from(
                 collection: vtu
                     .then(|| crate::series::Collection::open(dir, resumed_at))
                     .transpose()?
-                    .map(std::sync::Mutex::new),
+                    .map(|c| Arc::new(std::sync::Mutex::new(c))),
             })
         }
         None => None,
@@ -876,12 +876,22 @@ fn simulate_from(
                 &multi,
                 "surfaces {bar:40} {pos}/{len} {msg}",
             );
+            let settings = surface_settings(cli);
+            let collection = export.as_ref().and_then(|e| e.collection.clone());
+            let joins = settings.format == crate::surface::MeshFormat::Vtu;
+            if collection.is_some() && !joins && !cli.json {
+                eprintln!(
+                    "gpu-sph: the {} meshes stay out of frames.pvd, which holds VTK XML files only: --surface-format vtu adds them",
+                    settings.format.extension().to_uppercase()
+                );
+            }
             Some(run::Surfaces {
                 writer: surface::SurfaceWriter::start(
                     dir.clone(),
                     meta,
-                    surface_settings(cli),
+                    settings,
                     meshes,
+                    collection.filter(|_| joins),
                 )?,
                 every,
             })

@@ -16,7 +16,7 @@ pub struct Export {
     /// The file format.
     pub format: crate::series::ExportFormat,
     /// `.vtu` frames: the `frames.pvd` collection with their times.
-    pub collection: Option<std::sync::Mutex<crate::series::Collection>>,
+    pub collection: Option<crate::surface::Shared>,
 }
 
 /// Surface meshes written during a run.
@@ -106,12 +106,14 @@ pub(super) fn write_frame(
         let name = format!("frame_{k:06}.{}", ex.format.extension());
         write_particles(&ex.dir.join(&name), ex.format, snap, fp, out.meta.as_ref())?;
         if let Some(c) = &ex.collection {
-            c.lock().unwrap_or_else(|e| e.into_inner()).add(t, &name)?;
+            c.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .add(t, crate::series::PARTICLES, &name)?;
         }
     }
     if let Some(sf) = out.surfaces.as_deref_mut().filter(|sf| k % sf.every == 0) {
         sf.writer
-            .submit(k, snap.state.to_input_order(&snap.state.pos))?;
+            .submit(k, t, snap.state.to_input_order(&snap.state.pos))?;
     }
     Ok(())
 }
