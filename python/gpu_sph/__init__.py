@@ -222,6 +222,13 @@ class Simulation:
         (as ``--output``), ``.vtu`` (ParaView) or ``.bgeo`` (Houdini)."""
         self._s.export(os.fspath(path))
 
+    def export_frame(self, directory: PathLike, format: str = "ply") -> str:
+        """Writes the current step's frame into ``directory`` as ``--export-dir`` with
+        ``--export-format`` does (``frame_<step>.<ext>``); a ``"vtu"`` frame joins
+        ``frames.pvd`` with the current simulated time, so stepping and exporting in a loop
+        writes the series a headless run writes. Returns the frame's path."""
+        return str(self._s.export_frame(os.fspath(directory), str(format)))
+
     def checkpoint(self, path: PathLike) -> None:
         """Writes a checkpoint to ``path``; :meth:`resume` continues from it bit for bit."""
         self._s.checkpoint(os.fspath(path))

@@ -181,6 +181,16 @@ impl PySession {
         py.detach(|| self.with(|s| s.export(&path)))
     }
 
+    fn export_frame(&self, py: Python<'_>, dir: PathBuf, format: &str) -> PyResult<PathBuf> {
+        use clap::ValueEnum;
+        let format = gpu_sph::series::ExportFormat::from_str(format, false).map_err(|_| {
+            PyValueError::new_err(format!(
+                "format must be 'ply', 'vtu' or 'bgeo' (as --export-format), got {format:?}"
+            ))
+        })?;
+        py.detach(|| self.with(|s| s.export_frame(&dir, format)))
+    }
+
     fn checkpoint(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
         py.detach(|| self.with(|s| s.checkpoint(&path)))
     }

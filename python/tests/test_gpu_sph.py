@@ -242,6 +242,28 @@ def test_a_vtu_series_carries_the_times_of_stats(tmp_path: Path) -> None:
         assert f'Name="{name}"' in vtu, name
 
 
+@pytest.mark.parametrize("fmt", ["vtu", "bgeo", "ply"])
+def test_a_python_series_is_the_cli_series(tmp_path: Path, fmt: str) -> None:
+    out = run_cli(
+        "--headless", "-n", "1500", "--cpu", "--steps", "10",
+        "--export-dir", str(tmp_path / "cli"), "--export-every", "5", "--export-format", fmt,
+    )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    sim = gpu_sph.Simulation.from_scene("dam-break", particles=1500, path="cpu")
+    for k in range(3):
+        if k:
+            sim.step(5)
+        written = sim.export_frame(tmp_path / "py", fmt)
+        assert written.endswith(f"frame_{5 * k:06}.{fmt}")
+    names = sorted(p.name for p in (tmp_path / "cli").iterdir())
+    assert names == sorted(p.name for p in (tmp_path / "py").iterdir())
+    assert len(names) == 3 + (fmt == "vtu")
+    for name in names:
+        assert (tmp_path / "cli" / name).read_bytes() == (tmp_path / "py" / name).read_bytes(), name
+    with pytest.raises(ValueError, match="format must be"):
+        sim.export_frame(tmp_path / "py", "xyz")
+
+
 # Bad input: the command line's message, raised
 
 

@@ -384,6 +384,28 @@ impl Session {
         )
     }
 
+    /// Writes the state as the frame of the current step into `dir`, as `--export-dir DIR
+    /// --export-format F` names it (`frame_<step>.<ext>`); a VTU frame joins `dir/frames.pvd`
+    /// at the current time (the entries of earlier times kept, so a loop of steps and exports
+    /// builds the series a headless run writes). Returns the frame's path.
+    pub fn export_frame(&self, dir: &Path, format: ExportFormat) -> Result<PathBuf> {
+        crate::io::ensure_dir(dir)?;
+        let name = format!("frame_{:06}.{}", self.at.step, format.extension());
+        let path = dir.join(&name);
+        let snap = self.backend.snapshot()?;
+        let meta = crate::surface::FrameMeta::of(&self.template.header.config);
+        let fp = &self.template.fluid_params;
+        crate::run::write_particles(&path, format, &snap, fp, Some(&meta))?;
+        if format == ExportFormat::Vtu {
+            // Entries before this time kept, this one (and any later, from an earlier run into
+            // the same directory) written anew.
+            let before = self.at.t - f64::EPSILON * self.at.t.abs().max(1.0);
+            let mut c = crate::series::Collection::open(dir, Some(before))?;
+            c.add(self.at.t, crate::series::PARTICLES, &name)?;
+        }
+        Ok(path)
+    }
+
     /// Writes a checkpoint of the run to `path` (any name; `Session::resume` reads it).
     pub fn checkpoint(&self, path: &Path) -> Result<()> {
         if self
