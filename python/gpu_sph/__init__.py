@@ -218,8 +218,8 @@ class Simulation:
         self._s.set_velocities(v)
 
     def export(self, path: PathLike) -> None:
-        """Writes the particles to ``path``, in the format its extension names: ``.ply``
-        (as ``--output``), ``.vtu`` (ParaView) or ``.bgeo`` (Houdini)."""
+        """Writes the particles to ``path``, in the format its extension names: ``.ply`` or
+        ``.csv`` (as ``--output``), ``.vtu`` (ParaView) or ``.bgeo`` (Houdini)."""
         self._s.export(os.fspath(path))
 
     def export_frame(self, directory: PathLike, format: str = "ply") -> str:

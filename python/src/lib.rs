@@ -2,8 +2,9 @@
 //! which wraps it in `Simulation` and the neighbour functions. A run is
 //! `gpu_sph::app::session::Session`, the command line's headless run stepped on request; the
 //! neighbour queries are `gpu_sph::neighbours::NeighbourSearch`. Bad input raises `ValueError`
-//! with the command line's one-line message, a diverged step `gpu_sph.DivergenceError`, and a
-//! missing or failing GPU `RuntimeError`. Stepping releases the GIL.
+//! with the command line's one-line message, a diverged step `gpu_sph.DivergenceError`, a run
+//! the host cannot hold `MemoryError`, and a missing or failing GPU `RuntimeError`. Stepping
+//! releases the GIL.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -14,7 +15,7 @@ use gpu_sph::app::session::{SceneGiven, Session};
 use gpu_sph::neighbours::{Csr, NeighbourSearch};
 use numpy::{PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2};
 use pyo3::create_exception;
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 create_exception!(
@@ -32,6 +33,7 @@ fn raise(e: Error) -> PyErr {
         Error::InvalidInput(_) | Error::File { .. } | Error::LimitExceeded(_) => {
             PyValueError::new_err(line)
         }
+        Error::OutOfMemory(_) => PyMemoryError::new_err(line),
         _ => PyRuntimeError::new_err(line),
     }
 }

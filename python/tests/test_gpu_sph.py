@@ -214,10 +214,10 @@ def test_verify_passes_at_tolerance_zero(gpu: None) -> None:
 def test_export_writes_every_format_the_cli_writes(tmp_path: Path) -> None:
     sim = gpu_sph.Simulation.from_scene("dam-break", particles=1500, path="cpu")
     sim.step(2)
-    for ext in ("ply", "vtu", "bgeo"):
+    for ext in ("ply", "csv", "vtu", "bgeo"):
         sim.export(tmp_path / "sub" / f"frame.{ext}")
         assert (tmp_path / "sub" / f"frame.{ext}").stat().st_size > 1500 * 12
-    with pytest.raises(ValueError, match=r"\.ply, \.vtu or \.bgeo"):
+    with pytest.raises(ValueError, match=r"\.ply, \.csv, \.vtu or \.bgeo"):
         sim.export(tmp_path / "frame.xyz")
 
 
@@ -282,6 +282,8 @@ BAD = [
     ({"grain_radius": 0.01}, ["--grain-radius", "0.01"]),
     ({"max_density_ratio": -1.0}, ["--max-density-ratio", "-1"]),
     ({"spacing": 0.0}, ["--spacing", "0.0"]),
+    ({"particles": 5_000_000_000}, ["-n", "5000000000"]),
+    ({"table_size": 1000}, ["--table-size", "1000"]),
 ]
 
 

@@ -553,7 +553,7 @@ const SOFTWARE_DEVICE_BYTES_PER_PARTICLE: u64 = 256;
 /// Fails with one line, before anything of that size is built, when the host cannot hand out
 /// the memory a run of `n` particles needs: Rust aborts on a failed allocation, and lavapipe
 /// crashes on one, so the probe asks for it all once, fallibly, and gives it back.
-fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
+pub(crate) fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error> {
     let software = gpu.is_some_and(|c| c.info.device_type == wgpu::DeviceType::Cpu);
     let per = HOST_BYTES_PER_PARTICLE
         + if software {

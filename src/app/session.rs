@@ -188,6 +188,7 @@ impl Session {
         let source = match &cli.input {
             Some(path) => {
                 let data = crate::io::read_particles(path)?;
+                super::fluid::probe_memory(data.positions.len() as u64, ctx.as_deref())?;
                 Source::Particles {
                     name: path.display().to_string(),
                     positions: data.positions,
@@ -198,7 +199,11 @@ impl Session {
         };
         let spec = run_spec(&cli, source);
         let limits = ctx.as_deref().map(|c| &c.limits);
-        let setup = Setup::new(&spec, limits, |_| Ok(()))?;
+        // As the command line: a count the host cannot hold is refused before it is built
+        // (a failed allocation would abort the Python process).
+        let setup = Setup::new(&spec, limits, |n| {
+            super::fluid::probe_memory(n as u64, ctx.as_deref())
+        })?;
         let template = setup.template();
         Self::start(&cli, ctx, template, setup.state, setup.obstacles, None)
     }
@@ -356,32 +361,37 @@ impl Session {
         self.backend.set_velocities(&held)
     }
 
-    /// Writes the state to `path` in the format its extension names (`.ply`, `.vtu`,
-    /// `.bgeo`), as `--output` and `--export-dir` write them.
+    /// Writes the state to `path` in the format its extension names: `.ply` and `.csv` as
+    /// `--output` writes them, `.vtu` and `.bgeo` as `--export-format` does.
     pub fn export(&self, path: &Path) -> Result<()> {
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .map(str::to_ascii_lowercase);
-        let format = [ExportFormat::Ply, ExportFormat::Vtu, ExportFormat::Bgeo]
-            .into_iter()
-            .find(|f| ext.as_deref() == Some(f.extension()))
-            .ok_or_else(|| {
-                Error::file(
+        let series = match ext.as_deref() {
+            Some("vtu") => Some(ExportFormat::Vtu),
+            Some("bgeo") => Some(ExportFormat::Bgeo),
+            Some("ply" | "csv") => None,
+            _ => {
+                return Err(Error::file(
                     path,
-                    "has no extension gpu-sph writes: end it in .ply, .vtu or .bgeo",
-                )
-            })?;
+                    "has no extension gpu-sph writes: end it in .ply, .csv, .vtu or .bgeo",
+                ));
+            }
+        };
         crate::io::ensure_output_dir_of(path)?;
         let snap = self.backend.snapshot()?;
         let meta = crate::surface::FrameMeta::of(&self.template.header.config);
-        crate::run::write_particles(
-            path,
-            format,
-            &snap,
-            &self.template.fluid_params,
-            Some(&meta),
-        )
+        match series {
+            Some(format) => crate::run::write_particles(
+                path,
+                format,
+                &snap,
+                &self.template.fluid_params,
+                Some(&meta),
+            ),
+            None => crate::run::write_snapshot(path, &snap, Some(&meta)),
+        }
     }
 
     /// Writes the state as the frame of the current step into `dir`, as `--export-dir DIR
