@@ -63,8 +63,7 @@ fn flat(v: &[Vec3]) -> Vec<f32> {
 /// point data `velocity` (3 components), `density`, `pressure` and `id`.
 pub fn write_vtu(path: &Path, frame: &Frame<'_>) -> Result<()> {
     use vtkio::model::{
-        Attribute, Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version,
-        VertexNumbers, Vtk,
+        Attribute, Attributes, CellType, Cells, UnstructuredGridPiece, VertexNumbers,
     };
     let n = frame.pos.len() as u64;
     let piece = UnstructuredGridPiece {
@@ -86,24 +85,13 @@ pub fn write_vtu(path: &Path, frame: &Frame<'_>) -> Result<()> {
             cell: Vec::new(),
         },
     };
-    let vtk = Vtk {
-        version: Version::XML { major: 1, minor: 0 },
-        title: "gpu-sph particles".into(),
-        byte_order: ByteOrder::LittleEndian,
-        data: DataSet::inline(piece),
-        file_path: None,
-    };
-    vtk.export(path)
-        .map_err(|e| Error::file(path, format!("cannot write the VTK frame: {e}")))
+    export_vtu(path, piece, "gpu-sph particles", "VTK frame")
 }
 
 /// Writes a triangle mesh (`vertices` in m, `triangles` as vertex indices) as a VTK XML
 /// unstructured grid at `path`: the surface meshes' format that a `.pvd` collection can hold.
 pub fn write_mesh_vtu(path: &Path, vertices: &[Vec3], triangles: &[[usize; 3]]) -> Result<()> {
-    use vtkio::model::{
-        Attributes, ByteOrder, CellType, Cells, DataSet, UnstructuredGridPiece, Version,
-        VertexNumbers, Vtk,
-    };
+    use vtkio::model::{Attributes, CellType, Cells, UnstructuredGridPiece, VertexNumbers};
     let m = triangles.len() as u64;
     let piece = UnstructuredGridPiece {
         points: flat(vertices).into(),
@@ -116,15 +104,26 @@ pub fn write_mesh_vtu(path: &Path, vertices: &[Vec3], triangles: &[[usize; 3]]) 
         },
         data: Attributes::new(),
     };
+    export_vtu(path, piece, "gpu-sph fluid surface", "mesh")
+}
+
+/// Writes one unstructured-grid `piece` as a VTK XML file at `path`; an error names `what`.
+fn export_vtu(
+    path: &Path,
+    piece: vtkio::model::UnstructuredGridPiece,
+    title: &str,
+    what: &str,
+) -> Result<()> {
+    use vtkio::model::{ByteOrder, DataSet, Version, Vtk};
     let vtk = Vtk {
         version: Version::XML { major: 1, minor: 0 },
-        title: "gpu-sph fluid surface".into(),
+        title: title.into(),
         byte_order: ByteOrder::LittleEndian,
         data: DataSet::inline(piece),
         file_path: None,
     };
     vtk.export(path)
-        .map_err(|e| Error::file(path, format!("cannot write the mesh: {e}")))
+        .map_err(|e| Error::file(path, format!("cannot write the {what}: {e}")))
 }
 
 /// `to` as a path relative to the directory `from` (`../surfaces/x.vtu`), or `to` itself when

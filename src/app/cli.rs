@@ -856,6 +856,16 @@ pub(crate) fn guards(cli: &Cli) -> crate::run::Guards {
     }
 }
 
+/// The checks a fluid run of `template` is judged by: the flags' margins, with WCSPH's energy
+/// rule and a fixed step's where the run has them.
+pub(crate) fn run_guards(cli: &Cli, template: &crate::checkpoint::Template) -> crate::run::Guards {
+    crate::run::Guards {
+        wcsph: template.solver.weakly_compressible(),
+        fixed_dt: template.fluid_params.dt_fixed > 0.0,
+        ..guards(cli)
+    }
+}
+
 pub(crate) fn overrides(cli: &Cli) -> ConfigOverrides {
     ConfigOverrides {
         table_size: cli.table_size,

@@ -16,8 +16,8 @@ use crate::{Error, bench, io, verify};
 
 use super::Outcome;
 use super::cli::{
-    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, guards, overrides, run_spec, scene_choice,
-    surface_settings, viewer_options,
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, overrides, run_guards, run_spec,
+    scene_choice, surface_settings, viewer_options,
 };
 use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
@@ -899,11 +899,7 @@ fn simulate_from(
         None => None,
     };
     let start = std::time::Instant::now();
-    let guards = crate::run::Guards {
-        wcsph: template.solver.weakly_compressible(),
-        fixed_dt: fp.dt_fixed > 0.0,
-        ..guards(cli)
-    };
+    let guards = run_guards(cli, &template);
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     register_signals(&stop)?;
     let result = run::run(

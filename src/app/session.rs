@@ -26,7 +26,7 @@ use crate::setup::{Setup, Source};
 use crate::{Error, Result};
 
 use super::Parsed;
-use super::cli::{Cli, guards, run_spec, scene_choice};
+use super::cli::{Cli, run_guards, run_spec, scene_choice};
 use super::fluid::{
     backend, check_hydrostatic_start, check_no_grains_flags, check_physics, check_sources,
     open_checkpoint,
@@ -235,11 +235,7 @@ impl Session {
             obstacles.clone(),
             resumed.as_ref(),
         )?;
-        let guards = Guards {
-            wcsph: template.solver.weakly_compressible(),
-            fixed_dt: template.fluid_params.dt_fixed > 0.0,
-            ..guards(cli)
-        };
+        let guards = run_guards(cli, &template);
         Ok(Self {
             backend,
             emitters: Emitters {
