@@ -69,9 +69,23 @@ const FRONT_END: &[(&str, &str)] = &[
     ("screenshot", "the command line's --screenshot"),
     ("print_scene", "the command line's --print-scene"),
     ("scene", "the scene argument"),
-    ("surface_dir", "the command line's --surface-dir"),
-    ("surface_from", "the command line's --surface-from"),
+    ("help", "help(gpu_sph.Simulation)"),
+    ("version", "gpu_sph.__version__"),
 ];
+
+/// What a setting under one of the command line's front-end headings is for, from Python.
+fn front_end(key: &str, heading: Option<&str>) -> Option<&'static str> {
+    FRONT_END
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, instead)| *instead)
+        .or(match heading {
+            Some("Outputs") => Some("export(path), export_frame(dir, format) or checkpoint(path)"),
+            Some("Viewer") => Some("nothing (a Simulation has no window)"),
+            Some("Verify and bench") => Some("verify(steps, tolerance), or --bench for timings"),
+            _ => None,
+        })
+}
 
 /// A fluid run stepped on request.
 pub struct Session {
@@ -97,12 +111,13 @@ fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::Os
         .collect();
     let mut out = Vec::new();
     for (key, value) in settings {
-        if let Some((_, instead)) = FRONT_END.iter().find(|(k, _)| k == key) {
+        let arg = cmd.get_arguments().find(|a| a.get_id() == key.as_str());
+        if let Some(instead) = front_end(key, arg.and_then(|a| a.get_help_heading())) {
             return Err(Error::input(format!(
                 "{key} belongs to the command line's front ends; from Python use {instead}"
             )));
         }
-        let Some(arg) = cmd.get_arguments().find(|a| a.get_id() == key.as_str()) else {
+        let Some(arg) = arg else {
             let names: Vec<&str> = ids.iter().map(String::as_str).collect();
             let near = crate::scene_file::nearest(key, &names)
                 .map(|n| format!(" (did you mean {n}?)"))
@@ -510,6 +525,9 @@ mod tests {
         };
         assert!(bad(serde_json::json!({"particels": 10})).contains("did you mean particles"));
         assert!(bad(serde_json::json!({"steps": 10})).contains("step(k)"));
+        assert!(bad(serde_json::json!({"window_size": "800x600"})).contains("no window"));
+        assert!(bad(serde_json::json!({"surface_every": 5})).contains("export_frame"));
+        assert!(bad(serde_json::json!({"repeat": 3})).contains("--bench"));
         assert!(bad(serde_json::json!({"solver": "sph"})).contains("sph"));
         assert!(
             bad(serde_json::json!({"min_dt": 1.0, "max_dt": 0.1, "cpu": true}))
