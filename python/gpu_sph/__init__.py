@@ -49,9 +49,12 @@ PathLike = Union[str, "os.PathLike[str]"]
 def _settings(settings: Dict[str, Any]) -> str:
     def plain(v: Any) -> Any:
         if isinstance(v, np.ndarray):
-            return v.tolist()
+            return plain(v.tolist())
         if isinstance(v, np.generic):
-            return v.item()
+            v = v.item()
+        if isinstance(v, float) and not np.isfinite(v):
+            # JSON has no NaN: given as the command line's word, its flag's parser says why.
+            return str(v)
         if isinstance(v, (list, tuple)):
             return [plain(x) for x in v]
         if isinstance(v, os.PathLike):
@@ -59,7 +62,7 @@ def _settings(settings: Dict[str, Any]) -> str:
         return v
 
     try:
-        return json.dumps({k: plain(v) for k, v in settings.items()}, allow_nan=True)
+        return json.dumps({k: plain(v) for k, v in settings.items()}, allow_nan=False)
     except TypeError as e:
         raise ValueError(
             f"settings must be numbers, strings, booleans or [x, y, z]: {e}"

@@ -292,6 +292,8 @@ BAD = [
     ({"solver": "sph"}, ["--solver", "sph"]),
     ({"max_dt": 0.001, "min_dt": 0.01}, ["--max-dt", "0.001", "--min-dt", "0.01"]),
     ({"gravity": "down"}, ["--gravity", "down"]),
+    ({"gravity": float("nan")}, ["--gravity", "nan"]),
+    ({"max_dt": float("inf")}, ["--max-dt", "inf"]),
     (
         {"solver": "wcsph", "kinematic_viscosity": 1e-3},
         ["--solver", "wcsph", "--kinematic-viscosity", "0.001"],
