@@ -14,13 +14,13 @@ import gpu_sph
 
 steps = int(sys.argv[1]) if len(sys.argv) > 1 else 100
 sim = gpu_sph.Simulation.from_scene("dam-break", particles=5000, path="cpu")
-positions = [sim.positions()]
-velocities = [sim.velocities()]
-times = [sim.time]
-for _ in range(steps):
-    sim.step()
-    positions.append(sim.positions())
-    velocities.append(sim.velocities())
+positions, velocities, times = [], [], []
+for k in range(steps + 1):
+    if k:
+        sim.step()
+    state = sim.arrays()  # one read of the state for both arrays
+    positions.append(state["positions"])
+    velocities.append(state["velocities"])
     times.append(sim.time)
 positions = np.stack(positions)
 velocities = np.stack(velocities)

@@ -192,6 +192,18 @@ class Simulation:
     def _state(self) -> Tuple[np.ndarray, ...]:
         return self._s.state()
 
+    def arrays(self) -> Dict[str, np.ndarray]:
+        """Every per-particle array from one read of the state: ``positions``, ``velocities``,
+        ``densities``, ``pressures`` and ``ids`` (each accessor below reads the whole state
+        back on its own, so use this when you want more than one).
+
+        >>> sim = Simulation.from_scene("dam-break", particles=1000, path="cpu")
+        >>> sorted(sim.arrays())
+        ['densities', 'ids', 'positions', 'pressures', 'velocities']
+        """
+        names = ("positions", "velocities", "densities", "pressures", "ids")
+        return dict(zip(names, self._state()))
+
     def positions(self) -> np.ndarray:
         """Positions, m: (N, 3) float32, input order."""
         return self._state()[0]

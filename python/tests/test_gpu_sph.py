@@ -105,6 +105,9 @@ def test_stepping_and_the_arrays() -> None:
         assert arr.shape == shape and arr.dtype == dtype
         assert np.isfinite(arr).all()
     assert np.array_equal(sim.ids(), np.arange(n))
+    together = sim.arrays()
+    assert np.array_equal(together["positions"], sim.positions())
+    assert np.array_equal(together["pressures"], sim.pressures())
     # Input order: each particle moved a little from where it started, none swapped.
     moved = np.linalg.norm(sim.positions() - start, axis=1)
     assert moved.max() < 0.02
