@@ -107,8 +107,59 @@ struct DfsphParams {
 struct SolveParams {
     which: u32,
     min_iterations: u32,
-    eta: f32,
-    _pad: u32,
+    // The fixed-point total a converged solve's residuals must not exceed,
+    // floor(eta N 2^24) (src/cpu/dfsph/control.rs threshold), low and high words.
+    threshold_lo: u32,
+    threshold_hi: u32,
+}
+
+// The position of a DFSPH pass in its solve (src/gpu/dfsph.rs), bound with a dynamic offset:
+// index 0 is the pressure and rate passes that apply the warm start, k >= 1 iteration k,
+// FIRST_RATE the rate pass before the warm start (it runs always and totals nothing).
+struct Iteration {
+    index: u32,
+    _a: u32,
+    _b: u32,
+    _c: u32,
+}
+
+const FIRST_RATE: u32 = 0xffffffffu;
+
+// Whether a solve goes on after the rate evaluation of iteration j, whose residual total is
+// w = (low, high, NaN flag, 0): while fewer than min_iterations ran, or the total exceeds
+// the threshold (a NaN residual stops it), up to max_iterations
+// (src/cpu/dfsph/control.rs again_after). Every invocation of the next iteration's passes
+// takes this decision from the same four words, so none needs a pass of its own.
+// Worked example: threshold (100, 0), w = (101, 0, 0, 0), j = 3 >= min 2 -> true.
+fn solve_again(j: u32, w: vec4<u32>, s: SolveParams, max_iterations: u32) -> bool {
+    let over = w.y > s.threshold_hi || (w.y == s.threshold_hi && w.x > s.threshold_lo);
+    return j < max_iterations && (j < s.min_iterations || (w.z == 0u && over));
+}
+
+// A residual in units of 2^-24, truncated; >= 256 saturates, NaN and negatives give 0
+// (src/cpu/dfsph/blocks.rs fixed_residual).
+fn fixed_residual(r: f32) -> u32 {
+    var f = 0u;
+    if r >= 256.0 {
+        f = 0xffffffffu;
+    } else if r >= 0.0 {
+        f = u32(r * 16777216.0);
+    }
+    return f;
+}
+
+fn is_nan(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+}
+
+// The mean residual of a total over n particles, NaN where a residual was
+// (src/cpu/dfsph/blocks.rs Total::mean). hi * 2^32 is exact, so a fused multiply-add gives
+// the same bits.
+fn mean_of(w: vec4<u32>, n: u32) -> f32 {
+    if w.z != 0u {
+        return bitcast<f32>(0x7fc00000u);
+    }
+    return (f32(w.y) * 4294967296.0 + f32(w.x)) / 16777216.0 / f32(n);
 }
 
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.

@@ -329,6 +329,16 @@ pub struct StepBenchReport {
     pub cpu_step_ms: f64,
     /// GPU compute passes (dispatches) per step, where timestamp queries count them.
     pub gpu_dispatches_per_step: Option<f64>,
+    /// GPU dispatches encoded per step (the encoder's count, every adapter).
+    pub gpu_dispatches_encoded: f64,
+    /// Of those, the ones that did work: DFSPH's iterations past a solve's convergence
+    /// launch and exit at once and are not counted here.
+    pub gpu_dispatches_working: f64,
+    /// DFSPH: mean iterations per step of the divergence-free and the constant-density
+    /// solve on the GPU path.
+    pub gpu_iterations: Option<[f64; 2]>,
+    /// The same on the CPU path.
+    pub cpu_iterations: Option<[f64; 2]>,
 }
 
 /// The bench's additions to the driver loop: each step's wall time on the host clock, from
@@ -343,6 +353,7 @@ struct Timed {
     sums: Vec<Option<f64>>,
     passes: usize,
     timed: bool,
+    iterations: [u64; 2],
 }
 
 impl Timed {
@@ -364,7 +375,9 @@ impl<B: crate::run::Backend + ?Sized> crate::run::Hooks<B> for Timed {
         true
     }
 
-    fn row(&mut self, _st: &crate::run::StepStats) -> Result<()> {
+    fn row(&mut self, st: &crate::run::StepStats) -> Result<()> {
+        self.iterations[0] += u64::from(st.iterations_v);
+        self.iterations[1] += u64::from(st.iterations_d);
         let now = Instant::now();
         if let Some(t) = self.last {
             self.wall += (now - t).as_secs_f64() * 1e3;
@@ -422,6 +435,10 @@ pub fn bench_steps(
     let stages = Stage::ALL.len();
     let (mut gpu_stage, mut gpu_step, mut passes): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new(), Vec::new());
+    let (mut encoded, mut working) = (Vec::new(), Vec::new());
+    let dfsph = sim.solver.solver() == crate::params::Solver::Dfsph;
+    let mut gpu_iterations = [Vec::new(), Vec::new()];
+    let mut cpu_iterations = [Vec::new(), Vec::new()];
     let fp = sim.fluid_params;
     let guards = Guards::unjudged(sim.solver.solver().weakly_compressible());
     let course = Course {
@@ -433,6 +450,7 @@ pub fn bench_steps(
         sim.upload(start);
         // As a headless run steps: the step, its statistics block, the block read back.
         let mut hooks = Timed::new();
+        let (before, idle) = (sim.grid.dispatches.get(), sim.idle_dispatches());
         drive(
             sim,
             &mut RunFrom::default(),
@@ -440,6 +458,12 @@ pub fn bench_steps(
             &course,
             &mut hooks,
         )?;
+        let all = (sim.grid.dispatches.get() - before) as f64;
+        encoded.push(hooks.per_step(all));
+        working.push(hooks.per_step(all - (sim.idle_dispatches() - idle) as f64));
+        for (v, &it) in gpu_iterations.iter_mut().zip(&hooks.iterations) {
+            v.push(hooks.per_step(it as f64));
+        }
         for (k, s) in hooks.sums.iter().enumerate() {
             if let Some(s) = s {
                 gpu_stage[k].push(hooks.per_step(*s));
@@ -478,7 +502,16 @@ pub fn bench_steps(
             }
         }
         cpu_step.push(hooks.per_step(hooks.wall));
+        for (v, &it) in cpu_iterations.iter_mut().zip(&hooks.iterations) {
+            v.push(hooks.per_step(it as f64));
+        }
     }
+    let iterations = |v: [Vec<f64>; 2]| {
+        let [a, b] = v;
+        dfsph
+            .then(|| median(a).zip(median(b)).map(|(a, b)| [a, b]))
+            .flatten()
+    };
 
     let rows = Stage::ALL
         .iter()
@@ -511,6 +544,10 @@ pub fn bench_steps(
         gpu_step_ms: median(gpu_step).unwrap_or(0.0),
         cpu_step_ms: median(cpu_step).unwrap_or(0.0),
         gpu_dispatches_per_step: if timed { median(passes) } else { None },
+        gpu_dispatches_encoded: median(encoded).unwrap_or(0.0),
+        gpu_dispatches_working: median(working).unwrap_or(0.0),
+        gpu_iterations: iterations(gpu_iterations),
+        cpu_iterations: iterations(cpu_iterations),
     })
 }
 
@@ -536,10 +573,18 @@ impl StepBenchReport {
             );
         }
         s += &format!(
-            "GPU whole step, submit to done on the host clock: {:.3} ms/step, {} dispatches per step\n",
+            "GPU whole step, submit to done on the host clock: {:.3} ms/step; dispatches per step: {:.1} encoded, {:.1} working, {} timed\n",
             self.gpu_step_ms,
+            self.gpu_dispatches_encoded,
+            self.gpu_dispatches_working,
             f(self.gpu_dispatches_per_step, 1)
         );
+        if let (Some(g), Some(c)) = (self.gpu_iterations, self.cpu_iterations) {
+            s += &format!(
+                "iterations per step (divergence, density): GPU {:.2}, {:.2}; CPU {:.2}, {:.2}\n",
+                g[0], g[1], c[0], c[1]
+            );
+        }
         s += &format!("CPU whole step: {:.3} ms/step", self.cpu_step_ms);
         s
     }

@@ -67,6 +67,10 @@ pub struct Header {
     pub dfsph_stats: Option<[u32; 8]>,
     /// DFSPH: dt of the last step, where the next divergence solve starts.
     pub dt_prev: Option<f32>,
+    /// DFSPH: the solves' iteration counts of the last two steps, which cap the next step's
+    /// (absent in checkpoints written before the caps: the next two steps then run uncapped).
+    #[serde(default)]
+    pub iteration_budget: Option<crate::cpu::dfsph::IterationBudget>,
     /// The run's configuration.
     pub config: SphConfig,
     /// The physics the run was started with.
@@ -201,6 +205,7 @@ impl Template {
                 removed_energy: at.removed_energy,
                 dfsph_stats: snapshot.dfsph.as_ref().map(DfsphStats::to_words),
                 dt_prev: carry.as_ref().map(|c| c.dt_prev),
+                iteration_budget: carry.as_ref().map(|c| c.budget),
                 ..self.header.clone()
             },
             sim_params: self.sim_params,
@@ -343,7 +348,11 @@ impl Checkpoint {
         };
         let density = order.iter().map(|&i| density[i as usize]).collect();
         let carry = match (dfsph, header.dt_prev) {
-            (true, Some(dt_prev)) => Some(DfsphCarry { warm, dt_prev }),
+            (true, Some(dt_prev)) => Some(DfsphCarry {
+                warm,
+                dt_prev,
+                budget: header.iteration_budget.unwrap_or_default(),
+            }),
             (true, None) => return Err(r.corrupt("DFSPH without its previous dt")),
             (false, _) => None,
         };
@@ -485,6 +494,7 @@ pub fn checkpoints_in(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cpu::dfsph::{IterationBudget, Outcome};
     use crate::params::{ConfigOverrides, PhysicsConfig};
 
     fn sample(dfsph: bool) -> Checkpoint {
@@ -498,6 +508,13 @@ mod tests {
             vel: vec![Vec3::X, Vec3::Y, Vec3::Z],
             id: vec![2, 0, 1],
         };
+        let outcome = |encoded, iterations| Outcome {
+            encoded,
+            iterations,
+        };
+        let mut budget = IterationBudget::default();
+        budget.push([outcome(100, 2), outcome(100, 4)]);
+        budget.push([outcome(3, 1), outcome(6, 6)]);
         Checkpoint {
             header: Header {
                 program: env!("CARGO_PKG_VERSION").into(),
@@ -510,6 +527,7 @@ mod tests {
                 obstacle_work: 0.25,
                 dfsph_stats: None,
                 dt_prev: dfsph.then_some(2e-3),
+                iteration_budget: dfsph.then_some(budget),
                 config,
                 physics,
                 source: "test".into(),
@@ -532,6 +550,7 @@ mod tests {
             carry: dfsph.then(|| DfsphCarry {
                 warm: vec![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]],
                 dt_prev: 2e-3,
+                budget,
             }),
         }
     }
@@ -546,7 +565,7 @@ mod tests {
             assert_eq!(back.snapshot.density, c.snapshot.density);
             assert_eq!(back.sim_params, c.sim_params);
             assert_eq!(back.fluid_params, c.fluid_params);
-            assert_eq!(back.carry.map(|c| c.warm), c.carry.map(|c| c.warm));
+            assert_eq!(back.carry, c.carry);
         }
     }
 

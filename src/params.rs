@@ -886,10 +886,11 @@ pub struct SolveParams {
     pub which: u32,
     /// Fewest iterations (1 and 2).
     pub min_iterations: u32,
-    /// The solve's tolerance.
-    pub eta: f32,
-    #[doc(hidden)]
-    pub _pad: u32,
+    /// The fixed-point total a converged solve's residuals must not exceed, low word
+    /// (`cpu::dfsph::threshold`).
+    pub threshold_lo: u32,
+    /// Its high word.
+    pub threshold_hi: u32,
 }
 
 impl DfsphConfig {

@@ -450,6 +450,7 @@ impl Setup {
             obstacle_work: 0.0,
             dfsph_stats: None,
             dt_prev: None,
+            iteration_budget: None,
             config: self.config,
             physics: self.physics,
             source: self.source.clone(),

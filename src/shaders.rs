@@ -98,7 +98,7 @@ pub const RENDER: &str = include_str!("../shaders/render.wgsl");
 /// Stage `dfsph_density`: cubic-spline density and the DFSPH factor α, with the density
 /// error's block reductions.
 pub const DFSPH_DENSITY: &str = include_str!("../shaders/dfsph/dfsph_density.wgsl");
-/// Stage `dfsph_warm`: the warm-start stiffness of a solve; resets the solve's control block.
+/// Stage `dfsph_warm`: the warm-start stiffness of a solve.
 pub const DFSPH_WARM: &str = include_str!("../shaders/dfsph/dfsph_warm.wgsl");
 /// Stage `dfsph_pressure`: the velocity update of a solve from the stiffness κ.
 pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph/dfsph_pressure.wgsl");
@@ -106,8 +106,6 @@ pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph/dfsph_pressure.w
 pub const DFSPH_RATE: &str = include_str!("../shaders/dfsph/dfsph_rate.wgsl");
 /// Stage `dfsph_blocks`: per-block sums and maxima of a per-particle value.
 pub const DFSPH_BLOCKS: &str = include_str!("../shaders/dfsph/dfsph_blocks.wgsl");
-/// Stage `dfsph_control`: reduces a solve's residual and decides on the next iteration.
-pub const DFSPH_CONTROL: &str = include_str!("../shaders/dfsph/dfsph_control.wgsl");
 /// Stage `dfsph_accel`: gravity and viscosity.
 pub const DFSPH_ACCEL: &str = include_str!("../shaders/dfsph/dfsph_accel.wgsl");
 /// Stage `dfsph_timestep`: dt = λ s / max|v + a dt|.
@@ -139,7 +137,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 31] = [
+pub const STAGES: [(&str, &str); 30] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -162,7 +160,6 @@ pub const STAGES: [(&str, &str); 31] = [
     ("dfsph_pressure", DFSPH_PRESSURE),
     ("dfsph_rate", DFSPH_RATE),
     ("dfsph_blocks", DFSPH_BLOCKS),
-    ("dfsph_control", DFSPH_CONTROL),
     ("dfsph_accel", DFSPH_ACCEL),
     ("dfsph_timestep", DFSPH_TIMESTEP),
     ("dfsph_predict", DFSPH_PREDICT),

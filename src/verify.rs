@@ -355,13 +355,6 @@ impl DensityScales<'_> {
             .map(|(&k, &a)| (k as f64).abs() + applied.max(1) as f64 * per * (a as f64).abs())
             .collect()
     }
-
-    fn residual_sums(residual: &[f32]) -> Vec<f64> {
-        residual
-            .chunks(crate::params::REDUCE_BLOCK as usize)
-            .map(|c| c.iter().map(|&r| (r as f64).abs() + 1.0).sum())
-            .collect()
-    }
 }
 
 /// Compares Tait pressures p = B ((ρ/ρ0)^7 − 1): each error relative to |p| + B, the
@@ -898,6 +891,7 @@ impl Rows {
 fn verify_solve(
     sim: &crate::gpu::fluid::Simulation,
     which: cpu::dfsph::Solve,
+    cap: u32,
     tr: &cpu::dfsph::SolveTrace,
     start_vel: &[Vec3],
     scales: Option<&DensityScales>,
@@ -930,10 +924,17 @@ fn verify_solve(
         compare_float(&format!("{name}.warm"), &got, &tr.warm_kappa, tol),
         None,
     );
+    let slots = d.dp.max_iterations as usize + 1;
+    let base = match which {
+        cpu::dfsph::Solve::Divergence => 0,
+        cpu::dfsph::Solve::Density => slots,
+    } as u64;
+    let total_at = |k: usize| (base + k as u64) * 16;
     let mut it = 0;
     loop {
-        // The CPU's κ and velocities before this pass (where the CPU ran it: a GPU that
-        // iterates longer fails the control row and keeps its own values).
+        // The CPU's κ and velocities before this pass, and its residual total of the
+        // iteration before, from which the pass decides to run (where the CPU ran it: a GPU
+        // that iterates longer fails the control row and keeps its own values).
         let before = match it {
             0 => Some((&tr.warm_kappa[..], start_vel)),
             _ => tr
@@ -946,7 +947,15 @@ fn verify_solve(
             q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
             g.write_vec3(&g.bufs.sorted_vel, vel);
         }
-        g.run(|g, e| d.encode_pressure(g, e, which))?;
+        if let Some(r) = it.checked_sub(1).and_then(|k| tr.rates.get(k)) {
+            q.write_buffer(
+                &d.totals,
+                total_at(it - 1),
+                bytemuck::bytes_of(&r.total.to_words()),
+            );
+        }
+        q.write_buffer(&d.totals, total_at(it), &[0u8; 16]);
+        g.run(|g, e| d.encode_pressure(g, e, which, it as u32))?;
         let want = tr.velocities.get(it).map(|v| flat(v)).unwrap_or_default();
         let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
         out.push(
@@ -956,53 +965,103 @@ fn verify_solve(
         if let Some(v) = tr.velocities.get(it) {
             g.write_vec3(&g.bufs.sorted_vel, v);
         }
-        g.run(|g, e| d.encode_rate(g, e, which))?;
+        g.run(|g, e| d.encode_rate(g, e, which, it as u32))?;
         let rate = tr.rates.get(it).cloned().unwrap_or_default();
         let got = g.read_f32(&d.kappa, n)?;
         out.push(
             kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, 1),
             Some(it),
         );
-        let got = g.read_f32(&d.residual_sums, rate.sums.len().max(1))?;
-        let sums_row = match scales {
-            Some(_) => compare_against(
-                &format!("{name}.rate.residual"),
-                &got,
-                &rate.sums,
-                &DensityScales::residual_sums(&rate.residual),
-                tol,
-            ),
-            None => compare_scaled(&format!("{name}.rate.residual"), &got, &rate.sums, tol),
+        // The residual total: the same integer where the residuals have the same bits; its
+        // mean within the tolerance elsewhere.
+        // The density solve's mean ρ*/ρ0 − 1 is judged relative to |x| + 1, a difference of
+        // numbers near 1 (as `DensityScales`).
+        let total = d.read_total(g, which, it as u32)?;
+        let (got_mean, want_mean) = (total.mean(n as u32), rate.total.mean(n as u32));
+        let scale = match scales {
+            Some(_) => (want_mean as f64).abs() + 1.0,
+            None => own_scale(want_mean as f64),
         };
-        out.push(sums_row, Some(it));
-        if !rate.sums.is_empty() {
-            q.write_buffer(&d.residual_sums, 0, bytemuck::cast_slice(&rate.sums));
+        let mut total_row = compare_against(
+            &format!("{name}.rate.residual"),
+            &[got_mean],
+            &[want_mean],
+            &[scale],
+            tol,
+        );
+        if tol == 0.0 && total != rate.total {
+            total_row.pass = false;
+            total_row.mismatches = total_row.mismatches.max(1);
         }
-        g.run(|g, e| d.encode_control(g, e, which))?;
-        let got = d.read_solve_state(g, which)?;
+        out.push(total_row, Some(it));
+        // The decision the next iteration's passes take, from the GPU's total (the passes
+        // themselves are judged by the row below and by the step's iteration counts).
+        let mut got_state = tr
+            .states
+            .get(it.wrapping_sub(1))
+            .copied()
+            .filter(|_| it > 0)
+            .unwrap_or_default();
+        let (eta, min_it) = match which {
+            cpu::dfsph::Solve::Divergence => (d.dp.eta_v, cpu::dfsph::MIN_ITERATIONS[0]),
+            cpu::dfsph::Solve::Density => (d.dp.eta_d, cpu::dfsph::MIN_ITERATIONS[1]),
+        };
+        cpu::dfsph::dfsph_control(
+            &mut got_state,
+            total,
+            n as u32,
+            cpu::dfsph::threshold(eta, n as u32),
+            min_it,
+            cap,
+            d.dp.max_iterations,
+        );
         let want = tr.states.get(it).copied().unwrap_or_default();
-        // The decision exactly; the mean residual it was taken on within the tolerance (a
-        // tolerance of 0 asks for the same bits).
         let mut state_row = compare_exact(
             &format!("{name}.control"),
-            &[got.iterations, got.done as u32],
+            &[got_state.iterations, got_state.done as u32],
             &[want.iterations, want.done as u32],
         );
-        let res = compare_float("", &[got.residual], &[want.residual], tol);
+        let res = compare_float("", &[got_state.residual], &[want.residual], tol);
         state_row.pass &= res.pass;
         state_row.mismatches += res.mismatches;
         state_row.max_rel_error = res.max_rel_error;
         out.push(state_row, Some(it));
         it += 1;
-        if got.done || it >= tr.states.len() || it > d.dp.max_iterations as usize {
+        if got_state.done || it >= tr.states.len() || it > d.dp.max_iterations as usize {
             let counts = compare_exact(
                 &format!("{name}.iterations"),
-                &[got.iterations, got.done as u32],
+                &[got_state.iterations, got_state.done as u32],
                 &[want.iterations, 1],
             );
             out.push(counts, None);
             break;
         }
+    }
+    // The iteration after the last must do nothing on the GPU: its passes decide so from the
+    // last total.
+    if it <= cap as usize {
+        if let Some(r) = tr.rates.last() {
+            q.write_buffer(
+                &d.totals,
+                total_at(it - 1),
+                bytemuck::bytes_of(&r.total.to_words()),
+            );
+        }
+        let before = g.read_vec3(&g.bufs.sorted_vel, n)?;
+        g.run(|g, e| {
+            d.encode_pressure(g, e, which, it as u32);
+            d.encode_rate(g, e, which, it as u32);
+        })?;
+        let after = g.read_vec3(&g.bufs.sorted_vel, n)?;
+        let skipped = d.read_total(g, which, it as u32)? == cpu::dfsph::Total::default();
+        out.push(
+            compare_exact(
+                &format!("{name}.converged_passes_skip"),
+                &[(after == before) as u32, skipped as u32],
+                &[1, 1],
+            ),
+            None,
+        );
     }
     let ks: Vec<[f32; 2]> = g.ctx.readback(&d.kappa_sum, n)?;
     let c = match which {
@@ -1105,9 +1164,11 @@ fn check_dfsph_step(
     let q = &g.ctx.queue;
     q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.start.density));
     q.write_buffer(&d.alpha, 0, bytemuck::cast_slice(&tr.start.alpha));
+    let caps = d.caps(&carry.budget);
     verify_solve(
         sim,
         Solve::Divergence,
+        caps[0],
         &tr.divergence,
         &tr.sorted.vel,
         None,
@@ -1182,6 +1243,7 @@ fn check_dfsph_step(
     verify_solve(
         sim,
         Solve::Density,
+        caps[1],
         &tr.density,
         predicted,
         Some(&scales),
@@ -1226,10 +1288,20 @@ fn check_dfsph_step(
     // ρ and α at the new positions from the CPU's: the neighbour threshold of α makes it
     // jump where a position's last bit moves a neighbour across h.
     g.upload(&tr.next);
+    // The solves' totals as the CPU had them, from which the statistics pass replays their
+    // decisions.
+    let slots = d.dp.max_iterations as usize + 1;
+    let mut totals = vec![[0u32; 4]; 2 * slots];
+    for (c, solve) in [&tr.divergence, &tr.density].into_iter().enumerate() {
+        for (k, r) in solve.rates.iter().enumerate() {
+            totals[c * slots + k] = r.total.to_words();
+        }
+    }
+    q.write_buffer(&d.totals, 0, bytemuck::cast_slice(&totals));
     g.run(|g, e| {
         g.encode_build(e);
         d.encode_density(g, e);
-        d.encode_stats(g, e);
+        d.encode_stats(g, e, caps);
     })?;
     out.push(
         compare_float("end.rho", &g.read_f32(&d.rho, n)?, &tr.end.density, tol),
@@ -1517,12 +1589,6 @@ mod tests {
         );
         // Three kappas summed weigh three times.
         assert!((sc.kappa(&[0.0, 0.0], 3)[0] - 3000.0).abs() < 1e-3);
-        let r = DensityScales::residual_sums(&[1e-3; 300]);
-        assert_eq!(r.len(), 2);
-        assert!(
-            (r[0] - 256.256).abs() < 1e-6 && (r[1] - 44.044).abs() < 1e-6,
-            "{r:?}"
-        );
     }
 
     #[test]

@@ -228,3 +228,73 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
         .collect();
     assert!((v[0] - v[1]).x <= 1e-6, "the pair still approaches: {v:?}");
 }
+
+/// Issue 35's count: a DFSPH step encodes two dispatches per iteration each solve may run,
+/// plus a constant, and how many it may run follows the counts of the steps before. On the
+/// 20k dam break (where the solves used to encode 831 dispatches a step whatever they ran)
+/// every step encodes exactly 2 (cap_v + cap_d) + 21 + 2L (L scan levels), and a step whose
+/// solves converged after as many iterations as the most of the steps their caps looked at
+/// (a steady state) at most 2 × (the iterations that ran) + 29 + 2L.
+#[test]
+fn a_dfsph_step_encodes_two_dispatches_per_iteration_it_may_run() {
+    let Some(ctx) = common::gpu() else { return };
+    let n = 20_000;
+    let probe = SphConfig::new(n as u32, ConfigOverrides::default()).unwrap();
+    let scene = Scene::new(SceneKind::DamBreak, n, probe.spacing, 0);
+    let (sp, fp, dp) = setup(
+        n,
+        None,
+        (scene.tank_min, scene.tank_max),
+        scene.fluid_size.y,
+    );
+    let state = Particles::new(scene.positions, scene.velocities);
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
+    let g = &sim.grid;
+    // dispatches_per_build() = 4 + 2L (hash, scan, scatter, order, reorder, density).
+    let constant = 17 + g.dispatches_per_build() as u64;
+    let mut budget = dfsph::IterationBudget::default();
+    let mut steady = 0;
+    for step in 1..=12 {
+        let caps = budget.caps(dfsph::MIN_ITERATIONS, dp.max_iterations);
+        let before = g.dispatches.get();
+        sim.submit_step().unwrap();
+        let encoded = g.dispatches.get() - before;
+        let block = sim.read_stats().unwrap();
+        let st = dfsph::DfsphStats::from_words(&block.dfsph);
+        let ran = [st.iterations_v, st.iterations_d];
+        assert!(
+            ran[0] <= caps[0] && ran[1] <= caps[1],
+            "step {step}: ran {ran:?} of {caps:?}"
+        );
+        if step > 1 {
+            assert_eq!(
+                encoded,
+                2 * u64::from(caps[0] + caps[1]) + constant,
+                "step {step}: caps {caps:?}"
+            );
+        }
+        let margin = dfsph::ITERATION_MARGIN;
+        if caps == [ran[0] + margin, ran[1] + margin] {
+            steady += 1;
+            let bound = 2 * u64::from(ran[0] + ran[1]) + constant + 8;
+            assert!(
+                encoded <= bound,
+                "step {step}: {encoded} dispatches for {ran:?} iterations (bound {bound})"
+            );
+        }
+        budget.push([
+            dfsph::Outcome {
+                encoded: caps[0],
+                iterations: ran[0],
+            },
+            dfsph::Outcome {
+                encoded: caps[1],
+                iterations: ran[1],
+            },
+        ]);
+    }
+    assert!(
+        steady > 0,
+        "no step ran as many iterations as its window's most"
+    );
+}

@@ -1,6 +1,8 @@
 // Stage `dfsph_pressure` (CPU mirror: src/cpu/dfsph/pressure.rs dfsph_pressure): the velocity update
-// of a DFSPH solve, one invocation per group of the grouped walk, dispatched indirectly
-// from the solve's control block (0 workgroups once the solve has converged).
+// of a DFSPH solve, one invocation per group of the grouped walk (dispatched indirectly from
+// group_args). Iteration k >= 1 (bind group 2, `iteration`) runs only if the solve goes on
+// after iteration k - 1's rate pass: every invocation decides from that pass's residual
+// total (totals, solve_again in common.wgsl), so no control pass runs between them.
 // Inputs (slot order): sorted_pos, slot_start, dfsph_rho, kappa, step_state[0] = dt, the
 // groups `order` listed (group_range, group_args).
 // Outputs: sorted_vel (in place) v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij,
@@ -28,6 +30,10 @@
 @group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
 @group(0) @binding(13) var<storage, read_write> obstacle_power: array<f32>;
+// Each rate pass's residual total, (low, high, NaN flag, 0) per iteration, the divergence
+// solve's max_iterations + 1 first, then the density solve's.
+@group(0) @binding(14) var<storage, read> totals: array<vec4<u32>>;
+@group(2) @binding(0) var<uniform> iteration: Iteration;
 
 struct Member {
     i: u32,
@@ -93,5 +99,9 @@ fn finish(m: Member, i: u32) {
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_pressure(@builtin(global_invocation_id) gid: vec3<u32>) {
-    walk_listed_group(gid.x);
+    let k = iteration.index;
+    let base = solve.which * (dfsph.max_iterations + 1u);
+    if k == 0u || solve_again(k - 1u, totals[base + k - 1u], solve, dfsph.max_iterations) {
+        walk_listed_group(gid.x);
+    }
 }

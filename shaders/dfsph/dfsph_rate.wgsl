@@ -1,9 +1,13 @@
 // Stage `dfsph_rate` (CPU mirror: src/cpu/dfsph/rate.rs dfsph_rate): a DFSPH solve's density
 // change rate, the stiffness it asks for, and the residual, one invocation per group of the
-// grouped walk, dispatched indirectly from the solve's control block.
+// grouped walk (dispatched indirectly from group_args). Iteration k (bind group 2) runs when
+// its pressure pass did (the same decision, solve_again on iteration k - 1's total) and adds
+// its residuals, in units of 2^-24 (fixed_residual), to the solve's total for k with 32-bit
+// integer atomics and a carry word: integer sums do not depend on the order, so the total
+// has the same bits on every device and on the CPU, and the next pass decides from it.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, step_state[0]
 // = dt, the groups `order` listed (group_range, group_args). Outputs: kappa (N), the residual
-// (N; stage dfsph_blocks reduces it per block of 256).
+// (N), totals[k] += (sum of fixed_residual, carry, NaN flag).
 // D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity),
 // plus near an obstacle sum_b psi_b (v_i - v_b) . gradW_ib over its boundary particles (bind
 // group 1, boundary.wgsl; v_b the surface's velocity).
@@ -28,6 +32,27 @@
 @group(0) @binding(11) var<storage, read_write> residual: array<f32>;
 @group(0) @binding(12) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(13) var<storage, read> group_args: array<u32, 4>;
+// (low, high, NaN flag, 0) per iteration (dfsph_pressure.wgsl).
+@group(0) @binding(14) var<storage, read_write> totals: array<atomic<u32>>;
+@group(2) @binding(0) var<uniform> iteration: Iteration;
+
+// The workgroup's share of the total, added to totals once.
+var<workgroup> wg_lo: atomic<u32>;
+var<workgroup> wg_hi: atomic<u32>;
+var<workgroup> wg_nan: atomic<u32>;
+
+// Adds r to the workgroup's 64-bit count (wg_lo, wg_hi): the carry is known from the old
+// low word.
+fn tally(r: f32) {
+    let v = fixed_residual(r);
+    let old = atomicAdd(&wg_lo, v);
+    if old > 0xffffffffu - v {
+        atomicAdd(&wg_hi, 1u);
+    }
+    if is_nan(r) {
+        atomicOr(&wg_nan, 1u);
+    }
+}
 
 struct Member {
     i: u32,
@@ -84,16 +109,52 @@ fn finish(m: Member, i: u32) {
             d = max(rate, 0.0);
         }
         kappa[i] = d / dt * max(a, 0.0);
-        residual[i] = d * dt / fluid.rest_density;
+        let r = d * dt / fluid.rest_density;
+        residual[i] = r;
+        tally(r);
     } else {
         let rho0 = fluid.rest_density;
         let rho_star = max(dfsph_rho[i] + dt * rate, rho0);
         kappa[i] = (rho_star - rho0) / (dt * dt) * abs(a);
-        residual[i] = rho_star / rho0 - 1.0;
+        let r = rho_star / rho0 - 1.0;
+        residual[i] = r;
+        tally(r);
     }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn dfsph_rate(@builtin(global_invocation_id) gid: vec3<u32>) {
-    walk_listed_group(gid.x);
+fn dfsph_rate(
+    @builtin(global_invocation_id) gid: vec3<u32>,
+    @builtin(local_invocation_id) lid: vec3<u32>,
+) {
+    let k = iteration.index;
+    let base = solve.which * (dfsph.max_iterations + 1u);
+    var runs = k == 0u || k == FIRST_RATE;
+    if !runs {
+        let j = base + k - 1u;
+        let w = vec4<u32>(
+            atomicLoad(&totals[4u * j]),
+            atomicLoad(&totals[4u * j + 1u]),
+            atomicLoad(&totals[4u * j + 2u]),
+            0u,
+        );
+        runs = solve_again(k - 1u, w, solve, dfsph.max_iterations);
+    }
+    if runs {
+        walk_listed_group(gid.x);
+    }
+    workgroupBarrier();
+    if lid.x == 0u && runs && k != FIRST_RATE {
+        let j = 4u * (base + k);
+        let lo = atomicLoad(&wg_lo);
+        let old = atomicAdd(&totals[j], lo);
+        var carry = 0u;
+        if old > 0xffffffffu - lo {
+            carry = 1u;
+        }
+        atomicAdd(&totals[j + 1u], atomicLoad(&wg_hi) + carry);
+        if atomicLoad(&wg_nan) != 0u {
+            atomicOr(&totals[j + 2u], 1u);
+        }
+    }
 }

@@ -1,12 +1,11 @@
 // Stage `dfsph_warm` (CPU mirror: src/cpu/dfsph/warm.rs dfsph_warm): a solve's starting stiffness
 // from what the same solve applied to the particle last step (SPlisHSPlasH's warm start):
 // half of it, and only where the solve finds compression now (kappa > 0 from the rate pass
-// just before); and the solve's control block reset so its first iteration runs.
+// just before).
 // Inputs: sorted_id (N), warm (N by particle id: (kappa_v dt, kappa dt^2) of the last step),
 // kappa (N, the rate pass's), step_state[0] = this solve's dt. Outputs: kappa (N, slot
 // order): 0.5 w.x / dt for the divergence-free solve, 0.5 w.y / (dt dt) for the
-// constant-density solve, 0 where kappa was not > 0; kappa_sum (the solve's component) = 0;
-// solve_state = (blocks, 1, 1, 0 iterations, 0 done, 0 residual).
+// constant-density solve, 0 where kappa was not > 0; kappa_sum (the solve's component) = 0.
 // Worked example: w = (2e-3, 8e-6), dt = 2e-3, kappa > 0 -> kappa_v = 0.5, kappa = 1.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
@@ -17,19 +16,10 @@
 @group(0) @binding(5) var<storage, read> step_state: array<f32, 4>;
 @group(0) @binding(6) var<storage, read_write> kappa: array<f32>;
 @group(0) @binding(7) var<storage, read_write> kappa_sum: array<vec2<f32>>;
-@group(0) @binding(8) var<storage, read_write> solve_state: array<u32, 8>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_warm(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = gid.x;
-    if k == 0u {
-        solve_state[0] = dfsph.blocks;
-        solve_state[1] = 1u;
-        solve_state[2] = 1u;
-        solve_state[3] = 0u;
-        solve_state[4] = 0u;
-        solve_state[5] = 0u;
-    }
     if k >= params.n {
         return;
     }

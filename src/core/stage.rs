@@ -85,8 +85,9 @@ stage_table! {
     DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::rate::dfsph_rate";
     /// `dfsph_blocks`: the residual blocks folded in a fixed tree.
     DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "cpu::dfsph::blocks::block_sums";
-    /// `dfsph_control`: the solve's convergence decision.
-    DfsphControl => "dfsph_control", Some(shaders::DFSPH_CONTROL), "cpu::dfsph::control::dfsph_control";
+    /// `dfsph_control`: the solve's convergence decision; on the GPU every invocation of the
+    /// next iteration's `dfsph_pressure` and `dfsph_rate` takes it (`solve_again`).
+    DfsphControl => "dfsph_control", None, "cpu::dfsph::control::dfsph_control";
     /// `dfsph_accel`: DFSPH's non-pressure accelerations.
     DfsphAccel => "dfsph_accel", Some(shaders::DFSPH_ACCEL), "cpu::dfsph::accel::dfsph_accel";
     /// `dfsph_timestep`: DFSPH's CFL and viscous step.

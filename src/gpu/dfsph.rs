@@ -1,9 +1,12 @@
 //! The DFSPH passes on the GPU (the `dfsph_*` stages; CPU mirror [`crate::cpu::dfsph`]), with
-//! their buffers. A solve is encoded as warm → pressure → rate → control, then
-//! `max_iterations` times pressure → rate → control, the pressure and rate passes dispatched
-//! indirectly from the solve's control block: the control pass decides on the GPU whether
-//! another iteration runs and writes 0 workgroups once the solve has converged, so nothing is
-//! read back per iteration.
+//! their buffers. A solve is encoded as rate → warm, then pressure → rate for the warm start
+//! and for each of the iterations the step may run, two dispatches an iteration: each rate
+//! pass adds its residuals to an integer total, and every invocation of the next iteration's
+//! two passes decides from that total whether the iteration runs (`solve_again`), so the
+//! decision stays on the GPU, no pass of one workgroup sits between iterations, and nothing
+//! is read back per iteration. How many iterations a step encodes comes from the counts of
+//! the step two before ([`IterationBudget`]), which the host has read by then; the CPU path
+//! caps its solves by the same rule.
 
 use wgpu::util::DeviceExt;
 
@@ -13,23 +16,24 @@ use super::neighbours::{
     storage_buffer,
 };
 use crate::core::Stage;
-use crate::cpu::dfsph::{DfsphStats, Solve, SolveState};
+use crate::cpu::dfsph::{DfsphStats, IterationBudget, Solve};
 use crate::params::{DfsphParams, SolveParams};
 use crate::{Result, shaders};
 
-/// One solve's bind groups and control block.
+/// One solve's bind groups and uniform block.
 struct SolveGroups {
-    // Bound in the bind groups; kept with them.
-    _params: wgpu::Buffer,
+    /// Its `SolveParams` (rewritten when the live count changes: the threshold follows N).
+    params: wgpu::Buffer,
     warm: wgpu::BindGroup,
     pressure: wgpu::BindGroup,
     rate: wgpu::BindGroup,
-    blocks: wgpu::BindGroup,
-    control: wgpu::BindGroup,
-    /// (x, 1, 1, iterations, done, residual bits, 0, 0): the indirect dispatch arguments of
-    /// the solve's pressure and rate passes, and where the solve stands.
-    state: wgpu::Buffer,
 }
+
+/// Bytes of one solve iteration's residual total: (low, high, NaN flag, 0).
+const TOTAL_BYTES: u64 = 16;
+
+/// The index of the rate pass before the warm start (`FIRST_RATE` in common.wgsl).
+const FIRST_RATE: u32 = u32::MAX;
 
 /// The DFSPH kernels and their buffers, for one N.
 pub struct GpuDfsph {
@@ -38,7 +42,6 @@ pub struct GpuDfsph {
     pressure: wgpu::ComputePipeline,
     rate: wgpu::ComputePipeline,
     blocks: wgpu::ComputePipeline,
-    control: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
     timestep_blocks: wgpu::ComputePipeline,
     /// Workgroups of `dfsph_timestep_blocks` (`neighbours::timestep_blocks`).
@@ -85,8 +88,14 @@ pub struct GpuDfsph {
     pub error_sums: wgpu::Buffer,
     /// See `error_sums`.
     pub error_maxima: wgpu::Buffer,
-    /// Residual block sums of the last rate pass.
-    pub residual_sums: wgpu::Buffer,
+    /// Each rate pass's residual total, (low, high, NaN flag, 0) per iteration k = 0 …
+    /// max_iterations of the divergence solve, then of the density solve.
+    pub totals: wgpu::Buffer,
+    // Entry k (at k × iteration_stride) holds `Iteration { index: k }`, k = 0 … max_iterations,
+    // then FIRST_RATE; bound with a dynamic offset as bind group 2 of the solves' passes.
+    iteration_bg: wgpu::BindGroup,
+    _iterations: wgpu::Buffer,
+    iteration_stride: u32,
     /// The density error per particle (N), which `dfsph_blocks` reduces.
     pub density_error: wgpu::Buffer,
     /// The last rate pass's residual per particle (N).
@@ -104,6 +113,19 @@ const SUBSTEP_ARGS_BYTES: u64 = 32;
 // Where substep k's (2..=K) arguments start in `substep_args`.
 fn substep_offset(k: u32) -> u64 {
     SUBSTEP_ARGS_BYTES * u64::from(k - 2)
+}
+
+/// The uniform block of solve `which` (0 divergence, 1 density) over `n` live particles: its
+/// fewest iterations and its threshold ([`crate::cpu::dfsph::threshold`]).
+fn solve_params(which: u32, dp: &DfsphParams, n: u32) -> SolveParams {
+    let i = which.min(1) as usize;
+    let thr = crate::cpu::dfsph::threshold([dp.eta_v, dp.eta_d][i], n);
+    SolveParams {
+        which,
+        min_iterations: crate::cpu::dfsph::MIN_ITERATIONS[i],
+        threshold_lo: thr as u32,
+        threshold_hi: (thr >> 32) as u32,
+    }
 }
 
 fn solve_index(s: Solve) -> usize {
@@ -147,8 +169,49 @@ impl GpuDfsph {
             let warm_buf = storage("sph.dfsph_warm", n64 * 8);
             let error_sums = storage("sph.dfsph_error_sums", blocks * 4);
             let error_maxima = storage("sph.dfsph_error_maxima", blocks * 4);
-            let residual_sums = storage("sph.dfsph_residual_sums", blocks * 4);
-            let residual_maxima = storage("sph.dfsph_residual_maxima", blocks * 4);
+            let slots = u64::from(dp.max_iterations) + 1;
+            let totals = storage("sph.dfsph_totals", 2 * slots * TOTAL_BYTES);
+            let stride = d.limits().min_uniform_buffer_offset_alignment.max(16);
+            let mut entries = vec![0u8; stride as usize * (slots as usize + 1)];
+            for k in 0..=slots as usize {
+                let index = if k < slots as usize {
+                    k as u32
+                } else {
+                    FIRST_RATE
+                };
+                let at = k * stride as usize;
+                entries[at..at + 4].copy_from_slice(&index.to_le_bytes());
+            }
+            let iterations = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.dfsph_iterations"),
+                contents: &entries,
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let iteration_l = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("sph.dfsph_iteration"),
+                entries: &[wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: true,
+                        min_binding_size: wgpu::BufferSize::new(16),
+                    },
+                    count: None,
+                }],
+            });
+            let iteration_bg = d.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("sph.dfsph_iteration"),
+                layout: &iteration_l,
+                entries: &[wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &iterations,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(16),
+                    }),
+                }],
+            });
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
             let residual = storage("sph.dfsph_residual", n64 * 4);
             let stats = storage("sph.dfsph_stats", 32);
@@ -178,7 +241,7 @@ impl GpuDfsph {
                 d,
                 "sph.dfsph_warm",
                 &[
-                    Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                    Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, ReadWrite,
                 ],
             );
             let pressure_l = layout(
@@ -186,7 +249,7 @@ impl GpuDfsph {
                 "sph.dfsph_pressure",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite,
-                    ReadWrite, Read, Read, ReadWrite,
+                    ReadWrite, Read, Read, ReadWrite, Read,
                 ],
             );
             let rate_l = layout(
@@ -194,18 +257,13 @@ impl GpuDfsph {
                 "sph.dfsph_rate",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite, ReadWrite, Read, Read,
+                    ReadWrite, ReadWrite, Read, Read, ReadWrite,
                 ],
             );
             let blocks_l = layout(
                 d,
                 "sph.dfsph_blocks",
                 &[Uniform, Read, ReadWrite, ReadWrite],
-            );
-            let control_l = layout(
-                d,
-                "sph.dfsph_control",
-                &[Uniform, Uniform, Uniform, Read, ReadWrite],
             );
             let accel_l = layout(
                 d,
@@ -233,13 +291,14 @@ impl GpuDfsph {
             let stats_l = layout(
                 d,
                 "sph.dfsph_stats",
-                &[Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite],
+                &[
+                    Uniform, Uniform, Read, Read, Read, Uniform, Uniform, Read, ReadWrite,
+                ],
             );
             let density_m = w("sph.dfsph_density", shaders::DFSPH_DENSITY);
             let warm_m = m("sph.dfsph_warm", shaders::DFSPH_WARM);
             let pressure_m = w("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
             let rate_m = w("sph.dfsph_rate", shaders::DFSPH_RATE);
-            let control_m = m("sph.dfsph_control", shaders::DFSPH_CONTROL);
             let blocks_m = m("sph.dfsph_blocks", shaders::DFSPH_BLOCKS);
             let accel_m = w("sph.dfsph_accel", shaders::DFSPH_ACCEL);
             let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
@@ -249,27 +308,8 @@ impl GpuDfsph {
 
             let solve = |which: Solve| {
                 let i = solve_index(which);
-                let sp = SolveParams {
-                    which: i as u32,
-                    min_iterations: match which {
-                        Solve::Divergence => 1,
-                        Solve::Density => 2,
-                    },
-                    eta: match which {
-                        Solve::Divergence => dp.eta_v,
-                        Solve::Density => dp.eta_d,
-                    },
-                    _pad: 0,
-                };
+                let sp = solve_params(i as u32, dp, b.n.get());
                 let sparams = uniform(&format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp));
-                let state = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(&format!("sph.dfsph_solve_state{i}")),
-                    contents: bytemuck::cast_slice(&[0u32, 1, 1, 0, 1, 0, 0, 0]),
-                    usage: wgpu::BufferUsages::STORAGE
-                        | wgpu::BufferUsages::INDIRECT
-                        | wgpu::BufferUsages::COPY_DST
-                        | wgpu::BufferUsages::COPY_SRC,
-                });
                 SolveGroups {
                     warm: bind_group(
                         d,
@@ -284,7 +324,6 @@ impl GpuDfsph {
                             step_state,
                             &kappa,
                             &kappa_sum,
-                            &state,
                         ],
                     ),
                     pressure: bind_group(
@@ -306,6 +345,7 @@ impl GpuDfsph {
                             &b.group_range,
                             &b.group_args,
                             obstacle_power,
+                            &totals,
                         ],
                     ),
                     rate: bind_group(
@@ -327,22 +367,10 @@ impl GpuDfsph {
                             &residual,
                             &b.group_range,
                             &b.group_args,
+                            &totals,
                         ],
                     ),
-                    blocks: bind_group(
-                        d,
-                        "sph.dfsph_blocks",
-                        &blocks_l,
-                        &[&b.params, &residual, &residual_sums, &residual_maxima],
-                    ),
-                    control: bind_group(
-                        d,
-                        "sph.dfsph_control",
-                        &control_l,
-                        &[&b.params, &params, &sparams, &residual_sums, &state],
-                    ),
-                    _params: sparams,
-                    state,
+                    params: sparams,
                 }
             };
             let solves = [solve(Solve::Divergence), solve(Solve::Density)];
@@ -361,19 +389,18 @@ impl GpuDfsph {
                 pressure: pipeline_groups(
                     d,
                     "sph.dfsph_pressure",
-                    &[&pressure_l, bl],
+                    &[&pressure_l, bl, &iteration_l],
                     &pressure_m,
                     "dfsph_pressure",
                 ),
-                rate: pipeline_groups(d, "sph.dfsph_rate", &[&rate_l, bl], &rate_m, "dfsph_rate"),
-                blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
-                control: pipeline(
+                rate: pipeline_groups(
                     d,
-                    "sph.dfsph_control",
-                    &control_l,
-                    &control_m,
-                    "dfsph_control",
+                    "sph.dfsph_rate",
+                    &[&rate_l, bl, &iteration_l],
+                    &rate_m,
+                    "dfsph_rate",
                 ),
+                blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
                 accel: pipeline(d, "sph.dfsph_accel", &accel_l, &accel_m, "dfsph_accel"),
                 timestep_blocks: pipeline(
                     d,
@@ -404,7 +431,13 @@ impl GpuDfsph {
                     &integrate_m,
                     "dfsph_integrate",
                 ),
-                stats_pipe: pipeline(d, "sph.dfsph_stats", &stats_l, &stats_m, "dfsph_stats"),
+                stats_pipe: pipeline_groups(
+                    d,
+                    "sph.dfsph_stats",
+                    &[&stats_l, &iteration_l, &iteration_l],
+                    &stats_m,
+                    "dfsph_stats",
+                ),
                 density_bg: bind_group(
                     d,
                     "sph.dfsph_density",
@@ -494,8 +527,9 @@ impl GpuDfsph {
                         &params,
                         &error_sums,
                         &error_maxima,
-                        &solves[0].state,
-                        &solves[1].state,
+                        &totals,
+                        &solves[0].params,
+                        &solves[1].params,
                         step_state,
                         &stats,
                     ],
@@ -516,7 +550,10 @@ impl GpuDfsph {
                 warm_buf,
                 error_sums,
                 error_maxima,
-                residual_sums,
+                totals,
+                iteration_bg,
+                _iterations: iterations,
+                iteration_stride: stride,
                 density_error,
                 residual,
                 stats,
@@ -560,13 +597,59 @@ impl GpuDfsph {
     }
 
     /// Follows the live particle count `n` (see [`GpuNeighbours::set_live`]): the reductions
-    /// fold ⌈n / 256⌉ blocks, as the CPU mirror's do.
+    /// fold ⌈n / 256⌉ blocks, as the CPU mirror's do, and the solves' thresholds follow n.
     pub fn set_live(&self, queue: &wgpu::Queue, n: u32) {
         let blocks = n.div_ceil(crate::params::REDUCE_BLOCK).max(1);
         if blocks != self.live_blocks.get() {
             self.live_blocks.set(blocks);
             let dp = DfsphParams { blocks, ..self.dp };
             queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&dp));
+        }
+        for (i, s) in self.solves.iter().enumerate() {
+            let sp = solve_params(i as u32, &self.dp, n);
+            queue.write_buffer(&s.params, 0, bytemuck::bytes_of(&sp));
+        }
+    }
+
+    /// The dynamic offset of iteration entry `index` (`FIRST_RATE` the last).
+    fn iteration_offset(&self, index: u32) -> u32 {
+        let k = if index == FIRST_RATE {
+            self.dp.max_iterations + 1
+        } else {
+            index
+        };
+        k * self.iteration_stride
+    }
+
+    /// A pass of `stage` with `pipe`, bind groups 0, 1, … from `bgs` and then the iteration
+    /// entries `at` (indices), dispatched indirectly from the groups `order` listed (or
+    /// over `workgroups`).
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch_at(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bgs: &[&wgpu::BindGroup],
+        at: &[u32],
+        workgroups: Option<u32>,
+    ) {
+        let mut pass = g.pass(e, stage);
+        pass.set_pipeline(pipe);
+        for (k, bg) in bgs.iter().enumerate() {
+            pass.set_bind_group(k as u32, *bg, &[]);
+        }
+        for (j, &index) in at.iter().enumerate() {
+            pass.set_bind_group(
+                (bgs.len() + j) as u32,
+                &self.iteration_bg,
+                &[self.iteration_offset(index)],
+            );
+        }
+        match workgroups {
+            Some(x) => pass.dispatch_workgroups(x, 1, 1),
+            None => pass.dispatch_workgroups_indirect(&g.bufs.group_args, 0),
         }
     }
 
@@ -582,75 +665,96 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_pressure` of `solve` (indirect).
-    pub fn encode_pressure(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+    /// Stage `dfsph_pressure` of `solve` at iteration `k` (0: the warm start's), which runs
+    /// only if the solve goes on after iteration k − 1.
+    pub fn encode_pressure(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        k: u32,
+    ) {
         let s = &self.solves[solve_index(solve)];
-        g.dispatch_indirect_groups(
+        self.dispatch_at(
+            g,
             e,
             Stage::DfsphPressure,
             &self.pressure,
             &[&s.pressure, &self.boundary_bg],
-            &s.state,
-            0,
+            &[k],
+            None,
         );
     }
 
-    /// Stage `dfsph_rate` of `solve` and `dfsph_blocks` of its residuals (indirect: the
-    /// control block's ⌈N/256⌉ workgroups cover every group, or 0 once converged).
-    pub fn encode_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+    /// Stage `dfsph_rate` of `solve` at iteration `k`, which runs when its pressure pass did
+    /// and adds its residuals to the total of k.
+    pub fn encode_rate(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        k: u32,
+    ) {
         let s = &self.solves[solve_index(solve)];
-        g.dispatch_indirect_groups(
+        self.dispatch_at(
+            g,
             e,
             Stage::DfsphRate,
             &self.rate,
             &[&s.rate, &self.boundary_bg],
-            &s.state,
-            0,
+            &[k],
+            None,
         );
-        g.dispatch_indirect(e, Stage::DfsphBlocks, &self.blocks, &s.blocks, &s.state);
     }
 
-    /// Stage `dfsph_control` of `solve` (one workgroup).
-    pub fn encode_control(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
-        let s = &self.solves[solve_index(solve)];
-        g.dispatch(e, Stage::DfsphControl, &self.control, &s.control, 1);
-    }
-
-    /// Stage `dfsph_rate` of `solve` over every particle, dispatched directly: the rate pass
-    /// before the warm start, which decides where it applies.
+    /// Clears the solve's totals and runs stage `dfsph_rate` over every particle: the rate
+    /// pass before the warm start, which decides where it applies (it totals nothing).
     /// The divergence-free solve's first pass is the step's first: with obstacles it also
     /// clears the power the pressure passes accumulate.
     pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         if let (Some(power), Solve::Divergence) = (&self.power, solve) {
             e.clear_buffer(power, 0, None);
         }
+        let slots = u64::from(self.dp.max_iterations) + 1;
+        let at = solve_index(solve) as u64 * slots * TOTAL_BYTES;
+        e.clear_buffer(&self.totals, at, Some(slots * TOTAL_BYTES));
         let s = &self.solves[solve_index(solve)];
-        g.dispatch_groups(
+        self.dispatch_at(
+            g,
             e,
             Stage::DfsphRate,
             &self.rate,
             &[&s.rate, &self.boundary_bg],
-            self.live_blocks.get(),
-        );
-        g.dispatch(
-            e,
-            Stage::DfsphBlocks,
-            &self.blocks,
-            &s.blocks,
-            self.live_blocks.get(),
+            &[FIRST_RATE],
+            None,
         );
     }
 
-    /// A whole solve: rate, warm, pressure, rate, control, then `max_iterations` times
-    /// pressure, rate, control (those of a converged solve dispatch nothing).
-    pub fn encode_solve(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+    /// A whole solve that may run `cap` iterations: rate, warm, then pressure and rate for the
+    /// warm start and for each iteration (those after the solve has converged do nothing).
+    pub fn encode_solve(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        cap: u32,
+    ) {
         self.encode_first_rate(g, e, solve);
         self.encode_warm(g, e, solve);
-        for _ in 0..=self.dp.max_iterations {
-            self.encode_pressure(g, e, solve);
-            self.encode_rate(g, e, solve);
-            self.encode_control(g, e, solve);
+        for k in 0..=cap.min(self.dp.max_iterations) {
+            self.encode_pressure(g, e, solve, k);
+            self.encode_rate(g, e, solve, k);
         }
+    }
+
+    /// The caps a step encodes with `budget` (divergence, density).
+    pub fn caps(&self, budget: &IterationBudget) -> [u32; 2] {
+        budget.caps(crate::cpu::dfsph::MIN_ITERATIONS, self.dp.max_iterations)
+    }
+
+    /// The caps of the step after the next with `budget` (the next in flight).
+    pub fn caps_ahead(&self, budget: &IterationBudget) -> [u32; 2] {
+        budget.caps_ahead(crate::cpu::dfsph::MIN_ITERATIONS, self.dp.max_iterations)
     }
 
     /// Stage `dfsph_accel`.
@@ -734,19 +838,35 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_stats` (one workgroup).
-    pub fn encode_stats(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        g.dispatch(e, Stage::DfsphStats, &self.stats_pipe, &self.stats_bg, 1);
+    /// Stage `dfsph_stats` (one workgroup) of a step whose solves encoded `caps` iterations.
+    pub fn encode_stats(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, caps: [u32; 2]) {
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphStats,
+            &self.stats_pipe,
+            &[&self.stats_bg],
+            &caps,
+            Some(1),
+        );
     }
 
-    /// Reads a solve's control block.
-    pub fn read_solve_state(&self, g: &GpuNeighbours, solve: Solve) -> Result<SolveState> {
-        let raw = g.read_u32(&self.solves[solve_index(solve)].state, 8)?;
-        Ok(SolveState {
-            iterations: raw[3],
-            done: raw[4] != 0,
-            residual: f32::from_bits(raw[5]),
-        })
+    /// Reads the residual total of `solve` after iteration `k`.
+    pub fn read_total(
+        &self,
+        g: &GpuNeighbours,
+        solve: Solve,
+        k: u32,
+    ) -> Result<crate::cpu::dfsph::Total> {
+        let slots = self.dp.max_iterations as usize + 1;
+        let all = g.read_u32(&self.totals, 4 * 2 * slots)?;
+        let at = 4 * (solve_index(solve) * slots + k as usize);
+        Ok(crate::cpu::dfsph::Total::from_words([
+            all[at],
+            all[at + 1],
+            all[at + 2],
+            all[at + 3],
+        ]))
     }
 
     /// Reads the statistics block (32 bytes).

@@ -2,7 +2,8 @@
 //! (WCSPH's in `wcsph.rs`, DFSPH's in `dfsph.rs`), the obstacles', the mouse force and the
 //! statistics, chained into one step.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -19,7 +20,7 @@ use crate::core::Particles;
 pub use crate::core::Snapshot;
 use crate::core::Stage;
 use crate::core::StatsBlock;
-use crate::cpu::dfsph::{DfsphCarry, Solve};
+use crate::cpu::dfsph::{DfsphCarry, DfsphStats, IterationBudget, Outcome, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::params::{FluidParams, SimParams, SolverParams};
 use crate::{Result, shaders};
@@ -53,6 +54,12 @@ pub struct Simulation {
     fault_after: Option<u64>,
     // Stage `emitter_probe`, built on first use.
     probe: std::cell::OnceCell<GpuProbe>,
+    // DFSPH: the iteration counts of the steps read so far (the last two) and the caps of the
+    // steps submitted but not yet read, oldest first.
+    budget: RefCell<(IterationBudget, VecDeque<[u32; 2]>)>,
+    // DFSPH: dispatches of the steps read so far whose iteration the solve did not run (they
+    // launch and exit at once), for `--bench`.
+    idle: Cell<u64>,
 }
 
 /// The buffers a renderer draws the held state from, whichever solver runs: positions and
@@ -182,6 +189,8 @@ impl Simulation {
                 .ok()
                 .and_then(|k| k.parse().ok()),
             probe: Default::default(),
+            budget: Default::default(),
+            idle: Cell::new(0),
         };
         sim.upload(state);
         Ok(sim)
@@ -462,6 +471,7 @@ impl Simulation {
     /// DFSPH: replaces the state carried between steps (warm start, previous dt).
     pub fn upload_carry(&self, carry: &DfsphCarry) {
         if let GpuSolver::Dfsph(d) = &self.solver {
+            *self.budget.borrow_mut() = (carry.budget, VecDeque::new());
             let q = &self.grid.ctx.queue;
             q.write_buffer(&d.warm_buf, 0, bytemuck::cast_slice(&carry.warm));
             q.write_buffer(
@@ -533,8 +543,9 @@ impl Simulation {
     /// statistics block.
     fn encode_dfsph_step(&self, e: &mut wgpu::CommandEncoder, d: &GpuDfsph) {
         let g = &self.grid;
+        let caps = self.next_caps(d);
         self.encode_prime(e);
-        d.encode_solve(g, e, Solve::Divergence);
+        d.encode_solve(g, e, Solve::Divergence, caps[0]);
         d.encode_accel(g, e);
         if self.interaction.is_some() {
             self.interact.encode(e, g.bufs.n.get());
@@ -548,21 +559,75 @@ impl Simulation {
             }
             d.encode_substep_predict(g, e, k);
         }
-        d.encode_solve(g, e, Solve::Density);
+        d.encode_solve(g, e, Solve::Density, caps[1]);
         d.encode_integrate(g, e);
         g.encode_build(e);
         d.encode_density(g, e);
-        d.encode_stats(g, e);
+        d.encode_stats(g, e, caps);
         self.primed.set(true);
     }
 
-    /// Runs `steps` steps in one submission.
-    pub fn step(&self, steps: u32) -> Result<()> {
-        self.grid.run(|_, e| {
-            for _ in 0..steps {
-                self.encode_step(e);
+    /// DFSPH: the caps of the step being encoded, from the counts of the step two before
+    /// ([`IterationBudget`]), which the host has read unless more than one step is in flight;
+    /// records them for the step's statistics block.
+    fn next_caps(&self, d: &GpuDfsph) -> [u32; 2] {
+        let mut b = self.budget.borrow_mut();
+        let (read, pending) = &mut *b;
+        let caps = match pending.len() {
+            0 => d.caps(read),
+            // The step before is in flight: the newest read is the one two before.
+            1 => d.caps_ahead(read),
+            // `step` and the driver keep at most one unread step ahead of an encode; were
+            // there more, the full count keeps the solve uncapped.
+            _ => [d.dp.max_iterations; 2],
+        };
+        pending.push_back(caps);
+        caps
+    }
+
+    /// DFSPH: records the counts of the oldest unread step from its statistics block.
+    fn record_counts(&self, block: &StatsBlock) {
+        if matches!(self.solver, GpuSolver::Dfsph(_)) {
+            let mut b = self.budget.borrow_mut();
+            let (read, pending) = &mut *b;
+            if let Some(caps) = pending.pop_front() {
+                let st = DfsphStats::from_words(&block.dfsph);
+                let unrun = caps[0].saturating_sub(st.iterations_v)
+                    + caps[1].saturating_sub(st.iterations_d);
+                self.idle.set(self.idle.get() + 2 * u64::from(unrun));
+                read.push([
+                    Outcome {
+                        encoded: caps[0],
+                        iterations: st.iterations_v,
+                    },
+                    Outcome {
+                        encoded: caps[1],
+                        iterations: st.iterations_d,
+                    },
+                ]);
             }
-        })
+        }
+    }
+
+    /// DFSPH: the dispatches of the steps read so far that belonged to iterations their solve
+    /// did not run (each launches and exits at once); 0 for WCSPH.
+    pub fn idle_dispatches(&self) -> u64 {
+        self.idle.get()
+    }
+
+    /// Runs `steps` steps, each submitted with its statistics block while the host reads the
+    /// block of the step before (DFSPH's caps need the counts of the step two before).
+    pub fn step(&self, steps: u32) -> Result<()> {
+        for k in 0..steps {
+            self.submit_step()?;
+            if k > 0 {
+                self.read_stats()?;
+            }
+        }
+        if steps > 0 {
+            self.read_stats()?;
+        }
+        Ok(())
     }
 
     /// Submits one step and its statistics block without waiting: [`Simulation::read_stats`]
@@ -601,7 +666,9 @@ impl Simulation {
 
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
     pub fn read_stats(&self) -> Result<StatsBlock> {
-        self.stats.read(&self.grid.ctx)
+        let block = self.stats.read(&self.grid.ctx)?;
+        self.record_counts(&block);
+        Ok(block)
     }
 
     /// Reads the current state, densities and last dt.
@@ -653,6 +720,7 @@ impl Simulation {
         Ok(Some(DfsphCarry {
             warm: flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect(),
             dt_prev,
+            budget: self.budget.borrow().0,
         }))
     }
 

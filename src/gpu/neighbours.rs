@@ -564,6 +564,9 @@ pub struct GpuNeighbours {
     pub bufs: NeighbourBuffers,
     /// Per-stage timestamp queries, where the adapter has them.
     pub timer: Option<StageTimer>,
+    /// Compute dispatches encoded so far (every stage's pass is one dispatch), for
+    /// `--bench` and the dispatch-count test.
+    pub dispatches: std::cell::Cell<u64>,
 }
 
 pub(crate) fn to_vec4(v: &[Vec3]) -> Vec<[f32; 4]> {
@@ -585,6 +588,7 @@ impl GpuNeighbours {
             pipes,
             bufs,
             timer,
+            dispatches: Default::default(),
         })
     }
 
@@ -660,6 +664,7 @@ impl GpuNeighbours {
         encoder: &'e mut wgpu::CommandEncoder,
         stage: Stage,
     ) -> wgpu::ComputePass<'e> {
+        self.dispatches.set(self.dispatches.get() + 1);
         encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(stage.label()),
             timestamp_writes: self.timer.as_ref().and_then(|t| t.writes(stage)),
@@ -751,18 +756,28 @@ impl GpuNeighbours {
     pub fn encode_scan(&self, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = self.pass(encoder, Stage::Scan);
         let levels = &self.bufs.scan;
+        let mut dispatched = 0;
         pass.set_pipeline(&self.pipes.scan_reduce);
         for level in levels {
             if let Some(bg) = &level.reduce {
                 pass.set_bind_group(0, bg, &[]);
                 pass.dispatch_workgroups(groups(level.len, SCAN_BLOCK), 1, 1);
+                dispatched += 1;
             }
         }
         pass.set_pipeline(&self.pipes.scan_block);
         for level in levels.iter().rev() {
             pass.set_bind_group(0, &level.block, &[]);
             pass.dispatch_workgroups(groups(level.len, SCAN_BLOCK), 1, 1);
+            dispatched += 1;
         }
+        // The pass counted one.
+        self.note_dispatches(dispatched - 1);
+    }
+
+    /// Counts `k` more dispatches than passes (a pass that dispatches several times).
+    pub(crate) fn note_dispatches(&self, k: u64) {
+        self.dispatches.set(self.dispatches.get() + k);
     }
 
     /// Stage `scatter`: one dispatch over N.

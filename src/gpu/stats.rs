@@ -130,6 +130,7 @@ impl GpuStats {
             pass.set_pipeline(&self.final_pipe);
             pass.dispatch_workgroups(1, 1, 1);
         }
+        g.note_dispatches(1);
         let st = &self.staging[slot];
         e.copy_buffer_to_buffer(&self.out, 0, st, 0, MAIN_BYTES);
         if let Some(d) = &self.dfsph {

@@ -122,6 +122,7 @@ pub fn without_outside(
             .map(|(w, _)| *w)
             .collect(),
         dt_prev: c.dt_prev,
+        budget: c.budget,
     });
     let snap = Snapshot {
         state,

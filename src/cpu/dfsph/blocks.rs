@@ -63,3 +63,63 @@ pub fn reduce_total(partials: &[f32]) -> f32 {
 pub fn reduce_max(partials: &[f32]) -> f32 {
     second_level(partials, f32::max)
 }
+
+/// One unit of a residual in the solves' fixed-point totals: 2⁻²⁴.
+pub const FIXED_ONE: f32 = 16_777_216.0;
+
+/// A residual as a fixed-point count of 2⁻²⁴, truncated; values ≥ 256 saturate and NaN counts
+/// 0 (the total's `nan` flag carries it). The GPU's `fixed_residual` (`dfsph_rate.wgsl`).
+pub fn fixed_residual(r: f32) -> u32 {
+    if r >= 256.0 {
+        u32::MAX
+    } else if r >= 0.0 {
+        (r * FIXED_ONE) as u32
+    } else {
+        0
+    }
+}
+
+/// A solve iteration's residual total: the exact sum of [`fixed_residual`] over the particles
+/// (the GPU adds them with 32-bit integer atomics and a carry word, so the order does not
+/// change the bits), and whether a residual was NaN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Total {
+    /// Σ fixed_residual(r_i).
+    pub sum: u64,
+    /// Some r_i was NaN.
+    pub nan: bool,
+}
+
+impl Total {
+    /// The total of `residual`.
+    pub fn of(residual: &[f32]) -> Self {
+        Total {
+            sum: residual.iter().map(|&r| u64::from(fixed_residual(r))).sum(),
+            nan: residual.iter().any(|r| r.is_nan()),
+        }
+    }
+
+    /// Its four words as the GPU stores them: (low, high, NaN flag, 0).
+    pub fn to_words(self) -> [u32; 4] {
+        [self.sum as u32, (self.sum >> 32) as u32, self.nan as u32, 0]
+    }
+
+    /// The inverse of [`Total::to_words`].
+    pub fn from_words(w: [u32; 4]) -> Self {
+        Total {
+            sum: u64::from(w[0]) | (u64::from(w[1]) << 32),
+            nan: w[2] != 0,
+        }
+    }
+
+    /// The mean residual over `n` particles in `f32`, with the GPU's operations
+    /// (`dfsph_stats.wgsl` `mean_of`); NaN where a residual was.
+    pub fn mean(self, n: u32) -> f32 {
+        if self.nan {
+            return f32::NAN;
+        }
+        let hi = (self.sum >> 32) as u32 as f32;
+        let lo = self.sum as u32 as f32;
+        (hi * 4_294_967_296.0 + lo) / FIXED_ONE / n as f32
+    }
+}

@@ -23,7 +23,7 @@ impl Solve {
     }
 }
 
-/// Where a solve stands: the GPU's `SolveState` block.
+/// Where a solve stands: what the host learns of it from the statistics block.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SolveState {
     /// Iterations run (pressure updates after the warm start).
@@ -34,24 +34,46 @@ pub struct SolveState {
     pub residual: f32,
 }
 
-/// Stage `dfsph_control`: the mean residual from the block sums; decides whether another
-/// iteration runs: while fewer than `min_iterations`, or the mean exceeds η, up to
-/// `max_iterations`. Returns whether it does.
+/// The fixed-point total a solve's mean residual must not exceed, over `n` particles:
+/// ⌊η n 2²⁴⌋ (so "total ≤ threshold" is "mean ≤ η" to one unit of 2⁻²⁴ per particle). The
+/// host computes it for both paths; the GPU reads it from the solve's uniform block.
+pub fn threshold(eta: f32, n: u32) -> u64 {
+    (f64::from(eta.max(0.0)) * f64::from(n) * f64::from(FIXED_ONE)).floor() as u64
+}
+
+/// Whether the solve goes on after the rate evaluation of iteration `j` with residual total
+/// `total`: while fewer than `min_iterations` ran, or the total exceeds the threshold (a NaN
+/// residual stops it, as a NaN mean did), up to `max_iterations`. Every invocation of the
+/// GPU's `dfsph_pressure` and `dfsph_rate` takes this decision from the same words
+/// (`again_after` in `dfsph_solve.wgsl`).
+pub fn again_after(
+    j: u32,
+    total: Total,
+    thr: u64,
+    min_iterations: u32,
+    max_iterations: u32,
+) -> bool {
+    j < max_iterations && (j < min_iterations || (!total.nan && total.sum > thr))
+}
+
+/// Stage `dfsph_control`, now the decision alone (the GPU takes it inside the passes of the
+/// next iteration): updates `state` after the rate evaluation of its iteration, and returns
+/// whether another iteration runs. `cap` is how many iterations the step encoded.
 pub fn dfsph_control(
     state: &mut SolveState,
-    sums: &[f32],
+    total: Total,
     n: u32,
-    eta: f32,
+    thr: u64,
     min_iterations: u32,
+    cap: u32,
     max_iterations: u32,
 ) -> bool {
     if state.done {
         return false;
     }
-    let mean = reduce_total(sums) / n as f32;
-    state.residual = mean;
-    let again =
-        state.iterations < max_iterations && (state.iterations < min_iterations || mean > eta);
+    state.residual = total.mean(n);
+    let again = state.iterations < cap
+        && again_after(state.iterations, total, thr, min_iterations, max_iterations);
     if again {
         state.iterations += 1;
     } else {
@@ -59,3 +81,78 @@ pub fn dfsph_control(
     }
     again
 }
+
+/// How many iterations a solve encoded and how many ran.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Outcome {
+    /// Iterations encoded (the cap).
+    pub encoded: u32,
+    /// Iterations run.
+    pub iterations: u32,
+}
+
+/// Iterations more than the steps before needed that a step encodes, so a count that grows
+/// slowly is never capped.
+pub const ITERATION_MARGIN: u32 = 2;
+
+/// How many steps' counts, from the one two before back, a step's caps look at: enough to
+/// cover the step-to-step spread of a solve's count at rest (the resting column's density
+/// solve varies between 2 and 12 or so from step to step).
+pub const BUDGET_WINDOW: usize = 8;
+
+/// The iterations each solve of a step may run, from the counts of the steps before: the GPU
+/// runs a step ahead of the host's reads, so the step two before is the newest whose
+/// statistics block the host has when it encodes this one, and the CPU path applies the same
+/// rule to its own counts so the paths stay bit for bit alike. A solve gets the most
+/// iterations it ran over the [`BUDGET_WINDOW`] steps from two before back, plus
+/// [`ITERATION_MARGIN`]; if the step two before ran every iteration it had (it was capped),
+/// or there is no such step (a run's first two steps), `max_iterations`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct IterationBudget {
+    /// The outcomes (divergence, density) of the last steps, newest first.
+    pub recent: [Option<[Outcome; 2]>; BUDGET_WINDOW + 1],
+}
+
+impl IterationBudget {
+    /// The caps (divergence, density) of the next step.
+    pub fn caps(&self, min: [u32; 2], max_iterations: u32) -> [u32; 2] {
+        caps_from(&self.recent[1..], min, max_iterations)
+    }
+
+    /// The caps of the step after the next (when the next is in flight): the newest
+    /// recorded step is then the one two before it.
+    pub fn caps_ahead(&self, min: [u32; 2], max_iterations: u32) -> [u32; 2] {
+        caps_from(&self.recent[..BUDGET_WINDOW], min, max_iterations)
+    }
+
+    /// Records a step's outcomes.
+    pub fn push(&mut self, o: [Outcome; 2]) {
+        self.recent.rotate_right(1);
+        self.recent[0] = Some(o);
+    }
+}
+
+/// The caps from `known`, the outcomes from the step two before back (newest first).
+fn caps_from(known: &[Option<[Outcome; 2]>], min: [u32; 2], max_iterations: u32) -> [u32; 2] {
+    let Some(newest) = known[0] else {
+        return [max_iterations; 2];
+    };
+    let cap = |c: usize| {
+        let want = if newest[c].iterations >= newest[c].encoded {
+            max_iterations
+        } else {
+            known
+                .iter()
+                .flatten()
+                .map(|o| o[c].iterations)
+                .max()
+                .unwrap_or(0)
+                + ITERATION_MARGIN
+        };
+        want.clamp(min[c], max_iterations.max(min[c]))
+    };
+    [cap(0), cap(1)]
+}
+
+/// The fewest iterations of each solve (divergence, density).
+pub const MIN_ITERATIONS: [u32; 2] = [1, 2];

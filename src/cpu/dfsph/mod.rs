@@ -121,6 +121,8 @@ pub struct DfsphCarry {
     pub warm: Vec<[f32; 2]>,
     /// dt of the last step (the divergence solve's dt), s.
     pub dt_prev: f32,
+    /// The solves' iteration counts of the last two steps, which cap the next step's.
+    pub budget: IterationBudget,
 }
 
 impl DfsphCarry {
@@ -129,6 +131,7 @@ impl DfsphCarry {
         Self {
             warm: vec![[0.0; 2]; n],
             dt_prev: dp.dt_max,
+            budget: IterationBudget::default(),
         }
     }
 }
@@ -165,15 +168,17 @@ pub fn solve(
     b: Option<&Boundary>,
     power: &mut [f32],
     dt: f32,
+    cap: u32,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> SolveTrace {
     let n = sorted.len();
     let (eta, min_it) = match which {
-        Solve::Divergence => (dp.eta_v, 1),
-        Solve::Density => (dp.eta_d, 2),
+        Solve::Divergence => (dp.eta_v, MIN_ITERATIONS[0]),
+        Solve::Density => (dp.eta_d, MIN_ITERATIONS[1]),
     };
+    let thr = threshold(eta, n as u32);
     // The density change rate at the current velocities: once before the solve, then once per
     // iteration.
     let rate_at = |vel: &[Vec3]| {
@@ -228,10 +233,11 @@ pub fn solve(
         let again = timed(Stage::DfsphControl, || {
             dfsph_control(
                 &mut state,
-                &rate.sums,
+                rate.total,
                 n as u32,
-                eta,
+                thr,
                 min_it,
+                cap,
                 dp.max_iterations,
             )
         });
@@ -347,6 +353,7 @@ pub fn dfsph_step_with(
     };
     let mut vel = sorted.vel.clone();
     let dt_v = carry.dt_prev;
+    let caps = carry.budget.caps(MIN_ITERATIONS, dp.max_iterations);
     let divergence = solve(
         record,
         Solve::Divergence,
@@ -357,6 +364,7 @@ pub fn dfsph_step_with(
         b,
         &mut power,
         dt_v,
+        caps[0],
         sp,
         fp,
         dp,
@@ -402,6 +410,7 @@ pub fn dfsph_step_with(
         b,
         &mut power,
         dt,
+        caps[1],
         sp,
         fp,
         dp,
@@ -428,6 +437,17 @@ pub fn dfsph_step_with(
     let n = next.len() as u32;
     let dv = divergence.states.last().copied().unwrap_or_default();
     let dd = density.states.last().copied().unwrap_or_default();
+    let mut budget = carry.budget;
+    budget.push([
+        Outcome {
+            encoded: caps[0],
+            iterations: dv.iterations,
+        },
+        Outcome {
+            encoded: caps[1],
+            iterations: dd.iterations,
+        },
+    ]);
     let stats = timed(Stage::DfsphStats, || DfsphStats {
         iterations_v: dv.iterations,
         residual_v: dv.residual,
@@ -451,7 +471,11 @@ pub fn dfsph_step_with(
         substeps,
         density,
         next,
-        carry: DfsphCarry { warm, dt_prev: dt },
+        carry: DfsphCarry {
+            warm,
+            dt_prev: dt,
+            budget,
+        },
         next_grid,
         next_sorted,
         end,
@@ -757,6 +781,7 @@ mod tests {
             None,
             &mut [],
             1e-3,
+            dp.max_iterations,
             &sp,
             &fp,
             &dp,
@@ -782,17 +807,110 @@ mod tests {
 
     #[test]
     fn control_stops_at_tolerance_after_the_minimum() {
+        let zero = Total::default();
         let mut s = SolveState::default();
-        assert!(dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
-        assert!(dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
-        assert!(!dfsph_control(&mut s, &[0.0], 1, 0.1, 2, 100));
+        assert!(dfsph_control(&mut s, zero, 1, 1 << 20, 2, 100, 100));
+        assert!(dfsph_control(&mut s, zero, 1, 1 << 20, 2, 100, 100));
+        assert!(!dfsph_control(&mut s, zero, 1, 1 << 20, 2, 100, 100));
         assert_eq!(s.iterations, 2);
         assert!(s.done);
+        // A mean of 1 over one particle against η = 0.1: on to the limit, 3 …
+        let one = Total::of(&[1.0]);
+        let thr = threshold(0.1, 1);
         let mut s = SolveState::default();
         for _ in 0..3 {
-            assert!(dfsph_control(&mut s, &[1.0], 1, 0.1, 1, 3));
+            assert!(dfsph_control(&mut s, one, 1, thr, 1, 100, 3));
         }
-        assert!(!dfsph_control(&mut s, &[1.0], 1, 0.1, 1, 3));
+        assert!(!dfsph_control(&mut s, one, 1, thr, 1, 100, 3));
         assert_eq!((s.iterations, s.residual), (3, 1.0));
+        // … or to the step's cap, 2.
+        let mut s = SolveState::default();
+        for _ in 0..2 {
+            assert!(dfsph_control(&mut s, one, 1, thr, 1, 2, 100));
+        }
+        assert!(!dfsph_control(&mut s, one, 1, thr, 1, 2, 100));
+        assert_eq!(s.iterations, 2);
+        // A NaN residual stops the solve and reads as NaN.
+        let mut s = SolveState {
+            iterations: 1,
+            ..Default::default()
+        };
+        assert!(!dfsph_control(
+            &mut s,
+            Total::of(&[f32::NAN, 1.0]),
+            2,
+            thr,
+            1,
+            100,
+            100
+        ));
+        assert!(s.residual.is_nan());
+    }
+
+    #[test]
+    fn residual_totals_are_exact_integer_sums() {
+        // 0.25 is 2^22 units; 300 of them need the carry word's bit 0 past 2^32.
+        let v = vec![0.25f32; 1100];
+        let t = Total::of(&v);
+        assert_eq!(t.sum, 1100 << 22);
+        assert_eq!(t.to_words(), [(1100u64 << 22) as u32, 1, 0, 0]);
+        assert_eq!(Total::from_words(t.to_words()), t);
+        assert_eq!(t.mean(1100), 0.25);
+        // Truncated to 2^-24; saturated at 256; NaN and negatives count 0.
+        assert_eq!(fixed_residual(1.5e-7), 2);
+        assert_eq!(fixed_residual(300.0), u32::MAX);
+        assert_eq!(fixed_residual(f32::NAN), 0);
+        assert_eq!(fixed_residual(-1.0), 0);
+        // mean ≤ η ⇔ total ≤ ⌊η n 2^24⌋, to one unit: η = 1e-4 over 3 particles.
+        assert_eq!(threshold(1e-4, 3), 5033);
+        let at = Total {
+            sum: 5033,
+            nan: false,
+        };
+        assert!(!again_after(5, at, 5033, 2, 100));
+        assert!(again_after(5, Total { sum: 5034, ..at }, 5033, 2, 100));
+        assert!(
+            again_after(1, at, 5033, 2, 100),
+            "below the fewest iterations"
+        );
+    }
+
+    #[test]
+    fn caps_follow_the_counts_of_the_steps_before() {
+        let o = |encoded, iterations| Outcome {
+            encoded,
+            iterations,
+        };
+        let mut b = IterationBudget::default();
+        assert_eq!(
+            b.caps(MIN_ITERATIONS, 100),
+            [100, 100],
+            "no history: uncapped"
+        );
+        b.push([o(100, 1), o(100, 5)]);
+        assert_eq!(
+            b.caps(MIN_ITERATIONS, 100),
+            [100, 100],
+            "one step: still none two before"
+        );
+        assert_eq!(
+            b.caps_ahead(MIN_ITERATIONS, 100),
+            [3, 7],
+            "with the next in flight"
+        );
+        b.push([o(100, 3), o(100, 9)]);
+        // Converged two steps before: the most it used in the window and the margin.
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3, 7]);
+        b.push([o(3, 3), o(7, 4)]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [5, 11]);
+        b.push([o(5, 1), o(11, 2)]);
+        // Ran every iteration it had two steps before: the limit; never below the fewest.
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [100, 11]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 5), [5, 5]);
+        // The window forgets: after BUDGET_WINDOW more steps of one iteration, 1 + 2.
+        for _ in 0..BUDGET_WINDOW + 1 {
+            b.push([o(3, 1), o(4, 1)]);
+        }
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3, 3]);
     }
 }

@@ -22,8 +22,8 @@ pub struct Rate {
     pub kappa: Vec<f32>,
     /// Each particle's residual.
     pub residual: Vec<f32>,
-    /// The residual's block sums.
-    pub sums: Vec<f32>,
+    /// The residuals' fixed-point total.
+    pub total: Total,
 }
 
 /// The density change rates Dρ_k/Dt = Σ_j m (v_k − v_j)·∇W_kj of the group
@@ -110,7 +110,7 @@ pub fn stiffness(
 
 /// Stage `dfsph_rate`: the density change rate from the current velocities, the stiffness it
 /// asks for and the residual (divergence: max(Dρ/Dt, 0)·dt/ρ0; density: ρ*/ρ0 − 1 with
-/// ρ* = max(ρ + dt Dρ/Dt, ρ0)), with the residual's block sums.
+/// ρ* = max(ρ + dt Dρ/Dt, ρ0)), with the residuals' fixed-point total.
 #[allow(clippy::too_many_arguments)]
 pub fn dfsph_rate(
     solve: Solve,
@@ -150,7 +150,7 @@ pub fn dfsph_rate(
             .into_iter()
             .unzip();
     Rate {
-        sums: block_sums(&residual),
+        total: Total::of(&residual),
         kappa,
         residual,
     }
