@@ -148,18 +148,15 @@ fn fixed_residual(r: f32) -> u32 {
     return f;
 }
 
-fn is_nan(x: f32) -> bool {
-    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
+// The bits atomicMax folds a maximum of non-negative floats by: they order as the floats do;
+// 0 and -0 give 0, and a NaN's bits are larger than any number's, so a NaN wins as it should
+// not go unseen. Worked example: max_bits(1.5) = 0x3fc00000.
+fn max_bits(x: f32) -> u32 {
+    return select(bitcast<u32>(x), 0u, x <= 0.0);
 }
 
-// The mean residual of a total over n particles, NaN where a residual was
-// (src/cpu/dfsph/blocks.rs Total::mean). hi * 2^32 is exact, so a fused multiply-add gives
-// the same bits.
-fn mean_of(w: vec4<u32>, n: u32) -> f32 {
-    if w.z != 0u {
-        return bitcast<f32>(0x7fc00000u);
-    }
-    return (f32(w.y) * 4294967296.0 + f32(w.x)) / 16777216.0 / f32(n);
+fn is_nan(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7fffffffu) > 0x7f800000u;
 }
 
 // floor(p * inv_h): multiply by the reciprocal exactly as the CPU does, never divide.

@@ -3,9 +3,12 @@
 //
 // Multi-dispatch reduce-then-scan, safe without forward progress between workgroups:
 //   level 0 holds the T counts; `scan_reduce` writes each 2048-element block's sum to level 1;
-//   repeat until a level fits one block; `scan_block` scans the top level in place (offset 0);
+//   repeat until a level fits one block (the top, at most 2048 sums); `scan_block_top` scans
+//   the level below the top, each workgroup summing the top's entries before its own block for
+//   its offset (at most 2048 integers, so the top needs no pass of one workgroup of its own);
 //   then `scan_block` scans each lower level's blocks in place, adding the block's offset from
-//   the (now scanned) level above. T ≤ 2048: 1 dispatch; T ≤ 2048²: 3; T ≤ 2^24: 5.
+//   the (now scanned) level above. T ≤ 2048: 1 dispatch (`scan_block` alone, offset 0);
+//   T ≤ 2048²: 2; T ≤ 2^24: 4.
 // Inputs: data (len counts, capacity len + 1), sums (block offsets, or 0 at the top).
 // Outputs: data[0..len) exclusive prefix sums, data[len] the total; `scan_reduce`: sums.
 // Worked example, len 4: data [2, 0, 1, 0] → [0, 2, 2, 3, 3].
@@ -82,8 +85,42 @@ fn scan_reduce(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn scan_block(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_id) wg: vec3<u32>) {
+    scan_in_place(lid3.x, wg.x, sums[wg.x]);
+}
+
+var<workgroup> top_offset: u32;
+
+// The level below the top: block w's offset is the sum of the top's (unscanned) entries
+// 0..w, the lanes taking entries lid, lid + 256, ... and lane 0 adding their 256 partials.
+// Worked example: top [5, 2, 7], block 2 -> offset 7.
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn scan_block_top(
+    @builtin(local_invocation_id) lid3: vec3<u32>,
+    @builtin(workgroup_id) wg: vec3<u32>,
+) {
     let lid = lid3.x;
-    let base = wg.x * SCAN_BLOCK + lid * SCAN_ITEMS;
+    var part = 0u;
+    for (var j = lid; j < wg.x; j = j + WORKGROUP_SIZE) {
+        part = part + sums[j];
+    }
+    partial[lid] = part;
+    workgroupBarrier();
+    if lid == 0u {
+        var run = 0u;
+        for (var k = 0u; k < WORKGROUP_SIZE; k = k + 1u) {
+            run = run + partial[k];
+        }
+        top_offset = run;
+    }
+    workgroupBarrier();
+    let offset = top_offset;
+    // workgroup_inclusive_scan reuses `partial`: every lane has passed the barrier above.
+    scan_in_place(lid, wg.x, offset);
+}
+
+// Scans block w of `data` in place from `offset`; writes the total at data[len].
+fn scan_in_place(lid: u32, w: u32, offset: u32) {
+    let base = w * SCAN_BLOCK + lid * SCAN_ITEMS;
     var items: array<u32, SCAN_ITEMS>;
     var total = 0u;
     for (var k = 0u; k < SCAN_ITEMS; k = k + 1u) {
@@ -95,7 +132,7 @@ fn scan_block(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_
         items[k] = v;
         total = total + v;
     }
-    var running = sums[wg.x] + workgroup_inclusive_scan(lid, total) - total;
+    var running = offset + workgroup_inclusive_scan(lid, total) - total;
     for (var k = 0u; k < SCAN_ITEMS; k = k + 1u) {
         let idx = base + k;
         if idx < scan.len {

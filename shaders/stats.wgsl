@@ -1,21 +1,17 @@
-// Stage `stats` (CPU mirror: src/cpu/stats.rs): a step's statistics reduced on the device
-// to a block of a few bytes, so a run reads back 104 bytes per step instead of the state.
-// Entry points:
-// - stats_blocks, one invocation per particle: per particle |v|² = (vx² + vy²) + vz²,
-//   y − y_floor, ρ, max(ρ − ρ0, 0) and the Tait energy ẽ(ρ) (sums; see eos_energy), |v|², ρ,
-//   x, max(ρ − ρ0, 0) (maxima), ρ (minimum),
-//   outside the tank (count), non-finite position / velocity / density (bits 1, 2, 4, from the
-//   exponent bits: WGSL may assume floats are finite) and the smallest id with one; each
-//   workgroup reduces its 256 in the fixed tree (s[l] ∘= s[l + half], half = 128 … 1) into
-//   blocks[4 wid .. 4 wid + 4], with the ids of the largest ρ and |v|² (smaller id on a tie),
-//   the ẽ sum and the sum of m · obstacle_power (the power moving obstacles put in, W);
-// - stats_final, one workgroup: lane l folds blocks l, l + 256, … in order, then the tree;
-//   lane 0 writes the block `out` (struct StatsBlock): sums, maxima, min ρ, outside,
-//   non-finite bits, first bad id, dt (step_state[0]), N, the id of the largest ρ, the id of
-//   the largest |v|², Σẽ and Σ m · obstacle_power.
-// Sums pad with 0, extremes with the first particle's (or block's) own values: no infinity.
-// Inputs: pos, vel, id, density, obstacle_power (one order), step_state. Output: out (18
-// words; the host copies the DFSPH block behind it).
+// Stage `stats` (CPU mirror: src/cpu/stats.rs): a step's statistics reduced on the device to a
+// 64-byte block per 256 particles, which the host reads back and folds (cpu::stats::fold_blocks:
+// lane l folds blocks l, l + 256, ... in order, then the tree), so no pass of one workgroup
+// runs on the device and a run reads back N / 4 bytes per step instead of the state.
+// stats_blocks, one invocation per particle: per particle |v|² = (vx² + vy²) + vz²,
+// y − y_floor, ρ, max(ρ − ρ0, 0) and the Tait energy ẽ(ρ) (sums; see eos_energy), |v|², ρ,
+// x, max(ρ − ρ0, 0) (maxima), ρ (minimum), outside the tank (count), non-finite position /
+// velocity / density (bits 1, 2, 4, from the exponent bits: WGSL may assume floats are finite)
+// and the smallest id with one; each workgroup reduces its 256 in the fixed tree
+// (s[l] ∘= s[l + half], half = 128 … 1) into blocks[4 wid .. 4 wid + 4], with the ids of the
+// largest ρ and |v|² (smaller id on a tie), the ẽ sum and the sum of m · obstacle_power (the
+// power moving obstacles put in, W).
+// Sums pad with 0, extremes with the first particle's own values: no infinity.
+// Inputs: pos, vel, id, density, obstacle_power (one order). Output: blocks (16 words each).
 // Worked example: two particles at rest, ρ = 1001 and 999 (ρ0 = 1000), heights 0.1 and 0.3:
 // sums (0, 0.4, 2000, 1), maxima (0, 1001, x, 1), min 999; Σẽ = ẽ(1.001) ≈ 3.502e-6 (ρ = 999
 // stores none: the pressure is clamped at 0 there).
@@ -27,26 +23,7 @@
 @group(0) @binding(4) var<storage, read> id: array<u32>;
 @group(0) @binding(5) var<storage, read> density: array<f32>;
 @group(0) @binding(6) var<storage, read_write> blocks: array<vec4<u32>>;
-@group(0) @binding(7) var<storage, read> step_state: array<f32, 4>;
-@group(0) @binding(8) var<storage, read_write> out: StatsBlock;
-@group(0) @binding(9) var<storage, read> obstacle_power: array<f32>;
-
-// The general statistics block (src/core/stats.rs StatsBlock, field for field, without the
-// DFSPH block the host copies behind it).
-struct StatsBlock {
-    sums: array<f32, 4>,
-    maxima: array<f32, 4>,
-    density_min: f32,
-    outside: u32,
-    non_finite: u32,
-    first_bad_id: u32,
-    dt: f32,
-    n: u32,
-    density_max_id: u32,
-    speed_max_id: u32,
-    eos: f32,
-    power: f32,
-}
+@group(0) @binding(7) var<storage, read> obstacle_power: array<f32>;
 
 struct Item {
     sums: vec4<f32>,
@@ -180,41 +157,5 @@ fn stats_blocks(
         blocks[4u * wid.x + 1u] = bitcast<vec4<u32>>(r.maxima);
         blocks[4u * wid.x + 2u] = r.rest;
         blocks[4u * wid.x + 3u] = vec4<u32>(r.ids, bitcast<u32>(r.eos), bitcast<u32>(r.power));
-    }
-}
-
-fn block(j: u32) -> Item {
-    return Item(
-        bitcast<vec4<f32>>(blocks[4u * j]),
-        bitcast<vec4<f32>>(blocks[4u * j + 1u]),
-        blocks[4u * j + 2u],
-        blocks[4u * j + 3u].xy,
-        bitcast<f32>(blocks[4u * j + 3u].z),
-        bitcast<f32>(blocks[4u * j + 3u].w),
-    );
-}
-
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn stats_final(@builtin(local_invocation_id) lid: vec3<u32>) {
-    let l = lid.x;
-    let count = (params.n + WORKGROUP_SIZE - 1u) / WORKGROUP_SIZE;
-    var it = padding(block(0u));
-    for (var j = l; j < count; j = j + WORKGROUP_SIZE) {
-        it = combine(it, block(j));
-    }
-    let r = reduce_items(l, it);
-    if l == 0u {
-        out.sums = array<f32, 4>(r.sums.x, r.sums.y, r.sums.z, r.sums.w);
-        out.maxima = array<f32, 4>(r.maxima.x, r.maxima.y, r.maxima.z, r.maxima.w);
-        out.density_min = bitcast<f32>(r.rest.x);
-        out.outside = r.rest.y;
-        out.non_finite = r.rest.z;
-        out.first_bad_id = r.rest.w;
-        out.dt = step_state[0];
-        out.n = params.n;
-        out.density_max_id = r.ids.x;
-        out.speed_max_id = r.ids.y;
-        out.eos = r.eos;
-        out.power = r.power;
     }
 }

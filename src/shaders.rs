@@ -89,7 +89,8 @@ pub const FORCES: &str = include_str!("../shaders/wcsph/forces.wgsl");
 pub const TIMESTEP: &str = include_str!("../shaders/wcsph/timestep.wgsl");
 /// Stage `integrate`: symplectic Euler and the tank walls.
 pub const INTEGRATE: &str = include_str!("../shaders/wcsph/integrate.wgsl");
-/// Stage `stats`: the step's statistics block (entry points `stats_blocks`, `stats_final`).
+/// Stage `stats`: the step's statistics, one block per 256 particles (`stats_blocks`); the host
+/// folds them.
 pub const STATS: &str = include_str!("../shaders/stats.wgsl");
 /// Stage `interact`: the viewer's mouse force around the cursor ray.
 pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
@@ -114,8 +115,6 @@ pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/dfsph/dfsph_timestep.w
 pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph/dfsph_predict.wgsl");
 /// Stage `dfsph_integrate`: positions, and the warm-start store.
 pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph/dfsph_integrate.wgsl");
-/// Stage `dfsph_stats`: the step's statistics block.
-pub const DFSPH_STATS: &str = include_str!("../shaders/dfsph/dfsph_stats.wgsl");
 /// Stage `emitter_probe`: the fluid in the slab an emitter's next layer would fill.
 pub const EMITTER_PROBE: &str = include_str!("../shaders/emitter_probe.wgsl");
 /// Stage `grain_contacts`: the colliding spheres' contact forces (CPU mirror:
@@ -137,7 +136,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 30] = [
+pub const STAGES: [(&str, &str); 29] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -164,7 +163,6 @@ pub const STAGES: [(&str, &str); 30] = [
     ("dfsph_timestep", DFSPH_TIMESTEP),
     ("dfsph_predict", DFSPH_PREDICT),
     ("dfsph_integrate", DFSPH_INTEGRATE),
-    ("dfsph_stats", DFSPH_STATS),
     ("emitter_probe", EMITTER_PROBE),
     ("grain_contacts", GRAIN_CONTACTS),
     ("grain_integrate", GRAIN_INTEGRATE),

@@ -167,14 +167,14 @@ fn gpu_steps_keep_every_particle_in_the_tank_and_finite() {
     );
 }
 
-/// A headless GPU run maps the 96-byte statistics block once per step and nothing else,
+/// A headless GPU run maps its statistics once per step (64 bytes per 256 particles and the
+/// 16-byte step state, 400 bytes at 1 500 particles) and nothing else,
 /// except the whole state where a frame is exported (counted on a device of its own, so
 /// other tests' readbacks do not count).
 #[test]
 fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     use std::sync::atomic::Ordering::Relaxed;
 
-    use gpu_sph::gpu::stats::STATS_BYTES;
     use gpu_sph::run::{Export, Outputs, Until, run};
 
     if common::gpu().is_none() {
@@ -210,11 +210,13 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     )
     .unwrap();
     let (maps, bytes, largest) = counts();
+    let stats_bytes = sim.stats.bytes_per_step();
+    assert_eq!(stats_bytes, 1500u64.div_ceil(256) * 64 + 16);
     assert!(snap.is_none());
     assert_eq!(last.unwrap().step, 12);
     assert_eq!(maps - maps0, 12, "one mapping per step");
-    assert_eq!(bytes - bytes0, 12 * STATS_BYTES);
-    assert_eq!(largest, STATS_BYTES, "nothing larger than the block");
+    assert_eq!(bytes - bytes0, 12 * stats_bytes);
+    assert_eq!(largest, stats_bytes, "nothing larger than the statistics");
 
     // Frames at steps 0, 5 and 10: the state is read there, and only there.
     let dir = std::env::temp_dir().join(format!("gpu_sph_mapped_{}", std::process::id()));
@@ -245,7 +247,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     let (maps2, bytes2, _) = counts();
     // A snapshot reads positions and velocities (vec4), ids, densities and the step state.
     let snapshot = (n * (16 + 16 + 4 + 4) + 16) as u64;
-    assert_eq!(bytes2 - bytes, 12 * STATS_BYTES + 3 * snapshot);
+    assert_eq!(bytes2 - bytes, 12 * stats_bytes + 3 * snapshot);
     assert_eq!(maps2 - maps, 12 + 3 * 5);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
     std::fs::remove_dir_all(&dir).ok();

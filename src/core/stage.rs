@@ -96,8 +96,9 @@ stage_table! {
     DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "cpu::dfsph::predict::dfsph_predict";
     /// `dfsph_integrate`: positions, warm-start stiffness and the tank's clamp.
     DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "cpu::dfsph::integrate::dfsph_integrate";
-    /// `dfsph_stats`: DFSPH's 8-word statistics block (built at the end of the CPU's step).
-    DfsphStats => "dfsph_stats", Some(shaders::DFSPH_STATS), "cpu::dfsph::dfsph_step";
+    /// `dfsph_stats`: DFSPH's 8-word statistics block, folded on the host on both paths from
+    /// the density error's blocks and the solves' residual totals.
+    DfsphStats => "dfsph_stats", None, "cpu::dfsph::dfsph_stats";
     /// `stats`: the statistics block of either solver.
     Stats => "stats", Some(shaders::STATS), "cpu::stats::stats_block";
     /// `emitter_probe`: the fluid in the slabs emitters' layers would fill.

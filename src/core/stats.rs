@@ -1,5 +1,6 @@
-//! The statistics blocks a step hands its driver: the general block (`stats.wgsl`, its CPU
-//! twin `cpu::stats`) and DFSPH's (`dfsph_stats.wgsl`), copied behind it.
+//! The statistics blocks a step hands its driver: the general block (`stats.wgsl`'s per-block
+//! reductions folded on the host, `cpu::stats`) and DFSPH's (`cpu::dfsph::dfsph_stats`),
+//! behind it.
 
 /// Bit 0 of [`StatsBlock::non_finite`]: a position.
 pub const BAD_POSITION: u32 = 1;
@@ -8,9 +9,9 @@ pub const BAD_VELOCITY: u32 = 2;
 /// Bit 2: a density.
 pub const BAD_DENSITY: u32 = 4;
 
-/// The step's statistics as the GPU writes them (`struct StatsBlock` of `stats.wgsl`, field for
-/// field, `tests/layout.rs`; `stats_final` writes it, then the DFSPH
-/// block copied behind it): 26 words, 104 bytes.
+/// The step's statistics, as the host folds them from the GPU's blocks of 256 particles
+/// (`cpu::stats::fold_blocks`) or the CPU path computes them, with DFSPH's block behind:
+/// 26 words, 104 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct StatsBlock {
@@ -43,8 +44,8 @@ pub struct StatsBlock {
     pub dfsph: [u32; 8],
 }
 
-/// The statistics block of one DFSPH step (the GPU's `sph.dfsph_stats`, 8 words). Must match
-/// `struct DfsphStats` in `shaders/dfsph/dfsph_stats.wgsl` field for field (`tests/layout.rs`).
+/// The statistics block of one DFSPH step, 8 words, built on the host on both paths
+/// (`cpu::dfsph::dfsph_stats`).
 #[repr(C)]
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, serde::Serialize, bytemuck::Pod, bytemuck::Zeroable,

@@ -1,5 +1,6 @@
 //! Stage `stats`, the CPU mirror of `shaders/stats.wgsl`: a step's statistics reduced to a
-//! [`StatsBlock`] of 104 bytes, the only thing a headless run reads back per step.
+//! [`StatsBlock`] of 104 bytes, which a headless run folds on the host from the GPU's blocks of
+//! 256 particles ([`fold_blocks`]), the only thing it reads back per step.
 //!
 //! Inputs: the state the step ends with (positions, velocities, ids, densities, all in one
 //! order), the fluid parameters, the step's dt and, for DFSPH, its statistics block. Per
@@ -40,6 +41,25 @@ struct Item {
     ids: [u32; 2],
     eos: f32,
     power: f32,
+}
+
+impl Item {
+    /// A block as `stats_blocks` stores it: sums, maxima, (min ρ bits, outside, non-finite
+    /// bits, first bad id), (the two ids, Σẽ bits, power bits).
+    fn from_words(w: &[u32; 16]) -> Self {
+        let f = |k: usize| f32::from_bits(w[k]);
+        Item {
+            sums: [f(0), f(1), f(2), f(3)],
+            maxima: [f(4), f(5), f(6), f(7)],
+            min: f(8),
+            outside: w[9],
+            bad: w[10],
+            first_bad: w[11],
+            ids: [w[12], w[13]],
+            eos: f(14),
+            power: f(15),
+        }
+    }
 }
 
 /// Whether `x` is finite, from its exponent bits as the shader tests it.
@@ -190,7 +210,25 @@ pub fn stats_block_with_power(
             tree(&mut s)
         })
         .collect();
-    // Second level: lane l folds blocks l, l + 256, … in order, starting from the padding.
+    second_level(&blocks, n as u32, dt, dfsph)
+}
+
+/// Stage `stats`' second level on the host (the GPU's `stats_blocks` leave one 16-word block
+/// per 256 particles, which the host reads back and folds here, so no pass of one workgroup
+/// runs on the device): the block of N = `n` particles from its `blocks`, with the step's
+/// `dt` and DFSPH's block.
+pub fn fold_blocks(
+    blocks: &[[u32; 16]],
+    n: u32,
+    dt: f32,
+    dfsph: Option<&DfsphStats>,
+) -> StatsBlock {
+    let items: Vec<Item> = blocks.iter().map(Item::from_words).collect();
+    second_level(&items, n, dt, dfsph)
+}
+
+// Lane l folds blocks l, l + 256, … in order, starting from the padding, then the tree.
+fn second_level(blocks: &[Item], n: u32, dt: f32, dfsph: Option<&DfsphStats>) -> StatsBlock {
     let mut s = [padding(blocks[0]); B];
     for (j, b) in blocks.iter().enumerate() {
         s[j % B] = combine(s[j % B], *b);
@@ -204,7 +242,7 @@ pub fn stats_block_with_power(
         non_finite: r.bad,
         first_bad_id: r.first_bad,
         dt,
-        n: n as u32,
+        n,
         density_max_id: r.ids[0],
         speed_max_id: r.ids[1],
         eos: r.eos,

@@ -16,7 +16,7 @@ use super::neighbours::{
     storage_buffer,
 };
 use crate::core::Stage;
-use crate::cpu::dfsph::{DfsphStats, IterationBudget, Solve};
+use crate::cpu::dfsph::{IterationBudget, Solve};
 use crate::params::{DfsphParams, SolveParams};
 use crate::{Result, shaders};
 
@@ -46,17 +46,20 @@ pub struct GpuDfsph {
     timestep_blocks: wgpu::ComputePipeline,
     /// Workgroups of `dfsph_timestep_blocks` (`neighbours::timestep_blocks`).
     step_blocks: u32,
-    timestep: wgpu::ComputePipeline,
+    // The time step's maxima (v_max, S_max bits, 0, 0), folded by `dfsph_timestep_blocks`
+    // and read by `dfsph_predict_first`; cleared before each fold.
+    timestep_maxima: wgpu::Buffer,
+    predict_first: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
     integrate: wgpu::ComputePipeline,
-    stats_pipe: wgpu::ComputePipeline,
     density_bg: wgpu::BindGroup,
     density_blocks_bg: wgpu::BindGroup,
     accel_bg: wgpu::BindGroup,
     timestep_bg: wgpu::BindGroup,
     predict_bg: wgpu::BindGroup,
+    // The later substeps' bind group: without the substep arguments they are dispatched from.
+    substep_predict_bg: wgpu::BindGroup,
     integrate_bg: wgpu::BindGroup,
-    stats_bg: wgpu::BindGroup,
     solves: [SolveGroups; 2],
     /// The uniform block.
     pub params: wgpu::Buffer,
@@ -100,9 +103,7 @@ pub struct GpuDfsph {
     pub density_error: wgpu::Buffer,
     /// The last rate pass's residual per particle (N).
     pub residual: wgpu::Buffer,
-    /// The step's statistics block (8 words, [`DfsphStats`]).
-    pub stats: wgpu::Buffer,
-    /// The indirect arguments of viscous substeps 2..K that `dfsph_timestep` writes, 8 words
+    /// The indirect arguments of viscous substeps 2..K that `dfsph_predict_first` writes, 8 words
     /// each: `dfsph_accel`'s (x, y, z), the substep count n, `dfsph_predict`'s (x, 1, 1), 0.
     pub substep_args: wgpu::Buffer,
 }
@@ -214,10 +215,8 @@ impl GpuDfsph {
             });
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
             let residual = storage("sph.dfsph_residual", n64 * 4);
-            let stats = storage("sph.dfsph_stats", 32);
-            // dfsph_timestep's level-1 maxima: one vec2 per block.
             let step_blocks = super::neighbours::timestep_blocks(b.capacity, ctx.info.device_type);
-            let timestep_blocks = storage("sph.dfsph_timestep_blocks", 8 * u64::from(step_blocks));
+            let timestep_maxima = storage("sph.dfsph_timestep_maxima", 16);
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sph.dfsph_substep_args"),
                 size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
@@ -279,20 +278,24 @@ impl GpuDfsph {
                     Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite, ReadWrite,
                 ],
             );
-            let predict_l = layout(d, "sph.dfsph_predict", &[Uniform, Read, Read, ReadWrite]);
+            let predict_l = layout(
+                d,
+                "sph.dfsph_predict",
+                &[
+                    Uniform, Read, ReadWrite, ReadWrite, Uniform, Read, Read, ReadWrite,
+                ],
+            );
+            let substep_predict_l = layout(
+                d,
+                "sph.dfsph_predict_substep",
+                &[Uniform, Read, ReadWrite, ReadWrite],
+            );
             let integrate_l = layout(
                 d,
                 "sph.dfsph_integrate",
                 &[
                     Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite,
                     ReadWrite, ReadWrite, Uniform,
-                ],
-            );
-            let stats_l = layout(
-                d,
-                "sph.dfsph_stats",
-                &[
-                    Uniform, Uniform, Read, Read, Read, Uniform, Uniform, Read, ReadWrite,
                 ],
             );
             let density_m = w("sph.dfsph_density", shaders::DFSPH_DENSITY);
@@ -304,7 +307,6 @@ impl GpuDfsph {
             let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
             let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
             let integrate_m = m("sph.dfsph_integrate", shaders::DFSPH_INTEGRATE);
-            let stats_m = m("sph.dfsph_stats", shaders::DFSPH_STATS);
 
             let solve = |which: Solve| {
                 let i = solve_index(which);
@@ -410,17 +412,17 @@ impl GpuDfsph {
                     "dfsph_timestep_blocks",
                 ),
                 step_blocks,
-                timestep: pipeline(
+                predict_first: pipeline(
                     d,
-                    "sph.dfsph_timestep",
-                    &timestep_l,
-                    &timestep_m,
-                    "dfsph_timestep",
+                    "sph.dfsph_predict_first",
+                    &predict_l,
+                    &predict_m,
+                    "dfsph_predict_first",
                 ),
                 predict: pipeline(
                     d,
                     "sph.dfsph_predict",
-                    &predict_l,
+                    &substep_predict_l,
                     &predict_m,
                     "dfsph_predict",
                 ),
@@ -430,13 +432,6 @@ impl GpuDfsph {
                     &integrate_l,
                     &integrate_m,
                     "dfsph_integrate",
-                ),
-                stats_pipe: pipeline_groups(
-                    d,
-                    "sph.dfsph_stats",
-                    &[&stats_l, &iteration_l, &iteration_l],
-                    &stats_m,
-                    "dfsph_stats",
                 ),
                 density_bg: bind_group(
                     d,
@@ -490,13 +485,28 @@ impl GpuDfsph {
                         step_state,
                         &b.group_args,
                         &substep_args,
-                        &timestep_blocks,
+                        &timestep_maxima,
                     ],
                 ),
                 predict_bg: bind_group(
                     d,
                     "sph.dfsph_predict",
                     &predict_l,
+                    &[
+                        &b.params,
+                        accel,
+                        step_state,
+                        &b.sorted_vel,
+                        &params,
+                        &timestep_maxima,
+                        &b.group_args,
+                        &substep_args,
+                    ],
+                ),
+                substep_predict_bg: bind_group(
+                    d,
+                    "sph.dfsph_predict_substep",
+                    &substep_predict_l,
                     &[&b.params, accel, step_state, &b.sorted_vel],
                 ),
                 integrate_bg: bind_group(
@@ -518,22 +528,7 @@ impl GpuDfsph {
                         &params,
                     ],
                 ),
-                stats_bg: bind_group(
-                    d,
-                    "sph.dfsph_stats",
-                    &stats_l,
-                    &[
-                        &b.params,
-                        &params,
-                        &error_sums,
-                        &error_maxima,
-                        &totals,
-                        &solves[0].params,
-                        &solves[1].params,
-                        step_state,
-                        &stats,
-                    ],
-                ),
+
                 solves,
                 params,
                 dp: *dp,
@@ -556,8 +551,8 @@ impl GpuDfsph {
                 iteration_stride: stride,
                 density_error,
                 residual,
-                stats,
                 substep_args,
+                timestep_maxima,
             }
         })
     }
@@ -768,8 +763,10 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_timestep`: the blocks' maxima, then one workgroup.
+    /// Stage `dfsph_timestep`: each block's maxima folded into `timestep_maxima` (cleared
+    /// first); `dfsph_predict_first` computes the step from them.
     pub fn encode_timestep(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        e.clear_buffer(&self.timestep_maxima, 0, None);
         g.dispatch(
             e,
             Stage::DfsphTimestep,
@@ -777,23 +774,23 @@ impl GpuDfsph {
             &self.timestep_bg,
             self.step_blocks,
         );
+    }
+
+    /// Stage `dfsph_predict`'s first substep (`dfsph_predict_first`), which also sets the step
+    /// and the later substeps' arguments.
+    pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
         g.dispatch(
             e,
-            Stage::DfsphTimestep,
-            &self.timestep,
-            &self.timestep_bg,
-            1,
+            Stage::DfsphPredict,
+            &self.predict_first,
+            &self.predict_bg,
+            n,
         );
     }
 
-    /// Stage `dfsph_predict`: the first viscous substep.
-    pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
-        g.dispatch(e, Stage::DfsphPredict, &self.predict, &self.predict_bg, n);
-    }
-
     /// Stage `dfsph_accel` of viscous substep `k` (2..=K), dispatched from the arguments
-    /// `dfsph_timestep` wrote: nothing runs past the step's substep count.
+    /// `dfsph_predict_first` wrote: nothing runs past the step's substep count.
     pub fn encode_substep_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
         g.dispatch_indirect_groups(
             e,
@@ -812,7 +809,7 @@ impl GpuDfsph {
             e,
             Stage::DfsphPredict,
             &self.predict,
-            &[&self.predict_bg],
+            &[&self.substep_predict_bg],
             &self.substep_args,
             substep_offset(k) + 16,
         );
@@ -838,19 +835,6 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_stats` (one workgroup) of a step whose solves encoded `caps` iterations.
-    pub fn encode_stats(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, caps: [u32; 2]) {
-        self.dispatch_at(
-            g,
-            e,
-            Stage::DfsphStats,
-            &self.stats_pipe,
-            &[&self.stats_bg],
-            &caps,
-            Some(1),
-        );
-    }
-
     /// Reads the residual total of `solve` after iteration `k`.
     pub fn read_total(
         &self,
@@ -866,14 +850,6 @@ impl GpuDfsph {
             all[at + 1],
             all[at + 2],
             all[at + 3],
-        ]))
-    }
-
-    /// Reads the statistics block (32 bytes).
-    pub fn read_stats(&self, g: &GpuNeighbours) -> Result<DfsphStats> {
-        let r = g.read_u32(&self.stats, 8)?;
-        Ok(DfsphStats::from_words(&[
-            r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7],
         ]))
     }
 }

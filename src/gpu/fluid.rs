@@ -60,6 +60,10 @@ pub struct Simulation {
     // DFSPH: dispatches of the steps read so far whose iteration the solve did not run (they
     // launch and exit at once), for `--bench`.
     idle: Cell<u64>,
+    // DFSPH: the caps of the last step encoded, and the block the host built for the last
+    // step read.
+    last_caps: Cell<[u32; 2]>,
+    last_dfsph: Cell<DfsphStats>,
 }
 
 /// The buffers a renderer draws the held state from, whichever solver runs: positions and
@@ -158,7 +162,12 @@ impl Simulation {
                 step_state: &fluid.step_state,
                 fluid: &fluid.params,
                 power: &fluid.obstacle_power,
-                dfsph: Some(&d.stats),
+                dfsph: Some(super::stats::DfsphInputs {
+                    error_sums: &d.error_sums,
+                    error_maxima: &d.error_maxima,
+                    totals: &d.totals,
+                    slots: d.dp.max_iterations + 1,
+                }),
             },
             GpuSolver::Wcsph => StatsInputs {
                 pos: &b.positions,
@@ -191,6 +200,8 @@ impl Simulation {
             probe: Default::default(),
             budget: Default::default(),
             idle: Cell::new(0),
+            last_caps: Cell::new([0; 2]),
+            last_dfsph: Cell::new(DfsphStats::default()),
         };
         sim.upload(state);
         Ok(sim)
@@ -512,6 +523,7 @@ impl Simulation {
         if let Some(o) = &self.obstacles {
             o.encode_forces(&self.grid, e);
         }
+        e.clear_buffer(&f.timestep_maxima, 0, None);
         self.grid.dispatch(
             e,
             Stage::Timestep,
@@ -519,8 +531,6 @@ impl Simulation {
             &f.timestep_bg,
             f.blocks,
         );
-        self.grid
-            .dispatch(e, Stage::Timestep, &f.timestep, &f.timestep_bg, 1);
         self.grid
             .dispatch(e, Stage::Integrate, &f.integrate, &f.integrate_bg, n_groups);
     }
@@ -563,7 +573,6 @@ impl Simulation {
         d.encode_integrate(g, e);
         g.encode_build(e);
         d.encode_density(g, e);
-        d.encode_stats(g, e, caps);
         self.primed.set(true);
     }
 
@@ -582,30 +591,50 @@ impl Simulation {
             _ => [d.dp.max_iterations; 2],
         };
         pending.push_back(caps);
+        self.last_caps.set(caps);
         caps
     }
 
-    /// DFSPH: records the counts of the oldest unread step from its statistics block.
-    fn record_counts(&self, block: &StatsBlock) {
+    /// Completes a statistics block read back: for DFSPH, the host builds DFSPH's block from
+    /// the density error's blocks and the solves' totals of a step that had `caps`
+    /// ([`crate::cpu::dfsph::dfsph_stats`], as the CPU path builds its own).
+    fn finish(&self, r: super::stats::Read, caps: [u32; 2]) -> StatsBlock {
+        let mut block = r.block;
+        if let (GpuSolver::Dfsph(d), Some(raw)) = (&self.solver, &r.dfsph) {
+            let st = crate::cpu::dfsph::dfsph_stats(
+                &raw.error_sums,
+                &raw.error_maxima,
+                [&raw.totals[0], &raw.totals[1]],
+                caps,
+                block.n,
+                &d.dp,
+                r.step_state[0],
+                r.step_state[1],
+            );
+            block.dfsph = st.to_words();
+            self.last_dfsph.set(st);
+        }
+        block
+    }
+
+    /// DFSPH: records the counts of the oldest unread step, which had `caps`, from its
+    /// statistics block.
+    fn record_counts(&self, caps: [u32; 2], block: &StatsBlock) {
         if matches!(self.solver, GpuSolver::Dfsph(_)) {
-            let mut b = self.budget.borrow_mut();
-            let (read, pending) = &mut *b;
-            if let Some(caps) = pending.pop_front() {
-                let st = DfsphStats::from_words(&block.dfsph);
-                let unrun = caps[0].saturating_sub(st.iterations_v)
-                    + caps[1].saturating_sub(st.iterations_d);
-                self.idle.set(self.idle.get() + 2 * u64::from(unrun));
-                read.push([
-                    Outcome {
-                        encoded: caps[0],
-                        iterations: st.iterations_v,
-                    },
-                    Outcome {
-                        encoded: caps[1],
-                        iterations: st.iterations_d,
-                    },
-                ]);
-            }
+            let st = DfsphStats::from_words(&block.dfsph);
+            let unrun =
+                caps[0].saturating_sub(st.iterations_v) + caps[1].saturating_sub(st.iterations_d);
+            self.idle.set(self.idle.get() + 2 * u64::from(unrun));
+            self.budget.borrow_mut().0.push([
+                Outcome {
+                    encoded: caps[0],
+                    iterations: st.iterations_v,
+                },
+                Outcome {
+                    encoded: caps[1],
+                    iterations: st.iterations_d,
+                },
+            ]);
         }
     }
 
@@ -642,7 +671,7 @@ impl Simulation {
                 t.encode_resolve(&mut e);
             }
             let index = ctx.queue.submit([e.finish()]);
-            self.stats.submitted(slot, index);
+            self.stats.submitted(slot, index, self.grid.bufs.n.get());
             self.submitted.set(self.submitted.get() + 1);
             if self.fault_after == Some(self.submitted.get()) {
                 ctx.device.destroy();
@@ -654,20 +683,31 @@ impl Simulation {
     /// The statistics block of the current state (the stage alone, for verification); no step
     /// may be in flight.
     pub fn stats_now(&self) -> Result<StatsBlock> {
+        self.stats_after(self.last_caps.get())
+    }
+
+    /// [`Simulation::stats_now`] for DFSPH solves that had `caps` iterations (the last step
+    /// encoded's, or a verification's own).
+    pub fn stats_after(&self, caps: [u32; 2]) -> Result<StatsBlock> {
         let ctx = &self.grid.ctx;
         ctx.scoped(|| {
             let mut e = self.grid.encoder();
             let slot = self.stats.encode(&self.grid, &mut e)?;
             let index = ctx.queue.submit([e.finish()]);
-            self.stats.submitted(slot, index);
-            self.stats.read(ctx)
+            self.stats.submitted(slot, index, self.grid.bufs.n.get());
+            let r = self.stats.read(ctx)?;
+            Ok(self.finish(r, caps))
         })?
     }
 
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
     pub fn read_stats(&self) -> Result<StatsBlock> {
-        let block = self.stats.read(&self.grid.ctx)?;
-        self.record_counts(&block);
+        let r = self.stats.read(&self.grid.ctx)?;
+        let caps = self.budget.borrow_mut().1.pop_front();
+        let block = self.finish(r, caps.unwrap_or_default());
+        if let Some(caps) = caps {
+            self.record_counts(caps, &block);
+        }
         Ok(block)
     }
 
@@ -685,7 +725,7 @@ impl Simulation {
                 id: self.grid.read_u32(&b.sorted_id, n)?,
             };
             let density = self.grid.read_f32(&d.rho, n)?;
-            let stats = d.read_stats(&self.grid)?;
+            let stats = self.last_dfsph.get();
             return Ok(Snapshot {
                 state,
                 density,

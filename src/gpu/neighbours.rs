@@ -134,6 +134,7 @@ pub struct NeighbourPipelines {
     hash: wgpu::ComputePipeline,
     scan_reduce: wgpu::ComputePipeline,
     scan_block: wgpu::ComputePipeline,
+    scan_block_top: wgpu::ComputePipeline,
     scatter: wgpu::ComputePipeline,
     order: wgpu::ComputePipeline,
     reorder: wgpu::ComputePipeline,
@@ -180,6 +181,13 @@ impl NeighbourPipelines {
                 hash: pipeline(d, "sph.hash", &hash_layout, &hash_m, "hash"),
                 scan_reduce: pipeline(d, "sph.scan_reduce", &scan_layout, &scan_m, "scan_reduce"),
                 scan_block: pipeline(d, "sph.scan_block", &scan_layout, &scan_m, "scan_block"),
+                scan_block_top: pipeline(
+                    d,
+                    "sph.scan_block_top",
+                    &scan_layout,
+                    &scan_m,
+                    "scan_block_top",
+                ),
                 scatter: pipeline(d, "sph.scatter", &scatter_layout, &scatter_m, "scatter"),
                 order: pipeline(d, "sph.order", &order_layout, &order_m, "order"),
                 reorder: pipeline(d, "sph.reorder", &reorder_layout, &reorder_m, "reorder"),
@@ -752,7 +760,8 @@ impl GpuNeighbours {
         pass.dispatch_workgroups(groups(self.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
     }
 
-    /// Stage `scan`: reduce up the levels, scan the top, scan back down (2·levels − 1 dispatches).
+    /// Stage `scan`: reduce up the levels, then scan back down from the level below the top
+    /// (which sums the top's entries itself): 2 (levels − 1) dispatches, 1 for one level.
     pub fn encode_scan(&self, encoder: &mut wgpu::CommandEncoder) {
         let mut pass = self.pass(encoder, Stage::Scan);
         let levels = &self.bufs.scan;
@@ -765,8 +774,17 @@ impl GpuNeighbours {
                 dispatched += 1;
             }
         }
-        pass.set_pipeline(&self.pipes.scan_block);
-        for level in levels.iter().rev() {
+        // The top (one block) is scanned only where it is the only level.
+        let below_top = levels.len().saturating_sub(2);
+        for (k, level) in levels.iter().enumerate().rev() {
+            let pipe = if levels.len() == 1 || k < below_top {
+                &self.pipes.scan_block
+            } else if k == below_top {
+                &self.pipes.scan_block_top
+            } else {
+                continue;
+            };
+            pass.set_pipeline(pipe);
             pass.set_bind_group(0, &level.block, &[]);
             pass.dispatch_workgroups(groups(level.len, SCAN_BLOCK), 1, 1);
             dispatched += 1;
@@ -826,8 +844,8 @@ impl GpuNeighbours {
 
     /// Compute dispatches in one grid build plus density.
     pub fn dispatches_per_build(&self) -> usize {
-        // hash, scan (2·levels − 1), scatter, order, reorder, density
-        5 + 2 * self.bufs.scan.len() - 1
+        // hash, scan (2 (levels − 1), or 1), scatter, order, reorder, density
+        5 + (2 * (self.bufs.scan.len() - 1)).max(1)
     }
 
     /// A fresh command encoder.

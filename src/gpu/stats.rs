@@ -1,6 +1,9 @@
-//! Stage `stats` on the GPU (`shaders/stats.wgsl`, CPU mirror [`crate::cpu::stats`]): the
-//! step's statistics block, reduced on the device and read back through two staging buffers
-//! in turn, so the host reads step k's 104 bytes while step k + 1 runs.
+//! Stage `stats` on the GPU (`shaders/stats.wgsl`, CPU mirror [`crate::cpu::stats`]): each
+//! step's statistics reduced on the device to one 64-byte block per 256 particles, read back
+//! through two staging buffers in turn (the host reads step k's while step k + 1 runs) and
+//! folded on the host in the CPU mirror's second level, so no pass of one workgroup runs on
+//! the device. DFSPH's density-error blocks and the solves' residual totals come back the same
+//! way, for the host to build DFSPH's block ([`crate::cpu::dfsph::dfsph_stats`]).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -12,12 +15,11 @@ use super::neighbours::{
 };
 use crate::core::Stage;
 use crate::core::StatsBlock;
+use crate::cpu::dfsph::Total;
 use crate::{Error, Result, shaders};
 
-/// Bytes of the block the host reads per step.
-pub const STATS_BYTES: u64 = std::mem::size_of::<StatsBlock>() as u64;
-/// The words `stats_final` writes (the DFSPH block follows them).
-const MAIN_BYTES: u64 = STATS_BYTES - 32;
+/// Bytes of one block `stats_blocks` writes.
+const BLOCK_BYTES: u64 = 64;
 
 /// What a step's statistics are computed from: the state the step ends with, in one order.
 pub struct StatsInputs<'a> {
@@ -29,14 +31,46 @@ pub struct StatsInputs<'a> {
     pub id: &'a wgpu::Buffer,
     /// Densities.
     pub density: &'a wgpu::Buffer,
-    /// The step state, dt in word 0.
+    /// The step state: (dt, v_max, …).
     pub step_state: &'a wgpu::Buffer,
     /// The fluid parameters (uniform).
     pub fluid: &'a wgpu::Buffer,
     /// The power per unit mass moving obstacles put into each particle (zeros without).
     pub power: &'a wgpu::Buffer,
-    /// DFSPH's 8-word statistics block, copied behind the general one.
-    pub dfsph: Option<&'a wgpu::Buffer>,
+    /// DFSPH's buffers behind its block.
+    pub dfsph: Option<DfsphInputs<'a>>,
+}
+
+/// DFSPH's buffers the host builds its block from.
+pub struct DfsphInputs<'a> {
+    /// The density error's block sums (one per 256 particles).
+    pub error_sums: &'a wgpu::Buffer,
+    /// Its block maxima.
+    pub error_maxima: &'a wgpu::Buffer,
+    /// Both solves' residual totals, `slots` per solve.
+    pub totals: &'a wgpu::Buffer,
+    /// Totals per solve (max_iterations + 1).
+    pub slots: u32,
+}
+
+/// What a step's statistics came back as, before the host folds DFSPH's block.
+pub struct Read {
+    /// The general block (DFSPH's words zero).
+    pub block: StatsBlock,
+    /// The step state (dt, v_max, …).
+    pub step_state: [f32; 4],
+    /// DFSPH's parts.
+    pub dfsph: Option<DfsphRead>,
+}
+
+/// DFSPH's parts of a step's statistics, read back.
+pub struct DfsphRead {
+    /// The density error's block sums.
+    pub error_sums: Vec<f32>,
+    /// Its block maxima.
+    pub error_maxima: Vec<f32>,
+    /// Each solve's residual totals (divergence, density).
+    pub totals: [Vec<Total>; 2],
 }
 
 /// A staging buffer being filled by a submitted step.
@@ -44,15 +78,48 @@ struct Pending {
     slot: usize,
     index: wgpu::SubmissionIndex,
     mapped: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    // The live count the step ended with.
+    n: u32,
 }
 
-/// The statistics pipelines, the block buffers and the two staging buffers.
+// Where each part lies in a staging buffer (bytes), for `blocks` blocks at most.
+#[derive(Clone, Copy)]
+struct Parts {
+    step_state: u64,
+    error_sums: u64,
+    error_maxima: u64,
+    totals: u64,
+    end: u64,
+}
+
+impl Parts {
+    fn new(blocks: u64, slots: Option<u32>) -> Self {
+        let step_state = blocks * BLOCK_BYTES;
+        let error_sums = step_state + 16;
+        let error_maxima = error_sums + 4 * blocks;
+        let totals = error_maxima + 4 * blocks;
+        let end = match slots {
+            Some(s) => totals + 2 * 16 * u64::from(s),
+            None => error_sums,
+        };
+        Parts {
+            step_state,
+            error_sums,
+            error_maxima,
+            totals,
+            end,
+        }
+    }
+}
+
+/// The statistics pipeline, the block buffer and the two staging buffers.
 pub struct GpuStats {
     blocks_pipe: wgpu::ComputePipeline,
-    final_pipe: wgpu::ComputePipeline,
     bg: wgpu::BindGroup,
-    out: wgpu::Buffer,
-    dfsph: Option<wgpu::Buffer>,
+    blocks: wgpu::Buffer,
+    step_state: wgpu::Buffer,
+    dfsph: Option<(wgpu::Buffer, wgpu::Buffer, wgpu::Buffer, u32)>,
+    parts: Parts,
     staging: [wgpu::Buffer; 2],
     next: std::cell::Cell<usize>,
     pending: RefCell<VecDeque<Pending>>,
@@ -63,30 +130,27 @@ impl GpuStats {
     pub fn new(ctx: &GpuContext, grid: &GpuNeighbours, inputs: &StatsInputs<'_>) -> Result<Self> {
         use Binding::*;
         let n = grid.bufs.capacity;
+        let capacity_blocks = u64::from(groups(n, WORKGROUP_SIZE));
+        let parts = Parts::new(capacity_blocks, inputs.dfsph.as_ref().map(|d| d.slots));
         ctx.scoped(|| {
             let d = &ctx.device;
-            let blocks =
-                storage_buffer(d, "sph.stats_blocks", groups(n, WORKGROUP_SIZE) as u64 * 64);
-            let out = storage_buffer(d, "sph.stats_out", MAIN_BYTES);
+            let blocks = storage_buffer(d, "sph.stats_blocks", capacity_blocks * BLOCK_BYTES);
             let l = layout(
                 d,
                 "sph.stats",
-                &[
-                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, ReadWrite, Read,
-                ],
+                &[Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read],
             );
             let module = ctx.shader("sph.stats", shaders::STATS);
             let staging = || {
                 d.create_buffer(&wgpu::BufferDescriptor {
                     label: Some("sph.stats_staging"),
-                    size: STATS_BYTES,
+                    size: parts.end,
                     usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
                     mapped_at_creation: false,
                 })
             };
             Self {
                 blocks_pipe: pipeline(d, "sph.stats_blocks", &l, &module, "stats_blocks"),
-                final_pipe: pipeline(d, "sph.stats_final", &l, &module, "stats_final"),
                 bg: bind_group(
                     d,
                     "sph.stats",
@@ -99,13 +163,20 @@ impl GpuStats {
                         inputs.id,
                         inputs.density,
                         &blocks,
-                        inputs.step_state,
-                        &out,
                         inputs.power,
                     ],
                 ),
-                out,
-                dfsph: inputs.dfsph.cloned(),
+                blocks,
+                step_state: inputs.step_state.clone(),
+                dfsph: inputs.dfsph.as_ref().map(|i| {
+                    (
+                        i.error_sums.clone(),
+                        i.error_maxima.clone(),
+                        i.totals.clone(),
+                        i.slots,
+                    )
+                }),
+                parts,
                 staging: [staging(), staging()],
                 next: std::cell::Cell::new(0),
                 pending: RefCell::new(VecDeque::new()),
@@ -113,8 +184,14 @@ impl GpuStats {
         })
     }
 
-    /// Encodes the reduction and the copy of the block (and DFSPH's) into the next staging
-    /// buffer; returns that buffer's slot, which [`GpuStats::submitted`] needs.
+    /// Bytes one step's statistics map back: 64 per 256 particles of the capacity, the step
+    /// state, and DFSPH's density-error blocks and residual totals.
+    pub fn bytes_per_step(&self) -> u64 {
+        self.parts.end
+    }
+
+    /// Encodes the blocks and their copy (with the step state and DFSPH's buffers) into the
+    /// next staging buffer; returns that buffer's slot, which [`GpuStats::submitted`] needs.
     pub fn encode(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) -> Result<usize> {
         let slot = self.next.get();
         if self.pending.borrow().iter().any(|p| p.slot == slot) {
@@ -122,26 +199,22 @@ impl GpuStats {
                 "both statistics buffers are in flight: read one before the next step".into(),
             ));
         }
-        {
-            let mut pass = g.pass(e, Stage::Stats);
-            pass.set_bind_group(0, &self.bg, &[]);
-            pass.set_pipeline(&self.blocks_pipe);
-            pass.dispatch_workgroups(groups(g.bufs.n.get(), WORKGROUP_SIZE), 1, 1);
-            pass.set_pipeline(&self.final_pipe);
-            pass.dispatch_workgroups(1, 1, 1);
-        }
-        g.note_dispatches(1);
-        let st = &self.staging[slot];
-        e.copy_buffer_to_buffer(&self.out, 0, st, 0, MAIN_BYTES);
-        if let Some(d) = &self.dfsph {
-            e.copy_buffer_to_buffer(d, 0, st, MAIN_BYTES, 32);
+        let blocks = u64::from(groups(g.bufs.n.get(), WORKGROUP_SIZE));
+        g.dispatch(e, Stage::Stats, &self.blocks_pipe, &self.bg, blocks as u32);
+        let (st, p) = (&self.staging[slot], self.parts);
+        e.copy_buffer_to_buffer(&self.blocks, 0, st, 0, blocks * BLOCK_BYTES);
+        e.copy_buffer_to_buffer(&self.step_state, 0, st, p.step_state, 16);
+        if let Some((sums, maxima, totals, slots)) = &self.dfsph {
+            e.copy_buffer_to_buffer(sums, 0, st, p.error_sums, 4 * blocks);
+            e.copy_buffer_to_buffer(maxima, 0, st, p.error_maxima, 4 * blocks);
+            e.copy_buffer_to_buffer(totals, 0, st, p.totals, 2 * 16 * u64::from(*slots));
         }
         self.next.set(1 - slot);
         Ok(slot)
     }
 
     /// Starts mapping `slot` once submission `index` completes.
-    pub fn submitted(&self, slot: usize, index: wgpu::SubmissionIndex) {
+    pub fn submitted(&self, slot: usize, index: wgpu::SubmissionIndex, n: u32) {
         let (tx, mapped) = mpsc::channel();
         self.staging[slot].map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
@@ -150,6 +223,7 @@ impl GpuStats {
             slot,
             index,
             mapped,
+            n,
         });
     }
 
@@ -158,8 +232,9 @@ impl GpuStats {
         self.pending.borrow().len()
     }
 
-    /// Waits for the oldest submitted step and reads its block (104 bytes).
-    pub fn read(&self, ctx: &GpuContext) -> Result<StatsBlock> {
+    /// Waits for the oldest submitted step and reads what it left (DFSPH's block still to be
+    /// built by the caller, [`Read::dfsph`]).
+    pub fn read(&self, ctx: &GpuContext) -> Result<Read> {
         let p = self
             .pending
             .borrow_mut()
@@ -181,10 +256,39 @@ impl GpuStats {
         let view = st
             .get_mapped_range(..)
             .map_err(|e| Error::Map(e.to_string()))?;
-        let block: StatsBlock = bytemuck::pod_read_unaligned(&view);
+        let blocks = groups(p.n, WORKGROUP_SIZE) as usize;
+        let words = |at: u64, len: usize| -> Vec<u32> {
+            let at = at as usize;
+            bytemuck::pod_collect_to_vec(&view[at..at + 4 * len])
+        };
+        let flat = words(0, 16 * blocks);
+        let items: Vec<[u32; 16]> = flat
+            .chunks_exact(16)
+            .map(|c| c.try_into().expect("16 words"))
+            .collect();
+        let ss = words(self.parts.step_state, 4);
+        let step_state = [0, 1, 2, 3].map(|k| f32::from_bits(ss[k]));
+        let floats = |w: Vec<u32>| -> Vec<f32> { w.into_iter().map(f32::from_bits).collect() };
+        let dfsph = self.dfsph.as_ref().map(|(_, _, _, slots)| {
+            let slots = *slots as usize;
+            let totals: Vec<Total> = words(self.parts.totals, 2 * 4 * slots)
+                .chunks_exact(4)
+                .map(|c| Total::from_words([c[0], c[1], c[2], c[3]]))
+                .collect();
+            DfsphRead {
+                error_sums: floats(words(self.parts.error_sums, blocks)),
+                error_maxima: floats(words(self.parts.error_maxima, blocks)),
+                totals: [totals[..slots].to_vec(), totals[slots..].to_vec()],
+            }
+        });
         drop(view);
         st.unmap();
-        ctx.count_mapped(STATS_BYTES);
-        Ok(block)
+        ctx.count_mapped(self.parts.end);
+        let block = crate::cpu::stats::fold_blocks(&items, p.n, step_state[0], None);
+        Ok(Read {
+            block,
+            step_state,
+            dfsph,
+        })
     }
 }

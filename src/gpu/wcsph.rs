@@ -19,7 +19,9 @@ pub struct GpuFluid {
     pub(crate) timestep_blocks: wgpu::ComputePipeline,
     /// Workgroups of `timestep_blocks` ([`timestep_blocks`]).
     pub(crate) blocks: u32,
-    pub(crate) timestep: wgpu::ComputePipeline,
+    /// The time step's maxima (v, a, s bits, 0), folded by `timestep_blocks` with atomicMax
+    /// and read by `integrate`; cleared before each step's fold.
+    pub(crate) timestep_maxima: wgpu::Buffer,
     pub(crate) integrate: wgpu::ComputePipeline,
     pub(crate) walls_bg: wgpu::BindGroup,
     pub(crate) forces_bg: wgpu::BindGroup,
@@ -58,9 +60,8 @@ impl GpuFluid {
             let pressure_buf = storage("sph.pressure", n64 * 4);
             let accel = storage("sph.accel", n64 * 16);
             let step_state = storage("sph.step_state", 16);
-            // The timestep's level-1 maxima: one vec4 per block.
             let blocks = timestep_blocks(b.capacity, ctx.info.device_type);
-            let timestep_blocks = storage("sph.timestep_blocks", 16 * u64::from(blocks));
+            let timestep_maxima = storage("sph.timestep_maxima", 16);
             let obstacle_power = storage("sph.obstacle_power", n64 * 4);
 
             // walls.wgsl has the density fused in: it writes the densities (binding 3) too.
@@ -87,7 +88,8 @@ impl GpuFluid {
                 d,
                 "sph.integrate",
                 &[
-                    Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                    ReadWrite, Read,
                 ],
             );
             let m = |label, src| ctx.shader(label, src);
@@ -107,7 +109,6 @@ impl GpuFluid {
                     "timestep_blocks",
                 ),
                 blocks,
-                timestep: pipeline(d, "sph.timestep", &timestep_l, &timestep_m, "timestep"),
                 integrate: pipeline(d, "sph.integrate", &integrate_l, &integrate_m, "integrate"),
                 walls_bg: bind_group(
                     d,
@@ -153,7 +154,7 @@ impl GpuFluid {
                         &accel,
                         &step_state,
                         &fluid_density,
-                        &timestep_blocks,
+                        &timestep_maxima,
                     ],
                 ),
                 integrate_bg: bind_group(
@@ -171,8 +172,10 @@ impl GpuFluid {
                         &b.positions,
                         &b.velocities,
                         &b.particle_id,
+                        &timestep_maxima,
                     ],
                 ),
+                timestep_maxima,
                 params,
                 fluid_density,
                 pressure_buf,

@@ -7,7 +7,7 @@
 //! between front ends (the `--stats` rows, frames, checkpoints, the progress bar) is in their
 //! [`Hooks`].
 //!
-//! The loop keeps the GPU busy: step k + 1 is submitted before step k's 104-byte block is read,
+//! The loop keeps the GPU busy: step k + 1 is submitted before step k's statistics are read,
 //! unless the host must act between them (a frame or checkpoint of step k's state, a moving
 //! obstacle placed at the time step k ends, emitters, an open side, an end time, a model that
 //! steps one at a time).

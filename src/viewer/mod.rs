@@ -648,7 +648,7 @@ impl Viewer {
                 return Ok(());
             }
         };
-        // Every step's statistics block (104 bytes) is read, as a headless run reads it, while
+        // Every step's statistics (64 bytes per 256 particles) are read, as a headless run reads them, while
         // the next step runs: the time is each step's own dt summed, and the guards judge every
         // step, not only a frame's last.
         let fp = f.sim.fluid_params;

@@ -112,8 +112,8 @@ impl Total {
         }
     }
 
-    /// The mean residual over `n` particles in `f32`, with the GPU's operations
-    /// (`dfsph_stats.wgsl` `mean_of`); NaN where a residual was.
+    /// The mean residual over `n` particles in `f32` (the host computes it for both paths);
+    /// NaN where a residual was.
     pub fn mean(self, n: u32) -> f32 {
         if self.nan {
             return f32::NAN;

@@ -156,3 +156,24 @@ fn caps_from(known: &[Option<[Outcome; 2]>], min: [u32; 2], max_iterations: u32)
 
 /// The fewest iterations of each solve (divergence, density).
 pub const MIN_ITERATIONS: [u32; 2] = [1, 2];
+
+/// How a solve that may run `cap` iterations ends, replayed from its residual totals after
+/// each iteration (`totals[k]` after iteration k, 0 the warm start's): the decisions
+/// [`dfsph_control`] takes as the solve runs, so the GPU's totals, read back, give the state the
+/// CPU path's loop reached.
+pub fn replay(
+    totals: &[Total],
+    cap: u32,
+    n: u32,
+    thr: u64,
+    min_iterations: u32,
+    max_iterations: u32,
+) -> SolveState {
+    let mut state = SolveState::default();
+    for &t in totals {
+        if !dfsph_control(&mut state, t, n, thr, min_iterations, cap, max_iterations) {
+            break;
+        }
+    }
+    state
+}

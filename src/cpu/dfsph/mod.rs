@@ -149,6 +149,9 @@ pub struct SolveTrace {
     pub rates: Vec<Rate>,
     /// The control state after each decision.
     pub states: Vec<SolveState>,
+    /// The residual total after each iteration (0: the warm start's), as the GPU's rate
+    /// passes leave them.
+    pub totals: Vec<Total>,
     /// Σ κ applied per particle.
     pub kappa_sum: Vec<f32>,
 }
@@ -241,6 +244,7 @@ pub fn solve(
                 dp.max_iterations,
             )
         });
+        tr.totals.push(rate.total);
         if record {
             kappa.clone_from(&rate.kappa);
             tr.rates.push(rate);
@@ -294,6 +298,46 @@ pub struct DfsphTrace {
     pub end: DensityAlpha,
     /// The step's statistics block.
     pub stats: DfsphStats,
+}
+
+/// Stage `dfsph_stats`, on the host on both paths: a step's statistics block from the density
+/// error's block sums and maxima at its new positions, both solves' residual totals
+/// (divergence, density; the GPU's read back) and the caps they had, over `n` particles, with
+/// the step's dt and v_max. The solves' iterations and last mean residuals are [`replay`]ed
+/// from the totals.
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_stats(
+    error_sums: &[f32],
+    error_maxima: &[f32],
+    totals: [&[Total]; 2],
+    caps: [u32; 2],
+    n: u32,
+    dp: &DfsphParams,
+    dt: f32,
+    v_max: f32,
+) -> DfsphStats {
+    let solve = |c: usize| {
+        let eta = [dp.eta_v, dp.eta_d][c];
+        replay(
+            totals[c],
+            caps[c],
+            n,
+            threshold(eta, n),
+            MIN_ITERATIONS[c],
+            dp.max_iterations,
+        )
+    };
+    let (v, d) = (solve(0), solve(1));
+    DfsphStats {
+        iterations_v: v.iterations,
+        residual_v: v.residual,
+        iterations_d: d.iterations,
+        residual_d: d.residual,
+        error_mean: reduce_total(error_sums) / n as f32,
+        error_max: reduce_max(error_maxima),
+        dt,
+        v_max,
+    }
 }
 
 /// ρ, α and the grid of a state: what a DFSPH step starts from.
@@ -434,30 +478,29 @@ pub fn dfsph_step_with(
         )
     });
     let (next_grid, next_sorted, end) = prepare(&next, b, sp, fp, dp);
-    let n = next.len() as u32;
-    let dv = divergence.states.last().copied().unwrap_or_default();
-    let dd = density.states.last().copied().unwrap_or_default();
+    let stats = timed(Stage::DfsphStats, || {
+        dfsph_stats(
+            &end.error_sums,
+            &end.error_maxima,
+            [&divergence.totals, &density.totals],
+            caps,
+            next.len() as u32,
+            dp,
+            dt,
+            v_max,
+        )
+    });
     let mut budget = carry.budget;
     budget.push([
         Outcome {
             encoded: caps[0],
-            iterations: dv.iterations,
+            iterations: stats.iterations_v,
         },
         Outcome {
             encoded: caps[1],
-            iterations: dd.iterations,
+            iterations: stats.iterations_d,
         },
     ]);
-    let stats = timed(Stage::DfsphStats, || DfsphStats {
-        iterations_v: dv.iterations,
-        residual_v: dv.residual,
-        iterations_d: dd.iterations,
-        residual_d: dd.residual,
-        error_mean: reduce_total(&end.error_sums) / n as f32,
-        error_max: reduce_max(&end.error_maxima),
-        dt,
-        v_max,
-    });
     DfsphTrace {
         grid,
         power,
