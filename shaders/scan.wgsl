@@ -91,7 +91,8 @@ fn scan_block(@builtin(local_invocation_id) lid3: vec3<u32>, @builtin(workgroup_
 var<workgroup> top_offset: u32;
 
 // The level below the top: block w's offset is the sum of the top's (unscanned) entries
-// 0..w, the lanes taking entries lid, lid + 256, ... and lane 0 adding their 256 partials.
+// 0..w, the lanes taking entries lid, lid + 256, ... and the workgroup's scan adding their
+// partials (the last lane's inclusive value is the sum).
 // Worked example: top [5, 2, 7], block 2 -> offset 7.
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn scan_block_top(
@@ -103,19 +104,14 @@ fn scan_block_top(
     for (var j = lid; j < wg.x; j = j + WORKGROUP_SIZE) {
         part = part + sums[j];
     }
-    partial[lid] = part;
-    workgroupBarrier();
-    if lid == 0u {
-        var run = 0u;
-        for (var k = 0u; k < WORKGROUP_SIZE; k = k + 1u) {
-            run = run + partial[k];
-        }
-        top_offset = run;
+    let sum = workgroup_inclusive_scan(lid, part);
+    if lid == WORKGROUP_SIZE - 1u {
+        top_offset = sum;
     }
     workgroupBarrier();
-    let offset = top_offset;
-    // workgroup_inclusive_scan reuses `partial`: every lane has passed the barrier above.
-    scan_in_place(lid, wg.x, offset);
+    // scan_in_place's scan reuses `partial` and `rake`: every lane has read its result of the
+    // scan above before the barrier.
+    scan_in_place(lid, wg.x, top_offset);
 }
 
 // Scans block w of `data` in place from `offset`; writes the total at data[len].

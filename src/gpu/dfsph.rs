@@ -5,8 +5,8 @@
 //! two passes decides from that total whether the iteration runs (`solve_again`), so the
 //! decision stays on the GPU, no pass of one workgroup sits between iterations, and nothing
 //! is read back per iteration. How many iterations a step encodes comes from the counts of
-//! the step two before ([`IterationBudget`]), which the host has read by then; the CPU path
-//! caps its solves by the same rule.
+//! the steps from two before back ([`IterationBudget`]), which the host has read by then; the
+//! CPU path caps its solves by the same rule.
 
 use wgpu::util::DeviceExt;
 

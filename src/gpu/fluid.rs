@@ -54,8 +54,8 @@ pub struct Simulation {
     fault_after: Option<u64>,
     // Stage `emitter_probe`, built on first use.
     probe: std::cell::OnceCell<GpuProbe>,
-    // DFSPH: the iteration counts of the steps read so far (the last two) and the caps of the
-    // steps submitted but not yet read, oldest first.
+    // DFSPH: the iteration counts of the last steps read (`IterationBudget`) and the caps of
+    // the steps submitted but not yet read, oldest first.
     budget: RefCell<(IterationBudget, VecDeque<[u32; 2]>)>,
     // DFSPH: dispatches of the steps read so far whose iteration the solve did not run (they
     // launch and exit at once), for `--bench`.
@@ -576,9 +576,9 @@ impl Simulation {
         self.primed.set(true);
     }
 
-    /// DFSPH: the caps of the step being encoded, from the counts of the step two before
-    /// ([`IterationBudget`]), which the host has read unless more than one step is in flight;
-    /// records them for the step's statistics block.
+    /// DFSPH: the caps of the step being encoded, from the counts of the steps from two before
+    /// back ([`IterationBudget`]), which the host has read unless more than one step is in
+    /// flight; records them for the step's statistics block.
     fn next_caps(&self, d: &GpuDfsph) -> [u32; 2] {
         let mut b = self.budget.borrow_mut();
         let (read, pending) = &mut *b;
