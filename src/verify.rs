@@ -924,12 +924,6 @@ fn verify_solve(
         compare_float(&format!("{name}.warm"), &got, &tr.warm_kappa, tol),
         None,
     );
-    let slots = d.dp.max_iterations as usize + 1;
-    let base = match which {
-        cpu::dfsph::Solve::Divergence => 0,
-        cpu::dfsph::Solve::Density => slots,
-    } as u64;
-    let total_at = |k: usize| (base + k as u64) * 16;
     let mut it = 0;
     loop {
         // The CPU's κ and velocities before this pass, and its residual total of the
@@ -948,13 +942,9 @@ fn verify_solve(
             g.write_vec3(&g.bufs.sorted_vel, vel);
         }
         if let Some(r) = it.checked_sub(1).and_then(|k| tr.rates.get(k)) {
-            q.write_buffer(
-                &d.totals,
-                total_at(it - 1),
-                bytemuck::bytes_of(&r.total.to_words()),
-            );
+            d.write_totals(q, which, it as u32 - 1, &[r.total]);
         }
-        q.write_buffer(&d.totals, total_at(it), &[0u8; 16]);
+        d.write_totals(q, which, it as u32, &[Default::default()]);
         g.run(|g, e| d.encode_pressure(g, e, which, it as u32))?;
         let want = tr.velocities.get(it).map(|v| flat(v)).unwrap_or_default();
         let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
@@ -1041,11 +1031,7 @@ fn verify_solve(
     // last total.
     if it <= cap as usize {
         if let Some(r) = tr.rates.last() {
-            q.write_buffer(
-                &d.totals,
-                total_at(it - 1),
-                bytemuck::bytes_of(&r.total.to_words()),
-            );
+            d.write_totals(q, which, it as u32 - 1, &[r.total]);
         }
         let before = g.read_vec3(&g.bufs.sorted_vel, n)?;
         g.run(|g, e| {
@@ -1294,14 +1280,14 @@ fn check_dfsph_step(
     g.upload(&tr.next);
     // The solves' totals as the CPU had them, from which the host replays their decisions
     // (the density error's blocks are the GPU's own).
-    let slots = d.dp.max_iterations as usize + 1;
-    let mut totals = vec![[0u32; 4]; 2 * slots];
-    for (c, solve) in [&tr.divergence, &tr.density].into_iter().enumerate() {
-        for (k, r) in solve.rates.iter().enumerate() {
-            totals[c * slots + k] = r.total.to_words();
-        }
+    for (which, solve) in [
+        (Solve::Divergence, &tr.divergence),
+        (Solve::Density, &tr.density),
+    ] {
+        let mut totals = solve.totals.clone();
+        totals.resize(d.dp.max_iterations as usize + 1, Default::default());
+        d.write_totals(q, which, 0, &totals);
     }
-    q.write_buffer(&d.totals, 0, bytemuck::cast_slice(&totals));
     g.run(|g, e| {
         g.encode_build(e);
         d.encode_density(g, e);

@@ -6,8 +6,9 @@
 // integer atomics and a carry word: integer sums do not depend on the order, so the total
 // has the same bits on every device and on the CPU, and the next pass decides from it.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, step_state[0]
-// = dt, the groups `order` listed (group_range, group_args). Outputs: kappa (N), the residual
-// (N), totals[k] += (sum of fixed_residual, carry, NaN flag).
+// = dt, the groups `order` listed (group_range, group_args). Outputs: kappa (N),
+// totals[k] += (sum of fixed_residual over the particles' residuals, carry, NaN flag); the
+// residuals themselves are not stored.
 // D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity),
 // plus near an obstacle sum_b psi_b (v_i - v_b) . gradW_ib over its boundary particles (bind
 // group 1, boundary.wgsl; v_b the surface's velocity).
@@ -29,11 +30,10 @@
 @group(0) @binding(8) var<storage, read> alpha: array<f32>;
 @group(0) @binding(9) var<storage, read> step_state: array<f32, 4>;
 @group(0) @binding(10) var<storage, read_write> kappa: array<f32>;
-@group(0) @binding(11) var<storage, read_write> residual: array<f32>;
-@group(0) @binding(12) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(13) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
 // (low, high, NaN flag, 0) per iteration (dfsph_pressure.wgsl).
-@group(0) @binding(14) var<storage, read_write> totals: array<atomic<u32>>;
+@group(0) @binding(13) var<storage, read_write> totals: array<atomic<u32>>;
 @group(2) @binding(0) var<uniform> iteration: Iteration;
 
 // The workgroup's share of the total, added to totals once.
@@ -109,16 +109,12 @@ fn finish(m: Member, i: u32) {
             d = max(rate, 0.0);
         }
         kappa[i] = d / dt * max(a, 0.0);
-        let r = d * dt / fluid.rest_density;
-        residual[i] = r;
-        tally(r);
+        tally(d * dt / fluid.rest_density);
     } else {
         let rho0 = fluid.rest_density;
         let rho_star = max(dfsph_rho[i] + dt * rate, rho0);
         kappa[i] = (rho_star - rho0) / (dt * dt) * abs(a);
-        let r = rho_star / rho0 - 1.0;
-        residual[i] = r;
-        tally(r);
+        tally(rho_star / rho0 - 1.0);
     }
 }
 

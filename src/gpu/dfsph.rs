@@ -101,8 +101,6 @@ pub struct GpuDfsph {
     iteration_stride: u32,
     /// The density error per particle (N), which `dfsph_blocks` reduces.
     pub density_error: wgpu::Buffer,
-    /// The last rate pass's residual per particle (N).
-    pub residual: wgpu::Buffer,
     /// The indirect arguments of viscous substeps 2..K that `dfsph_predict_first` writes, 8 words
     /// each: `dfsph_accel`'s (x, y, z), the substep count n, `dfsph_predict`'s (x, 1, 1), 0.
     pub substep_args: wgpu::Buffer,
@@ -214,7 +212,6 @@ impl GpuDfsph {
                 }],
             });
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
-            let residual = storage("sph.dfsph_residual", n64 * 4);
             let step_blocks = super::neighbours::timestep_blocks(b.capacity, ctx.info.device_type);
             let timestep_maxima = storage("sph.dfsph_timestep_maxima", 16);
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
@@ -256,7 +253,7 @@ impl GpuDfsph {
                 "sph.dfsph_rate",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite, ReadWrite, Read, Read, ReadWrite,
+                    ReadWrite, Read, Read, ReadWrite,
                 ],
             );
             let blocks_l = layout(
@@ -366,7 +363,6 @@ impl GpuDfsph {
                             &alpha,
                             step_state,
                             &kappa,
-                            &residual,
                             &b.group_range,
                             &b.group_args,
                             &totals,
@@ -550,7 +546,6 @@ impl GpuDfsph {
                 _iterations: iterations,
                 iteration_stride: stride,
                 density_error,
-                residual,
                 substep_args,
                 timestep_maxima,
             }
@@ -835,6 +830,12 @@ impl GpuDfsph {
         );
     }
 
+    // Where the total of `solve` after iteration `k` lies in `totals` (bytes).
+    fn total_offset(&self, solve: Solve, k: u32) -> u64 {
+        let slots = u64::from(self.dp.max_iterations) + 1;
+        (solve_index(solve) as u64 * slots + u64::from(k)) * TOTAL_BYTES
+    }
+
     /// Reads the residual total of `solve` after iteration `k`.
     pub fn read_total(
         &self,
@@ -842,14 +843,30 @@ impl GpuDfsph {
         solve: Solve,
         k: u32,
     ) -> Result<crate::cpu::dfsph::Total> {
-        let slots = self.dp.max_iterations as usize + 1;
-        let all = g.read_u32(&self.totals, 4 * 2 * slots)?;
-        let at = 4 * (solve_index(solve) * slots + k as usize);
+        let at = (self.total_offset(solve, k) / 4) as usize;
+        let w = g.read_u32(&self.totals, at + 4)?;
         Ok(crate::cpu::dfsph::Total::from_words([
-            all[at],
-            all[at + 1],
-            all[at + 2],
-            all[at + 3],
+            w[at],
+            w[at + 1],
+            w[at + 2],
+            w[at + 3],
         ]))
+    }
+
+    /// Writes `totals` as the totals of `solve` after iterations `first`, `first` + 1, …
+    /// (verification puts the CPU's there for the passes that decide from them).
+    pub fn write_totals(
+        &self,
+        q: &wgpu::Queue,
+        solve: Solve,
+        first: u32,
+        totals: &[crate::cpu::dfsph::Total],
+    ) {
+        let words: Vec<[u32; 4]> = totals.iter().map(|t| t.to_words()).collect();
+        q.write_buffer(
+            &self.totals,
+            self.total_offset(solve, first),
+            bytemuck::cast_slice(&words),
+        );
     }
 }

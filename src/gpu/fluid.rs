@@ -20,7 +20,7 @@ use crate::core::Particles;
 pub use crate::core::Snapshot;
 use crate::core::Stage;
 use crate::core::StatsBlock;
-use crate::cpu::dfsph::{DfsphCarry, DfsphStats, IterationBudget, Outcome, Solve};
+use crate::cpu::dfsph::{DfsphCarry, DfsphStats, IterationBudget, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::params::{FluidParams, SimParams, SolverParams};
 use crate::{Result, shaders};
@@ -625,16 +625,7 @@ impl Simulation {
             let unrun =
                 caps[0].saturating_sub(st.iterations_v) + caps[1].saturating_sub(st.iterations_d);
             self.idle.set(self.idle.get() + 2 * u64::from(unrun));
-            self.budget.borrow_mut().0.push([
-                Outcome {
-                    encoded: caps[0],
-                    iterations: st.iterations_v,
-                },
-                Outcome {
-                    encoded: caps[1],
-                    iterations: st.iterations_d,
-                },
-            ]);
+            self.budget.borrow_mut().0.push_step(caps, &st);
         }
     }
 

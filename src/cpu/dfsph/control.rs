@@ -45,7 +45,7 @@ pub fn threshold(eta: f32, n: u32) -> u64 {
 /// `total`: while fewer than `min_iterations` ran, or the total exceeds the threshold (a NaN
 /// residual stops it, as a NaN mean did), up to `max_iterations`. Every invocation of the
 /// GPU's `dfsph_pressure` and `dfsph_rate` takes this decision from the same words
-/// (`again_after` in `dfsph_solve.wgsl`).
+/// (`solve_again` in `common.wgsl`).
 pub fn again_after(
     j: u32,
     total: Total,
@@ -129,6 +129,20 @@ impl IterationBudget {
     pub fn push(&mut self, o: [Outcome; 2]) {
         self.recent.rotate_right(1);
         self.recent[0] = Some(o);
+    }
+
+    /// Records a step that had `caps` from its statistics block.
+    pub fn push_step(&mut self, caps: [u32; 2], st: &crate::core::DfsphStats) {
+        self.push([
+            Outcome {
+                encoded: caps[0],
+                iterations: st.iterations_v,
+            },
+            Outcome {
+                encoded: caps[1],
+                iterations: st.iterations_d,
+            },
+        ]);
     }
 }
 

@@ -491,16 +491,7 @@ pub fn dfsph_step_with(
         )
     });
     let mut budget = carry.budget;
-    budget.push([
-        Outcome {
-            encoded: caps[0],
-            iterations: stats.iterations_v,
-        },
-        Outcome {
-            encoded: caps[1],
-            iterations: stats.iterations_d,
-        },
-    ]);
+    budget.push_step(caps, &stats);
     DfsphTrace {
         grid,
         power,
