@@ -572,8 +572,8 @@ pub struct GpuNeighbours {
     pub bufs: NeighbourBuffers,
     /// Per-stage timestamp queries, where the adapter has them.
     pub timer: Option<StageTimer>,
-    /// Compute dispatches encoded so far (every stage's pass is one dispatch), for
-    /// `--bench` and the dispatch-count test.
+    /// Compute dispatches encoded so far (each pass counts one; the scan's pass adds its
+    /// further dispatches), for `--bench` and the dispatch-count test.
     pub dispatches: std::cell::Cell<u64>,
 }
 
