@@ -367,7 +367,8 @@ fn interpolate(curve: &[(f64, f64)], x: f64) -> Option<f64> {
     Some(y0 + (y1 - y0) * (x - x0) / (x1 - x0).max(1e-12))
 }
 
-/// A run's `--stats` file (`s.csv`): g from its header line, its rows by column name.
+/// A run's `--stats` file (`s.csv`): g from the run's parameters (its `s.params.json`), its rows
+/// by column name.
 struct StatsCsv {
     g: f64,
     names: Vec<String>,
@@ -379,14 +380,24 @@ impl StatsCsv {
         let path = dir.join("s.csv");
         let text =
             std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let header = text.lines().next().unwrap_or_default();
-        let g = header
+        // The run's parameters line sits in the sidecar `s.params.json` (older runs wrote it
+        // as the CSV's first line, which is still read).
+        let sidecar = gpu_sph::io::stats_sidecar_path(&path);
+        let parameters = std::fs::read_to_string(&sidecar)
+            .ok()
+            .and_then(|t| serde_json::from_str::<serde_json::Value>(&t).ok())
+            .and_then(|j| j["parameters"].as_str().map(String::from))
+            .unwrap_or_else(|| text.lines().next().unwrap_or_default().to_string());
+        let g = parameters
             .split("g = ")
             .nth(1)
             .and_then(|r| r.split_whitespace().next())
-            .and_then(|v| v.parse::<f64>().ok())
+            .and_then(|v| v.trim_end_matches(',').parse::<f64>().ok())
             .map(f64::abs)
-            .ok_or("s.csv: no g in the header line")?;
+            .ok_or(format!(
+                "{}: no g in the run's parameters (nor in the first line of s.csv)",
+                sidecar.display()
+            ))?;
         let mut lines = text.lines().filter(|l| !l.starts_with('#'));
         let split = |l: &str| l.split(',').map(String::from).collect::<Vec<_>>();
         let names = split(lines.next().ok_or("s.csv: empty")?);
