@@ -9,13 +9,5 @@
 # at about the step gpu-sph's DFSPH takes with an explicit viscosity of 0.01 m^2/s).
 # Everything else (geometry, walls, tolerances, the CSV it writes) is the shared script's.
 set -euo pipefail
-here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
-peers="${PEERS_DIR:-$here/../../shared/peers}"
-home="${PEERS_HOME:-${XDG_CACHE_HOME:-$HOME/.cache}/gpu-sph-peers}"
-venv="${PEERS_VENV:-$home/venv}"
-export PEERS_WORK="${PEERS_WORK:-$home/work}"
-gld=$(ldconfig -p | awk '/libGLdispatch\.so\.0 .*x86-64/ {print $NF; exit}')
-export LD_PRELOAD="${gld}${LD_PRELOAD:+:$LD_PRELOAD}"
-export OMP_NUM_THREADS="${OMP_NUM_THREADS:-2}"
-[ -x "$venv/bin/python" ] || "$peers/install.sh" >&2
+source "$(dirname "${BASH_SOURCE[0]}")/peer_env.sh"
 exec "$venv/bin/python" "$here/peer_collapse.py" "$peers" "$@"
