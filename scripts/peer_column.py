@@ -125,7 +125,7 @@ def main():
         return ((x < lo) | (x > hi)).any(axis=1)
 
     rec = []   # (t, dt, vmax, vrms, rho_err_max, rho_err_mean, iterations)
-    st = {"next": 0.0, "t_prev": 0.0, "have_rho": None, "pname": None, "y0": None}
+    st = {"next": 0.0, "t_prev": 0.0}
     vsafe = 0.01 * math.sqrt(g * H)
 
     def cb():
@@ -161,11 +161,10 @@ def main():
         rec.append((t, dt, float(sp.max()), float(np.sqrt((sp * sp).mean())), emax, emean, it, vin, int((~inside).sum())))
         if t + 1e-12 >= st["next"]:
             st["next"] += args.every
-            x = field(fm, "position", 3, n)
-            out = outside(x)
+            x = xx
             print(f"t={t:.3f} dt={dt:.3g} vmax={sp.max():.4g} vmax_in_tank={vin:.4g} vrms={rec[-1][3]:.4g} rho_err_max={emax:.4g} "
                   f"rho_err_mean={emean:.3g} iters={it} top={x[:, 1].max() + s / 2:.4f} y99={np.quantile(x[:, 1], 0.99) + s / 2:.4f} "
-                  f"ymin={x[:, 1].min():.4f} outside_tank={int(out.sum())}", flush=True)
+                  f"ymin={x[:, 1].min():.4f} outside_tank={int((~inside).sum())}", flush=True)
 
     base.setTimeStepCB(cb)
     base.runSimulation()
