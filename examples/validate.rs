@@ -6,7 +6,7 @@
 //! cargo run --release --example validate -- stability [--cpu] [-n 20000] [--steps 5000]
 //! cargo run --release --example validate -- resolution RUN_DIR|PEER.csv...   # scripts/resolution.sh
 //! cargo run --release --example validate -- standing-wave RUN_DIR...   # scripts/standing_wave.sh
-//! cargo run --release --example validate -- resting-column [--nx 4] [--ny 20] [--nu 1e-6] [--alpha 0] [--slip free] [--max-dt 0.005] [--max-iterations 100] [--divergence-tolerance 0.001] [--density-tolerance 0.0001]
+//! cargo run --release --example validate -- resting-column [--nx 4] [--ny 20] [--nu 1e-6] [--alpha 0] [--slip free] [--max-dt 0.005] [--max-iterations 100] [--divergence-tolerance 0.001] [--density-tolerance 0.0001] [--relaxation 1]
 //! ```
 //!
 //! `martin-moyce`: the default dam break (column a wide, 2a high) against Martin & Moyce
@@ -868,6 +868,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
             "--max-iterations" => solver.max_iterations = num(value)? as u32,
             "--divergence-tolerance" => solver.divergence_tolerance = num(value)?,
             "--density-tolerance" => solver.density_tolerance = num(value)?,
+            "--relaxation" => solver.relaxation = num(value)?,
             other => return Err(format!("unknown flag {other}")),
         }
     }

@@ -98,8 +98,8 @@ struct DfsphParams {
     wall_inset: f32,
     viscous_limit: f32,
     viscous_substeps: u32,
-    _pad1: u32,
-    _pad2: u32,
+    relaxation: f32,
+    _pad: u32,
 }
 
 // Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant

@@ -787,7 +787,13 @@ pub struct DfsphConfig {
     /// Most explicit substeps of the non-pressure accelerations per step: the step may be
     /// this many times the viscous terms' stability limit (see `DfsphParams::viscous_limit`).
     pub viscous_substeps: u32,
+    /// The relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each iteration
+    /// applies ω times the stiffness α_i asks for ([`DFSPH_RELAXATION`]).
+    pub relaxation: f32,
 }
+
+/// Default [`DfsphConfig::relaxation`]. See docs/validation.md, "DFSPH's kicks at rest".
+pub const DFSPH_RELAXATION: f32 = 1.0;
 
 /// Default [`DfsphConfig::viscous_substeps`]: 1, the explicit viscous limit alone sets the
 /// step where it binds. More substeps let the step grow toward the CFL step, but the step's
@@ -808,6 +814,7 @@ impl Default for DfsphConfig {
             max_iterations: 100,
             dt_min: 1e-6,
             viscous_substeps: DFSPH_VISCOUS_SUBSTEPS,
+            relaxation: DFSPH_RELAXATION,
         }
     }
 }
@@ -873,8 +880,11 @@ pub struct DfsphParams {
     /// S_max, taken in n = ⌈dt S_max / viscous_limit⌉ ≤ K substeps of dt / n each, every one
     /// within the limit (see `cpu::dfsph::dfsph_timestep`).
     pub viscous_substeps: u32,
+    /// The relaxation factor ω of both solves' Jacobi iterations: each iteration's stiffness
+    /// is ω times what α_i asks for ([`DfsphConfig::relaxation`]).
+    pub relaxation: f32,
     #[doc(hidden)]
-    pub _pad: [u32; 2],
+    pub _pad: u32,
 }
 
 /// Which solve a DFSPH pass serves. Must match `struct SolveParams` in
@@ -927,6 +937,12 @@ impl DfsphConfig {
                 self.max_iterations
             )));
         }
+        let relaxation = self.relaxation;
+        if !(relaxation.is_finite() && relaxation > 0.0 && relaxation <= 1.0) {
+            return Err(Error::input(format!(
+                "--relaxation must be in (0, 1], got {relaxation}: pass e.g. --relaxation {DFSPH_RELAXATION}"
+            )));
+        }
         let dt_min = positive_finite("smallest time step", "--min-dt 1e-6", self.dt_min)?;
         let dt_max = positive_finite("largest time step", "--max-dt 0.005", physics.dt_max)?;
         if dt_min > dt_max {
@@ -949,7 +965,8 @@ impl DfsphConfig {
             wall_inset: 0.5 * cfg.spacing,
             viscous_limit: 0.5,
             viscous_substeps: self.viscous_substeps,
-            _pad: [0; 2],
+            relaxation,
+            _pad: 0,
             spacing: cfg.spacing,
             cfl: physics.cfl,
             dt_min,

@@ -161,6 +161,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "density_tolerance",
             "max_iterations",
             "viscous_substeps",
+            "relaxation",
             "table_size",
             "seed",
             "model",

@@ -40,7 +40,7 @@ fn bad_flags_exit_2_with_one_line() {
 #[test]
 fn bad_solver_flags_exit_2_with_one_line() {
     let base = ["--headless", "--cpu", "-n", "500", "--solver", "dfsph"];
-    let cases: [(&[&str], &str); 8] = [
+    let cases: [(&[&str], &str); 10] = [
         (&[], "add --steps K"),
         (
             &["--steps", "2", "--viscous-substeps", "0"],
@@ -54,6 +54,8 @@ fn bad_solver_flags_exit_2_with_one_line() {
             &["--steps", "2", "--max-iterations", "0"],
             "--max-iterations",
         ),
+        (&["--steps", "2", "--relaxation", "0"], "--relaxation"),
+        (&["--steps", "2", "--relaxation", "1.5"], "--relaxation"),
         (
             &["--steps", "2", "--density-tolerance", "2"],
             "density tolerance",

@@ -112,7 +112,8 @@ fn grid_and_fluid_blocks() {
             kernel_grad2,
             wall_inset,
             viscous_limit,
-            viscous_substeps
+            viscous_substeps,
+            relaxation
         ]
     );
     twin!(

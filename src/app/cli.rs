@@ -246,6 +246,10 @@ pub struct Cli {
     /// step may be up to K times the viscosity's stability limit.
     #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
+    /// DFSPH: the relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each
+    /// iteration applies ω times the stiffness the solve's diagonal asks for.
+    #[arg(long, default_value_t = crate::params::DFSPH_RELAXATION, value_name = "OMEGA", help_heading = "Solver", hide_short_help = true)]
+    pub(crate) relaxation: f32,
     /// A run whose largest density exceeds this multiple of the rest density and is still
     /// rising ends as diverged (0 disables).
     #[arg(
@@ -884,6 +888,7 @@ pub(crate) fn dfsph_config(cli: &Cli) -> DfsphConfig {
         max_iterations: cli.max_iterations,
         dt_min: cli.min_dt,
         viscous_substeps: cli.viscous_substeps,
+        relaxation: cli.relaxation,
     }
 }
 

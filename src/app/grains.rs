@@ -42,6 +42,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "density_tolerance",
         "max_iterations",
         "viscous_substeps",
+        "relaxation",
         "max_density_ratio",
         "max_speed_fraction",
         "max_dt",

@@ -83,7 +83,9 @@ pub fn boundary_rate(
     Some(rate)
 }
 
-/// κ and the residual of one particle from its rate.
+/// κ and the residual of one particle from its rate; `omega` is the solves' relaxation factor
+/// ω (`DfsphParams::relaxation`), applied to κ only, so the residual still says how far the
+/// particle is from its target.
 #[inline]
 pub fn stiffness(
     solve: Solve,
@@ -92,16 +94,17 @@ pub fn stiffness(
     alpha: f32,
     dt: f32,
     fp: &FluidParams,
+    omega: f32,
 ) -> (f32, f32) {
     match solve {
         Solve::Divergence => {
             let d = if alpha > 0.0 { rate.max(0.0) } else { 0.0 };
-            (d / dt * alpha.max(0.0), d * dt / fp.rest_density)
+            (d / dt * alpha.max(0.0) * omega, d * dt / fp.rest_density)
         }
         Solve::Density => {
             let rho_star = (rho + dt * rate).max(fp.rest_density);
             (
-                (rho_star - fp.rest_density) / (dt * dt) * alpha.abs(),
+                (rho_star - fp.rest_density) / (dt * dt) * alpha.abs() * omega,
                 rho_star / fp.rest_density - 1.0,
             )
         }
@@ -140,7 +143,7 @@ pub fn dfsph_rate(
                     Some(r) => rate[l] + r,
                     None => rate[l],
                 };
-                *o = stiffness(solve, rate, density[k], alpha[k], dt, fp);
+                *o = stiffness(solve, rate, density[k], alpha[k], dt, fp, dp.relaxation);
             }
             out
         })
@@ -176,4 +179,31 @@ pub(super) fn listed_rates(
         rate[l] += dv.x * g.x + dv.y * g.y + dv.z * g.z;
     }
     rate
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relaxation_scales_the_stiffness_and_not_the_residual() {
+        // The shader's worked example: D = 10, dt = 0.01, α = 1e-3, ρ0 = 1000.
+        let fp = FluidParams {
+            rest_density: 1000.0,
+            ..bytemuck::Zeroable::zeroed()
+        };
+        let (k1, r1) = stiffness(Solve::Divergence, 10.0, 1000.0, 1e-3, 0.01, &fp, 1.0);
+        assert!(
+            (k1 - 1.0).abs() < 1e-6 && (r1 - 1e-4).abs() < 1e-9,
+            "{k1} {r1}"
+        );
+        let (k, r) = stiffness(Solve::Divergence, 10.0, 1000.0, 1e-3, 0.01, &fp, 0.8);
+        assert_eq!((k, r), (k1 * 0.8, r1));
+        // ρ* = 1000 + 0.01 · 10 = 1000.1: κ = 0.1 / 1e-4 · 1e-3 = 1 at ω = 1 (ρ* rounded to
+        // f32 puts it 2.4e-4 low).
+        let (k1, r1) = stiffness(Solve::Density, 10.0, 1000.0, 1e-3, 0.01, &fp, 1.0);
+        let (k, r) = stiffness(Solve::Density, 10.0, 1000.0, 1e-3, 0.01, &fp, 0.5);
+        assert!((k1 - 1.0).abs() < 1e-3, "{k1}");
+        assert_eq!((k, r), (k1 * 0.5, r1));
+    }
 }
