@@ -2,8 +2,9 @@
 """Does a block of SPH water at rest resist shear like a solid? (docs/validation.md, "The
 particles' arrangement under pressure is an elastic solid").
 
-A 20 x 20 x 4 block (s = 1 cm, L = H = 0.2 m, 4 cm deep between free-slip side walls) settles
-for T_SETTLE s; then every particle gets the velocity of the cellular flow
+A block L = H = 0.2 m, 4 cm deep between free-slip side walls (20 x 20 x 4 particles at the
+default S = 0.01 m) settles for T_SETTLE s; then every particle gets the velocity of the
+cellular flow
 
     psi = U (H / pi) sin(pi x / L) sin(pi y / H),  u = d psi / dy,  v = -d psi / dx,
 
@@ -16,7 +17,7 @@ amplitude A(t), the velocity projected on the mode over U, every 0.05 s, and whe
 crosses zero.
 
     scripts/shear_block.py OUTDIR [gpu-sph flags...]
-    BIN=target/release/gpu-sph U=0.02 T_SETTLE=2 T_RUN=1 DT=0.002 scripts/shear_block.py \\
+    BIN=target/release/gpu-sph S=0.01 U=0.02 T_SETTLE=2 T_RUN=1 DT=0.002 scripts/shear_block.py \\
         shear --alpha 0 --wall-slip-length free --kinematic-viscosity 1e-6
 
 DT is the fixed step of both runs (WCSPH needs DT=0.0002); frames every EVERY steps (default:
@@ -29,7 +30,8 @@ import struct
 import subprocess
 import sys
 
-S, NX, NY, NZ = 0.01, 20, 20, 4
+S = float(os.environ.get("S", "0.01"))
+NX, NY, NZ = round(0.2 / S), round(0.2 / S), round(0.04 / S)
 L, H, D = NX * S, NY * S, NZ * S
 
 
