@@ -8,22 +8,30 @@ order in the strain: rho(gamma) = rho(0) (1 + c gamma^2). Under a density constr
 p that costs p c gamma^2 per unit volume, a shear modulus G = 2 p c. Prints c for simple shear
 along a lattice axis, for pure shear, and over random orientations of the lattice.
 
-    scripts/sheared_density.py [GAMMA]        (default 0.05; plain Python 3, no packages)
+    scripts/sheared_density.py [GAMMA] [KERNEL] [H]    (defaults 0.05 cubic 2; plain Python 3)
+
+KERNEL: cubic (both solvers' DFSPH kernel), wendland (Wendland C2) or poly6 (the design's
+density kernel); H: the support radius in spacings. A negative c means the lattice's density
+falls under shear: under pressure such a lattice shears by itself, it is unstable.
 """
 import math
 import random
 import sys
 
-H = 2.0  # support radius in spacings
-NORM = 8.0 / (math.pi * H ** 3)
-SITES = [(i, j, k) for i in range(-3, 4) for j in range(-3, 4) for k in range(-3, 4)]
+SHAPES = {
+    # Unnormalised: c is a ratio of two sums of the same kernel.
+    "cubic": lambda q: (6 * q ** 3 - 6 * q ** 2 + 1) if q <= 0.5 else (2 * (1 - q) ** 3 if q <= 1 else 0.0),
+    "wendland": lambda q: (1 - q) ** 4 * (1 + 4 * q) if q < 1 else 0.0,
+    "poly6": lambda q: (1 - q * q) ** 3 if q < 1 else 0.0,
+}
+SHAPE = SHAPES[sys.argv[2] if len(sys.argv) > 2 else "cubic"]
+H = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0  # support radius in spacings
+R = int(math.ceil(H)) + 1
+SITES = [(i, j, k) for i in range(-R, R + 1) for j in range(-R, R + 1) for k in range(-R, R + 1)]
 
 
 def kernel(r):
-    q = r / H
-    if q <= 0.5:
-        return NORM * (6 * q ** 3 - 6 * q ** 2 + 1)
-    return 2 * NORM * (1 - q) ** 3 if q <= 1 else 0.0
+    return SHAPE(r / H)
 
 
 def density(points):
@@ -47,7 +55,7 @@ def main():
     base = density(SITES)
     simple = density([(x + g * y, y, z) for x, y, z in SITES])
     pure = density([(x * (1 + g / 2), y / (1 + g / 2), z) for x, y, z in SITES])
-    print(f"gamma = {g}: c = {(simple / base - 1) / g ** 2:+.4f} simple shear, "
+    print(f"{sys.argv[2] if len(sys.argv) > 2 else 'cubic'}, h = {H} s, gamma = {g}: c = {(simple / base - 1) / g ** 2:+.4f} simple shear, "
           f"{(pure / base - 1) / g ** 2:+.4f} pure shear (lattice axes)")
     rng = random.Random(1)
     cs = []
