@@ -34,6 +34,7 @@ def main():
     peers = sys.argv[1]
     sys.path.insert(0, peers)
     import splishsplash as peer  # find_unit_box(); the shared scene's conventions
+    import peer_scene
 
     ap = argparse.ArgumentParser(prog="peer_column.sh")
     ap.add_argument("nx", type=int)
@@ -60,39 +61,16 @@ def main():
     H = ny * s
     gap = args.gap * s
     c = 10.0 * math.sqrt(2.0 * g * H)   # WCSPH only, as splishsplash.py
-    stiffness = rho0 * c * c / 7.0
     wc_dt = min(args.max_dt, 0.4 * support / c)
     tank_min = [s - gap] * 3
     tank_max = [nx * s + gap, max(2.0 * ny * s, (ny + 1) * s + gap), nx * s + gap]
     tank = [hi - lo for lo, hi in zip(tank_min, tank_max)]
-    centre = [(hi + lo) / 2.0 for lo, hi in zip(tank_min, tank_max)]
     dfsph = args.solver == "dfsph"
-    scene = {
-        "Configuration": {
-            "particleRadius": r,
-            "simulationMethod": 4 if dfsph else 0,
-            "gravitation": [0, -g, 0],
-            "timeStepSize": 0.001 if dfsph else wc_dt,
-            "cflMethod": 1 if dfsph else 0,
-            "cflFactor": 1,
-            "cflMaxTimeStepSize": args.max_dt,
-            "boundaryHandlingMethod": 0,
-            "enablePartioExport": False, "enableVTKExport": False, "enableRigidBodyExport": False,
-            "enableRigidBodyVTKExport": False, "enableStateExport": False, "enableAsyncExport": False,
-            "WCSPH": {"stiffness": stiffness, "exponent": 7},
-            "DFSPH": {"minIterations": 2, "maxIterations": 100, "maxError": 0.05,
-                      "maxIterationsV": 100, "maxErrorV": 0.1, "enableDivergenceSolver": True},
-        },
-        "Materials": [{"id": "Fluid", "density0": rho0, "viscosityMethod": 1,
-                       "Standard viscosity": {"viscosity": args.viscosity, "viscosityBoundary": 0.0}}],
-        "RigidBodies": [{
-            "geometryFile": peer.find_unit_box(), "translation": centre,
-            "rotationAxis": [1, 0, 0], "rotationAngle": 0, "scale": tank,
-            "isDynamic": False, "isWall": True, "samplingMode": 1,
-            "mapInvert": True, "mapThickness": 0.0, "mapResolution": [8, 8, 8],
-        }],
-        "FluidBlocks": [{"denseMode": 0, "start": [0.0, 0.0, 0.0], "end": [(nx + 1) * s, (ny + 1) * s, (nx + 1) * s]}],
-    }
+    scene = peer_scene.scene(
+        peer, dfsph=dfsph, s=s, g=g, rho0=rho0, c=c, viscosity=args.viscosity, max_dt=args.max_dt,
+        tank_min=tank_min, tank_max=tank_max,
+        fluid={"FluidBlocks": [{"denseMode": 0, "start": [0.0, 0.0, 0.0],
+                                "end": [(nx + 1) * s, (ny + 1) * s, (nx + 1) * s]}]})
     tag = f"{args.solver}-{nx}x{ny}x{nx}-nu{args.viscosity:g}-dt{args.max_dt:g}-gap{args.gap:g}"
     wd = os.path.abspath(os.path.join(args.workdir, tag))
     os.makedirs(wd, exist_ok=True)

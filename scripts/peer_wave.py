@@ -25,6 +25,7 @@ def main():
     peers = sys.argv[1]
     sys.path.insert(0, peers)
     import splishsplash as peer
+    import peer_scene
     import numpy as np
 
     ap = argparse.ArgumentParser(prog="peer_wave.sh")
@@ -68,28 +69,10 @@ def main():
                     "--tank-max", f"{L},0.4,{W}", "--steps", "1", "--export-dir", frames, "--export-every", "1",
                     "--export-format", "bgeo"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     bgeo = os.path.join(frames, "frame_000000.bgeo")
-    scene = {
-        "Configuration": {
-            "particleRadius": 0.5 * s, "simulationMethod": 4 if dfsph else 0,
-            "gravitation": [0, -g, 0], "timeStepSize": 0.001 if dfsph else min(args.max_dt, 0.8 * s / c),
-            "cflMethod": 1 if dfsph else 0, "cflFactor": 1, "cflMaxTimeStepSize": args.max_dt,
-            "boundaryHandlingMethod": 0,
-            "enablePartioExport": False, "enableVTKExport": False, "enableRigidBodyExport": False,
-            "enableRigidBodyVTKExport": False, "enableStateExport": False, "enableAsyncExport": False,
-            "WCSPH": {"stiffness": rho0 * c * c / 7.0, "exponent": 7},
-            "DFSPH": {"minIterations": 2, "maxIterations": 100, "maxError": 0.05,
-                      "maxIterationsV": 100, "maxErrorV": 0.1, "enableDivergenceSolver": True},
-        },
-        "Materials": [{"id": "Fluid", "density0": rho0, "viscosityMethod": 1,
-                       "Standard viscosity": {"viscosity": args.viscosity, "viscosityBoundary": 0.0}}],
-        "RigidBodies": [{
-            "geometryFile": peer.find_unit_box(), "translation": centre,
-            "rotationAxis": [1, 0, 0], "rotationAngle": 0, "scale": tank,
-            "isDynamic": False, "isWall": True, "samplingMode": 1,
-            "mapInvert": True, "mapThickness": 0.0, "mapResolution": [8, 8, 8],
-        }],
-        "FluidModels": [{"particleFile": bgeo, "translation": [0, 0, 0], "scale": [1, 1, 1]}],
-    }
+    scene = peer_scene.scene(
+        peer, dfsph=dfsph, s=s, g=g, rho0=rho0, c=c, viscosity=args.viscosity, max_dt=args.max_dt,
+        tank_min=tank_min, tank_max=tank_max,
+        fluid={"FluidModels": [{"particleFile": bgeo, "translation": [0, 0, 0], "scale": [1, 1, 1]}]})
     scene_file = os.path.join(wd, "scene.json")
     with open(scene_file, "w") as f:
         json.dump(scene, f, indent=1)
