@@ -27,7 +27,7 @@ prints the slope over rho0 g (1 = hydrostatic); for DFSPH also the divergence so
 kept times dt) and the mean vertical pressure acceleration over g (about 1 when the pressure solve carries the
 weight). WCSPH clamps each density at rho0 or above, so its step-1 density reads 1.
 """
-import argparse, json, math, os, sys, time
+import argparse, math, os, sys, time
 
 
 def main():
@@ -72,20 +72,9 @@ def main():
         fluid={"FluidBlocks": [{"denseMode": 0, "start": [0.0, 0.0, 0.0],
                                 "end": [(nx + 1) * s, (ny + 1) * s, (nx + 1) * s]}]})
     tag = f"{args.solver}-{nx}x{ny}x{nx}-nu{args.viscosity:g}-dt{args.max_dt:g}-gap{args.gap:g}"
-    wd = os.path.abspath(os.path.join(args.workdir, tag))
-    os.makedirs(wd, exist_ok=True)
-    scene_file = os.path.join(wd, "scene.json")
-    with open(scene_file, "w") as f:
-        json.dump(scene, f, indent=1)
-
-    import pysplishsplash as sph
-    base = sph.Exec.SimulatorBase()
+    wd, scene_file = peer_scene.write(scene, args.workdir, tag)
     wall0 = time.perf_counter()
-    base.init(sceneFile=scene_file, useGui=False, stopAt=args.end, outputDir=os.path.join(wd, "output"),
-              initialPause=False, useCache=True)
-    base.initSimulation()
-    sim = sph.Simulation.getCurrent()
-    tm = sph.TimeManager.getCurrent()
+    base, sim, tm = peer_scene.simulator(scene_file, wd, args.end)
 
     def field(fm, name, comps, n):
         """numpy view of a fluid-model field (None if absent)."""

@@ -38,3 +38,27 @@ def scene(peer, *, dfsph, s, g, rho0, c, viscosity, max_dt, tank_min, tank_max, 
         }],
         **fluid,
     }
+
+
+def write(scene_dict, workdir, tag):
+    """Writes the scene to WORKDIR/TAG/scene.json; returns (that folder, the file's path)."""
+    import json
+    import os
+    wd = os.path.abspath(os.path.join(workdir, tag))
+    os.makedirs(wd, exist_ok=True)
+    path = os.path.join(wd, "scene.json")
+    with open(path, "w") as f:
+        json.dump(scene_dict, f, indent=1)
+    return wd, path
+
+
+def simulator(scene_file, wd, end):
+    """SPlisHSPlasH initialised on the scene without a GUI, to stop at `end` s: (the SimulatorBase,
+    the Simulation, the TimeManager)."""
+    import os
+    import pysplishsplash as sph
+    base = sph.Exec.SimulatorBase()
+    base.init(sceneFile=scene_file, useGui=False, stopAt=end, outputDir=os.path.join(wd, "output"),
+              initialPause=False, useCache=True)
+    base.initSimulation()
+    return base, sph.Simulation.getCurrent(), sph.TimeManager.getCurrent()

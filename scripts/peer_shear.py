@@ -16,7 +16,7 @@ particles' centres + s/2). Every 0.05 s after, it prints A(t), the velocity proj
 mode over U (a fluid keeps A near 1; a solid swings it through zero), and at the end the first
 zero crossing.
 """
-import argparse, json, math, os, sys
+import argparse, math, os, sys
 
 
 def main():
@@ -51,19 +51,8 @@ def main():
         fluid={"FluidBlocks": [{"denseMode": 0, "start": [0.0, 0.0, 0.0],
                                 "end": [(nx + 1) * s, (ny + 1) * s, (nz + 1) * s]}]})
     tag = f"{args.solver}-{ny}x{nz}-nu{args.viscosity:g}-dt{args.max_dt:g}-u{args.u:g}"
-    wd = os.path.abspath(os.path.join(args.workdir, tag))
-    os.makedirs(wd, exist_ok=True)
-    scene_file = os.path.join(wd, "scene.json")
-    with open(scene_file, "w") as f:
-        json.dump(scene, f, indent=1)
-
-    import pysplishsplash as sph
-    base = sph.Exec.SimulatorBase()
-    base.init(sceneFile=scene_file, useGui=False, stopAt=args.settle + args.run,
-              outputDir=os.path.join(wd, "output"), initialPause=False, useCache=True)
-    base.initSimulation()
-    sim = sph.Simulation.getCurrent()
-    tm = sph.TimeManager.getCurrent()
+    wd, scene_file = peer_scene.write(scene, args.workdir, tag)
+    base, sim, tm = peer_scene.simulator(scene_file, wd, args.settle + args.run)
     st = {"geom": None, "next": 0.0, "series": []}
 
     def buf(fm, name, n):

@@ -18,7 +18,7 @@ each half-period runs from one extremum of x-bar - L'/2 to the next, and "kept" 
 extremes. Linear theory is for L' and the depth the water has once it fills the tank,
 d' = N s^3 / (L' W').
 """
-import argparse, json, math, os, subprocess, sys
+import argparse, math, os, subprocess, sys
 
 
 def main():
@@ -73,17 +73,8 @@ def main():
         peer, dfsph=dfsph, s=s, g=g, rho0=rho0, c=c, viscosity=args.viscosity, max_dt=args.max_dt,
         tank_min=tank_min, tank_max=tank_max,
         fluid={"FluidModels": [{"particleFile": bgeo, "translation": [0, 0, 0], "scale": [1, 1, 1]}]})
-    scene_file = os.path.join(wd, "scene.json")
-    with open(scene_file, "w") as f:
-        json.dump(scene, f, indent=1)
-
-    import pysplishsplash as sph
-    base = sph.Exec.SimulatorBase()
-    base.init(sceneFile=scene_file, useGui=False, stopAt=args.end, outputDir=os.path.join(wd, "output"),
-              initialPause=False, useCache=True)
-    base.initSimulation()
-    sim = sph.Simulation.getCurrent()
-    tm = sph.TimeManager.getCurrent()
+    wd, scene_file = peer_scene.write(scene, args.workdir, tag)
+    base, sim, tm = peer_scene.simulator(scene_file, wd, args.end)
     rec = []
 
     def cb():
