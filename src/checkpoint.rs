@@ -35,8 +35,9 @@ use crate::params::{
 };
 use crate::{Error, Result};
 
-/// The format version; a file of another is refused.
-pub const FORMAT: u32 = 1;
+/// The format version; a file of another is refused. 2: `DfsphParams::relaxation` took a
+/// padding word, which a format-1 file holds as 0 (a solve that would apply no stiffness).
+pub const FORMAT: u32 = 2;
 /// The file name extension.
 pub const EXTENSION: &str = "gpusph";
 const MAGIC: &[u8; 8] = b"GPUSPHCK";
