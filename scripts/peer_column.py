@@ -54,14 +54,12 @@ def main():
 
     nx, ny = args.nx, args.ny
     s = 0.01
-    r = 0.5 * s
-    support = 2.0 * s
     g = 9.81
     rho0 = 1000.0
     H = ny * s
     gap = args.gap * s
     c = 10.0 * math.sqrt(2.0 * g * H)   # WCSPH only, as splishsplash.py
-    wc_dt = min(args.max_dt, 0.4 * support / c)
+    wc_dt = peer_scene.wcsph_dt(s, c, args.max_dt)
     tank_min = [s - gap] * 3
     tank_max = [nx * s + gap, max(2.0 * ny * s, (ny + 1) * s + gap), nx * s + gap]
     tank = [hi - lo for lo, hi in zip(tank_min, tank_max)]

@@ -2,13 +2,18 @@
 (../shared/peers/splishsplash.py) in one place."""
 
 
+def wcsph_dt(s, c, max_dt):
+    """The shared scene's fixed WCSPH step: 0.4 h / c with h = 2 s, at most `max_dt`."""
+    return min(max_dt, 0.4 * 2.0 * s / c)
+
+
 def scene(peer, *, dfsph, s, g, rho0, c, viscosity, max_dt, tank_min, tank_max, fluid):
     """A scene for SPlisHSPlasH 2.19 in a closed box tank from `tank_min` to `tank_max` (the walls'
     inner faces): a UnitBox wall sampled with Akinci boundary particles (samplingMode 1), no
     boundary viscosity. DFSPH as in the shared scene (min 2 / max 100 iterations, 0.05% density
     error, 0.1% divergence error, divergence solver on) on the CFL step (cflMethod 1, factor 1,
     at most `max_dt`); WCSPH with the Tait stiffness rho0 c^2 / 7 on the fixed step
-    min(max_dt, 0.4 h / c), h = 2 s. `fluid`: the scene's fluid entries, e.g.
+    `wcsph_dt`. `fluid`: the scene's fluid entries, e.g.
     {"FluidBlocks": [...]} or {"FluidModels": [...]}."""
     tank = [hi - lo for lo, hi in zip(tank_min, tank_max)]
     centre = [(hi + lo) / 2.0 for lo, hi in zip(tank_min, tank_max)]
@@ -17,7 +22,7 @@ def scene(peer, *, dfsph, s, g, rho0, c, viscosity, max_dt, tank_min, tank_max, 
             "particleRadius": 0.5 * s,
             "simulationMethod": 4 if dfsph else 0,
             "gravitation": [0, -g, 0],
-            "timeStepSize": 0.001 if dfsph else min(max_dt, 0.4 * 2.0 * s / c),
+            "timeStepSize": 0.001 if dfsph else wcsph_dt(s, c, max_dt),
             "cflMethod": 1 if dfsph else 0,
             "cflFactor": 1,
             "cflMaxTimeStepSize": max_dt,
