@@ -833,9 +833,9 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
 
 /// A resting `nx × ny × nx` DFSPH column in a tank of its own cross-section for 3 s on the CPU
 /// path, as `tests/physics.rs`'s `dfsph_column_rests` runs it but with the physics from the
-/// command line (`--nx 4 --ny 20 --nu 1e-6 --alpha 0 --slip free --max-dt 0.005
-/// --max-iterations 100 --divergence-tolerance 0.001 --density-tolerance 0.0001`, these the
-/// defaults): prints the density error, the step, the fastest particle (where it is) and the
+/// command line (`--nx 4 --ny 20 --nu 1e-3 --alpha 0 --slip free --max-dt 0.005
+/// --relaxation 0.8 --max-iterations 100 --divergence-tolerance 0.001 --density-tolerance
+/// 0.0001`, these the defaults, DFSPH's as a run has them): prints the density error, the step, the fastest particle (where it is) and the
 /// rms speed every 0.25 s, then the worst of each against issue 34's bounds (density
 /// error mean ≤ 0.1% and max ≤ 1% at every step, speed below 1% of √(gH) over the last 0.5 s).
 /// Exit 1 when a bound fails.
@@ -844,12 +844,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
     use gpu_sph::params::{DfsphConfig, Solver, parse_slip_length};
     let (mut nx, mut ny) = (4u32, 20u32);
     let mut solver = DfsphConfig::default();
-    let mut physics = PhysicsConfig {
-        alpha: 0.0,
-        wall_slip_length: Some(f32::INFINITY),
-        kinematic_viscosity: 1e-6,
-        ..PhysicsConfig::default()
-    };
+    let mut physics = PhysicsConfig::for_solver(Solver::Dfsph);
     let mut it = rest.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;

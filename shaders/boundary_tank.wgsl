@@ -88,8 +88,8 @@ fn slip_factor(b: f32, y: f32) -> f32 {
 // The velocity in the viscous terms of both solvers of the image at x - d of a particle with
 // velocity v, across the walls of `axes` of a particle at x near `walls`: normal components
 // reflected, tangential ones scaled by the slip factor of the wall's slip length at the
-// original's distance from it (the more frictional wall's at an edge or corner). No slip by
-// default for now (src/boundary/tank.rs viscous_image_velocity, its twin, gives the reasons). The one
+// original's distance from it (the more frictional wall's at an edge or corner). Free slip by
+// default (src/boundary/tank.rs viscous_image_velocity, its twin, gives the reasons). The one
 // place the tank walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
 // Worked example: b = 0 on the floor, v = (1, 2, 3) -> (-1, -2, -3); free slip -> (1, -2, 3).
 fn viscous_image_velocity(v: vec3<f32>, x: vec3<f32>, d: vec3<f32>, walls: WallPlanes, axes: vec3<bool>, fluid: FluidParams) -> vec3<f32> {

@@ -18,9 +18,10 @@ use crate::shape::{Axis, Shape};
 #[serde(rename_all = "kebab-case")]
 pub enum Slip {
     /// Friction from the fluid's artificial viscosity (Akinci et al. 2012, eq. 11).
-    #[default]
     NoSlip,
-    /// No friction: only the pressure force.
+    /// No friction: only the pressure force. The default, for the tank walls' reason
+    /// ([`crate::params::slip_code`]).
+    #[default]
     FreeSlip,
 }
 

@@ -401,7 +401,7 @@ pub struct FluidParams {
     pub open: u32,
     /// The Navier slip length b of the lower wall of each axis (xyz; w unused), m: how the
     /// walls' mirror images move in the viscous terms ([`crate::boundary::tank::viscous_image_velocity`]).
-    /// Negative: free slip (b = ∞); 0: no slip (the default).
+    /// Negative: free slip (b = ∞, the default); 0: no slip.
     pub slip_lo: [f32; 4],
     /// The same for the upper wall of each axis.
     pub slip_hi: [f32; 4],
@@ -435,7 +435,7 @@ pub struct PhysicsConfig {
     /// Largest time step, s (both solvers).
     pub dt_max: f32,
     /// The Navier slip length of the tank's walls, m (f32::INFINITY free slip, 0 no slip);
-    /// `None` the default wall, no slip for now
+    /// `None` the default wall, free slip
     /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
     #[serde(default)]
     pub wall_slip_length: Option<f32>,
@@ -443,25 +443,42 @@ pub struct PhysicsConfig {
     #[serde(default = "default_kinematic_viscosity")]
     pub kinematic_viscosity: f32,
     /// WCSPH: start the fluid at hydrostatic equilibrium, each particle lowered by the Tait
-    /// compression of the water above it ([`crate::setup::hydrostatic_start`]); off by default.
-    #[serde(default)]
+    /// compression of the water above it ([`crate::setup::hydrostatic_start`]); on by default
+    /// (the command line leaves a particle file as it is unless asked). DFSPH ignores it.
+    #[serde(default = "default_hydrostatic_start")]
     pub hydrostatic_start: bool,
+}
+
+fn default_hydrostatic_start() -> bool {
+    true
 }
 
 fn default_kinematic_viscosity() -> f32 {
     DFSPH_KINEMATIC_VISCOSITY
 }
 
-/// Default DFSPH kinematic viscosity ν, m²/s: 0, off (DFSPH's default dissipation is still the
-/// artificial viscosity α; docs/validation.md measures the standard viscosity in its place).
-pub const DFSPH_KINEMATIC_VISCOSITY: f32 = 0.0;
+/// Default DFSPH kinematic viscosity ν, m²/s: 1e-3, a numerical dissipation at the particle
+/// scale, not water's 1e-6. A settling lattice keeps a particle-scale motion that only ν damps,
+/// at the rate ν/s²: at water's ν that takes s²/ν = 100 s at the default s = 10 mm, and no
+/// column rests (neither does SPlisHSPlasH's, docs/validation.md). At 1e-3 it takes 0.1 s,
+/// the particle Reynolds number √(g s) s/ν is 3 (viscosity rules at the particle scale,
+/// inertia above it), and the flow's scales barely feel it: a 1.2 m standing wave loses
+/// 2νk² ≈ 5% of its height per period to it, the dam break's Reynolds number √(g a) a/ν is
+/// 320. SPlisHSPlasH's dam break uses 1e-2. Finer spacings can take less (ν ∝ s² keeps s²/ν).
+/// It is the standard SPH form, explicit, with its own stability limit far above the CFL
+/// step at this value (`cpu::dfsph::dfsph_accel`).
+pub const DFSPH_KINEMATIC_VISCOSITY: f32 = 1e-3;
+
+/// Default Monaghan α of WCSPH, whose explicit pressure needs an artificial viscosity for
+/// stability (Monaghan 1992); DFSPH's default is 0, since it has no sound speed to scale one.
+pub const WCSPH_ALPHA: f32 = 0.05;
 
 impl Default for PhysicsConfig {
     fn default() -> Self {
         Self {
             gravity: -9.81,
             viscosity: 0.0,
-            alpha: 0.05,
+            alpha: WCSPH_ALPHA,
             sound_speed: None,
             cfl: 0.4,
             dt: None,
@@ -469,12 +486,32 @@ impl Default for PhysicsConfig {
             dt_max: 5e-3,
             wall_slip_length: None,
             kinematic_viscosity: DFSPH_KINEMATIC_VISCOSITY,
-            hydrostatic_start: false,
+            hydrostatic_start: true,
         }
     }
 }
 
 impl PhysicsConfig {
+    /// The defaults of `solver`: WCSPH's α and no kinematic viscosity (WCSPH refuses one), or
+    /// DFSPH's viscosity of its own and no artificial one.
+    pub fn for_solver(solver: Solver) -> Self {
+        Self::default().with_solver_dissipation(solver)
+    }
+
+    /// These settings with the dissipation (α and ν) of `solver`'s defaults, the rest kept: for
+    /// a run that changes solver (the viewer's panel).
+    pub fn with_solver_dissipation(self, solver: Solver) -> Self {
+        let (alpha, kinematic_viscosity) = match solver {
+            Solver::Wcsph => (WCSPH_ALPHA, 0.0),
+            Solver::Dfsph => (0.0, DFSPH_KINEMATIC_VISCOSITY),
+        };
+        Self {
+            alpha,
+            kinematic_viscosity,
+            ..self
+        }
+    }
+
     /// The speed of sound for fluid that can fall `drop` metres (the highest particle's height
     /// above the tank floor): the given one, or ten times the largest speed such a fall
     /// reaches, √(2 g Δy), so density varies by about 1% (Becker & Teschner 2007; Monaghan
@@ -656,10 +693,13 @@ pub fn parse_slip_length(text: &str) -> Option<f32> {
 }
 
 /// A wall's slip length as [`FluidParams::slip_lo`] holds it: b ≥ 0 in metres, −1 for free
-/// slip (b = ∞); `None`, the default wall, is no slip (0). A negative or NaN length is refused.
+/// slip (b = ∞); `None`, the default wall, is free slip (−1): at these scales water's own
+/// boundary layer, √(ν t) ≈ 0.6 mm after 0.3 s at ν = 1e-6 m²/s, is far thinner than a
+/// particle, so a wall that holds the first particle layer still would be unresolved physics
+/// (docs/validation.md, "Walls and waves"). A negative or NaN length is refused.
 pub fn slip_code(b: Option<f32>) -> Result<f32> {
     match b {
-        None => Ok(0.0),
+        None => Ok(-1.0),
         Some(b) if b == f32::INFINITY => Ok(-1.0),
         Some(b) if b.is_finite() && b >= 0.0 => Ok(b),
         Some(b) => Err(Error::input(format!(
@@ -792,8 +832,33 @@ pub struct DfsphConfig {
     pub relaxation: f32,
 }
 
-/// Default [`DfsphConfig::relaxation`]. See docs/validation.md, "DFSPH's kicks at rest".
-pub const DFSPH_RELAXATION: f32 = 1.0;
+/// Default [`DfsphConfig::relaxation`]: 0.8. Both solves are Jacobi iterations with the exact
+/// diagonal α_i, and at ω = 1 that iteration over-corrects the short-wavelength modes (made
+/// two-sided it diverges on a resting column, its residual growing 1.2× per iteration); the
+/// one-sided solve leaves the overshoot in the velocities as kicks that flip sign every step,
+/// and a wide column never rests. Under-relaxation is the textbook cure (IISPH takes ω = 0.5,
+/// Ihmsen et al. 2014); 0.8 is the largest measured that removes the kicks, at about 1.5× the
+/// iterations (docs/validation.md, "DFSPH's kicks at rest").
+pub const DFSPH_RELAXATION: f32 = 0.8;
+
+/// The body-force bound on DFSPH's step: dt ≤ C √(s/|g|) with C² = 0.003, so that one
+/// step's free fall g dt² is at most 0.3% of the spacing. A step's own density error under
+/// gravity grows as dt², and the solve holds the mean, not the largest value. Measured on
+/// resting columns, the largest error is 2 to 2.5 g dt²/s: the narrow one 0.27% at 1.18 ms,
+/// 1.06% at 2.35 ms, 3.5% at 4.7 ms; the wide one 1.006% at 2.02 ms (C² = 0.004). So this
+/// keeps the largest near 0.75%, inside the 1% DFSPH is held to. It is Monaghan's (1992)
+/// force condition dt ≤ C √(h/|a|) with the body force; 1.75 ms at s = 10 mm.
+pub const DFSPH_BODY_FORCE_C2: f64 = 0.003;
+
+/// DFSPH's largest step for spacing `s` under gravity `g`: [`DFSPH_BODY_FORCE_C2`]'s bound,
+/// at most `dt_max` (unbounded without gravity).
+pub fn dfsph_dt_max(s: f32, g: f32, dt_max: f32) -> f32 {
+    if g == 0.0 {
+        return dt_max;
+    }
+    let bound = (DFSPH_BODY_FORCE_C2 * s as f64 / g.abs() as f64).sqrt() as f32;
+    bound.min(dt_max)
+}
 
 /// Default [`DfsphConfig::viscous_substeps`]: 1, the explicit viscous limit alone sets the
 /// step where it binds. More substeps let the step grow toward the CFL step, but the step's
@@ -944,10 +1009,16 @@ impl DfsphConfig {
             )));
         }
         let dt_min = positive_finite("smallest time step", "--min-dt 1e-6", self.dt_min)?;
-        let dt_max = positive_finite("largest time step", "--max-dt 0.005", physics.dt_max)?;
+        let dt_max = dfsph_dt_max(
+            cfg.spacing,
+            physics.gravity,
+            positive_finite("largest time step", "--max-dt 0.005", physics.dt_max)?,
+        );
         if dt_min > dt_max {
             return Err(Error::input(format!(
-                "--min-dt {dt_min} exceeds --max-dt {dt_max}: lower --min-dt or raise --max-dt"
+                "--min-dt {dt_min} exceeds DFSPH's largest step {dt_max} s (--max-dt {}, and at most {}·sqrt(s/|g|) so gravity moves a particle less than 0.3% of the spacing a step): lower --min-dt",
+                physics.dt_max,
+                DFSPH_BODY_FORCE_C2.sqrt() as f32
             )));
         }
         let h = cfg.smoothing_radius as f64;

@@ -119,33 +119,43 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) viscosity: f32,
-    /// Monaghan artificial viscosity α (both solvers; DFSPH takes WCSPH's sound speed for it).
+    /// Monaghan artificial viscosity α [default: 0.05 with WCSPH, 0 with DFSPH] (DFSPH takes
+    /// WCSPH's sound speed for it).
     #[arg(
         long,
-        default_value_t = 0.05,
         allow_hyphen_values = true,
         help_heading = "Physics",
         hide_short_help = true
     )]
-    pub(crate) alpha: f32,
-    /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity (water's is 1e-6; off
-    /// by default).
+    pub(crate) alpha: Option<f32>,
+    /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity [default: 1e-3, a
+    /// particle-scale dissipation; water's is 1e-6].
     #[arg(
         long,
-        default_value_t = crate::params::DFSPH_KINEMATIC_VISCOSITY,
         allow_hyphen_values = true,
         value_name = "NU",
-        help_heading = "Physics", hide_short_help = true
+        help_heading = "Physics",
+        hide_short_help = true
     )]
-    pub(crate) kinematic_viscosity: f32,
-    /// Navier slip length of the tank's walls in the viscous terms, metres: 0 no slip (the
-    /// default for now), `free`, or a length (partial slip); scene files may set it per wall.
+    pub(crate) kinematic_viscosity: Option<f32>,
+    /// Navier slip length of the tank's walls in the viscous terms, metres: `free` (the
+    /// default), 0 no slip, or a length (partial slip); scene files may set it per wall.
     #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true, help_heading = "Physics", hide_short_help = true)]
     pub(crate) wall_slip_length: Option<f32>,
     /// WCSPH: start the fluid at rest in hydrostatic equilibrium (each particle lowered by the
-    /// equation of state's compression under the water above it), not at ρ0 everywhere.
+    /// equation of state's compression under the water above it), not at ρ0 everywhere. The
+    /// default for scenes; this flag asks for it on a particle file too.
     #[arg(long, help_heading = "Physics", hide_short_help = true)]
     pub(crate) hydrostatic_start: bool,
+    /// WCSPH: start a scene's fluid at ρ0 everywhere, as its lattice lies, instead of in
+    /// hydrostatic equilibrium.
+    #[arg(
+        long,
+        conflicts_with = "hydrostatic_start",
+        help_heading = "Physics",
+        hide_short_help = true
+    )]
+    pub(crate) no_hydrostatic_start: bool,
     /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
     #[arg(
         long,
@@ -893,18 +903,29 @@ pub(crate) fn dfsph_config(cli: &Cli) -> DfsphConfig {
 }
 
 pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
+    let defaults = PhysicsConfig::for_solver(cli.solver);
     PhysicsConfig {
         gravity: cli.gravity,
         viscosity: cli.viscosity,
-        alpha: cli.alpha,
+        alpha: cli.alpha.unwrap_or(defaults.alpha),
         sound_speed: cli.sound_speed,
         cfl: cli.cfl,
         dt: cli.dt,
         restitution: cli.restitution,
         dt_max: cli.max_dt,
         wall_slip_length: cli.wall_slip_length,
-        kinematic_viscosity: cli.kinematic_viscosity,
-        hydrostatic_start: cli.hydrostatic_start,
+        kinematic_viscosity: cli
+            .kinematic_viscosity
+            .unwrap_or(defaults.kinematic_viscosity),
+        // A scene's fluid starts at rest, so under its weight; a particle file may be a run's
+        // state, compressed already, and is taken as it is unless the flag asks.
+        hydrostatic_start: if cli.no_hydrostatic_start {
+            false
+        } else if chosen(cli, "hydrostatic_start") {
+            cli.hydrostatic_start
+        } else {
+            cli.input.is_none()
+        },
     }
 }
 

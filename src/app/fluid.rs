@@ -364,13 +364,12 @@ pub(crate) fn check_no_grains_flags(cli: &Cli) -> Result<(), Error> {
 /// The physics settings a fluid run refuses together or alone, in one line each: the
 /// viscosity of the other solver, the divergence checks' margins, the time-step bounds.
 pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
-    if cli.steps > 0
-        && cli.solver == crate::params::Solver::Wcsph
-        && chosen(cli, "kinematic_viscosity")
+    if let Some(nu) = cli
+        .kinematic_viscosity
+        .filter(|_| cli.steps > 0 && cli.solver == crate::params::Solver::Wcsph)
     {
         return Err(Error::input(format!(
-            "--kinematic-viscosity {} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph",
-            cli.kinematic_viscosity
+            "--kinematic-viscosity {nu} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph"
         )));
     }
     for (flag, v) in [

@@ -36,6 +36,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "kinematic_viscosity",
         "wall_slip_length",
         "hydrostatic_start",
+        "no_hydrostatic_start",
         "sound_speed",
         "cfl",
         "divergence_tolerance",

@@ -135,15 +135,13 @@ pub fn slip_factor(b: f32, y: f32) -> f32 {
 /// three walks) and DFSPH's `dfsph_accel` call it, as `forces.wgsl` and `dfsph_accel.wgsl`
 /// call its WGSL twin in boundary_tank.wgsl.
 ///
-/// The default is still no slip (b = 0: the image moves at −v, Morris et al. 1997), the
-/// walls of every run so far. Free slip is what water's walls are at these scales: water's own
+/// The default is free slip. That is what water's walls are at these scales: water's own
 /// boundary layer is far thinner than a particle (√(νt) ≈ 0.6 mm after 0.3 s at ν = 10⁻⁶
-/// m²/s, against a spacing of 10 mm), so a no-slip image puts a shear layer one particle thick
-/// where water has one far thinner; with the acoustic-scale artificial viscosity it holds the
-/// dam break's column up to 41% too high and takes two thirds of a standing wave's height in
-/// one period (docs/validation.md). The default turns to free slip once both solvers' resting
-/// columns hold with it (issue 34). A finite b is wall friction as a physical parameter: the
-/// wall's shear stress is ρν u_w/b.
+/// m²/s, against a spacing of 10 mm), so a no-slip image (b = 0: the image moves at −v, Morris
+/// et al. 1997) puts a shear layer one particle thick where water has one far thinner; with
+/// the acoustic-scale artificial viscosity it held the dam break's column up to 41% too high
+/// and took two thirds of a standing wave's height in one period (docs/validation.md). A
+/// finite b is wall friction as a physical parameter: the wall's shear stress is ρν u_w/b.
 ///
 /// Worked example, b = 0 on the floor (axis y), v = (1, 2, 3): image → (−1, −2, −3); free
 /// slip: (1, −2, 3); b = 0.01 with the original 0.005 above the floor: (1/3, −2, 1).

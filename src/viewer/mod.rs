@@ -558,8 +558,13 @@ impl Viewer {
         let Model::Fluid(f) = &self.model else {
             return Ok(());
         };
-        let physics = self.physics(f.setup.config.rest_density);
+        let mut physics = self.physics(f.setup.config.rest_density);
         let c = &self.controls;
+        // A new solver brings its own dissipation: WCSPH's α would be DFSPH's second
+        // viscosity, and DFSPH's α = 0 leaves WCSPH unstable.
+        if c.solver != f.setup.solver.solver() {
+            physics = physics.with_solver_dissipation(c.solver);
+        }
         let opts = RunSpec {
             particles: c.particles,
             source: Source::Scene(c.scene.clone()),
@@ -592,6 +597,7 @@ impl Viewer {
         self.scale = self.controls.ranges;
         self.controls.fitted = None;
         self.controls.stiffness = setup.fluid_params.stiffness;
+        self.controls.alpha = opts.physics.alpha;
         let cpu = f.cpu.is_some().then(|| cpu_simulation(&setup));
         // The divergence checks follow the solver (the speed check is WCSPH's).
         self.opts.guards.wcsph = setup.solver.weakly_compressible();
