@@ -439,7 +439,9 @@ pub struct PhysicsConfig {
     /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
     #[serde(default)]
     pub wall_slip_length: Option<f32>,
-    /// DFSPH's kinematic viscosity ν, m²/s ([`DFSPH_KINEMATIC_VISCOSITY`] by default).
+    /// DFSPH's kinematic viscosity ν, m²/s: 0 in `default()`, which holds WCSPH's defaults
+    /// (WCSPH refuses a ν); [`PhysicsConfig::for_solver`] gives DFSPH its
+    /// [`DFSPH_KINEMATIC_VISCOSITY`].
     #[serde(default = "default_kinematic_viscosity")]
     pub kinematic_viscosity: f32,
     /// WCSPH: start the fluid at hydrostatic equilibrium, each particle lowered by the Tait
@@ -454,7 +456,7 @@ fn default_hydrostatic_start() -> bool {
 }
 
 fn default_kinematic_viscosity() -> f32 {
-    DFSPH_KINEMATIC_VISCOSITY
+    0.0
 }
 
 /// Default DFSPH kinematic viscosity ν, m²/s: 1e-3, a numerical dissipation at the particle
@@ -473,6 +475,7 @@ pub const DFSPH_KINEMATIC_VISCOSITY: f32 = 1e-3;
 /// stability (Monaghan 1992); DFSPH's default is 0, since it has no sound speed to scale one.
 pub const WCSPH_ALPHA: f32 = 0.05;
 
+/// WCSPH's defaults ([`Solver`]'s default); [`PhysicsConfig::for_solver`] gives either solver's.
 impl Default for PhysicsConfig {
     fn default() -> Self {
         Self {
@@ -485,7 +488,7 @@ impl Default for PhysicsConfig {
             restitution: 0.0,
             dt_max: 5e-3,
             wall_slip_length: None,
-            kinematic_viscosity: DFSPH_KINEMATIC_VISCOSITY,
+            kinematic_viscosity: 0.0,
             hydrostatic_start: true,
         }
     }

@@ -549,7 +549,7 @@ const EMITTING: &str = r#"{
   "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.2, 0.03, 0.1]}}}],
   "obstacles": [
     {"shape": {"sphere": {"centre": [0.14, 0.06, 0.05], "radius": 0.02}}},
-    {"shape": {"box": {"min": [0.02, 0.0, 0.0], "max": [0.03, 0.08, 0.1]}}, "motion": {"amplitude": [0.01, 0, 0], "period": 0.5}}
+    {"shape": {"box": {"min": [0.02, 0.0, 0.0], "max": [0.03, 0.08, 0.1]}}, "motion": {"amplitude": [0.01, 0, 0], "period": 0.5}, "slip": "no-slip"}
   ],
   "emitters": [
     {"nozzle": {"rect": {"width": 0.03, "height": 0.02}}, "position": [0.06, 0.12, 0.05], "direction": [1, -0.2, 0], "speed": 3.0, "start": 0.0005, "end": 1}

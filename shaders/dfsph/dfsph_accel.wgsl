@@ -4,7 +4,7 @@
 // et al. 2003, off by default) + m alpha c h (v_ij . x_ij)/((r^2 + 0.01 h^2) rho_bar_ij)
 // grad W_ij, approaching pairs only] (WCSPH's artificial viscosity Pi term for term, Monaghan
 // 1992, acting as nu = alpha c h / 10 in compression; cubic spline gradient), images moving
-// with viscous_image_velocity (boundary_tank.wgsl: the walls' slip length, no slip by default). accel.w = S_i, the row sum of that map
+// with viscous_image_velocity (boundary_tank.wgsl: the walls' slip length, free slip by default). accel.w = S_i, the row sum of that map
 // over every pair, receding ones too (sum of the pairs' |coefficient| r^2 and the Mueller
 // coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,

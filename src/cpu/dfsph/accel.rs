@@ -15,9 +15,9 @@ use super::pairs::*;
 ///
 /// a_i = g + Σ_j [(μ/ρ_i) m (v_j − v_i)/ρ_j ∇²W_visc(r)          (Müller et al. 2003; μ = 0 by default)
 ///              + m α c h (v_ij·x_ij)/((r² + 0.01h²) ρ̄_ij) ∇W_ij   (artificial viscosity,
-///                                                          approaching pairs: v_ij·x_ij < 0)
+///                                          approaching pairs: v_ij·x_ij < 0; α = 0 by default)
 ///              + 10 ν (m/ρ_j) (v_ij·x_ij)/(r² + 0.01h²) ∇W_ij]    (kinematic viscosity ν,
-///                                                          every pair; ν = 0 by default)
+///                                                          every pair; ν = 1e-3 by default)
 ///
 /// The second term is WCSPH's artificial viscosity Π term for term (Monaghan 1992, "Smoothed
 /// particle hydrodynamics", ARA&A 30: −m Π_ij ∇W_ij with Π_ij = −α c h (v_ij·x_ij)/((r² +
@@ -33,11 +33,12 @@ use super::pairs::*;
 /// without its viscosity).
 /// The third term is the standard SPH viscosity of a kinematic viscosity ν in m²/s
 /// (Monaghan 2005, "Smoothed particle hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6 with ρ_j for
-/// ρ̄_ij, as SPlisHSPlasH's Viscosity_Standard writes it: 2(d + 2) = 10 in 3D), a physical
-/// viscosity with no sound speed in it, off by default: `--kinematic-viscosity` with
-/// `--alpha 0` and `--wall-slip-length free` runs DFSPH as SPlisHSPlasH's DamBreakModel does
-/// (docs/validation.md has what that gives). Its row sum joins S below.
-/// Images move with [`viscous_image_velocity`] here (the walls' slip length; no slip by default).
+/// ρ̄_ij, as SPlisHSPlasH's Viscosity_Standard writes it: 2(d + 2) = 10 in 3D), a viscosity
+/// with no sound speed in it: DFSPH's own dissipation by default (ν = 1e-3 m²/s, a
+/// particle-scale dissipation whose reasons [`crate::params::DFSPH_KINEMATIC_VISCOSITY`]
+/// gives), as SPlisHSPlasH's DamBreakModel runs its DFSPH (at 1e-2). Its row sum joins S
+/// below: at the default ν the limit 1/(2 max S) is far above the CFL step.
+/// Images move with [`viscous_image_velocity`] here (the walls' slip length; free slip by default).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
 /// receding ones too (a bound for whichever pairs approach during the step),

@@ -12,10 +12,12 @@
 //!    positive (compression), then v_i −= dt Σ_j m (κ_i/ρ_i + κ_j/ρ_j) ∇W_ij
 //!    ([`dfsph_pressure`]), until the mean of max(Dρ/Dt, 0)·dt/ρ0 ≤ η_v; warm-started with
 //!    half of last step's stiffness where the fluid compresses now ([`dfsph_warm`]);
-//! 3. [`dfsph_accel`]: gravity and viscosity (WCSPH's artificial viscosity Π term for term,
-//!    on approaching pairs); [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|, at most K
-//!    times the explicit viscosity's stability limit (K = `--viscous-substeps`, default 1),
-//!    clamped to [dt_min, dt_max]; [`dfsph_predict`]: v += a dt/n, n ≤ K substeps each within
+//! 3. [`dfsph_accel`]: gravity and viscosity (the standard SPH viscosity of ν, 1e-3 m²/s by
+//!    default; WCSPH's artificial viscosity Π term for term where α > 0);
+//!    [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|, at most K times the explicit
+//!    viscosity's stability limit (K = `--viscous-substeps`, default 1), clamped to
+//!    [dt_min, dt_max] (dt_max at most the body-force bound √(0.003 s/|g|),
+//!    [`crate::params::dfsph_dt_max`]); [`dfsph_predict`]: v += a dt/n, n ≤ K substeps each within
 //!    the limit, [`dfsph_accel`] again before each later one; the last leaves v*;
 //! 4. the constant-density solve ([`Solve::Density`]): predicted densities
 //!    ρ*_i = max(ρ_i + dt Dρ_i/Dt, ρ0), κ_i = (ρ*_i − ρ0)/dt² · α_i, the same velocity update,
@@ -33,8 +35,9 @@
 //! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`]) take
 //! part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and j's
 //! velocity with the normal components reflected in the density change rate (free slip,
-//! [`image_velocity`]) and reversed in the viscosity (no slip), the wall model of both
-//! solvers. Images add
+//! [`image_velocity`]) and in the viscosity as the walls' slip length says
+//! ([`crate::boundary::tank::viscous_image_velocity`], free slip by default), the wall model of
+//! both solvers. Images add
 //! to the gradient sum of α_i but not to its Σ|m∇W_ij|² term, since an image is not an
 //! unknown of its own, as SPlisHSPlasH treats boundary neighbours.
 //!
