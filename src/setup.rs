@@ -710,8 +710,14 @@ pub fn describe(
     tank_max: Vec3,
     fluid_size: Vec3,
 ) -> String {
+    // DFSPH's own viscosity; WCSPH refuses one, so it shows only where it acts.
+    let nu = if physics.kinematic_viscosity > 0.0 {
+        format!(", nu = {} m^2/s", physics.kinematic_viscosity)
+    } else {
+        String::new()
+    };
     format!(
-        "tank ({:.4}, {:.4}, {:.4}) to ({:.4}, {:.4}, {:.4}) m; fluid body {:.4} x {:.4} x {:.4} m; g = {} m/s^2, alpha = {}, mu = {} Pa s, c = {:.3} m/s, B = {:.4e} Pa, rho0 = {}, h = {}, m = {}",
+        "tank ({:.4}, {:.4}, {:.4}) to ({:.4}, {:.4}, {:.4}) m; fluid body {:.4} x {:.4} x {:.4} m; g = {} m/s^2, alpha = {}{nu}, mu = {} Pa s, c = {:.3} m/s, B = {:.4e} Pa, rho0 = {}, h = {}, m = {}",
         tank_min.x,
         tank_min.y,
         tank_min.z,
