@@ -394,7 +394,11 @@ impl Setup {
         )?;
         let mut solver = SolverParams::new(spec.solver, &spec.dfsph, &config, &spec.physics)?;
         if let SolverParams::Dfsph(dp) = &mut solver {
-            bound_by_obstacles(dp, shapes);
+            let top = crate::obstacle::top_speeds(shapes)
+                .iter()
+                .map(|v| v.length())
+                .fold(0.0f32, f32::max);
+            dp.bound_by_obstacle_speed(top);
         }
         if spec.physics.hydrostatic_start && spec.solver == Solver::Wcsph {
             hydrostatic_start(&mut positions, config.spacing, &fluid_params);
@@ -510,26 +514,6 @@ fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Resul
         return Err(crate::Error::input(lonely_line(config)));
     }
     Ok(())
-}
-
-/// DFSPH's CFL step λ s / max|v| reads the fluid's speeds only, and a moving obstacle's
-/// surface must not cross more than λ s of fluid in a step either: its top speed bounds the
-/// largest step (never below dt_min). Without this a piston at 3.8 m/s moved half a spacing
-/// into the resting fluid in the first 1.2 ms step, and the solve threw it out (energy 67%
-/// above its start at step 2). WCSPH needs none: its sound speed is ten times the fastest
-/// obstacle ([`run_head`]) and its step follows that. Worked example: λ = 0.4, s = 0.01 m, a
-/// top speed of 4 m/s → dt_max at most 1 ms.
-pub fn bound_by_obstacles(
-    dp: &mut crate::params::DfsphParams,
-    obstacles: &[crate::obstacle::Obstacle],
-) {
-    let top = crate::obstacle::top_speeds(obstacles)
-        .iter()
-        .map(|v| v.length())
-        .fold(0.0f32, f32::max);
-    if top > 0.0 {
-        dp.dt_max = dp.dt_max.min(dp.cfl * dp.spacing / top).max(dp.dt_min);
-    }
 }
 
 /// WCSPH's hydrostatic start: lowers every particle by the compression that the Tait equation
