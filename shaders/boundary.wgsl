@@ -4,9 +4,9 @@
 // src/boundary/particles.rs, function for function (Boundary::walk, Boundary::weight, ...);
 // the tank's mirror walls are the other model (boundary_tank.wgsl). Prepended to every stage
 // that defines `fn boundary_pair(`: `obstacle_density` and
-// `obstacle_forces` (WCSPH) and the DFSPH walks `dfsph_density`, `dfsph_rate` and
-// `dfsph_pressure`. Bind group 1: the uniform block, bpos (xyz, psi_b), the grid's slot
-// starts and bvel (velocity, friction factor); a stage without obstacles binds a block whose
+// `obstacle_forces` (WCSPH) and the DFSPH walks `dfsph_density`, `dfsph_rate`,
+// `dfsph_pressure` and `dfsph_accel`. Bind group 1: the uniform block, bpos (xyz, psi_b), the grid's slot
+// starts and bvel (velocity, friction f_b = 10 ν_b/ρ0); a stage without obstacles binds a block whose
 // box is empty, so `near_obstacles` is false everywhere.
 // The walk: the cells from cell_of(p - h) to cell_of(p + h), z then y then x, each non-empty
 // slot once (an earlier cell of the query with the same slot means it was walked), its
@@ -90,28 +90,38 @@ fn boundary_pressure(k: u32, d: vec3<f32>, g: f32, ki: f32) -> vec4<f32> {
     return vec4<f32>(c, c.x * vb.x + c.y * vb.y + c.z * vb.z);
 }
 
-// The friction's ν = h c α / (2ρ) of a particle of density rho (Akinci eq. 13, with the
-// fluid's artificial viscosity α; the boundary particle's factor in bvel.w makes it 0 on a
-// free-slip obstacle).
-fn boundary_friction_nu(rho: f32) -> f32 {
-    return params.h * fluid.sound_speed * fluid.alpha / (2.0 * rho);
-}
-
 // WCSPH's push (spiky gradient, r2 > 0) of a particle moving at v with own = p/ρ²: pressure
-// (eq. 10) and friction Π_ib (eqs. 11-12) in one factor, xyz, and its power against the
-// surface's velocity, w.
-fn boundary_push(k: u32, d: vec3<f32>, r2: f32, v: vec3<f32>, own: f32, nu: f32) -> vec4<f32> {
+// (eq. 10) and friction Π = −f_b (v_ib · x_ib)/(r² + 0.01h²) (the standard viscosity of the
+// obstacle's ν_b, f_b = 10 ν_b/ρ0 in bvel.w, every pair) in one factor, xyz, and its power
+// against the surface's velocity, w.
+fn boundary_push(k: u32, d: vec3<f32>, r2: f32, v: vec3<f32>, own: f32) -> vec4<f32> {
     let r = sqrt(r2);
     let w = params.h - r;
     let bv = bvel[k];
     let u = v - bv.xyz;
     let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-    var friction = 0.0;
-    if (approach < 0.0) {
-        friction = -(bv.w * nu) * approach / (r2 + 0.01 * params.h2);
-    }
+    let friction = -bv.w * approach / (r2 + 0.01 * params.h2);
     let c = bpos[k].w * (own + friction) * fluid.kernel_45 * w * w / r;
     return vec4<f32>(d * c, c * (d.x * bv.x + d.y * bv.y + d.z * bv.z));
+}
+
+// DFSPH's friction (cubic gradient factor g, r2 > 0) on a particle moving at v: the standard
+// viscosity's a = ψ_b f_b (v_ib · x_ib)/(r² + 0.01h²) g d, xyz; its share c r² of the row sum
+// S (c = ψ_b f_b g/(r² + 0.01h²)), w; and its power against the surface's velocity, returned
+// by boundary_viscous_power. Worked example: ψ_b f_b = 1, h = 1, g = −1, d = (0.5, 0, 0),
+// still, v = (−1, 0, 0): a = (0.96, 0, 0), share 0.96.
+fn boundary_viscous(k: u32, d: vec3<f32>, r2: f32, g: f32, v: vec3<f32>) -> vec4<f32> {
+    let vb = bvel[k];
+    let u = v - vb.xyz;
+    let vx = u.x * d.x + u.y * d.y + u.z * d.z;
+    let c = bpos[k].w * vb.w / (r2 + 0.01 * params.h2) * g;
+    let a = d * (c * vx);
+    return vec4<f32>(a, c * r2);
+}
+
+fn boundary_viscous_power(k: u32, a: vec3<f32>) -> f32 {
+    let vb = bvel[k].xyz;
+    return a.x * vb.x + a.y * vb.y + a.z * vb.z;
 }
 
 fn walk_boundary(x: vec3<f32>, start: BoundarySums) -> BoundarySums {

@@ -99,7 +99,9 @@ struct DfsphParams {
     viscous_limit: f32,
     viscous_substeps: u32,
     relaxation: f32,
-    _pad: u32,
+    // 1 when an obstacle has friction (src/params.rs DfsphParams::friction): dfsph_accel walks
+    // the boundary and dfsph_predict credits its power.
+    friction: u32,
 }
 
 // Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant

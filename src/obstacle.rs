@@ -13,11 +13,12 @@ use crate::boundary::{Body, Boundary};
 use crate::params::{FluidParams, SimParams, SolverParams};
 use crate::shape::{Axis, Shape};
 
-/// Whether fluid slides along an obstacle.
+/// Whether fluid slides along an obstacle: the switch form of [`Obstacle::viscosity`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Slip {
-    /// Friction from the fluid's artificial viscosity (Akinci et al. 2012, eq. 11).
+    /// The fluid's own viscosity as the obstacle's friction: a no-slip wall for that fluid
+    /// ([`Obstacle::friction_viscosity`]).
     NoSlip,
     /// No friction: only the pressure force. The default, for the tank walls' reason
     /// ([`crate::params::slip_code`]).
@@ -31,15 +32,43 @@ pub enum Slip {
 pub struct Obstacle {
     /// Its solid volume (box, sphere, cylinder, closed mesh), where it is at t = 0.
     pub shape: Shape,
-    /// Friction.
-    #[serde(default)]
-    pub slip: Slip,
+    /// Friction as a switch (`no-slip`, `free-slip`); not with `viscosity`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slip: Option<Slip>,
+    /// Friction as a physical parameter: the kinematic viscosity ν_b (m²/s) of the standard
+    /// SPH viscosity between the fluid and this obstacle's boundary particles
+    /// (`crate::boundary::particles`); 0 is free slip, the fluid's own ν a no-slip wall.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viscosity: Option<f32>,
     /// A prescribed motion; none keeps it still.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub motion: Option<crate::motion::Motion>,
 }
 
 impl Obstacle {
+    /// The kinematic viscosity ν_b of its friction, m²/s, for a fluid whose own viscosity is
+    /// `fluid_nu`: `viscosity` as given, the fluid's for `no-slip`, else 0 (free slip).
+    pub fn friction_viscosity(&self, fluid_nu: f32) -> f32 {
+        match (self.viscosity, self.slip) {
+            (Some(nu), _) => nu,
+            (None, Some(Slip::NoSlip)) => fluid_nu,
+            _ => 0.0,
+        }
+    }
+
+    /// Checks its friction's fields: `viscosity` finite and at least 0, and not beside `slip`.
+    pub fn validate_friction(&self, at: &str) -> crate::Result<()> {
+        match (self.viscosity, self.slip) {
+            (Some(nu), _) if !(nu.is_finite() && nu >= 0.0) => Err(crate::Error::input(format!(
+                "{at}: viscosity {nu} m^2/s is not a viscosity: give 0 (free slip) or more, e.g. 1e-3"
+            ))),
+            (Some(_), Some(_)) => Err(crate::Error::input(format!(
+                "{at}: both \"slip\" and \"viscosity\" give its friction: keep one"
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// Its motion, if it ever moves.
     pub fn moving(&self) -> Option<&crate::motion::Motion> {
         self.motion.as_ref().filter(|m| m.moves())
@@ -163,8 +192,19 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
     }
 }
 
+/// The fluid's own kinematic viscosity under `solver`, m²/s, what a `no-slip` obstacle takes
+/// as its friction: DFSPH's ν, or for WCSPH the viscosity its artificial viscosity acts as,
+/// α c h / 10 (Monaghan 2005, §6.1; 2.9e-3 m²/s in the default dam break).
+pub fn fluid_viscosity(sp: &SimParams, fp: &FluidParams, solver: &SolverParams) -> f32 {
+    match solver {
+        SolverParams::Dfsph(_) => fp.kinematic_viscosity,
+        SolverParams::Wcsph => fp.alpha * fp.sound_speed * sp.h / 10.0,
+    }
+}
+
 /// The boundary particles of `obstacles` sampled at spacing `s`, for the fluid of `sp` and
-/// `fp` under `solver` (see [`Boundary::from_bodies`]); `None` without obstacles.
+/// `fp` under `solver` (see [`Boundary::from_bodies`]), each body with its friction
+/// f = 10 ν_b/ρ0 ([`Obstacle::friction_viscosity`]); `None` without obstacles.
 pub fn boundary(
     obstacles: &[Obstacle],
     s: f32,
@@ -176,10 +216,8 @@ pub fn boundary(
         .iter()
         .map(|o| Body {
             points: sample_surface(&o.shape, s),
-            slip: match o.slip {
-                Slip::NoSlip => 1.0,
-                Slip::FreeSlip => 0.0,
-            },
+            friction: 10.0 * o.friction_viscosity(fluid_viscosity(sp, fp, solver))
+                / fp.rest_density,
             motion: o.moving().copied(),
         })
         .collect();
@@ -312,7 +350,8 @@ mod tests {
                 min: [-0.2, -0.05, -0.2],
                 max: [0.2, 0.0, 0.2],
             },
-            slip: Slip::NoSlip,
+            slip: Some(Slip::NoSlip),
+            viscosity: None,
             motion: None,
         };
         let b = boundary(&[plate], s, &sp, &fp, &SolverParams::Wcsph).unwrap();

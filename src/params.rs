@@ -947,11 +947,21 @@ pub struct DfsphParams {
     /// The relaxation factor ω of both solves' Jacobi iterations: each iteration's stiffness
     /// is ω times what α_i asks for ([`DfsphConfig::relaxation`]).
     pub relaxation: f32,
-    #[doc(hidden)]
-    pub _pad: u32,
+    /// 1 when an obstacle has friction (a viscosity ν_b > 0, `crate::obstacle`): then
+    /// `dfsph_accel` walks the obstacles' boundary particles for it and `dfsph_predict`
+    /// credits its power to the obstacles' ([`DfsphParams::with_friction`]); 0 otherwise, and
+    /// no pass spends a walk on it.
+    pub friction: u32,
 }
 
 impl DfsphParams {
+    /// This block for a run whose obstacles are `b`: [`DfsphParams::friction`] set when one
+    /// has friction.
+    pub fn with_friction(mut self, b: Option<&crate::boundary::Boundary>) -> Self {
+        self.friction = u32::from(b.is_some_and(|b| b.has_friction()));
+        self
+    }
+
     /// DFSPH's CFL step λ s / max|v| reads the fluid's speeds only, and a moving obstacle's
     /// surface must not cross more than λ s of fluid in a step either: its top speed `top`
     /// bounds the largest step too (never below dt_min), beside [`dfsph_dt_max`]'s body-force
@@ -1055,7 +1065,7 @@ impl DfsphConfig {
             viscous_limit: 0.5,
             viscous_substeps: self.viscous_substeps,
             relaxation,
-            _pad: 0,
+            friction: 0,
             spacing: cfg.spacing,
             cfl: physics.cfl,
             dt_min,

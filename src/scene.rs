@@ -683,6 +683,7 @@ impl SceneDesc {
         for (i, o) in self.obstacles.iter().enumerate() {
             let name = format!("{at}: obstacles[{i}]");
             o.shape.validate(&name)?;
+            o.validate_friction(&name)?;
             if let Some(m) = &o.motion {
                 m.validate(&name)?;
             }

@@ -411,6 +411,9 @@ impl Setup {
             &solver,
         )
         .map(std::sync::Arc::new);
+        if let SolverParams::Dfsph(dp) = &mut solver {
+            *dp = dp.with_friction(obstacles.as_deref());
+        }
         Ok(Self {
             config,
             physics: spec.physics,

@@ -149,7 +149,8 @@ fn gpu_and_cpu_paths_end_in_the_same_bits() {
 fn obstacle(shape: Shape) -> Obstacle {
     Obstacle {
         shape,
-        slip: Default::default(),
+        slip: None,
+        viscosity: None,
         motion: None,
     }
 }

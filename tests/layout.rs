@@ -113,7 +113,8 @@ fn grid_and_fluid_blocks() {
             wall_inset,
             viscous_limit,
             viscous_substeps,
-            relaxation
+            relaxation,
+            friction
         ]
     );
     twin!(

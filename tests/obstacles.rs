@@ -12,13 +12,13 @@ use gpu_sph::scene_file::SceneFile;
 
 use common::cli::{assert_usage_error, file, run};
 
-/// Fluid that starts moving into three obstacles (a box of either slip, a sphere, a cylinder)
-/// so both passes and the friction branch act from the first step.
+/// Fluid that starts moving into three obstacles (a box with friction, a free-slip sphere, a
+/// cylinder) so both passes and the friction act from the first step.
 const TOUCHING: &str = r#"{
   "tank": {"min": [0, 0, 0], "max": [0.3, 0.3, 0.3]},
   "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.3, 0.1, 0.3]}}, "velocity": [0.2, 0.5, 0]}],
   "obstacles": [
-    {"shape": {"box": {"min": [0.1, 0.1, 0.1], "max": [0.2, 0.2, 0.2]}}},
+    {"shape": {"box": {"min": [0.1, 0.1, 0.1], "max": [0.2, 0.2, 0.2]}}, "viscosity": 0.001},
     {"shape": {"sphere": {"centre": [0.05, 0.15, 0.05], "radius": 0.04}}, "slip": "free-slip"},
     {"shape": {"cylinder": {"base": [0.25, 0.11, 0.05], "axis": "y", "radius": 0.03, "length": 0.1}}}
   ],
@@ -416,6 +416,22 @@ fn bad_obstacles_exit_2_with_one_line() {
                 "",
             ),
             "obstacles[0].slip",
+        ),
+        (
+            scene(
+                "ob-visc.json",
+                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}, "viscosity": -0.001}"#,
+                "",
+            ),
+            "obstacles[0]: viscosity -0.001 m^2/s is not a viscosity",
+        ),
+        (
+            scene(
+                "ob-visc-slip.json",
+                r#"{"shape": {"sphere": {"centre": [0.15, 0.2, 0.15], "radius": 0.05}}, "viscosity": 0.001, "slip": "no-slip"}"#,
+                "",
+            ),
+            "obstacles[0]: both \"slip\" and \"viscosity\" give its friction: keep one",
         ),
         (
             scene(
@@ -1055,4 +1071,59 @@ fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
         (slope - want).abs() <= 0.10 * want,
         "beside the box dp/dd = {slope:.1} Pa/m, hydrostatic {want:.1} Pa/m"
     );
+}
+
+/// A cylinder spinning about its own axis in still water: its surface moves only along
+/// itself, so the pressure does next to no work on the water; its friction (`viscosity`) is
+/// what drags the water round, on both solvers, and its work is credited to the obstacles'
+/// power (the run's energy check would end the run as diverged otherwise).
+#[test]
+fn a_spinning_cylinder_stirs_the_water_only_through_its_friction() {
+    let scene = |friction: &str| {
+        format!(
+            r#"{{
+  "tank": {{"min": [0, 0, 0], "max": [0.2, 0.12, 0.2]}},
+  "fluid": [{{"shape": {{"box": {{"min": [0, 0, 0], "max": [0.2, 0.06, 0.2]}}}}}}],
+  "obstacles": [{{"shape": {{"cylinder": {{"base": [0.1, 0.0, 0.1], "axis": "y", "radius": 0.03, "length": 0.1}}}},
+                  "motion": {{"pivot": [0.1, 0, 0.1], "spin": 20.0}}{friction}}}],
+  "physics": {{"spacing": 0.01}}
+}}"#
+        )
+    };
+    for (solver, steps) in [("dfsph", "120"), ("wcsph", "300")] {
+        let mut kinetic = Vec::new();
+        for (tag, friction) in [("free", ""), ("visc", r#", "viscosity": 0.01"#)] {
+            let name = format!("spin-{solver}-{tag}");
+            let path = file(&format!("{name}.json"), scene(friction).as_bytes());
+            let stats = common::cli::tmp_dir().join(format!("{name}.csv"));
+            common::cli::run_ok(&[
+                "--headless",
+                "--cpu",
+                "--solver",
+                solver,
+                "--scene",
+                path.to_str().unwrap(),
+                "--steps",
+                steps,
+                "--stats",
+                stats.to_str().unwrap(),
+            ]);
+            let (header, rows) = common::cli::stats_rows(&stats);
+            let col = |name: &str| header.iter().position(|h| h == name).unwrap();
+            let (ke, power, dt) = (col("kinetic"), col("obstacle_power"), col("dt"));
+            let work: f64 = rows.iter().map(|r| r[power] * r[dt]).sum();
+            let last = rows.last().unwrap()[ke];
+            eprintln!("{solver} {tag}: kinetic {last:.3e} J, obstacle work {work:.3e} J");
+            if tag == "visc" {
+                assert!(work > 0.0, "{solver}: the friction did no work ({work})");
+            }
+            kinetic.push(last);
+        }
+        assert!(
+            kinetic[1] > 5.0 * kinetic[0],
+            "{solver}: kinetic energy {:.3e} J with friction against {:.3e} J without",
+            kinetic[1],
+            kinetic[0]
+        );
+    }
 }

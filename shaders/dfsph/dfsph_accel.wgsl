@@ -9,9 +9,17 @@
 // coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
 // which dfsph_timestep enforces for each viscous substep (this pass runs once per substep,
-// at the velocities the last one left). With mu = 0, alpha = 0 and nu = 0 nothing is walked.
+// at the velocities the last one left). With mu = 0, alpha = 0, nu = 0 and no obstacle
+// friction nothing is walked.
+// Obstacle friction (dfsph.friction != 0; boundary.wgsl, bind group 1): after its pairs, a
+// particle near the obstacles walks their boundary particles and adds the standard viscosity
+// of each obstacle's nu_b, psi_b f_b (v_ib . x_ib)/(r^2 + 0.01 h^2) gradW (f_b = 10 nu_b/rho0;
+// src/boundary/particles.rs says why), its share of S and its power against the surface's
+// velocity, each summed from zero and then added.
 // Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, the groups `order`
-// listed (group_range, group_args). Output: accel (N, vec4: xyz acceleration, w = S).
+// listed (group_range, group_args), the boundary (group 1). Outputs: accel (N, vec4: xyz
+// acceleration, w = S); with obstacle friction, friction_power (N: the friction's power per
+// unit mass, which dfsph_predict credits to obstacle_power).
 // Worked example (h = 1, m = 1, rho = 1, alpha c = 1, mu = 0, no gravity): i at 0 moving at
 // (1, 0, 0), j at (0.5, 0, 0) at rest -> accel_i = (-7.35, 0, 0), S_i = 7.35 /s; moving at
 // (-1, 0, 0), away from j -> accel_i = 0, S_i = 7.35 /s.
@@ -26,6 +34,7 @@
 @group(0) @binding(7) var<storage, read_write> accel: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(9) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(10) var<storage, read_write> friction_power: array<f32>;
 
 struct Member {
     i: u32,
@@ -87,8 +96,39 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
     return w;
 }
 
+// The obstacles' friction (boundary.wgsl): its acceleration, share of S and power.
+struct BoundarySums {
+    acc: vec3<f32>,
+    rate: f32,
+    v: vec3<f32>,
+    power: f32,
+}
+
+fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
+    var s = sums;
+    if r2 > 0.0 {
+        let t = boundary_viscous(k, d, r2, cubic_grad(r2), s.v);
+        s.acc = s.acc + t.xyz;
+        s.rate = s.rate + t.w;
+        s.power = s.power + boundary_viscous_power(k, t.xyz);
+    }
+    return s;
+}
+
 fn finish(m: Member, i: u32) {
-    accel[i] = vec4<f32>(m.acc + fluid.gravity.xyz, m.rate);
+    var acc = m.acc;
+    var rate = m.rate;
+    var power = 0.0;
+    if dfsph.friction != 0u && near_obstacles(m.x) {
+        let b = walk_boundary(m.x, BoundarySums(vec3<f32>(0.0), 0.0, m.vi, 0.0));
+        acc = acc + b.acc;
+        rate = rate - b.rate;
+        power = b.power;
+    }
+    accel[i] = vec4<f32>(acc + fluid.gravity.xyz, rate);
+    if dfsph.friction != 0u {
+        friction_power[i] = power;
+    }
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -97,7 +137,8 @@ fn dfsph_accel(@builtin(global_invocation_id) gid: vec3<u32>) {
     if g >= group_args[3] {
         return;
     }
-    if fluid.viscosity == 0.0 && fluid.alpha == 0.0 && fluid.kinematic_viscosity == 0.0 {
+    if fluid.viscosity == 0.0 && fluid.alpha == 0.0 && fluid.kinematic_viscosity == 0.0
+        && dfsph.friction == 0u {
         let r = group_range[g];
         for (var i = r.x; i < r.y; i = i + 1u) {
             accel[i] = vec4<f32>(fluid.gravity.xyz, 0.0);

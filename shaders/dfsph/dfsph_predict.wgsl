@@ -12,6 +12,10 @@
 //   of substeps 2..K: `dfsph_accel` with the walk's group dispatch and `dfsph_predict` with
 //   ceil(N / 256) workgroups for a substep k <= n, 0 workgroups (nothing runs) past n;
 // - dfsph_predict, a later substep, with step_state[3] = dt_sub.
+// Both entry points then credit the substep's obstacle friction (group 1, where
+// friction_params.friction != 0): obstacle_power += friction_power dt_sub/dt, the power
+// dfsph_accel found weighted by the substep's share of the step (src/cpu/dfsph/predict.rs
+// credit_friction).
 // Inputs: accel (N), maxima (v_max, S_max bits), step_state[0] = dt_prev, group_args.
 // In/out: sorted_vel (N, slot order). Outputs: step_state, substep_args (8 words per
 // substep k from 2: (accel x, y, z, n, predict x, 1, 1, 0)).
@@ -27,6 +31,15 @@
 @group(0) @binding(5) var<storage, read> maxima: array<u32, 4>;
 @group(0) @binding(6) var<storage, read> group_args: array<u32, 4>;
 @group(0) @binding(7) var<storage, read_write> substep_args: array<u32>;
+@group(1) @binding(0) var<uniform> friction_params: DfsphParams;
+@group(1) @binding(1) var<storage, read> friction_power: array<f32>;
+@group(1) @binding(2) var<storage, read_write> obstacle_power: array<f32>;
+
+fn credit_friction(k: u32, w: f32) {
+    if friction_params.friction != 0u {
+        obstacle_power[k] = obstacle_power[k] + friction_power[k] * w;
+    }
+}
 
 // (dt, substeps n, dt / n) from v_max and S_max.
 fn step_of(vm: f32, sm: f32) -> vec3<f32> {
@@ -85,6 +98,7 @@ fn dfsph_predict_first(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     sorted_vel[k] = vec4<f32>(sorted_vel[k].xyz + accel[k].xyz * step.z, 0.0);
+    credit_friction(k, step.z / step.x);
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -94,4 +108,5 @@ fn dfsph_predict(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     sorted_vel[k] = vec4<f32>(sorted_vel[k].xyz + accel[k].xyz * step_state[3], 0.0);
+    credit_friction(k, step_state[3] / step_state[0]);
 }

@@ -2,16 +2,17 @@
 // model's pair terms: boundary.wgsl and src/boundary/particles.rs): obstacles as boundary particles (Akinci et al., "Versatile Rigid-Fluid Coupling for Incompressible SPH",
 // ACM TOG 2012). Each boundary particle b carries ψ_b = ρ0 V_b in bpos[b].w (V_b from its own
 // body's boundary neighbourhood, computed once on the host), its velocity in bvel[b].xyz (zero
-// on a still obstacle; the host re-places moving ones before each step) and its friction factor
-// in bvel[b].w (1 no-slip, 0 free-slip).
+// on a still obstacle; the host re-places moving ones before each step) and its friction
+// f_b = 10 ν_b/ρ0 in bvel[b].w (ν_b its kinematic viscosity, 0 free slip).
 // Inputs: sorted_pos, sorted_vel (slot order), fluid_density and particle_pressure (after
 // `walls`), accel (after `forces` and `interact`), the boundary grid (bind group 1, see
 // boundary.wgsl: bpos, bslot_start, the fluid's cells and hash in a table of its own), bvel.
 // Outputs: obstacle_density adds poly6_norm Σ_b ψ_b (1 − r²/h²)³ to fluid_density and stores
 // the Tait pressure of the sum (as walls.wgsl does); obstacle_forces writes obstacle_power[i] =
 // Σ_b a_ib · v_b (the power per unit mass the obstacles put in; 0 away from them) and adds
-// Σ_b ψ_b (p_i/ρ_i² + Π_ib) 45/(π h⁶) (h − r)² (x_i − x_b)/r to accel, Π_ib the friction
-// −ν min((v_i − v_b) · x_ib, 0)/(r² + 0.01h²), ν = slip_b h c α / (2ρ_i) (eqs. 10–13).
+// Σ_b ψ_b (p_i/ρ_i² + Π_ib) 45/(π h⁶) (h − r)² (x_i − x_b)/r to accel (eq. 10), Π_ib the
+// friction −f_b ((v_i − v_b) · x_ib)/(r² + 0.01h²): the standard viscosity of ν_b against the
+// boundary particle's volume ψ_b/ρ0 (Monaghan 2005; src/boundary/particles.rs says why).
 // One invocation per fluid particle; one outside the boundary's bounding box grown by h has no
 // boundary neighbour and walks nothing; the others walk the boundary grid (boundary.wgsl).
 // Worked example, h = 1, ρ0 = 1, poly6_norm = 1, a lone boundary particle (ψ = 1) 0.5 from a
@@ -30,13 +31,12 @@
 // What the boundary walk (boundary.wgsl) gathers for one fluid particle: the density sum
 // Σ ψ_b (1 − r²/h²)³ in `sum`, or (with `forces`) the push Σ ψ_b (own + Π_ib) 45/(π h⁶)
 // (h − r)² d/r in `push` and its power Σ (push_b · v_b) in `sum`, of the particle moving at
-// `v`, own = p/ρ², ν = h c α / (2ρ).
+// `v`, own = p/ρ².
 struct BoundarySums {
     push: vec3<f32>,
     sum: f32,
     v: vec3<f32>,
     own: f32,
-    nu: f32,
     forces: bool,
 }
 
@@ -45,7 +45,7 @@ fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundaryS
     if (!s.forces) {
         s.sum += boundary_weight(k, poly6_term(r2, params.inv_h2));
     } else if (r2 > 0.0) {
-        let t = boundary_push(k, d, r2, s.v, s.own, s.nu);
+        let t = boundary_push(k, d, r2, s.v, s.own);
         s.push += t.xyz;
         s.sum += t.w;
     }
@@ -61,7 +61,7 @@ fn obstacle_density(@builtin(global_invocation_id) gid: vec3<u32>) {
     let x = sorted_pos[i].xyz;
     var sum = 0.0;
     if (near_obstacles(x)) {
-        sum = walk_boundary(x, BoundarySums(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0.0, 0.0, false)).sum;
+        sum = walk_boundary(x, BoundarySums(vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0.0, false)).sum;
     }
     let rho = fluid_density[i] + obstacle.poly6_norm * sum;
     fluid_density[i] = rho;
@@ -86,8 +86,7 @@ fn obstacle_forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     let rho = fluid_density[i];
     let own = particle_pressure[i] / (rho * rho);
-    let nu = boundary_friction_nu(rho);
-    let walked = walk_boundary(x, BoundarySums(vec3<f32>(0.0), 0.0, sorted_vel[i].xyz, own, nu, true));
+    let walked = walk_boundary(x, BoundarySums(vec3<f32>(0.0), 0.0, sorted_vel[i].xyz, own, true));
     let a = accel[i];
     accel[i] = vec4<f32>(a.xyz + walked.push, a.w);
     obstacle_power[i] = walked.sum;

@@ -12,10 +12,16 @@
 //!   density, so a fluid particle at a wall sees about the density of the interior;
 //! - pressure force (eq. 10): a_i += −ψ_b (p_i / ρ_i²) ∇W(x_i − x_b), with the spiky gradient
 //!   of the fluid's forces (Müller et al. 2003);
-//! - friction (eqs. 11–13): a_i += −ψ_b Π_ib ∇W(x_i − x_b), Π_ib = −ν min(v_ib · x_ib, 0) /
-//!   (|x_ib|² + 0.01 h²), ν = σ h c / (2 ρ_i), σ the fluid's artificial viscosity α for a
-//!   no-slip obstacle and 0 for a free-slip one, v_ib = v_i − v_b with v_b the obstacle
-//!   surface's velocity (zero on a still obstacle; `crate::motion` moves the others).
+//! - friction, both solvers: the standard SPH viscosity (Monaghan 2005, "Smoothed particle
+//!   hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6; the boundary term SPlisHSPlasH's
+//!   Viscosity_Standard adds) of the obstacle's own kinematic viscosity ν_b, with the
+//!   boundary particle's volume ψ_b/ρ0 where a fluid neighbour has m/ρ_j:
+//!   a_i += 10 ν_b (ψ_b/ρ0) (v_ib · x_ib) / (|x_ib|² + 0.01 h²) ∇W(x_i − x_b) over every pair,
+//!   v_ib = v_i − v_b with v_b the obstacle surface's velocity (zero on a still obstacle;
+//!   `crate::motion` moves the others). ν_b = 0 (the default) is free slip; ν_b equal to
+//!   the fluid's viscosity makes the obstacle a no-slip wall for that fluid. Each particle
+//!   carries f_b = 10 ν_b/ρ0 ([`Boundary::friction`]). Akinci et al.'s own friction
+//!   (eqs. 11–13) took ν from the artificial viscosity α, which DFSPH does not have.
 //!
 //! The boundary particles live in a grid of their own: the fluid's cells and hash (inv_h,
 //! the prime-XOR hash) in a table of T_b slots, built on the host: once for still obstacles,
@@ -43,9 +49,9 @@ use crate::{Error, Result};
 pub struct Body {
     /// Where its particles are at t = 0.
     pub points: Vec<Vec3>,
-    /// Its friction factor: 1 no slip (the fluid's artificial viscosity acts, Akinci eq. 11),
-    /// 0 free slip.
-    pub slip: f32,
+    /// Its friction f = 10 ν_b/ρ0 from its kinematic viscosity ν_b (m²/s; 0: free slip), the
+    /// standard viscosity's factor over ρ0 (see the module doc).
+    pub friction: f32,
     /// Its prescribed motion, if it ever moves.
     pub motion: Option<crate::motion::Motion>,
 }
@@ -79,17 +85,17 @@ pub struct Boundary {
     pub vel: Vec<Vec3>,
     /// ψ_b = ρ0 V_b, kg.
     pub psi: Vec<f32>,
-    /// Friction factor: 1 no-slip, 0 free-slip (times the fluid's α).
-    pub slip: Vec<f32>,
+    /// Friction f_b = 10 ν_b/ρ0 of each particle's obstacle (0: free slip).
+    pub friction: Vec<f32>,
     /// Start of each slot's particles (T_b + 1).
     pub slot_start: Vec<u32>,
     /// The stages' uniform block.
     pub params: ObstacleParams,
-    /// In sampling order: each particle's position at t = 0, its obstacle, ψ and slip.
+    /// In sampling order: each particle's position at t = 0, its obstacle, ψ and friction.
     rest: Vec<Vec3>,
     owner: Vec<u32>,
     rest_psi: Vec<f32>,
-    rest_slip: Vec<f32>,
+    rest_friction: Vec<f32>,
     /// Each obstacle's motion, `None` for a still one.
     motions: Vec<Option<crate::motion::Motion>>,
     h: f32,
@@ -115,9 +121,9 @@ impl Boundary {
         let dfsph = solver.dfsph();
         let mut rest = Vec::new();
         let mut owner = Vec::new();
-        let mut rest_slip = Vec::new();
+        let mut rest_friction = Vec::new();
         for (k, body) in bodies.iter().enumerate() {
-            rest_slip.extend(std::iter::repeat_n(body.slip, body.points.len()));
+            rest_friction.extend(std::iter::repeat_n(body.friction, body.points.len()));
             owner.extend(std::iter::repeat_n(k as u32, body.points.len()));
             rest.extend_from_slice(&body.points);
         }
@@ -132,7 +138,7 @@ impl Boundary {
             pos: Vec::new(),
             vel: Vec::new(),
             psi: Vec::new(),
-            slip: Vec::new(),
+            friction: Vec::new(),
             slot_start: Vec::new(),
             params: ObstacleParams {
                 table_mask: table - 1,
@@ -142,7 +148,7 @@ impl Boundary {
             rest_psi: vec![0.0; b],
             rest,
             owner,
-            rest_slip,
+            rest_friction,
             motions,
             h: sp.h,
             inv_h: sp.inv_h,
@@ -238,7 +244,7 @@ impl Boundary {
         }
         self.pos = order.iter().map(|&i| world[i]).collect();
         self.vel = order.iter().map(|&i| vel[i]).collect();
-        self.slip = order.iter().map(|&i| self.rest_slip[i]).collect();
+        self.friction = order.iter().map(|&i| self.rest_friction[i]).collect();
         self.psi = order.iter().map(|&i| self.rest_psi[i]).collect();
         self.slot_start = slot_start;
         let h = self.h;
@@ -312,16 +318,16 @@ impl Boundary {
         (c, c.x * vb.x + c.y * vb.y + c.z * vb.z)
     }
 
-    /// The friction's ν = h c α / (2ρ) of a particle of density `rho` (Akinci eq. 13 with the
-    /// fluid's artificial viscosity α; a free-slip obstacle's particles carry slip 0).
-    #[inline]
-    pub fn friction_nu(rho: f32, sp: &SimParams, fp: &FluidParams) -> f32 {
-        sp.h * fp.sound_speed * fp.alpha / (2.0 * rho)
+    /// Whether any obstacle has friction (ν_b > 0): only then do DFSPH's viscous passes walk
+    /// the boundary.
+    pub fn has_friction(&self) -> bool {
+        self.rest_friction.iter().any(|&f| f > 0.0)
     }
 
     /// WCSPH's push (spiky gradient, r2 > 0) of a particle moving at `v` with own = p/ρ²:
-    /// pressure (eq. 10) and friction Π_ib (eqs. 11–12) in one factor, and its power against
-    /// the surface's velocity.
+    /// pressure (eq. 10) and friction in one factor, and its power against the surface's
+    /// velocity. The friction, −ψ_b Π ∇W with Π = −f_b (v_ib·x_ib)/(r² + 0.01h²), is the
+    /// module doc's standard viscosity written as WCSPH writes its artificial viscosity.
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn push(
@@ -331,7 +337,6 @@ impl Boundary {
         r2: f32,
         v: Vec3,
         own: f32,
-        nu: f32,
         sp: &SimParams,
         fp: &FluidParams,
     ) -> (Vec3, f32) {
@@ -341,13 +346,34 @@ impl Boundary {
         let vb = self.vel[b];
         let u = v - vb;
         let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-        let friction = if approach < 0.0 {
-            -(self.slip[b] * nu) * approach / (r2 + 0.01 * sp.h2)
-        } else {
-            0.0
-        };
+        let friction = -self.friction[b] * approach / (r2 + 0.01 * sp.h2);
         let c = self.psi[b] * (own + friction) * fp.kernel_45 * w * w / r;
         (d * c, c * (d.x * vb.x + d.y * vb.y + d.z * vb.z))
+    }
+
+    /// DFSPH's friction (cubic gradient factor g, r2 > 0) on a particle moving at `v`: the
+    /// module doc's standard viscosity, ψ_b f_b (v_ib·x_ib)/(r² + 0.01h²) g d as
+    /// `dfsph_accel` adds a fluid pair's; returns that acceleration, its coefficient's share
+    /// of the row sum S (c r², c = ψ_b f_b g/(r² + 0.01h²)), and its power against the
+    /// surface's velocity. Worked example, ψ_b f_b = 1, h = 1, g = −1, d = (0.5, 0, 0), a
+    /// still obstacle, the particle moving at v = (−1, 0, 0) towards it: v_ib·x_ib = −0.5,
+    /// c = −1/0.26 = −3.85, a = d (c · −0.5) = (0.96, 0, 0), against its motion; share 0.96.
+    #[inline]
+    pub fn viscous(
+        &self,
+        b: usize,
+        d: Vec3,
+        r2: f32,
+        g: f32,
+        v: Vec3,
+        sp: &SimParams,
+    ) -> (Vec3, f32, f32) {
+        let vb = self.vel[b];
+        let u = v - vb;
+        let vx = u.x * d.x + u.y * d.y + u.z * d.z;
+        let c = self.psi[b] * self.friction[b] / (r2 + 0.01 * sp.h2) * g;
+        let a = d * (c * vx);
+        (a, c * r2, a.x * vb.x + a.y * vb.y + a.z * vb.z)
     }
 
     /// Checks that the boundary fits the device: B particles of 16 + 4 bytes and T_b + 1 slot
@@ -364,5 +390,68 @@ impl Boundary {
             )));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::{ConfigOverrides, PhysicsConfig, SolverParams, SphConfig};
+
+    /// A boundary of one still particle at the origin with ψ_b f_b = 1, for h = 1.
+    fn lone(friction: f32) -> (Boundary, SimParams, FluidParams) {
+        let cfg = SphConfig::new(
+            1,
+            ConfigOverrides {
+                smoothing_radius: Some(1.0),
+                spacing: Some(0.5),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let fp = PhysicsConfig::default()
+            .fluid_params(&cfg, Vec3::splat(-2.0), Vec3::splat(2.0), 1.0)
+            .unwrap();
+        let body = Body {
+            points: vec![Vec3::ZERO],
+            friction,
+            motion: None,
+        };
+        let mut b = Boundary::from_bodies(&[body], &sp, &fp, &SolverParams::Wcsph).unwrap();
+        b.psi = vec![1.0];
+        (b, sp, fp)
+    }
+
+    #[test]
+    fn dfsph_friction_worked_example() {
+        let (b, sp, _) = lone(1.0);
+        let d = Vec3::new(0.5, 0.0, 0.0);
+        let (a, share, power) = b.viscous(0, d, 0.25, -1.0, Vec3::new(-1.0, 0.0, 0.0), &sp);
+        let c = -1.0 / 0.26f32;
+        assert!(
+            (a.x - 0.5 * c * -0.5).abs() < 1e-6 && a.y == 0.0 && a.z == 0.0,
+            "{a}"
+        );
+        assert!(a.x > 0.0, "the friction opposes the approach");
+        assert!((share - c * 0.25).abs() < 1e-6, "{share}");
+        assert_eq!(power, 0.0, "a still obstacle does no work");
+    }
+
+    #[test]
+    fn wcsph_friction_acts_on_receding_pairs_too_and_vanishes_without_viscosity() {
+        let d = Vec3::new(0.5, 0.0, 0.0);
+        let (free, sp, fp) = lone(0.0);
+        for v in [Vec3::X, -Vec3::X] {
+            // Free slip: the pressure alone, own = 0 here, so no push at all.
+            assert_eq!(free.push(0, d, 0.25, v, 0.0, &sp, &fp).0, Vec3::ZERO);
+        }
+        let (sticky, ..) = lone(1.0);
+        let away = sticky.push(0, d, 0.25, Vec3::X, 0.0, &sp, &fp).0;
+        let toward = sticky.push(0, d, 0.25, -Vec3::X, 0.0, &sp, &fp).0;
+        // Π = −f (v·x)/(r² + 0.01h²): receding (v·x > 0) is pulled back, approaching pushed
+        // back, the same size.
+        assert!(away.x < 0.0 && toward.x > 0.0, "{away} {toward}");
+        assert_eq!(away.x, -toward.x);
     }
 }

@@ -57,6 +57,8 @@ pub struct GpuDfsph {
     accel_bg: wgpu::BindGroup,
     timestep_bg: wgpu::BindGroup,
     predict_bg: wgpu::BindGroup,
+    // Group 1 of the predict passes: DFSPH's block, the friction power, the obstacles' power.
+    credit_bg: wgpu::BindGroup,
     // The later substeps' bind group: without the substep arguments they are dispatched from.
     substep_predict_bg: wgpu::BindGroup,
     integrate_bg: wgpu::BindGroup,
@@ -212,6 +214,8 @@ impl GpuDfsph {
                 }],
             });
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
+            // Each particle's power from the obstacles' friction in the last `dfsph_accel`.
+            let friction_power = storage("sph.dfsph_friction_power", n64 * 4);
             let step_blocks = super::neighbours::timestep_blocks(b.capacity, ctx.info.device_type);
             let timestep_maxima = storage("sph.dfsph_timestep_maxima", 16);
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
@@ -266,8 +270,11 @@ impl GpuDfsph {
                 "sph.dfsph_accel",
                 &[
                     Uniform, Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, Read,
+                    ReadWrite,
                 ],
             );
+            // Group 1 of both predict entry points: the friction power's credit.
+            let credit_l = layout(d, "sph.dfsph_credit", &[Uniform, Read, ReadWrite]);
             let timestep_l = layout(
                 d,
                 "sph.dfsph_timestep",
@@ -399,7 +406,13 @@ impl GpuDfsph {
                     "dfsph_rate",
                 ),
                 blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
-                accel: pipeline(d, "sph.dfsph_accel", &accel_l, &accel_m, "dfsph_accel"),
+                accel: pipeline_groups(
+                    d,
+                    "sph.dfsph_accel",
+                    &[&accel_l, bl],
+                    &accel_m,
+                    "dfsph_accel",
+                ),
                 timestep_blocks: pipeline(
                     d,
                     "sph.dfsph_timestep_blocks",
@@ -408,17 +421,17 @@ impl GpuDfsph {
                     "dfsph_timestep_blocks",
                 ),
                 step_blocks,
-                predict_first: pipeline(
+                predict_first: pipeline_groups(
                     d,
                     "sph.dfsph_predict_first",
-                    &predict_l,
+                    &[&predict_l, &credit_l],
                     &predict_m,
                     "dfsph_predict_first",
                 ),
-                predict: pipeline(
+                predict: pipeline_groups(
                     d,
                     "sph.dfsph_predict",
-                    &substep_predict_l,
+                    &[&substep_predict_l, &credit_l],
                     &predict_m,
                     "dfsph_predict",
                 ),
@@ -467,7 +480,14 @@ impl GpuDfsph {
                         accel,
                         &b.group_range,
                         &b.group_args,
+                        &friction_power,
                     ],
+                ),
+                credit_bg: bind_group(
+                    d,
+                    "sph.dfsph_credit",
+                    &credit_l,
+                    &[&params, &friction_power, obstacle_power],
                 ),
                 timestep_bg: bind_group(
                     d,
@@ -749,12 +769,13 @@ impl GpuDfsph {
 
     /// Stage `dfsph_accel`.
     pub fn encode_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        g.dispatch_indirect(
+        g.dispatch_indirect_groups(
             e,
             Stage::DfsphAccel,
             &self.accel,
-            &self.accel_bg,
+            &[&self.accel_bg, &self.boundary_bg],
             &g.bufs.group_args,
+            0,
         );
     }
 
@@ -775,11 +796,11 @@ impl GpuDfsph {
     /// and the later substeps' arguments.
     pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
         let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
-        g.dispatch(
+        g.dispatch_groups(
             e,
             Stage::DfsphPredict,
             &self.predict_first,
-            &self.predict_bg,
+            &[&self.predict_bg, &self.credit_bg],
             n,
         );
     }
@@ -791,7 +812,7 @@ impl GpuDfsph {
             e,
             Stage::DfsphAccel,
             &self.accel,
-            &[&self.accel_bg],
+            &[&self.accel_bg, &self.boundary_bg],
             &self.substep_args,
             substep_offset(k),
         );
@@ -804,7 +825,7 @@ impl GpuDfsph {
             e,
             Stage::DfsphPredict,
             &self.predict,
-            &[&self.substep_predict_bg],
+            &[&self.substep_predict_bg, &self.credit_bg],
             &self.substep_args,
             substep_offset(k) + 16,
         );

@@ -25,8 +25,8 @@ fn packed(boundary: &Boundary) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
     let vel = boundary
         .vel
         .iter()
-        .zip(&boundary.slip)
-        .map(|(v, &slip)| v.extend(slip).to_array())
+        .zip(&boundary.friction)
+        .map(|(v, &f)| v.extend(f).to_array())
         .collect();
     (pos, vel)
 }

@@ -1508,7 +1508,8 @@ mod tests {
         for shape in shapes {
             let o = crate::obstacle::Obstacle {
                 shape: shape.clone(),
-                slip: Default::default(),
+                slip: None,
+                viscosity: None,
                 motion: None,
             };
             let g = GrainObstacle::from_obstacle(&o, "test").unwrap();

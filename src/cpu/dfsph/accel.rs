@@ -5,9 +5,11 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
+use crate::boundary::Boundary;
 use crate::boundary::tank::{WallPlanes, viscous_image_velocity, wall_planes};
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::params::{FluidParams, SimParams};
+use crate::kernel::cubic_grad;
+use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::pairs::*;
 
@@ -65,12 +67,49 @@ pub fn dfsph_accel(
     sp: &SimParams,
     fp: &FluidParams,
 ) -> (Vec<Vec3>, Vec<f32>) {
+    let a = dfsph_accel_with(pos, vel, density, pairs, None, sp, fp);
+    (a.acc, a.rate)
+}
+
+/// What [`dfsph_accel_with`] gives (slot order).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Accel {
+    /// The non-pressure accelerations.
+    pub acc: Vec<Vec3>,
+    /// The explicit viscous terms' row sums S_i.
+    pub rate: Vec<f32>,
+    /// With obstacle friction: the power per unit mass the friction of moving obstacles puts
+    /// in, a_f · v_b summed over the boundary particles (the GPU's `friction_power`, which
+    /// `dfsph_predict` credits to the obstacles' power, weighted by dt_sub/dt); else empty.
+    pub power: Vec<f32>,
+}
+
+/// [`dfsph_accel`] with the obstacles' friction (`friction`: the boundary and DFSPH's block,
+/// given when `DfsphParams::friction` is set): after its pairs, a particle within the
+/// boundary's box walks the boundary particles and adds the standard viscosity of each
+/// obstacle's ν_b ([`Boundary::viscous`]; crate::boundary::particles says why), its share of
+/// S and its power, each summed on its own from zero and then added (the WGSL's order).
+#[allow(clippy::too_many_arguments)]
+pub fn dfsph_accel_with(
+    pos: &[Vec3],
+    vel: &[Vec3],
+    density: &[f32],
+    pairs: &PairList,
+    friction: Option<(&Boundary, &DfsphParams)>,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Accel {
     let g = Vec3::from_slice(&fp.gravity[..3]);
-    if fp.viscosity == 0.0 && fp.alpha == 0.0 && fp.kinematic_viscosity == 0.0 {
-        return (vec![g; vel.len()], vec![0.0; vel.len()]);
+    if fp.viscosity == 0.0 && fp.alpha == 0.0 && fp.kinematic_viscosity == 0.0 && friction.is_none()
+    {
+        return Accel {
+            acc: vec![g; vel.len()],
+            rate: vec![0.0; vel.len()],
+            power: Vec::new(),
+        };
     }
     let ach = fp.alpha * fp.sound_speed * sp.h;
-    let per_group: Vec<[(Vec3, f32); GROUP]> = pairs
+    let per_group: Vec<[(Vec3, f32, f32); GROUP]> = pairs
         .groups
         .par_iter()
         .zip(pairs.pairs.par_iter().zip(&pairs.frames))
@@ -124,14 +163,37 @@ pub fn dfsph_accel(
                     rate[l] -= c * r2;
                 }
             }
-            let mut out = [(Vec3::ZERO, 0.0); GROUP];
+            let mut out = [(Vec3::ZERO, 0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
-                *o = (acc[l] + g, rate[l]);
+                let (x, v) = (pos[first + l], vel[first + l]);
+                let (mut a, mut s, mut power) = (acc[l], rate[l], 0.0f32);
+                if let Some((b, dp)) = friction.filter(|(b, _)| b.near(x)) {
+                    let (mut ba, mut bs, mut bp) = (Vec3::ZERO, 0.0f32, 0.0f32);
+                    b.walk(x, sp, |k, r2| {
+                        if r2 > 0.0 {
+                            let (fa, share, pw) =
+                                b.viscous(k, x - b.pos[k], r2, cubic_grad(r2, sp, dp), v, sp);
+                            ba += fa;
+                            bs += share;
+                            bp += pw;
+                        }
+                    });
+                    a += ba;
+                    s -= bs;
+                    power = bp;
+                }
+                *o = (a + g, s, power);
             }
             out
         })
         .collect();
-    scatter_groups(vel.len(), &pairs.groups, &per_group)
-        .into_iter()
-        .unzip()
+    let out = scatter_groups(vel.len(), &pairs.groups, &per_group);
+    Accel {
+        acc: out.iter().map(|o| o.0).collect(),
+        rate: out.iter().map(|o| o.1).collect(),
+        power: match friction {
+            Some(_) => out.iter().map(|o| o.2).collect(),
+            None => Vec::new(),
+        },
+    }
 }

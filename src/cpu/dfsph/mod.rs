@@ -416,8 +416,14 @@ pub fn dfsph_step_with(
         fp,
         dp,
     );
-    let (mut acc, viscous_rate) = timed(Stage::DfsphAccel, || {
-        dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
+    // The obstacles' friction, where an obstacle has one (`DfsphParams::friction`).
+    let friction = b.filter(|_| dp.friction != 0).map(|b| (b, dp));
+    let Accel {
+        mut acc,
+        rate: viscous_rate,
+        power: friction_power,
+    } = timed(Stage::DfsphAccel, || {
+        dfsph_accel_with(&sorted.pos, &vel, &da.density, &da.pairs, friction, sp, fp)
     });
     if let Some(ip) = interaction {
         interact(&sorted.pos, &mut acc, ip);
@@ -427,21 +433,27 @@ pub fn dfsph_step_with(
     });
     let (dt, v_max) = (ts.dt, ts.v_max);
     timed(Stage::DfsphPredict, || {
-        dfsph_predict(&mut vel, &acc, ts.dt_sub)
+        dfsph_predict(&mut vel, &acc, ts.dt_sub);
+        credit_friction(&mut power, &friction_power, ts.dt_sub / ts.dt);
     });
     let predicted = vel.clone();
     // The later substeps: the non-pressure accelerations again at the velocities the last
     // substep left, at the same positions and densities (the first substep's S_i stands).
     let mut substeps = Vec::new();
     for _ in 1..ts.substeps {
-        let (mut a, _) = timed(Stage::DfsphAccel, || {
-            dfsph_accel(&sorted.pos, &vel, &da.density, &da.pairs, sp, fp)
+        let Accel {
+            acc: mut a,
+            power: friction_power,
+            ..
+        } = timed(Stage::DfsphAccel, || {
+            dfsph_accel_with(&sorted.pos, &vel, &da.density, &da.pairs, friction, sp, fp)
         });
         if let Some(ip) = interaction {
             interact(&sorted.pos, &mut a, ip);
         }
         timed(Stage::DfsphPredict, || {
-            dfsph_predict(&mut vel, &a, ts.dt_sub)
+            dfsph_predict(&mut vel, &a, ts.dt_sub);
+            credit_friction(&mut power, &friction_power, ts.dt_sub / ts.dt);
         });
         if record {
             substeps.push((a, vel.clone()));

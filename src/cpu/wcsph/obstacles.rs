@@ -56,13 +56,11 @@ pub fn obstacle_forces(
             let v = fields.vel[i];
             let rho = fields.density[i];
             let shared = fields.pressure[i] / (rho * rho);
-            let nu = Boundary::friction_nu(rho, sp, fp);
             let mut sum = Vec3::ZERO;
             let mut power = 0.0f32;
             boundary.walk(x, sp, |b, r2| {
                 if r2 > 0.0 {
-                    let (push, pw) =
-                        boundary.push(b, x - boundary.pos[b], r2, v, shared, nu, sp, fp);
+                    let (push, pw) = boundary.push(b, x - boundary.pos[b], r2, v, shared, sp, fp);
                     sum += push;
                     power += pw;
                 }
