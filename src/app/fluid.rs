@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use crate::checkpoint;
 use crate::gpu::{GpuContext, GpuNeighbours, check_limits};
-use crate::params::{ConfigOverrides, SphConfig, validate_positions, validate_velocities};
+use crate::params::{
+    ConfigOverrides, SolverParams, SphConfig, validate_positions, validate_velocities,
+};
 use crate::scene::Scene;
 use crate::scene_file::SceneArg;
 use crate::setup::{Setup, Source};
@@ -522,12 +524,6 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
         )?;
     }
     probe_memory(ck.header.config.particles as u64, paths.compute.as_deref())?;
-    let template = checkpoint::Template {
-        header: ck.header.clone(),
-        sim_params: ck.sim_params,
-        fluid_params: ck.fluid_params,
-        solver: ck.solver,
-    };
     let state = ck.snapshot.state.clone();
     // The obstacles' boundary particles are sampled anew from the shapes the checkpoint
     // holds: the sampling and ψ are deterministic, so they are the run's own bits.
@@ -539,6 +535,17 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
         &ck.solver,
     )
     .map(Arc::new);
+    // DFSPH's friction flag follows the obstacles, as a fresh run sets it (`Setup::new`).
+    let solver = match ck.solver {
+        SolverParams::Dfsph(dp) => SolverParams::Dfsph(dp.with_friction(obstacles.as_deref())),
+        other => other,
+    };
+    let template = checkpoint::Template {
+        header: ck.header.clone(),
+        sim_params: ck.sim_params,
+        fluid_params: ck.fluid_params,
+        solver,
+    };
     Ok((paths, template, state, obstacles, ck))
 }
 
