@@ -1090,7 +1090,7 @@ fn a_spinning_cylinder_stirs_the_water_only_through_its_friction() {
 }}"#
         )
     };
-    for (solver, steps) in [("dfsph", "120"), ("wcsph", "300")] {
+    for (solver, steps) in [("dfsph", "80"), ("wcsph", "300")] {
         let mut kinetic = Vec::new();
         for (tag, friction) in [("free", ""), ("visc", r#", "viscosity": 0.01"#)] {
             let name = format!("spin-{solver}-{tag}");
