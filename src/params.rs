@@ -955,10 +955,10 @@ pub struct DfsphParams {
 }
 
 impl DfsphParams {
-    /// This block for a run whose obstacles are `b`: [`DfsphParams::friction`] set when one
-    /// has friction.
-    pub fn with_friction(mut self, b: Option<&crate::boundary::Boundary>) -> Self {
-        self.friction = u32::from(b.is_some_and(|b| b.has_friction()));
+    /// This block with [`DfsphParams::friction`] set to `on` (whether an obstacle of the run
+    /// has friction, `Boundary::has_friction`).
+    pub fn with_friction(mut self, on: bool) -> Self {
+        self.friction = u32::from(on);
         self
     }
 

@@ -412,7 +412,11 @@ impl Setup {
         )
         .map(std::sync::Arc::new);
         if let SolverParams::Dfsph(dp) = &mut solver {
-            *dp = dp.with_friction(obstacles.as_deref());
+            *dp = dp.with_friction(
+                obstacles
+                    .as_deref()
+                    .is_some_and(crate::boundary::Boundary::has_friction),
+            );
         }
         Ok(Self {
             config,

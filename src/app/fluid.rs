@@ -537,7 +537,13 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
     .map(Arc::new);
     // DFSPH's friction flag follows the obstacles, as a fresh run sets it (`Setup::new`).
     let solver = match ck.solver {
-        SolverParams::Dfsph(dp) => SolverParams::Dfsph(dp.with_friction(obstacles.as_deref())),
+        SolverParams::Dfsph(dp) => SolverParams::Dfsph(
+            dp.with_friction(
+                obstacles
+                    .as_deref()
+                    .is_some_and(crate::boundary::Boundary::has_friction),
+            ),
+        ),
         other => other,
     };
     let template = checkpoint::Template {
