@@ -597,8 +597,21 @@ fn plot_runs(
         .y_desc(y_desc)
         .draw()
         .map_err(|e| e.to_string())?;
-    for (i, run) in runs.iter().enumerate() {
-        let colour = [RED, BLUE, GREEN, MAGENTA, CYAN, BLACK][i % 6].to_rgba();
+    let (mut ours, mut peers) = (0, 0);
+    for run in runs {
+        // The reference's runs in greys, ours in colours: the two codes read apart at a glance.
+        let colour = if run.label.starts_with("SPlisHSPlasH") {
+            peers += 1;
+            [
+                RGBColor(0, 0, 0),
+                RGBColor(100, 100, 100),
+                RGBColor(170, 170, 170),
+            ][(peers - 1) % 3]
+                .to_rgba()
+        } else {
+            ours += 1;
+            [RED, BLUE, GREEN, MAGENTA, CYAN, RGBColor(230, 140, 0)][(ours - 1) % 6].to_rgba()
+        };
         // WCSPH solid, DFSPH dashed-looking (thinner), so the solvers read apart.
         let width = if run.label.starts_with("WCSPH") { 2 } else { 1 };
         chart
@@ -668,7 +681,7 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
         |r| &r.front,
         &MARTIN_MOYCE,
         "docs/resolution_front.png",
-        "Dam break surge front by resolution, a = 0.22 m",
+        "Dam break surge front by resolution (gpu-sph a = 0.22 m; SPlisHSPlasH grey)",
         "T = t sqrt(2g/a)",
         "Z = x_front / a",
         (0.0..3.5, 0.9..4.5),
@@ -678,7 +691,7 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
         |r| &r.height,
         &MARTIN_MOYCE_HEIGHT,
         "docs/resolution_height.png",
-        "Dam break column height at the wall by resolution, a = 0.22 m",
+        "Dam break column height at the wall (gpu-sph a = 0.22 m; SPlisHSPlasH grey)",
         "tau = t sqrt(g/a)",
         "eta = H / 2a",
         (0.0..3.6, 0.0..1.05),
