@@ -202,6 +202,17 @@ pub fn fluid_viscosity(sp: &SimParams, fp: &FluidParams, solver: &SolverParams) 
     }
 }
 
+/// `solver` for a run whose obstacles are `boundary`: DFSPH's friction flag set when one has
+/// friction ([`crate::params::DfsphParams::friction`]), for a fresh run and a resumed one alike.
+pub fn with_friction_of(solver: SolverParams, boundary: Option<&Boundary>) -> SolverParams {
+    match solver {
+        SolverParams::Dfsph(dp) => {
+            SolverParams::Dfsph(dp.with_friction(boundary.is_some_and(Boundary::has_friction)))
+        }
+        other => other,
+    }
+}
+
 /// The boundary particles of `obstacles` sampled at spacing `s`, for the fluid of `sp` and
 /// `fp` under `solver` (see [`Boundary::from_bodies`]), each body with its friction
 /// f = 10 ν_b/ρ0 ([`Obstacle::friction_viscosity`]); `None` without obstacles.

@@ -411,13 +411,7 @@ impl Setup {
             &solver,
         )
         .map(std::sync::Arc::new);
-        if let SolverParams::Dfsph(dp) = &mut solver {
-            *dp = dp.with_friction(
-                obstacles
-                    .as_deref()
-                    .is_some_and(crate::boundary::Boundary::has_friction),
-            );
-        }
+        let solver = crate::obstacle::with_friction_of(solver, obstacles.as_deref());
         Ok(Self {
             config,
             physics: spec.physics,

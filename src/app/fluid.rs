@@ -5,9 +5,7 @@ use std::sync::Arc;
 
 use crate::checkpoint;
 use crate::gpu::{GpuContext, GpuNeighbours, check_limits};
-use crate::params::{
-    ConfigOverrides, SolverParams, SphConfig, validate_positions, validate_velocities,
-};
+use crate::params::{ConfigOverrides, SphConfig, validate_positions, validate_velocities};
 use crate::scene::Scene;
 use crate::scene_file::SceneArg;
 use crate::setup::{Setup, Source};
@@ -536,16 +534,7 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
     )
     .map(Arc::new);
     // DFSPH's friction flag follows the obstacles, as a fresh run sets it (`Setup::new`).
-    let solver = match ck.solver {
-        SolverParams::Dfsph(dp) => SolverParams::Dfsph(
-            dp.with_friction(
-                obstacles
-                    .as_deref()
-                    .is_some_and(crate::boundary::Boundary::has_friction),
-            ),
-        ),
-        other => other,
-    };
+    let solver = crate::obstacle::with_friction_of(ck.solver, obstacles.as_deref());
     let template = checkpoint::Template {
         header: ck.header.clone(),
         sim_params: ck.sim_params,
