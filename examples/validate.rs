@@ -865,7 +865,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
         match flag.as_str() {
             "--nx" => nx = num(value)? as u32,
             "--ny" => ny = num(value)? as u32,
-            "--nu" => physics.kinematic_viscosity = num(value)?,
+            "--nu" => physics.kinematic_viscosity = Some(num(value)?),
             "--alpha" => physics.alpha = num(value)?,
             "--slip" => {
                 let b = parse_slip_length(value)

@@ -439,11 +439,11 @@ pub struct PhysicsConfig {
     /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
     #[serde(default)]
     pub wall_slip_length: Option<f32>,
-    /// DFSPH's kinematic viscosity ν, m²/s: 0 in `default()`, which holds WCSPH's defaults
-    /// (WCSPH refuses a ν); [`PhysicsConfig::for_solver`] gives DFSPH its
-    /// [`DFSPH_KINEMATIC_VISCOSITY`].
+    /// DFSPH's kinematic viscosity ν, m²/s: `Some(0)` in `default()`, which holds WCSPH's
+    /// defaults (WCSPH refuses a ν); `None`, which [`PhysicsConfig::for_solver`] gives DFSPH,
+    /// is DFSPH's default at the run's spacing, [`dfsph_kinematic_viscosity`].
     #[serde(default)]
-    pub kinematic_viscosity: f32,
+    pub kinematic_viscosity: Option<f32>,
     /// WCSPH: start the fluid at hydrostatic equilibrium, each particle lowered by the Tait
     /// compression of the water above it ([`crate::setup::hydrostatic_start`]); on by default
     /// (the command line leaves a particle file as it is unless asked). DFSPH ignores it.
@@ -455,17 +455,35 @@ fn default_hydrostatic_start() -> bool {
     true
 }
 
-/// Default DFSPH kinematic viscosity ν, m²/s: 1e-3, a numerical dissipation at the particle
-/// scale, not water's 1e-6. A settling lattice keeps a particle-scale motion that only ν damps,
-/// at the rate ν/s²: at water's ν that takes s²/ν = 100 s at the default s = 10 mm, and no
-/// column rests (neither does SPlisHSPlasH's, docs/validation.md). At 1e-3 it takes 0.1 s,
-/// the particle Reynolds number √(g s) s/ν is 3 (viscosity rules at the particle scale,
-/// inertia above it), and the flow's scales barely feel it: a 1.2 m standing wave loses
-/// 2νk² ≈ 5% of its height per period to it, the dam break's Reynolds number √(g a) a/ν is
-/// 320. SPlisHSPlasH's dam break uses 1e-2. Finer spacings can take less (ν ∝ s² keeps s²/ν).
-/// It is the standard SPH form, explicit, with its own stability limit far above the CFL
-/// step at this value (`cpu::dfsph::dfsph_accel`).
+/// DFSPH's default kinematic viscosity ν at the default spacing [`DFSPH_VISCOSITY_SPACING`],
+/// m²/s: 1e-3, a numerical dissipation at the particle scale, not water's 1e-6. A settling
+/// lattice keeps a particle-scale motion that only ν damps, at the rate ν/s²: at water's ν
+/// that takes s²/ν = 100 s at s = 10 mm, and no column rests (neither does SPlisHSPlasH's,
+/// docs/validation.md). At 1e-3 it takes 0.1 s, the particle Reynolds number √(g s) s/ν is
+/// 3 (viscosity rules at the particle scale, inertia above it), and the flow's scales barely
+/// feel it: a 1.2 m standing wave loses 2νk² ≈ 5% of its height per period to it, the dam
+/// break's Reynolds number √(g a) a/ν is 320. SPlisHSPlasH's dam break uses 1e-2. Other
+/// spacings scale it ([`dfsph_kinematic_viscosity`]).
 pub const DFSPH_KINEMATIC_VISCOSITY: f32 = 1e-3;
+
+/// The spacing at which DFSPH's default ν is [`DFSPH_KINEMATIC_VISCOSITY`], m.
+pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
+
+/// DFSPH's default kinematic viscosity at particle spacing `s`, m²/s:
+/// ν = 1e-3 (s / 10 mm)^{3/2}, the particle Reynolds number √(g s) s/ν held at 3 under
+/// Earth's gravity. The reason is the time step. The standard form is explicit, stable for
+/// dt ≤ ½ / max S with S ∝ ν/s² (`cpu::dfsph::dfsph_accel`); DFSPH's step at rest is the
+/// body-force bound √(C² s/|g|) ∝ √s ([`dfsph_dt_max`]). With ν ∝ s^{3/2} the
+/// viscous limit is ∝ √s too, 1.3 times the body-force bound at every spacing (2.25 against
+/// 1.75 ms at 10 mm on a block at rest, `tests/physics.rs`), so it never sets the step. A fixed 1e-3 held the step to 0.75 ms at
+/// s = 5.95 mm (the 100 000-particle dam break of docs/validation.md) and 0.32 ms at
+/// 3.86 mm, where the body-force bound allows 1.35 and 1.09 ms. Refined, ν → 0: the flow
+/// converges to the inviscid one that water at these scales is, as WCSPH's α c h/10 does.
+/// Worked example: s = 10 mm gives 1e-3 exactly (its bits), s = 5 mm 3.54e-4, s = 20 mm 2.83e-3.
+pub fn dfsph_kinematic_viscosity(s: f32) -> f32 {
+    let r = s / DFSPH_VISCOSITY_SPACING;
+    DFSPH_KINEMATIC_VISCOSITY * r * r.sqrt()
+}
 
 /// Default Monaghan α of WCSPH, whose explicit pressure needs an artificial viscosity for
 /// stability (Monaghan 1992); DFSPH's default is 0, since it has no sound speed to scale one.
@@ -484,7 +502,7 @@ impl Default for PhysicsConfig {
             restitution: 0.0,
             dt_max: 5e-3,
             wall_slip_length: None,
-            kinematic_viscosity: 0.0,
+            kinematic_viscosity: Some(0.0),
             hydrostatic_start: true,
         }
     }
@@ -501,14 +519,20 @@ impl PhysicsConfig {
     /// a run that changes solver (the viewer's panel).
     pub fn with_solver_dissipation(self, solver: Solver) -> Self {
         let (alpha, kinematic_viscosity) = match solver {
-            Solver::Wcsph => (WCSPH_ALPHA, 0.0),
-            Solver::Dfsph => (0.0, DFSPH_KINEMATIC_VISCOSITY),
+            Solver::Wcsph => (WCSPH_ALPHA, Some(0.0)),
+            Solver::Dfsph => (0.0, None),
         };
         Self {
             alpha,
             kinematic_viscosity,
             ..self
         }
+    }
+
+    /// The kinematic viscosity at particle spacing `s`: the one set, or DFSPH's default there.
+    pub fn kinematic_viscosity_at(&self, s: f32) -> f32 {
+        self.kinematic_viscosity
+            .unwrap_or_else(|| dfsph_kinematic_viscosity(s))
     }
 
     /// The speed of sound for fluid that can fall `drop` metres (the highest particle's height
@@ -644,14 +668,15 @@ impl PhysicsConfig {
             )));
         }
         let slip = slip_code(self.wall_slip_length)?;
-        if !(self.kinematic_viscosity.is_finite()
-            && (0.0..=1.0).contains(&self.kinematic_viscosity))
+        if let Some(nu) = self
+            .kinematic_viscosity
+            .filter(|nu| !(nu.is_finite() && (0.0..=1.0).contains(nu)))
         {
             return Err(Error::input(format!(
-                "kinematic viscosity must be 0 to 1 m^2/s, got {}: pass e.g. --kinematic-viscosity 1e-6 (water)",
-                self.kinematic_viscosity
+                "kinematic viscosity must be 0 to 1 m^2/s, got {nu}: pass e.g. --kinematic-viscosity 1e-6 (water)"
             )));
         }
+        let nu = self.kinematic_viscosity_at(cfg.spacing);
         let h = cfg.smoothing_radius as f64;
         let rho0 = cfg.rest_density;
         Ok(FluidParams {
@@ -672,8 +697,8 @@ impl PhysicsConfig {
             open: 0,
             slip_lo: [slip, slip, slip, 0.0],
             slip_hi: [slip, slip, slip, 0.0],
-            kinematic_viscosity: self.kinematic_viscosity,
-            viscosity_factor: 10.0 * self.kinematic_viscosity,
+            kinematic_viscosity: nu,
+            viscosity_factor: 10.0 * nu,
             _pad: [0.0; 2],
         })
     }

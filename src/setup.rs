@@ -696,8 +696,8 @@ pub fn describe(
     fluid_size: Vec3,
 ) -> String {
     // DFSPH's own viscosity; WCSPH refuses one, so it shows only where it acts.
-    let nu = if physics.kinematic_viscosity > 0.0 {
-        format!(", nu = {} m^2/s", physics.kinematic_viscosity)
+    let nu = if fp.kinematic_viscosity > 0.0 {
+        format!(", nu = {} m^2/s", fp.kinematic_viscosity)
     } else {
         String::new()
     };

@@ -372,3 +372,73 @@ fn dfsph_default_dam_break_takes_the_cfl_step_and_never_gains_energy() {
     eprintln!("{steps} steps, mean dt / CFL step {mean:.4}, largest energy {worst:.4} E0");
     assert!((mean - 1.0).abs() <= 0.10, "mean dt / CFL step = {mean:.4}");
 }
+
+/// DFSPH's default viscosity never sets the step at rest, at any spacing (issue 34: "in a form
+/// whose stability never limits the step at the defaults"). Its explicit limit ½ / max S
+/// scales as s²/ν, the body-force bound on the step as √s; with the default
+/// ν = 1e-3 (s / 10 mm)^{3/2} (`params::dfsph_kinematic_viscosity`) both scale as √s, the limit
+/// 1.3 times the bound. A 6 × 6 × 6 block at rest in a tank of its width (walls' images on four
+/// sides and the floor), one step at spacings from 2.5 to 40 mm: the step is the body-force
+/// bound, and the viscous limit is above it. The same block with ν held at 1e-3, as before,
+/// took a step the viscosity set at 5 mm and below.
+#[test]
+fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
+    use gpu_sph::cpu::dfsph::{DfsphCarry, dfsph_step};
+    use gpu_sph::params::{DfsphConfig, Solver, dfsph_dt_max};
+    let step = |s: f32, physics: &PhysicsConfig| {
+        let o = ConfigOverrides {
+            spacing: Some(s),
+            ..Default::default()
+        };
+        let cfg = SphConfig::for_solver(216, o, Solver::Dfsph).unwrap();
+        let mut pos = Vec::new();
+        for j in 0..6 {
+            for k in 0..6 {
+                for i in 0..6 {
+                    pos.push((Vec3::new(i as f32, j as f32, k as f32) + 0.5) * s);
+                }
+            }
+        }
+        let tank_max = Vec3::new(6.0 * s, 12.0 * s, 6.0 * s);
+        let fp = physics
+            .fluid_params(&cfg, Vec3::ZERO, tank_max, 6.0 * s)
+            .unwrap();
+        let dp = DfsphConfig::default().params(&cfg, physics).unwrap();
+        let state = Particles::new(pos, vec![Vec3::ZERO; 216]);
+        let carry = DfsphCarry::new(216, &dp);
+        let tr = dfsph_step(
+            false,
+            &state,
+            &carry,
+            None,
+            None,
+            &cfg.sim_params(),
+            &fp,
+            &dp,
+        );
+        let s_max = tr.viscous_rate.iter().copied().fold(0.0f32, f32::max);
+        let bound = dfsph_dt_max(s, physics.gravity, physics.dt_max);
+        (tr.stats.dt, dp.viscous_limit / s_max, bound)
+    };
+    let defaults = PhysicsConfig::for_solver(Solver::Dfsph);
+    for s in [0.0025f32, 0.005, 0.01, 0.02, 0.04] {
+        let (dt, limit, bound) = step(s, &defaults);
+        eprintln!(
+            "s = {s} m: step {dt:.3e} s, viscous limit {limit:.3e} s, body-force bound {bound:.3e} s"
+        );
+        assert!(
+            limit > bound,
+            "s = {s} m: the viscous limit {limit} s is below the body-force bound {bound} s"
+        );
+        assert_eq!(dt, bound, "s = {s} m: the step is not the body-force bound");
+    }
+    let fixed = PhysicsConfig {
+        kinematic_viscosity: Some(1e-3),
+        ..defaults
+    };
+    let (dt, limit, bound) = step(0.005, &fixed);
+    assert!(
+        dt < 0.7 * bound && dt == limit,
+        "ν = 1e-3 at 5 mm: step {dt} s, limit {limit} s, bound {bound} s"
+    );
+}

@@ -128,8 +128,8 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) alpha: Option<f32>,
-    /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity [default: 1e-3, a
-    /// particle-scale dissipation; water's is 1e-6].
+    /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity [default: 1e-3 at
+    /// s = 10 mm, ∝ s^1.5, a particle-scale dissipation; water's is 1e-6].
     #[arg(
         long,
         allow_hyphen_values = true,
@@ -914,9 +914,7 @@ pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
         restitution: cli.restitution,
         dt_max: cli.max_dt,
         wall_slip_length: cli.wall_slip_length,
-        kinematic_viscosity: cli
-            .kinematic_viscosity
-            .unwrap_or(defaults.kinematic_viscosity),
+        kinematic_viscosity: cli.kinematic_viscosity.or(defaults.kinematic_viscosity),
         // A scene's fluid starts at rest, so under its weight; a particle file may be a run's
         // state, compressed already, and is taken as it is unless the flag asks.
         hydrostatic_start: if cli.no_hydrostatic_start {

@@ -19,7 +19,7 @@ use super::pairs::*;
 ///              + m α c h (v_ij·x_ij)/((r² + 0.01h²) ρ̄_ij) ∇W_ij   (artificial viscosity,
 ///                                          approaching pairs: v_ij·x_ij < 0; α = 0 by default)
 ///              + 10 ν (m/ρ_j) (v_ij·x_ij)/(r² + 0.01h²) ∇W_ij]    (kinematic viscosity ν,
-///                                                          every pair; ν = 1e-3 by default)
+///                                                every pair; ν = 1e-3 (s / 10 mm)^1.5 by default)
 ///
 /// The second term is WCSPH's artificial viscosity Π term for term (Monaghan 1992, "Smoothed
 /// particle hydrodynamics", ARA&A 30: −m Π_ij ∇W_ij with Π_ij = −α c h (v_ij·x_ij)/((r² +
@@ -36,10 +36,12 @@ use super::pairs::*;
 /// The third term is the standard SPH viscosity of a kinematic viscosity ν in m²/s
 /// (Monaghan 2005, "Smoothed particle hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6 with ρ_j for
 /// ρ̄_ij, as SPlisHSPlasH's Viscosity_Standard writes it: 2(d + 2) = 10 in 3D), a viscosity
-/// with no sound speed in it: DFSPH's own dissipation by default (ν = 1e-3 m²/s, a
-/// particle-scale dissipation whose reasons [`crate::params::DFSPH_KINEMATIC_VISCOSITY`]
-/// gives), as SPlisHSPlasH's DamBreakModel runs its DFSPH (at 1e-2). Its row sum joins S
-/// below: at the default ν the limit 1/(2 max S) is far above the CFL step.
+/// with no sound speed in it: DFSPH's own dissipation by default (ν = 1e-3 m²/s at s = 10 mm,
+/// a particle-scale dissipation whose reasons [`crate::params::DFSPH_KINEMATIC_VISCOSITY`]
+/// gives, ∝ s^1.5 at other spacings, [`crate::params::dfsph_kinematic_viscosity`]), as
+/// SPlisHSPlasH's DamBreakModel runs its DFSPH (at 1e-2). Its row sum joins S below: at the
+/// default ν the limit 1/(2 max S) is about 1.3 times the body-force bound on the step at every
+/// spacing, so it never sets a step at rest.
 /// Images move with [`viscous_image_velocity`] here (the walls' slip length; free slip by default).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
