@@ -441,8 +441,9 @@ pub struct PhysicsConfig {
     pub wall_slip_length: Option<f32>,
     /// DFSPH's kinematic viscosity ν, m²/s: `Some(0)` in `default()`, which holds WCSPH's
     /// defaults (WCSPH refuses a ν); `None`, which [`PhysicsConfig::for_solver`] gives DFSPH,
-    /// is DFSPH's default at the run's spacing, [`dfsph_kinematic_viscosity`].
-    #[serde(default)]
+    /// is DFSPH's default at the run's spacing, [`dfsph_kinematic_viscosity`]. Missing from a
+    /// stored run (one older than the field), 0, as that run had.
+    #[serde(default = "no_kinematic_viscosity")]
     pub kinematic_viscosity: Option<f32>,
     /// WCSPH: start the fluid at hydrostatic equilibrium, each particle lowered by the Tait
     /// compression of the water above it ([`crate::setup::hydrostatic_start`]); on by default
@@ -453,6 +454,10 @@ pub struct PhysicsConfig {
 
 fn default_hydrostatic_start() -> bool {
     true
+}
+
+fn no_kinematic_viscosity() -> Option<f32> {
+    Some(0.0)
 }
 
 /// DFSPH's default kinematic viscosity ν at the default spacing [`DFSPH_VISCOSITY_SPACING`],
@@ -473,13 +478,14 @@ pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
 /// ν = 1e-3 (s / 10 mm)^{3/2}, the particle Reynolds number √(g s) s/ν held at 3 under
 /// Earth's gravity. The reason is the time step. The standard form is explicit, stable for
 /// dt ≤ ½ / max S with S ∝ ν/s² (`cpu::dfsph::dfsph_accel`); DFSPH's step at rest is the
-/// body-force bound √(C² s/|g|) ∝ √s ([`dfsph_dt_max`]). With ν ∝ s^{3/2} the
-/// viscous limit is ∝ √s too, 1.3 times the body-force bound at every spacing (2.25 against
-/// 1.75 ms at 10 mm on a block at rest, `tests/physics.rs`), so it never sets the step. A fixed 1e-3 held the step to 0.75 ms at
-/// s = 5.95 mm (the 100 000-particle dam break of docs/validation.md) and 0.32 ms at
-/// 3.86 mm, where the body-force bound allows 1.35 and 1.09 ms. Refined, ν → 0: the flow
-/// converges to the inviscid one that water at these scales is, as WCSPH's α c h/10 does.
-/// Worked example: s = 10 mm gives 1e-3 exactly (its bits), s = 5 mm 3.54e-4, s = 20 mm 2.83e-3.
+/// body-force bound √(C² s/|g|) ∝ √s ([`dfsph_dt_max`]). With ν ∝ s^{3/2} the viscous
+/// limit is ∝ √s too, 1.3 times the body-force bound at every spacing (2.25 against 1.75 ms
+/// at 10 mm on a block at rest, `tests/physics.rs`), so it never sets the step. A fixed 1e-3
+/// held the step to 0.75 ms at s = 5.95 mm (the 100 000-particle dam break of
+/// docs/validation.md) and 0.32 ms at 3.86 mm, where the body-force bound allows 1.35 and
+/// 1.09 ms. Refined, ν → 0: the flow converges to the inviscid one that water at these scales
+/// is, as WCSPH's α c h/10 does with h.
+/// Worked example: s = 10 mm gives 1e-3 exactly (its bits), 5 mm 3.54e-4, 20 mm 2.83e-3.
 pub fn dfsph_kinematic_viscosity(s: f32) -> f32 {
     let r = s / DFSPH_VISCOSITY_SPACING;
     DFSPH_KINEMATIC_VISCOSITY * r * r.sqrt()
@@ -1151,6 +1157,34 @@ mod tests {
     }
 
     use super::*;
+
+    /// DFSPH's default ν: the worked example, the bits at the default spacing, and a stored
+    /// run's value kept (a number), resolved later (null) or, missing, the 0 it ran with.
+    #[test]
+    fn dfsph_viscosity_follows_the_spacing_and_stored_runs_keep_theirs() {
+        assert_eq!(dfsph_kinematic_viscosity(0.01), DFSPH_KINEMATIC_VISCOSITY);
+        assert!((dfsph_kinematic_viscosity(0.005) - 3.536e-4).abs() < 1e-7);
+        assert!((dfsph_kinematic_viscosity(0.02) - 2.828e-3).abs() < 1e-6);
+        let dfsph = PhysicsConfig::for_solver(Solver::Dfsph);
+        assert_eq!(dfsph.kinematic_viscosity, None);
+        assert_eq!(
+            dfsph.kinematic_viscosity_at(0.005),
+            dfsph_kinematic_viscosity(0.005)
+        );
+        let wcsph = PhysicsConfig::for_solver(Solver::Wcsph);
+        assert_eq!(wcsph.kinematic_viscosity_at(0.005), 0.0);
+        let mut json = serde_json::to_value(dfsph).unwrap();
+        assert_eq!(
+            serde_json::from_value::<PhysicsConfig>(json.clone()).unwrap(),
+            dfsph
+        );
+        json["kinematic_viscosity"] = serde_json::json!(1e-6);
+        let given: PhysicsConfig = serde_json::from_value(json.clone()).unwrap();
+        assert_eq!(given.kinematic_viscosity_at(0.005), 1e-6);
+        json.as_object_mut().unwrap().remove("kinematic_viscosity");
+        let old: PhysicsConfig = serde_json::from_value(json).unwrap();
+        assert_eq!(old.kinematic_viscosity, Some(0.0));
+    }
 
     /// DFSPH's pair lists pack a particle index into 26 bits: a run that could hold more
     /// particles is refused in one line naming the limit, before anything is allocated.
