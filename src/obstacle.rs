@@ -235,6 +235,23 @@ pub fn boundary(
     Boundary::from_bodies(&bodies, sp, fp, solver)
 }
 
+/// The obstacles rebuilt for fluid parameters `fp` set live (the viewer's sliders), where a
+/// `no-slip` obstacle's friction follows them: its ν_b is the fluid's own viscosity
+/// ([`fluid_viscosity`]; under WCSPH α c h / 10, so α and the stiffness move it). `None`
+/// where no obstacle's friction follows the fluid: the boundary built at the start stands.
+pub fn refollowed(
+    obstacles: &[Obstacle],
+    s: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+    solver: &SolverParams,
+) -> Option<Option<Boundary>> {
+    obstacles
+        .iter()
+        .any(|o| o.viscosity.is_none() && o.slip == Some(Slip::NoSlip))
+        .then(|| boundary(obstacles, s, sp, fp, solver))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -377,5 +394,63 @@ mod tests {
         assert!((rho[0] / fp.rest_density - 1.0).abs() < 1e-5, "{rho:?}");
         assert!(rho.windows(2).all(|w| w[1] < w[0]), "{rho:?}");
         assert_eq!(rho[5], 0.0, "{rho:?}");
+    }
+
+    #[test]
+    fn a_no_slip_obstacles_friction_follows_the_fluid_set_live() {
+        let s = 0.01;
+        let cfg = crate::params::SphConfig::for_fluid(
+            1000,
+            crate::params::ConfigOverrides {
+                spacing: Some(s),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let fp = crate::params::PhysicsConfig::default()
+            .fluid_params(&cfg, Vec3::splat(-1.0), Vec3::splat(1.0), 0.1)
+            .unwrap();
+        let cube = |x: f32, slip, viscosity| Obstacle {
+            shape: Shape::Box {
+                min: [x, 0.0, 0.0],
+                max: [x + 0.1, 0.1, 0.1],
+            },
+            slip,
+            viscosity,
+            motion: None,
+        };
+        let no_slip = cube(-0.5, Some(Slip::NoSlip), None);
+        let given = cube(0.0, None, Some(2e-3));
+        let free = cube(0.5, Some(Slip::FreeSlip), None);
+        let frictions = |b: &Boundary| {
+            let mut f = b.friction.clone();
+            f.sort_by(f32::total_cmp);
+            f.dedup();
+            f
+        };
+        // α doubled (the viewer's slider): the no-slip cube's ν_b = α c h / 10 doubles, the
+        // given ν_b and the free-slip cube stay.
+        let live = FluidParams {
+            alpha: 2.0 * fp.alpha,
+            ..fp
+        };
+        let all = [no_slip.clone(), given.clone(), free.clone()];
+        let b = refollowed(&all, s, &sp, &live, &SolverParams::Wcsph)
+            .unwrap()
+            .unwrap();
+        let nu = live.alpha * live.sound_speed * sp.h / 10.0;
+        let want = [
+            0.0,
+            10.0 * 2e-3 / fp.rest_density,
+            10.0 * nu / fp.rest_density,
+        ];
+        let mut want = want.to_vec();
+        want.sort_by(f32::total_cmp);
+        assert_eq!(frictions(&b), want);
+        let before = boundary(&all, s, &sp, &fp, &SolverParams::Wcsph).unwrap();
+        assert_ne!(frictions(&before), want, "the test must see the change");
+        // Nothing follows the fluid: the start's boundary stands.
+        assert!(refollowed(&[given, free], s, &sp, &live, &SolverParams::Wcsph).is_none());
     }
 }

@@ -20,6 +20,7 @@ use glam::Vec3;
 use crate::cpu::interact::InteractParams;
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Simulation;
+use crate::obstacle;
 use crate::params::{ConfigOverrides, PhysicsConfig};
 use crate::run::{Backend, Course, CpuSimulation, Guards, Hooks, RunFrom, Until, drive};
 use crate::scene::SceneChoice;
@@ -522,6 +523,21 @@ impl Viewer {
                 if let Some(cpu) = &mut f.cpu {
                     cpu.fp = fp;
                 }
+                // A no-slip obstacle's friction is the fluid's own viscosity (WCSPH's α c h/10):
+                // it follows the sliders too.
+                let s = &f.setup;
+                let sp = s.config.sim_params();
+                if let Some(b) =
+                    obstacle::refollowed(&s.shapes, s.config.spacing, &sp, &fp, &s.solver)
+                {
+                    let b = b.map(Arc::new);
+                    if let Err(e) = f.sim.set_obstacles(b.as_deref()) {
+                        self.controls.status = e.to_string();
+                    }
+                    if let Some(cpu) = &mut f.cpu {
+                        cpu.obstacles = b;
+                    }
+                }
             }
             Err(e) => self.controls.status = e.to_string(),
         }
@@ -545,9 +561,16 @@ impl Viewer {
         };
         f.sim.upload(&f.setup.state);
         if let Some(cpu) = &mut f.cpu {
-            let interaction = cpu.interaction;
+            // R puts the scene's particles back, not its physics: the sliders' (and the
+            // obstacles' friction that follows them) stay, as the GPU path keeps them.
+            let (interaction, fp, obstacles) = (cpu.interaction, cpu.fp, cpu.obstacles.take());
             *cpu = cpu_simulation(&f.setup);
             cpu.interaction = interaction;
+            cpu.fp = fp;
+            cpu.obstacles = obstacles.map(|mut b| {
+                Arc::make_mut(&mut b).place(0.0);
+                b
+            });
         }
         f.at = RunFrom::default();
         self.controls.status.clear();
