@@ -39,7 +39,11 @@ for solver in $SOLVERS; do
     rm -rf "$d"
     mkdir -p "$d"
     echo "$(date +%T) $solver"
-    "$BIN" --headless --cpu --solver "$solver" --input "$OUT/wave.csv" --spacing "$S" \
+    # A particle file is taken as it is; this one is water at rest, so WCSPH starts it in
+    # hydrostatic equilibrium as a scene would (DFSPH's water is incompressible).
+    start=()
+    [ "$solver" = wcsph ] && start=(--hydrostatic-start)
+    "$BIN" --headless --cpu --solver "$solver" --input "$OUT/wave.csv" --spacing "$S" "${start[@]}" \
         --tank-min 0,0,0 --tank-max 0.6,0.4,0.1 --end-time "$END" \
         --stats "$d/s.csv" --export-dir "$d/f" --export-every "${EVERY[$solver]}" \
         "${@:3}" >"$d/run.log" 2>&1
