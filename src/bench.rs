@@ -130,6 +130,25 @@ fn ms_since(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
+/// How long the GPU works before anything is timed. Pipelines compile on their first dispatch,
+/// and a GPU that idled holds a low clock until it has worked for a while: an NVIDIA H200
+/// (2026-11-28) idles at 345 MHz and works at 1 980; after one warm-up step the 1M WCSPH bench
+/// of 5 steps took 16.6 ms a step against 3.9 ms in a 200-step run (benchmarks.md).
+pub const WARM_UP_SECONDS: f64 = 0.5;
+
+/// Runs `work` once (the pipelines' compilation), then again until [`WARM_UP_SECONDS`] have
+/// passed since that first run ended (at most 10 000 runs); returns how many ran.
+fn warm_up(mut work: impl FnMut() -> Result<()>) -> Result<u32> {
+    work()?;
+    let start = Instant::now();
+    let mut runs = 1;
+    while start.elapsed().as_secs_f64() < WARM_UP_SECONDS && runs < 10_000 {
+        work()?;
+        runs += 1;
+    }
+    Ok(runs)
+}
+
 /// Times the GPU pipeline and the CPU reference on the same particles.
 pub fn bench(
     gpu: &GpuNeighbours,
@@ -144,11 +163,13 @@ pub fn bench(
         g.encode_build(e);
         g.encode_density(e);
     };
-    // Warm-up: pipelines compile on their first dispatch.
-    gpu.run(full)?;
-    if let Some(t) = &gpu.timer {
-        t.read_ms(&gpu.ctx)?;
-    }
+    warm_up(|| {
+        gpu.run(full)?;
+        if let Some(t) = &gpu.timer {
+            t.read_ms(&gpu.ctx)?;
+        }
+        Ok(())
+    })?;
 
     let mut gpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
     let mut gpu_total = Vec::new();
@@ -259,10 +280,11 @@ impl BenchReport {
     pub fn to_table(&self) -> String {
         let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
         let mut s = format!(
-            "bench: N = {}, T = {}, median of {} after warm-up; GPU timed by {}; {} dispatches per build + density; CPU {} threads\n",
+            "bench: N = {}, T = {}, median of {} after {} s of warm-up; GPU timed by {}; {} dispatches per build + density; CPU {} threads\n",
             self.particles,
             self.table_size,
             self.repeat,
+            WARM_UP_SECONDS,
             self.gpu_timing,
             self.dispatches_per_build,
             self.cpu_threads
@@ -314,7 +336,7 @@ pub struct StepBenchReport {
     pub solver: &'static str,
     /// Steps per repetition.
     pub steps: u64,
-    /// Repetitions after a warm-up step.
+    /// Repetitions after the warm-up ([`WARM_UP_SECONDS`] of steps).
     pub repeat: u32,
     /// How GPU passes were timed.
     pub gpu_timing: &'static str,
@@ -427,11 +449,13 @@ pub fn bench_steps(
     let steps = steps.max(1);
     let n = start.len() as f64;
     let timed = sim.grid.timer.is_some();
-    // Warm-up: pipelines compile on their first dispatch.
     sim.upload(start);
-    sim.submit_step()?;
-    sim.read_stats()?;
-    sim.pass_times()?;
+    warm_up(|| {
+        sim.submit_step()?;
+        sim.read_stats()?;
+        sim.pass_times()?;
+        Ok(())
+    })?;
     let stages = Stage::ALL.len();
     let (mut gpu_stage, mut gpu_step, mut passes): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new(), Vec::new());
@@ -556,8 +580,14 @@ impl StepBenchReport {
     pub fn to_table(&self) -> String {
         let f = |v: Option<f64>, p: usize| v.map_or("-".to_string(), |v| format!("{v:.p$}"));
         let mut s = format!(
-            "bench: {} whole step, N = {}, {} steps per repetition, median of {} after a warm-up step; GPU passes timed by {}; CPU {} threads\n",
-            self.solver, self.particles, self.steps, self.repeat, self.gpu_timing, self.cpu_threads
+            "bench: {} whole step, N = {}, {} steps per repetition, median of {} after {} s of warm-up steps; GPU passes timed by {}; CPU {} threads\n",
+            self.solver,
+            self.particles,
+            self.steps,
+            self.repeat,
+            WARM_UP_SECONDS,
+            self.gpu_timing,
+            self.cpu_threads
         );
         s += &format!(
             "{:<16} {:>10} {:>10} {:>9}\n",
@@ -587,5 +617,36 @@ impl StepBenchReport {
         }
         s += &format!("CPU whole step: {:.3} ms/step", self.cpu_step_ms);
         s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warm_up_works_for_its_time_and_stops_at_an_error() {
+        let start = Instant::now();
+        let mut runs = 0;
+        let counted = warm_up(|| {
+            runs += 1;
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(counted, runs);
+        // The first run, then runs until WARM_UP_SECONDS have passed after it.
+        assert!(runs >= 2, "{runs} runs");
+        assert!(start.elapsed().as_secs_f64() >= 0.05 + WARM_UP_SECONDS);
+        let mut calls = 0;
+        let failed = warm_up(|| {
+            calls += 1;
+            if calls == 3 {
+                Err(crate::Error::Device("lost".into()))
+            } else {
+                Ok(())
+            }
+        });
+        assert!(failed.is_err() && calls == 3);
     }
 }
