@@ -361,18 +361,7 @@ mod tests {
         // Σ_b ψ_b W = ρ0 Σ_b W_ib / Σ_k W_ik = ρ0; it falls off with the distance from the
         // surface, to nothing beyond h.
         let s = 0.01;
-        let cfg = crate::params::SphConfig::for_fluid(
-            1000,
-            crate::params::ConfigOverrides {
-                spacing: Some(s),
-                ..Default::default()
-            },
-        )
-        .unwrap();
-        let sp = cfg.sim_params();
-        let fp = crate::params::PhysicsConfig::default()
-            .fluid_params(&cfg, Vec3::splat(-1.0), Vec3::splat(1.0), 0.1)
-            .unwrap();
+        let (sp, fp) = fluid(s);
         let plate = Obstacle {
             shape: Shape::Box {
                 min: [-0.2, -0.05, -0.2],
@@ -396,9 +385,8 @@ mod tests {
         assert_eq!(rho[5], 0.0, "{rho:?}");
     }
 
-    #[test]
-    fn a_no_slip_obstacles_friction_follows_the_fluid_set_live() {
-        let s = 0.01;
+    /// The default fluid at spacing `s` in the tank [−1, 1]³.
+    fn fluid(s: f32) -> (SimParams, FluidParams) {
         let cfg = crate::params::SphConfig::for_fluid(
             1000,
             crate::params::ConfigOverrides {
@@ -407,10 +395,16 @@ mod tests {
             },
         )
         .unwrap();
-        let sp = cfg.sim_params();
         let fp = crate::params::PhysicsConfig::default()
             .fluid_params(&cfg, Vec3::splat(-1.0), Vec3::splat(1.0), 0.1)
             .unwrap();
+        (cfg.sim_params(), fp)
+    }
+
+    #[test]
+    fn a_no_slip_obstacles_friction_follows_the_fluid_set_live() {
+        let s = 0.01;
+        let (sp, fp) = fluid(s);
         let cube = |x: f32, slip, viscosity| Obstacle {
             shape: Shape::Box {
                 min: [x, 0.0, 0.0],

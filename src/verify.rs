@@ -1278,25 +1278,20 @@ fn check_dfsph_step(
         compare_exact("grid.sorted_ids", &got, &tr.grid.sorted_ids),
         None,
     );
-    out.push(
-        compare_float(
-            "dfsph_density.rho",
-            &g.read_f32(&d.rho, n)?,
-            &tr.start.density,
-            tol,
-        ),
-        None,
-    );
-    out.push(
-        compare_alpha(
-            "dfsph_density.alpha",
-            &g.read_f32(&d.alpha, n)?,
-            &tr.start.alpha,
-            |k| near_cutoff(k, &tr.sorted.pos, boundary, sp, fp, tol),
-            tol,
-        ),
-        None,
-    );
+    // A `dfsph_density` pass's ρ and α (`names`) against the CPU's at the positions `pos` it
+    // walked, α's deficiency flag judged at the cutoff ([`compare_alpha`]).
+    let density_rows = |out: &mut Rows, names: [&str; 2], want: &cpu::dfsph::DensityAlpha, pos| {
+        let (rho, alpha) = (g.read_f32(&d.rho, n)?, g.read_f32(&d.alpha, n)?);
+        let cutoff = |k| near_cutoff(k, pos, boundary, sp, fp, tol);
+        out.push(compare_float(names[0], &rho, &want.density, tol), None);
+        out.push(
+            compare_alpha(names[1], &alpha, &want.alpha, cutoff, tol),
+            None,
+        );
+        Ok::<(), crate::Error>(())
+    };
+    let names = ["dfsph_density.rho", "dfsph_density.alpha"];
+    density_rows(&mut out, names, &tr.start, &tr.sorted.pos)?;
     // From here every pass runs on the CPU's inputs (as `check_wcsph_step` does): a GPU whose
     // division and fused multiply-adds round differently is judged pass by pass, not on
     // an ulp amplified through the solves' iterations. On lavapipe the uploads rewrite
@@ -1446,20 +1441,12 @@ fn check_dfsph_step(
         g.encode_build(e);
         d.encode_density(g, e);
     })?;
-    out.push(
-        compare_float("end.rho", &g.read_f32(&d.rho, n)?, &tr.end.density, tol),
-        None,
-    );
-    out.push(
-        compare_alpha(
-            "end.alpha",
-            &g.read_f32(&d.alpha, n)?,
-            &tr.end.alpha,
-            |k| near_cutoff(k, &tr.next_sorted.pos, boundary, sp, fp, tol),
-            tol,
-        ),
-        None,
-    );
+    density_rows(
+        &mut out,
+        ["end.rho", "end.alpha"],
+        &tr.end,
+        &tr.next_sorted.pos,
+    )?;
     let w = tr.stats;
     // The general statistics read ρ: from the CPU's, so that the densest particle's id is
     // one answer, not two that a last bit decides.
@@ -1610,8 +1597,8 @@ mod tests {
         assert!(!compare_alpha("a", &[1e-7, f32::NAN], &cpu, |_| true, 1e-5).pass);
     }
 
-    #[test]
-    fn near_cutoff_finds_neighbours_and_images_at_h() {
+    /// The default dam break of 3 000 particles and its parameters.
+    fn dam_break() -> (crate::scene::Scene, SimParams, crate::params::FluidParams) {
         use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
         use crate::scene::{Scene, SceneKind};
         let cfg = SphConfig::new(3000, ConfigOverrides::default()).unwrap();
@@ -1619,7 +1606,12 @@ mod tests {
         let fp = PhysicsConfig::default()
             .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
             .unwrap();
-        let sp = cfg.sim_params();
+        (scene, cfg.sim_params(), fp)
+    }
+
+    #[test]
+    fn near_cutoff_finds_neighbours_and_images_at_h() {
+        let (scene, sp, fp) = dam_break();
         let h = sp.h;
         let mid = (scene.tank_min + scene.tank_max) * 0.5;
         let near = |pos: &[Vec3]| near_cutoff(0, pos, None, &sp, &fp, 1e-5);
@@ -1647,14 +1639,7 @@ mod tests {
         SimParams,
         crate::params::FluidParams,
     ) {
-        use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
-        use crate::scene::{Scene, SceneKind};
-        let cfg = SphConfig::new(3000, ConfigOverrides::default()).unwrap();
-        let scene = Scene::new(SceneKind::DamBreak, 3000, cfg.spacing, 0);
-        let fp = PhysicsConfig::default()
-            .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
-            .unwrap();
-        let sp = cfg.sim_params();
+        let (scene, sp, fp) = dam_break();
         let mut state = Particles::new(scene.positions, scene.velocities);
         // A few steps so that the pressures are no longer those of the start lattice.
         for _ in 0..20 {
