@@ -109,6 +109,26 @@ fn dfsph_is_the_default_solver_of_fluid_runs() {
 }
 
 #[test]
+fn a_dfsph_run_says_when_its_density_solve_stopped_at_the_cap() {
+    let base = ["--headless", "--cpu", "-n", "800", "--steps", "3"];
+    // Two iterations cannot reach the 0.01% tolerance from the lattice's first steps.
+    let capped = run_ok(&[&base[..], &["--max-iterations", "2"]].concat());
+    let stderr = String::from_utf8_lossy(&capped.stderr);
+    let line = stderr
+        .lines()
+        .find(|l| l.contains("stopped at its cap"))
+        .unwrap_or_else(|| panic!("no cap line: {stderr}"));
+    assert!(
+        line.contains("cap of 2 iterations") && line.contains("of 3 steps"),
+        "{line}"
+    );
+    assert!(line.contains("raise --max-iterations"), "{line}");
+    let free = run_ok(&base);
+    let stderr = String::from_utf8_lossy(&free.stderr);
+    assert!(!stderr.contains("stopped at its cap"), "{stderr}");
+}
+
+#[test]
 fn dfsph_runs_on_both_paths_with_identical_statistics() {
     let dir = tmp_dir();
     let mut rows = Vec::new();

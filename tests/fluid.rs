@@ -196,7 +196,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     let bar = gpu_sph::run::Progress::hidden();
     let (maps0, bytes0, _) = counts();
     let guards = gpu_sph::run::Guards::default();
-    let (snap, last) = run(
+    let (snap, last, _) = run(
         &mut sim,
         &state,
         &fp,
@@ -207,6 +207,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &Default::default(),
         Outputs::default(),
         &bar,
+        None,
     )
     .unwrap();
     let (maps, bytes, largest) = counts();
@@ -242,6 +243,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
         &Default::default(),
         out,
         &bar,
+        None,
     )
     .unwrap();
     let (maps2, bytes2, _) = counts();

@@ -928,6 +928,9 @@ fn simulate_from(
             }),
         },
         &progress,
+        solver
+            .dfsph()
+            .map(|dp| (dp.max_iterations, dp.eta_d as f64)),
     );
     progress.finish();
     // The meshes still in line are written before the run reports (its errors first).
@@ -950,7 +953,7 @@ fn simulate_from(
         (r, _) => r,
     };
     let wall = start.elapsed().as_secs_f64();
-    let (snap, last) = match result {
+    let (snap, last, capped) = match result {
         Ok(r) => r,
         Err(Error::Unstable(msg) | Error::RunFailed(msg)) => {
             super::say_diverged(cli, &msg);
@@ -969,6 +972,9 @@ fn simulate_from(
     }
     if let (Some(out), Some(snap)) = (&cli.output, &snap) {
         run::write_snapshot(out, snap, Some(&meta))?;
+    }
+    if let Some(line) = capped.warning() {
+        eprintln!("gpu-sph: {line}");
     }
     if let Some(st) = last {
         if cli.json {

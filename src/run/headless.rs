@@ -30,6 +30,41 @@ struct Headless<'a, 'p> {
     stop: Option<usize>,
     /// Whether the step under way ends with a checkpoint (on schedule, or for `stop`).
     due: bool,
+    /// DFSPH: the constant-density solve's cap and tolerance, and its steps that ended there.
+    cap: Option<(u32, f64)>,
+    capped: Capped,
+}
+
+/// The steps whose constant-density solve stopped at its iteration cap with its mean residual
+/// above its tolerance: the run went on at a density error the user did not ask for.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Capped {
+    /// Steps in the run.
+    pub steps: u64,
+    /// Of them, those that ended at the cap short of the tolerance.
+    pub capped: u64,
+    /// Their largest mean density error (`density_error_mean`).
+    pub worst: f64,
+    /// The cap and the tolerance.
+    pub cap: u32,
+    /// The tolerance η (a mean of max(ρ*/ρ0 − 1, 0)).
+    pub eta: f64,
+}
+
+impl Capped {
+    /// One line naming the cause and the fix, where a step was capped.
+    pub fn warning(&self) -> Option<String> {
+        (self.capped > 0).then(|| {
+            format!(
+                "the constant-density solve stopped at its cap of {} iterations short of its tolerance ({:.3}%) in {} of {} steps (mean density error up to {:.3}%): raise --max-iterations, or shorten the step with --max-dt",
+                self.cap,
+                100.0 * self.eta,
+                self.capped,
+                self.steps,
+                100.0 * self.worst
+            )
+        })
+    }
 }
 
 impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
@@ -41,6 +76,13 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
     }
 
     fn row(&mut self, st: &StepStats) -> Result<()> {
+        if let Some((cap, eta)) = self.cap {
+            self.capped.steps += 1;
+            if st.iterations_d >= cap && st.residual_d > eta {
+                self.capped.capped += 1;
+                self.capped.worst = self.capped.worst.max(st.density_error_mean);
+            }
+        }
         if let Some(o) = self.out.stats.as_deref_mut() {
             o.write_all(st.csv_line().as_bytes())
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
@@ -90,7 +132,9 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
 /// `--output`); otherwise the next step runs while the host reads the last one's block. Step
 /// numbers (rows, frames, checkpoints) continue from `from`. Returns the final snapshot (if
 /// read) and the last statistics. A signal ends the run after the step under way, with a
-/// checkpoint, as [`Error::Interrupted`]; an error after a checkpoint names it.
+/// checkpoint, as [`Error::Interrupted`]; an error after a checkpoint names it. With DFSPH's
+/// constant-density `cap` (its most iterations and its tolerance η), also counts the steps
+/// whose solve stopped there short of η ([`Capped`]).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &mut dyn Backend,
@@ -103,7 +147,8 @@ pub fn run(
     emitters: &Emitters,
     out: Outputs<'_>,
     progress: &super::progress::Progress,
-) -> Result<(Option<Snapshot>, Option<StepStats>)> {
+    cap: Option<(u32, f64)>,
+) -> Result<(Option<Snapshot>, Option<StepStats>, Capped)> {
     check_start(start, fp)?;
     let mut out = out;
     if from.step == 0 && out.wants_frame(0) {
@@ -118,6 +163,12 @@ pub fn run(
         latest: None,
         stop: None,
         due: false,
+        cap,
+        capped: Capped {
+            cap: cap.map_or(0, |c| c.0),
+            eta: cap.map_or(0.0, |c| c.1),
+            ..Default::default()
+        },
     };
     let mut at = *from;
     let course = Course {
@@ -138,7 +189,7 @@ pub fn run(
             (true, false, Some((k, s))) if k == at.step => Some(s),
             (true, false, _) => Some(backend.snapshot()?),
         };
-        Ok((snap, driven.last))
+        Ok((snap, driven.last, hooks.capped))
     });
     let latest = hooks.latest;
     let resume = |p: &Option<PathBuf>| match p {
