@@ -371,11 +371,15 @@ pub fn verify(
 /// near zero (pressures at the free surface, accelerations that cancel) are judged against
 /// the field's scale rather than themselves; a NaN never passes.
 pub fn compare_scaled(stage: &str, gpu: &[f32], cpu: &[f32], tol: f64) -> StageReport {
-    let scale = cpu
-        .iter()
-        .fold(0f64, |m, &c| m.max((c as f64).abs()))
-        .max(f64::MIN_POSITIVE);
+    let scale = largest(cpu);
     compare_with(stage, gpu, cpu, tol, |_, _| scale)
+}
+
+/// A field's largest magnitude (at least the smallest positive f64): [`compare_scaled`]'s scale.
+fn largest(cpu: &[f32]) -> f64 {
+    cpu.iter()
+        .fold(0f64, |m, &c| m.max((c as f64).abs()))
+        .max(f64::MIN_POSITIVE)
 }
 
 /// Compares DFSPH's α (stage `dfsph_density`): its magnitude as [`compare_scaled`] does; its
@@ -395,10 +399,7 @@ pub(crate) fn compare_alpha(
     cutoff: impl Fn(usize) -> bool,
     tol: f64,
 ) -> StageReport {
-    let scale = cpu
-        .iter()
-        .fold(0f64, |m, &c| m.max((c as f64).abs()))
-        .max(f64::MIN_POSITIVE);
+    let scale = largest(cpu);
     let mut at_cutoff = 0;
     let judged: Vec<f32> = gpu
         .iter()
@@ -1108,10 +1109,12 @@ fn verify_solve(
         // numbers near 1 (as `DensityScales`).
         let total = d.read_total(g, which, it as u32)?;
         let (got_mean, want_mean) = (total.mean(n as u32), rate.total.mean(n as u32));
-        let scale = match scales {
-            Some(_) => (want_mean as f64).abs() + 1.0,
-            None => own_scale(want_mean as f64),
+        // The mean and the residual the control keeps are one number: one scale for both.
+        let residual_scale = |x: f32| match scales {
+            Some(_) => (x as f64).abs() + 1.0,
+            None => own_scale(x as f64),
         };
+        let scale = residual_scale(want_mean);
         let mut total_row = compare_against(
             &format!("{name}.rate.residual"),
             &[got_mean],
@@ -1151,16 +1154,11 @@ fn verify_solve(
             &[got_state.iterations, got_state.done as u32],
             &[want.iterations, want.done as u32],
         );
-        // The residual the control keeps is the mean above: judged on the same scale.
-        let res_scale = match scales {
-            Some(_) => (want.residual as f64).abs() + 1.0,
-            None => own_scale(want.residual as f64),
-        };
         let res = compare_against(
             "",
             &[got_state.residual],
             &[want.residual],
-            &[res_scale],
+            &[residual_scale(want.residual)],
             tol,
         );
         state_row.pass &= res.pass;

@@ -973,7 +973,7 @@ fn simulate_from(
     if let (Some(out), Some(snap)) = (&cli.output, &snap) {
         run::write_snapshot(out, snap, Some(&meta))?;
     }
-    if let Some(line) = capped.warning() {
+    if let Some(line) = capped.and_then(|c| c.warning()) {
         eprintln!("gpu-sph: {line}");
     }
     if let Some(st) = last {

@@ -31,8 +31,7 @@ struct Headless<'a, 'p> {
     /// Whether the step under way ends with a checkpoint (on schedule, or for `stop`).
     due: bool,
     /// DFSPH: the constant-density solve's cap and tolerance, and its steps that ended there.
-    cap: Option<(u32, f64)>,
-    capped: Capped,
+    capped: Option<Capped>,
 }
 
 /// The steps whose constant-density solve stopped at its iteration cap with its mean residual
@@ -76,11 +75,11 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
     }
 
     fn row(&mut self, st: &StepStats) -> Result<()> {
-        if let Some((cap, eta)) = self.cap {
-            self.capped.steps += 1;
-            if st.iterations_d >= cap && st.residual_d > eta {
-                self.capped.capped += 1;
-                self.capped.worst = self.capped.worst.max(st.density_error_mean);
+        if let Some(c) = &mut self.capped {
+            c.steps += 1;
+            if st.iterations_d >= c.cap && st.residual_d > c.eta {
+                c.capped += 1;
+                c.worst = c.worst.max(st.density_error_mean);
             }
         }
         if let Some(o) = self.out.stats.as_deref_mut() {
@@ -134,7 +133,7 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
 /// read) and the last statistics. A signal ends the run after the step under way, with a
 /// checkpoint, as [`Error::Interrupted`]; an error after a checkpoint names it. With DFSPH's
 /// constant-density `cap` (its most iterations and its tolerance η), also counts the steps
-/// whose solve stopped there short of η ([`Capped`]).
+/// whose solve stopped there short of η ([`Capped`]; `None` without a cap).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &mut dyn Backend,
@@ -148,7 +147,7 @@ pub fn run(
     out: Outputs<'_>,
     progress: &super::progress::Progress,
     cap: Option<(u32, f64)>,
-) -> Result<(Option<Snapshot>, Option<StepStats>, Capped)> {
+) -> Result<(Option<Snapshot>, Option<StepStats>, Option<Capped>)> {
     check_start(start, fp)?;
     let mut out = out;
     if from.step == 0 && out.wants_frame(0) {
@@ -163,12 +162,11 @@ pub fn run(
         latest: None,
         stop: None,
         due: false,
-        cap,
-        capped: Capped {
-            cap: cap.map_or(0, |c| c.0),
-            eta: cap.map_or(0.0, |c| c.1),
+        capped: cap.map(|(cap, eta)| Capped {
+            cap,
+            eta,
             ..Default::default()
-        },
+        }),
     };
     let mut at = *from;
     let course = Course {
