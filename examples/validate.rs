@@ -748,18 +748,18 @@ fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
                 .unwrap_or(0.0);
             (lo - 0.5 * s, hi + 0.5 * s, s)
         });
-        let top = |near: &dyn Fn(f64) -> bool| {
-            data.positions
-                .iter()
-                .filter(|p| near(p.x as f64))
-                .map(|p| p.y as f64)
-                .fold(f64::MIN, f64::max)
+        let Some(e) =
+            gpu_sph::wave::end_wall_elevation(&data.positions, x0 as f32, x1 as f32, h as f32)
+        else {
+            return Err(format!(
+                "{}: no particle within h of an end wall",
+                path.display()
+            ));
         };
-        let (left, right) = (top(&|x| x - x0 < h), top(&|x| x1 - x < h));
         if label.is_empty() {
             label = format!("{solver}, N = {}", data.positions.len());
         }
-        eta.push((t, 0.5 * (left - right)));
+        eta.push((t, e));
     }
     let (x0, x1, s) = geometry.ok_or(format!("{}: no frames", dir.display()))?;
     let path0 = dir.join("f").join("frame_000000.ply");
@@ -783,18 +783,6 @@ fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
     })
 }
 
-/// The times where a sampled curve crosses zero (linear between samples).
-fn zero_crossings(curve: &[(f64, f64)]) -> Vec<f64> {
-    curve
-        .windows(2)
-        .filter(|w| (w[0].1 > 0.0) != (w[1].1 > 0.0))
-        .map(|w| {
-            let ((t0, a), (t1, b)) = (w[0], w[1]);
-            t0 + (t1 - t0) * a / (a - b)
-        })
-        .collect()
-}
-
 /// `standing-wave DIR...`: the first sloshing mode (scripts/standing_wave.sh makes the runs).
 /// Per run: the period from the zero crossings of the end walls' height difference (the
 /// first and third: one period) against linear theory ω² = g k tanh(k d), k = π/L, and the
@@ -808,19 +796,10 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
     }
     for d in dirs {
         let w = read_wave(std::path::Path::new(d)).map_err(|e| format!("{d}: {e}"))?;
-        let k = std::f64::consts::PI / w.length;
-        let period = 2.0 * std::f64::consts::PI / (w.g * k * (k * w.depth).tanh()).sqrt();
+        let period = gpu_sph::wave::linear_period(w.length, w.depth, w.g);
         let a0 = w.eta.first().map_or(0.0, |p| p.1);
-        let z = zero_crossings(&w.eta);
-        let measured = (z.len() >= 3).then(|| z[2] - z[0]);
-        let kept = (z.len() >= 3).then(|| {
-            w.eta
-                .iter()
-                .filter(|p| p.0 > z[1] && p.0 < z[2])
-                .map(|p| p.1)
-                .fold(f64::MIN, f64::max)
-                / a0
-        });
+        let m = gpu_sph::wave::measure(&w.eta);
+        let (measured, kept) = (m.map(|m| m.period), m.map(|m| m.kept));
         println!(
             "{d}: {}; L = {:.3} m, d = {:.4} m, A0 = {:.4} m; linear period {:.4} s, measured {}; kept after one period {}",
             w.label,

@@ -32,5 +32,6 @@ pub mod summary;
 pub mod surface;
 pub mod verify;
 pub mod viewer;
+pub mod wave;
 
 pub use error::{Error, Result};

@@ -1,5 +1,5 @@
 //! Physical checks that run in CI at a small size, on the CPU reference (the GPU matches it
-//! stage for stage, see tests/fluid.rs): a hydrostatic tank and a short dam break.
+//! stage for stage, see tests/fluid.rs): hydrostatic tanks, dam breaks and a standing wave.
 
 mod common;
 
@@ -441,4 +441,98 @@ fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
         dt < 0.7 * bound && dt == limit,
         "ν = 1e-3 at 5 mm: step {dt} s, limit {limit} s, bound {bound} s"
     );
+}
+
+/// Issue 34's standing wave at a small size: the first sloshing mode of a tank 0.6 m long
+/// with 0.2 m of water, its surface started at rest at a 2 cm cosine (a tenth of the depth),
+/// s = 10 mm, on the CPU path as a headless run of a particle file sets it up (WCSPH with
+/// `--hydrostatic-start`, as `scripts/standing_wave.sh` runs it). The tank is two particles
+/// wide: its free-slip side walls mirror the slab, so the mode is the same two-dimensional
+/// wave as in the script's 10-particle-wide tank at a fifth of the particles (2 400). Runs
+/// until the elevation at the end walls has crossed zero three times (about 1.2 s); returns
+/// the period's error against linear theory and the part of the height kept after one period.
+fn standing_wave(solver: gpu_sph::params::Solver) -> (f64, f64) {
+    use gpu_sph::params::DfsphConfig;
+    use gpu_sph::setup::{RunSpec, Setup, Source};
+    use gpu_sph::wave;
+    let (s, length, width, depth) = (0.01f32, 0.6f32, 0.02f32, 0.2f32);
+    let positions = wave::cosine_lattice(s, length, width, depth, 0.02);
+    let n = positions.len();
+    let mut physics = PhysicsConfig::for_solver(solver);
+    physics.hydrostatic_start = solver == gpu_sph::params::Solver::Wcsph;
+    let spec = RunSpec {
+        source: Source::Particles {
+            name: "standing wave".into(),
+            velocities: vec![Vec3::ZERO; n],
+            positions,
+        },
+        particles: n as u32,
+        seed: 0,
+        overrides: ConfigOverrides {
+            spacing: Some(s),
+            ..Default::default()
+        },
+        physics,
+        solver,
+        dfsph: DfsphConfig::default(),
+        tank: Some((Vec3::ZERO, Vec3::new(length, 0.4, width))),
+        steps: true,
+    };
+    let setup = Setup::new(&spec, None, |_| Ok(())).unwrap();
+    let (fp, h) = (setup.fluid_params, setup.config.smoothing_radius);
+    let mut sim =
+        CpuSimulation::with_solver(setup.config.sim_params(), fp, setup.solver, setup.state);
+    let elevation = |pos: &[Vec3]| wave::end_wall_elevation(pos, 0.0, length, h).unwrap();
+    let mut eta = vec![(0.0, elevation(&sim.current().state.pos))];
+    let (mut t, mut step) = (0.0f64, 0u64);
+    let measured = loop {
+        sim.step().unwrap();
+        step += 1;
+        let snap = sim.current();
+        t += snap.dt as f64;
+        let st = stats(snap, &fp, step, t).unwrap();
+        assert_eq!(st.outside, 0, "t = {t:.3} s: particles outside the tank");
+        eta.push((t, elevation(&snap.state.pos)));
+        if let Some(m) = wave::measure(&eta) {
+            break m;
+        }
+        assert!(
+            t < 2.0,
+            "{solver:?}: no period by t = 2 s, eta {:?}",
+            eta.last()
+        );
+    };
+    let theory = wave::linear_period(length as f64, depth as f64, 9.81);
+    let error = measured.period / theory - 1.0;
+    eprintln!(
+        "{solver:?} standing wave: period {:.4} s against {theory:.4} s ({:+.1}%), kept {:.0}% after one period ({step} steps)",
+        measured.period,
+        100.0 * error,
+        100.0 * measured.kept
+    );
+    (error, measured.kept)
+}
+
+/// WCSPH's standing wave meets issue 34's bounds: period within 5% of linear theory, at least
+/// 60% of its height after one period (measured −4.0% and 87%; the 10-particle-wide tank of
+/// docs/validation.md −2.0% and 90%).
+#[test]
+fn wcsph_standing_wave_keeps_its_period_and_height() {
+    let (error, kept) = standing_wave(gpu_sph::params::Solver::Wcsph);
+    assert!(error.abs() <= 0.05, "period {:+.1}%", 100.0 * error);
+    assert!(kept >= 0.60, "kept {:.0}%", 100.0 * kept);
+}
+
+/// DFSPH's standing wave keeps issue 34's 60% of its height (measured 67%), but its period is
+/// 7.6% short (10.1% in the 10-particle-wide tank): the particles' arrangement resists shear
+/// like an elastic solid (docs/validation.md). Issue 34 asks for 5%, which DFSPH does not meet
+/// yet; this bound, 10%, guards today's figure against getting worse, and is not that target.
+/// The figure moves by about a point with the start's last bits (the same lattice written to
+/// a file at 6 decimals runs 8.5% short): the particles' slips past one another are
+/// thresholds, so a run's period is one draw from a spread, in both solvers.
+#[test]
+fn dfsph_standing_wave_keeps_its_height_and_its_period_within_ten_percent() {
+    let (error, kept) = standing_wave(gpu_sph::params::Solver::Dfsph);
+    assert!(error.abs() <= 0.10, "period {:+.1}%", 100.0 * error);
+    assert!(kept >= 0.60, "kept {:.0}%", 100.0 * kept);
 }
