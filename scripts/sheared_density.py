@@ -11,8 +11,8 @@ along a lattice axis, for pure shear, and over random orientations of the lattic
     scripts/sheared_density.py [GAMMA] [KERNEL] [H]    (defaults 0.05 cubic 2; plain Python 3)
     scripts/sheared_density.py lattices                (every shear, three lattices)
 
-KERNEL: cubic (both solvers' DFSPH kernel), wendland (Wendland C2) or poly6 (the design's
-density kernel); H: the support radius in spacings. A negative c means the lattice's density
+KERNEL: cubic (both solvers' DFSPH kernel), wendland (Wendland C2), poly6 (the design's
+density kernel) or spiky (WCSPH's pressure gradient's kernel, as a density); H: the support radius in spacings. A negative c means the lattice's density
 falls under shear: under pressure such a lattice shears by itself, it is unstable.
 
 `lattices`: for the simple cubic, body-centred and face-centred cubic lattices at one particle
@@ -30,6 +30,7 @@ SHAPES = {
     "cubic": lambda q: (6 * q ** 3 - 6 * q ** 2 + 1) if q <= 0.5 else (2 * (1 - q) ** 3 if q <= 1 else 0.0),
     "wendland": lambda q: (1 - q) ** 4 * (1 + 4 * q) if q < 1 else 0.0,
     "poly6": lambda q: (1 - q * q) ** 3 if q < 1 else 0.0,
+    "spiky": lambda q: (1 - q) ** 3 if q < 1 else 0.0,
 }
 SHAPE = SHAPES[sys.argv[2] if len(sys.argv) > 2 else "cubic"]
 H = float(sys.argv[3]) if len(sys.argv) > 3 else 2.0  # support radius in spacings
