@@ -7,6 +7,14 @@ use std::process::ExitCode;
 use gpu_sph::app::{self, Outcome, Parsed};
 
 fn main() -> ExitCode {
+    // Rust ignores SIGPIPE, so any print to a reader that has gone (`gpu-sph … | head -1`)
+    // panicked with a backtrace. A command-line tool ends quietly there, as `cat` does: with
+    // the default action the process ends at its next write (128 + 13 in a shell's status).
+    #[cfg(unix)]
+    // SAFETY: the first call in main, before any thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     // The GL backend's probe logs an ERROR on machines without a GL driver even when Vulkan
     // serves (lavapipe): noise for a user, so it is off unless RUST_LOG asks for it. An
     // unknown WGPU_BACKEND name is said in the no-adapter line itself, not in wgpu's warnings.

@@ -1726,3 +1726,29 @@ fn surface_meshes_join_the_frames_collection() {
     let pvd = gpu_sph::series::read_pvd(&dir.join("f2").join("frames.pvd")).unwrap();
     assert!(pvd.iter().all(|e| e.part == 0), "{pvd:?}");
 }
+
+/// A reader that goes away (`gpu-sph … | head -1`) ends the run quietly, as it ends `cat`: by
+/// SIGPIPE's default action at the next write, not with a panic's backtrace (exit 101), which
+/// every print gave while Rust's start-up left SIGPIPE ignored.
+#[cfg(unix)]
+#[test]
+fn a_closed_stdout_ends_the_run_without_a_panic() {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::Stdio;
+    let mut child = bin()
+        .args(["--headless", "--cpu", "-n", "2000", "--steps", "200"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(
+        out.status.signal(),
+        Some(libc::SIGPIPE),
+        "{:?}: {stderr}",
+        out.status
+    );
+}
