@@ -36,44 +36,9 @@ use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};
 use plotters::prelude::*;
 
-/// Martin & Moyce (1952), square column, (T, Z).
-const MARTIN_MOYCE: [(f64, f64); 15] = [
-    (0.41, 1.11),
-    (0.84, 1.22),
-    (1.19, 1.44),
-    (1.43, 1.67),
-    (1.63, 1.89),
-    (1.83, 2.11),
-    (1.98, 2.33),
-    (2.20, 2.56),
-    (2.32, 2.78),
-    (2.51, 3.00),
-    (2.65, 3.22),
-    (2.83, 3.44),
-    (2.98, 3.67),
-    (3.11, 3.89),
-    (3.33, 4.11),
-];
-
-/// Martin & Moyce (1952), Table 6, the residual column height of the column twice as high as
-/// wide (n² = 2, a = 2¼ in): (τ = t √(g/a), η = H/(2a)). Every height is a quarter-inch mark
-/// on the 4½ in column (k/18), as every front Z is a quarter inch over a.
-const MARTIN_MOYCE_HEIGHT: [(f64, f64); 14] = [
-    (0.56, 0.94),
-    (0.77, 0.89),
-    (0.93, 0.83),
-    (1.08, 0.78),
-    (1.28, 0.72),
-    (1.46, 0.67),
-    (1.66, 0.61),
-    (1.84, 0.56),
-    (2.00, 0.50),
-    (2.21, 0.44),
-    (2.45, 0.39),
-    (2.70, 0.33),
-    (3.06, 0.28),
-    (3.44, 0.22),
-];
+use gpu_sph::collapse::{
+    Column, MARTIN_MOYCE_FRONT as MARTIN_MOYCE, MARTIN_MOYCE_HEIGHT, interpolate,
+};
 
 struct Args {
     mode: String,
@@ -190,13 +155,8 @@ fn martin_moyce(a: &Args) -> Result<bool, String> {
         let st = stats(&snap, &fp, step, t).map_err(|e| e.to_string())?;
         curve.push((t * t_scale, (st.front - scene.tank_min.x as f64) / width));
     }
-    let at = |big_t: f64| {
-        let k = curve
-            .partition_point(|&(tt, _)| tt < big_t)
-            .clamp(1, curve.len() - 1);
-        let ((t0, z0), (t1, z1)) = (curve[k - 1], curve[k]);
-        z0 + (z1 - z0) * (big_t - t0) / (t1 - t0).max(1e-12)
-    };
+    let at =
+        |big_t: f64| interpolate(&curve, big_t).ok_or(format!("the run ended before T = {big_t}"));
     println!(
         "{step} steps. {:>6} {:>8} {:>8} {:>8}",
         "T", "Z exp", "Z sim", "error"
@@ -204,7 +164,7 @@ fn martin_moyce(a: &Args) -> Result<bool, String> {
     let mut ok = true;
     let mut rows = String::from("T,Z_experiment,Z_simulation,relative_error\n");
     for &(tt, z) in &MARTIN_MOYCE {
-        let zs = at(tt);
+        let zs = at(tt)?;
         let err = (zs - z) / z;
         let judged = (1.0..=3.0).contains(&tt);
         if judged && err.abs() > 0.10 {
@@ -355,18 +315,6 @@ struct Run {
     height: Vec<(f64, f64)>,
 }
 
-/// Linear interpolation of a curve sorted by x.
-fn interpolate(curve: &[(f64, f64)], x: f64) -> Option<f64> {
-    if curve.len() < 2 || x > curve[curve.len() - 1].0 {
-        return None;
-    }
-    let k = curve
-        .partition_point(|&(t, _)| t < x)
-        .clamp(1, curve.len() - 1);
-    let ((x0, y0), (x1, y1)) = (curve[k - 1], curve[k]);
-    Some(y0 + (y1 - y0) * (x - x0) / (x1 - x0).max(1e-12))
-}
-
 /// A run's `--stats` file (`s.csv`): g from the run's parameters (its `s.params.json`), its rows
 /// by column name.
 struct StatsCsv {
@@ -481,8 +429,7 @@ fn read_run(path: &std::path::Path) -> Result<Run, String> {
     let stats = StatsCsv::read(dir)?;
     let g = stats.g;
     let rows = stats.columns(["step", "t", "front"])?;
-    // (x0, y0, a, s) from the first frame.
-    let mut origin: Option<(f64, f64, f64, f64)> = None;
+    let mut column: Option<Column> = None;
     let mut label = String::new();
     let mut height = Vec::new();
     for (step, path) in frames(dir)? {
@@ -496,42 +443,17 @@ fn read_run(path: &std::path::Path) -> Result<Run, String> {
         };
         let data = gpu_sph::io::read_particles(&path).map_err(|e| e.to_string())?;
         let s = frame_value(&data, &path, "s")?;
-        let (x0, y0, width, _) = *origin.get_or_insert_with(|| {
-            let lo = |f: fn(&glam::Vec3) -> f32| {
-                data.positions
-                    .iter()
-                    .map(|p| f(p) as f64)
-                    .fold(f64::MAX, f64::min)
-            };
-            let x_hi = data
-                .positions
-                .iter()
-                .map(|p| p.x as f64)
-                .fold(f64::MIN, f64::max);
-            let (x_lo, y_lo) = (lo(|p| p.x), lo(|p| p.y));
-            (x_lo - 0.5 * s, y_lo - 0.5 * s, x_hi - x_lo + s, s)
-        });
+        if column.is_none() {
+            column = Column::of(&data.positions, s);
+        }
+        let c = column.ok_or(format!("{}: no particles", path.display()))?;
         if label.is_empty() {
             label = format!("N = {}, s = {:.2} mm", data.positions.len(), 1e3 * s);
         }
-        let top = data
-            .positions
-            .iter()
-            .filter(|p| p.x as f64 - x0 <= width / 8.0)
-            .map(|p| p.y as f64)
-            .fold(f64::MIN, f64::max);
-        height.push((t * (g / width).sqrt(), (top + 0.5 * s - y0) / (2.0 * width)));
+        height.extend(c.height(t, &data.positions, g));
     }
-    let (x0, _, width, s) = origin.ok_or(format!("{}: no frames", dir.display()))?;
-    let front = rows
-        .iter()
-        .map(|r| {
-            (
-                r[1] * (2.0 * g / width).sqrt(),
-                (r[2] + 0.5 * s - x0) / width,
-            )
-        })
-        .collect();
+    let c = column.ok_or(format!("{}: no frames", dir.display()))?;
+    let front = rows.iter().map(|r| c.front(r[1], r[2], g)).collect();
     Ok(Run {
         label: format!("{}, {label}", stats.solver()?),
         front,

@@ -6,6 +6,7 @@ pub mod app;
 pub mod bench;
 pub mod boundary;
 pub mod checkpoint;
+pub mod collapse;
 pub mod core;
 pub mod cpu;
 pub mod emitter;

@@ -542,3 +542,81 @@ fn dfsph_standing_wave_stays_within_its_guard() {
     assert!(error.abs() <= 0.12, "period {:+.1}%", 100.0 * error);
     assert!(kept >= 0.50, "kept {:.0}%", 100.0 * kept);
 }
+
+/// The default dam break at `n` particles, set up as a headless run of the built-in scene sets
+/// it up, run until τ = 3.1: the worst relative error against Martin & Moyce (1952) of the
+/// surge front over 1.4 ≤ T ≤ 3 and of the column's height at the back wall over 0.5 ≤ τ ≤ 3,
+/// each read as `gpu_sph::collapse` reads them (SPlisHSPlasH's collapse script's definitions).
+fn dam_break_against_martin_moyce(solver: gpu_sph::params::Solver, n: u32) -> (f64, f64) {
+    use gpu_sph::collapse::{Column, MARTIN_MOYCE_FRONT, MARTIN_MOYCE_HEIGHT, worst};
+    use gpu_sph::params::DfsphConfig;
+    use gpu_sph::scene::SceneChoice;
+    use gpu_sph::setup::{RunSpec, Setup, Source};
+    let spec = RunSpec {
+        source: Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
+        particles: n,
+        seed: 0,
+        overrides: ConfigOverrides::default(),
+        physics: PhysicsConfig::for_solver(solver),
+        solver,
+        dfsph: DfsphConfig::default(),
+        tank: None,
+        steps: true,
+    };
+    let setup = Setup::new(&spec, None, |_| Ok(())).unwrap();
+    let (fp, g) = (setup.fluid_params, 9.81);
+    let column = Column::of(&setup.state.pos, setup.config.spacing as f64).unwrap();
+    let mut sim =
+        CpuSimulation::with_solver(setup.config.sim_params(), fp, setup.solver, setup.state);
+    let (mut front, mut height) = (Vec::new(), Vec::new());
+    let (mut t, mut step) = (0.0f64, 0u64);
+    loop {
+        let snap = sim.current();
+        let st = stats(snap, &fp, step, t).unwrap();
+        assert_eq!(st.outside, 0, "t = {t:.3} s: particles outside the tank");
+        front.push(column.front(t, st.front, g));
+        height.extend(column.height(t, &snap.state.pos, g));
+        if height.last().is_some_and(|h| h.0 > 3.1) {
+            break;
+        }
+        sim.step().unwrap();
+        step += 1;
+        t += sim.current().dt as f64;
+    }
+    let (at_t, f) = worst(&front, &MARTIN_MOYCE_FRONT, 1.4, 3.0).unwrap();
+    let (at_tau, h) = worst(&height, &MARTIN_MOYCE_HEIGHT, 0.5, 3.0).unwrap();
+    eprintln!(
+        "{solver:?} dam break, {n} particles, {step} steps: front worst {:+.1}% at T = {at_t}, column at the wall worst {:+.1}% at tau = {at_tau}",
+        100.0 * f,
+        100.0 * h
+    );
+    (f, h)
+}
+
+/// Issue 34's headline at a small size, both solvers: with walls the water slides along, the
+/// column at the back wall falls as Martin & Moyce's did. At 3 000 particles (11 across the
+/// column) it stands at most 21% (DFSPH) and 12% (WCSPH) high, late in the collapse, where a
+/// coarse column is thin; with the no-slip walls before issue 34 it stood 58% and 50% high
+/// (`--wall-slip-length 0`), and at 20 000 particles it is within 10% (docs/validation.md). The
+/// front over 1.4 ≤ T ≤ 3 leads by 13% and 11% (the experiment's gate delays its early front).
+/// So this is a guard at this size, not issue 34's 10% at 20 000 and 100 000: the column
+/// within 30%, the front within 15%.
+#[test]
+fn dam_break_column_falls_as_the_experiment_did_with_either_solver() {
+    for solver in [
+        gpu_sph::params::Solver::Dfsph,
+        gpu_sph::params::Solver::Wcsph,
+    ] {
+        let (front, column) = dam_break_against_martin_moyce(solver, 3000);
+        assert!(
+            column.abs() <= 0.30,
+            "{solver:?}: column {:+.1}%",
+            100.0 * column
+        );
+        assert!(
+            front.abs() <= 0.15,
+            "{solver:?}: front {:+.1}%",
+            100.0 * front
+        );
+    }
+}
