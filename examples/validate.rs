@@ -746,7 +746,7 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
 }
 
 /// A resting `nx × ny × nx` DFSPH column in a tank of its own cross-section for 3 s on the CPU
-/// path, as `tests/physics.rs`'s `dfsph_column_rests` runs it but with the physics from the
+/// path, as `tests/suite/physics.rs`'s `dfsph_column_rests` runs it but with the physics from the
 /// command line (`--nx 4 --ny 20 --nu 1e-3 --alpha 0 --slip free --max-dt 0.005
 /// --relaxation 0.8 --max-iterations 100 --divergence-tolerance 0.001 --density-tolerance
 /// 0.0001`, these the defaults, DFSPH's as a run has them): prints the density error, the step, the fastest particle (where it is) and the

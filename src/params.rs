@@ -480,7 +480,7 @@ pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
 /// dt ≤ ½ / max S with S ∝ ν/s² (`cpu::dfsph::dfsph_accel`); DFSPH's step at rest is the
 /// body-force bound √(C² s/|g|) ∝ √s ([`dfsph_dt_max`]). With ν ∝ s^{3/2} the viscous
 /// limit is ∝ √s too, 1.3 times the body-force bound at every spacing (2.25 against 1.75 ms
-/// at 10 mm on a block at rest, `tests/physics.rs`), so it never sets the step. A fixed 1e-3
+/// at 10 mm on a block at rest, `tests/suite/physics.rs`), so it never sets the step. A fixed 1e-3
 /// held the step to 0.75 ms at s = 5.95 mm (the 100 000-particle dam break of
 /// docs/validation.md) and 0.32 ms at 3.86 mm, where the body-force bound allows 1.35 and
 /// 1.09 ms. Refined, ν → 0: the flow converges to the inviscid one that water at these scales
@@ -924,7 +924,7 @@ pub const MAX_VISCOUS_SUBSTEPS: u32 = 16;
 pub const DFSPH_MIN_NEIGHBOURS: u32 = 20;
 
 /// Uniform block of the DFSPH passes. Must match `struct DfsphParams` in
-/// `shaders/common.wgsl` field for field (`tests/layout.rs`).
+/// `shaders/common.wgsl` field for field (`tests/suite/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct DfsphParams {

@@ -589,7 +589,7 @@ pub fn lonely(positions: &[Vec3], h: f32) -> bool {
 /// Points binned into cubic cells of side r, for the start checks. Serial on purpose: the
 /// first use of rayon's pool starts a thread per core, each reserving a malloc arena of
 /// 64 MiB of address space, which under an address-space limit can abort the process before
-/// the run's own allocations fail in one line (`tests/faults.rs`).
+/// the run's own allocations fail in one line (`tests/suite/faults.rs`).
 struct Cells<'a> {
     positions: &'a [Vec3],
     r: f32,

@@ -57,7 +57,7 @@ pub fn source(stage_source: &str) -> String {
 /// [`source`] for a walking stage whose walker holds `members` particles (`MEMBERS` in
 /// members.wgsl: the density group size, 8 or 1).
 pub fn source_for(stage_source: &str, members: u32) -> String {
-    // members.wgsl declares the largest walker (`tests/layout.rs` checks it is GROUP).
+    // members.wgsl declares the largest walker (`tests/suite/layout.rs` checks it is GROUP).
     source(stage_source).replace(
         &format!("const MEMBERS: u32 = {}u;", crate::core::limits::GROUP),
         &format!("const MEMBERS: u32 = {members}u;"),

@@ -1,5 +1,5 @@
 //! Sizes the WGSL and the Rust must agree on, defined once. Each WGSL twin is named beside its
-//! constant; `tests/shaders.rs` reads the shaders' values with naga and compares.
+//! constant; `tests/suite/shaders.rs` reads the shaders' values with naga and compares.
 
 /// Invocations per workgroup in every stage (`WORKGROUP_SIZE` in common.wgsl), and so the
 /// elements per first-level block of every fixed-tree reduction (statistics, time step,

@@ -35,7 +35,7 @@ macro_rules! stage_table {
             }
 
             /// The CPU twin, as a path below the crate root (`cpu::density::density`);
-            /// `tests/shaders.rs` checks that it names a public function.
+            /// `tests/suite/shaders.rs` checks that it names a public function.
             pub fn cpu_mirror(self) -> &'static str {
                 match self { $( Stage::$variant => $cpu, )* }
             }

@@ -17,7 +17,7 @@
 //!   and ζ comes from the coefficient of restitution e by inverting their e(ζ)
 //!   ([`restitution_of`]), not by the unclipped model's ζ = −ln e/√(π² + ln² e).
 //!   Two corrections make the explicit step rebound with that e (measured head on in
-//!   tests/grains.rs; uncorrected, 10% low at e = 0.2 with dt = t_c/20, and scattered ±3% at
+//!   tests/suite/grains.rs; uncorrected, 10% low at e = 0.2 with dt = t_c/20, and scattered ±3% at
 //!   e = 0.4 with dt = t_c/50 by the step's phase at first touch):
 //!   the dashpot acts as c' = c/(1 + c dt/(2m*)), so a step damps by the trapezoidal rule's
 //!   (1 − c dt/2m*)/(1 + c dt/2m*), exact to third order where c's 1 − c dt/m* is exact to
@@ -688,7 +688,7 @@ pub fn contact_time(m: f32, k: f32) -> f32 {
 }
 
 /// The damping ratio up to which [`STEPS_PER_CONTACT`] steps per contact serve: ζ of e = 0.3.
-/// The explicit dashpot's rebound error is first order in ζ ω dt (tests/grains.rs: halving dt
+/// The explicit dashpot's rebound error is first order in ζ ω dt (tests/suite/grains.rs: halving dt
 /// halves it, 1.7% at e = 0.3 with t_c/50), so more damping takes proportionally more steps.
 pub fn reference_zeta() -> f32 {
     damping_ratio(0.3)

@@ -17,7 +17,7 @@ use super::render::{
     BACKGROUND, DEPTH_FORMAT, clear_attachment, depth_attachment, texture_2d, uniform_entry,
 };
 
-/// The uniform block; must match `MeshParams` in `shaders/mesh.wgsl` (`tests/layout.rs`).
+/// The uniform block; must match `MeshParams` in `shaders/mesh.wgsl` (`tests/suite/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct MeshParams {

@@ -90,7 +90,7 @@ impl ColorField {
     }
 }
 
-/// The uniform block; must match `RenderParams` in `shaders/render.wgsl` (`tests/layout.rs`).
+/// The uniform block; must match `RenderParams` in `shaders/render.wgsl` (`tests/suite/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct RenderParams {

@@ -75,7 +75,7 @@ impl SurfaceStyle {
     }
 }
 
-/// The uniform block; must match `SurfaceParams` in `shaders/surface.wgsl` (`tests/layout.rs`).
+/// The uniform block; must match `SurfaceParams` in `shaders/surface.wgsl` (`tests/suite/layout.rs`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct SurfaceParams {

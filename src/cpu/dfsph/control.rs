@@ -97,7 +97,7 @@ pub const ITERATION_MARGIN: u32 = 2;
 
 /// How many steps' counts, from the one two before back, a step's caps look at: a count
 /// varies from step to step, and with the step two before alone the narrow resting column of
-/// `tests/physics.rs` was capped into never coming to rest (docs/performance.md).
+/// `tests/suite/physics.rs` was capped into never coming to rest (docs/performance.md).
 pub const BUDGET_WINDOW: usize = 8;
 
 /// The iterations each solve of a step may run, from the counts of the steps before: the GPU

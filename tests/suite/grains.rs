@@ -6,7 +6,7 @@ use gpu_sph::grains::{self, CpuGrains, GrainConfig, GrainGuards, GrainPath, Grai
 use gpu_sph::obstacle::Obstacle;
 use gpu_sph::scene::{Axis, Shape};
 
-mod common;
+use crate::common;
 
 use common::cli::{assert_usage_error, run, run_ok, stats_rows, tmp_dir};
 

@@ -12,9 +12,9 @@
 //! bit-exact), and agree within 1e-5 relative elsewhere.
 //!
 //! To record them (only when the physics changes on purpose):
-//! `GPU_SPH_BLESS=1 cargo test --test golden`.
+//! `GPU_SPH_BLESS=1 cargo test --test suite golden::`.
 
-mod common;
+use crate::common;
 
 use std::path::PathBuf;
 

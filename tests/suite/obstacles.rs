@@ -1,7 +1,7 @@
 //! Obstacles as boundary particles (Akinci et al. 2012): the GPU passes match their CPU mirror
 //! bit for bit, and fluid dropped on a sphere and on a thin plate never enters them.
 
-mod common;
+use crate::common;
 
 use gpu_sph::obstacle;
 use gpu_sph::params::{
@@ -980,7 +980,7 @@ const SUBMERGED_BOX: &str = r#"{
 }"#;
 
 /// The column with a submerged box comes to rest and holds hydrostatic pressure beside the box
-/// (issue 12), by the plain column's criteria (tests/physics.rs): after 5 s the largest speed
+/// (issue 12), by the plain column's criteria (tests/suite/physics.rs): after 5 s the largest speed
 /// over the last half second is below 1% of √(gH), and layer-mean pressure rises with depth at
 /// ρ0 g within 10% beside the box. Measured on this column (CPU path, the GPU's bits): the
 /// lattice around the box relaxes in bursts up to 0.045 m/s until about 3.5 s, then the

@@ -2,7 +2,7 @@
 //! override the file, and every malformed file ends with exit 2 and one line naming the file,
 //! the place and the fix.
 
-mod common;
+use crate::common;
 
 use common::cli::{assert_usage_error, file, run, tmp_dir};
 

@@ -108,7 +108,7 @@ fn a_large_box_falls_back_to_testing_every_point() {
     );
 }
 
-mod common;
+use crate::common;
 
 /// The GPU's rows equal the CPU's, bit for bit (integers), on several clouds: a point alone,
 /// N = 64 and 65 around one workgroup's edge, far from the origin, a one-slot table, and a

@@ -3,7 +3,7 @@
 //! lavapipe (`--verify --tolerance 0`'s comparison), at awkward sizes, T = 1, a particle alone,
 //! and particles at walls, edges and corners.
 
-mod common;
+use crate::common;
 
 use glam::Vec3;
 use gpu_sph::cpu::dfsph::{self, DfsphCarry};

@@ -1,7 +1,7 @@
 //! GPU stages on lavapipe (or any adapter): contract tests on hand-made inputs with exact
 //! expected outputs, then randomized stage-by-stage parity with the CPU reference.
 
-mod common;
+use crate::common;
 
 use glam::Vec3;
 use gpu_sph::gpu::GpuNeighbours;

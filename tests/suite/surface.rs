@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-mod common;
+use crate::common;
 
 use common::cli::{assert_usage_error, run, tmp_dir};
 
@@ -289,7 +289,7 @@ fn bad_surface_input_exits_2_with_one_line() {
         a.extend_from_slice(extra);
         a.into_iter().map(String::from).collect::<Vec<_>>()
     };
-    // Missing directories are created (tests/cli.rs); one below a plain file cannot be.
+    // Missing directories are created (tests/suite/cli.rs); one below a plain file cannot be.
     let blocker = d.join("blocker");
     std::fs::write(&blocker, "").unwrap();
     let missing = blocker.join("meshes");

@@ -1,7 +1,7 @@
 //! Physical checks that run in CI at a small size, on the CPU reference (the GPU matches it
-//! stage for stage, see tests/fluid.rs): hydrostatic tanks, dam breaks and a standing wave.
+//! stage for stage, see tests/suite/fluid.rs): hydrostatic tanks, dam breaks and a standing wave.
 
-mod common;
+use crate::common;
 
 use common::hydro::layer_slope;
 use glam::Vec3;
@@ -292,7 +292,7 @@ fn dfsph_column_rests(nx: u32, ny: u32, physics: PhysicsConfig) -> (f32, f32, f3
 
 /// DFSPH on the 4 × 20 × 4 column (issue 10's hydrostatic point), 3 s on the CPU path with
 /// DFSPH's default physics (free-slip walls, ν = 1e-3, ω = 0.8, the body-force bound on the
-/// step; the GPU computes the same bits, tests/dfsph.rs); see [`dfsph_column_rests`].
+/// step; the GPU computes the same bits, tests/suite/dfsph.rs); see [`dfsph_column_rests`].
 #[test]
 fn dfsph_hydrostatic_column_comes_to_rest_with_hydrostatic_pressure() {
     use gpu_sph::params::Solver;

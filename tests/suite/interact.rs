@@ -1,7 +1,7 @@
 //! Stage `interact` (the viewer's mouse force): the GPU kernel against its CPU mirror, bit for
 //! bit, on hand-made accelerations and a ray through a particle block.
 
-mod common;
+use crate::common;
 
 use glam::Vec3;
 use gpu_sph::cpu::interact::{InteractParams, interact};

@@ -1,6 +1,6 @@
 //! The first GPU test: request the adapter, dispatch a trivial kernel from `shaders/`, read back.
 
-mod common;
+use crate::common;
 
 use wgpu::util::DeviceExt;
 

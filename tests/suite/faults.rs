@@ -4,7 +4,7 @@
 
 use std::process::Output;
 
-mod common;
+use crate::common;
 
 use common::cli::{bin, tmp_dir};
 

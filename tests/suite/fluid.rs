@@ -1,7 +1,7 @@
 //! The fluid stages: CPU worked examples, and GPU-vs-CPU parity of every fluid stage over
 //! several steps (each step starts both paths from the same state).
 
-mod common;
+use crate::common;
 
 use glam::Vec3;
 use gpu_sph::cpu::reorder::Particles;

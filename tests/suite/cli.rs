@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use glam::Vec3;
 
-mod common;
+use crate::common;
 
 use common::cli::{assert_usage_error, bin, file, run, run_ok, stats_rows, tmp_dir};
 

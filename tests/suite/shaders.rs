@@ -1,6 +1,6 @@
 //! GPU-free checks of the WGSL: every stage parses and validates with naga, the WGSL
 //! `SimParams` has exactly the members and size of its Rust twin, and the stage table names
-//! every stage's shader and CPU twin. The other shared structs' layouts are `tests/layout.rs`'s.
+//! every stage's shader and CPU twin. The other shared structs' layouts are `tests/suite/layout.rs`'s.
 
 use gpu_sph::params::SimParams;
 use gpu_sph::shaders;
