@@ -17,8 +17,15 @@ pub fn run(args: &[&str]) -> Output {
     bin().args(args).output().expect("spawn gpu-sph")
 }
 
+/// A scratch directory of the calling test's own, `gpu-sph-cli-<pid>/<test>`: the integration
+/// tests share one process (tests/suite/main.rs), so a directory per process would let two
+/// tests running side by side write the same file. libtest names each test's thread after the
+/// test.
 pub fn tmp_dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("gpu-sph-cli-{}", std::process::id()));
+    let mut d = std::env::temp_dir().join(format!("gpu-sph-cli-{}", std::process::id()));
+    if let Some(test) = std::thread::current().name() {
+        d = d.join(test.replace("::", "-"));
+    }
     std::fs::create_dir_all(&d).unwrap();
     d
 }
