@@ -1,5 +1,5 @@
-//! Running the `gpu-sph` binary from tests: no window ever, one temporary directory per test
-//! binary, and the one-line usage-error check.
+//! Running the `gpu-sph` binary from tests: no window ever, one temporary directory per test,
+//! and the one-line usage-error check.
 
 use std::path::PathBuf;
 use std::process::{Command, Output};
