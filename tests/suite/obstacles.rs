@@ -491,13 +491,7 @@ fn resumes_to_the_same_bits(name: &str, text: &str) {
     );
     let s = scene.to_str().unwrap();
     let ok = |args: &[&str]| {
-        let out = run(args);
-        assert_eq!(
-            out.status.code(),
-            Some(0),
-            "{args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        common::cli::run_ok(args);
     };
     ok(&[
         "--headless",
