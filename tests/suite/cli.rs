@@ -1054,7 +1054,7 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
     }
     let out = tmp_dir().join("audit_out.csv");
     let out = out.to_str().unwrap();
-    let flags: [(&[&str], &str); 11] = [
+    let flags: [(&[&str], &str); 12] = [
         (
             &["--min-dt", "-1"],
             "--min-dt must be a finite time step ≥ 0",
@@ -1080,6 +1080,7 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
             &["--stats", out, "--output", out],
             "give them different files",
         ),
+        (&["--stats", "-"], "give a path, e.g. --stats stats.csv"),
         (&["--sound-speed", "1e30"], "exceeds 100000 m/s"),
         (&["--sound-speed", "0"], "--sound-speed 20"),
         (&["--spacing", "1e30"], "--spacing 0.01"),
@@ -1138,6 +1139,22 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
             below,
         ],
         "cannot create the directory",
+    );
+    // Grains write their statistics through the same flag.
+    assert_usage_error(
+        &[
+            "--model",
+            "grains",
+            "--headless",
+            "--cpu",
+            "-n",
+            "100",
+            "--steps",
+            "2",
+            "--stats",
+            "-",
+        ],
+        "give a path, e.g. --stats stats.csv",
     );
     let csv = file("audit_in.csv", b"x,y,z\n0.1,0.1,0.1\n");
     assert_usage_error(
