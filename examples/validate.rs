@@ -854,6 +854,13 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
 }
 
 fn main() -> ExitCode {
+    // As in gpu-sph's own main: a reader that has gone (`validate … | head -3`) ends the
+    // process quietly at its next write instead of a panic on a failed print.
+    #[cfg(unix)]
+    // SAFETY: the first call in main, before any thread exists; SIG_DFL is a valid action.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let rest: Vec<String> = std::env::args().skip(2).collect();
     let result = args().and_then(|a| match a.mode.as_str() {
         "martin-moyce" => martin_moyce(&a),
