@@ -1125,37 +1125,27 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
             "cannot create the directory",
         );
     }
-    assert_usage_error(
-        &[
-            "--model",
-            "grains",
-            "--headless",
-            "--cpu",
-            "-n",
-            "100",
-            "--steps",
-            "2",
-            "--output",
-            below,
-        ],
-        "cannot create the directory",
-    );
-    // Grains write their statistics through the same flag.
-    assert_usage_error(
-        &[
-            "--model",
-            "grains",
-            "--headless",
-            "--cpu",
-            "-n",
-            "100",
-            "--steps",
-            "2",
-            "--stats",
-            "-",
-        ],
-        "give a path, e.g. --stats stats.csv",
-    );
+    // Grains write their files through the same flags (`--stats -` would name a file '-').
+    for (flag, path, needle) in [
+        ("--output", below, "cannot create the directory"),
+        ("--stats", "-", "give a path, e.g. --stats stats.csv"),
+    ] {
+        assert_usage_error(
+            &[
+                "--model",
+                "grains",
+                "--headless",
+                "--cpu",
+                "-n",
+                "100",
+                "--steps",
+                "2",
+                flag,
+                path,
+            ],
+            needle,
+        );
+    }
     let csv = file("audit_in.csv", b"x,y,z\n0.1,0.1,0.1\n");
     assert_usage_error(
         &[
