@@ -1110,30 +1110,22 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
     let blocker = file("audit_blocker", b"");
     let below = blocker.join("x.csv");
     let below = below.to_str().unwrap();
-    for flag in ["--output", "--stats"] {
-        assert_usage_error(
-            &[
-                "--headless",
-                "--cpu",
-                "-n",
-                "100",
-                "--steps",
-                "2",
-                flag,
-                below,
-            ],
-            "cannot create the directory",
-        );
-    }
-    // Grains write their files through the same flags (`--stats -` would name a file '-').
-    for (flag, path, needle) in [
-        ("--output", below, "cannot create the directory"),
-        ("--stats", "-", "give a path, e.g. --stats stats.csv"),
+    // Grains write their files through the same flags; `--stats -` would name a file '-'.
+    for (model, flag, path, needle) in [
+        ("fluid", "--output", below, "cannot create the directory"),
+        ("fluid", "--stats", below, "cannot create the directory"),
+        ("grains", "--output", below, "cannot create the directory"),
+        (
+            "grains",
+            "--stats",
+            "-",
+            "give a path, e.g. --stats stats.csv",
+        ),
     ] {
         assert_usage_error(
             &[
                 "--model",
-                "grains",
+                model,
                 "--headless",
                 "--cpu",
                 "-n",
