@@ -347,17 +347,6 @@ pub(crate) fn check_sources(cli: &Cli) -> Result<(), Error> {
     Ok(())
 }
 
-/// `--stats -` refused in one line: standard output carries the run's own report, so the
-/// rows would interleave with it, and `-` written as a file name is never what was meant.
-pub(crate) fn check_stats_path(cli: &Cli) -> Result<(), Error> {
-    match &cli.stats {
-        Some(path) if path.as_os_str() == "-" => Err(Error::input(
-            "--stats - would write the statistics into a file named '-': they go to a file (standard output carries the run's report), so give a path, e.g. --stats stats.csv",
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// The grains' flags refused on a fluid run, in one line.
 pub(crate) fn check_no_grains_flags(cli: &Cli) -> Result<(), Error> {
     if let Some(f) = crate::grains::FLAGS

@@ -84,7 +84,7 @@ pub(crate) fn parse_from(
 
 /// Runs what the flags ask for: the viewer, a headless run, `--verify`, `--bench`, grains.
 pub fn run(cli: &Cli) -> Result<Outcome, Error> {
-    fluid::check_stats_path(cli)?;
+    cli::check_stats_path(cli)?;
     // `--print-scene` prints a fluid scene whatever the model.
     if cli.model == cli::Model::Grains && cli.print_scene.is_none() {
         return grains::grains(cli);

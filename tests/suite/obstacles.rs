@@ -490,9 +490,7 @@ fn resumes_to_the_same_bits(name: &str, text: &str) {
         common::cli::tmp_dir().join(format!("obstacles-resumed-{name}.csv")),
     );
     let s = scene.to_str().unwrap();
-    let ok = |args: &[&str]| {
-        common::cli::run_ok(args);
-    };
+    let ok = common::cli::run_ok;
     ok(&[
         "--headless",
         "--cpu",
