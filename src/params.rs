@@ -868,7 +868,11 @@ pub struct DfsphConfig {
 /// one-sided solve leaves the overshoot in the velocities as kicks that flip sign every step,
 /// and a wide column never rests. Under-relaxation is the textbook cure (IISPH takes ω = 0.5,
 /// Ihmsen et al. 2014); 0.8 is the largest measured that removes the kicks, at about 1.5× the
-/// iterations (docs/validation.md, "DFSPH's kicks at rest").
+/// iterations (docs/validation.md, "DFSPH's kicks at rest"). The two-sided iteration's bound
+/// on the lattice, 2/λ_max of D⁻¹A, is 0.71 for this kernel at h = 2 s
+/// (`scripts/jacobi_bound.py`); 0.6 changed nothing measured ("DFSPH's Jacobi solve has a
+/// stability bound"), so 0.8 stays. A wider kernel needs a smaller ω: 0.32 for Wendland C2 at
+/// h = 3 s.
 pub const DFSPH_RELAXATION: f32 = 0.8;
 
 /// The body-force bound on DFSPH's step: dt ≤ C √(s/|g|) with C² = 0.003, so that one
