@@ -777,7 +777,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
             "--max-iterations" => solver.max_iterations = num(value)? as u32,
             "--divergence-tolerance" => solver.divergence_tolerance = num(value)?,
             "--density-tolerance" => solver.density_tolerance = num(value)?,
-            "--relaxation" => solver.relaxation = num(value)?,
+            "--relaxation" => solver.relaxation = Some(num(value)?),
             other => return Err(format!("unknown flag {other}")),
         }
     }

@@ -105,7 +105,7 @@ fn boundary_push(k: u32, d: vec3<f32>, r2: f32, v: vec3<f32>, own: f32) -> vec4<
     return vec4<f32>(d * c, c * (d.x * bv.x + d.y * bv.y + d.z * bv.z));
 }
 
-// DFSPH's friction (cubic gradient factor g, r2 > 0) on a particle moving at v: the standard
+// DFSPH's friction (Wendland gradient factor g, r2 > 0) on a particle moving at v: the standard
 // viscosity's a = ψ_b f_b (v_ib · x_ib)/(r² + 0.01h²) g d, xyz; its share c r² of the row sum
 // S (c = ψ_b f_b g/(r² + 0.01h²)), w; and its power against the surface's velocity, returned
 // by boundary_viscous_power. Worked example: ψ_b f_b = 1, h = 1, g = −1, d = (0.5, 0, 0),

@@ -37,7 +37,8 @@ use crate::{Error, Result};
 
 /// The format version; a file of another is refused. 2: `DfsphParams::relaxation` took a
 /// padding word, which a format-1 file holds as 0 (a solve that would apply no stiffness).
-pub const FORMAT: u32 = 2;
+/// 3: DFSPH's kernel became Wendland C2, whose constants take the cubic spline's words.
+pub const FORMAT: u32 = 3;
 /// The file name extension.
 pub const EXTENSION: &str = "gpusph";
 const MAGIC: &[u8; 8] = b"GPUSPHCK";

@@ -223,23 +223,20 @@ impl SphConfig {
     }
 
     /// The particle mass that puts an infinite cubic lattice of spacing s exactly at ρ0 under
-    /// the cubic spline kernel of support h (the DFSPH density), ρ0 / Σ_lattice W_cubic.
-    pub fn lattice_mass_cubic(&self) -> f32 {
+    /// Wendland's C2 kernel of support h (the DFSPH density, [`crate::kernel::wendland_w`]),
+    /// ρ0 / Σ_lattice W.
+    pub fn lattice_mass_wendland(&self) -> f32 {
         let (s, h) = (self.spacing as f64, self.smoothing_radius as f64);
         let reach = (h / s).ceil() as i64;
-        let k = 8.0 / (std::f64::consts::PI * h.powi(3));
+        let k = 21.0 / (2.0 * std::f64::consts::PI * h.powi(3));
         let mut sum = 0.0;
         for i in -reach..=reach {
             for j in -reach..=reach {
                 for l in -reach..=reach {
                     let q = (((i * i + j * j + l * l) as f64).sqrt() * s) / h;
-                    sum += if q <= 0.5 {
-                        k * (6.0 * q * q * q - 6.0 * q * q + 1.0)
-                    } else if q < 1.0 {
-                        k * 2.0 * (1.0 - q).powi(3)
-                    } else {
-                        0.0
-                    };
+                    if q < 1.0 {
+                        sum += k * (1.0 - q).powi(4) * (1.0 + 4.0 * q);
+                    }
                 }
             }
         }
@@ -247,7 +244,9 @@ impl SphConfig {
     }
 
     /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
-    /// lattice mass of the solver's density kernel (poly6 for WCSPH, cubic spline for DFSPH).
+    /// lattice mass of the solver's density kernel (poly6 for WCSPH, Wendland C2 for DFSPH)
+    /// and, unless set, the solver's support: 2 s for WCSPH,
+    /// [`WENDLAND_SUPPORT`] spacings for DFSPH.
     pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
         if solver == Solver::Dfsph && particles >= crate::core::limits::DFSPH_MAX_PARTICLES {
             return Err(crate::Error::LimitExceeded(format!(
@@ -256,17 +255,28 @@ impl SphConfig {
             )));
         }
         match (solver, o.particle_mass) {
-            (Solver::Wcsph, _) | (Solver::Dfsph, Some(_)) => Self::for_fluid(particles, o),
+            (Solver::Wcsph, _) => Self::for_fluid(particles, o),
+            (Solver::Dfsph, Some(_)) => Self::for_fluid(particles, Self::dfsph_support(o)),
             (Solver::Dfsph, None) => {
+                let o = Self::dfsph_support(o);
                 let cfg = Self::new(particles, o)?;
                 Self::new(
                     particles,
                     ConfigOverrides {
-                        particle_mass: Some(cfg.lattice_mass_cubic()),
+                        particle_mass: Some(cfg.lattice_mass_wendland()),
                         ..o
                     },
                 )
             }
+        }
+    }
+
+    /// `o` with DFSPH's default support where it sets none.
+    fn dfsph_support(o: ConfigOverrides) -> ConfigOverrides {
+        let s = o.spacing.unwrap_or(DEFAULT_SPACING);
+        ConfigOverrides {
+            smoothing_radius: o.smoothing_radius.or(Some(WENDLAND_SUPPORT * s)),
+            ..o
         }
     }
 
@@ -479,8 +489,9 @@ pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
 /// Earth's gravity. The reason is the time step. The standard form is explicit, stable for
 /// dt ≤ ½ / max S with S ∝ ν/s² (`cpu::dfsph::dfsph_accel`); DFSPH's step at rest is the
 /// body-force bound √(C² s/|g|) ∝ √s ([`dfsph_dt_max`]). With ν ∝ s^{3/2} the viscous
-/// limit is ∝ √s too, 1.3 times the body-force bound at every spacing (2.25 against 1.75 ms
-/// at 10 mm on a block at rest, `tests/suite/physics.rs`), so it never sets the step. A fixed 1e-3
+/// limit is ∝ √s too, 2.1 times the body-force bound at every spacing with Wendland C2 at
+/// h = 3 s (3.66 against 1.75 ms at 10 mm on a block at rest, `tests/suite/physics.rs`; 1.3
+/// times with the cubic spline at h = 2 s), so it never sets the step. A fixed 1e-3
 /// held the step to 0.75 ms at s = 5.95 mm (the 100 000-particle dam break of
 /// docs/validation.md) and 0.32 ms at 3.86 mm, where the body-force bound allows 1.35 and
 /// 1.09 ms. Refined, ν → 0: the flow converges to the inviscid one that water at these scales
@@ -830,8 +841,8 @@ impl SolverParams {
         match self {
             Self::Wcsph => String::new(),
             Self::Dfsph(dp) => format!(
-                "; solver DFSPH: cubic spline, η_v {}, η {}, at most {} iterations, dt {}..{} s, λ {}",
-                dp.eta_v, dp.eta_d, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
+                "; solver DFSPH: Wendland C2, η_v {}, η {}, ω {}, at most {} iterations, dt {}..{} s, λ {}",
+                dp.eta_v, dp.eta_d, dp.relaxation, dp.max_iterations, dp.dt_min, dp.dt_max, dp.cfl
             ),
         }
     }
@@ -858,22 +869,100 @@ pub struct DfsphConfig {
     /// this many times the viscous terms' stability limit (see `DfsphParams::viscous_limit`).
     pub viscous_substeps: u32,
     /// The relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each iteration
-    /// applies ω times the stiffness α_i asks for ([`DFSPH_RELAXATION`]).
-    pub relaxation: f32,
+    /// applies ω times the stiffness α_i asks for; `None` takes [`dfsph_relaxation`] of the
+    /// run's support.
+    pub relaxation: Option<f32>,
 }
 
-/// Default [`DfsphConfig::relaxation`]: 0.8. Both solves are Jacobi iterations with the exact
-/// diagonal α_i, and at ω = 1 that iteration over-corrects the short-wavelength modes (made
-/// two-sided it diverges on a resting column, its residual growing 1.2× per iteration); the
-/// one-sided solve leaves the overshoot in the velocities as kicks that flip sign every step,
-/// and a wide column never rests. Under-relaxation is the textbook cure (IISPH takes ω = 0.5,
-/// Ihmsen et al. 2014); 0.8 is the largest measured that removes the kicks, at about 1.5× the
-/// iterations (docs/validation.md, "DFSPH's kicks at rest"). The two-sided iteration's bound
-/// on the lattice, 2/λ_max of D⁻¹A, is 0.71 for this kernel at h = 2 s
-/// (`scripts/jacobi_bound.py`); 0.6 changed nothing measured ("DFSPH's Jacobi solve has a
-/// stability bound"), so 0.8 stays. A wider kernel needs a smaller ω: 0.32 for Wendland C2 at
-/// h = 3 s.
-pub const DFSPH_RELAXATION: f32 = 0.8;
+/// DFSPH's default support h in spacings: 3, 92 neighbours on the lattice (the cubic
+/// spline's usual h = 2 s holds 26). Wendland's C2 kernel has no pairing instability at any
+/// neighbour count, so its error falls as the support widens, where the cubic spline's
+/// particles start to pair up (Dehnen & Aly 2012, §3–4). Measured against the cubic spline at
+/// h = 2 s (docs/validation.md, "DFSPH's Jacobi solve has a stability bound; Wendland C2
+/// redone"): a resting column twelve particles wide came to rest from all three starts tried
+/// (the cubic spline's from one), a standing wave's period within 1.6% of linear theory (the
+/// cubic spline's 9–10% short), the column height at the dam break's wall within 5.4% of Martin &
+/// Moyce at 20 000 particles. The price is the neighbours: 2.4× the CPU time per simulated
+/// second on the dam break.
+pub const WENDLAND_SUPPORT: f32 = 3.0;
+
+/// The largest eigenvalue λ_max of D⁻¹A, DFSPH's pressure system with its diagonal α_i, for
+/// Wendland's kernel of support `h_over_s` spacings on a simple cubic lattice: the system is a
+/// convolution there, its eigenvectors plane waves p_j = exp(i k·x_j), and
+/// λ(k) = |S(k)|² / Σ_r |G(r)|², S(k) = Σ_r G(r) sin(k·r), G(r) = ∇W(r) over the lattice's
+/// offsets r (the mass cancels). A relaxed Jacobi iteration converges only for ω < 2/λ_max
+/// (`scripts/jacobi_bound.py` says more). λ is even in each
+/// component of k and symmetric under their permutations, so the wedge 0 ≤ k_x ≤ k_y ≤ k_z ≤ π
+/// holds every value; it is sampled at 24 cell-centred points per axis (the script's 48 over
+/// the whole zone). Worked values: 2.60 at h = 2 s, 6.25 at h = 3 s.
+pub fn wendland_lambda_max(h_over_s: f64) -> f64 {
+    let reach = h_over_s.ceil() as i64;
+    let mut grads = Vec::new();
+    for i in -reach..=reach {
+        for j in -reach..=reach {
+            for l in -reach..=reach {
+                let r = ((i * i + j * j + l * l) as f64).sqrt();
+                let q = r / h_over_s;
+                if r > 0.0 && q < 1.0 {
+                    // (dW/dr)/r up to a constant that cancels in λ.
+                    let g = -(1.0 - q).powi(3);
+                    grads.push(([i as f64, j as f64, l as f64], g));
+                }
+            }
+        }
+    }
+    let diag: f64 = grads
+        .iter()
+        .map(|(r, g)| g * g * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]))
+        .sum();
+    if diag == 0.0 {
+        return 0.0;
+    }
+    const N: usize = 24;
+    let k = |a: usize| (a as f64 + 0.5) * std::f64::consts::PI / N as f64;
+    let mut best = 0.0f64;
+    for a in 0..N {
+        for b in a..N {
+            for c in b..N {
+                let kv = [k(a), k(b), k(c)];
+                let mut s = [0.0f64; 3];
+                for (r, g) in &grads {
+                    let sin = (kv[0] * r[0] + kv[1] * r[1] + kv[2] * r[2]).sin();
+                    for (sd, rd) in s.iter_mut().zip(r) {
+                        *sd += g * rd * sin;
+                    }
+                }
+                best = best.max((s[0] * s[0] + s[1] * s[1] + s[2] * s[2]) / diag);
+            }
+        }
+    }
+    best
+}
+
+/// Default [`DfsphConfig::relaxation`] for a support of `h_over_s` spacings:
+/// [`JACOBI_MARGIN`] · 2/λ_max, at most 1, λ_max the largest eigenvalue of D⁻¹A on the lattice
+/// ([`wendland_lambda_max`]). Both solves are Jacobi iterations with the exact
+/// diagonal α_i, and they converge only for ω < 2/λ_max; past it each iteration over-corrects
+/// the shortest modes, and the one-sided solve leaves the overshoot in the velocities as kicks
+/// that flip sign every step: measured with Wendland C2 at h = 3 s and ω = 0.8, resting
+/// columns moved at 0.12–0.22 m/s and the water took 2–5% more room; at ω = 0.3 both rested
+/// and kept their volume (docs/validation.md, "DFSPH's Jacobi solve has a stability bound").
+/// Under-relaxation is the textbook cure (IISPH takes ω = 0.5, Ihmsen et al. 2014). Worked
+/// values: 0.69 at h = 2 s, 0.29 at h = 3 s (the default).
+pub fn dfsph_relaxation(h_over_s: f64) -> f32 {
+    let lambda = wendland_lambda_max(h_over_s);
+    if lambda > 0.0 {
+        (JACOBI_MARGIN * 2.0 / lambda).min(1.0) as f32
+    } else {
+        1.0
+    }
+}
+
+/// The fraction of the Jacobi bound 2/λ_max that [`dfsph_relaxation`] takes: 0.9, a tenth
+/// below it, because λ_max is the lattice's and stirred water's differs by a few percent
+/// (measured on a dam break with the cubic spline at h = 2 s: 2.73–2.75 against the lattice's
+/// 2.81, and with Wendland C2 at h = 3 s: 6.08 against 6.25).
+pub const JACOBI_MARGIN: f64 = 0.9;
 
 /// The body-force bound on DFSPH's step: dt ≤ C √(s/|g|) with C² = 0.003, so that one
 /// step's free fall g dt² is at most 0.3% of the spacing. A step's own density error under
@@ -913,7 +1002,7 @@ impl Default for DfsphConfig {
             max_iterations: 100,
             dt_min: 1e-6,
             viscous_substeps: DFSPH_VISCOUS_SUBSTEPS,
-            relaxation: DFSPH_RELAXATION,
+            relaxation: None,
         }
     }
 }
@@ -932,9 +1021,10 @@ pub const DFSPH_MIN_NEIGHBOURS: u32 = 20;
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
 pub struct DfsphParams {
-    /// Cubic spline normaliser 8/(π h³), h the support radius (Monaghan 1992).
+    /// Wendland C2 normaliser k = 21/(2π h³) = W(0), h the support radius
+    /// ([`crate::kernel::wendland_w`]).
     pub kernel_w: f32,
-    /// Cubic spline gradient normaliser 48/(π h³).
+    /// Its gradient's constant 20k/h = 210/(π h⁴) ([`crate::kernel::wendland_grad`]).
     pub kernel_grad: f32,
     /// Particle spacing s, the CFL length, m.
     pub spacing: f32,
@@ -956,14 +1046,14 @@ pub struct DfsphParams {
     pub blocks: u32,
     /// A forced time step, s; 0 lets the CFL condition choose.
     pub dt_fixed: f32,
-    /// 6 · kernel_w. The kernel's constants travel as uniforms rather than WGSL literals:
+    /// 4 · kernel_w. The kernel's constants travel as uniforms rather than WGSL literals:
     /// Mesa's NIR re-associates products with a literal factor, which changes the rounding
     /// and would break bit-exactness with the CPU (measured on lavapipe).
-    pub kernel_w6: f32,
-    /// 3 · kernel_grad.
-    pub kernel_grad3: f32,
-    /// 2 · kernel_grad.
-    pub kernel_grad2: f32,
+    pub kernel_w4: f32,
+    /// Keeps the block's layout (80 bytes) and its later fields' offsets.
+    pub _pad0: u32,
+    /// As `_pad0`.
+    pub _pad1: u32,
     /// How far inside the tank's walls a particle's centre is kept, m: half a spacing, as
     /// the scenes' lattices start. On a wall's plane a particle coincides with its own mirror
     /// image, which adds m W(0) to its density with zero gradient, so no stiffness can relieve
@@ -1065,10 +1155,11 @@ impl DfsphConfig {
                 self.max_iterations
             )));
         }
-        let relaxation = self.relaxation;
+        let bound = dfsph_relaxation(cfg.smoothing_radius as f64 / cfg.spacing as f64);
+        let relaxation = self.relaxation.unwrap_or(bound);
         if !(relaxation.is_finite() && relaxation > 0.0 && relaxation <= 1.0) {
             return Err(Error::input(format!(
-                "--relaxation must be in (0, 1], got {relaxation}: pass e.g. --relaxation {DFSPH_RELAXATION}"
+                "--relaxation must be in (0, 1], got {relaxation}: pass e.g. --relaxation {bound:.2} (the default at this support)"
             )));
         }
         let dt_min = positive_finite("smallest time step", "--min-dt 1e-6", self.dt_min)?;
@@ -1085,17 +1176,13 @@ impl DfsphConfig {
             )));
         }
         let h = cfg.smoothing_radius as f64;
-        let h3 = h * h * h;
-        let (kw, kg) = (
-            8.0 / (std::f64::consts::PI * h3),
-            48.0 / (std::f64::consts::PI * h3),
-        );
+        let kw = 21.0 / (2.0 * std::f64::consts::PI * h * h * h);
         Ok(DfsphParams {
             kernel_w: kw as f32,
-            kernel_grad: kg as f32,
-            kernel_w6: (6.0 * kw) as f32,
-            kernel_grad3: (3.0 * kg) as f32,
-            kernel_grad2: (2.0 * kg) as f32,
+            kernel_grad: (20.0 * kw / h) as f32,
+            kernel_w4: (4.0 * kw) as f32,
+            _pad0: 0,
+            _pad1: 0,
             wall_inset: 0.5 * cfg.spacing,
             viscous_limit: 0.5,
             viscous_substeps: self.viscous_substeps,
@@ -1306,5 +1393,16 @@ mod tests {
         assert!(validate_positions(&[Vec3::splat(f32::INFINITY)], 0.1, "particle").is_err());
         assert!(validate_positions(&[Vec3::new(0.0, 1e6, 0.0)], 0.1, "particle").is_err());
         assert!(validate_positions(&[Vec3::new(-1e3, 1e3, 0.5)], 0.1, "particle").is_ok());
+    }
+
+    #[test]
+    fn lambda_max_matches_the_script() {
+        // scripts/jacobi_bound.py 48: 2.60 at h = 2 s, 3.84 at 2.5 s, 6.25 at 3 s.
+        for (h, want) in [(2.0, 2.60), (2.5, 3.84), (3.0, 6.25)] {
+            let got = wendland_lambda_max(h);
+            assert!((got - want).abs() < 0.02, "h = {h} s: {got} against {want}");
+        }
+        // Below one spacing there are no neighbours and no system.
+        assert_eq!(wendland_lambda_max(0.9), 0.0);
     }
 }

@@ -16,7 +16,7 @@ pub const MEMBERS: &str = include_str!("../shaders/members.wgsl");
 /// `boundary::tank`. The obstacles' model is `BOUNDARY`.
 pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
 
-/// The DFSPH pair walk and cubic spline kernel, prepended (after `WALK`) to the DFSPH stages
+/// The DFSPH pair walk and Wendland C2 kernel, prepended (after `WALK`) to the DFSPH stages
 /// that walk: those that define `fn dfsph_pair`.
 pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph/dfsph_pairs.wgsl");
 

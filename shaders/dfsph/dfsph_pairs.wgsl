@@ -1,4 +1,4 @@
-// The DFSPH pair walk (CPU mirror: src/cpu/dfsph/pairs.rs group_pairs, cubic_w, cubic_grad), prepended
+// The DFSPH pair walk (CPU mirror: src/cpu/dfsph/pairs.rs group_pairs, wendland_w, wendland_grad), prepended
 // after walk.wgsl and members.wgsl to the DFSPH stages that walk: those that define `fn dfsph_pair(`. Such a
 // stage binds `params`, `fluid`, `dfsph`, `sorted_pos`, `slot_start`, `group_range` and
 // `group_args`, and defines
@@ -15,34 +15,31 @@
 // d = x_i - (image of) x_k: each member's sums are those of a walk of its own, bit for bit.
 // No function here returns early: on llvmpipe an early return inside the walk spends loop
 // budget (see forces.wgsl).
-// Kernel: the cubic spline of support h (Monaghan 1992), as SPlisHSPlasH uses it.
-// Worked example: h = 1, q = r = 0.5 -> W = 8/pi * 0.25, grad W = -48/pi/4 * d/r.
+// Kernel: Wendland's C2 function of support h (Wendland 1995; Dehnen & Aly 2012), CPU mirror
+// src/kernel.rs wendland_w and wendland_grad: W = k (1 - q)^4 (1 + 4q), k = 21/(2 pi h^3).
+// Worked example: h = 1, q = r = 0.5 -> W = 21/(2 pi) * 0.0625 * 3 = 0.6267,
+// grad W = -210/pi * 0.125 * d = -8.356 d.
 
-fn cubic_w(r2: f32) -> f32 {
+fn wendland_w(r2: f32) -> f32 {
     let q = sqrt(r2) * params.inv_h;
     let f = 1.0 - q;
+    let f2 = f * f;
     var w = 0.0;
-    if q <= 0.5 {
+    if q < 1.0 {
         // Constants as uniforms, never literals in a product (src/params.rs DfsphParams).
-        w = dfsph.kernel_w - dfsph.kernel_w6 * (r2 * params.inv_h2 * f);
-    } else if q < 1.0 {
-        w = dfsph.kernel_w * (2.0 * f * f * f);
+        w = f2 * f2 * (dfsph.kernel_w + dfsph.kernel_w4 * q);
     }
     return w;
 }
 
 // g with grad W(x_i - x_j) = g (x_i - x_j).
-fn cubic_grad(r2: f32) -> f32 {
+fn wendland_grad(r2: f32) -> f32 {
     let r = sqrt(r2);
     let q = r * params.inv_h;
     let f = 1.0 - q;
     var g = 0.0;
-    if !(r > 0.0) || q >= 1.0 {
-        g = 0.0;
-    } else if q <= 0.5 {
-        g = q * (dfsph.kernel_grad3 * q - dfsph.kernel_grad2) * params.inv_h / r;
-    } else {
-        g = -(dfsph.kernel_grad * (f * f)) * params.inv_h / r;
+    if r > 0.0 && q < 1.0 {
+        g = -(dfsph.kernel_grad * (f * f * f)) * params.inv_h;
     }
     return g;
 }

@@ -93,7 +93,8 @@ pub struct Cli {
         help_heading = "Scene"
     )]
     pub(crate) input: Option<PathBuf>,
-    /// Smoothing radius h in metres [default: 2 × spacing].
+    /// Smoothing radius (kernel support) h in metres [default: 2 × spacing for WCSPH, 3 × spacing
+    /// for DFSPH's Wendland C2 kernel].
     #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
     pub(crate) smoothing_radius: Option<f32>,
     /// Initial particle spacing s in metres [default: 0.01].
@@ -257,9 +258,15 @@ pub struct Cli {
     #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
     /// DFSPH: the relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each
-    /// iteration applies ω times the stiffness the solve's diagonal asks for.
-    #[arg(long, default_value_t = crate::params::DFSPH_RELAXATION, value_name = "OMEGA", help_heading = "Solver", hide_short_help = true)]
-    pub(crate) relaxation: f32,
+    /// iteration applies ω times the stiffness the solve's diagonal asks for [default: 0.9 of
+    /// the iteration's stability bound at the run's support, 0.29 at h = 3 s].
+    #[arg(
+        long,
+        value_name = "OMEGA",
+        help_heading = "Solver",
+        hide_short_help = true
+    )]
+    pub(crate) relaxation: Option<f32>,
     /// A run whose largest density exceeds this multiple of the rest density and is still
     /// rising ends as diverged (0 disables).
     #[arg(

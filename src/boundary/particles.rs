@@ -110,8 +110,8 @@ impl Boundary {
     /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still bodies together
     /// form one, each moving body its own, so ψ stays valid however they move. ψ_b must make a
     /// boundary particle weigh in the density as the fluid it stands for, with the kernel that
-    /// density uses: WCSPH's poly6, ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or DFSPH's cubic
-    /// spline, ψ_b = ρ0 / Σ_k W_cubic(x_b − x_k).
+    /// density uses: WCSPH's poly6, ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or DFSPH's Wendland
+    /// C2, ψ_b = ρ0 / Σ_k W(x_b − x_k).
     pub fn from_bodies(
         bodies: &[Body],
         sp: &SimParams,
@@ -166,7 +166,7 @@ impl Boundary {
                 }
             })
             .collect();
-        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or ρ0 / Σ_k W_cubic, over the boundary
+        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or ρ0 / Σ_k W_Wendland, over the boundary
         // neighbours of its own body (self included).
         let psi: Vec<f32> = (0..b)
             .into_par_iter()
@@ -176,7 +176,7 @@ impl Boundary {
                     if body[k] == body[i] {
                         sum += match dfsph {
                             None => crate::kernel::poly6_term(r2, sp),
-                            Some(dp) => crate::kernel::cubic_w(r2, sp, dp),
+                            Some(dp) => crate::kernel::wendland_w(r2, sp, dp),
                         };
                     }
                 });
@@ -351,7 +351,7 @@ impl Boundary {
         (d * c, c * (d.x * vb.x + d.y * vb.y + d.z * vb.z))
     }
 
-    /// DFSPH's friction (cubic gradient factor g, r2 > 0) on a particle moving at `v`: the
+    /// DFSPH's friction (Wendland gradient factor g, r2 > 0) on a particle moving at `v`: the
     /// module doc's standard viscosity, ψ_b f_b (v_ib·x_ib)/(r² + 0.01h²) g d as
     /// `dfsph_accel` adds a fluid pair's; returns that acceleration, its coefficient's share
     /// of the row sum S (c r², c = ψ_b f_b g/(r² + 0.01h²)), and its power against the

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::boundary::Boundary;
 use crate::boundary::tank::{WallPlanes, viscous_image_velocity, wall_planes};
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::kernel::cubic_grad;
+use crate::kernel::wendland_grad;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::pairs::*;
@@ -24,7 +24,7 @@ use super::pairs::*;
 /// The second term is WCSPH's artificial viscosity Π term for term (Monaghan 1992, "Smoothed
 /// particle hydrodynamics", ARA&A 30: −m Π_ij ∇W_ij with Π_ij = −α c h (v_ij·x_ij)/((r² +
 /// 0.01h²) ρ̄_ij) where the pair approaches, 0 where it recedes), the same α, reference sound
-/// speed c = 10 √(2 g H) and h, with DFSPH's cubic spline gradient: one dissipation for both
+/// speed c = 10 √(2 g H) and h, with DFSPH's Wendland C2 gradient: one dissipation for both
 /// solvers. It acts as a kinematic viscosity ν = α c h / 10 in compression (Monaghan 2005,
 /// Rep. Prog. Phys. 68, §6.1). Applied to receding pairs too (as first built), it doubled the
 /// shear on the surge's thin toe and on the wall layer: the 20 000-particle dam break's front
@@ -174,7 +174,7 @@ pub fn dfsph_accel_with(
                     b.walk(x, sp, |k, r2| {
                         if r2 > 0.0 {
                             let (fa, share, pw) =
-                                b.viscous(k, x - b.pos[k], r2, cubic_grad(r2, sp, dp), v, sp);
+                                b.viscous(k, x - b.pos[k], r2, wendland_grad(r2, sp, dp), v, sp);
                             ba += fa;
                             bs += share;
                             bp += pw;

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::boundary::Boundary;
 use crate::boundary::tank::{image_axes, reflect_across, subsets, wall_planes};
 use crate::cpu::walk::{GROUP, groups_in_space_order, scatter_groups};
-use crate::kernel::{cubic_grad, cubic_w};
+use crate::kernel::{wendland_grad, wendland_w};
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::blocks::*;
@@ -85,8 +85,8 @@ impl DensitySums {
         fp: &FluidParams,
         dp: &DfsphParams,
     ) -> f32 {
-        self.sum += cubic_w(r2, sp, dp);
-        let g = cubic_grad(r2, sp, dp);
+        self.sum += wendland_w(r2, sp, dp);
+        let g = wendland_grad(r2, sp, dp);
         let gv = d * (fp.mass * g);
         self.grad += gv;
         // A neighbour comes first, then its images (group_pairs): its H_j is complete when
@@ -104,7 +104,7 @@ impl DensitySums {
 }
 
 /// The obstacles' boundary particles within h of x (Akinci et al. 2012 with the solver's
-/// cubic kernel): Σ_b ψ_b W_xb, Σ_b ψ_b ∇W_xb and their count, summed in walk order. `None`
+/// Wendland C2 kernel): Σ_b ψ_b W_xb, Σ_b ψ_b ∇W_xb and their count, summed in walk order. `None`
 /// where x is away from them (the sums then take no part, so a particle there keeps the
 /// bits it has without obstacles).
 #[inline]
@@ -117,8 +117,8 @@ pub fn boundary_density(
     let b = b.filter(|b| b.near(x))?;
     let (mut sum, mut grad, mut nb) = (0.0f32, Vec3::ZERO, 0u32);
     b.walk(x, sp, |k, r2| {
-        sum += b.weight(k, cubic_w(r2, sp, dp));
-        grad += b.grad(k, x - b.pos[k], cubic_grad(r2, sp, dp));
+        sum += b.weight(k, wendland_w(r2, sp, dp));
+        grad += b.grad(k, x - b.pos[k], wendland_grad(r2, sp, dp));
         nb += 1;
     });
     Some((sum, grad, nb))
@@ -154,7 +154,7 @@ pub(super) fn finish_alpha(
         let d = x - reflect_across(x, walls.plane, axes);
         let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
         if r2 < sp.h2 {
-            let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+            let gv = d * (fp.mass * wendland_grad(r2, sp, dp));
             own_grad += gv;
             own_images[n_own] = (axes, gv);
             n_own += 1;

@@ -27,10 +27,12 @@
 //! 6. the grid and [`dfsph_density`] again at the new positions, which gives this step's
 //!    density error (mean and maximum of max(ρ/ρ0 − 1, 0)) and is the next step's step 1.
 //!
-//! One kernel throughout the solver: the cubic spline of support h (Monaghan 1992, the kernel
-//! SPlisHSPlasH uses), [`cubic_w`] and its own gradient [`cubic_grad`], for the density, α,
-//! the density change rate and the pressure accelerations, so the solve's linearisation is
-//! the derivative of the density it corrects. (WCSPH and density-only runs keep poly6.)
+//! One kernel throughout the solver: Wendland's C2 function of support h, 3 spacings by default
+//! (Wendland 1995; Dehnen & Aly 2012; why: [`crate::kernel::WENDLAND_SUPPORT`]), [`wendland_w`]
+//! and its own gradient [`wendland_grad`], for the density, α, the density change rate and the
+//! pressure accelerations, so the solve's linearisation is the derivative of the density it
+//! corrects. (WCSPH and density-only runs keep poly6.) Both solves' relaxation ω follows
+//! from the kernel's support ([`crate::params::dfsph_relaxation`]).
 //!
 //! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`]) take
 //! part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and j's
@@ -110,7 +112,7 @@ use crate::params::{DfsphParams, FluidParams, SimParams};
 pub use crate::core::DfsphStats;
 /// Particles a DFSPH run may hold: a [`Pair`] packs the candidate's index into 26 bits.
 pub use crate::core::limits::DFSPH_MAX_PARTICLES as MAX_PARTICLES;
-pub use crate::kernel::{cubic_grad, cubic_w};
+pub use crate::kernel::{wendland_grad, wendland_w};
 
 /// The pressure the constant-density solve implied, p_i = ρ_i κ_sum_i (see the module doc).
 pub fn implied_pressure(density: &[f32], kappa_sum: &[f32]) -> Vec<f32> {
@@ -686,27 +688,51 @@ mod tests {
     }
 
     #[test]
-    fn cubic_kernel_worked_values() {
+    fn wendland_kernel_worked_values() {
         let (sp, _, dp) = setup(1.0, 10.0);
-        let k = 8.0 / std::f32::consts::PI;
-        assert_eq!(cubic_w(0.0, &sp, &dp), dp.kernel_w);
-        assert!((cubic_w(0.25, &sp, &dp) - k * 0.25).abs() < 1e-6);
-        assert!((cubic_w(0.5625, &sp, &dp) - k * 2.0 * 0.015625).abs() < 1e-6);
-        assert_eq!(cubic_w(1.0, &sp, &dp), 0.0);
-        // |∇W| at r = 0.5: l · 0.5 · (1.5 − 2) = −l/4 → g · r = −l/4.
-        let l = 48.0 / std::f32::consts::PI;
-        assert!((cubic_grad(0.25, &sp, &dp) * 0.5 + l / 4.0).abs() < 1e-5);
-        assert_eq!(cubic_grad(0.0, &sp, &dp), 0.0);
+        let k = 21.0 / (2.0 * std::f32::consts::PI);
+        assert_eq!(wendland_w(0.0, &sp, &dp), dp.kernel_w);
+        assert!((dp.kernel_w - k).abs() < 1e-6);
+        // q = 0.5: k · 0.5⁴ · 3 = 0.6267.
+        assert!((wendland_w(0.25, &sp, &dp) - k * 0.0625 * 3.0).abs() < 1e-6);
+        assert!((wendland_w(0.25, &sp, &dp) - 0.6267).abs() < 1e-4);
+        assert_eq!(wendland_w(1.0, &sp, &dp), 0.0);
+        assert_eq!(wendland_w(1.5, &sp, &dp), 0.0);
+        // g at q = 0.5: −210/π · 0.125 = −8.356.
+        assert!(
+            (wendland_grad(0.25, &sp, &dp) + 210.0 / std::f32::consts::PI * 0.125).abs() < 1e-4
+        );
+        assert_eq!(wendland_grad(0.0, &sp, &dp), 0.0);
+        assert_eq!(wendland_grad(1.0, &sp, &dp), 0.0);
+    }
+
+    /// W integrates to 1 over its support: Σ W s³ on a fine lattice, h = 1, s = 0.05.
+    #[test]
+    fn wendland_kernel_is_normalised() {
+        let (sp, _, dp) = setup(1.0, 10.0);
+        let s = 0.05f32;
+        let mut sum = 0.0f64;
+        for i in -20i32..=20 {
+            for j in -20i32..=20 {
+                for l in -20i32..=20 {
+                    let r2 = ((i * i + j * j + l * l) as f32) * s * s;
+                    sum += wendland_w(r2, &sp, &dp) as f64;
+                }
+            }
+        }
+        let integral = sum * (s as f64).powi(3);
+        assert!((integral - 1.0).abs() < 1e-3, "∫W = {integral}");
     }
 
     #[test]
     fn gradient_is_the_derivative_of_the_kernel() {
         let (sp, _, dp) = setup(1.0, 10.0);
-        for &r in &[0.1f32, 0.3, 0.49, 0.51, 0.7, 0.95] {
+        for &r in &[0.05f32, 0.1, 0.3, 0.49, 0.51, 0.7, 0.95] {
             let e = 1e-3f32;
-            let fd = (cubic_w((r + e) * (r + e), &sp, &dp) - cubic_w((r - e) * (r - e), &sp, &dp))
+            let fd = (wendland_w((r + e) * (r + e), &sp, &dp)
+                - wendland_w((r - e) * (r - e), &sp, &dp))
                 / (2.0 * e);
-            let g = cubic_grad(r * r, &sp, &dp) * r;
+            let g = wendland_grad(r * r, &sp, &dp) * r;
             assert!(
                 (fd - g).abs() < 1e-2 * g.abs().max(1.0),
                 "r {r}: {fd} vs {g}"
@@ -721,10 +747,11 @@ mod tests {
         let g = Grid::build(&pos, &sp);
         let sorted = reorder::gather(&pos, &g.sorted_ids);
         let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
-        let k = 8.0 / std::f32::consts::PI;
-        let rho = k + k * 0.25;
+        // ρ = m (W(0) + W(0.5)) = k (1 + 0.1875); |∇W(0.5)| = 210/π · 0.125 · 0.5.
+        let k = 21.0 / (2.0 * std::f32::consts::PI);
+        let rho = k + k * 0.1875;
         assert!((da.density[0] - rho).abs() < 1e-5);
-        let l = 48.0 / std::f32::consts::PI * 0.25;
+        let l = 210.0 / std::f32::consts::PI * 0.125 * 0.5;
         assert!((da.alpha[0] - rho / (2.0 * l * l)).abs() < 1e-6);
     }
 
@@ -744,13 +771,14 @@ mod tests {
         let pairs = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp).pairs;
         let (acc, rate) = dfsph_accel(&sorted, &v, &[1.0, 1.0], &pairs, &sp, &fp);
         let i = g.sorted_ids.iter().position(|&k| k == 0).unwrap();
-        let coef = 1.0 / 0.26 * (0.5 * (1.5 - 2.0) * 48.0 / std::f32::consts::PI / 0.5);
+        // g(0.5) = −210/π · 0.125 (wendland_grad's worked example).
+        let coef = 1.0 / 0.26 * (-210.0 / std::f32::consts::PI * 0.125);
         let want = -0.5 * (coef * -0.5);
         assert!((acc[i].x - want).abs() < 1e-4, "{acc:?} want {want}");
-        assert!((want + 7.345).abs() < 1e-3);
+        assert!((want + 8.034).abs() < 1e-3);
         assert!((acc[0] + acc[1]).length() < 1e-5, "momentum: {acc:?}");
         assert!(
-            (rate[i] - 7.345).abs() < 1e-3 && rate[0] == rate[1],
+            (rate[i] - 8.034).abs() < 1e-3 && rate[0] == rate[1],
             "{rate:?}"
         );
         // Receding, the pair feels no viscosity (WCSPH's Π), and S bounds it all the same.

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::boundary::Boundary;
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::kernel::cubic_grad;
+use crate::kernel::wendland_grad;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::pairs::*;
@@ -56,7 +56,7 @@ pub fn dfsph_pressure(
                 if let Some(b) = b.filter(|b| b.near(x)) {
                     let (mut push, mut pw) = (Vec3::ZERO, 0.0f32);
                     b.walk(x, sp, |k, r2| {
-                        let (c, power) = b.pressure(k, x - b.pos[k], cubic_grad(r2, sp, dp), ki);
+                        let (c, power) = b.pressure(k, x - b.pos[k], wendland_grad(r2, sp, dp), ki);
                         push += c;
                         pw += power;
                     });

@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::boundary::Boundary;
 use crate::boundary::tank::image_velocity;
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::kernel::cubic_grad;
+use crate::kernel::wendland_grad;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::blocks::*;
@@ -43,7 +43,7 @@ pub(super) fn group_rates(
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
         let vi = vel[first + l];
         let vj = image_velocity(vel[j], axes);
-        let gv = d * (fp.mass * cubic_grad(r2, sp, dp));
+        let gv = d * (fp.mass * wendland_grad(r2, sp, dp));
         let dv = vi - vj;
         rate[l] += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
     });
@@ -78,7 +78,7 @@ pub fn boundary_rate(
     let b = b.filter(|b| b.near(x))?;
     let mut rate = 0.0f32;
     b.walk(x, sp, |k, r2| {
-        rate += b.rate(k, x - b.pos[k], cubic_grad(r2, sp, dp), v);
+        rate += b.rate(k, x - b.pos[k], wendland_grad(r2, sp, dp), v);
     });
     Some(rate)
 }
