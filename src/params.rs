@@ -877,13 +877,13 @@ pub struct DfsphConfig {
 /// DFSPH's default support h in spacings: 3, 92 neighbours on the lattice (the cubic
 /// spline's usual h = 2 s holds 26). Wendland's C2 kernel has no pairing instability at any
 /// neighbour count, so its error falls as the support widens, where the cubic spline's
-/// particles start to pair up (Dehnen & Aly 2012, §3–4). Measured against the cubic spline at
-/// h = 2 s (docs/validation.md, "DFSPH's Jacobi solve has a stability bound; Wendland C2
-/// redone"): a resting column twelve particles wide came to rest from all three starts tried
-/// (the cubic spline's from one), a standing wave's period within 1.6% of linear theory (the
-/// cubic spline's 9–10% short), the column height at the dam break's wall within 5.4% of Martin &
-/// Moyce at 20 000 particles. The price is the neighbours: 2.4× the CPU time per simulated
-/// second on the dam break.
+/// particles start to pair up (Dehnen & Aly 2012, §3–4). Measured on main against the cubic
+/// spline at h = 2 s (docs/validation.md, "DFSPH's kernel on main"): a standing wave's period
+/// within 1.8% of linear theory with 85% of its height kept after a period (the cubic
+/// spline's 9–10% short, 68% kept), the column height at the dam break's wall within 5.5% of
+/// Martin & Moyce at 20 000 particles (the cubic spline's +10%). A resting column twelve
+/// particles wide still rests from some starts and not from others, as it did with the cubic
+/// spline. The price is the neighbours: a DFSPH step costs 2.3× on the CPU path.
 pub const WENDLAND_SUPPORT: f32 = 3.0;
 
 /// The largest eigenvalue λ_max of D⁻¹A, DFSPH's pressure system with its diagonal α_i, for
@@ -891,10 +891,10 @@ pub const WENDLAND_SUPPORT: f32 = 3.0;
 /// convolution there, its eigenvectors plane waves p_j = exp(i k·x_j), and
 /// λ(k) = |S(k)|² / Σ_r |G(r)|², S(k) = Σ_r G(r) sin(k·r), G(r) = ∇W(r) over the lattice's
 /// offsets r (the mass cancels). A relaxed Jacobi iteration converges only for ω < 2/λ_max
-/// (`scripts/jacobi_bound.py` says more). λ is even in each
-/// component of k and symmetric under their permutations, so the wedge 0 ≤ k_x ≤ k_y ≤ k_z ≤ π
-/// holds every value; it is sampled at 24 cell-centred points per axis (the script's 48 over
-/// the whole zone). Worked values: 2.60 at h = 2 s, 6.25 at h = 3 s.
+/// (`scripts/jacobi_bound.py` says more). λ is even in each component of k and symmetric
+/// under their permutations, so the wedge 0 ≤ k_x ≤ k_y ≤ k_z ≤ π holds every value; it is
+/// sampled at 24 cell-centred points per axis (the script's 48 over the whole zone). Worked
+/// values: 2.60 at h = 2 s, 6.25 at h = 3 s.
 pub fn wendland_lambda_max(h_over_s: f64) -> f64 {
     let reach = h_over_s.ceil() as i64;
     let mut grads = Vec::new();
