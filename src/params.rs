@@ -206,16 +206,27 @@ impl SphConfig {
     /// h = 2s, and in a fluid step that excess is stored pressure that turns into motion.
     pub fn lattice_mass(&self) -> f32 {
         let (s, h) = (self.spacing as f64, self.smoothing_radius as f64);
-        let reach = (h / s).ceil() as i64;
         let coef = 315.0 / (64.0 * std::f64::consts::PI * h.powi(9));
+        self.mass_of_lattice(|n| {
+            let r2 = n * s * s;
+            if r2 < h * h {
+                coef * (h * h - r2).powi(3)
+            } else {
+                0.0
+            }
+        })
+    }
+
+    /// ρ0 / Σ_lattice W for a kernel given as `w(n)`, n = i² + j² + k² the squared distance
+    /// of the lattice point (i, j, k) in spacings, summed in one order over every point within
+    /// ⌈h/s⌉ spacings on each axis.
+    fn mass_of_lattice(&self, w: impl Fn(f64) -> f64) -> f32 {
+        let reach = (self.smoothing_radius as f64 / self.spacing as f64).ceil() as i64;
         let mut sum = 0.0;
         for i in -reach..=reach {
             for j in -reach..=reach {
                 for k in -reach..=reach {
-                    let r2 = ((i * i + j * j + k * k) as f64) * s * s;
-                    if r2 < h * h {
-                        sum += coef * (h * h - r2).powi(3);
-                    }
+                    sum += w((i * i + j * j + k * k) as f64);
                 }
             }
         }
@@ -227,20 +238,15 @@ impl SphConfig {
     /// ρ0 / Σ_lattice W.
     pub fn lattice_mass_wendland(&self) -> f32 {
         let (s, h) = (self.spacing as f64, self.smoothing_radius as f64);
-        let reach = (h / s).ceil() as i64;
         let k = 21.0 / (2.0 * std::f64::consts::PI * h.powi(3));
-        let mut sum = 0.0;
-        for i in -reach..=reach {
-            for j in -reach..=reach {
-                for l in -reach..=reach {
-                    let q = (((i * i + j * j + l * l) as f64).sqrt() * s) / h;
-                    if q < 1.0 {
-                        sum += k * (1.0 - q).powi(4) * (1.0 + 4.0 * q);
-                    }
-                }
+        self.mass_of_lattice(|n| {
+            let q = (n.sqrt() * s) / h;
+            if q < 1.0 {
+                k * (1.0 - q).powi(4) * (1.0 + 4.0 * q)
+            } else {
+                0.0
             }
-        }
-        (self.rest_density as f64 / sum) as f32
+        })
     }
 
     /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the

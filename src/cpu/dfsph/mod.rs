@@ -28,7 +28,7 @@
 //!    density error (mean and maximum of max(ρ/ρ0 − 1, 0)) and is the next step's step 1.
 //!
 //! One kernel throughout the solver: Wendland's C2 function of support h, 3 spacings by default
-//! (Wendland 1995; Dehnen & Aly 2012; why: [`crate::kernel::WENDLAND_SUPPORT`]), [`wendland_w`]
+//! (Wendland 1995; Dehnen & Aly 2012; why: [`crate::params::WENDLAND_SUPPORT`]), [`wendland_w`]
 //! and its own gradient [`wendland_grad`], for the density, α, the density change rate and the
 //! pressure accelerations, so the solve's linearisation is the derivative of the density it
 //! corrects. (WCSPH and density-only runs keep poly6.) Both solves' relaxation ω follows
