@@ -623,8 +623,8 @@ mod tests {
 
     #[test]
     fn only_the_last_two_are_kept() {
-        let dir = std::env::temp_dir().join(format!("gpu-sph-ckpt-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("checkpoints");
         let mut c = sample(false);
         for step in [10, 20, 30] {
             c.header.step = step;
@@ -640,6 +640,5 @@ mod tests {
         );
         let back = Checkpoint::read(&dir.join(Checkpoint::file_name(30))).unwrap();
         assert_eq!(back.header.step, 30);
-        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -678,10 +678,14 @@ impl PropertyAccess for OutVertex {
 mod tests {
     use super::*;
 
+    thread_local! {
+        /// The calling test's scratch directory: libtest runs each test on a thread of its
+        /// own, so it goes when the test ends.
+        static SCRATCH: tempfile::TempDir = tempfile::tempdir().unwrap();
+    }
+
     fn tmp(name: &str, contents: &[u8]) -> std::path::PathBuf {
-        let dir = std::env::temp_dir().join(format!("gpu-sph-io-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let p = dir.join(name);
+        let p = SCRATCH.with(|d| d.path().join(name));
         std::fs::write(&p, contents).unwrap();
         p
     }

@@ -335,9 +335,9 @@ mod tests {
 
     #[test]
     fn a_collection_lists_its_frames_with_their_times_and_a_resume_keeps_the_earlier_ones() {
-        let dir = std::env::temp_dir().join(format!("gpu-sph-pvd-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let mut c = Collection::open(&dir, None).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        let mut c = Collection::open(dir, None).unwrap();
         c.add(0.0, PARTICLES, "frame_000000.vtu").unwrap();
         c.add(0.0105, PARTICLES, "frame_000010.vtu").unwrap();
         c.add(0.021, PARTICLES, "frame_000020.vtu").unwrap();
@@ -352,7 +352,7 @@ mod tests {
         assert_eq!(read[1], entry(0.0105, PARTICLES, "frame_000010.vtu"));
         assert_eq!(read[2], entry(0.0105, SURFACES, "surface_000010.vtu"));
         assert_eq!(read.len(), 4);
-        let resumed = Collection::open(&dir, Some(0.0105)).unwrap();
+        let resumed = Collection::open(dir, Some(0.0105)).unwrap();
         assert_eq!(resumed.entries.len(), 3);
     }
 
@@ -360,7 +360,8 @@ mod tests {
     fn a_vtu_frame_reads_back_with_its_attributes() {
         use vtkio::model::{Attribute, DataSet, Piece};
         let (pos, vel, density, pressure, id) = frame_of(5);
-        let path = std::env::temp_dir().join(format!("gpu-sph-{}.vtu", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("frame.vtu");
         write_vtu(&path, &frame(&pos, &vel, &density, &pressure, &id)).unwrap();
         let vtk = vtkio::Vtk::import(&path).unwrap();
         let DataSet::UnstructuredGrid { pieces, .. } = vtk.data else {
@@ -397,7 +398,8 @@ mod tests {
     fn a_bgeo_frame_reads_back_with_its_attributes() {
         use splashsurf_lib::io::bgeo_format::{AttributeStorage, load_bgeo_file};
         let (pos, vel, density, pressure, id) = frame_of(4);
-        let path = std::env::temp_dir().join(format!("gpu-sph-{}.bgeo", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("frame.bgeo");
         write_bgeo(&path, &frame(&pos, &vel, &density, &pressure, &id)).unwrap();
         let read = load_bgeo_file(&path).unwrap();
         assert_eq!(read.header.num_points, 4);

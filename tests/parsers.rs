@@ -46,13 +46,21 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static ALLOCATOR: Counting = Counting;
 
+thread_local! {
+    /// The calling test's scratch directory: libtest runs each test on a thread of its own, so
+    /// it goes when the test ends, passed or failed.
+    static SCRATCH: tempfile::TempDir = tempfile::tempdir().unwrap();
+}
+
+fn scratch() -> std::path::PathBuf {
+    SCRATCH.with(|d| d.path().to_path_buf())
+}
+
 /// Reads `bytes` as a file named `name`: never a panic; an error is one line naming the file;
 /// the read allocates at most 16 × the file's size plus 256 KiB (buffers and the parser's own
 /// tables).
 fn check(name: &str, bytes: &[u8]) -> Result<(), TestCaseError> {
-    let dir = std::env::temp_dir().join(format!("gpu-sph-fuzz-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join(name);
+    let path = scratch().join(name);
     std::fs::write(&path, bytes).unwrap();
     let before = LIVE.load(Relaxed);
     PEAK.store(before, Relaxed);
@@ -389,8 +397,7 @@ fn readers_survive_random_and_mutated_files() {
 /// Each malformed header says what is wrong in words, not in a parser's debug dump.
 #[test]
 fn malformed_ply_headers_are_explained_in_words() {
-    let dir = std::env::temp_dir().join(format!("gpu-sph-hdr-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch();
     let body = "property float x\nproperty float y\nproperty float z\nend_header\n1 2 3\n";
     let cases = [
         (

@@ -220,7 +220,7 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     assert_eq!(largest, stats_bytes, "nothing larger than the statistics");
 
     // Frames at steps 0, 5 and 10: the state is read there, and only there.
-    let dir = std::env::temp_dir().join(format!("gpu_sph_mapped_{}", std::process::id()));
+    let dir = common::cli::tmp_dir().join("mapped");
     std::fs::create_dir_all(&dir).unwrap();
     let export = Export {
         dir: dir.clone(),
@@ -252,7 +252,6 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     assert_eq!(bytes2 - bytes, 12 * stats_bytes + 3 * snapshot);
     assert_eq!(maps2 - maps, 12 + 3 * 5);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Both paths print the same statistics, bit for bit, from the same f32 tree.

@@ -7,7 +7,7 @@
 
 #[test]
 fn a_short_soak_holds_its_invariants_and_its_memory() {
-    let dir = std::env::temp_dir().join(format!("gpu-sph-soak-{}", std::process::id()));
+    let dir = crate::common::cli::tmp_dir().join("soak");
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/soak.sh");
     let out = std::process::Command::new("bash")
         .args([script, "20000", "800", "200", dir.to_str().unwrap()])
@@ -29,5 +29,4 @@ fn a_short_soak_holds_its_invariants_and_its_memory() {
         .filter(|l| l.starts_with(|c: char| c.is_ascii_digit()))
         .count();
     assert_eq!(rows, 800);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

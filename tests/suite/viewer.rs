@@ -15,9 +15,7 @@ fn required() -> bool {
 }
 
 fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("gpu-sph-viewer-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir.join(name)
+    crate::common::cli::tmp_dir().join(name)
 }
 
 fn runtime_dir() -> PathBuf {
