@@ -18,7 +18,10 @@
 //! `../shared/peers/splishsplash_collapse.sh`), and plots every run's surge front and its column
 //! height at the wall (the highest particle within a/8 of the back face, plus s/2, as the
 //! peer's script measures it) against Martin & Moyce (1952), into
-//! `docs/resolution_front.png`, `docs/resolution_height.png` and `docs/resolution.csv`. Prints the errors; judges nothing (exit 0 unless a file is bad).
+//! `docs/resolution_front.png`, `docs/resolution_height.png` and `docs/resolution.csv`. Prints
+//! the errors, and the front read as a late start (`gpu_sph::collapse::time_offset`: the one lag
+//! of the experiment that fits best, and what is left after it); judges nothing (exit 0 unless a
+//! file is bad).
 //! `standing-wave`: reads runs of the first sloshing mode (`scripts/standing_wave.sh`) and
 //! prints each one's period against linear theory (ω² = g k tanh(k d), k = π/L) and how much
 //! of its height it keeps after one period; judges nothing. `resting-column`: a resting DFSPH
@@ -37,7 +40,7 @@ use gpu_sph::scene::{Scene, SceneKind};
 use plotters::prelude::*;
 
 use gpu_sph::collapse::{
-    Column, MARTIN_MOYCE_FRONT as MARTIN_MOYCE, MARTIN_MOYCE_HEIGHT, interpolate,
+    Column, MARTIN_MOYCE_FRONT as MARTIN_MOYCE, MARTIN_MOYCE_HEIGHT, interpolate, time_offset,
 };
 
 struct Args {
@@ -313,6 +316,8 @@ struct Run {
     label: String,
     front: Vec<(f64, f64)>,
     height: Vec<(f64, f64)>,
+    /// The front's time scale √(2g/a), 1/s: T = t · this.
+    front_rate: f64,
 }
 
 /// A run's `--stats` file (`s.csv`): g from the run's parameters (its `s.params.json`), its rows
@@ -458,6 +463,7 @@ fn read_run(path: &std::path::Path) -> Result<Run, String> {
         label: format!("{}, {label}", stats.solver()?),
         front,
         height,
+        front_rate: (2.0 * g / c.a).sqrt(),
     })
 }
 
@@ -489,6 +495,7 @@ fn read_peer_run(path: &std::path::Path) -> Result<Run, String> {
             .iter()
             .map(|r| (r[0] * (g / width).sqrt(), r[2] / (2.0 * width)))
             .collect(),
+        front_rate: (2.0 * g / width).sqrt(),
     })
 }
 
@@ -594,6 +601,17 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
                 }
             }
             println!("{line}");
+        }
+        if let Some(o) = time_offset(&run.front, &MARTIN_MOYCE, 1.4, 3.0) {
+            println!(
+                "  front read as a late start, 1.4 <= T <= 3: the experiment trails by T = {:.3} \
+                 ({:.1} ms), then worst {:+.1}% at T = {:.2}, rms {:.1}%",
+                o.lag,
+                1e3 * o.lag / run.front_rate,
+                100.0 * o.worst.1,
+                o.worst.0,
+                100.0 * o.rms
+            );
         }
     }
     std::fs::write("docs/resolution.csv", csv).map_err(|e| e.to_string())?;

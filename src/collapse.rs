@@ -127,6 +127,67 @@ pub fn worst(curve: &[(f64, f64)], data: &[(f64, f64)], lo: f64, hi: f64) -> Opt
         .reduce(|a, b| if b.1.abs() > a.1.abs() { b } else { a })
 }
 
+/// The front read as a late start: the one time offset ΔT by which the measurements trail the
+/// run, the run's Z(T − ΔT) set against the measured Z(T) for `lo ≤ T ≤ hi`, chosen to make
+/// the relative errors' root mean square least (ΔT from −0.5 to 1 in steps of 0.001).
+///
+/// Why: a release that takes time (Martin & Moyce's column was held by a gate) delays the
+/// measured front by a constant and changes nothing after it, so a run that spreads as the
+/// water did trails by one ΔT and then agrees; a run that spreads at another speed leaves an
+/// error no single offset removes. The offset is a diagnosis, never a correction: issue 34's
+/// bounds are read without it.
+///
+/// Worked example: a run that is the measurements read ΔT = 0.2 earlier gives back 0.2 and no
+/// error; one 10% ahead at every T leaves a residual of several percent (the tests below).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Offset {
+    /// The measurements' lag, in the curve's own time (T = t √(2g/a) for the front).
+    pub lag: f64,
+    /// After the lag, the measurement furthest from the run: (T, relative error).
+    pub worst: (f64, f64),
+    /// After the lag, the root mean square of the relative errors.
+    pub rms: f64,
+}
+
+/// [`Offset`] of `curve` against `data` over `lo ≤ x ≤ hi`; `None` when no offset lets the
+/// curve reach every measurement in the window.
+pub fn time_offset(curve: &[(f64, f64)], data: &[(f64, f64)], lo: f64, hi: f64) -> Option<Offset> {
+    let window: Vec<(f64, f64)> = data
+        .iter()
+        .copied()
+        .filter(|&(x, _)| (lo..=hi).contains(&x))
+        .collect();
+    let start = curve.first()?.0;
+    let errors = |lag: f64| -> Option<Vec<(f64, f64)>> {
+        window
+            .iter()
+            .map(|&(x, m)| {
+                let at = x - lag;
+                (at >= start)
+                    .then(|| interpolate(curve, at))
+                    .flatten()
+                    .map(|v| (x, (v - m) / m))
+            })
+            .collect()
+    };
+    let rms = |e: &[(f64, f64)]| (e.iter().map(|p| p.1 * p.1).sum::<f64>() / e.len() as f64).sqrt();
+    (-500..=1000)
+        .filter_map(|k| {
+            let lag = f64::from(k) * 1e-3;
+            errors(lag).filter(|e| !e.is_empty()).map(|e| (lag, e))
+        })
+        .map(|(lag, e)| Offset {
+            lag,
+            worst: e
+                .iter()
+                .copied()
+                .reduce(|a, b| if b.1.abs() > a.1.abs() { b } else { a })
+                .unwrap_or((0.0, 0.0)),
+            rms: rms(&e),
+        })
+        .reduce(|a, b| if b.rms < a.rms { b } else { a })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -173,5 +234,29 @@ mod tests {
         let curve = [(0.0, 1.0), (1.0, 0.8)];
         assert_eq!(worst(&curve, &MARTIN_MOYCE_HEIGHT, 1.5, 3.0), None);
         assert_eq!(interpolate(&curve[..1], 0.0), None);
+    }
+
+    /// A run that is the measurements started 0.2 earlier is all lag; one that spreads 10%
+    /// faster is not, and no offset hides it.
+    #[test]
+    fn time_offset_finds_a_late_start_and_not_a_faster_spread() {
+        let early: Vec<(f64, f64)> = std::iter::once((0.0, 1.0))
+            .chain(MARTIN_MOYCE_FRONT.iter().map(|&(t, z)| (t - 0.2, z)))
+            .collect();
+        let o = time_offset(&early, &MARTIN_MOYCE_FRONT, 1.4, 3.0).unwrap();
+        assert!((o.lag - 0.2).abs() < 1e-9, "{o:?}");
+        assert!(o.rms < 1e-9 && o.worst.1.abs() < 1e-9, "{o:?}");
+        // Z − 1 stretched by 1.25: the water spreads a quarter faster, which a lag cannot undo.
+        let fast: Vec<(f64, f64)> = std::iter::once((0.0, 1.0))
+            .chain(
+                MARTIN_MOYCE_FRONT
+                    .iter()
+                    .map(|&(t, z)| (t, 1.0 + 1.25 * (z - 1.0))),
+            )
+            .collect();
+        let o = time_offset(&fast, &MARTIN_MOYCE_FRONT, 1.4, 3.0).unwrap();
+        assert!(o.worst.1.abs() > 0.05, "{o:?}");
+        // A curve that ends at T = 1.43 reaches T = 2.98 at no lag up to 1.
+        assert_eq!(time_offset(&fast[..5], &MARTIN_MOYCE_FRONT, 1.4, 3.0), None);
     }
 }
