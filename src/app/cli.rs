@@ -59,7 +59,7 @@ pub struct Cli {
     pub(crate) steps: u64,
     /// Headless runs: stop after the first step that reaches this simulated time, s (with
     /// --steps too, whichever comes first).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time, help_heading = "Run")]
+    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time, allow_hyphen_values = true, help_heading = "Run")]
     pub(crate) end_time: Option<f64>,
     /// Continue the run a checkpoint holds; --steps K counts the steps still to run. Only
     /// run-control flags may be given with it.
@@ -255,7 +255,7 @@ pub struct Cli {
     pub(crate) max_iterations: u32,
     /// DFSPH: most explicit substeps of the viscous accelerations per step (1 to 16), so the
     /// step may be up to K times the viscosity's stability limit.
-    #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", help_heading = "Solver", hide_short_help = true)]
+    #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", allow_hyphen_values = true, help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
     /// DFSPH: the relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each
     /// iteration applies ω times the stiffness the solve's diagonal asks for [default: 0.9 of
@@ -326,6 +326,7 @@ pub struct Cli {
         long,
         default_value_t = 10,
         value_name = "K",
+        allow_hyphen_values = true,
         requires = "export_dir",
         help_heading = "Outputs",
         hide_short_help = true
@@ -414,6 +415,7 @@ pub struct Cli {
         long,
         default_value_t = 0,
         value_name = "K",
+        allow_hyphen_values = true,
         help_heading = "Outputs",
         hide_short_help = true
     )]
@@ -428,11 +430,11 @@ pub struct Cli {
     )]
     pub(crate) checkpoint_dir: PathBuf,
     /// Frames to render before --screenshot saves.
-    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
+    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) frames: u32,
     /// Simulation steps per rendered frame in the viewer (--model grains without it: sized to
     /// the simulated time per frame).
-    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), help_heading = "Viewer", hide_short_help = true)]
+    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) substeps: u32,
     /// Field that colours the particles in the viewer.
     #[arg(long, value_enum, default_value_t = ColorField::Speed, value_name = "FIELD", alias = "color-by", help_heading = "Viewer")]

@@ -398,6 +398,13 @@ pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
             cli.max_dt, cli.max_dt
         )));
     }
+    // A largest step ≤ 0 is the cause to name, not the default --min-dt it undercuts.
+    if !(cli.max_dt.is_finite() && cli.max_dt > 0.0) {
+        return Err(Error::input(format!(
+            "largest time step must be a finite number > 0, got {}: pass e.g. --max-dt 0.005",
+            cli.max_dt
+        )));
+    }
     if cli.dt.is_none() && cli.min_dt > cli.max_dt {
         return Err(Error::input(format!(
             "--min-dt {} exceeds --max-dt {}: lower --min-dt or raise --max-dt",

@@ -40,7 +40,7 @@ fn bad_flags_exit_2_with_one_line() {
 #[test]
 fn bad_solver_flags_exit_2_with_one_line() {
     let base = ["--headless", "--cpu", "-n", "500", "--solver", "dfsph"];
-    let cases: [(&[&str], &str); 10] = [
+    let cases: [(&[&str], &str); 12] = [
         (&[], "add --steps K"),
         (
             &["--steps", "2", "--viscous-substeps", "0"],
@@ -65,7 +65,20 @@ fn bad_solver_flags_exit_2_with_one_line() {
             "divergence tolerance",
         ),
         (&["--steps", "2", "--min-dt", "0.1"], "--min-dt"),
-        (&["--steps", "2", "--max-dt", "-1"], "--max-dt"),
+        // The largest step itself is the cause, not the default --min-dt it undercuts.
+        (
+            &["--steps", "2", "--max-dt", "-1"],
+            "largest time step must be a finite number > 0, got -1",
+        ),
+        (
+            &["--steps", "2", "--max-dt", "0"],
+            "largest time step must be a finite number > 0, got 0",
+        ),
+        // A negative count reaches its flag's parser rather than reading as a flag of its own.
+        (
+            &["--steps", "2", "--viscous-substeps", "-1"],
+            "'-1' for '--viscous-substeps",
+        ),
     ];
     for (extra, needle) in cases {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
@@ -870,6 +883,18 @@ fn an_end_time_stops_the_run_at_the_first_step_that_reaches_it() {
     for (args, needle) in [
         (&["--headless", "--end-time", "0"][..], "--end-time"),
         (&["--headless", "--end-time", "nan"], "--end-time"),
+        (
+            &["--headless", "--end-time", "-1"],
+            "expected a simulated time > 0",
+        ),
+        (
+            &["--headless", "--export-dir", "f", "--export-every", "-1"],
+            "'-1' for '--export-every",
+        ),
+        (
+            &["--headless", "--checkpoint-every", "-1"],
+            "'-1' for '--checkpoint-every",
+        ),
         (&["--end-time", "1"], "add --headless"),
         (&["--headless", "--verify", "--end-time", "1"], "--steps K"),
     ] {
