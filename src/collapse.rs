@@ -131,14 +131,15 @@ pub fn worst(curve: &[(f64, f64)], data: &[(f64, f64)], lo: f64, hi: f64) -> Opt
 /// run, the run's Z(T − ΔT) set against the measured Z(T) for `lo ≤ T ≤ hi`, chosen to make
 /// the relative errors' root mean square least (ΔT from −0.5 to 1 in steps of 0.001).
 ///
-/// Why: a release that takes time (Martin & Moyce's column was held by a gate) delays the
-/// measured front by a constant and changes nothing after it, so a run that spreads as the
-/// water did trails by one ΔT and then agrees; a run that spreads at another speed leaves an
-/// error no single offset removes. The offset is a diagnosis, never a correction: issue 34's
-/// bounds are read without it.
+/// Why: an experiment whose column is released late (a gate that takes time to open) measures
+/// the same front shifted by a constant ΔT. A run that spreads as the water did therefore
+/// agrees once shifted by one lag; a run that spreads at another speed leaves an error that no
+/// single lag removes. The offset is a diagnosis, never a correction: issue 34's bounds are
+/// read without it.
 ///
-/// Worked example: a run that is the measurements read ΔT = 0.2 earlier gives back 0.2 and no
-/// error; one 10% ahead at every T leaves a residual of several percent (the tests below).
+/// Worked example (the tests below): a run that is the measurements started ΔT = 0.2 early
+/// gives back 0.2 and no error; a run whose Z − 1 grows a quarter faster than the measured one
+/// still misses by 7.6% at its best lag.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Offset {
     /// The measurements' lag, in the curve's own time (T = t √(2g/a) for the front).
