@@ -150,9 +150,13 @@ pub struct Offset {
     pub rms: f64,
 }
 
-/// [`Offset`] of `curve` against `data` over `lo ≤ x ≤ hi`; `None` when no offset lets the
-/// curve reach every measurement in the window.
+/// [`Offset`] of `curve` against `data` over `lo ≤ x ≤ hi`; `None` when the curve ends before
+/// `hi` (a run stopped early: a lag would only slide its end over the missing part) or when no
+/// offset lets it reach every measurement in the window.
 pub fn time_offset(curve: &[(f64, f64)], data: &[(f64, f64)], lo: f64, hi: f64) -> Option<Offset> {
+    if curve.last()?.0 < hi {
+        return None;
+    }
     let window: Vec<(f64, f64)> = data
         .iter()
         .copied()
@@ -257,7 +261,12 @@ mod tests {
             .collect();
         let o = time_offset(&fast, &MARTIN_MOYCE_FRONT, 1.4, 3.0).unwrap();
         assert!(o.worst.1.abs() > 0.05, "{o:?}");
-        // A curve that ends at T = 1.43 reaches T = 2.98 at no lag up to 1.
+        // A run that stopped before the window's end is not read: a lag of 0.6 would let a curve
+        // that ends at T = 2.51 reach every measurement to 2.98.
         assert_eq!(time_offset(&fast[..5], &MARTIN_MOYCE_FRONT, 1.4, 3.0), None);
+        assert_eq!(
+            time_offset(&fast[..11], &MARTIN_MOYCE_FRONT, 1.4, 3.0),
+            None
+        );
     }
 }
