@@ -241,8 +241,8 @@ mod tests {
         assert_eq!(interpolate(&curve[..1], 0.0), None);
     }
 
-    /// A run that is the measurements started 0.2 earlier is all lag; one that spreads 10%
-    /// faster is not, and no offset hides it.
+    /// A run that is the measurements started 0.2 earlier is all lag; one that spreads 25%
+    /// faster is not, and no offset hides it; one that stopped early is not read.
     #[test]
     fn time_offset_finds_a_late_start_and_not_a_faster_spread() {
         let early: Vec<(f64, f64)> = std::iter::once((0.0, 1.0))
