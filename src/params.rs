@@ -614,15 +614,10 @@ impl PhysicsConfig {
         drop + v2 / (2.0 * self.gravity.abs().max(1e-3))
     }
 
-    /// Validates the physics and builds the uniform block for a tank and fluid that can fall
-    /// `fluid_height` metres (see [`PhysicsConfig::sound_speed_for`]).
-    pub fn fluid_params(
-        &self,
-        cfg: &SphConfig,
-        tank_min: Vec3,
-        tank_max: Vec3,
-        fluid_height: f32,
-    ) -> Result<FluidParams> {
+    /// Refuses any value no run can use, in one line naming it and a fix: the checks that
+    /// need no tank or fluid, so a run that never steps (`--steps 0`) refuses a `--gravity nan`
+    /// as a stepping run does, instead of ignoring it.
+    pub fn check(&self) -> Result<()> {
         // Upper bounds far past any fluid run (1000 g; Monaghan's α is 0.01 to 1; pitch is
         // about 1e8 Pa·s but flows for years): beyond them the time step collapses and the
         // run would stop as diverged, blaming the time step instead of the value.
@@ -660,16 +655,39 @@ impl PhysicsConfig {
             positive_finite("time step", "--dt 1e-4", dt)?;
         }
         positive_finite("largest time step", "--max-dt 0.005", self.dt_max)?;
-        let c = match self.sound_speed {
-            Some(c) => {
-                let c = positive_finite("speed of sound", "--sound-speed 20", c)?;
-                if c > MAX_SOUND_SPEED {
-                    return Err(Error::input(format!(
-                        "--sound-speed {c} m/s exceeds {MAX_SOUND_SPEED} m/s (water's is 1480): pass a smaller --sound-speed"
-                    )));
-                }
-                c
+        if let Some(c) = self.sound_speed {
+            let c = positive_finite("speed of sound", "--sound-speed 20", c)?;
+            if c > MAX_SOUND_SPEED {
+                return Err(Error::input(format!(
+                    "--sound-speed {c} m/s exceeds {MAX_SOUND_SPEED} m/s (water's is 1480): pass a smaller --sound-speed"
+                )));
             }
+        }
+        slip_code(self.wall_slip_length)?;
+        if let Some(nu) = self
+            .kinematic_viscosity
+            .filter(|nu| !(nu.is_finite() && (0.0..=1.0).contains(nu)))
+        {
+            return Err(Error::input(format!(
+                "kinematic viscosity must be 0 to 1 m^2/s, got {nu}: pass e.g. --kinematic-viscosity 1e-6 (water)"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Validates the physics and builds the uniform block for a tank and fluid that can fall
+    /// `fluid_height` metres (see [`PhysicsConfig::sound_speed_for`]).
+    pub fn fluid_params(
+        &self,
+        cfg: &SphConfig,
+        tank_min: Vec3,
+        tank_max: Vec3,
+        fluid_height: f32,
+    ) -> Result<FluidParams> {
+        self.check()?;
+        let c = match self.sound_speed {
+            // `check` has held it finite, > 0 and within MAX_SOUND_SPEED.
+            Some(c) => c,
             None => {
                 let c = self.sound_speed_for(fluid_height);
                 if !(c.is_finite() && c <= MAX_SOUND_SPEED) {
@@ -691,14 +709,6 @@ impl PhysicsConfig {
             )));
         }
         let slip = slip_code(self.wall_slip_length)?;
-        if let Some(nu) = self
-            .kinematic_viscosity
-            .filter(|nu| !(nu.is_finite() && (0.0..=1.0).contains(nu)))
-        {
-            return Err(Error::input(format!(
-                "kinematic viscosity must be 0 to 1 m^2/s, got {nu}: pass e.g. --kinematic-viscosity 1e-6 (water)"
-            )));
-        }
         let nu = self.kinematic_viscosity_at(cfg.spacing);
         let h = cfg.smoothing_radius as f64;
         let rho0 = cfg.rest_density;

@@ -16,7 +16,7 @@ use crate::{Error, bench, io, verify};
 
 use super::Outcome;
 use super::cli::{
-    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, overrides, run_guards, run_spec,
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, overrides, physics, run_guards, run_spec,
     scene_choice, surface_settings, viewer_options,
 };
 use super::shared::{Paths, choose_paths, print_json_or, print_report};
@@ -411,7 +411,8 @@ pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
             cli.min_dt, cli.max_dt
         )));
     }
-    Ok(())
+    // A run that never steps still refuses a value no run can use, rather than ignoring it.
+    physics(cli).check()
 }
 
 fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {

@@ -89,6 +89,52 @@ fn bad_solver_flags_exit_2_with_one_line() {
     assert_usage_error(&["--headless", "--solver", "iisph"], "wcsph");
 }
 
+/// A density-only run (no `--steps`) uses no physics, but a value no run can use is bad input
+/// all the same: it was ignored with exit 0 (`--sound-speed nan`), and is now refused in the
+/// words a stepping run uses. Valid physics values still leave such a run alone.
+#[test]
+fn a_density_only_run_refuses_physics_values_no_run_can_use() {
+    let base = ["--headless", "--cpu", "-n", "300"];
+    let cases: [(&[&str], &str); 9] = [
+        (
+            &["--sound-speed", "nan"],
+            "speed of sound must be a finite number > 0",
+        ),
+        (&["--sound-speed", "1e30"], "exceeds 100000 m/s"),
+        (&["--gravity", "inf"], "gravity must be finite"),
+        (&["--alpha", "11"], "artificial viscosity must be 0 to 10"),
+        (&["--viscosity", "nan"], "viscosity must be 0 to 1e4 Pa s"),
+        (&["--cfl", "2"], "CFL number must be in (0, 1]"),
+        (&["--restitution", "nan"], "restitution must be in [0, 1]"),
+        (
+            &["--kinematic-viscosity", "5"],
+            "kinematic viscosity must be 0 to 1",
+        ),
+        (&["--dt", "0"], "time step must be a finite number > 0"),
+    ];
+    for (extra, needle) in cases {
+        let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
+        assert_usage_error(&args, needle);
+    }
+    let ok = run_ok(&[
+        "--headless",
+        "--cpu",
+        "-n",
+        "300",
+        "--sound-speed",
+        "30",
+        "--gravity",
+        "-3.7",
+        "--cfl",
+        "0.3",
+    ]);
+    assert!(
+        ok.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+}
+
 /// DFSPH is the default solver of fluid runs (issue 10); a density-only run has no solver to
 /// default, so it runs without one, and naming a solver there is refused (DFSPH as before,
 /// WCSPH alike since issue 33: no front end asks which solver was named).
