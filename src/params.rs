@@ -1138,27 +1138,28 @@ pub struct SolveParams {
 }
 
 impl DfsphConfig {
-    /// Validates the settings and builds the uniform block.
-    pub fn params(&self, cfg: &SphConfig, physics: &PhysicsConfig) -> Result<DfsphParams> {
-        let tol = |name: &str, flag: &str, v: f32| {
-            if v.is_finite() && v > 0.0 && v < 1.0 {
-                Ok(v)
-            } else {
-                Err(Error::input(format!(
+    /// Refuses a setting no run can use, in one line naming it and a fix: the checks that need
+    /// no particles, so a run that never steps with DFSPH (density only, or WCSPH) refuses a
+    /// `--relaxation 5` as a DFSPH run does, instead of ignoring it.
+    pub fn check(&self) -> Result<()> {
+        for (name, flag, v) in [
+            (
+                "divergence tolerance",
+                "--divergence-tolerance",
+                self.divergence_tolerance,
+            ),
+            (
+                "density tolerance",
+                "--density-tolerance",
+                self.density_tolerance,
+            ),
+        ] {
+            if !(v.is_finite() && v > 0.0 && v < 1.0) {
+                return Err(Error::input(format!(
                     "{name} must be a fraction in (0, 1), got {v}: pass e.g. {flag} 0.001"
-                )))
+                )));
             }
-        };
-        let eta_v = tol(
-            "divergence tolerance",
-            "--divergence-tolerance",
-            self.divergence_tolerance,
-        )?;
-        let eta_d = tol(
-            "density tolerance",
-            "--density-tolerance",
-            self.density_tolerance,
-        )?;
+        }
         if self.viscous_substeps == 0 || self.viscous_substeps > MAX_VISCOUS_SUBSTEPS {
             return Err(Error::input(format!(
                 "--viscous-substeps must be in 1..={MAX_VISCOUS_SUBSTEPS}, got {}: pass e.g. --viscous-substeps {DFSPH_VISCOUS_SUBSTEPS}",
@@ -1171,13 +1172,26 @@ impl DfsphConfig {
                 self.max_iterations
             )));
         }
-        let bound = dfsph_relaxation(cfg.smoothing_radius as f64 / cfg.spacing as f64);
-        let relaxation = self.relaxation.unwrap_or(bound);
-        if !(relaxation.is_finite() && relaxation > 0.0 && relaxation <= 1.0) {
+        // The default, dfsph_relaxation, is in (0, 1] at every support; only a given one can miss.
+        if let Some(r) = self
+            .relaxation
+            .filter(|r| !(r.is_finite() && *r > 0.0 && *r <= 1.0))
+        {
             return Err(Error::input(format!(
-                "--relaxation must be in (0, 1], got {relaxation}: pass e.g. --relaxation {bound:.2} (the default at this support)"
+                "--relaxation must be in (0, 1], got {r}: leave it out for the default, 0.9 of the Jacobi solve's stability bound at the run's support"
             )));
         }
+        Ok(())
+    }
+
+    /// Validates the settings and builds the uniform block.
+    pub fn params(&self, cfg: &SphConfig, physics: &PhysicsConfig) -> Result<DfsphParams> {
+        self.check()?;
+        let eta_v = self.divergence_tolerance;
+        let eta_d = self.density_tolerance;
+        let relaxation = self
+            .relaxation
+            .unwrap_or_else(|| dfsph_relaxation(cfg.smoothing_radius as f64 / cfg.spacing as f64));
         let dt_min = positive_finite("smallest time step", "--min-dt 1e-6", self.dt_min)?;
         let dt_max = dfsph_dt_max(
             cfg.spacing,

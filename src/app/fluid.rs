@@ -16,8 +16,8 @@ use crate::{Error, bench, io, verify};
 
 use super::Outcome;
 use super::cli::{
-    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, overrides, physics, run_guards, run_spec,
-    scene_choice, surface_settings, viewer_options,
+    BRUTE_FORCE_SIZES, Cli, DEFAULT_PARTICLES, chosen, dfsph_config, overrides, physics,
+    run_guards, run_spec, scene_choice, surface_settings, viewer_options,
 };
 use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
@@ -411,8 +411,10 @@ pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
             cli.min_dt, cli.max_dt
         )));
     }
-    // A run that never steps still refuses a value no run can use, rather than ignoring it.
-    physics(cli).check()
+    // A run that never steps (or never with DFSPH) still refuses a value no run can use,
+    // rather than ignoring it.
+    physics(cli).check()?;
+    dfsph_config(cli).check()
 }
 
 fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {

@@ -89,16 +89,29 @@ fn bad_solver_flags_exit_2_with_one_line() {
     assert_usage_error(&["--headless", "--solver", "iisph"], "wcsph");
 }
 
-/// A density-only run (no `--steps`) uses no physics, but a value no run can use is bad input
-/// all the same: it was ignored with exit 0 (`--sound-speed nan`), and is now refused in the
-/// words a stepping run uses. Valid physics values still leave such a run alone.
+/// A density-only run (no `--steps`) uses no physics, and a WCSPH run none of DFSPH's settings,
+/// but a value no run can use is bad input all the same: it was ignored with exit 0
+/// (`--sound-speed nan`, `--relaxation 5`), and is now refused in the words a run that uses it
+/// prints. Valid values still leave such a run alone.
 #[test]
-fn a_density_only_run_refuses_physics_values_no_run_can_use() {
+fn runs_refuse_physics_and_solver_values_no_run_can_use() {
     let base = ["--headless", "--cpu", "-n", "300"];
-    let cases: [(&[&str], &str); 9] = [
+    let cases: [(&[&str], &str); 12] = [
         (
             &["--sound-speed", "nan"],
             "speed of sound must be a finite number > 0",
+        ),
+        (
+            &["--relaxation", "5"],
+            "--relaxation must be in (0, 1], got 5",
+        ),
+        (
+            &["--density-tolerance", "nan"],
+            "density tolerance must be a fraction",
+        ),
+        (
+            &["--steps", "1", "--solver", "wcsph", "--relaxation", "5"],
+            "--relaxation must be in (0, 1], got 5",
         ),
         (&["--sound-speed", "1e30"], "exceeds 100000 m/s"),
         (&["--gravity", "inf"], "gravity must be finite"),
