@@ -207,6 +207,22 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             )));
         }
     }
+    // A run that never steps records nothing of steps: asking for it is a mistake to name,
+    // not a request to drop (it exited 0 with no file written).
+    if cli.steps == 0
+        && cli.resume.is_none()
+        && let Some(flag) = [
+            ("--stats", cli.stats.is_some()),
+            ("--export-dir", cli.export_dir.is_some()),
+            ("--checkpoint-every", cli.checkpoint_every > 0),
+        ]
+        .iter()
+        .find_map(|&(f, given)| given.then_some(f))
+    {
+        return Err(Error::input(format!(
+            "{flag} records the steps of a fluid run, and without --steps this run only computes densities: add --steps K or --end-time SECONDS (--output writes the densities)"
+        )));
+    }
     if let (Some(stats), Some(out)) = (&cli.stats, &cli.output)
         && stats == out
     {

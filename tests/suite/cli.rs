@@ -129,6 +129,21 @@ fn runs_refuse_physics_and_solver_values_no_run_can_use() {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
         assert_usage_error(&args, needle);
     }
+    // Nor does a run that never steps drop the records of steps it was asked for.
+    let dir = tmp_dir().join("density_only_records");
+    let stats = dir.join("s.csv");
+    let frames = dir.join("frames");
+    for (flag, path) in [
+        ("--stats", stats.to_str().unwrap()),
+        ("--export-dir", frames.to_str().unwrap()),
+        ("--checkpoint-every", "5"),
+    ] {
+        assert_usage_error(
+            &[base.as_slice(), &[flag, path]].concat(),
+            &format!("{flag} records the steps of a fluid run"),
+        );
+    }
+    assert!(!stats.exists() && !frames.exists());
     let ok = run_ok(&[
         "--headless",
         "--cpu",
