@@ -21,7 +21,10 @@ use clap::{CommandFactory, FromArgMatches, Parser};
     version,
     about,
     after_help = "This page shows the common flags; --help lists them all. The manual: docs/usage.md.",
-    after_long_help = "Every flag in detail, with examples: docs/usage.md."
+    after_long_help = "Every flag in detail, with examples: docs/usage.md.",
+    // A negative number is a value, never a flag: each flag's own parser then names what it
+    // takes (`--tolerance -1` was "unexpected argument '-1'").
+    allow_negative_numbers = true
 )]
 pub struct Cli {
     /// Run without a window (with --screenshot: render offscreen).
@@ -1022,5 +1025,34 @@ pub(crate) fn check_stats_path(cli: &Cli) -> Result<(), Error> {
             "--stats - would write the statistics into a file named '-': they go to a file (standard output carries the run's report), so give a path, e.g. --stats stats.csv",
         )),
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser, error::ErrorKind};
+
+    use super::Cli;
+
+    /// A negative value reaches its flag's own parser, which names what the flag takes, on
+    /// every flag that takes a value: clap otherwise reads `-1` as a flag of its own and says
+    /// "unexpected argument '-1'", blaming the value's sign on nothing the user wrote.
+    #[test]
+    fn every_value_flag_reads_a_negative_value_as_its_value() {
+        let cmd = Cli::command();
+        let mut misread = Vec::new();
+        for arg in cmd.get_arguments() {
+            let Some(long) = arg.get_long() else { continue };
+            if !arg.get_action().takes_values() || arg.is_positional() {
+                continue;
+            }
+            let flag = format!("--{long}");
+            if let Err(e) = Cli::try_parse_from(["gpu-sph", flag.as_str(), "-1"])
+                && e.kind() == ErrorKind::UnknownArgument
+            {
+                misread.push(flag);
+            }
+        }
+        assert!(misread.is_empty(), "read -1 as a flag: {misread:?}");
     }
 }

@@ -163,11 +163,11 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
             "--repeat must be ≥ 1 (the medians need at least one run)",
         ));
     }
+    // Checked whether or not a mesh is asked for: a value no mesh can use is refused as
+    // `--sound-speed nan` is (check_physics).
+    surface_settings(cli).validate()?;
     if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
         return surface_from(cli, from, out);
-    }
-    if cli.surface_dir.is_some() {
-        surface_settings(cli).validate()?;
     }
     if cli.surface_dir.is_some() && cli.steps == 0 {
         return Err(Error::input(

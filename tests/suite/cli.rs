@@ -96,7 +96,7 @@ fn bad_solver_flags_exit_2_with_one_line() {
 #[test]
 fn runs_refuse_physics_and_solver_values_no_run_can_use() {
     let base = ["--headless", "--cpu", "-n", "300"];
-    let cases: [(&[&str], &str); 12] = [
+    let cases: [(&[&str], &str); 13] = [
         (
             &["--sound-speed", "nan"],
             "speed of sound must be a finite number > 0",
@@ -124,6 +124,7 @@ fn runs_refuse_physics_and_solver_values_no_run_can_use() {
             "kinematic viscosity must be 0 to 1",
         ),
         (&["--dt", "0"], "time step must be a finite number > 0"),
+        (&["--surface-cube-size", "nan"], "0.1 to 10"),
     ];
     for (extra, needle) in cases {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
