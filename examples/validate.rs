@@ -510,6 +510,7 @@ fn plot_runs(
     x_desc: &str,
     y_desc: &str,
     ranges: (std::ops::Range<f64>, std::ops::Range<f64>),
+    legend: SeriesLabelPosition,
 ) -> Result<(), String> {
     let root = BitMapBackend::new(file, (900, 600)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -567,7 +568,7 @@ fn plot_runs(
         .configure_series_labels()
         .background_style(WHITE)
         .border_style(BLACK)
-        .position(SeriesLabelPosition::UpperLeft)
+        .position(legend)
         .draw()
         .map_err(|e| e.to_string())?;
     root.present().map_err(|e| e.to_string())
@@ -625,6 +626,8 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
         "T = t sqrt(2g/a)",
         "Z = x_front / a",
         (0.0..3.5, 0.9..4.5),
+        // The fronts rise to the right: the upper left is empty.
+        SeriesLabelPosition::UpperLeft,
     )?;
     plot_runs(
         &runs,
@@ -635,6 +638,8 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
         "tau = t sqrt(g/a)",
         "eta = H / 2a",
         (0.0..3.6, 0.0..1.05),
+        // The heights fall from the upper left, where the legend hid their start.
+        SeriesLabelPosition::LowerLeft,
     )?;
     println!("wrote docs/resolution_front.png, docs/resolution_height.png, docs/resolution.csv");
     Ok(true)
