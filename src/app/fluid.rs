@@ -23,6 +23,8 @@ use super::shared::{Paths, choose_paths, print_json_or, print_report};
 
 /// The viewer: a window, or with `--headless --screenshot` an offscreen render.
 fn view(cli: &Cli) -> Result<Outcome, Error> {
+    // The viewer's panel can switch solver, so every value is checked before the window opens.
+    check_physics(cli)?;
     if cli.input.is_some()
         || cli.output.is_some()
         || cli.stats.is_some()

@@ -130,6 +130,24 @@ fn runs_refuse_physics_and_solver_values_no_run_can_use() {
         let args: Vec<&str> = base.iter().chain(extra.iter()).copied().collect();
         assert_usage_error(&args, needle);
     }
+    // The viewer (here offscreen, for its picture) checks them before it opens.
+    let picture = tmp_dir().join("refused_picture.png");
+    assert_usage_error(
+        &[
+            base.as_slice(),
+            &[
+                "--screenshot",
+                picture.to_str().unwrap(),
+                "--solver",
+                "wcsph",
+                "--relaxation",
+                "5",
+            ],
+        ]
+        .concat(),
+        "--relaxation must be in (0, 1], got 5",
+    );
+    assert!(!picture.exists());
     // Nor does a run that never steps drop the records of steps it was asked for.
     let dir = tmp_dir().join("density_only_records");
     let stats = dir.join("s.csv");
