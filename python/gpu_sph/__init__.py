@@ -152,9 +152,7 @@ class Simulation:
 
     def step(self, k: int = 1) -> None:
         """Takes ``k`` steps (the GIL is released meanwhile)."""
-        if not isinstance(k, (int, np.integer)) or k < 0:
-            raise ValueError(f"k must be a whole number of steps ≥ 0, got {k!r}")
-        self._s.step(int(k))
+        self._s.step(_step_count("k", k))
 
     def run(self, until: float) -> None:
         """Steps until the first step that reaches simulated time ``until`` (s)."""
@@ -252,11 +250,19 @@ class Simulation:
         """``--verify``: ``steps`` steps from the current state on the GPU and on the CPU
         reference, every stage compared; the report as a dict (``report["pass"]``). Needs a
         GPU adapter (lavapipe will do)."""
-        return json.loads(self._s.verify(int(steps), float(tolerance)))
+        return json.loads(self._s.verify(_step_count("steps", steps), float(tolerance)))
 
     def __repr__(self) -> str:
         where = self.adapter or "CPU path"
         return f"<gpu_sph.Simulation {len(self.ids())} particles, step {self.steps}, t = {self.time:.6f} s, {where}>"
+
+
+def _step_count(name: str, k: Any) -> int:
+    """``k`` as a count of steps for the native side's u64, refused in Python's words (a
+    negative or 2**64 step count was an OverflowError naming no argument)."""
+    if not isinstance(k, (int, np.integer)) or not 0 <= k < 2**64:
+        raise ValueError(f"{name} must be a whole number of steps from 0 to 2**64 - 1, got {k!r}")
+    return int(k)
 
 
 def _points(points: Any, what: str) -> np.ndarray:

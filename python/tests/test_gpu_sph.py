@@ -344,8 +344,11 @@ def test_python_only_mistakes_are_named() -> None:
     with pytest.raises(ValueError, match="path must be"):
         gpu_sph.Simulation.from_scene("dam-break", path="tpu")
     sim = gpu_sph.Simulation.from_scene("dam-break", particles=1000, path="cpu")
-    with pytest.raises(ValueError, match="whole number"):
-        sim.step(-1)
+    for k in (-1, 1.5, 2**64):
+        with pytest.raises(ValueError, match="k must be a whole number"):
+            sim.step(k)
+    with pytest.raises(ValueError, match="steps must be a whole number"):
+        sim.verify(steps=-1)
     with pytest.raises(ValueError, match="finite"):
         sim.run(until=float("nan"))
     with pytest.raises(TypeError):
