@@ -368,8 +368,63 @@ impl Session {
                 vel[i]
             )));
         }
+        self.check_speeds(vel)?;
         let held: Vec<glam::Vec3> = snap.state.id.iter().map(|&id| vel[id as usize]).collect();
         self.backend.set_velocities(&held)
+    }
+
+    /// Refuses velocities the run's next step could not follow, naming the fastest, where the
+    /// step's own checks would stop the run as diverged and blame its settings. A start this
+    /// fast is refused by the derived speed of sound ([`crate::params::PhysicsConfig::head`]);
+    /// mid-run the run's limits are fixed:
+    /// - WCSPH: above the speed check's fraction of the sound speed (0.5 c by default), past
+    ///   the weakly compressible model;
+    /// - DFSPH (CFL step): faster than λ s / `--min-dt` (4 000 m/s at s = 10 mm, λ = 0.4,
+    ///   1 µs), where the CFL step falls below the smallest step and the particles cross
+    ///   more than λ s a step.
+    fn check_speeds(&self, vel: &[glam::Vec3]) -> Result<()> {
+        let Some((i, speed)) = vel
+            .iter()
+            .map(|v| v.length())
+            .enumerate()
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+        else {
+            return Ok(());
+        };
+        let fp = &self.template.fluid_params;
+        let g = &self.guards;
+        let (limit, why, fix) = if g.wcsph {
+            (
+                g.speed_fraction * fp.sound_speed,
+                format!(
+                    "{}x the run's speed of sound {} m/s, past the weakly compressible model",
+                    g.speed_fraction, fp.sound_speed
+                ),
+                "start the run with a larger sound_speed",
+            )
+        } else {
+            let s = self.template.header.config.spacing;
+            (
+                // A fixed step has no CFL step to fall.
+                if g.fixed_dt {
+                    0.0
+                } else {
+                    fp.cfl * s / g.dt_min
+                },
+                format!(
+                    "the speed whose CFL step λ s/|v| (λ = {}, s = {s} m) falls to min_dt = {} s",
+                    fp.cfl, g.dt_min
+                ),
+                "start the run with a smaller min_dt",
+            )
+        };
+        // A disabled check (speed_fraction 0) or min_dt 0 sets no limit.
+        if limit > 0.0 && limit.is_finite() && speed > limit {
+            return Err(Error::input(format!(
+                "velocity {i} is {speed} m/s, faster than {why} ({limit:.3} m/s), so the next step would stop as diverged: give slower velocities, or {fix}"
+            )));
+        }
+        Ok(())
     }
 
     /// Writes the state to `path` in the format its extension names: `.ply` and `.csv` as
@@ -533,5 +588,32 @@ mod tests {
             bad(serde_json::json!({"min_dt": 1.0, "max_dt": 0.1, "cpu": true}))
                 .contains("--min-dt 1 exceeds --max-dt 0.1")
         );
+    }
+
+    /// Velocities the next step cannot follow are refused where they are set, naming the
+    /// fastest and the run's limit: they stopped the next step as diverged, whose message
+    /// blamed the run's settings. Velocities within the limit still step.
+    #[test]
+    fn velocities_past_the_runs_limit_are_refused_where_they_are_set() {
+        for (solver, fast, limit) in [
+            // DFSPH: λ s / min_dt = 0.4 × 0.01 / 1e-6.
+            ("dfsph", 5e3, "CFL step"),
+            // WCSPH: 0.5 c, c the run's derived speed of sound (tens of m/s here).
+            ("wcsph", 1e3, "speed of sound"),
+        ] {
+            let s = settings(serde_json::json!({"particles": 500, "cpu": true, "solver": solver}));
+            let mut run = Session::new(SceneGiven::Name("dam-break".into()), &s).unwrap();
+            let n = run.snapshot().unwrap().state.len();
+            let mut vel = vec![glam::Vec3::ZERO; n];
+            vel[7] = glam::Vec3::new(fast, 0.0, 0.0);
+            let e = run.set_velocities(&vel).unwrap_err().to_string();
+            assert!(
+                e.contains("velocity 7 is") && e.contains(limit),
+                "{solver}: {e}"
+            );
+            vel[7] = glam::Vec3::new(1.0, 0.0, 0.0);
+            run.set_velocities(&vel).unwrap();
+            run.step(2).unwrap();
+        }
     }
 }
