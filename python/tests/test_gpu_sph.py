@@ -136,6 +136,10 @@ def test_set_velocities_moves_the_fluid() -> None:
     with pytest.raises(ValueError, match="not finite"):
         v[0, 0] = np.nan
         sim.set_velocities(v)
+    # Faster than DFSPH's CFL step can follow above its min_dt (λ s / 1 µs, a few km/s).
+    with pytest.raises(ValueError, match="velocity 0 is 100000 m/s, faster than"):
+        v[0, 0] = 1e5
+        sim.set_velocities(v)
 
 
 def test_stepping_releases_the_gil() -> None:
