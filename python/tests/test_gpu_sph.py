@@ -353,8 +353,9 @@ def test_python_only_mistakes_are_named() -> None:
             sim.step(k)
     with pytest.raises(ValueError, match="steps must be a whole number"):
         sim.verify(steps=-1)
-    with pytest.raises(ValueError, match="finite"):
-        sim.run(until=float("nan"))
+    for until in (float("nan"), -1.0):
+        with pytest.raises(ValueError, match="until must be a finite time"):
+            sim.run(until=until)
     with pytest.raises(TypeError):
         gpu_sph.Simulation(None)
 

@@ -297,9 +297,10 @@ impl Session {
     /// Steps until the first step that reaches simulated time `t` (s); nothing if the run is
     /// there already.
     pub fn run_until(&mut self, t: f64) -> Result<()> {
-        if !t.is_finite() {
+        // A negative time is never ahead of a run, so it is a mistake, not a run already there.
+        if !(t.is_finite() && t >= 0.0) {
             return Err(Error::input(format!(
-                "until must be a finite time in s, got {t}"
+                "until must be a finite time ≥ 0 in s, got {t}"
             )));
         }
         if self.at.t >= t {
