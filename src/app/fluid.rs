@@ -68,8 +68,8 @@ fn surface_from(
     from: &std::path::Path,
     out: &std::path::Path,
 ) -> Result<Outcome, Error> {
+    // `run` has validated the settings, as it does for every run.
     let settings = surface_settings(cli);
-    settings.validate()?;
     surface::check_output_dir(out)?;
     let frames = surface::frames_in(from)?;
     // Files without gpu-sph's header comments take the run's flags (when any is given).
@@ -407,6 +407,11 @@ pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
             cli.min_dt
         )));
     }
+    // Each value alone before the relations between them: a largest step ≤ 0 is the cause
+    // to name, not the default --min-dt it undercuts. A run that never steps (or never with
+    // DFSPH) refuses a value no run can use too, rather than ignoring it.
+    physics(cli).check()?;
+    dfsph_config(cli).check()?;
     if let Some(dt) = cli
         .dt
         .filter(|&dt| chosen(cli, "max_dt") && dt > cli.max_dt)
@@ -416,23 +421,13 @@ pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
             cli.max_dt, cli.max_dt
         )));
     }
-    // A largest step ≤ 0 is the cause to name, not the default --min-dt it undercuts.
-    if !(cli.max_dt.is_finite() && cli.max_dt > 0.0) {
-        return Err(Error::input(format!(
-            "largest time step must be a finite number > 0, got {}: pass e.g. --max-dt 0.005",
-            cli.max_dt
-        )));
-    }
     if cli.dt.is_none() && cli.min_dt > cli.max_dt {
         return Err(Error::input(format!(
             "--min-dt {} exceeds --max-dt {}: lower --min-dt or raise --max-dt",
             cli.min_dt, cli.max_dt
         )));
     }
-    // A run that never steps (or never with DFSPH) still refuses a value no run can use,
-    // rather than ignoring it.
-    physics(cli).check()?;
-    dfsph_config(cli).check()
+    Ok(())
 }
 
 fn print_summary(cli: &Cli, summary: &Summary) -> Result<(), Error> {

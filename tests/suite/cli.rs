@@ -163,18 +163,13 @@ fn runs_refuse_physics_and_solver_values_no_run_can_use() {
         );
     }
     assert!(!stats.exists() && !frames.exists());
-    let ok = run_ok(&[
-        "--headless",
-        "--cpu",
-        "-n",
-        "300",
-        "--sound-speed",
-        "30",
-        "--gravity",
-        "-3.7",
-        "--cfl",
-        "0.3",
-    ]);
+    let ok = run_ok(
+        &[
+            base.as_slice(),
+            &["--sound-speed", "30", "--gravity", "-3.7", "--cfl", "0.3"],
+        ]
+        .concat(),
+    );
     assert!(
         ok.stderr.is_empty(),
         "{}",
