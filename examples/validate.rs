@@ -19,9 +19,10 @@
 //! height at the wall (the highest particle within a/8 of the back face, plus s/2, as the
 //! peer's script measures it) against Martin & Moyce (1952), into
 //! `docs/resolution_front.png`, `docs/resolution_height.png` and `docs/resolution.csv`. Prints
-//! the errors, and the front read as a late start (`gpu_sph::collapse::time_offset`: the one lag
-//! of the experiment that fits best, and what is left after it); judges nothing (exit 0 unless a
-//! file is bad).
+//! the errors, the front against a second experiment (Koshizuka & Oka 1996, into the csv too),
+//! and the front read as a late start (`gpu_sph::collapse::time_offset`: the one lag of the
+//! experiment that fits best, and what is left after it); judges nothing (exit 0 unless a file
+//! is bad).
 //! `standing-wave`: reads runs of the first sloshing mode (`scripts/standing_wave.sh`) and
 //! prints each one's period against linear theory (ω² = g k tanh(k d), k = π/L) and how much
 //! of its height it keeps after one period; judges nothing. `resting-column`: a resting DFSPH
@@ -40,7 +41,8 @@ use gpu_sph::scene::{Scene, SceneKind};
 use plotters::prelude::*;
 
 use gpu_sph::collapse::{
-    Column, MARTIN_MOYCE_FRONT as MARTIN_MOYCE, MARTIN_MOYCE_HEIGHT, interpolate, time_offset,
+    Column, KOSHIZUKA_OKA_FRONT, MARTIN_MOYCE_FRONT as MARTIN_MOYCE, MARTIN_MOYCE_HEIGHT,
+    interpolate, time_offset, worst,
 };
 
 struct Args {
@@ -603,6 +605,24 @@ fn resolution(dirs: &[String]) -> Result<bool, String> {
             }
             println!("{line}");
         }
+        // Koshizuka & Oka's column is 0.146 m wide against ours 0.22 m: Froude scaling makes
+        // Z(T) the same for both, surface tension and viscosity aside.
+        let name = "front Z(T), Koshizuka & Oka";
+        let mut line = format!("  {name}:");
+        for &(x, m) in &KOSHIZUKA_OKA_FRONT[1..] {
+            if let Some(v) = interpolate(&run.front, x) {
+                let e = (v - m) / m;
+                line += &format!(" {x:.2}:{:+.1}%", 100.0 * e);
+                csv += &format!("\"{}\",{name},{x},{m},{v:.4},{e:.4}\n", run.label);
+            }
+        }
+        if let Some((x, e)) = worst(&run.front, &KOSHIZUKA_OKA_FRONT, 1.4, 3.0) {
+            line += &format!(
+                " (worst for 1.4 <= T <= 3: {:+.1}% at T = {x:.2})",
+                100.0 * e
+            );
+        }
+        println!("{line}");
         if let Some(o) = time_offset(&run.front, &MARTIN_MOYCE, 1.4, 3.0) {
             println!(
                 "  front read as a late start, 1.4 <= T <= 3: the experiment trails by T = {:.3} \
