@@ -840,7 +840,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
     let dp = solver.params(&cfg, &physics).map_err(|e| e.to_string())?;
     let sp = cfg.sim_params();
     let mut state = Particles::new(pos, vec![glam::Vec3::ZERO; n as usize]);
-    let mut carry = DfsphCarry::new(n as usize, &dp);
+    let mut carry = DfsphCarry::new(&dp);
     let mut start = None;
     let (mut t, mut next_print, mut steps, mut iterations) = (0.0f64, 0.0f64, 0u64, 0u64);
     let (mut worst_mean, mut worst_max, mut late) = (0.0f32, 0.0f32, 0.0f32);
@@ -877,7 +877,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
             );
         }
         state = tr.next.clone();
-        carry = tr.carry.clone();
+        carry = tr.carry;
         start = Some((tr.next_grid.clone(), tr.next_sorted.clone(), tr.end.clone()));
     }
     let limit = 0.01 * (9.81 * height).sqrt();

@@ -116,8 +116,8 @@ struct SolveParams {
 }
 
 // The position of a DFSPH pass in its solve (src/gpu/dfsph.rs), bound with a dynamic offset:
-// index 0 is the pressure and rate passes that apply the warm start, k >= 1 iteration k,
-// FIRST_RATE the rate pass before the warm start (it runs always and totals nothing).
+// iteration k. Rate pass 0 reads the velocities the solve starts from; pressure pass k >= 1
+// applies the increments after rate pass k - 1 (and any coarse correction after it).
 struct Iteration {
     index: u32,
     _a: u32,
@@ -125,7 +125,159 @@ struct Iteration {
     _c: u32,
 }
 
-const FIRST_RATE: u32 = 0xffffffffu;
+// Most levels of the coarse grid (src/core/limits.rs MAX_COARSE_LEVELS).
+const MAX_LEVELS: u32 = 16u;
+
+// The coarse levels of DFSPH's solves (src/params.rs CoarseParams, field for field;
+// src/cpu/dfsph/cells.rs describes them).
+struct CoarseParams {
+    // Level-0 cells per axis, and the number of levels.
+    dims: vec4<u32>,
+    // The grid's lower corner.
+    origin: vec4<f32>,
+    // Cell size per axis; w: the density below which a particle is at the free surface.
+    cell: vec4<f32>,
+    // 1 / cell per axis; w: 1 / S2.
+    inv_cell: vec4<f32>,
+    // Per level: cells per axis and its first cell in the levels' arrays.
+    levels: array<vec4<u32>, MAX_LEVELS>,
+    // All levels' cells, the coarse solve's most iterations, sweeps per level and direction,
+    // sweeps on the coarsest level.
+    counts: vec4<u32>,
+    // The smoother's weight, the coarse solve's tolerance on |r|^2 / |r0|^2.
+    solve: vec4<f32>,
+    // 2^16, 2^-32: from_fixed's scales, never literals in a product (NIR re-associates those
+    // and changes the rounding).
+    fixed: vec4<f32>,
+}
+
+// The level-0 cell of x and on which half of it x lies (1: the upper) per axis, clamped to the
+// grid (src/cpu/dfsph/cells.rs coarse_cell). Worked example: cells of 0.25 m from 0, x = 0.3
+// -> cell 1, lower half.
+struct CoarseCell {
+    c: vec3<u32>,
+    upper: vec3<bool>,
+}
+
+fn coarse_cell(x: vec3<f32>, cp: CoarseParams) -> CoarseCell {
+    let q = (x - cp.origin.xyz) * cp.inv_cell.xyz;
+    let last = vec3<f32>(cp.dims.xyz - vec3<u32>(1u));
+    let k = clamp(floor(q), vec3<f32>(0.0), last);
+    return CoarseCell(vec3<u32>(k), (q - k) >= vec3<f32>(0.5));
+}
+
+// A level-0 cell's index (x fastest).
+fn coarse_index(c: vec3<u32>, dims: vec3<u32>) -> u32 {
+    return (c.z * dims.y + c.y) * dims.x + c.x;
+}
+
+// Whether the coarse levels act on a particle: below the free surface and in the solves
+// (src/cpu/dfsph/cells.rs coarse_member).
+fn coarse_member(rho: f32, alpha: f32, cp: CoarseParams) -> bool {
+    return alpha != 0.0 && rho >= cp.cell.w;
+}
+
+// Whether a coarse member is in play at iteration k of solve `which` (0 divergence-free):
+// it carries pressure or is compressed, or it is the first correction (cells.rs in_play).
+fn in_play(which: u32, k: u32, e: f32, kappa_sum: f32, alpha: f32) -> bool {
+    let solved = which == 1u || alpha > 0.0;
+    return solved && (k == 0u || kappa_sum > 0.0 || e > 0.0);
+}
+
+// A particle's residual e from its density change rate (src/cpu/dfsph/rate.rs residual_of):
+// (rho + dt rate) / rho0 - 1 for the constant-density solve, rate dt / rho0 for the
+// divergence-free one (0 where alpha <= 0).
+fn residual_of(which: u32, rate: f32, rho: f32, alpha: f32, dt: f32, rho0: f32) -> f32 {
+    var e = 0.0;
+    if which == 1u {
+        e = (rho + dt * rate) / rho0 - 1.0;
+    } else if alpha > 0.0 {
+        e = rate * dt / rho0;
+    }
+    return e;
+}
+
+// The residual a particle counts: |e| where it carries pressure, max(e, 0) elsewhere, a NaN
+// kept as NaN so the total's flag sees it (rate.rs lcp_residual).
+fn lcp_residual(e: f32, kappa_sum: f32) -> f32 {
+    return select(0.0, abs(e), kappa_sum > 0.0 || !(e <= 0.0));
+}
+
+// The Jacobi increment omega |alpha| e scale, where the solve takes the particle
+// (cells.rs jacobi_increment; scale = rho0 / dt^2).
+fn jacobi_increment(which: u32, e: f32, alpha: f32, scale: f32, omega: f32) -> f32 {
+    var j = 0.0;
+    if which == 1u {
+        j = e * scale * abs(alpha) * omega;
+    } else if alpha > 0.0 {
+        j = e * scale * alpha * omega;
+    }
+    return j;
+}
+
+// The increment that moves kappa_sum by inc and keeps it >= 0 (cells.rs projected).
+fn projected(kappa_sum: f32, inc: f32) -> f32 {
+    return max(kappa_sum + inc, 0.0) - kappa_sum;
+}
+
+fn is_finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+// floor(v 2^32) exactly, as (low, high) words of a two's complement 64-bit integer, from v's
+// bits (no float operation, whose rounding could differ between devices): the mantissa
+// shifted by the exponent, rounded down; |v| >= 2^30 saturates to +-2^62; 0 for NaN and
+// infinities (cells.rs to_fixed). Worked example: -1.25 -> (0xc0000000, 0xfffffffe);
+// -2^-33 -> (0xffffffff, 0xffffffff), i.e. -1.
+fn to_fixed(v: f32) -> vec2<u32> {
+    let b = bitcast<u32>(v);
+    let e = (b >> 23u) & 0xffu;
+    let negative = (b >> 31u) != 0u;
+    var mag = vec2<u32>(0u);
+    var inexact = false;
+    if e == 0xffu {
+        return vec2<u32>(0u);
+    } else if e >= 157u {
+        mag = vec2<u32>(0u, 0x40000000u);
+    } else if e != 0u {
+        let m = (b & 0x7fffffu) | 0x800000u;
+        let sh = i32(e) - 118;
+        if sh >= 32 {
+            mag = vec2<u32>(0u, m << u32(sh - 32));
+        } else if sh > 0 {
+            mag = vec2<u32>(m << u32(sh), m >> u32(32 - sh));
+        } else if sh == 0 {
+            mag = vec2<u32>(m, 0u);
+        } else if sh > -24 {
+            let s = u32(-sh);
+            mag = vec2<u32>(m >> s, 0u);
+            inexact = (m & ((1u << s) - 1u)) != 0u;
+        } else {
+            inexact = true;
+        }
+    } else {
+        inexact = (b & 0x7fffffu) != 0u;
+    }
+    var w = mag;
+    if negative {
+        // -mag, one less where bits were cut off (the floor of a negative value): ~mag + 1 or ~mag.
+        w = ~mag;
+        if !inexact {
+            w.x = w.x + 1u;
+            if w.x == 0u {
+                w.y = w.y + 1u;
+            }
+        }
+    }
+    return w;
+}
+
+// A fixed-point value (low, high) as f32, in the operations of cells.rs from_fixed
+// (k = CoarseParams.fixed).
+fn from_fixed(w: vec2<u32>, k: vec4<f32>) -> f32 {
+    let hi = f32(bitcast<i32>(w.y));
+    return ((hi * k.x + f32(w.x >> 16u)) * k.x + f32(w.x & 0xffffu)) * k.y;
+}
 
 // Whether a solve goes on after the rate evaluation of iteration j, whose residual total is
 // w = (low, high, NaN flag, 0): while fewer than min_iterations ran, or the total exceeds

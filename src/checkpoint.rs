@@ -3,8 +3,8 @@
 //!
 //! A checkpoint holds the particles (positions, velocities and densities in original order,
 //! plus the order the solver holds them in, which fixes every sum's order), the step, the
-//! simulated time, the last dt, the DFSPH warm start (stiffness per particle and the previous
-//! dt), the energy the divergence check compares with, and the configuration and scene the
+//! simulated time, the last dt, DFSPH's carried state (the previous dt and the solves' recent
+//! iteration counts), the energy the divergence check compares with, and the configuration and scene the
 //! run was started with. Resuming from it and stepping K more steps gives the same bits as
 //! never having stopped.
 //!
@@ -12,7 +12,7 @@
 //! (u32) and the header (JSON: program version, solver, step, time, configuration, scene);
 //! then sections, each a u64 byte length and its bytes: the grid parameters, the fluid
 //! parameters, the DFSPH parameters (empty for WCSPH), positions, velocities, densities
-//! (original order), the current order (ids), the warm start (empty for WCSPH); last a CRC-32
+//! (original order), the current order (ids); last a CRC-32
 //! of everything before it. Every length is
 //! checked against N before anything of that size is allocated, so a corrupt or truncated file
 //! is refused in one line, never read as garbage.
@@ -38,7 +38,9 @@ use crate::{Error, Result};
 /// The format version; a file of another is refused. 2: `DfsphParams::relaxation` took a
 /// padding word, which a format-1 file holds as 0 (a solve that would apply no stiffness).
 /// 3: DFSPH's kernel became Wendland C2, whose constants take the cubic spline's words.
-pub const FORMAT: u32 = 3;
+/// 4: DFSPH's solves start from no stiffness (the coarse levels took the warm start's
+/// place), so the warm-start section is gone.
+pub const FORMAT: u32 = 4;
 /// The file name extension.
 pub const EXTENSION: &str = "gpusph";
 const MAGIC: &[u8; 8] = b"GPUSPHCK";
@@ -112,7 +114,7 @@ pub struct Checkpoint {
     pub solver: SolverParams,
     /// The state, densities and last dt, in the order the solver holds them.
     pub snapshot: Snapshot,
-    /// The DFSPH warm start (DFSPH runs).
+    /// DFSPH's carried state (DFSPH runs).
     pub carry: Option<DfsphCarry>,
 }
 
@@ -264,13 +266,6 @@ impl Checkpoint {
             bytemuck::cast_slice(&st.to_input_order(&self.snapshot.density)),
         );
         section(&mut out, bytemuck::cast_slice(&st.id));
-        section(
-            &mut out,
-            self.carry
-                .as_ref()
-                .map(|c| bytemuck::cast_slice(&c.warm))
-                .unwrap_or_default(),
-        );
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -332,7 +327,6 @@ impl Checkpoint {
         let vel = vec3s(r.section("velocities", &[n * 12])?);
         let density: Vec<f32> = pods(r.section("densities", &[n * 4])?);
         let order: Vec<u32> = pods(r.section("order", &[n * 4])?);
-        let warm: Vec<[f32; 2]> = pods(r.section("warm start", &[pod_len(n * 8, dfsph)])?);
         if r.at != body.len() {
             return Err(r.corrupt("trailing bytes"));
         }
@@ -351,7 +345,6 @@ impl Checkpoint {
         let density = order.iter().map(|&i| density[i as usize]).collect();
         let carry = match (dfsph, header.dt_prev) {
             (true, Some(dt_prev)) => Some(DfsphCarry {
-                warm,
                 dt_prev,
                 budget: header.iteration_budget.unwrap_or_default(),
             }),
@@ -549,8 +542,7 @@ mod tests {
                 dt: 1e-4,
                 dfsph: None,
             },
-            carry: dfsph.then(|| DfsphCarry {
-                warm: vec![[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]],
+            carry: dfsph.then_some(DfsphCarry {
                 dt_prev: 2e-3,
                 budget,
             }),

@@ -1121,6 +1121,160 @@ impl DfsphParams {
     }
 }
 
+/// The fraction of ρ0 below which a particle counts as at the free surface for the coarse
+/// levels of DFSPH's solves: its kernel misses neighbours, so its density is short of ρ0.
+/// Shao & Lo (2003) detect ISPH's free surface by the same test at 0.99; a particle inside
+/// the water, even where it expands, stays within a few tenths of a percent of ρ0.
+pub const COARSE_SURFACE_DENSITY: f32 = 0.99;
+
+/// The coarse levels of DFSPH's solves (`cpu::dfsph::coarse`): the level-1 grid over the tank,
+/// its hierarchy and the coarse solve's settings. Must match `struct CoarseParams` in
+/// `shaders/common.wgsl` field for field (`tests/suite/layout.rs`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Pod, Zeroable)]
+pub struct CoarseParams {
+    /// Level-1 cells per axis (x, y, z) and the number of levels.
+    pub dims: [u32; 4],
+    /// The grid's lower corner (the tank's), m; w: 0.
+    pub origin: [f32; 4],
+    /// The cell's size per axis, m (at least twice the support, so a particle's neighbours lie
+    /// in its own cell or the next one over on one side per axis); w: ρ0 ×
+    /// [`COARSE_SURFACE_DENSITY`], the density below which a particle is at the free surface.
+    pub cell: [f32; 4],
+    /// 1 / cell per axis, m⁻¹; w: 1 / S2, S2 = Σ |m∇W|² over a full lattice's neighbours (the
+    /// scale of the solve's diagonal, which puts the coarse operator's entries near 1).
+    pub inv_cell: [f32; 4],
+    /// Per level (0 the finest coarse level): cells per axis (x, y, z) and where its cells
+    /// start in the levels' arrays.
+    pub levels: [[u32; 4]; crate::core::limits::MAX_COARSE_LEVELS],
+    /// The cells of all levels, the coarse conjugate gradients' most iterations, the smoothing
+    /// sweeps per level and direction ν, the sweeps on the coarsest level.
+    pub counts: [u32; 4],
+    /// The smoother's weight ω_c, the coarse solve's tolerance on ‖r‖²/‖r₀‖², 1 +
+    /// [`COARSE_SHIFT`] (level 0's diagonal is multiplied by it), 0.
+    pub solve: [f32; 4],
+    /// The scales of the fixed point's conversion to `f32` (`cpu::dfsph::cells::from_fixed`):
+    /// 2¹⁶, 2⁻³², 0, 0. Uniforms, never WGSL literals: Mesa's NIR re-associates a product with
+    /// a literal factor, which changes its rounding (docs/performance.md).
+    pub fixed: [f32; 4],
+}
+
+/// Twice the support, a little more: a cell at least this wide holds every neighbour of a
+/// particle in its own cell or the next one on one side per axis, with room for rounding.
+pub const COARSE_CELL_SUPPORTS: f64 = 2.0 * 1.0001;
+
+/// The relative shift of the coarse operator's diagonal: water enclosed by walls on every
+/// side has no free surface, and its pressure is then set only up to a constant, which
+/// `dfsph_galerkin`'s operator cannot see (a singular system: a cube filling its tank blew up
+/// in its first step, measured). A shift of ε a_cc bounds that constant and changes the
+/// smoothest modes the levels are there for only where their eigenvalue is below ε a_cc, in
+/// water deeper than about 1/√ε cells (500 cells, 3 000 particles, at 1e-5).
+pub const COARSE_SHIFT: f32 = 1e-5;
+
+/// The coarse conjugate gradients' most iterations a solve (`dfsph_coarse`); a tolerance of
+/// 1e-4 on ‖r‖²/‖r₀‖² takes 6 or 7 (measured on 20- to 320-layer columns).
+pub const COARSE_MAX_ITERATIONS: u32 = 16;
+
+impl CoarseParams {
+    /// The coarse grid of a tank (`fp`) for support `h`, spacing `s`, particle mass and ρ0:
+    /// cells of at least [`COARSE_CELL_SUPPORTS`] h tiling the tank exactly (grown where the tank
+    /// would need more than `MAX_COARSE_CELLS`), halved per axis down to at most 2.
+    pub fn new(fp: &FluidParams, h: f32, s: f32, mass: f32) -> Self {
+        use crate::core::limits::{MAX_COARSE_CELLS, MAX_COARSE_LEVELS};
+        let lo = [
+            fp.tank_min[0] as f64,
+            fp.tank_min[1] as f64,
+            fp.tank_min[2] as f64,
+        ];
+        let ext = [
+            fp.tank_max[0] as f64 - lo[0],
+            fp.tank_max[1] as f64 - lo[1],
+            fp.tank_max[2] as f64 - lo[2],
+        ];
+        let mut width = COARSE_CELL_SUPPORTS * h as f64;
+        let dims = loop {
+            let d = ext.map(|e| ((e / width).floor() as u32).max(1));
+            if d.iter().map(|&x| x as u64).product::<u64>() <= MAX_COARSE_CELLS as u64 {
+                break d;
+            }
+            width *= 1.05;
+        };
+        let cell = [0, 1, 2].map(|a| (ext[a] / dims[a] as f64) as f32);
+        let mut levels = [[0u32; 4]; MAX_COARSE_LEVELS];
+        let (mut d, mut at, mut count) = (dims, 0u32, 0usize);
+        loop {
+            levels[count] = [d[0], d[1], d[2], at];
+            at += d[0] * d[1] * d[2];
+            count += 1;
+            if d.iter().all(|&x| x <= 2) || count == MAX_COARSE_LEVELS {
+                break;
+            }
+            d = d.map(|x| x.div_ceil(2));
+        }
+        let s2 = lattice_gradient_energy(h as f64, s as f64, mass as f64);
+        Self {
+            dims: [dims[0], dims[1], dims[2], count as u32],
+            origin: [fp.tank_min[0], fp.tank_min[1], fp.tank_min[2], 0.0],
+            cell: [
+                cell[0],
+                cell[1],
+                cell[2],
+                fp.rest_density * COARSE_SURFACE_DENSITY,
+            ],
+            inv_cell: [
+                (1.0 / cell[0] as f64) as f32,
+                (1.0 / cell[1] as f64) as f32,
+                (1.0 / cell[2] as f64) as f32,
+                (1.0 / s2) as f32,
+            ],
+            levels,
+            counts: [at, COARSE_MAX_ITERATIONS, 2, 32],
+            solve: [0.6, 1e-4, 1.0 + COARSE_SHIFT, 0.0],
+            fixed: [65_536.0, 1.0 / 4_294_967_296.0, 0.0, 0.0],
+        }
+    }
+
+    /// Level-1 cells.
+    pub fn cells(&self) -> usize {
+        (self.dims[0] * self.dims[1] * self.dims[2]) as usize
+    }
+
+    /// Cells of all levels.
+    pub fn all_cells(&self) -> usize {
+        self.counts[0] as usize
+    }
+
+    /// The number of levels.
+    pub fn level_count(&self) -> usize {
+        self.dims[3] as usize
+    }
+}
+
+/// S2 = Σ_r |m ∇W(r)|² over the offsets r ≠ 0 of a simple cubic lattice of spacing `s` within
+/// Wendland C2's support `h` ([`crate::kernel::wendland_grad`]'s gradient, in f64): the
+/// Σ|m∇W_ij|² term of a full particle's α, the scale [`CoarseParams`] divides the coarse
+/// operator by. Worked value: h = 3 s puts about 92 offsets inside, S2 = 3.5·m²/s⁸·…
+/// (only its size matters: it cancels between the coarse operator and the correction).
+pub fn lattice_gradient_energy(h: f64, s: f64, mass: f64) -> f64 {
+    let reach = (h / s).ceil() as i64;
+    let grad = 210.0 / (std::f64::consts::PI * h.powi(4));
+    let mut sum = 0.0;
+    for i in -reach..=reach {
+        for j in -reach..=reach {
+            for l in -reach..=reach {
+                let r = ((i * i + j * j + l * l) as f64).sqrt() * s;
+                let q = r / h;
+                if r > 0.0 && q < 1.0 {
+                    // |∇W| = 20k/h · q (1 − q)³ = 210/(π h⁴) · r (1 − q)³.
+                    let g = mass * grad * r * (1.0 - q).powi(3);
+                    sum += g * g;
+                }
+            }
+        }
+    }
+    sum.max(f64::MIN_POSITIVE)
+}
+
 /// Which solve a DFSPH pass serves. Must match `struct SolveParams` in
 /// `shaders/common.wgsl` field for field.
 #[repr(C)]

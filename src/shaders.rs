@@ -99,8 +99,16 @@ pub const RENDER: &str = include_str!("../shaders/render.wgsl");
 /// Stage `dfsph_density`: cubic-spline density and the DFSPH factor α, with the density
 /// error's block reductions.
 pub const DFSPH_DENSITY: &str = include_str!("../shaders/dfsph/dfsph_density.wgsl");
-/// Stage `dfsph_warm`: the warm-start stiffness of a solve.
-pub const DFSPH_WARM: &str = include_str!("../shaders/dfsph/dfsph_warm.wgsl");
+/// Stage `dfsph_galerkin`: the coarse levels' operator from the step's pairs.
+pub const DFSPH_GALERKIN: &str = include_str!("../shaders/dfsph/dfsph_galerkin.wgsl");
+/// Stage `dfsph_levels`: every coarse level's rows, in one workgroup.
+pub const DFSPH_LEVELS: &str = include_str!("../shaders/dfsph/dfsph_levels.wgsl");
+/// Stage `dfsph_restrict`: a solve's residual summed onto the coarse cells.
+pub const DFSPH_RESTRICT: &str = include_str!("../shaders/dfsph/dfsph_restrict.wgsl");
+/// Stage `dfsph_coarse`: the coarse solve, in one workgroup.
+pub const DFSPH_COARSE: &str = include_str!("../shaders/dfsph/dfsph_coarse.wgsl");
+/// Stage `dfsph_prolong`: the coarse correction back on the particles.
+pub const DFSPH_PROLONG: &str = include_str!("../shaders/dfsph/dfsph_prolong.wgsl");
 /// Stage `dfsph_pressure`: the velocity update of a solve from the stiffness κ.
 pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph/dfsph_pressure.wgsl");
 /// Stage `dfsph_rate`: density change rate, stiffness and residual of a solve.
@@ -113,7 +121,7 @@ pub const DFSPH_ACCEL: &str = include_str!("../shaders/dfsph/dfsph_accel.wgsl");
 pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/dfsph/dfsph_timestep.wgsl");
 /// Stage `dfsph_predict`: v* = v + a dt.
 pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph/dfsph_predict.wgsl");
-/// Stage `dfsph_integrate`: positions, and the warm-start store.
+/// Stage `dfsph_integrate`: positions and the tank's clamp.
 pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph/dfsph_integrate.wgsl");
 /// Stage `emitter_probe`: the fluid in the slab an emitter's next layer would fill.
 pub const EMITTER_PROBE: &str = include_str!("../shaders/emitter_probe.wgsl");
@@ -136,7 +144,7 @@ pub const MESH: &str = include_str!("../shaders/mesh.wgsl");
 pub const SMOKE: &str = include_str!("../shaders/smoke.wgsl");
 
 /// Every stage source with its label, for tests that parse them all.
-pub const STAGES: [(&str, &str); 29] = [
+pub const STAGES: [(&str, &str); 33] = [
     ("hash", HASH),
     ("scan", SCAN),
     ("scatter", SCATTER),
@@ -155,7 +163,11 @@ pub const STAGES: [(&str, &str); 29] = [
     ("mesh", MESH),
     ("rows", ROWS),
     ("dfsph_density", DFSPH_DENSITY),
-    ("dfsph_warm", DFSPH_WARM),
+    ("dfsph_galerkin", DFSPH_GALERKIN),
+    ("dfsph_levels", DFSPH_LEVELS),
+    ("dfsph_restrict", DFSPH_RESTRICT),
+    ("dfsph_coarse", DFSPH_COARSE),
+    ("dfsph_prolong", DFSPH_PROLONG),
     ("dfsph_pressure", DFSPH_PRESSURE),
     ("dfsph_rate", DFSPH_RATE),
     ("dfsph_blocks", DFSPH_BLOCKS),

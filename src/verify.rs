@@ -673,7 +673,7 @@ pub fn verify_solver_steps(
         sim,
         carry: match &sim.solver {
             GpuSolver::Wcsph => None,
-            GpuSolver::Dfsph(d) => Some(cpu::dfsph::DfsphCarry::new(start.len(), &d.dp)),
+            GpuSolver::Dfsph(d) => Some(cpu::dfsph::DfsphCarry::new(&d.dp)),
         },
         state: start.clone(),
         boundary: obstacles.cloned(),
@@ -826,7 +826,7 @@ impl crate::run::Backend for Verified<'_> {
     }
 
     fn carry(&self) -> Result<Option<cpu::dfsph::DfsphCarry>> {
-        Ok(self.carry.clone())
+        Ok(self.carry)
     }
 
     fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
@@ -853,10 +853,6 @@ impl crate::run::Backend for Verified<'_> {
     fn append(&mut self, batch: &crate::emitter::Batch) -> Result<()> {
         batch.append_to(&mut self.state);
         self.uploaded = false;
-        // Emitted particles join with no warm-start stiffness.
-        if let Some(c) = &mut self.carry {
-            c.warm.resize(self.state.len(), [0.0; 2]);
-        }
         Ok(())
     }
 
@@ -1025,9 +1021,15 @@ impl Rows {
     }
 }
 
-/// One solve, pass by pass, against its CPU trace: the warm start, then per iteration the
-/// velocities after the pressure update, the rate pass's κ and residual block sums, and the
-/// control block; then Σ κ.
+/// Fixed-point sums as the GPU's (low, high) words.
+fn fixed_words(v: &[i64]) -> Vec<u32> {
+    v.iter().flat_map(|&x| cpu::dfsph::to_words(x)).collect()
+}
+
+/// One solve, pass by pass, against its CPU trace: the rate pass at its start, then per
+/// iteration the control decision, the coarse correction where one follows (the residual on
+/// the cells, the coarse solution, the increments), the velocities and Σ κ after the pressure
+/// update and the rate pass's κ, residuals and total; then the iteration counts.
 #[allow(clippy::too_many_arguments)]
 fn verify_solve(
     sim: &crate::gpu::fluid::Simulation,
@@ -1046,99 +1048,71 @@ fn verify_solve(
     let n = g.bufs.n.get() as usize;
     let name = which.name();
     let q = &g.ctx.queue;
+    let sums = &d.solves[match which {
+        cpu::dfsph::Solve::Divergence => 0,
+        cpu::dfsph::Solve::Density => 1,
+    }]
+    .kappa_sum;
     let kappa_row = |stage: &str, got: &[f32], want: &[f32], applied: usize| match scales {
         Some(sc) => compare_against(stage, got, want, &sc.kappa(want, applied), tol),
         None => compare_scaled(stage, got, want, tol),
     };
-    // Every pass runs on the CPU's inputs, so a row judges that pass's own rounding.
-    g.write_vec3(&g.bufs.sorted_vel, start_vel);
-    g.run(|g, e| d.encode_first_rate(g, e, which))?;
-    let got = g.read_f32(&d.kappa, n)?;
-    out.push(
-        kappa_row(&format!("{name}.rate.kappa"), &got, &tr.first_rate.kappa, 1),
-        None,
-    );
-    q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&tr.first_rate.kappa));
-    g.run(|g, e| d.encode_warm(g, e, which))?;
-    let got = g.read_f32(&d.kappa, n)?;
-    out.push(
-        compare_float(&format!("{name}.warm"), &got, &tr.warm_kappa, tol),
-        None,
-    );
-    let mut it = 0;
-    loop {
-        // The CPU's κ and velocities before this pass, and its residual total of the
-        // iteration before, from which the pass decides to run (where the CPU ran it: a GPU
-        // that iterates longer fails the control row and keeps its own values).
-        let before = match it {
-            0 => Some((&tr.warm_kappa[..], start_vel)),
-            _ => tr
-                .rates
-                .get(it - 1)
-                .zip(tr.velocities.get(it - 1))
-                .map(|(r, v)| (&r.kappa[..], &v[..])),
-        };
-        if let Some((kappa, vel)) = before {
-            q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
-            g.write_vec3(&g.bufs.sorted_vel, vel);
-        }
-        if let Some(r) = it.checked_sub(1).and_then(|k| tr.rates.get(k)) {
-            d.write_totals(q, which, it as u32 - 1, &[r.total]);
-        }
-        d.write_totals(q, which, it as u32, &[Default::default()]);
-        g.run(|g, e| d.encode_pressure(g, e, which, it as u32))?;
-        let want = tr.velocities.get(it).map(|v| flat(v)).unwrap_or_default();
-        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
-        out.push(
-            compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, tol),
-            Some(it),
-        );
-        if let Some(v) = tr.velocities.get(it) {
-            g.write_vec3(&g.bufs.sorted_vel, v);
-        }
-        g.run(|g, e| d.encode_rate(g, e, which, it as u32))?;
+    // The density solve's residual ρ*/ρ0 − 1 is a difference of numbers near 1: judged
+    // relative to |x| + 1 (as `DensityScales`).
+    let residual_scale = |x: f32| match scales {
+        Some(_) => (x as f64).abs() + 1.0,
+        None => own_scale(x as f64),
+    };
+    // A rate pass's rows: κ, the residuals, and the total (the same integer where the
+    // residuals have the same bits; its mean within the tolerance elsewhere).
+    let rate_rows = |out: &mut Rows, it: usize| -> Result<()> {
         let rate = tr.rates.get(it).cloned().unwrap_or_default();
         let got = g.read_f32(&d.kappa, n)?;
         out.push(
-            kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, 1),
+            kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, it + 1),
             Some(it),
         );
-        // The residual total: the same integer where the residuals have the same bits; its
-        // mean within the tolerance elsewhere.
-        // The density solve's mean ρ*/ρ0 − 1 is judged relative to |x| + 1, a difference of
-        // numbers near 1 (as `DensityScales`).
+        let got = g.read_f32(&d.residual, n)?;
+        let scale: Vec<f64> = rate.residual.iter().map(|&e| residual_scale(e)).collect();
+        out.push(
+            compare_against(&format!("{name}.rate.e"), &got, &rate.residual, &scale, tol),
+            Some(it),
+        );
         let total = d.read_total(g, which, it as u32)?;
         let (got_mean, want_mean) = (total.mean(n as u32), rate.total.mean(n as u32));
-        // The mean and the residual the control keeps are one number: one scale for both.
-        let residual_scale = |x: f32| match scales {
-            Some(_) => (x as f64).abs() + 1.0,
-            None => own_scale(x as f64),
-        };
-        let scale = residual_scale(want_mean);
-        let mut total_row = compare_against(
+        let mut row = compare_against(
             &format!("{name}.rate.residual"),
             &[got_mean],
             &[want_mean],
-            &[scale],
+            &[residual_scale(want_mean)],
             tol,
         );
         if tol == 0.0 && total != rate.total {
-            total_row.pass = false;
-            total_row.mismatches = total_row.mismatches.max(1);
+            row.pass = false;
+            row.mismatches = row.mismatches.max(1);
         }
-        out.push(total_row, Some(it));
-        // The decision the next iteration's passes take, from the GPU's total (the passes
-        // themselves are judged by the row below and by the step's iteration counts).
+        out.push(row, Some(it));
+        Ok(())
+    };
+    // Every pass runs on the CPU's inputs, so a row judges that pass's own rounding.
+    g.write_vec3(&g.bufs.sorted_vel, start_vel);
+    g.run(|g, e| d.encode_start(g, e, which))?;
+    rate_rows(out, 0)?;
+    let (eta, min_it) = match which {
+        cpu::dfsph::Solve::Divergence => (d.dp.eta_v, cpu::dfsph::MIN_ITERATIONS[0]),
+        cpu::dfsph::Solve::Density => (d.dp.eta_d, cpu::dfsph::MIN_ITERATIONS[1]),
+    };
+    let mut it = 0usize;
+    loop {
+        // The decision the next passes take, from the GPU's total (the passes themselves are
+        // judged by the rows below and by the step's iteration counts).
+        let total = d.read_total(g, which, it as u32)?;
         let mut got_state = tr
             .states
             .get(it.wrapping_sub(1))
             .copied()
             .filter(|_| it > 0)
             .unwrap_or_default();
-        let (eta, min_it) = match which {
-            cpu::dfsph::Solve::Divergence => (d.dp.eta_v, cpu::dfsph::MIN_ITERATIONS[0]),
-            cpu::dfsph::Solve::Density => (d.dp.eta_d, cpu::dfsph::MIN_ITERATIONS[1]),
-        };
         cpu::dfsph::dfsph_control(
             &mut got_state,
             total,
@@ -1167,8 +1141,10 @@ fn verify_solve(
         state_row.max_rel_error = res.max_rel_error;
         state_row.worst = state_row.worst.or(res.worst);
         out.push(state_row, Some(it));
-        it += 1;
-        if got_state.done || it >= tr.states.len() || it > d.dp.max_iterations as usize {
+        // The CPU's state after iteration `it`: its rate pass and increments, and the Σ κ and
+        // velocities they were computed at; none after its last.
+        let next = tr.rates.get(it).zip(tr.kappas.get(it));
+        let Some((rate, kappa)) = next.filter(|_| !got_state.done && it < cap as usize) else {
             let counts = compare_exact(
                 &format!("{name}.iterations"),
                 &[got_state.iterations, got_state.done as u32],
@@ -1176,21 +1152,76 @@ fn verify_solve(
             );
             out.push(counts, None);
             break;
+        };
+        let ks = match it {
+            0 => vec![0.0; n],
+            _ => tr.kappa_sums[it - 1].clone(),
+        };
+        let vel = match it {
+            0 => start_vel,
+            _ => &tr.velocities[it - 1][..],
+        };
+        d.write_totals(q, which, it as u32, &[rate.total]);
+        if let Some(c) = tr.corrections.iter().find(|c| c.k == it as u32) {
+            q.write_buffer(&d.residual, 0, bytemuck::cast_slice(&rate.residual));
+            q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&rate.kappa));
+            q.write_buffer(sums, 0, bytemuck::cast_slice(&ks));
+            g.write_vec3(&g.bufs.sorted_vel, vel);
+            g.run(|g, e| d.encode_correction(g, e, which, it as u32))?;
+            let got = g.read_u32(&d.coarse_rhs, 2 * c.rhs.len())?;
+            out.push(
+                compare_exact(&format!("{name}.restrict"), &got, &fixed_words(&c.rhs)),
+                Some(it),
+            );
+            let got = g.read_f32(&d.coarse_work, c.solution.y.len())?;
+            out.push(
+                compare_scaled(&format!("{name}.coarse"), &got, &c.solution.y, tol),
+                Some(it),
+            );
+            let got = g.read_f32(&d.kappa, n)?;
+            out.push(
+                kappa_row(&format!("{name}.prolong"), &got, kappa, it + 1),
+                Some(it),
+            );
         }
+        // The pressure update of iteration it + 1 from the CPU's increments, velocities and Σ κ.
+        q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
+        q.write_buffer(sums, 0, bytemuck::cast_slice(&ks));
+        g.write_vec3(&g.bufs.sorted_vel, vel);
+        d.write_totals(q, which, it as u32 + 1, &[Default::default()]);
+        it += 1;
+        g.run(|g, e| d.encode_pressure(g, e, which, it as u32))?;
+        let want = flat(&tr.velocities[it - 1]);
+        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+        out.push(
+            compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, tol),
+            Some(it),
+        );
+        let want = &tr.kappa_sums[it - 1];
+        let got = g.read_f32(sums, n)?;
+        out.push(
+            kappa_row(&format!("{name}.kappa_sum"), &got, want, it),
+            Some(it),
+        );
+        g.write_vec3(&g.bufs.sorted_vel, &tr.velocities[it - 1]);
+        q.write_buffer(sums, 0, bytemuck::cast_slice(want));
+        g.run(|g, e| d.encode_rate(g, e, which, it as u32))?;
+        rate_rows(out, it)?;
     }
     // The iteration after the last must do nothing on the GPU: its passes decide so from the
     // last total.
-    if it <= cap as usize {
+    if it < cap as usize {
         if let Some(r) = tr.rates.last() {
-            d.write_totals(q, which, it as u32 - 1, &[r.total]);
+            d.write_totals(q, which, it as u32, &[r.total]);
         }
+        d.write_totals(q, which, it as u32 + 1, &[Default::default()]);
         let before = g.read_vec3(&g.bufs.sorted_vel, n)?;
         g.run(|g, e| {
-            d.encode_pressure(g, e, which, it as u32);
-            d.encode_rate(g, e, which, it as u32);
+            d.encode_pressure(g, e, which, it as u32 + 1);
+            d.encode_rate(g, e, which, it as u32 + 1);
         })?;
         let after = g.read_vec3(&g.bufs.sorted_vel, n)?;
-        let skipped = d.read_total(g, which, it as u32)? == cpu::dfsph::Total::default();
+        let skipped = d.read_total(g, which, it as u32 + 1)? == cpu::dfsph::Total::default();
         out.push(
             compare_exact(
                 &format!("{name}.converged_passes_skip"),
@@ -1200,50 +1231,12 @@ fn verify_solve(
             None,
         );
     }
-    let ks: Vec<[f32; 2]> = g.ctx.readback(&d.kappa_sum, n)?;
-    let c = match which {
-        cpu::dfsph::Solve::Divergence => 0,
-        cpu::dfsph::Solve::Density => 1,
-    };
-    let got: Vec<f32> = ks.iter().map(|k| k[c]).collect();
-    out.push(
-        kappa_row(
-            &format!("{name}.kappa_sum"),
-            &got,
-            &tr.kappa_sum,
-            tr.velocities.len(),
-        ),
-        None,
-    );
     Ok(())
 }
 
-/// The warm-start store's scales, (divergence, density) per particle by id: the divergence
-/// component relative to its largest, the density one (Σκ dt²) relative to itself plus
-/// (pressure passes) ρ0 |α|, as [`DensityScales`] judges the κ it sums.
-fn warm_scales(tr: &cpu::dfsph::DfsphTrace, rho0: f32) -> Vec<f64> {
-    let w = &tr.carry.warm;
-    let largest = w.iter().fold(0f64, |m, v| m.max((v[0] as f64).abs()));
-    let mut alpha = vec![0f32; w.len()];
-    for (&id, &a) in tr.sorted.id.iter().zip(&tr.start.alpha) {
-        if let Some(slot) = alpha.get_mut(id as usize) {
-            *slot = a;
-        }
-    }
-    // Σκ dt² is a sum of κ in units where dt = 1.
-    let sums: Vec<f32> = w.iter().map(|v| v[1]).collect();
-    let density = DensityScales {
-        alpha: &alpha,
-        dt: 1.0,
-        rho0,
-    }
-    .kappa(&sums, tr.density.velocities.len());
-    density.into_iter().flat_map(|d| [largest, d]).collect()
-}
-
 /// DFSPH: has GPU and CPU take one step from the same state, pass by pass, comparing every
-/// stage's output (ρ and α, each iteration of both solves, the accelerations, dt, the
-/// predicted velocities, the positions, the warm-start store, ρ and α at the new positions
+/// stage's output (ρ and α, the coarse levels, each iteration of both solves, the
+/// accelerations, dt, the predicted velocities, the positions, ρ and α at the new positions
 /// and the statistics block). The first mismatch is named with its step, stage and
 /// iteration.
 #[allow(clippy::too_many_arguments)]
@@ -1297,6 +1290,21 @@ fn check_dfsph_step(
     let q = &g.ctx.queue;
     q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.start.density));
     q.write_buffer(&d.alpha, 0, bytemuck::cast_slice(&tr.start.alpha));
+    // The coarse levels: the operator's integer sums exactly, the rows from the CPU's operator.
+    g.run(|g, e| d.encode_levels(g, e))?;
+    let mut words = fixed_words(&tr.coarse.op.op);
+    words.push(tr.coarse.op.anchors);
+    let got = g.read_u32(&d.coarse_op, words.len())?;
+    out.push(compare_exact("dfsph_galerkin", &got, &words), None);
+    g.write_u32(&d.coarse_op, &words);
+    g.run(|g, e| d.encode_levels_only(g, e))?;
+    let got = g.read_f32(&d.coarse_rows, 27 * tr.coarse.rows.len())?;
+    out.push(
+        compare_scaled("dfsph_levels", &got, &tr.coarse.rows.concat(), tol),
+        None,
+    );
+    let rows: Vec<f32> = tr.coarse.rows.concat();
+    q.write_buffer(&d.coarse_rows, 0, bytemuck::cast_slice(&rows));
     let caps = d.caps(&carry.budget);
     verify_solve(
         sim,
@@ -1407,18 +1415,6 @@ fn check_dfsph_step(
             "dfsph_integrate.id",
             &g.read_u32(&g.bufs.particle_id, n)?,
             &tr.next.id,
-        ),
-        None,
-    );
-    let warm: Vec<[f32; 2]> = g.ctx.readback(&d.warm_buf, n)?;
-    let (got, want): (Vec<f32>, Vec<f32>) = (warm.concat(), tr.carry.warm.concat());
-    out.push(
-        compare_against(
-            "dfsph_integrate.warm",
-            &got,
-            &want,
-            &warm_scales(&tr, fp.rest_density),
-            tol,
         ),
         None,
     );

@@ -1,11 +1,9 @@
 // Stage `dfsph_integrate` (CPU mirror: src/cpu/dfsph/integrate.rs dfsph_integrate): x' = x + v dt with
 // the tank's hard clamp held dfsph.wall_inset (half a spacing) inside the walls, so a particle
 // never meets its own mirror image (an outward normal speed becomes -restitution times itself,
-// as in `integrate`), and the warm-start store: warm[id] = (kappa_v_sum dt_prev,
-// kappa_sum dt dt).
-// Inputs (slot order): sorted_pos, sorted_vel, sorted_id, kappa_sum (vec2: divergence,
-// density), step_state = (dt, v_max, dt_prev, 0). Outputs: positions, velocities,
-// particle_id (the next state in this step's slot order), warm (by id).
+// as in `integrate`).
+// Inputs (slot order): sorted_pos, sorted_vel, sorted_id, step_state = (dt, v_max, dt_prev, 0).
+// Outputs: positions, velocities, particle_id (the next state in this step's slot order).
 // Worked example, tank [0, 1]^3, inset 0.005, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5),
 // v = (1, -1, 0) -> x' = (0.6, 0.005, 0.5), v' = (1, 0, 0).
 
@@ -14,13 +12,11 @@
 @group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> sorted_id: array<u32>;
-@group(0) @binding(5) var<storage, read> kappa_sum: array<vec2<f32>>;
-@group(0) @binding(6) var<storage, read> step_state: array<f32, 4>;
-@group(0) @binding(7) var<storage, read_write> positions: array<vec4<f32>>;
-@group(0) @binding(8) var<storage, read_write> velocities: array<vec4<f32>>;
-@group(0) @binding(9) var<storage, read_write> particle_id: array<u32>;
-@group(0) @binding(10) var<storage, read_write> warm: array<vec2<f32>>;
-@group(0) @binding(11) var<uniform> dfsph: DfsphParams;
+@group(0) @binding(5) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(6) var<storage, read_write> positions: array<vec4<f32>>;
+@group(0) @binding(7) var<storage, read_write> velocities: array<vec4<f32>>;
+@group(0) @binding(8) var<storage, read_write> particle_id: array<u32>;
+@group(0) @binding(9) var<uniform> dfsph: DfsphParams;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -35,8 +31,5 @@ fn dfsph_integrate(@builtin(global_invocation_id) gid: vec3<u32>) {
     clamp_to_box(&x, &v, fluid.tank_min.xyz + inset, fluid.tank_max.xyz - inset, fluid.restitution, fluid.open);
     positions[k] = vec4<f32>(x, 0.0);
     velocities[k] = vec4<f32>(v, 0.0);
-    let id = sorted_id[k];
-    particle_id[k] = id;
-    let ks = kappa_sum[k];
-    warm[id] = vec2<f32>(ks.x * step_state[2], ks.y * (dt * dt));
+    particle_id[k] = sorted_id[k];
 }

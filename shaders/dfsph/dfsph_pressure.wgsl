@@ -2,7 +2,8 @@
 // of a DFSPH solve, one invocation per group of the grouped walk (dispatched indirectly from
 // group_args). Iteration k >= 1 (bind group 2, `iteration`) runs only if the solve goes on
 // after iteration k - 1's rate pass: every invocation decides from that pass's residual
-// total (totals, solve_again in common.wgsl), so no control pass runs between them.
+// total (totals, solve_again in common.wgsl), so no control pass runs between them. The
+// increments may be negative (pressure taken back, never below zero: dfsph_rate.wgsl).
 // Inputs (slot order): sorted_pos, slot_start, dfsph_rho, kappa, step_state[0] = dt, the
 // groups `order` listed (group_range, group_args).
 // Outputs: sorted_vel (in place) v_i -= dt sum_j m (kappa_i/rho_i + kappa_j/rho_j) gradW_ij,
@@ -12,7 +13,7 @@
 // boundary.wgsl; one-sided, as SPlisHSPlasH applies Akinci et al. 2012), whose power
 // against the surface's velocity, -sum_b (psi_b (kappa_i/rho_i) gradW_ib) . v_b, it adds to
 // obstacle_power (cleared at the step's start; the energy check credits it); kappa_sum (the
-// solve's component) += kappa_i.
+// solve's) += kappa_i.
 // Worked example, h = 1, m = 1: two particles 0.5 apart, rho = 1, kappa = 1 each, dt = 0.1:
 // each moves apart by dt * 2 * (48/pi/4) = 0.764 m/s.
 
@@ -26,7 +27,7 @@
 @group(0) @binding(7) var<storage, read> kappa: array<f32>;
 @group(0) @binding(8) var<storage, read> step_state: array<f32, 4>;
 @group(0) @binding(9) var<storage, read_write> sorted_vel: array<vec4<f32>>;
-@group(0) @binding(10) var<storage, read_write> kappa_sum: array<vec2<f32>>;
+@group(0) @binding(10) var<storage, read_write> kappa_sum: array<f32>;
 @group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
 @group(0) @binding(13) var<storage, read_write> obstacle_power: array<f32>;
@@ -90,17 +91,15 @@ fn finish(m: Member, i: u32) {
         obstacle_power[i] = obstacle_power[i] - b.power;
     }
     sorted_vel[i] = vec4<f32>(sorted_vel[i].xyz - acc * dt, 0.0);
-    if solve.which == 0u {
-        kappa_sum[i].x = kappa_sum[i].x + kappa[i];
-    } else {
-        kappa_sum[i].y = kappa_sum[i].y + kappa[i];
-    }
+    kappa_sum[i] = kappa_sum[i] + kappa[i];
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_pressure(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = iteration.index;
     let base = solve.which * (dfsph.max_iterations + 1u);
+    // No pressure pass runs at k = 0 (iteration 0 is the solve's start), but the test stays:
+    // without it this pass crashed llvmpipe (Mesa 22.3.6, measured).
     if k == 0u || solve_again(k - 1u, totals[base + k - 1u], solve, dfsph.max_iterations) {
         walk_listed_group(gid.x);
     }

@@ -1,25 +1,28 @@
 // Stage `dfsph_rate` (CPU mirror: src/cpu/dfsph/rate.rs dfsph_rate): a DFSPH solve's density
-// change rate, the stiffness it asks for, and the residual, one invocation per group of the
-// grouped walk (dispatched indirectly from group_args). Iteration k (bind group 2) runs when
-// its pressure pass did (the same decision, solve_again on iteration k - 1's total) and adds
-// its residuals, in units of 2^-24 (fixed_residual), to the solve's total for k with 32-bit
-// integer atomics and a carry word: integer sums do not depend on the order, so the total
-// has the same bits on every device and on the CPU, and the next pass decides from it.
-// Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, step_state[0]
-// = dt, the groups `order` listed (group_range, group_args). Outputs: kappa (N),
-// totals[k] += (sum of fixed_residual over the particles' residuals, carry, NaN flag); the
-// residuals themselves are not stored.
+// change rate, the stiffness increment it asks for and the residual, one invocation per group
+// of the grouped walk (dispatched indirectly from group_args). Iteration k (bind group 2) runs
+// at k = 0 (the solve's start) and where its pressure pass did (the same decision,
+// solve_again on iteration k - 1's total); it adds the residuals it counts, in units of 2^-24
+// (fixed_residual), to the solve's total for k with 32-bit integer atomics and a carry word:
+// integer sums do not depend on the order, so the total has the same bits on every device and
+// on the CPU, and the next pass decides from it.
+// Inputs (slot order): sorted_pos, slot_start, sorted_vel, dfsph_rho, alpha, kappa_sum (what
+// the solve applied so far; cleared at its start), step_state[0] = dt, the groups `order`
+// listed (group_range, group_args). Outputs: kappa (N), residual (N, e_i),
+// totals[k] += (sum of fixed_residual over the counted residuals, carry, NaN flag).
 // D_i = sum_j m (v_i - v_j) . gradW_ij, images with free-slip velocities (image_velocity),
 // plus near an obstacle sum_b psi_b (v_i - v_b) . gradW_ib over its boundary particles (bind
 // group 1, boundary.wgsl; v_b the surface's velocity).
-// Divergence-free solve: d = max(D_i, 0) (0 where alpha_i <= 0: too few neighbours),
-// kappa_i = d / dt * alpha_i * omega, residual d dt / rho0. Constant-density solve:
-// rho* = max(rho_i + dt D_i, rho0), kappa_i = (rho* - rho0) / (dt dt) * |alpha_i| * omega,
-// residual rho*/rho0 - 1 (Bender & Koschier 2017). omega (dfsph.relaxation, --relaxation)
-// under-relaxes the Jacobi iteration, whose diagonal alone over-corrects short-wavelength
-// modes (docs/validation.md, "DFSPH's kicks at rest"); at omega = 1 the product is exact.
-// Worked example: D = 10, dt = 0.01, alpha = 1e-3, rho0 = 1000, omega = 1: divergence
-// kappa = 1, residual 1e-4 (omega = 0.8: kappa = 0.8, the same residual).
+// e_i (residual_of): (rho_i + dt D_i)/rho0 - 1 for the constant-density solve, D_i dt/rho0 for
+// the divergence-free one (0 where alpha_i <= 0: too few neighbours). The increment moves
+// kappa_sum by the Jacobi step omega |alpha_i| e_i rho0/dt^2 (jacobi_increment) and keeps it
+// >= 0 (projected): expansion takes back pressure the solve applied, never more (Bender &
+// Koschier 2017's solve, one-sided, as a projected Jacobi iteration on the total). The
+// counted residual is |e_i| where kappa_sum > 0, max(e_i, 0) elsewhere (lcp_residual).
+// omega (dfsph.relaxation, --relaxation) under-relaxes the Jacobi iteration, whose diagonal
+// alone over-corrects short-wavelength modes (docs/validation.md, "DFSPH's kicks at rest").
+// Worked example: D = 10, dt = 0.01, alpha = 1e-3, rho0 = 1000, omega = 1, kappa_sum = 0:
+// divergence e = 1e-4, kappa = 1 (omega = 0.8: kappa = 0.8, the same residual).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;
@@ -36,6 +39,8 @@
 @group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
 // (low, high, NaN flag, 0) per iteration (dfsph_pressure.wgsl).
 @group(0) @binding(13) var<storage, read_write> totals: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read> kappa_sum: array<f32>;
+@group(0) @binding(15) var<storage, read_write> residual: array<f32>;
 @group(2) @binding(0) var<uniform> iteration: Iteration;
 
 // The workgroup's share of the total, added to totals once.
@@ -105,19 +110,12 @@ fn finish(m: Member, i: u32) {
     if near_obstacles(m.x) {
         rate = rate + walk_boundary(m.x, BoundarySums(0.0, m.vi)).rate;
     }
-    if solve.which == 0u {
-        var d = 0.0;
-        if a > 0.0 {
-            d = max(rate, 0.0);
-        }
-        kappa[i] = d / dt * max(a, 0.0) * dfsph.relaxation;
-        tally(d * dt / fluid.rest_density);
-    } else {
-        let rho0 = fluid.rest_density;
-        let rho_star = max(dfsph_rho[i] + dt * rate, rho0);
-        kappa[i] = (rho_star - rho0) / (dt * dt) * abs(a) * dfsph.relaxation;
-        tally(rho_star / rho0 - 1.0);
-    }
+    let ks = kappa_sum[i];
+    let e = residual_of(solve.which, rate, dfsph_rho[i], a, dt, fluid.rest_density);
+    let scale = fluid.rest_density / (dt * dt);
+    kappa[i] = projected(ks, jacobi_increment(solve.which, e, a, scale, dfsph.relaxation));
+    residual[i] = e;
+    tally(lcp_residual(e, ks));
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -127,7 +125,7 @@ fn dfsph_rate(
 ) {
     let k = iteration.index;
     let base = solve.which * (dfsph.max_iterations + 1u);
-    var runs = k == 0u || k == FIRST_RATE;
+    var runs = k == 0u;
     if !runs {
         let j = base + k - 1u;
         let w = vec4<u32>(
@@ -142,7 +140,7 @@ fn dfsph_rate(
         walk_listed_group(gid.x);
     }
     workgroupBarrier();
-    if lid.x == 0u && runs && k != FIRST_RATE {
+    if lid.x == 0u && runs {
         let j = 4u * (base + k);
         let lo = atomicLoad(&wg_lo);
         let old = atomicAdd(&totals[j], lo);

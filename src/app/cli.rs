@@ -879,6 +879,7 @@ pub(crate) fn guards(cli: &Cli) -> crate::run::Guards {
         wcsph: cli.solver.weakly_compressible(),
         fixed_dt: cli.dt.is_some(),
         energy_margin: cli.energy_margin,
+        tolerances: [0.0; 2],
     }
 }
 
@@ -888,6 +889,10 @@ pub(crate) fn run_guards(cli: &Cli, template: &crate::checkpoint::Template) -> c
     crate::run::Guards {
         wcsph: template.solver.weakly_compressible(),
         fixed_dt: template.fluid_params.dt_fixed > 0.0,
+        tolerances: template
+            .solver
+            .dfsph()
+            .map_or([0.0; 2], |dp| [dp.eta_v, dp.eta_d]),
         ..guards(cli)
     }
 }

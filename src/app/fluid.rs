@@ -953,7 +953,7 @@ fn simulate_from(
         &progress,
         solver
             .dfsph()
-            .map(|dp| (dp.max_iterations, dp.eta_d as f64)),
+            .map(|dp| (dp.max_iterations, [dp.eta_v as f64, dp.eta_d as f64])),
     );
     progress.finish();
     // The meshes still in line are written before the run reports (its errors first).

@@ -26,3 +26,12 @@ pub const DFSPH_MAX_PARTICLES: u32 = 1 << 26;
 
 /// Largest table the scan supports (2^24 slots: `slot_start` then holds 2^24 + 1 u32s).
 pub const MAX_TABLE_SIZE: u32 = 1 << 24;
+
+/// Most level-1 cells of DFSPH's coarse grid (`dfsph_coarse` solves on them in one workgroup):
+/// where the tank would need more at twice the support, the cells grow until it fits.
+pub const MAX_COARSE_CELLS: u32 = 1 << 15;
+
+/// Most levels of the coarse grid's hierarchy (`MAX_LEVELS` in common.wgsl): level 1 of at
+/// most [`MAX_COARSE_CELLS`] cells halves per axis each level down to at most 2 per axis,
+/// which takes at most 15 halvings of one axis.
+pub const MAX_COARSE_LEVELS: usize = 16;

@@ -77,12 +77,20 @@ stage_table! {
     Integrate => "integrate", Some(shaders::INTEGRATE), "cpu::wcsph::integrate::integrate";
     /// `dfsph_density`: DFSPH's ρ and α, and its pair lists.
     DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::density::dfsph_density";
-    /// `dfsph_warm`: the solves' warm start.
-    DfsphWarm => "dfsph_warm", Some(shaders::DFSPH_WARM), "cpu::dfsph::warm::dfsph_warm";
+    /// `dfsph_galerkin`: the coarse levels' operator, assembled from the step's pairs.
+    DfsphGalerkin => "dfsph_galerkin", Some(shaders::DFSPH_GALERKIN), "cpu::dfsph::galerkin::dfsph_galerkin";
+    /// `dfsph_levels`: the coarse levels' rows, each level from the one below.
+    DfsphLevels => "dfsph_levels", Some(shaders::DFSPH_LEVELS), "cpu::dfsph::levels::dfsph_levels";
     /// `dfsph_pressure`: one Jacobi update of the velocities.
     DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "cpu::dfsph::pressure::dfsph_pressure";
     /// `dfsph_rate`: the density change rates and the residual blocks.
     DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::rate::dfsph_rate";
+    /// `dfsph_restrict`: a solve's residual summed onto the coarse cells.
+    DfsphRestrict => "dfsph_restrict", Some(shaders::DFSPH_RESTRICT), "cpu::dfsph::restrict::dfsph_restrict";
+    /// `dfsph_coarse`: the coarse solve (conjugate gradients, a V-cycle as preconditioner).
+    DfsphCoarse => "dfsph_coarse", Some(shaders::DFSPH_COARSE), "cpu::dfsph::coarse::dfsph_coarse";
+    /// `dfsph_prolong`: the coarse correction added to the next stiffness increments.
+    DfsphProlong => "dfsph_prolong", Some(shaders::DFSPH_PROLONG), "cpu::dfsph::prolong::dfsph_prolong";
     /// `dfsph_blocks`: the residual blocks folded in a fixed tree.
     DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "cpu::dfsph::blocks::block_sums";
     /// `dfsph_control`: the solve's convergence decision; on the GPU every invocation of the

@@ -1,10 +1,11 @@
 //! The DFSPH passes on the GPU (the `dfsph_*` stages; CPU mirror [`crate::cpu::dfsph`]), with
-//! their buffers. A solve is encoded as rate → warm, then pressure → rate for the warm start
-//! and for each of the iterations the step may run, two dispatches an iteration: each rate
-//! pass adds its residuals to an integer total, and every invocation of the next iteration's
-//! two passes decides from that total whether the iteration runs (`solve_again`), so the
-//! decision stays on the GPU, no pass of one workgroup sits between iterations, and nothing
-//! is read back per iteration. How many iterations a step encodes comes from the counts of
+//! their buffers. A step's coarse levels are assembled once after its density
+//! (`dfsph_galerkin`, `dfsph_levels`); a solve is encoded as rate, then pressure → rate for
+//! each of the iterations the step may run, two walking dispatches an iteration, and after the
+//! rate pass of every even one the coarse correction (`dfsph_restrict`, `dfsph_coarse`,
+//! `dfsph_prolong`): each rate pass adds its residuals to an integer total, and every
+//! invocation of the next passes decides from that total whether they run (`solve_again`), so
+//! the decision stays on the GPU and nothing is read back per iteration. How many iterations a step encodes comes from the counts of
 //! the steps from two before back ([`IterationBudget`]), which the host has read by then; the
 //! CPU path caps its solves by the same rule.
 
@@ -17,30 +18,50 @@ use super::neighbours::{
 };
 use crate::core::Stage;
 use crate::cpu::dfsph::{IterationBudget, Solve};
-use crate::params::{DfsphParams, SolveParams};
+use crate::params::{CoarseParams, DfsphParams, SolveParams};
 use crate::{Result, shaders};
 
-/// One solve's bind groups and uniform block.
-struct SolveGroups {
+/// One solve's bind groups, uniform block and stiffness sums.
+pub struct SolveGroups {
     /// Its `SolveParams` (rewritten when the live count changes: the threshold follows N).
     params: wgpu::Buffer,
-    warm: wgpu::BindGroup,
     pressure: wgpu::BindGroup,
     rate: wgpu::BindGroup,
+    restrict: wgpu::BindGroup,
+    coarse: wgpu::BindGroup,
+    prolong: wgpu::BindGroup,
+    /// Σ κ this solve applied per particle this step (N), cleared at its start.
+    pub kappa_sum: wgpu::Buffer,
 }
 
 /// Bytes of one solve iteration's residual total: (low, high, NaN flag, 0).
 const TOTAL_BYTES: u64 = 16;
 
-/// The index of the rate pass before the warm start (`FIRST_RATE` in common.wgsl).
-const FIRST_RATE: u32 = u32::MAX;
-
 /// The DFSPH kernels and their buffers, for one N.
 pub struct GpuDfsph {
     density: wgpu::ComputePipeline,
-    warm: wgpu::ComputePipeline,
+    galerkin: wgpu::ComputePipeline,
+    levels: wgpu::ComputePipeline,
     pressure: wgpu::ComputePipeline,
     rate: wgpu::ComputePipeline,
+    restrict: wgpu::ComputePipeline,
+    coarse: wgpu::ComputePipeline,
+    prolong: wgpu::ComputePipeline,
+    galerkin_bg: wgpu::BindGroup,
+    levels_bg: wgpu::BindGroup,
+    /// The coarse grid and its solve's settings.
+    pub cp: CoarseParams,
+    /// Level 0's stored half-rows (`dfsph_galerkin`, fixed point: 28 words a cell), then the
+    /// count of the pressure's anchors.
+    pub coarse_op: wgpu::Buffer,
+    /// Every level's rows (`dfsph_levels`, 27 f32 a cell).
+    pub coarse_rows: wgpu::Buffer,
+    /// The restricted residual (`dfsph_restrict`, fixed point: 2 words a level-0 cell).
+    pub coarse_rhs: wgpu::Buffer,
+    /// `dfsph_coarse`'s solution (its first level-0-cells f32) and scratch.
+    pub coarse_work: wgpu::Buffer,
+    /// Each particle's residual e from the last rate pass (N).
+    pub residual: wgpu::Buffer,
     blocks: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
     timestep_blocks: wgpu::ComputePipeline,
@@ -62,7 +83,8 @@ pub struct GpuDfsph {
     // The later substeps' bind group: without the substep arguments they are dispatched from.
     substep_predict_bg: wgpu::BindGroup,
     integrate_bg: wgpu::BindGroup,
-    solves: [SolveGroups; 2],
+    /// The two solves' bind groups and stiffness sums (divergence, density).
+    pub solves: [SolveGroups; 2],
     /// The uniform block.
     pub params: wgpu::Buffer,
     /// The parameters it holds (`blocks` for the capacity).
@@ -83,12 +105,8 @@ pub struct GpuDfsph {
     pub rho: wgpu::Buffer,
     /// α per particle (N).
     pub alpha: wgpu::Buffer,
-    /// The stiffness of the next velocity update (N).
+    /// The stiffness increments of the next velocity update (N).
     pub kappa: wgpu::Buffer,
-    /// Σ κ applied in this step per particle, (divergence, density) (N vec2).
-    pub kappa_sum: wgpu::Buffer,
-    /// Warm-start stiffness by particle id, (κ^v dt, κ dt²) of the last step (N vec2).
-    pub warm_buf: wgpu::Buffer,
     /// Density error block sums and maxima (⌈N/256⌉ each).
     pub error_sums: wgpu::Buffer,
     /// See `error_sums`.
@@ -96,8 +114,8 @@ pub struct GpuDfsph {
     /// Each rate pass's residual total, (low, high, NaN flag, 0) per iteration k = 0 …
     /// max_iterations of the divergence solve, then of the density solve.
     pub totals: wgpu::Buffer,
-    // Entry k (at k × iteration_stride) holds `Iteration { index: k }`, k = 0 … max_iterations,
-    // then FIRST_RATE; bound with a dynamic offset as bind group 2 of the solves' passes.
+    // Entry k (at k × iteration_stride) holds `Iteration { index: k }`, k = 0 … max_iterations;
+    // bound with a dynamic offset as the last bind group of the solves' passes.
     iteration_bg: wgpu::BindGroup,
     _iterations: wgpu::Buffer,
     iteration_stride: u32,
@@ -138,7 +156,9 @@ fn solve_index(s: Solve) -> usize {
 
 impl GpuDfsph {
     /// Compiles the DFSPH kernels and allocates their buffers next to `grid`'s; `accel` and
-    /// `step_state` are the fluid passes' (the mouse force adds to the same accelerations).
+    /// `step_state` are the fluid passes' (the mouse force adds to the same accelerations),
+    /// `cp` the coarse levels' grid.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         ctx: &GpuContext,
         grid: &GpuNeighbours,
@@ -147,6 +167,7 @@ impl GpuDfsph {
         step_state: &wgpu::Buffer,
         obstacle_power: &wgpu::Buffer,
         dp: &DfsphParams,
+        cp: &CoarseParams,
     ) -> Result<Self> {
         use Binding::*;
         let b = &grid.bufs;
@@ -166,22 +187,22 @@ impl GpuDfsph {
             let rho = storage("sph.dfsph_rho", n64 * 4);
             let alpha = storage("sph.dfsph_alpha", n64 * 4);
             let kappa = storage("sph.dfsph_kappa", n64 * 4);
-            let kappa_sum = storage("sph.dfsph_kappa_sum", n64 * 8);
-            let warm_buf = storage("sph.dfsph_warm", n64 * 8);
+            let residual = storage("sph.dfsph_residual", n64 * 4);
+            let coarse_params = uniform("sph.dfsph_coarse_params", bytemuck::bytes_of(cp));
+            let (n0, all) = (cp.cells() as u64, cp.all_cells() as u64);
+            let coarse_op = storage("sph.dfsph_coarse_op", (n0 * 28 + 1) * 4);
+            let coarse_rows = storage("sph.dfsph_coarse_rows", all * 27 * 4);
+            let coarse_rhs = storage("sph.dfsph_coarse_rhs", n0 * 2 * 4);
+            let coarse_work = storage("sph.dfsph_coarse_work", (4 * n0 + 3 * all) * 4);
             let error_sums = storage("sph.dfsph_error_sums", blocks * 4);
             let error_maxima = storage("sph.dfsph_error_maxima", blocks * 4);
             let slots = u64::from(dp.max_iterations) + 1;
             let totals = storage("sph.dfsph_totals", 2 * slots * TOTAL_BYTES);
             let stride = d.limits().min_uniform_buffer_offset_alignment.max(16);
-            let mut entries = vec![0u8; stride as usize * (slots as usize + 1)];
-            for k in 0..=slots as usize {
-                let index = if k < slots as usize {
-                    k as u32
-                } else {
-                    FIRST_RATE
-                };
+            let mut entries = vec![0u8; stride as usize * slots as usize];
+            for k in 0..slots as usize {
                 let at = k * stride as usize;
-                entries[at..at + 4].copy_from_slice(&index.to_le_bytes());
+                entries[at..at + 4].copy_from_slice(&(k as u32).to_le_bytes());
             }
             let iterations = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("sph.dfsph_iterations"),
@@ -237,11 +258,34 @@ impl GpuDfsph {
                     Read,
                 ],
             );
-            let warm_l = layout(
+            let galerkin_l = layout(
                 d,
-                "sph.dfsph_warm",
+                "sph.dfsph_galerkin",
                 &[
-                    Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, ReadWrite,
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
+                    ReadWrite,
+                ],
+            );
+            let levels_l = layout(d, "sph.dfsph_levels", &[Uniform, Read, ReadWrite]);
+            let restrict_l = layout(
+                d,
+                "sph.dfsph_restrict",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
+                    ReadWrite,
+                ],
+            );
+            let coarse_l = layout(
+                d,
+                "sph.dfsph_coarse",
+                &[Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, Read],
+            );
+            let prolong_l = layout(
+                d,
+                "sph.dfsph_prolong",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read,
+                    Read, Read, Read, ReadWrite,
                 ],
             );
             let pressure_l = layout(
@@ -257,7 +301,7 @@ impl GpuDfsph {
                 "sph.dfsph_rate",
                 &[
                     Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite, Read, Read, ReadWrite,
+                    ReadWrite, Read, Read, ReadWrite, Read, ReadWrite,
                 ],
             );
             let blocks_l = layout(
@@ -298,12 +342,16 @@ impl GpuDfsph {
                 d,
                 "sph.dfsph_integrate",
                 &[
-                    Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite, ReadWrite,
-                    ReadWrite, ReadWrite, Uniform,
+                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                    Uniform,
                 ],
             );
             let density_m = w("sph.dfsph_density", shaders::DFSPH_DENSITY);
-            let warm_m = m("sph.dfsph_warm", shaders::DFSPH_WARM);
+            let galerkin_m = w("sph.dfsph_galerkin", shaders::DFSPH_GALERKIN);
+            let levels_m = m("sph.dfsph_levels", shaders::DFSPH_LEVELS);
+            let restrict_m = m("sph.dfsph_restrict", shaders::DFSPH_RESTRICT);
+            let coarse_m = m("sph.dfsph_coarse", shaders::DFSPH_COARSE);
+            let prolong_m = m("sph.dfsph_prolong", shaders::DFSPH_PROLONG);
             let pressure_m = w("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
             let rate_m = w("sph.dfsph_rate", shaders::DFSPH_RATE);
             let blocks_m = m("sph.dfsph_blocks", shaders::DFSPH_BLOCKS);
@@ -316,22 +364,8 @@ impl GpuDfsph {
                 let i = solve_index(which);
                 let sp = solve_params(i as u32, dp, b.n.get());
                 let sparams = uniform(&format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp));
+                let kappa_sum = storage(&format!("sph.dfsph_kappa_sum{i}"), n64 * 4);
                 SolveGroups {
-                    warm: bind_group(
-                        d,
-                        "sph.dfsph_warm",
-                        &warm_l,
-                        &[
-                            &b.params,
-                            &params,
-                            &sparams,
-                            &b.sorted_id,
-                            &warm_buf,
-                            step_state,
-                            &kappa,
-                            &kappa_sum,
-                        ],
-                    ),
                     pressure: bind_group(
                         d,
                         "sph.dfsph_pressure",
@@ -373,9 +407,66 @@ impl GpuDfsph {
                             &b.group_range,
                             &b.group_args,
                             &totals,
+                            &kappa_sum,
+                            &residual,
+                        ],
+                    ),
+                    restrict: bind_group(
+                        d,
+                        "sph.dfsph_restrict",
+                        &restrict_l,
+                        &[
+                            &b.params,
+                            &params,
+                            &sparams,
+                            &coarse_params,
+                            &b.sorted_pos,
+                            &residual,
+                            &kappa_sum,
+                            &rho,
+                            &alpha,
+                            &totals,
+                            &coarse_rhs,
+                        ],
+                    ),
+                    coarse: bind_group(
+                        d,
+                        "sph.dfsph_coarse",
+                        &coarse_l,
+                        &[
+                            &params,
+                            &sparams,
+                            &coarse_params,
+                            &coarse_rows,
+                            &coarse_rhs,
+                            &totals,
+                            &coarse_work,
+                            &coarse_op,
+                        ],
+                    ),
+                    prolong: bind_group(
+                        d,
+                        "sph.dfsph_prolong",
+                        &prolong_l,
+                        &[
+                            &b.params,
+                            fluid_params,
+                            &params,
+                            &sparams,
+                            &coarse_params,
+                            &b.sorted_pos,
+                            &residual,
+                            &kappa_sum,
+                            &rho,
+                            &alpha,
+                            &coarse_work,
+                            step_state,
+                            &totals,
+                            &kappa,
                         ],
                     ),
                     params: sparams,
+                    kappa_sum,
                 }
             };
             let solves = [solve(Solve::Divergence), solve(Solve::Density)];
@@ -390,7 +481,59 @@ impl GpuDfsph {
                     &density_m,
                     "dfsph_density",
                 ),
-                warm: pipeline(d, "sph.dfsph_warm", &warm_l, &warm_m, "dfsph_warm"),
+                galerkin: pipeline_groups(
+                    d,
+                    "sph.dfsph_galerkin",
+                    &[&galerkin_l, bl],
+                    &galerkin_m,
+                    "dfsph_galerkin",
+                ),
+                levels: pipeline(d, "sph.dfsph_levels", &levels_l, &levels_m, "dfsph_levels"),
+                restrict: pipeline_groups(
+                    d,
+                    "sph.dfsph_restrict",
+                    &[&restrict_l, &iteration_l],
+                    &restrict_m,
+                    "dfsph_restrict",
+                ),
+                coarse: pipeline_groups(
+                    d,
+                    "sph.dfsph_coarse",
+                    &[&coarse_l, &iteration_l],
+                    &coarse_m,
+                    "dfsph_coarse",
+                ),
+                prolong: pipeline_groups(
+                    d,
+                    "sph.dfsph_prolong",
+                    &[&prolong_l, &iteration_l],
+                    &prolong_m,
+                    "dfsph_prolong",
+                ),
+                galerkin_bg: bind_group(
+                    d,
+                    "sph.dfsph_galerkin",
+                    &galerkin_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &params,
+                        &coarse_params,
+                        &b.sorted_pos,
+                        &b.slot_start,
+                        &rho,
+                        &alpha,
+                        &b.group_range,
+                        &b.group_args,
+                        &coarse_op,
+                    ],
+                ),
+                levels_bg: bind_group(
+                    d,
+                    "sph.dfsph_levels",
+                    &levels_l,
+                    &[&coarse_params, &coarse_op, &coarse_rows],
+                ),
                 pressure: pipeline_groups(
                     d,
                     "sph.dfsph_pressure",
@@ -535,12 +678,10 @@ impl GpuDfsph {
                         &b.sorted_pos,
                         &b.sorted_vel,
                         &b.sorted_id,
-                        &kappa_sum,
                         step_state,
                         &b.positions,
                         &b.velocities,
                         &b.particle_id,
-                        &warm_buf,
                         &params,
                     ],
                 ),
@@ -557,8 +698,12 @@ impl GpuDfsph {
                 rho,
                 alpha,
                 kappa,
-                kappa_sum,
-                warm_buf,
+                cp: *cp,
+                coarse_op,
+                coarse_rows,
+                coarse_rhs,
+                coarse_work,
+                residual,
                 error_sums,
                 error_maxima,
                 totals,
@@ -621,14 +766,9 @@ impl GpuDfsph {
         }
     }
 
-    /// The dynamic offset of iteration entry `index` (`FIRST_RATE` the last).
+    /// The dynamic offset of iteration entry `index`.
     fn iteration_offset(&self, index: u32) -> u32 {
-        let k = if index == FIRST_RATE {
-            self.dp.max_iterations + 1
-        } else {
-            index
-        };
-        k * self.iteration_stride
+        index * self.iteration_stride
     }
 
     /// A pass of `stage` with `pipe`, bind groups 0, 1, … from `bgs` and then the iteration
@@ -663,20 +803,28 @@ impl GpuDfsph {
         }
     }
 
-    /// Stage `dfsph_warm` of `solve`.
-    pub fn encode_warm(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
-        let s = &self.solves[solve_index(solve)];
-        g.dispatch(
+    /// Stages `dfsph_galerkin` and `dfsph_levels`: the step's coarse levels, from the grid,
+    /// ρ and α of its start (the operator cleared first).
+    pub fn encode_levels(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        e.clear_buffer(&self.coarse_op, 0, None);
+        g.dispatch_indirect_groups(
             e,
-            Stage::DfsphWarm,
-            &self.warm,
-            &s.warm,
-            self.live_blocks.get(),
+            Stage::DfsphGalerkin,
+            &self.galerkin,
+            &[&self.galerkin_bg, &self.boundary_bg],
+            &g.bufs.group_args,
+            0,
         );
+        self.encode_levels_only(g, e);
     }
 
-    /// Stage `dfsph_pressure` of `solve` at iteration `k` (0: the warm start's), which runs
-    /// only if the solve goes on after iteration k − 1.
+    /// Stage `dfsph_levels` alone, from the operator `coarse_op` holds.
+    pub fn encode_levels_only(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch(e, Stage::DfsphLevels, &self.levels, &self.levels_bg, 1);
+    }
+
+    /// Stage `dfsph_pressure` of `solve` at iteration `k` ≥ 1, which runs only if the solve
+    /// goes on after iteration k − 1.
     pub fn encode_pressure(
         &self,
         g: &GpuNeighbours,
@@ -696,8 +844,8 @@ impl GpuDfsph {
         );
     }
 
-    /// Stage `dfsph_rate` of `solve` at iteration `k`, which runs when its pressure pass did
-    /// and adds its residuals to the total of k.
+    /// Stage `dfsph_rate` of `solve` at iteration `k`, which runs at k = 0 and where its
+    /// pressure pass did, and adds its residuals to the total of k.
     pub fn encode_rate(
         &self,
         g: &GpuNeighbours,
@@ -717,31 +865,65 @@ impl GpuDfsph {
         );
     }
 
-    /// Clears the solve's totals and runs stage `dfsph_rate` over every particle: the rate
-    /// pass before the warm start, which decides where it applies (it totals nothing).
-    /// The divergence-free solve's first pass is the step's first: with obstacles it also
-    /// clears the power the pressure passes accumulate.
-    pub fn encode_first_rate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+    /// Stages `dfsph_restrict`, `dfsph_coarse` and `dfsph_prolong` of `solve` after the rate
+    /// pass of iteration `k`: the coarse correction, each pass running where the solve goes on
+    /// after that rate pass (the residual on the cells cleared first).
+    pub fn encode_correction(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        k: u32,
+    ) {
+        let s = &self.solves[solve_index(solve)];
+        let n = Some(groups(g.bufs.n.get(), WORKGROUP_SIZE));
+        e.clear_buffer(&self.coarse_rhs, 0, None);
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphRestrict,
+            &self.restrict,
+            &[&s.restrict],
+            &[k],
+            n,
+        );
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphCoarse,
+            &self.coarse,
+            &[&s.coarse],
+            &[k],
+            Some(1),
+        );
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphProlong,
+            &self.prolong,
+            &[&s.prolong],
+            &[k],
+            n,
+        );
+    }
+
+    /// Clears the solve's totals and stiffness sums (and, for the divergence-free solve, the
+    /// step's first, the power the pressure passes accumulate with obstacles) and runs its
+    /// rate pass of iteration 0, on the velocities it starts from.
+    pub fn encode_start(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
         if let (Some(power), Solve::Divergence) = (&self.power, solve) {
             e.clear_buffer(power, 0, None);
         }
         let slots = u64::from(self.dp.max_iterations) + 1;
         let at = solve_index(solve) as u64 * slots * TOTAL_BYTES;
         e.clear_buffer(&self.totals, at, Some(slots * TOTAL_BYTES));
-        let s = &self.solves[solve_index(solve)];
-        self.dispatch_at(
-            g,
-            e,
-            Stage::DfsphRate,
-            &self.rate,
-            &[&s.rate, &self.boundary_bg],
-            &[FIRST_RATE],
-            None,
-        );
+        e.clear_buffer(&self.solves[solve_index(solve)].kappa_sum, 0, None);
+        self.encode_rate(g, e, solve, 0);
     }
 
-    /// A whole solve that may run `cap` iterations: rate, warm, then pressure and rate for the
-    /// warm start and for each iteration (those after the solve has converged do nothing).
+    /// A whole solve that may run `cap` iterations: its start, then pressure and rate for each
+    /// iteration, with the coarse correction after the even rate passes before the cap
+    /// (`corrects_after`); the passes after the solve has converged do nothing.
     pub fn encode_solve(
         &self,
         g: &GpuNeighbours,
@@ -749,11 +931,16 @@ impl GpuDfsph {
         solve: Solve,
         cap: u32,
     ) {
-        self.encode_first_rate(g, e, solve);
-        self.encode_warm(g, e, solve);
-        for k in 0..=cap.min(self.dp.max_iterations) {
-            self.encode_pressure(g, e, solve, k);
-            self.encode_rate(g, e, solve, k);
+        let cap = cap.min(self.dp.max_iterations);
+        self.encode_start(g, e, solve);
+        for k in 0..=cap {
+            if k > 0 {
+                self.encode_pressure(g, e, solve, k);
+                self.encode_rate(g, e, solve, k);
+            }
+            if k < cap && crate::cpu::dfsph::corrects_after(k) {
+                self.encode_correction(g, e, solve, k);
+            }
         }
     }
 

@@ -149,6 +149,7 @@ impl Simulation {
                 &fluid.step_state,
                 &fluid.obstacle_power,
                 dp,
+                &crate::params::CoarseParams::new(fp, sp.h, dp.spacing, fp.mass),
             )?)),
             SolverParams::Wcsph => GpuSolver::Wcsph,
         };
@@ -288,15 +289,15 @@ impl Simulation {
         self.interaction = ip;
     }
 
-    /// Replaces the particle state (DFSPH: with a fresh start, no warm-start stiffness); its
-    /// length becomes the live count, at most the capacity.
+    /// Replaces the particle state (DFSPH: with a fresh start); its length becomes the live
+    /// count, at most the capacity.
     pub fn upload(&self, state: &Particles) {
         self.grid.upload(state);
         match &self.solver {
             GpuSolver::Wcsph => {}
             GpuSolver::Dfsph(d) => {
                 d.set_live(&self.grid.ctx.queue, state.len() as u32);
-                self.upload_carry(&DfsphCarry::new(state.len(), &d.dp));
+                self.upload_carry(&DfsphCarry::new(&d.dp));
             }
         }
     }
@@ -424,9 +425,8 @@ impl Simulation {
 
     /// Adds emitted particles after the live ones, with the next ids, at rest density (see
     /// `crate::emitter`); no step may be in flight. WCSPH holds its state in `positions`;
-    /// DFSPH's last step left it in slot order, which becomes the held order, the new particles
-    /// get no warm-start stiffness, and the grid, ρ and α are computed at once, so a snapshot
-    /// taken now holds them. The CPU mirror ([`crate::run::CpuSimulation`]) does the same.
+    /// DFSPH's last step left it in slot order, which becomes the held order, and the grid, ρ
+    /// and α are computed at once, so a snapshot taken now holds them. The CPU mirror ([`crate::run::CpuSimulation`]) does the same.
     pub fn append(&self, batch: &crate::emitter::Batch) -> Result<()> {
         let m = batch.pos.len() as u32;
         if m == 0 {
@@ -472,19 +472,17 @@ impl Simulation {
         );
         self.grid.set_live(n + m);
         if let GpuSolver::Dfsph(d) = &self.solver {
-            q.write_buffer(&d.warm_buf, at(8), &vec![0u8; m as usize * 8]);
             d.set_live(q, n + m);
             self.grid.run(|_, e| self.encode_prime(e))?;
         }
         Ok(())
     }
 
-    /// DFSPH: replaces the state carried between steps (warm start, previous dt).
+    /// DFSPH: replaces the state carried between steps (previous dt, iteration counts).
     pub fn upload_carry(&self, carry: &DfsphCarry) {
-        if let GpuSolver::Dfsph(d) = &self.solver {
+        if let GpuSolver::Dfsph(_) = &self.solver {
             *self.budget.borrow_mut() = (carry.budget, VecDeque::new());
             let q = &self.grid.ctx.queue;
-            q.write_buffer(&d.warm_buf, 0, bytemuck::cast_slice(&carry.warm));
             q.write_buffer(
                 &self.fluid.step_state,
                 0,
@@ -555,6 +553,7 @@ impl Simulation {
         let g = &self.grid;
         let caps = self.next_caps(d);
         self.encode_prime(e);
+        d.encode_levels(g, e);
         d.encode_solve(g, e, Solve::Divergence, caps[0]);
         d.encode_accel(g, e);
         if self.interaction.is_some() {
@@ -739,17 +738,14 @@ impl Simulation {
         })
     }
 
-    /// DFSPH: reads the state carried to the next step (warm start by id, the last dt); no
-    /// step may be in flight.
+    /// DFSPH: reads the state carried to the next step (the last dt, the iteration counts);
+    /// no step may be in flight.
     pub fn read_carry(&self) -> Result<Option<DfsphCarry>> {
-        let GpuSolver::Dfsph(d) = &self.solver else {
+        let GpuSolver::Dfsph(_) = &self.solver else {
             return Ok(None);
         };
-        let n = self.grid.bufs.n.get() as usize;
-        let flat = self.grid.read_f32(&d.warm_buf, 2 * n)?;
         let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
         Ok(Some(DfsphCarry {
-            warm: flat.chunks_exact(2).map(|c| [c[0], c[1]]).collect(),
             dt_prev,
             budget: self.budget.borrow().0,
         }))

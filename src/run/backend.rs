@@ -24,7 +24,7 @@ pub trait Backend {
     /// The current state, densities and last dt (a full readback on the GPU; no step may be
     /// in flight).
     fn snapshot(&self) -> Result<Snapshot>;
-    /// DFSPH: the state carried to the next step (warm start, last dt); `None` for WCSPH.
+    /// DFSPH: the state carried to the next step (last dt, iteration counts); `None` for WCSPH.
     fn carry(&self) -> Result<Option<DfsphCarry>>;
     /// Whether an obstacle moves: each step then needs the run's time before it is submitted,
     /// so steps are not pipelined.
@@ -43,8 +43,8 @@ pub trait Backend {
     /// flight).
     fn remove_outside(&mut self) -> Result<(u64, f64)>;
     /// Replaces the velocities, given in the order [`Backend::snapshot`] holds the particles
-    /// (no step may be in flight). The positions, and so the densities and DFSPH's factors and
-    /// warm start, stay as they are.
+    /// (no step may be in flight). The positions, and so the densities and DFSPH's factors,
+    /// stay as they are.
     fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()>;
     /// Starts (`Some`) or stops (`None`) the viewer's mouse force (stage `interact`), which
     /// every following step applies, on either path and under either solver.
@@ -64,8 +64,7 @@ pub trait Backend {
 pub type PassTimes = ([Option<f64>; crate::core::Stage::ALL.len()], usize);
 
 /// The state of `snap` (and DFSPH's `carry`) without the particles outside the tank of `fp`,
-/// the others in their order, renumbered by rank so ids stay 0..N (a carry's warm start
-/// follows them); with how many left and the energy they took, ½ m |v|² + m |g| (y − floor)
+/// the others in their order, renumbered by rank so ids stay 0..N; with how many left and the energy they took, ½ m |v|² + m |g| (y − floor)
 /// each (the terms the statistics count). `None` when every particle is inside.
 pub fn without_outside(
     snap: &Snapshot,
@@ -113,17 +112,7 @@ pub fn without_outside(
                 + m * g * (st.pos[k].y as f64 - fp.tank_min[1] as f64);
         }
     }
-    let carry = carry.map(|c| DfsphCarry {
-        warm: c
-            .warm
-            .iter()
-            .zip(&kept_id)
-            .filter(|(_, k)| **k)
-            .map(|(w, _)| *w)
-            .collect(),
-        dt_prev: c.dt_prev,
-        budget: c.budget,
-    });
+    let carry = carry.copied();
     let snap = Snapshot {
         state,
         density,
@@ -237,7 +226,7 @@ enum CpuSolver {
 /// A DFSPH run's state between steps on the CPU.
 struct CpuDfsph {
     dp: DfsphParams,
-    /// The warm start and last dt.
+    /// The last dt and the iteration counts.
     carry: DfsphCarry,
     /// The grid, slot-order state, ρ and α of the current state, which the last step computed
     /// (`None` when the state changed since).
@@ -245,13 +234,13 @@ struct CpuDfsph {
 }
 
 impl CpuSolver {
-    /// `solver` for a state of `n` particles, with the carried state a checkpoint held.
-    fn new(solver: &SolverParams, carry: Option<DfsphCarry>, n: usize) -> Self {
+    /// `solver`, with the carried state a checkpoint held.
+    fn new(solver: &SolverParams, carry: Option<DfsphCarry>) -> Self {
         match *solver {
             SolverParams::Wcsph => Self::Wcsph,
             SolverParams::Dfsph(dp) => Self::Dfsph(Box::new(CpuDfsph {
                 dp,
-                carry: carry.unwrap_or_else(|| DfsphCarry::new(n, &dp)),
+                carry: carry.unwrap_or_else(|| DfsphCarry::new(&dp)),
                 start: None,
             })),
         }
@@ -407,7 +396,7 @@ impl CpuSimulation {
             fp,
             interaction: None,
             obstacles: None,
-            solver: CpuSolver::new(solver, carry, snap.state.len()),
+            solver: CpuSolver::new(solver, carry),
             snap,
             power: Vec::new(),
             blocks: Default::default(),
@@ -533,13 +522,7 @@ impl Backend for CpuSimulation {
         batch.append_to(&mut s.state);
         s.density
             .extend(std::iter::repeat_n(self.fp.rest_density, batch.pos.len()));
-        // As the GPU: the new particles start with no warm-start stiffness.
-        let carry = self.solver.carry().map(|c| {
-            let mut c = c.clone();
-            c.warm
-                .extend(std::iter::repeat_n([0.0; 2], batch.pos.len()));
-            c
-        });
+        let carry = self.solver.carry().copied();
         let obstacles = self.obstacles.as_deref();
         self.solver.settle(s, carry, obstacles, &self.sp, &self.fp);
         Ok(())

@@ -255,7 +255,9 @@ impl<T: Backend + ?Sized> Model for T {
         at: &RunFrom,
         _t_before: f64,
     ) -> Result<StepStats> {
-        step_stats(block, course.fp, at.step, at.t)
+        let mut st = step_stats(block, course.fp, at.step, at.t)?;
+        st.judge_solves(course.guards.tolerances);
+        Ok(st)
     }
 
     fn check(

@@ -54,6 +54,10 @@ pub struct StepStats {
     pub obstacle_power: f64,
     /// Live particles in the step (emitters add some at the ends of steps).
     pub particles: u64,
+    /// DFSPH: the divergence-free solve stopped at its cap above its tolerance.
+    pub stopped_v: bool,
+    /// DFSPH: the constant-density solve stopped at its cap above its tolerance.
+    pub stopped_d: bool,
 }
 
 impl StepStats {
@@ -92,6 +96,10 @@ pub struct Guards {
     /// A total energy (kinetic + potential, + the equation of state's for WCSPH) above the
     /// first step's by this fraction of it (0 disables).
     pub energy_margin: f32,
+    /// DFSPH's tolerances (η_v, η): a solve whose last mean residual is above its own stopped
+    /// short of it (at its cap), which the statistics say (`stopped_v`, `stopped_d`); 0: not
+    /// judged (WCSPH, and the runs that only report: `--verify`, `--bench`).
+    pub tolerances: [f32; 2],
 }
 
 impl Default for Guards {
@@ -103,6 +111,7 @@ impl Default for Guards {
             wcsph: true,
             fixed_dt: false,
             energy_margin: 0.05,
+            tolerances: [0.0; 2],
         }
     }
 }
@@ -149,6 +158,7 @@ impl Guards {
             wcsph,
             fixed_dt: true,
             energy_margin: 0.0,
+            tolerances: [0.0; 2],
         }
     }
 
@@ -267,6 +277,8 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         eos_energy: 0.0,
         obstacle_power: b.power as f64,
         particles: b.n as u64,
+        stopped_v: false,
+        stopped_d: false,
     };
     // DFSPH reduces its density error at the new positions in its own block.
     if b.dfsph != [0; 8] {
@@ -323,7 +335,7 @@ pub fn check_start(state: &Particles, fp: &FluidParams) -> Result<()> {
 
 /// The `--stats` columns and their units: the CSV's one header row names them, the sidecar
 /// ([`crate::io::write_stats_sidecar`]) gives the units.
-pub const STATS_COLUMNS: [(&str, &str); 20] = [
+pub const STATS_COLUMNS: [(&str, &str); 22] = [
     ("step", "steps taken"),
     ("t", "s"),
     ("dt", "s"),
@@ -344,6 +356,14 @@ pub const STATS_COLUMNS: [(&str, &str); 20] = [
     ("eos_energy", "J"),
     ("obstacle_power", "W"),
     ("particles", "particles"),
+    (
+        "stopped_v",
+        "1: the divergence-free solve stopped at its cap above its tolerance",
+    ),
+    (
+        "stopped_d",
+        "1: the constant-density solve stopped at its cap above its tolerance",
+    ),
 ];
 
 /// The `--stats` CSV header row (one row, no comment lines, so any CSV reader takes it).
@@ -356,7 +376,7 @@ impl StepStats {
     /// The row as a CSV line.
     pub fn csv_line(&self) -> String {
         format!(
-            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e},{:.6e},{}\n",
+            "{},{:.9},{:.6e},{:.9e},{:.9e},{:.6},{:.4},{:.4},{:.4},{:.6},{},{},{},{:.6e},{:.6e},{:.6e},{:.6e},{:.9e},{:.6e},{},{},{}\n",
             self.step,
             self.t,
             self.dt,
@@ -376,8 +396,19 @@ impl StepStats {
             self.density_error_max,
             self.eos_energy,
             self.obstacle_power,
-            self.particles
+            self.particles,
+            self.stopped_v as u8,
+            self.stopped_d as u8
         )
+    }
+
+    /// Marks the solves that stopped above their tolerances `tol` (η_v, η; 0 judges none): a
+    /// residual that is not at most its tolerance (NaN included).
+    pub fn judge_solves(&mut self, tol: [f32; 2]) {
+        let above =
+            |residual: f64, tol: f32| tol > 0.0 && (residual.is_nan() || residual > tol as f64);
+        self.stopped_v = above(self.residual_v, tol[0]);
+        self.stopped_d = above(self.residual_d, tol[1]);
     }
 }
 

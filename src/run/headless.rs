@@ -34,33 +34,59 @@ struct Headless<'a, 'p> {
     capped: Option<Capped>,
 }
 
-/// The steps whose constant-density solve stopped at its iteration cap with its mean residual
-/// above its tolerance: the run went on at a density error the user did not ask for.
+/// The steps whose solves stopped at their iteration cap with their mean residual above their
+/// tolerance (the statistics' `stopped_v`, `stopped_d`): the run went on at a density error
+/// the user did not ask for.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Capped {
     /// Steps in the run.
     pub steps: u64,
-    /// Of them, those that ended at the cap short of the tolerance.
-    pub capped: u64,
-    /// Their largest mean density error (`density_error_mean`).
-    pub worst: f64,
-    /// The cap and the tolerance.
+    /// Of them, those whose divergence-free and constant-density solves stopped short.
+    pub capped: [u64; 2],
+    /// The largest mean residual each left.
+    pub worst: [f64; 2],
+    /// The most iterations of a solve (`--max-iterations`).
     pub cap: u32,
-    /// The tolerance η (a mean of max(ρ*/ρ0 − 1, 0)).
-    pub eta: f64,
+    /// The tolerances (η_v, η).
+    pub eta: [f64; 2],
 }
 
 impl Capped {
-    /// One line naming the cause and the fix, where a step was capped.
+    /// Counts a step's row.
+    pub fn count(&mut self, st: &StepStats) {
+        self.steps += 1;
+        for (k, (stopped, r)) in [(st.stopped_v, st.residual_v), (st.stopped_d, st.residual_d)]
+            .into_iter()
+            .enumerate()
+        {
+            if stopped {
+                self.capped[k] += 1;
+                self.worst[k] = self.worst[k].max(r);
+            }
+        }
+    }
+
+    /// One line naming the cause and the fix, where a step's solve stopped short.
     pub fn warning(&self) -> Option<String> {
-        (self.capped > 0).then(|| {
+        let names = ["divergence-free", "constant-density"];
+        let parts: Vec<String> = (0..2)
+            .filter(|&k| self.capped[k] > 0)
+            .map(|k| {
+                format!(
+                    "the {} solve stopped at its iteration cap short of its tolerance ({:.3}%) in {} of {} steps (mean residual up to {:.3}%)",
+                    names[k],
+                    100.0 * self.eta[k],
+                    self.capped[k],
+                    self.steps,
+                    100.0 * self.worst[k]
+                )
+            })
+            .collect();
+        (!parts.is_empty()).then(|| {
             format!(
-                "the constant-density solve stopped at its cap of {} iterations short of its tolerance ({:.3}%) in {} of {} steps (mean density error up to {:.3}%): raise --max-iterations, or shorten the step with --max-dt",
-                self.cap,
-                100.0 * self.eta,
-                self.capped,
-                self.steps,
-                100.0 * self.worst
+                "{}: raise --max-iterations (now {}), or shorten the step with --max-dt",
+                parts.join("; "),
+                self.cap
             )
         })
     }
@@ -76,11 +102,7 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
 
     fn row(&mut self, st: &StepStats) -> Result<()> {
         if let Some(c) = &mut self.capped {
-            c.steps += 1;
-            if st.iterations_d >= c.cap && st.residual_d > c.eta {
-                c.capped += 1;
-                c.worst = c.worst.max(st.density_error_mean);
-            }
+            c.count(st);
         }
         if let Some(o) = self.out.stats.as_deref_mut() {
             o.write_all(st.csv_line().as_bytes())
@@ -132,8 +154,8 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
 /// numbers (rows, frames, checkpoints) continue from `from`. Returns the final snapshot (if
 /// read) and the last statistics. A signal ends the run after the step under way, with a
 /// checkpoint, as [`Error::Interrupted`]; an error after a checkpoint names it. With DFSPH's
-/// constant-density `cap` (its most iterations and its tolerance η), also counts the steps
-/// whose solve stopped there short of η ([`Capped`]; `None` without a cap).
+/// `cap` (its most iterations and its tolerances η_v, η), also counts the steps whose solves
+/// stopped short of them ([`Capped`]; `None` without one).
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     backend: &mut dyn Backend,
@@ -146,7 +168,7 @@ pub fn run(
     emitters: &Emitters,
     out: Outputs<'_>,
     progress: &super::progress::Progress,
-    cap: Option<(u32, f64)>,
+    cap: Option<(u32, [f64; 2])>,
 ) -> Result<(Option<Snapshot>, Option<StepStats>, Option<Capped>)> {
     check_start(start, fp)?;
     let mut out = out;

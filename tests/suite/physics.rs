@@ -208,7 +208,7 @@ fn dfsph_run(
     let sp = cfg.sim_params();
     let dp = DfsphConfig::default().params(cfg, physics).unwrap();
     let mut state = state;
-    let mut carry = DfsphCarry::new(state.pos.len(), &dp);
+    let mut carry = DfsphCarry::new(&dp);
     let mut start = None;
     let mut t = 0.0f64;
     while t < until {
@@ -220,7 +220,7 @@ fn dfsph_run(
         );
         each(t, &tr);
         state = tr.next.clone();
-        carry = tr.carry.clone();
+        carry = tr.carry;
         start = Some((tr.next_grid.clone(), tr.next_sorted.clone(), tr.end.clone()));
     }
 }
@@ -406,7 +406,7 @@ fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
             .unwrap();
         let dp = DfsphConfig::default().params(&cfg, physics).unwrap();
         let state = Particles::new(pos, vec![Vec3::ZERO; 216]);
-        let carry = DfsphCarry::new(216, &dp);
+        let carry = DfsphCarry::new(&dp);
         let tr = dfsph_step(
             false,
             &state,

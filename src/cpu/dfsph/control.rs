@@ -26,7 +26,7 @@ impl Solve {
 /// Where a solve stands: what the host learns of it from the statistics block.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct SolveState {
-    /// Iterations run (pressure updates after the warm start).
+    /// Iterations run (pressure updates after the solve's first rate pass).
     pub iterations: u32,
     /// No further iteration runs.
     pub done: bool,
@@ -172,7 +172,7 @@ fn caps_from(known: &[Option<[Outcome; 2]>], min: [u32; 2], max_iterations: u32)
 pub const MIN_ITERATIONS: [u32; 2] = [1, 2];
 
 /// How a solve that may run `cap` iterations ends, replayed from its residual totals after
-/// each iteration (`totals[k]` after iteration k, 0 the warm start's): the decisions
+/// each iteration (`totals[k]` after iteration k, 0 the solve's start): the decisions
 /// [`dfsph_control`] takes as the solve runs, so the GPU's totals, read back, give the state the
 /// CPU path's loop reached.
 pub fn replay(

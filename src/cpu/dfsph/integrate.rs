@@ -11,19 +11,14 @@ use crate::params::FluidParams;
 /// Stage `dfsph_integrate`: x' = x + v dt with the tank's hard clamp held `wall_inset` (half a
 /// spacing) inside the walls, so a particle never meets its own mirror image (an outward
 /// normal speed becomes −e times itself, as WCSPH's `integrate`), the next state in this
-/// step's slot order; and the warm-start store by id: (κ^v_sum · dt_v, κ_sum · dt²).
+/// step's slot order.
 /// Example, tank [0, 1]³, inset 0.005, e = 0, dt = 0.1: x = (0.5, 0.05, 0.5), v = (1, −1, 0)
 /// → x' = (0.6, 0.005, 0.5), v' = (1, 0, 0).
-#[allow(clippy::too_many_arguments)]
 pub fn dfsph_integrate(
     sorted: &Particles,
-    kappa_sum_v: &[f32],
-    kappa_sum_d: &[f32],
     dt: f32,
-    dt_v: f32,
     fp: &FluidParams,
     wall_inset: f32,
-    warm: &mut [[f32; 2]],
 ) -> Particles {
     let inset = Vec3::splat(wall_inset);
     let lo = Vec3::from_slice(&fp.tank_min[..3]) + inset;
@@ -34,9 +29,6 @@ pub fn dfsph_integrate(
             clamp_to_box(sorted.pos[k] + v * dt, v, lo, hi, fp.restitution, fp.open)
         })
         .unzip();
-    for (k, &id) in sorted.id.iter().enumerate() {
-        warm[id as usize] = [kappa_sum_v[k] * dt_v, kappa_sum_d[k] * (dt * dt)];
-    }
     Particles {
         pos,
         vel,

@@ -12,17 +12,18 @@ use crate::kernel::wendland_grad;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::blocks::*;
+use super::cells::*;
 use super::control::*;
 use super::pairs::*;
 
 /// Output of [`dfsph_rate`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Rate {
-    /// The stiffness of the next velocity update, κ_i.
+    /// The stiffness increment of the next velocity update, κ_i (projected: κ_sum + κ_i ≥ 0).
     pub kappa: Vec<f32>,
-    /// Each particle's residual.
+    /// Each particle's residual e, signed ([`residual_of`]).
     pub residual: Vec<f32>,
-    /// The residuals' fixed-point total.
+    /// The fixed-point total of the residuals the particles count ([`lcp_residual`]).
     pub total: Total,
 }
 
@@ -83,37 +84,69 @@ pub fn boundary_rate(
     Some(rate)
 }
 
-/// κ and the residual of one particle from its rate; `omega` is the solves' relaxation factor
-/// ω (`DfsphParams::relaxation`), applied to κ only, so the residual still says how far the
-/// particle is from its target.
+/// A particle's residual e from its density change rate: the constant-density solve's
+/// ρ*/ρ0 − 1 with ρ* = ρ + dt Dρ/Dt, the divergence-free solve's Dρ/Dt · dt/ρ0 (0 where it
+/// skips the particle, α ≤ 0). Signed: a negative e is expansion.
 #[inline]
-pub fn stiffness(
+pub fn residual_of(
     solve: Solve,
     rate: f32,
     rho: f32,
     alpha: f32,
     dt: f32,
     fp: &FluidParams,
-    omega: f32,
-) -> (f32, f32) {
+) -> f32 {
     match solve {
         Solve::Divergence => {
-            let d = if alpha > 0.0 { rate.max(0.0) } else { 0.0 };
-            (d / dt * alpha.max(0.0) * omega, d * dt / fp.rest_density)
+            if alpha > 0.0 {
+                rate * dt / fp.rest_density
+            } else {
+                0.0
+            }
         }
-        Solve::Density => {
-            let rho_star = (rho + dt * rate).max(fp.rest_density);
-            (
-                (rho_star - fp.rest_density) / (dt * dt) * alpha.abs() * omega,
-                rho_star / fp.rest_density - 1.0,
-            )
-        }
+        Solve::Density => (rho + dt * rate) / fp.rest_density - 1.0,
     }
 }
 
-/// Stage `dfsph_rate`: the density change rate from the current velocities, the stiffness it
-/// asks for and the residual (divergence: max(Dρ/Dt, 0)·dt/ρ0; density: ρ*/ρ0 − 1 with
-/// ρ* = max(ρ + dt Dρ/Dt, ρ0)), with the residuals' fixed-point total.
+/// The residual a particle counts towards the solve's total: the complementarity residual of
+/// the one-sided problem (κ_sum ≥ 0, e ≤ 0, κ_sum e = 0): |e| where the particle carries
+/// pressure (an expansion there is pressure to take back), max(e, 0) where it carries none; a
+/// NaN stays NaN, so the total's flag sees it.
+#[inline]
+pub fn lcp_residual(e: f32, kappa_sum: f32) -> f32 {
+    if kappa_sum > 0.0 || e > 0.0 || e.is_nan() {
+        e.abs()
+    } else {
+        0.0
+    }
+}
+
+/// One particle of a rate pass: the projected Jacobi increment of its stiffness (moving
+/// κ_sum by ω |α| e ρ0/dt², [`jacobi_increment`], and keeping it ≥ 0, [`projected`]), its
+/// residual e ([`residual_of`]) and the residual it counts ([`lcp_residual`]), from its rate,
+/// ρ, α and the stiffness the solve has applied to it so far, κ_sum. `omega` is
+/// `DfsphParams::relaxation`, ω.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub fn stiffness(
+    solve: Solve,
+    rate: f32,
+    rho: f32,
+    alpha: f32,
+    kappa_sum: f32,
+    dt: f32,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> (f32, f32, f32) {
+    let e = residual_of(solve, rate, rho, alpha, dt, fp);
+    let inc = jacobi_increment(solve, e, alpha, kappa_scale(dt, fp), dp);
+    (projected(kappa_sum, inc), e, lcp_residual(e, kappa_sum))
+}
+
+/// Stage `dfsph_rate`: the density change rate from the current velocities, the stiffness
+/// increment it asks for and the residuals ([`stiffness`]), with the counted residuals'
+/// fixed-point total; `kappa_sum` is what the solve has applied so far (zeros for its first
+/// rate pass).
 #[allow(clippy::too_many_arguments)]
 pub fn dfsph_rate(
     solve: Solve,
@@ -121,6 +154,7 @@ pub fn dfsph_rate(
     vel: &[Vec3],
     density: &[f32],
     alpha: &[f32],
+    kappa_sum: &[f32],
     pairs: &PairList,
     b: Option<&Boundary>,
     dt: f32,
@@ -128,7 +162,7 @@ pub fn dfsph_rate(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Rate {
-    let per_group: Vec<[(f32, f32); GROUP]> = pairs
+    let per_group: Vec<[(f32, f32, f32); GROUP]> = pairs
         .groups
         .par_iter()
         .zip(pairs.pairs.par_iter().zip(&pairs.frames))
@@ -136,26 +170,24 @@ pub fn dfsph_rate(
         .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
             let rate = listed_rates(first, list, frame, pos, vel, fp.mass);
-            let mut out = [(0.0, 0.0); GROUP];
+            let mut out = [(0.0, 0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
                 let k = first + l;
                 let rate = match boundary_rate(b, pos[k], vel[k], sp, dp) {
                     Some(r) => rate[l] + r,
                     None => rate[l],
                 };
-                *o = stiffness(solve, rate, density[k], alpha[k], dt, fp, dp.relaxation);
+                *o = stiffness(solve, rate, density[k], alpha[k], kappa_sum[k], dt, fp, dp);
             }
             out
         })
         .collect();
-    let (kappa, residual): (Vec<f32>, Vec<f32>) =
-        scatter_groups(pos.len(), &pairs.groups, &per_group)
-            .into_iter()
-            .unzip();
+    let all = scatter_groups(pos.len(), &pairs.groups, &per_group);
+    let counted: Vec<f32> = all.iter().map(|v| v.2).collect();
     Rate {
-        total: Total::of(&residual),
-        kappa,
-        residual,
+        total: Total::of(&counted),
+        kappa: all.iter().map(|v| v.0).collect(),
+        residual: all.iter().map(|v| v.1).collect(),
     }
 }
 
@@ -187,23 +219,71 @@ mod tests {
 
     #[test]
     fn relaxation_scales_the_stiffness_and_not_the_residual() {
-        // The shader's worked example: D = 10, dt = 0.01, α = 1e-3, ρ0 = 1000.
+        // The shader's worked example: D = 10, dt = 0.01, α = 1e-3, ρ0 = 1000, κ_sum = 0.
         let fp = FluidParams {
             rest_density: 1000.0,
             ..bytemuck::Zeroable::zeroed()
         };
-        let (k1, r1) = stiffness(Solve::Divergence, 10.0, 1000.0, 1e-3, 0.01, &fp, 1.0);
-        assert!(
-            (k1 - 1.0).abs() < 1e-6 && (r1 - 1e-4).abs() < 1e-9,
-            "{k1} {r1}"
+        let dp = |omega| DfsphParams {
+            relaxation: omega,
+            ..bytemuck::Zeroable::zeroed()
+        };
+        let (k1, e1, r1) = stiffness(
+            Solve::Divergence,
+            10.0,
+            1000.0,
+            1e-3,
+            0.0,
+            0.01,
+            &fp,
+            &dp(1.0),
         );
-        let (k, r) = stiffness(Solve::Divergence, 10.0, 1000.0, 1e-3, 0.01, &fp, 0.8);
-        assert_eq!((k, r), (k1 * 0.8, r1));
+        assert!(
+            (k1 - 1.0).abs() < 1e-6 && (e1 - 1e-4).abs() < 1e-9,
+            "{k1} {e1}"
+        );
+        assert_eq!(r1, e1);
+        let (k, e, _) = stiffness(
+            Solve::Divergence,
+            10.0,
+            1000.0,
+            1e-3,
+            0.0,
+            0.01,
+            &fp,
+            &dp(0.8),
+        );
+        assert_eq!(e, e1);
+        assert!((k - 0.8).abs() < 1e-6, "{k}");
         // ρ* = 1000 + 0.01 · 10 = 1000.1: κ = 0.1 / 1e-4 · 1e-3 = 1 at ω = 1 (ρ* rounded to
         // f32 puts it 2.4e-4 low).
-        let (k1, r1) = stiffness(Solve::Density, 10.0, 1000.0, 1e-3, 0.01, &fp, 1.0);
-        let (k, r) = stiffness(Solve::Density, 10.0, 1000.0, 1e-3, 0.01, &fp, 0.5);
+        let (k1, e1, _) = stiffness(Solve::Density, 10.0, 1000.0, 1e-3, 0.0, 0.01, &fp, &dp(1.0));
+        let (k, e, _) = stiffness(Solve::Density, 10.0, 1000.0, 1e-3, 0.0, 0.01, &fp, &dp(0.5));
         assert!((k1 - 1.0).abs() < 1e-3, "{k1}");
-        assert_eq!((k, r), (k1 * 0.5, r1));
+        assert!((k - 0.5).abs() < 1e-3 && e == e1, "{k}");
+    }
+
+    /// Expansion takes back stiffness the solve applied, never more than it applied, and
+    /// counts in the total only where there was some.
+    #[test]
+    fn expansion_takes_back_applied_stiffness_only() {
+        let fp = FluidParams {
+            rest_density: 1000.0,
+            ..bytemuck::Zeroable::zeroed()
+        };
+        let dp = DfsphParams {
+            relaxation: 1.0,
+            ..bytemuck::Zeroable::zeroed()
+        };
+        // D = −10: e = −1e-4, J = −1.
+        let (k, e, r) = stiffness(Solve::Divergence, -10.0, 1000.0, 1e-3, 3.0, 0.01, &fp, &dp);
+        assert!(
+            (k + 1.0).abs() < 1e-6 && (r + e).abs() < 1e-12,
+            "{k} {e} {r}"
+        );
+        let (k, _, _) = stiffness(Solve::Divergence, -10.0, 1000.0, 1e-3, 0.25, 0.01, &fp, &dp);
+        assert_eq!(k, -0.25);
+        let (k, _, r) = stiffness(Solve::Divergence, -10.0, 1000.0, 1e-3, 0.0, 0.01, &fp, &dp);
+        assert_eq!((k, r), (0.0, 0.0));
     }
 }
