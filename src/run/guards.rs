@@ -11,7 +11,7 @@ use crate::params::FluidParams;
 use crate::{Error, Result};
 
 /// One row of `--stats`.
-#[derive(Clone, Copy, Debug, Serialize)]
+#[derive(Clone, Copy, Debug, Default, Serialize)]
 pub struct StepStats {
     /// Step number (1 after the first step).
     pub step: u64,

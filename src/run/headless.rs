@@ -41,8 +41,13 @@ struct Headless<'a, 'p> {
 pub struct Capped {
     /// Steps in the run.
     pub steps: u64,
-    /// Of them, those whose divergence-free and constant-density solves stopped short.
+    /// Of them, those whose divergence-free and constant-density solves stopped short at
+    /// `--max-iterations`.
     pub capped: [u64; 2],
+    /// Those that stopped short at the step's budget, below `--max-iterations`: the most
+    /// iterations the steps before ran plus a margin
+    /// ([`crate::cpu::dfsph::IterationBudget`]), which trails a need that grows faster.
+    pub trailed: [u64; 2],
     /// The largest mean residual each left.
     pub worst: [f64; 2],
     /// The most iterations of a solve (`--max-iterations`).
@@ -55,12 +60,17 @@ impl Capped {
     /// Counts a step's row.
     pub fn count(&mut self, st: &StepStats) {
         self.steps += 1;
-        for (k, (stopped, r)) in [(st.stopped_v, st.residual_v), (st.stopped_d, st.residual_d)]
-            .into_iter()
-            .enumerate()
-        {
+        let solves = [
+            (st.stopped_v, st.residual_v, st.iterations_v),
+            (st.stopped_d, st.residual_d, st.iterations_d),
+        ];
+        for (k, (stopped, r, iterations)) in solves.into_iter().enumerate() {
             if stopped {
-                self.capped[k] += 1;
+                if iterations >= self.cap {
+                    self.capped[k] += 1;
+                } else {
+                    self.trailed[k] += 1;
+                }
                 self.worst[k] = self.worst[k].max(r);
             }
         }
@@ -69,26 +79,40 @@ impl Capped {
     /// One line naming the cause and the fix, where a step's solve stopped short.
     pub fn warning(&self) -> Option<String> {
         let names = ["divergence-free", "constant-density"];
-        let parts: Vec<String> = (0..2)
-            .filter(|&k| self.capped[k] > 0)
-            .map(|k| {
-                format!(
-                    "the {} solve stopped at its iteration cap short of its tolerance ({:.3}%) in {} of {} steps (mean residual up to {:.3}%)",
-                    names[k],
-                    100.0 * self.eta[k],
-                    self.capped[k],
-                    self.steps,
-                    100.0 * self.worst[k]
-                )
-            })
-            .collect();
-        (!parts.is_empty()).then(|| {
+        let mut parts = Vec::new();
+        for k in (0..2).filter(|&k| self.capped[k] + self.trailed[k] > 0) {
+            let mut how = Vec::new();
+            if self.capped[k] > 0 {
+                how.push(format!(
+                    "at its iteration cap (--max-iterations {}) in {}",
+                    self.cap, self.capped[k]
+                ));
+            }
+            if self.trailed[k] > 0 {
+                how.push(format!(
+                    "at its step's budget (the most iterations of the steps before plus {}) while its need grew, in {}",
+                    crate::cpu::dfsph::ITERATION_MARGIN,
+                    self.trailed[k]
+                ));
+            }
+            parts.push(format!(
+                "the {} solve stopped short of its tolerance ({:.3}%) {} of {} steps (mean residual up to {:.3}%)",
+                names[k],
+                100.0 * self.eta[k],
+                how.join(" and "),
+                self.steps,
+                100.0 * self.worst[k]
+            ));
+        }
+        let fix = if self.capped.iter().sum::<u64>() > 0 {
             format!(
-                "{}: raise --max-iterations (now {}), or shorten the step with --max-dt",
-                parts.join("; "),
+                "raise --max-iterations (now {}), or shorten the step with --max-dt",
                 self.cap
             )
-        })
+        } else {
+            "shorten the step with --max-dt so the need grows more slowly".to_string()
+        };
+        (!parts.is_empty()).then(|| format!("{}: {fix}", parts.join("; ")))
     }
 }
 
@@ -236,5 +260,57 @@ pub fn run(
             | Error::Device(_)),
         ) => Err(Error::RunFailed(format!("{e}; {}", resume(&latest)))),
         r => r,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(iterations_d: u32, residual_d: f64) -> StepStats {
+        let mut st = StepStats {
+            iterations_d,
+            residual_d,
+            ..Default::default()
+        };
+        st.judge_solves([0.0, 1e-4]);
+        st
+    }
+
+    /// A stop at `--max-iterations` asks for more iterations; a stop below it, at the step's
+    /// budget, does not (more would not lift it) and names the step instead; none, no line.
+    #[test]
+    fn the_summary_tells_a_stop_at_the_cap_from_one_at_the_budget() {
+        let fresh = || Capped {
+            cap: 100,
+            eta: [1e-3, 1e-4],
+            ..Default::default()
+        };
+        let mut quiet = fresh();
+        quiet.count(&row(30, 0.9e-4));
+        assert_eq!(quiet.warning(), None);
+        let mut budget = fresh();
+        budget.count(&row(13, 1.01e-4));
+        budget.count(&row(15, 0.99e-4));
+        let line = budget.warning().unwrap();
+        assert!(
+            line.contains("at its step's budget") && line.contains("in 1 of 2 steps"),
+            "{line}"
+        );
+        assert!(
+            !line.contains("raise --max-iterations") && line.contains("--max-dt"),
+            "{line}"
+        );
+        let mut cap = fresh();
+        cap.count(&row(100, 4e-4));
+        let line = cap.warning().unwrap();
+        assert!(
+            line.contains("(--max-iterations 100) in 1 of 1 steps"),
+            "{line}"
+        );
+        assert!(
+            line.contains("raise --max-iterations (now 100)") && line.contains("0.040%"),
+            "{line}"
+        );
     }
 }
