@@ -1253,8 +1253,9 @@ impl CoarseParams {
 /// S2 = Σ_r |m ∇W(r)|² over the offsets r ≠ 0 of a simple cubic lattice of spacing `s` within
 /// Wendland C2's support `h` ([`crate::kernel::wendland_grad`]'s gradient, in f64): the
 /// Σ|m∇W_ij|² term of a full particle's α, the scale [`CoarseParams`] divides the coarse
-/// operator by. Worked value: h = 3 s puts about 92 offsets inside, S2 = 3.5·m²/s⁸·…
-/// (only its size matters: it cancels between the coarse operator and the correction).
+/// operator by. Worked value: s = 0.01 m, h = 0.03 m, m = 0.001 kg put 92 offsets inside and
+/// give S2 = 8.569e5 kg²/m⁸ (only its size matters: it cancels between the coarse operator and
+/// the correction).
 pub fn lattice_gradient_energy(h: f64, s: f64, mass: f64) -> f64 {
     let reach = (h / s).ceil() as i64;
     let grad = 210.0 / (std::f64::consts::PI * h.powi(4));
@@ -1432,6 +1433,13 @@ mod tests {
     }
 
     use super::*;
+
+    /// The doc's worked value of S2: 92 lattice offsets inside h = 3 s.
+    #[test]
+    fn the_lattice_gradient_energy_is_the_documented_value() {
+        let s2 = lattice_gradient_energy(0.03, 0.01, 0.001);
+        assert!((s2 / 8.569e5 - 1.0).abs() < 1e-4, "{s2}");
+    }
 
     /// DFSPH's default ν: the worked example, the bits at the default spacing, and a stored
     /// run's value kept (a number), resolved later (null) or, missing, the 0 it ran with.
