@@ -102,7 +102,7 @@ stage_table! {
     DfsphTimestep => "dfsph_timestep", Some(shaders::DFSPH_TIMESTEP), "cpu::dfsph::timestep::dfsph_timestep";
     /// `dfsph_predict`: the predicted velocities.
     DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "cpu::dfsph::predict::dfsph_predict";
-    /// `dfsph_integrate`: positions, warm-start stiffness and the tank's clamp.
+    /// `dfsph_integrate`: positions and the tank's clamp.
     DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "cpu::dfsph::integrate::dfsph_integrate";
     /// `dfsph_stats`: DFSPH's 8-word statistics block, folded on the host on both paths from
     /// the density error's blocks and the solves' residual totals.

@@ -139,7 +139,7 @@ impl Backend for Simulation {
         check_len(vel, snap.state.len())?;
         snap.state.vel.copy_from_slice(vel);
         // As after removing particles: the state uploaded and, for DFSPH, ρ and α computed
-        // from the unchanged positions with the warm start kept.
+        // from the unchanged positions with the carry (previous dt, iteration budget) kept.
         let carry = Backend::carry(self)?;
         self.replace(&snap, carry.as_ref())
             .map_err(|e| self.grid.ctx.explain(e))
@@ -383,7 +383,8 @@ impl CpuSimulation {
     }
 
     /// Continues a run of `solver` from a checkpoint's state (in the order it was held) and
-    /// what it carried to the next step (DFSPH's warm start; a fresh one without).
+    /// what it carried to the next step (DFSPH's previous dt and iteration budget; a fresh
+    /// one without).
     pub fn resume(
         sp: SimParams,
         fp: FluidParams,
