@@ -1071,6 +1071,7 @@ mod tests {
             encoded,
             iterations,
         };
+        let m = ITERATION_MARGIN;
         let mut b = IterationBudget::default();
         assert_eq!(
             b.caps(MIN_ITERATIONS, 100),
@@ -1085,22 +1086,24 @@ mod tests {
         );
         assert_eq!(
             b.caps_ahead(MIN_ITERATIONS, 100),
-            [3, 7],
+            [1 + m, 5 + m],
             "with the next in flight"
         );
         b.push([o(100, 3), o(100, 9)]);
         // Converged two steps before: the most it used in the window and the margin.
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3, 7]);
-        b.push([o(3, 3), o(7, 4)]);
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [5, 11]);
-        b.push([o(5, 1), o(11, 2)]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [1 + m, 5 + m]);
+        b.push([o(1 + m, 3), o(5 + m, 4)]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3 + m, 9 + m]);
+        b.push([o(3 + m, 1), o(9 + m, 9 + m)]);
         // Ran every iteration it had two steps before: the limit; never below the fewest.
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [100, 11]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3 + m, 9 + m]);
+        b.push([o(3 + m, 1), o(9 + m, 2)]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3 + m, 100]);
         assert_eq!(b.caps(MIN_ITERATIONS, 5), [5, 5]);
-        // The window forgets: after BUDGET_WINDOW more steps of one iteration, 1 + 2.
+        // The window forgets: after BUDGET_WINDOW more steps of one iteration, 1 + the margin.
         for _ in 0..BUDGET_WINDOW + 1 {
             b.push([o(3, 1), o(4, 1)]);
         }
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3, 3]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [1 + m, 1 + m]);
     }
 }
