@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The largest relaxation factor omega at which DFSPH's Jacobi solves converge on a lattice
-(docs/validation.md, "DFSPH's Jacobi solve has a stability bound").
+(docs/results.md, the models: ω).
 
 Both DFSPH solves are relaxed Jacobi iterations on A kappa = b, with DFSPH's factor alpha_i the
 exact diagonal: kappa_i += omega alpha_i (rho*_i - rho0) / dt^2. Such an iteration multiplies
@@ -16,7 +16,7 @@ denominator, sum_r |G(r)|^2 (the bulk, where sum_r G(r) = 0), so
 The bound holds for the two-sided iteration; DFSPH's one-sided solve (rho* clamped at rho0)
 cannot amplify a mode, but past the bound each iteration turns part of a compression into an
 expansion that no later iteration corrects, and the step leaves that overshoot in the
-velocities (docs/validation.md measures what that does to a resting column).
+velocities (docs/results.md, what was tried: ω above the bound).
 
     scripts/jacobi_bound.py [N]     (k-grid N^3 over the Brillouin zone, default 24; plain Python 3)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""Does a block of SPH water at rest resist shear like a solid? (docs/validation.md, "The
-particles' arrangement under pressure is an elastic solid").
+"""Does a block of SPH water at rest resist shear like a solid? (docs/results.md, why
+waves run short).
 
 A block L = H = 0.2 m, 4 cm deep between free-slip side walls (20 x 20 x 4 particles at the
 default S = 0.01 m) settles for T_SETTLE s; then every particle gets the velocity of the

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How much does shearing an arrangement of particles raise its SPH density? (docs/validation.md,
-"The particles' arrangement under pressure is an elastic solid").
+"""How much does shearing an arrangement of particles raise its SPH density? (docs/results.md,
+why waves run short).
 
 A shear keeps the volume, but the summation density sum_j m W(r_ij) of a particle in a cubic
 lattice (spacing s, cubic spline with support h = 2 s, as both solvers use) rises at second

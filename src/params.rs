@@ -416,8 +416,9 @@ pub struct FluidParams {
     /// leaves through one is removed from the run. 0: a closed box.
     pub open: u32,
     /// The Navier slip length b of the lower wall of each axis (xyz; w unused), m: how the
-    /// walls' mirror images move in the viscous terms ([`crate::boundary::tank::viscous_image_velocity`]).
-    /// Negative: free slip (b = ∞, the default); 0: no slip.
+    /// walls' mirror images move in the viscous terms
+    /// ([`crate::boundary::tank::viscous_image_velocity`]). Negative: free slip (b = ∞, the
+    /// default); 0: no slip.
     pub slip_lo: [f32; 4],
     /// The same for the upper wall of each axis.
     pub slip_hi: [f32; 4],
@@ -480,7 +481,7 @@ fn no_kinematic_viscosity() -> Option<f32> {
 /// m²/s: 1e-3, a numerical dissipation at the particle scale, not water's 1e-6. A settling
 /// lattice keeps a particle-scale motion that only ν damps, at the rate ν/s²: at water's ν
 /// that takes s²/ν = 100 s at s = 10 mm, and no column rests (neither does SPlisHSPlasH's,
-/// docs/validation.md). At 1e-3 it takes 0.1 s, the particle Reynolds number √(g s) s/ν is
+/// docs/results.md). At 1e-3 it takes 0.1 s, the particle Reynolds number √(g s) s/ν is
 /// 3 (viscosity rules at the particle scale, inertia above it), and the flow's scales barely
 /// feel it: a 1.2 m standing wave loses 2νk² ≈ 5% of its height per period to it, the dam
 /// break's Reynolds number √(g a) a/ν is 320. SPlisHSPlasH's dam break uses 1e-2. Other
@@ -498,10 +499,10 @@ pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
 /// limit is ∝ √s too, 2.1 times the body-force bound at every spacing with Wendland C2 at
 /// h = 3 s (3.66 against 1.75 ms at 10 mm on a block at rest, `tests/suite/physics.rs`; 1.3
 /// times with the cubic spline at h = 2 s), so it never sets the step. A fixed 1e-3
-/// held the step to 0.75 ms at s = 5.95 mm (the 100 000-particle dam break of
-/// docs/validation.md) and 0.32 ms at 3.86 mm, where the body-force bound allows 1.35 and
-/// 1.09 ms. Refined, ν → 0: the flow converges to the inviscid one that water at these scales
-/// is, as WCSPH's α c h/10 does with h.
+/// held the step to 0.75 ms at s = 5.95 mm (the 100 000-particle dam break;
+/// docs/validation.md in the git history) and 0.32 ms at 3.86 mm, where the body-force bound
+/// allows 1.35 and 1.09 ms. Refined, ν → 0: the flow converges to the inviscid one that water at
+/// these scales is, as WCSPH's α c h/10 does with h.
 /// Worked example: s = 10 mm gives 1e-3 exactly (its bits), 5 mm 3.54e-4, 20 mm 2.83e-3.
 pub fn dfsph_kinematic_viscosity(s: f32) -> f32 {
     let r = s / DFSPH_VISCOSITY_SPACING;
@@ -753,7 +754,7 @@ pub fn parse_slip_length(text: &str) -> Option<f32> {
 /// slip (b = ∞); `None`, the default wall, is free slip (−1): at these scales water's own
 /// boundary layer, √(ν t) ≈ 0.6 mm after 0.3 s at ν = 1e-6 m²/s, is far thinner than a
 /// particle, so a wall that holds the first particle layer still would be unresolved physics
-/// (docs/validation.md, "Walls and waves"). A negative or NaN length is refused.
+/// (docs/validation.md in the git history, "Walls and waves"). A negative or NaN length is refused.
 pub fn slip_code(b: Option<f32>) -> Result<f32> {
     match b {
         None => Ok(-1.0),
@@ -894,7 +895,7 @@ pub struct DfsphConfig {
 /// spline's usual h = 2 s holds 26). Wendland's C2 kernel has no pairing instability at any
 /// neighbour count, so its error falls as the support widens, where the cubic spline's
 /// particles start to pair up (Dehnen & Aly 2012, §3–4). Measured on main against the cubic
-/// spline at h = 2 s (docs/validation.md, "DFSPH's kernel on main"): a standing wave's period
+/// spline at h = 2 s (docs/results.md, what was tried): a standing wave's period
 /// within 1.8% of linear theory with 85% of its height kept after a period (the cubic
 /// spline's 9–10% short, 68% kept), the column height at the dam break's wall within 5.5% of
 /// Martin & Moyce at 20 000 particles (the cubic spline's +10%). A resting column twelve
@@ -962,7 +963,7 @@ pub fn wendland_lambda_max(h_over_s: f64) -> f64 {
 /// the shortest modes, and the one-sided solve leaves the overshoot in the velocities as kicks
 /// that flip sign every step: measured with Wendland C2 at h = 3 s and ω = 0.8, resting
 /// columns moved at 0.12–0.22 m/s and the water took 2–5% more room; at ω = 0.3 both rested
-/// and kept their volume (docs/validation.md, "DFSPH's Jacobi solve has a stability bound").
+/// and kept their volume (docs/results.md, what was tried).
 /// Under-relaxation is the textbook cure (IISPH takes ω = 0.5, Ihmsen et al. 2014). Worked
 /// values: 0.69 at h = 2 s, 0.29 at h = 3 s (the default).
 pub fn dfsph_relaxation(h_over_s: f64) -> f32 {
@@ -1007,7 +1008,7 @@ pub fn dfsph_dt_max(s: f32, g: f32, dt_max: f32) -> f32 {
 /// is held to; on the 20 000-particle dam break at η = 0.01% the constant-density solve then
 /// needs 7.7, 20.7 and 26.9 iterations a step at 1, 2 and 8 substeps, so the run costs the
 /// same. Where a looser tolerance is wanted, 2 substeps cost 1.55× less per simulated second
-/// at η = 0.05% (docs/benchmarks.md).
+/// at η = 0.05% (measured with the relaxed Jacobi solve).
 pub const DFSPH_VISCOUS_SUBSTEPS: u32 = 1;
 
 impl Default for DfsphConfig {
@@ -1155,7 +1156,7 @@ pub struct CoarseParams {
     pub solve: [f32; 4],
     /// The scales of the fixed point's conversion to `f32` (`cpu::dfsph::cells::from_fixed`):
     /// 2¹⁶, 2⁻³², 0, 0. Uniforms, never WGSL literals: Mesa's NIR re-associates a product with
-    /// a literal factor, which changes its rounding (docs/performance.md).
+    /// a literal factor, which changes its rounding (docs/performance.md, llvmpipe).
     pub fixed: [f32; 4],
 }
 

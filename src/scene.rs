@@ -412,9 +412,9 @@ const RELAX_TOLERANCE: f32 = 1e-3;
 /// rest. Its poly6 densities scatter up to 1.32 ρ0 at 20 000 particles and 1.42 ρ0 at 100 000,
 /// stored compression that the first steps release: WCSPH gained 7.1% of its total energy in
 /// its second step and DFSPH 6.9% by step 20 at 100 000 particles, tripping the divergence
-/// check (docs/validation.md). SPH practice relaxes disordered initial conditions before a run
-/// for this reason (Colagrossi et al. 2012, "Particle packing algorithm for SPH schemes",
-/// Comput. Phys. Commun. 183).
+/// check (docs/validation.md in the git history). SPH practice relaxes disordered initial
+/// conditions before a run for this reason (Colagrossi et al. 2012, "Particle packing algorithm
+/// for SPH schemes", Comput. Phys. Commun. 183).
 ///
 /// How: each sweep is one Jacobi step of Position Based Fluids' density constraint (Macklin &
 /// Müller 2013, "Position based fluids", ACM TOG 32(4), eqs. 1–12), made one-sided so that only

@@ -536,8 +536,8 @@ fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Resul
 /// 1.086 mm, the bottom one (d = D − s/2) 0.024 mm. Without it WCSPH's column first falls that
 /// millimetre under gravity and rings at its acoustic period 4D/c (60 ms) for seconds: with
 /// free-slip walls only the artificial viscosity damps that ring (measured,
-/// docs/validation.md). A code that carries density as a field can start it at the
-/// hydrostatic value; with density by summation the positions must carry it. DFSPH's fluid is
+/// docs/validation.md in the git history). A code that carries density as a field can start it at
+/// the hydrostatic value; with density by summation the positions must carry it. DFSPH's fluid is
 /// incompressible and needs none.
 pub fn hydrostatic_start(positions: &mut [Vec3], s: f32, fp: &FluidParams) {
     let g = -fp.gravity[1] as f64;

@@ -13,8 +13,9 @@
 // constant-density solve uses |alpha|). Away from walls H_j = m gradW_ij. Near an obstacle,
 // its boundary particles (bind group 1, boundary.wgsl) add psi_b W_ib to rho, psi_b gradW_ib
 // to g and one each to the neighbour count.
-// Worked example, h = 1, m = 1, two particles 0.5 apart: rho = 8/pi (1 + 0.25) = 3.1831,
-// alpha = 3.1831 / (2 (48/pi/4)^2) = 0.1091 (with the threshold lowered to 1).
+// Worked example (Wendland C2), h = 1, m = 1, two particles 0.5 apart: rho = 21/(2 pi) (1 +
+// 0.1875) = 3.9689, |gradW| = 210/pi * 0.125 * 0.5 = 4.1778, alpha = 3.9689 / (2 * 4.1778^2)
+// = 0.1137 (with the threshold lowered to 1).
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;

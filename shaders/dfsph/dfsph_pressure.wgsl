@@ -14,8 +14,9 @@
 // against the surface's velocity, -sum_b (psi_b (kappa_i/rho_i) gradW_ib) . v_b, it adds to
 // obstacle_power (cleared at the step's start; the energy check credits it); kappa_sum (the
 // solve's) += kappa_i.
-// Worked example, h = 1, m = 1: two particles 0.5 apart, rho = 1, kappa = 1 each, dt = 0.1:
-// each moves apart by dt * 2 * (48/pi/4) = 0.764 m/s.
+// Worked example (Wendland C2), h = 1, m = 1: two particles 0.5 apart, rho = 1, kappa = 1
+// each, dt = 0.1: |gradW| = 210/pi * 0.125 * 0.5 = 4.178, each moves apart by
+// dt * 2 * 4.178 = 0.836 m/s.
 
 @group(0) @binding(0) var<uniform> params: SimParams;
 @group(0) @binding(1) var<uniform> fluid: FluidParams;

@@ -20,7 +20,7 @@
 // Koschier 2017's solve, one-sided, as a projected Jacobi iteration on the total). The
 // counted residual is |e_i| where kappa_sum > 0, max(e_i, 0) elsewhere (lcp_residual).
 // omega (dfsph.relaxation, --relaxation) under-relaxes the Jacobi iteration, whose diagonal
-// alone over-corrects short-wavelength modes (docs/validation.md, "DFSPH's kicks at rest").
+// alone over-corrects short-wavelength modes (docs/results.md, what was tried).
 // Worked example: D = 10, dt = 0.01, alpha = 1e-3, rho0 = 1000, omega = 1, kappa_sum = 0:
 // divergence e = 1e-4, kappa = 1 (omega = 0.8: kappa = 0.8, the same residual).
 

@@ -21,12 +21,12 @@
 //! the walls). Mirroring every neighbour across the wall fills the missing half of the kernel
 //! with fluid that has the neighbour's density and pressure, and its velocity reflected in the
 //! kinematic terms and, in the viscous ones, reflected with the tangential part the wall's slip
-//! length leaves ([`viscous_image_velocity`] gives the wall model and its reasons): at an edge or corner the images across two or three walls
-//! (each non-empty subset of the near walls, bit `axis` reflecting that axis) are added too.
-//! A resting lattice half a spacing from a wall then continues exactly across it, and every
-//! particle has the density and pressure of the interior. The walking stages add the images
-//! through their own pair terms: `walls` their density, `forces` their push (WCSPH), the
-//! `dfsph_*` walks every DFSPH sum.
+//! length leaves ([`viscous_image_velocity`] gives the wall model and its reasons): at an edge or
+//! corner the images across two or three walls (each non-empty subset of the near walls, bit
+//! `axis` reflecting that axis) are added too. A resting lattice half a spacing from a wall then
+//! continues exactly across it, and every particle has the density and pressure of the interior.
+//! The walking stages add the images through their own pair terms: `walls` their density, `forces`
+//! their push (WCSPH), the `dfsph_*` walks every DFSPH sum.
 //!
 //! Per axis only the nearer wall is mirrored, and only if it is closer than h, since farther
 //! images cannot reach the kernel. (A tank narrower than 2h, where both walls of an axis are
@@ -140,8 +140,9 @@ pub fn slip_factor(b: f32, y: f32) -> f32 {
 /// m²/s, against a spacing of 10 mm), so a no-slip image (b = 0: the image moves at −v, Morris
 /// et al. 1997) puts a shear layer one particle thick where water has one far thinner; with
 /// the acoustic-scale artificial viscosity it held the dam break's column up to 41% too high
-/// and took two thirds of a standing wave's height in one period (docs/validation.md). A
-/// finite b is wall friction as a physical parameter: the wall's shear stress is ρν u_w/b.
+/// and took two thirds of a standing wave's height in one period (docs/results.md, what was
+/// tried). A finite b is wall friction as a physical parameter: the wall's shear stress is ρν
+/// u_w/b.
 ///
 /// Worked example, b = 0 on the floor (axis y), v = (1, 2, 3): image → (−1, −2, −3); free
 /// slip: (1, −2, 3); b = 0.01 with the original 0.005 above the floor: (1/3, −2, 1).

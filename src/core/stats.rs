@@ -40,7 +40,8 @@ pub struct StatsBlock {
     /// Σ m Σ_b a_ib · v_b: the power moving obstacles put into the fluid this step, W (the
     /// obstacles' push on each particle times their own surface velocity; 0 when still).
     pub power: f32,
-    /// The DFSPH statistics block (`dfsph_stats.wgsl`; zeros for WCSPH).
+    /// The DFSPH statistics block (stage `dfsph_stats`, [`crate::cpu::dfsph::dfsph_stats`],
+    /// built on the host from the GPU's block sums and solve totals; zeros for WCSPH).
     pub dfsph: [u32; 8],
 }
 
@@ -70,7 +71,7 @@ pub struct DfsphStats {
 }
 
 impl DfsphStats {
-    /// The block as `dfsph_stats.wgsl` writes it: (iterations_v, residual_v, iterations_d,
+    /// The block as stage `dfsph_stats` lays it out: (iterations_v, residual_v, iterations_d,
     /// residual_d, error_mean, error_max, dt, v_max), floats as bits.
     pub fn to_words(&self) -> [u32; 8] {
         bytemuck::cast(*self)

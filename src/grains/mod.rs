@@ -109,9 +109,9 @@ pub struct GrainParams {
 }
 
 /// A still solid in the tank as the contact stage sees it (`struct GrainObstacle` in
-/// shaders/grains/grain_contacts.wgsl): a box (`kind` 0: corners `a`, `b`), a ball (1: centre `a.xyz`,
-/// radius `a.w`) or a cylinder (2: base centre `a.xyz`, radius `a.w`, length `b.x` along axis
-/// `axis`, 0 = x, 1 = y, 2 = z).
+/// shaders/grains/grain_contacts.wgsl): a box (`kind` 0: corners `a`, `b`), a ball (1: centre
+/// `a.xyz`, radius `a.w`) or a cylinder (2: base centre `a.xyz`, radius `a.w`, length `b.x` along
+/// axis `axis`, 0 = x, 1 = y, 2 = z).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable, Serialize)]
 pub struct GrainObstacle {
@@ -187,8 +187,8 @@ fn len3(v: Vec3) -> f32 {
 }
 
 /// The signed distance from `p` to the surface of `o` (negative inside) and the unit outward
-/// normal there: `obstacle_gap` of shaders/grains/grain_contacts.wgsl, operation for operation. Outside
-/// a box or a cylinder the normal points from the nearest surface point to `p`; inside, out
+/// normal there: `obstacle_gap` of shaders/grains/grain_contacts.wgsl, operation for operation.
+/// Outside a box or a cylinder the normal points from the nearest surface point to `p`; inside, out
 /// through the nearest face (ties: x before y before z, the side before the caps).
 pub fn obstacle_gap(o: &GrainObstacle, p: Vec3) -> (f32, Vec3) {
     let a = Vec3::from_slice(&o.a[..3]);
@@ -763,10 +763,11 @@ impl Walker {
     }
 }
 
-/// Stage `grain_contacts`, the CPU mirror of `shaders/grains/grain_contacts.wgsl` (its doc gives the
-/// model and a worked example). Inputs (slot order): positions (xyz, radius), velocities (xyz,
-/// mass), the grid's `slot_start`, the still obstacles. Outputs (slot order): the accelerations with each sphere's
-/// share of the elastic energy in w, and each sphere's deepest overlap over the smaller radius.
+/// Stage `grain_contacts`, the CPU mirror of `shaders/grains/grain_contacts.wgsl` (its doc gives
+/// the model and a worked example). Inputs (slot order): positions (xyz, radius), velocities (xyz,
+/// mass), the grid's `slot_start`, the still obstacles. Outputs (slot order): the accelerations
+/// with each sphere's share of the elastic energy in w, and each sphere's deepest overlap over the
+/// smaller radius.
 pub fn contacts(
     pos: &[Vec4],
     vel: &[Vec4],
@@ -1234,7 +1235,7 @@ pub fn run(
 
 /// Below this speed a sphere is at rest in [`resting_overlap`], m/s: an impact this slow deepens
 /// a contact by only v/ω (2.4e-4 of the smallest radius in the 20 000-sphere 4:1 pile of
-/// docs/validation.md), so
+/// docs/results.md), so
 /// what overlap a resting sphere has is the load it carries, not a collision.
 pub const REST_SPEED: f32 = 0.01;
 

@@ -177,9 +177,9 @@ fn runs_refuse_physics_and_solver_values_no_run_can_use() {
     );
 }
 
-/// DFSPH is the default solver of fluid runs (issue 10); a density-only run has no solver to
-/// default, so it runs without one, and naming a solver there is refused (DFSPH as before,
-/// WCSPH alike since issue 33: no front end asks which solver was named).
+/// DFSPH is the default solver of fluid runs; a density-only run has no solver to default, so
+/// it runs without one, and naming either solver there is refused (no front end asks which
+/// solver was named).
 #[test]
 fn dfsph_is_the_default_solver_of_fluid_runs() {
     let fluid = run_ok(&["--headless", "--cpu", "-n", "800", "--steps", "2"]);
@@ -873,8 +873,8 @@ fn bench_times_the_whole_step_pass_by_pass() {
 }
 
 /// A block of 12³ particles at just over half the spacing (about 8 rest densities; points
-/// closer than s/2, such as the 500 coincident ones this test used before issue 36, are now
-/// refused before the run, see `starts_and_flags_that_cannot_run_name_their_true_cause`): the
+/// closer than s/2, such as 500 coincident ones, are refused before the run, see
+/// `starts_and_flags_that_cannot_run_name_their_true_cause`): the
 /// run ends with exit 1 and one line naming the step, the quantity, the particle and a fix, on
 /// both paths and both solvers, instead of printing a result. Both solvers' density passes
 /// twice ρ0 at step 1 (DFSPH's: 6445 kg/m³; its solve corrects the step's own compression and
@@ -1146,9 +1146,8 @@ fn malformed_ply_files_exit_2_with_one_line_in_words() {
     }
 }
 
-/// Bad input found by an audit of the command line (2026-11-26): each once panicked, hung,
-/// aborted on an allocation, ran on garbage or blamed a flag the user never gave. Now one line
-/// naming the fix, exit 2, before any work.
+/// Bad input of the kinds that can panic, hang, abort on an allocation, run on garbage or blame
+/// a flag the user never gave: one line naming the fix, exit 2, before any work.
 #[test]
 fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
     let base = ["--headless", "--cpu", "--steps", "2"];
@@ -1311,9 +1310,9 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
     );
 }
 
-/// Issue 36: a start the first step would blow apart, a fluid with no neighbours and flags that
-/// contradict each other are refused before the run in one line naming the true cause (they
-/// used to end as "diverged; use a smaller --cfl or --dt", which cannot help, or say nothing).
+/// A start the first step would blow apart, a fluid with no neighbours and flags that
+/// contradict each other are refused before the run in one line naming the true cause (not
+/// "diverged; use a smaller --cfl or --dt", which cannot help, or nothing).
 #[test]
 fn starts_and_flags_that_cannot_run_name_their_true_cause() {
     // The walls' slip length is a length or `free`; the standard viscosity is DFSPH's.

@@ -1,9 +1,8 @@
-//! The redesign's bit guard: the default dam break (50 steps) and three example scenes (30
-//! steps: a still obstacle, a moving one, emitters), both solvers on both paths, against the
-//! `--stats` rows and the `--output` values recorded before the house was rebuilt (issue 33, at
-//! 6431292).
-//! A change of shape must leave every number as it was; a change of physics re-records the
-//! files on purpose and says so in its commit.
+//! The bit guard of every change of shape: the default dam break (50 steps) and three example
+//! scenes (30 steps: a still obstacle, a moving one, emitters), both solvers on both paths,
+//! against recorded `--stats` rows and `--output` values. A change of shape must leave every
+//! number as it was; a change of physics re-records the files on purpose (below) and says so
+//! in its commit.
 //!
 //! The files hold the CPU path's text. `--output` is exact: it prints the shortest text that
 //! reads back to the same float, so equal text is equal bits. `--stats` rows print a fixed

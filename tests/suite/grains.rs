@@ -64,7 +64,7 @@ fn head_on_collision_rebounds_with_the_configured_restitution() {
 /// above its start, every sphere stays inside, and by the end the kinetic energy is below 0.1%
 /// of what the fall released and the spheres at rest overlap each other and the walls by at
 /// most 1% of the smaller radius (the default stiffness's aim). 1 000 spheres here, for CI's
-/// time; the 20 000 of the issue are in docs/validation.md, by command.
+/// time; the 20 000 of the issue are in docs/results.md, by command.
 #[test]
 fn a_poured_pile_settles_without_deep_overlaps() {
     let cfg = GrainConfig {

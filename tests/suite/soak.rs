@@ -2,8 +2,8 @@
 //! dam break for 800 steps on the CPU path with a checkpoint every 200 steps; the run's own
 //! checks hold throughout and its resident memory grows by at most 5% from the second
 //! checkpoint (step 400, once the front has crossed the floor and the working set has its size)
-//! to the end. The long one (100 000 particles, 20 000 steps) is in
-//! docs/validation.md.
+//! to the end. The long one (100 000 particles, 20 000 steps) is
+//! `scripts/soak.sh 100000 20000 2000`.
 
 #[test]
 fn a_short_soak_holds_its_invariants_and_its_memory() {

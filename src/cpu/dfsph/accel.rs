@@ -1,6 +1,6 @@
-//! Stage `dfsph_accel`, the CPU mirror of `shaders/dfsph/dfsph_accel.wgsl` (its header gives the inputs,
-//! the outputs and a worked example); [`super`] describes the method (Bender & Koschier 2015,
-//! 2017) and how the stages chain into a step.
+//! Stage `dfsph_accel`, the CPU mirror of `shaders/dfsph/dfsph_accel.wgsl` (its header gives the
+//! inputs, the outputs and a worked example); [`super`] describes the method (Bender & Koschier
+//! 2015, 2017) and how the stages chain into a step.
 
 use glam::Vec3;
 use rayon::prelude::*;
@@ -29,10 +29,10 @@ use super::pairs::*;
 /// Rep. Prog. Phys. 68, §6.1). Applied to receding pairs too (as first built), it doubled the
 /// shear on the surge's thin toe and on the wall layer: the 20 000-particle dam break's front
 /// lagged 10.2% at T = 2.98 and the column at the wall stood 62% too high at τ = 2.21, where
-/// WCSPH, with Π on approaching pairs, reads −3.5% and +31% (docs/validation.md). Without it
-/// nothing dissipates the particle-scale motion a settling lattice releases and a resting
-/// column never rests (measured, docs/validation.md; SPlisHSPlasH's DFSPH behaves the same
-/// without its viscosity).
+/// WCSPH, with Π on approaching pairs, reads −3.5% and +31% (docs/validation.md in the git
+/// history). Without it nothing dissipates the particle-scale motion a settling lattice releases
+/// and a resting column never rests (measured, docs/validation.md in the git history;
+/// SPlisHSPlasH's DFSPH behaves the same without its viscosity).
 /// The third term is the standard SPH viscosity of a kinematic viscosity ν in m²/s
 /// (Monaghan 2005, "Smoothed particle hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6 with ρ_j for
 /// ρ̄_ij, as SPlisHSPlasH's Viscosity_Standard writes it: 2(d + 2) = 10 in 3D), a viscosity
@@ -51,16 +51,16 @@ use super::pairs::*;
 /// linear map v ↦ a_visc lies in [−2 max S, 0], so
 /// an explicit step damps every mode without overshoot for dt ≤ 1/(2 max S), which
 /// [`dfsph_timestep`] enforces for each viscous substep (`DfsphParams::viscous_limit`; this
-/// stage runs once per substep, at the velocities the last one left). Measured on a 4 × 20 × 4 column
-/// at α = 0.05 without this limit: growing motion at the 5 ms step, at rest at 2 ms.
+/// stage runs once per substep, at the velocities the last one left). Measured on a 4 × 20 × 4
+/// column at α = 0.05 without this limit: growing motion at the 5 ms step, at rest at 2 ms.
 /// With μ = 0, α = 0 and ν = 0 nothing is walked (S = 0).
 ///
 /// Worked example (h = 1, m = 1, ρ = 1, α c = 1, μ = 0, gravity 0): particle i at the origin
 /// moving at (1, 0, 0), j at (0.5, 0, 0) at rest: d = x_i − x_j = (−0.5, 0, 0), v_ij·x_ij =
-/// −0.5, ∇W = g d with g = q(3q − 2)(48/π)/(h r) = −7.639, so the pair's factor is
-/// 1/(0.26 · 1) · g = −29.38 and a_i = d · (−29.38 · −0.5) = (−7.35, 0, 0): i is slowed, pushed
-/// back from j; S_i = 29.38 · 0.25 = 7.35 /s. Moving at (−1, 0, 0) instead, away from j:
-/// a_i = 0, S_i the same 7.35 /s.
+/// −0.5, ∇W = g d with Wendland C2's g = −(210/π)(1 − q)³/h⁴ = −8.356, so the pair's factor is
+/// 1/(0.26 · 1) · g = −32.14 and a_i = d · (−32.14 · −0.5) = (−8.03, 0, 0): i is slowed, pushed
+/// back from j; S_i = 32.14 · 0.25 = 8.03 /s. Moving at (−1, 0, 0) instead, away from j:
+/// a_i = 0, S_i the same 8.03 /s.
 pub fn dfsph_accel(
     pos: &[Vec3],
     vel: &[Vec3],

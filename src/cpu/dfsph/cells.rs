@@ -15,7 +15,7 @@
 //! indicator over the particles the coarse levels act on (piecewise-constant aggregation;
 //! Galerkin), so a coarse correction is the best the cells can do in the energy the solve
 //! minimises and never adds velocity noise the Jacobi iterations would have to take out
-//! (a geometric Laplacian in its place left the particles jittering: docs/validation.md).
+//! (a geometric Laplacian in its place left the particles jittering: docs/results.md).
 //! A = dt^k G^T G, G the pressure update of `dfsph_pressure` (the particles' κ/ρ to their
 //! velocities), whose transpose is `dfsph_rate`'s density change rate, walls' images and
 //! obstacles included; so Â_c is assembled once a step from the pairs (`dfsph_galerkin`).
@@ -88,8 +88,8 @@ pub fn coarse_cell(x: Vec3, cp: &CoarseParams) -> ([u32; 3], [bool; 3]) {
 }
 
 /// Whether a particle of density `rho` and DFSPH factor `alpha` is one the coarse levels act
-/// on: below the free surface (ρ ≥ `cp.cell[3]`, [`COARSE_SURFACE_DENSITY`](crate::params::COARSE_SURFACE_DENSITY) ρ0) and in the
-/// solves (α ≠ 0).
+/// on: below the free surface (ρ ≥ `cp.cell[3]`,
+/// [`COARSE_SURFACE_DENSITY`](crate::params::COARSE_SURFACE_DENSITY) ρ0) and in the solves (α ≠ 0).
 #[inline]
 pub fn coarse_member(rho: f32, alpha: f32, cp: &CoarseParams) -> bool {
     alpha != 0.0 && rho >= cp.cell[3]

@@ -1,6 +1,7 @@
-//! Stage `dfsph_control`, the CPU mirror of `shaders/dfsph/dfsph_control.wgsl` (its header gives the inputs,
-//! the outputs and a worked example); [`super`] describes the method (Bender & Koschier 2015,
-//! 2017) and how the stages chain into a step.
+//! Stage `dfsph_control`: whether a solve runs another iteration, the CPU mirror of
+//! `solve_again` in `shaders/common.wgsl`, which every pass of the next iteration evaluates
+//! (its header gives the inputs, the outputs and a worked example); [`super`] describes the
+//! method (Bender & Koschier 2015, 2017) and how the stages chain into a step.
 
 use super::blocks::*;
 
@@ -56,7 +57,7 @@ pub fn again_after(
     j < max_iterations && (j < min_iterations || (!total.nan && total.sum > thr))
 }
 
-/// Stage `dfsph_control`, now the decision alone (the GPU takes it inside the passes of the
+/// Stage `dfsph_control`, the decision alone (the GPU takes it inside the passes of the
 /// next iteration): updates `state` after the rate evaluation of its iteration, and returns
 /// whether another iteration runs. `cap` is how many iterations the step encoded.
 pub fn dfsph_control(
@@ -95,13 +96,13 @@ pub struct Outcome {
 /// slowly is never capped. Four, not two: the coarse correction comes after every other
 /// iteration ([`super::corrects_after`]), so a solve's count moves two at a time, and with a
 /// margin of two the 20k dam break's collapse stopped short in 4 of its 399 steps and the 1M
-/// dam break's third step stopped at 11 (docs/performance.md). An iteration encoded but not
+/// dam break's third step stopped at 11 (measured on the CPU path). An iteration encoded but not
 /// needed costs a GPU two dispatches that exit at once.
 pub const ITERATION_MARGIN: u32 = 4;
 
 /// How many steps' counts, from the one two before back, a step's caps look at: a count
 /// varies from step to step, and with the step two before alone the narrow resting column of
-/// `tests/suite/physics.rs` was capped into never coming to rest (docs/performance.md).
+/// `tests/suite/physics.rs` was capped into never coming to rest (docs/performance.md, the cap).
 pub const BUDGET_WINDOW: usize = 8;
 
 /// The iterations each solve of a step may run, from the counts of the steps before: the GPU

@@ -1,6 +1,6 @@
-//! Stage `dfsph_density`, the CPU mirror of `shaders/dfsph/dfsph_density.wgsl` (its header gives the inputs,
-//! the outputs and a worked example); [`super`] describes the method (Bender & Koschier 2015,
-//! 2017) and how the stages chain into a step.
+//! Stage `dfsph_density`, the CPU mirror of `shaders/dfsph/dfsph_density.wgsl` (its header gives
+//! the inputs, the outputs and a worked example); [`super`] describes the method (Bender &
+//! Koschier 2015, 2017) and how the stages chain into a step.
 
 use glam::{BVec3, Vec3};
 use rayon::prelude::*;
@@ -46,9 +46,9 @@ pub struct DensityAlpha {
 /// by −dt/α_k within 1e-4 (5e-7 measured) at walls, edges and corners. Counting only j's
 /// reaction to k (first built) left α near walls up to 42% too large; the Jacobi solve then
 /// overshot at the tank's edges, and a resting column's edge particles flipped their
-/// velocity every step at about g dt (measured, docs/validation.md). With G alone (the bulk
-/// formula) α is far too large on a wall's first layer, whose own image is one spacing away:
-/// a hydrostatic column blew up (measured).
+/// velocity every step at about g dt (measured, docs/validation.md in the git history). With G
+/// alone (the bulk formula) α is far too large on a wall's first layer, whose own image is one
+/// spacing away: a hydrostatic column blew up (measured).
 #[derive(Clone, Copy, Debug)]
 pub(super) struct DensitySums {
     sum: f32,

@@ -38,7 +38,7 @@
 //! grow with the water's depth (the relaxed Jacobi solve's grew with its square: [`cells`]).
 //! Each step starts from no stiffness: the coarse levels rebuild the water's pressure within
 //! the step, and every warm start from the last step's that was measured either left deep
-//! resting columns moving or stopped them at the cap (docs/validation.md).
+//! resting columns moving or stopped them at the cap (docs/results.md, what was tried).
 //!
 //! One kernel throughout the solver: Wendland's C2 function of support h, 3 spacings by default
 //! (Wendland 1995; Dehnen & Aly 2012; why: [`crate::params::WENDLAND_SUPPORT`]), [`wendland_w`]
@@ -47,21 +47,22 @@
 //! corrects. (WCSPH and density-only runs keep poly6.) Both solves' relaxation ω follows
 //! from the kernel's support ([`crate::params::dfsph_relaxation`]).
 //!
-//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`]) take
-//! part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and j's
-//! velocity with the normal components reflected in the density change rate (free slip,
+//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`])
+//! take part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and
+//! j's velocity with the normal components reflected in the density change rate (free slip,
 //! [`image_velocity`]) and in the viscosity as the walls' slip length says
 //! ([`crate::boundary::tank::viscous_image_velocity`], free slip by default), the wall model of
 //! both solvers. Images add
 //! to the gradient sum of α_i but not to its Σ|m∇W_ij|² term, since an image is not an
 //! unknown of its own, as SPlisHSPlasH treats boundary neighbours.
 //!
-//! Particle deficiency: with fewer than [`DFSPH_MIN_NEIGHBOURS`](crate::params::DFSPH_MIN_NEIGHBOURS)
-//! neighbours (images included) α_i is stored negated: the divergence-free solve skips the
-//! particle and its divergence does not count towards the residual (SPlisHSPlasH's guard,
-//! which only that solve has), while the constant-density solve uses |α_i|. Zeroing α for
-//! both solves let the sparse toe of a dam break pass through itself (density errors of
-//! 70–160%, measured) and the front run 30% ahead of Martin & Moyce.
+//! Particle deficiency: with fewer than
+//! [`DFSPH_MIN_NEIGHBOURS`](crate::params::DFSPH_MIN_NEIGHBOURS) neighbours (images included) α_i
+//! is stored negated: the divergence-free solve skips the particle and its divergence does not
+//! count towards the residual (SPlisHSPlasH's guard, which only that solve has), while the
+//! constant-density solve uses |α_i|. Zeroing α for both solves let the sparse toe of a dam break
+//! pass through itself (density errors of 70–160%, measured) and the front run 30% ahead of Martin
+//! & Moyce.
 //!
 //! The implied pressure: the stiffness a solve applies is κ_i = p_i/ρ_i (the update is the
 //! symmetric pressure gradient −dt Σ m (p_i/ρ_i² + p_j/ρ_j²)∇W_ij), so the pressure the
@@ -74,7 +75,7 @@
 //! recomputing each pair's d from the group's [`Frame`] with the walk's operations: the same
 //! terms in the same order, so the same bits as a walk (and as the GPU, which walks each
 //! time). Measured on the 20k dam break: 4.2× less time a step over the first 150 steps; the
-//! 8-byte pairs took another 15–20% off a 100k step (docs/benchmarks.md).
+//! 8-byte pairs took another 15–20% off a 100k step (measured on the CPU path).
 //!
 //! Residuals are reduced in a fixed tree (no float atomics): [`block_sums`] per block of 256
 //! particles (pairwise halving), then [`reduce_total`]; the GPU's workgroups do exactly this.
@@ -83,10 +84,10 @@
 //! `rate.rs` `dfsph_rate.wgsl`, …), `pairs.rs` the pair walk of `dfsph_pairs.wgsl`, `blocks.rs`
 //! the fixed-tree reductions; this file chains them into [`solve`] and [`dfsph_step`].
 //!
-//! Worked example (h = 1, m = 1, ρ0 = 1, no walls in reach): two particles 0.5 apart have
-//! W(0.5) = 8/π · 0.25 = 0.6366 and ρ = 8/π + 0.6366 = 3.1831 each; |m∇W| = 48/π · 0.25 = 3.8197,
-//! so α = 3.1831 / (2 · 3.8197²) = 0.1091 (but 0 here in practice: two particles are far
-//! below the neighbour threshold; the unit tests lower it).
+//! Worked example (Wendland C2, h = 1, m = 1, ρ0 = 1, no walls in reach): two particles 0.5
+//! apart have W(0.5) = 21/(2π) · 0.0625 · 3 = 0.6267 and ρ = 21/(2π) + 0.6267 = 3.9689 each;
+//! |m∇W| = 210/π · 0.125 · 0.5 = 4.1778, so α = 3.9689 / (2 · 4.1778²) = 0.1137 (but 0 here in
+//! practice: two particles are far below the neighbour threshold; the unit tests lower it).
 
 pub mod accel;
 pub mod blocks;
