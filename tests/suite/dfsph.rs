@@ -338,15 +338,32 @@ fn a_dfsph_step_encodes_two_dispatches_per_iteration_it_may_run() {
     );
 }
 
-/// Issue 64's depth: resting columns 8 × L × 8 at s = 10 mm, L = 20, 80 and 160 layers, in a
+/// The solve at depth: resting columns 8 × L × 8 at s = 10 mm, L = 20, 80 and 160 layers, in a
 /// tank that fits them (1.5 L s high), run as a user runs them (`--input`, default settings,
 /// the CPU path, 60 steps): from the 21st step every step meets the density tolerance (its
 /// constant-density residual at most η = 1e-4, `stopped_d` 0), and the mean iterations a step
-/// at 160 layers are at most 1.5× those at 20. With the relaxed Jacobi solve alone the 80- and
-/// 160-layer columns ran into the 100-iteration cap 4× and 9× over η. Measured: 11.6, 11.7 and
-/// 12.0 iterations a step.
+/// at 160 layers are at most 1.5× those at 20 (relaxed Jacobi alone, without the coarse levels,
+/// stops the 80- and 160-layer columns at the 100-iteration cap 4× and 9× over η).
 #[test]
 fn resting_columns_converge_in_iterations_that_do_not_grow_with_depth() {
+    let means = resting_column_iterations();
+    assert!(
+        means[2] <= 1.5 * means[0],
+        "160 layers take {:.1} iterations a step, 20 layers {:.1}",
+        means[2],
+        means[0]
+    );
+}
+
+/// The mean density iterations a step over steps 21–60 of the resting columns 20, 80 and 160
+/// layers deep, every step of them within the tolerance (asserted as they are read); run once
+/// per test binary (here and `tests/suite/results.rs`).
+pub(crate) fn resting_column_iterations() -> [f64; 3] {
+    static M: std::sync::OnceLock<[f64; 3]> = std::sync::OnceLock::new();
+    *M.get_or_init(resting_columns)
+}
+
+fn resting_columns() -> [f64; 3] {
     use crate::common::cli::{file, run_ok, stats_rows, tmp_dir};
     let mut means = Vec::new();
     for layers in [20u32, 80, 160] {
@@ -395,10 +412,5 @@ fn resting_columns_converge_in_iterations_that_do_not_grow_with_depth() {
         eprintln!("{layers} layers: {mean:.1} density iterations a step");
         means.push(mean);
     }
-    assert!(
-        means[2] <= 1.5 * means[0],
-        "160 layers take {:.1} iterations a step, 20 layers {:.1}",
-        means[2],
-        means[0]
-    );
+    [means[0], means[1], means[2]]
 }

@@ -26,6 +26,7 @@ mod layout;
 mod neighbours;
 mod obstacles;
 mod physics;
+mod results;
 mod scenes;
 mod shaders;
 mod soak;
