@@ -13,6 +13,7 @@ mod common;
 mod checkpoint;
 mod cli;
 mod dfsph;
+mod docs;
 mod faults;
 mod fluid;
 mod golden;
