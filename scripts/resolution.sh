@@ -33,4 +33,7 @@ for size in $SIZES; do
         dirs+=("$d")
     done
 done
-cargo run --release --example validate -- resolution "${dirs[@]}"
+# PEERS: SPlisHSPlasH collapse CSVs (../shared/peers/splishsplash_collapse.sh N --out F) to
+# read and draw beside ours, separated by spaces.
+# shellcheck disable=SC2086
+cargo run --release --example validate -- resolution "${dirs[@]}" ${PEERS:-}

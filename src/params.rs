@@ -894,13 +894,12 @@ pub struct DfsphConfig {
 /// DFSPH's default support h in spacings: 3, 92 neighbours on the lattice (the cubic
 /// spline's usual h = 2 s holds 26). Wendland's C2 kernel has no pairing instability at any
 /// neighbour count, so its error falls as the support widens, where the cubic spline's
-/// particles start to pair up (Dehnen & Aly 2012, §3–4). Measured on main against the cubic
-/// spline at h = 2 s (docs/results.md, what was tried): a standing wave's period
-/// within 1.8% of linear theory with 85% of its height kept after a period (the cubic
-/// spline's 9–10% short, 68% kept), the column height at the dam break's wall within 5.5% of
-/// Martin & Moyce at 20 000 particles (the cubic spline's +10%). A resting column twelve
-/// particles wide still rests from some starts and not from others, as it did with the cubic
-/// spline. The price is the neighbours: a DFSPH step costs 2.3× on the CPU path.
+/// particles start to pair up (Dehnen & Aly 2012, §3–4), and the sheared lattice is softer
+/// (`scripts/sheared_density.py`: c = +0.004 against the cubic spline's +0.014 at 2 s), so
+/// waves keep their period: within 2.7% of linear theory with 86% of the height kept after a
+/// period, and the column at the dam break's wall within 5.2% of Martin & Moyce at 20 000
+/// particles (docs/results.md, each with its command). The price is the neighbours: 3.6× the
+/// cubic spline's pairs a walk (docs/benchmarks.md).
 pub const WENDLAND_SUPPORT: f32 = 3.0;
 
 /// The largest eigenvalue λ_max of D⁻¹A, DFSPH's pressure system with its diagonal α_i, for
