@@ -29,6 +29,26 @@ fn pages() -> Vec<(PathBuf, String)> {
         .collect()
 }
 
+/// The files below `dir` (build outputs and caches skipped) that `keep` keeps; none when `dir`
+/// is absent.
+fn files_under(dir: &Path, keep: &dyn Fn(&Path) -> bool) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in entries {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            if !p.ends_with("target") && !p.ends_with("__pycache__") {
+                out.extend(files_under(&p, keep));
+            }
+        } else if keep(&p) {
+            out.push(p);
+        }
+    }
+    out
+}
+
 /// The page's text outside fenced code blocks (links and headings live outside them).
 fn prose(text: &str) -> Vec<&str> {
     let mut fenced = false;
@@ -286,27 +306,13 @@ fn defined_flags() -> BTreeSet<String> {
         .unwrap();
     assert!(help.status.success());
     let mut text = String::from_utf8(help.stdout).unwrap();
-    fn walk(dir: &Path, text: &mut String) {
-        let Ok(entries) = std::fs::read_dir(dir) else {
-            return;
-        };
-        for e in entries {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                if !p.ends_with("target") && !p.ends_with("__pycache__") {
-                    walk(&p, text);
-                }
-            } else if p
-                .extension()
-                .is_some_and(|e| ["rs", "sh", "py", "toml"].iter().any(|x| e == *x))
-                || p.extension().is_none()
-            {
-                text.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
-            }
-        }
-    }
     for dir in ["examples", "scripts", "python", "benches", ".ci"] {
-        walk(&root().join(dir), &mut text);
+        for p in files_under(&root().join(dir), &|p| {
+            p.extension()
+                .is_none_or(|e| ["rs", "sh", "py", "toml"].iter().any(|x| e == *x))
+        }) {
+            text.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+        }
     }
     let mut flags = named_flags(&text);
     flags.extend(OTHER_TOOLS_FLAGS.iter().map(|f| f.to_string()));
@@ -339,26 +345,18 @@ fn every_flag_the_docs_name_exists() {
 fn every_shader_file_a_source_comment_names_exists() {
     let root = root();
     let mut shaders = BTreeSet::new();
-    fn collect(dir: &Path, ext: &str, out: &mut Vec<PathBuf>) {
-        for e in std::fs::read_dir(dir).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                collect(&p, ext, out);
-            } else if p.extension().is_some_and(|e| e == ext) {
-                out.push(p);
-            }
-        }
-    }
-    let mut wgsl = Vec::new();
-    collect(&root.join("shaders"), "wgsl", &mut wgsl);
+    let wgsl = files_under(&root.join("shaders"), &|p| {
+        p.extension().is_some_and(|e| e == "wgsl")
+    });
     for p in &wgsl {
         shaders.insert(p.file_name().unwrap().to_string_lossy().to_string());
         shaders.insert(p.strip_prefix(&root).unwrap().to_string_lossy().to_string());
         let within = p.strip_prefix(root.join("shaders")).unwrap();
         shaders.insert(within.to_string_lossy().to_string());
     }
-    let mut sources = Vec::new();
-    collect(&root.join("src"), "rs", &mut sources);
+    let sources = files_under(&root.join("src"), &|p| {
+        p.extension().is_some_and(|e| e == "rs")
+    });
     let mut missing = Vec::new();
     for p in sources {
         let text = std::fs::read_to_string(&p).unwrap();
