@@ -67,6 +67,12 @@ pub enum Fill {
     /// [`RANDOM_MIN_DISTANCE`]·s to another (a random hard-sphere packing), then relaxed until
     /// no point's density exceeds ρ0 (a fluid at rest, see `relax_packing`).
     Random,
+    /// A box only: as many points as the lattice fill would give (`count` at most), as a
+    /// glass instead of a lattice: a relaxed random packing no denser than the lattice under
+    /// either solver's kernel, in mirrored tiles (`glass_fill`), in the lattice's footprint,
+    /// as high as the count needs. Water starts isotropic: the dam break's lattice start
+    /// keeps its rows across the tank through the surge under DFSPH (docs/results.md).
+    Packed,
 }
 
 /// A side of the tank: `x-` is the wall at the lower x, `y+` the top, and so on.
@@ -266,6 +272,21 @@ fn lattice_keeper<'a>(
 }
 
 /// The particle count of a random body at spacing `s`.
+/// The packed fill's box and count: the lattice fill's cells (its footprint in x and z) and
+/// count, the box's height cut to the count at one point per s³.
+fn packed_box(b: &Body, s: f32) -> (Vec3, Vec3, usize) {
+    let (origin, dims, cap) = lattice_of(b, s);
+    let all = (dims.x as usize) * (dims.y as usize) * (dims.z as usize);
+    let n = all.min(cap);
+    let footprint = (dims.x as usize * dims.z as usize).max(1);
+    let size = Vec3::new(
+        dims.x as f32 * s,
+        n as f32 / footprint as f32 * s,
+        dims.z as f32 * s,
+    );
+    (origin, size, n)
+}
+
 fn random_count(b: &Body, s: f32) -> usize {
     b.count
         .unwrap_or_else(|| (volume(&b.shape) / (s as f64).powi(3)).round() as u64)
@@ -328,9 +349,15 @@ impl BoxGrid {
     /// The indices of the cells around `c` (itself included) that lie in the box, x then y
     /// then z outermost first.
     fn around(&self, c: glam::IVec3) -> impl Iterator<Item = usize> + '_ {
-        (-1..=1).flat_map(move |dx| {
-            (-1..=1).flat_map(move |dy| {
-                (-1..=1).filter_map(move |dz| {
+        self.around_within(c, 1)
+    }
+
+    /// The indices of the cells up to `k` cells from `c` along each axis (itself included)
+    /// that lie in the box, x then y then z outermost first.
+    fn around_within(&self, c: glam::IVec3, k: i32) -> impl Iterator<Item = usize> + '_ {
+        (-k..=k).flat_map(move |dx| {
+            (-k..=k).flat_map(move |dy| {
+                (-k..=k).filter_map(move |dz| {
                     let q = c + glam::IVec3::new(dx, dy, dz);
                     let outside = q.cmplt(glam::IVec3::ZERO).any() || q.cmpgt(self.top).any();
                     (!outside).then(|| self.index(q))
@@ -402,62 +429,301 @@ const RELAX_SWEEPS: usize = 30;
 /// millionth of what the raw packing's 40% held per particle.
 const RELAX_TOLERANCE: f32 = 1e-3;
 
-/// Relaxes a random packing to rest density: moves the points of `points` (in the box
-/// `[lo, lo + size]`, each move kept only where `keep` accepts it) until no point's poly6 density
-/// exceeds ρ0 = m/s³ by more than [`RELAX_TOLERANCE`], or [`RELAX_SWEEPS`] sweeps. The tank's
-/// walls (`tank_min`, `tank_max`) take part as the simulation's mirror images across each wall
-/// (one wall at a time: the double images at edges and corners are left out).
+/// At most this many sweeps of the packed fill's relaxation ([`Relax::Packed`]), a bound on
+/// its set-up time: one glass tile (4 000–8 000 points) is relaxed, whatever the fill's size;
+/// the 12 000-particle dam break's tile (6 000 points) took 48.
+const PACK_SWEEPS: usize = 100;
+
+/// The packed fill's relaxation stops once no density exceeds the lattice's by more than
+/// this fraction under either solver's kernel: DFSPH's first step then takes out at most 0.3%,
+/// a start of a few cm/s (gravity alone gives 1.7 cm/s in a step).
+const PACK_TOLERANCE: f32 = 3e-3;
+
+/// The same under WCSPH's kernel: WCSPH's speed of sound is chosen so that its water
+/// compresses by about 1% as it moves (Monaghan 1994), so a start within half of that is
+/// inside what WCSPH holds anyway.
+const PACK_TOLERANCE_WCSPH: f32 = 5e-3;
+
+/// The packed fill's Jacobi relaxation factor: Wendland C2 at 3 s has about 113 neighbours,
+/// whose corrections overlap, so the full PBF step (ω = 1) overshoots; 0.7 took the fewest
+/// sweeps of 0.3, 0.5, 0.7 and 1 at 12 000 and 50 000 particles.
+const PACK_RELAXATION: f32 = 0.7;
+
+/// A glass tile's side, in spacings: [`glass_fill`] packs one tile of about this side and
+/// reflects it to fill a body, so a fill of any size costs one tile's relaxation (4 096
+/// points) and a copy.
+const GLASS_TILE: f32 = 16.0;
+
+/// A packed box thinner than this many spacings along any axis is filled as a lattice: a
+/// glass needs several points across between its mirrors, and a random packing of a box
+/// under a spacing or two across would never place its count.
+const GLASS_MIN_SIDE: f32 = 4.0;
+
+/// The room a glass takes over a lattice of the same count: its points' mean Wendland density
+/// at one point per s³ is 0.25% above the lattice's (its nearest neighbours sit closer than s
+/// as often as farther), so a tile packed at the lattice's count cannot be relaxed below the
+/// lattice's density; at one point per 1.01 s³ its interior relaxes to 0.9996 of it (the dam
+/// break at 12 000 particles: standard deviation 0.15%, the largest 1.0030).
+const GLASS_ROOM: f32 = 1.01;
+
+/// `n` points of a glass filling the box `[origin, origin + size]`, its height grown by
+/// [`GLASS_ROOM`] below `ceiling`, the packed fill: a random sequential addition packing
+/// ([`random_packing`]) of one tile,
+/// relaxed with mirrors at its six faces ([`relax_packing`], [`Relax::Packed`]), then
+/// reflected across its faces to tile the box (tiles per axis: the box's extent over
+/// [`GLASS_TILE`] spacings, rounded, so each tile is that extent's share), the highest points
+/// beyond `n` left out (a level top, as the lattice's partial layer).
+///
+/// Why reflected tiles: a tile relaxed with mirrors sees across each face exactly what its
+/// reflection puts there, so the tiled glass is as relaxed at the seams as inside, and a seam
+/// on a tank wall is the simulation's own mirror wall. Periodic glass tiles are how
+/// cosmological SPH starts its fluids without a lattice (White 1994, "Formation and evolution
+/// of galaxies", Les Houches lectures; Springel 2005, MNRAS 364, 1105); one tile's relaxation
+/// converges in a bounded number of sweeps where the whole body's did not (12 000 points took
+/// 29 sweeps, 50 000 took 39, and so on up). The repeat (2 × 16 spacings = 32 s) lies far
+/// beyond the kernels' 2–3 s.
+///
+/// Worked example: the dam break at 12 000 particles, s = 0.01 m: the box 0.18 × 0.3544 ×
+/// 0.19 m (0.3509 m grown by 1%), tiles 1 × 2 × 1 of 0.18 × 0.1772 × 0.19 m, 6 000 points
+/// each.
+fn glass_fill(
+    rng: &mut Xoshiro256PlusPlus,
+    origin: Vec3,
+    size: Vec3,
+    n: usize,
+    s: f32,
+    ceiling: f32,
+) -> Vec<Vec3> {
+    // The room goes on top, up to the tank's ceiling (a fill that reaches it packs tighter
+    // and relaxes less far).
+    let size = Vec3::new(
+        size.x,
+        (size.y * GLASS_ROOM).min(ceiling - origin.y).max(size.y),
+        size.z,
+    );
+    let tiles = (size / (GLASS_TILE * s)).round().max(Vec3::ONE).as_uvec3();
+    let tile = size / tiles.as_vec3();
+    let count = tiles.x as usize * tiles.y as usize * tiles.z as usize;
+    let per_tile = n.div_ceil(count.max(1));
+    // Half a spacing from the tile's faces, a hair more than the walls' own margin, so that the
+    // reflections' rounding never puts a point nearer a wall than the fill admits.
+    let margin = Vec3::splat(0.5 * s);
+    let mut glass = random_packing(rng, per_tile, Vec3::ZERO, tile, s, |p| {
+        p.cmpge(margin).all() && p.cmple(tile - margin).all()
+    });
+    relax_packing(
+        &mut glass,
+        (margin, tile - 2.0 * margin),
+        (Vec3::ZERO, tile),
+        s,
+        Relax::Packed,
+        |_| true,
+    );
+    let mut points = Vec::with_capacity(per_tile * count);
+    for ty in 0..tiles.y {
+        for tz in 0..tiles.z {
+            for tx in 0..tiles.x {
+                let at = UVec3::new(tx, ty, tz);
+                for &u in &glass {
+                    let mut p = origin;
+                    for a in 0..3 {
+                        let local = if at[a] % 2 == 1 { tile[a] - u[a] } else { u[a] };
+                        p[a] += at[a] as f32 * tile[a] + local;
+                    }
+                    points.push(p);
+                }
+            }
+        }
+    }
+    if points.len() > n {
+        // A stable sort by height keeps the order among equals, so the fill is deterministic.
+        points.sort_by(|a, b| a.y.total_cmp(&b.y));
+        points.truncate(n);
+    }
+    points
+}
+
+/// What [`relax_packing`] is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Relax {
+    /// A random fill: compression above ρ0 under WCSPH's kernels, the tank's walls mirroring
+    /// one at a time, [`RELAX_SWEEPS`] and [`RELAX_TOLERANCE`].
+    Compression,
+    /// A packed fill: compression above a cubic lattice's own density under both solvers'
+    /// kernels in turn (WCSPH's poly6 at 2 s and DFSPH's Wendland C2 at 3 s), so that neither
+    /// solver sees a point denser than the lattice it would otherwise start from; the walls'
+    /// images across two and three walls included, as the tank has them.
+    Packed,
+}
+
+/// A kernel a relaxation sweep bounds the density by (times m/ρ0 = s³, so that densities come
+/// out relative to ρ0).
+#[derive(Clone, Copy, Debug)]
+struct PackKernel {
+    h: f32,
+    wendland: bool,
+    factor: f32,
+    grad_factor: f32,
+}
+
+impl PackKernel {
+    /// poly6 for the density, spiky for the gradient, h = 2 s (Müller et al. 2003).
+    fn poly6(s: f32) -> Self {
+        let h = 2.0 * s;
+        Self {
+            h,
+            wendland: false,
+            factor: 315.0 / (64.0 * std::f32::consts::PI * h.powi(9)) * s.powi(3),
+            grad_factor: -45.0 / (std::f32::consts::PI * h.powi(6)) * s.powi(3),
+        }
+    }
+
+    /// Wendland C2 and its own gradient at [`crate::params::WENDLAND_SUPPORT`] spacings
+    /// (Wendland 1995), DFSPH's kernel.
+    fn wendland(s: f32) -> Self {
+        let h = crate::params::WENDLAND_SUPPORT * s;
+        let factor = 21.0 / (2.0 * std::f32::consts::PI * h.powi(3)) * s.powi(3);
+        Self {
+            h,
+            wendland: true,
+            factor,
+            grad_factor: -20.0 * factor / (h * h),
+        }
+    }
+
+    /// W at squared distance r2 < h².
+    fn w(&self, r2: f32) -> f32 {
+        if self.wendland {
+            let q = r2.sqrt() / self.h;
+            let f = (1.0 - q) * (1.0 - q);
+            self.factor * f * f * (1.0 + 4.0 * q)
+        } else {
+            let w = self.h * self.h - r2;
+            self.factor * w * w * w
+        }
+    }
+
+    /// ∇W at x_i − x_j = e, |e|² = r2 (0 < r2 < h²).
+    fn grad(&self, e: Vec3, r2: f32) -> Vec3 {
+        let r = r2.sqrt();
+        if self.wendland {
+            let f = 1.0 - r / self.h;
+            e * (self.grad_factor * f * f * f)
+        } else {
+            e * (self.grad_factor * (self.h - r) * (self.h - r) / r)
+        }
+    }
+
+    /// A cubic lattice's own density at this kernel (1.0098 for poly6 at 2 s, 1.0031 for
+    /// Wendland C2 at 3 s): what the lattice mass puts at ρ0.
+    fn lattice_density(&self, s: f32) -> f32 {
+        let k = (self.h / s).ceil() as i32;
+        let mut sum = 0.0f64;
+        for a in -k..=k {
+            for b in -k..=k {
+                for c in -k..=k {
+                    let r2 = (glam::IVec3::new(a, b, c).as_vec3() * s).length_squared();
+                    if r2 < self.h * self.h {
+                        sum += self.w(r2) as f64;
+                    }
+                }
+            }
+        }
+        sum as f32
+    }
+}
+
+/// Relaxes a random packing: moves the points of `points` (in the box `[lo, lo + size]`, each
+/// move kept only where `keep` accepts it) until no point's density exceeds its bound, or the
+/// sweeps run out ([`Relax`] says which kernels, bounds and sweeps). The tank's walls
+/// (`tank_min`, `tank_max`) take part as the simulation's mirror images.
 ///
 /// Why: a random sequential addition packing is a valid hard-sphere fluid but not a fluid at
 /// rest. Its poly6 densities scatter up to 1.32 ρ0 at 20 000 particles and 1.42 ρ0 at 100 000,
 /// stored compression that the first steps release: WCSPH gained 7.1% of its total energy in
 /// its second step and DFSPH 6.9% by step 20 at 100 000 particles, tripping the divergence
-/// check (docs/validation.md in the git history). SPH practice relaxes disordered initial
-/// conditions before a run for this reason (Colagrossi et al. 2012, "Particle packing algorithm
-/// for SPH schemes", Comput. Phys. Commun. 183).
+/// check. SPH practice relaxes disordered initial conditions before a run for this reason
+/// (Colagrossi et al. 2012, "Particle packing algorithm for SPH schemes", Comput. Phys. Commun.
+/// 183).
 ///
 /// How: each sweep is one Jacobi step of Position Based Fluids' density constraint (Macklin &
 /// Müller 2013, "Position based fluids", ACM TOG 32(4), eqs. 1–12), made one-sided so that only
-/// compression is corrected, C_i = max(ρ_i/ρ0 − 1, 0): λ_i = −C_i/(Σ_k |∇_k C_i|²),
-/// Δx_i = Σ_j (λ_i + λ_j) ∇W_spiky(x_i − x_j)/ρ0 (with m = ρ0 s³), each move capped at 0.1 s.
-/// The kernels are the simulation's defaults (poly6 density, spiky gradient, h = 2 s); an image
-/// adds to the density and pushes like a neighbour, so points near a wall are not crowded
-/// against it (without them, the densest points after one step were all within 0.008 m of a
-/// wall, at up to 1.043 ρ0). Deterministic: every
-/// point's move is computed from the previous sweep's positions, in parallel, and applied in
-/// order.
+/// compression is corrected, C_i = max(ρ_i/ρ_b − 1, 0) against the bound ρ_b:
+/// λ_i = −C_i/(Σ_k |∇_k C_i|²), Δx_i = ω Σ_j (λ_i + λ_j) ∇W(x_i − x_j)/ρ0 (with m = ρ0 s³),
+/// each move capped at 0.1 s. An image adds to the density and pushes like a neighbour, so
+/// points near a wall are not crowded against it (without them, the densest points after one
+/// step were all within 0.008 m of a wall, at up to 1.043 ρ0). Deterministic: every point's
+/// move is computed from the previous sweep's positions, in parallel, and applied in order.
 ///
 /// Worked example (s = 1, h = 2, poly6 factor 315/(64π 2⁹) = 0.003060): two points 0.5 apart
 /// and alone have ρ = 0.003060 · (4³ + 3.75³) = 0.357 ρ0 each, so C = 0 and neither moves; in a
 /// cubic lattice of spacing s, ρ = 1.0098 ρ0 (the factor `SphConfig::lattice_mass` removes),
-/// so a lattice's interior would be spread until it is not compressed.
+/// so under [`Relax::Compression`] a lattice's interior would be spread until it is not
+/// compressed, and under [`Relax::Packed`] it would stay.
 fn relax_packing(
     points: &mut [Vec3],
     (lo, size): (Vec3, Vec3),
     (tank_min, tank_max): (Vec3, Vec3),
     s: f32,
+    relax: Relax,
     keep: impl Fn(Vec3) -> bool,
 ) {
     use rayon::prelude::*;
-    let h = 2.0 * s;
-    let h2 = h * h;
-    // The kernels times m/ρ0 = s³, so that densities come out relative to ρ0.
-    let poly6 = 315.0 / (64.0 * std::f32::consts::PI * h.powi(9)) * s.powi(3);
-    let spiky = -45.0 / (std::f32::consts::PI * h.powi(6)) * s.powi(3);
-    let grad = |e: Vec3, r2: f32| {
-        let r = r2.sqrt();
-        e * (spiky * (h - r) * (h - r) / r)
+    let (kernels, tolerances, sweeps, omega) = match relax {
+        Relax::Compression => (
+            vec![PackKernel::poly6(s)],
+            vec![RELAX_TOLERANCE],
+            RELAX_SWEEPS,
+            1.0,
+        ),
+        Relax::Packed => (
+            vec![PackKernel::wendland(s), PackKernel::poly6(s)],
+            vec![PACK_TOLERANCE, PACK_TOLERANCE_WCSPH],
+            PACK_SWEEPS,
+            PACK_RELAXATION,
+        ),
     };
-    let grid = BoxGrid::new(lo, size, h);
+    let bounds: Vec<f32> = kernels
+        .iter()
+        .map(|k| match relax {
+            Relax::Compression => 1.0,
+            Relax::Packed => k.lattice_density(s),
+        })
+        .collect();
+    // Cells of h (27 around a point) for the random fill, as it has always walked them; of
+    // h/2 (125) for the packed fill, a third fewer candidates than 27 cells of h.
+    let span = match relax {
+        Relax::Compression => 1,
+        Relax::Packed => 1,
+    };
+    let reach = kernels.iter().map(|k| k.h).fold(0.0, f32::max);
+    let grid = BoxGrid::new(lo, size, reach / span as f32);
     // Calls f(j, x_i − x_j, r², false) for every j within h of point i (i itself included),
-    // then f(j, x_i − x_j', r², true) for each image x_j' of such a j across a tank wall that
-    // lies within h of it (an image is farther than its original, so no other j has one).
+    // then f(j, x_i − x_j', r², true) for each image x_j' of such a j across the tank's walls
+    // that lies within h of it (an image is farther than its original, so no other j has one).
     let near = |points: &[Vec3],
                 cells: &[Vec<u32>],
                 i: usize,
+                h: f32,
                 f: &mut dyn FnMut(usize, Vec3, f32, bool)| {
+        let h2 = h * h;
         let x = points[i];
-        for q in grid.around(grid.key(x)) {
+        // The walls within h of x, in the order x−, x+, y−, …; the first near wall per axis
+        // for the images across two and three walls.
+        let mut walls = [(0usize, 0.0f32); 6];
+        let mut n_walls = 0;
+        let mut per_axis = [None; 3];
+        for a in 0..3 {
+            for plane in [tank_min[a], tank_max[a]] {
+                if (x[a] - plane).abs() < h {
+                    walls[n_walls] = (a, plane);
+                    n_walls += 1;
+                    per_axis[a] = per_axis[a].or(Some(plane));
+                }
+            }
+        }
+        let corners = relax == Relax::Packed && per_axis.iter().flatten().count() >= 2;
+        for q in grid.around_within(grid.key(x), span) {
             for &j in &cells[q] {
                 let xj = points[j as usize];
                 let e = x - xj;
@@ -466,66 +732,115 @@ fn relax_packing(
                     continue;
                 }
                 f(j as usize, e, r2, false);
-                for a in 0..3 {
-                    for plane in [tank_min[a], tank_max[a]] {
-                        if (x[a] - plane).abs() < h {
-                            let mut image = xj;
-                            image[a] = 2.0 * plane - xj[a];
-                            let e = x - image;
-                            let r2 = e.length_squared();
-                            if r2 < h2 {
-                                f(j as usize, e, r2, true);
+                for &(a, plane) in &walls[..n_walls] {
+                    let mut image = xj;
+                    image[a] = 2.0 * plane - xj[a];
+                    let e = x - image;
+                    let r2 = e.length_squared();
+                    if r2 < h2 {
+                        f(j as usize, e, r2, true);
+                    }
+                }
+                if corners {
+                    for subset in [0b011u8, 0b101, 0b110, 0b111] {
+                        let mut image = xj;
+                        let mut all = true;
+                        for (a, plane) in per_axis.iter().enumerate() {
+                            if subset & (1 << a) != 0 {
+                                match plane {
+                                    Some(plane) => image[a] = 2.0 * plane - xj[a],
+                                    None => all = false,
+                                }
                             }
+                        }
+                        let e = x - image;
+                        let r2 = e.length_squared();
+                        if all && r2 < h2 {
+                            f(j as usize, e, r2, true);
                         }
                     }
                 }
             }
         }
     };
-    for _ in 0..RELAX_SWEEPS {
+    // The packed fill keeps its points as far apart as the random sequential addition drew
+    // them: the kernels are flat near r = 0, so the density alone would let a pair close in.
+    let hard_core = RANDOM_MIN_DISTANCE * s;
+    // One glass tile is a few thousand points, relaxed on the calling thread: the built-in
+    // scenes then start no thread pool of their own (whose stacks and allocator arenas took
+    // the address space a run under a memory limit needed to fail in one line).
+    let parallel = relax == Relax::Compression;
+    // Sweeps alternate between the kernels; the relaxation ends when one sweep per kernel in a
+    // row found nothing above its bound.
+    let mut clean = 0;
+    for sweep in 0..sweeps {
+        let k = sweep % kernels.len();
+        let (kernel, bound) = (kernels[k], bounds[k]);
         let mut cells: Vec<Vec<u32>> = vec![Vec::new(); grid.len()];
         for (i, &p) in points.iter().enumerate() {
             cells[grid.index(grid.key(p))].push(i as u32);
         }
-        let (lambda, worst): (Vec<f32>, Vec<f32>) = (0..points.len())
-            .into_par_iter()
-            .map(|i| {
-                let (mut rho, mut own, mut others) = (0.0f32, Vec3::ZERO, 0.0f32);
-                near(points, &cells, i, &mut |j, e, r2, image| {
-                    let w = h2 - r2;
-                    rho += poly6 * w * w * w;
-                    if (image || j != i) && r2 > 0.0 {
-                        let g = grad(e, r2);
-                        own += g;
-                        others += g.length_squared();
-                    }
-                });
-                let c = (rho - 1.0).max(0.0);
+        let density = |i: usize| {
+            let (mut rho, mut own, mut others) = (0.0f32, Vec3::ZERO, 0.0f32);
+            near(points, &cells, i, kernel.h, &mut |j, e, r2, image| {
+                rho += kernel.w(r2);
+                if (image || j != i) && r2 > 0.0 {
+                    let g = kernel.grad(e, r2);
+                    own += g;
+                    others += g.length_squared();
+                }
+            });
+            (rho, others + own.length_squared())
+        };
+        let (densities, denominators): (Vec<f32>, Vec<f32>) = if parallel {
+            (0..points.len()).into_par_iter().map(density).unzip()
+        } else {
+            (0..points.len()).map(density).unzip()
+        };
+        let tolerance = tolerances[k];
+
+        if densities.iter().all(|&r| r <= bound * (1.0 + tolerance)) {
+            clean += 1;
+            if clean == kernels.len() {
+                break;
+            }
+            continue;
+        }
+        clean = 0;
+        let lambda: Vec<f32> = densities
+            .iter()
+            .zip(&denominators)
+            .map(|(&rho, &d)| {
+                let c = (rho / bound - 1.0).max(0.0);
                 // C > 0 needs neighbours closer than h, so the sum is positive; the floor
                 // only keeps coincident points (zero gradient) finite.
-                let l = if c > 0.0 {
-                    -c / (others + own.length_squared()).max(1e-12 / (s * s))
+                if c > 0.0 {
+                    -c / d.max(1e-12 / (s * s))
                 } else {
                     0.0
-                };
-                (l, rho)
-            })
-            .unzip();
-        if worst.iter().copied().fold(0.0, f32::max) <= 1.0 + RELAX_TOLERANCE {
-            break;
-        }
-        let moves: Vec<Vec3> = (0..points.len())
-            .into_par_iter()
-            .map(|i| {
-                let mut m = Vec3::ZERO;
-                near(points, &cells, i, &mut |j, e, r2, image| {
-                    if (image || j != i) && r2 > 0.0 {
-                        m += grad(e, r2) * (lambda[i] + lambda[j]);
-                    }
-                });
-                m.clamp_length_max(0.1 * s)
+                }
             })
             .collect();
+        let shift = |i: usize| {
+            let mut m = Vec3::ZERO;
+            near(points, &cells, i, kernel.h, &mut |j, e, r2, image| {
+                if (image || j != i) && r2 > 0.0 {
+                    m += kernel.grad(e, r2) * ((lambda[i] + lambda[j]) * omega);
+                    if relax == Relax::Packed && r2 < hard_core * hard_core {
+                        // Half the overlap each, the pair's distance constraint as
+                        // position-based dynamics projects it (Müller et al. 2007).
+                        let r = r2.sqrt();
+                        m += e * (0.5 * (hard_core - r) / r);
+                    }
+                }
+            });
+            m.clamp_length_max(0.1 * s)
+        };
+        let moves: Vec<Vec3> = if parallel {
+            (0..points.len()).into_par_iter().map(shift).collect()
+        } else {
+            (0..points.len()).map(shift).collect()
+        };
         for (p, m) in points.iter_mut().zip(moves) {
             let moved = (*p + m).clamp(lo, lo + size);
             if keep(moved) {
@@ -574,7 +889,10 @@ impl SceneDesc {
                 let size = Vec3::new(a, ny as f32 * s, nz as f32 * s);
                 (
                     Vec3::new(5.0 * a, 1.5 * size.y.max(2.0 * a), size.z),
-                    vec![boxed(Vec3::ZERO, size, n)],
+                    vec![Body {
+                        fill: Fill::Packed,
+                        ..boxed(Vec3::ZERO, size, n)
+                    }],
                 )
             }
             SceneKind::Cube => {
@@ -607,9 +925,13 @@ impl SceneDesc {
                 let origin =
                     Vec3::new((width - block) * 0.5, pool_h + block, (width - block) * 0.5);
                 let height = pool_h + 3.0 * block.max(s);
-                let mut bodies = vec![boxed(Vec3::ZERO, pool, n_pool)];
+                let packed = |b: Body| Body {
+                    fill: Fill::Packed,
+                    ..b
+                };
+                let mut bodies = vec![packed(boxed(Vec3::ZERO, pool, n_pool))];
                 if n_block > 0 {
-                    bodies.push(boxed(origin, origin + block, n_block));
+                    bodies.push(packed(boxed(origin, origin + block, n_block)));
                 }
                 (Vec3::new(width, height, width), bodies)
             }
@@ -658,6 +980,11 @@ impl SceneDesc {
             // (packing fraction ≈ 0.38, Cooper 1988): at 1.2 points per s³ and the minimum
             // distance 0.8 s the fraction is π/6 · 0.8³ · 1.2 ≈ 0.32; a denser count would
             // leave the fill shrinking its distance for ever.
+            if b.fill == Fill::Packed && !matches!(b.shape, Shape::Box { .. }) {
+                return Err(Error::input(format!(
+                    "{name}: \"fill\": \"packed\" packs a box only (its faces are the packing's walls): use \"lattice\" or \"random\" for this shape"
+                )));
+            }
             if b.fill == Fill::Random
                 && let Some(c) = b.count
                 && c as f64 > 1.2 * volume(&b.shape) / (s as f64).powi(3)
@@ -722,6 +1049,7 @@ impl SceneDesc {
                 let cap = match b.fill {
                     Fill::Lattice => ((bhi - blo) / s).as_dvec3().element_product(),
                     Fill::Random => volume(&b.shape) / (s as f64).powi(3),
+                    Fill::Packed => ((bhi - blo) / s).as_dvec3().element_product(),
                 };
                 b.count.map_or(cap, |c| c as f64)
             })
@@ -747,6 +1075,7 @@ impl SceneDesc {
                     lattice(origin, dims, s, cap, keep, |_| {}) as u64
                 }
                 Fill::Random => random_count(b, s) as u64,
+                Fill::Packed => packed_box(b, s).2 as u64,
             })
             .sum()
     }
@@ -805,6 +1134,18 @@ impl SceneDesc {
                     lattice(origin, dims, s, cap, keep, |p| points.push(p));
                     points
                 }
+                Fill::Packed => {
+                    let (origin, size, n) = packed_box(b, s);
+                    if size.min_element() < GLASS_MIN_SIDE * s {
+                        // Too thin for a glass: the lattice it stands for.
+                        let (origin, dims, cap) = lattice_of(b, s);
+                        let mut points = Vec::new();
+                        lattice(origin, dims, s, cap, |_| true, |p| points.push(p));
+                        points
+                    } else {
+                        glass_fill(&mut rng, origin, size, n, s, self.tank_max.y)
+                    }
+                }
                 Fill::Random => {
                     // Drawn from the body's bounds less the walls' margin (below), so the
                     // count is met.
@@ -824,6 +1165,7 @@ impl SceneDesc {
                             (clo, chi - clo),
                             (self.tank_min, self.tank_max),
                             s,
+                            Relax::Compression,
                             keep,
                         );
                         pts
