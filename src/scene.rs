@@ -349,15 +349,9 @@ impl BoxGrid {
     /// The indices of the cells around `c` (itself included) that lie in the box, x then y
     /// then z outermost first.
     fn around(&self, c: glam::IVec3) -> impl Iterator<Item = usize> + '_ {
-        self.around_within(c, 1)
-    }
-
-    /// The indices of the cells up to `k` cells from `c` along each axis (itself included)
-    /// that lie in the box, x then y then z outermost first.
-    fn around_within(&self, c: glam::IVec3, k: i32) -> impl Iterator<Item = usize> + '_ {
-        (-k..=k).flat_map(move |dx| {
-            (-k..=k).flat_map(move |dy| {
-                (-k..=k).filter_map(move |dz| {
+        (-1..=1).flat_map(move |dx| {
+            (-1..=1).flat_map(move |dy| {
+                (-1..=1).filter_map(move |dz| {
                     let q = c + glam::IVec3::new(dx, dy, dz);
                     let outside = q.cmplt(glam::IVec3::ZERO).any() || q.cmpgt(self.top).any();
                     (!outside).then(|| self.index(q))
@@ -690,14 +684,8 @@ fn relax_packing(
             Relax::Packed => k.lattice_density(s),
         })
         .collect();
-    // Cells of h (27 around a point) for the random fill, as it has always walked them; of
-    // h/2 (125) for the packed fill, a third fewer candidates than 27 cells of h.
-    let span = match relax {
-        Relax::Compression => 1,
-        Relax::Packed => 1,
-    };
     let reach = kernels.iter().map(|k| k.h).fold(0.0, f32::max);
-    let grid = BoxGrid::new(lo, size, reach / span as f32);
+    let grid = BoxGrid::new(lo, size, reach);
     // Calls f(j, x_i − x_j, r², false) for every j within h of point i (i itself included),
     // then f(j, x_i − x_j', r², true) for each image x_j' of such a j across the tank's walls
     // that lies within h of it (an image is farther than its original, so no other j has one).
@@ -723,7 +711,7 @@ fn relax_packing(
             }
         }
         let corners = relax == Relax::Packed && per_axis.iter().flatten().count() >= 2;
-        for q in grid.around_within(grid.key(x), span) {
+        for q in grid.around(grid.key(x)) {
             for &j in &cells[q] {
                 let xj = points[j as usize];
                 let e = x - xj;
