@@ -92,12 +92,15 @@ pub struct Outcome {
     pub iterations: u32,
 }
 
-/// Iterations more than the steps before needed that a step encodes, so a count that grows
-/// slowly is never capped. Four, not two: the coarse correction comes after every other
-/// iteration ([`super::corrects_after`]), so a solve's count moves two at a time, and with a
-/// margin of two the 20k dam break's collapse stopped short in 4 of its 399 steps and the 1M
-/// dam break's third step stopped at 11 (measured on the CPU path). An iteration encoded but not
-/// needed costs a GPU two dispatches that exit at once.
+/// The fewest iterations more than the steps before needed that a step encodes: a step
+/// encodes at least twice the most recent count, and at least this many more. Four, not two: the
+/// coarse correction comes after every other iteration ([`super::corrects_after`]), so a solve's
+/// count moves two at a time, and with a margin of two the 20k dam break's collapse stopped
+/// short in 4 of its 399 steps and the 1M dam break's third step stopped at 11. Twice the count,
+/// because a collapse's need grows with its pressure: the 1M dam break's constant-density solve
+/// went from 10 iterations to 18 within three steps (steps 12–16), and with the most plus four
+/// alone its 15th step stopped at 14 (measured on the CPU path). An iteration encoded but not
+/// needed costs a GPU its dispatches, which exit at once, and the CPU path nothing.
 pub const ITERATION_MARGIN: u32 = 4;
 
 /// How many steps' counts, from the one two before back, a step's caps look at: a count
@@ -109,8 +112,8 @@ pub const BUDGET_WINDOW: usize = 8;
 /// runs a step ahead of the host's reads, so the step two before is the newest whose
 /// statistics block the host has when it encodes this one, and the CPU path applies the same
 /// rule to its own counts so the paths stay bit for bit alike. A solve gets the most
-/// iterations it ran over the [`BUDGET_WINDOW`] steps from two before back, plus
-/// [`ITERATION_MARGIN`]; if the step two before ran every iteration it had (it was capped),
+/// iterations it ran over the [`BUDGET_WINDOW`] steps from two before back, twice over and at
+/// least [`ITERATION_MARGIN`] more; if the step two before ran every iteration it had (it was capped),
 /// or there is no such step (a run's first two steps), `max_iterations`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct IterationBudget {
@@ -165,8 +168,7 @@ fn caps_from(known: &[Option<[Outcome; 2]>], min: [u32; 2], max_iterations: u32)
                 .flatten()
                 .map(|o| o[c].iterations)
                 .max()
-                .unwrap_or(0)
-                + ITERATION_MARGIN
+                .map_or(ITERATION_MARGIN, |most| most + most.max(ITERATION_MARGIN))
         };
         want.clamp(min[c], max_iterations.max(min[c]))
     };

@@ -1073,6 +1073,8 @@ mod tests {
             iterations,
         };
         let m = ITERATION_MARGIN;
+        // Twice the most recent count, and at least the margin more.
+        let c = |most: u32| most + most.max(m);
         let mut b = IterationBudget::default();
         assert_eq!(
             b.caps(MIN_ITERATIONS, 100),
@@ -1087,24 +1089,25 @@ mod tests {
         );
         assert_eq!(
             b.caps_ahead(MIN_ITERATIONS, 100),
-            [1 + m, 5 + m],
+            [c(1), c(5)],
             "with the next in flight"
         );
         b.push([o(100, 3), o(100, 9)]);
         // Converged two steps before: the most it used in the window and the margin.
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [1 + m, 5 + m]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [c(1), c(5)]);
         b.push([o(1 + m, 3), o(5 + m, 4)]);
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3 + m, 9 + m]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [c(3), c(9)]);
         b.push([o(3 + m, 1), o(9 + m, 9 + m)]);
         // Ran every iteration it had two steps before: the limit; never below the fewest.
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3 + m, 9 + m]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [c(3), c(9)]);
         b.push([o(3 + m, 1), o(9 + m, 2)]);
-        assert_eq!(b.caps(MIN_ITERATIONS, 100), [3 + m, 100]);
+        assert_eq!(b.caps(MIN_ITERATIONS, 100), [c(3), 100]);
         assert_eq!(b.caps(MIN_ITERATIONS, 5), [5, 5]);
         // The window forgets: after BUDGET_WINDOW more steps of one iteration, 1 + the margin.
         for _ in 0..BUDGET_WINDOW + 1 {
             b.push([o(3, 1), o(4, 1)]);
         }
         assert_eq!(b.caps(MIN_ITERATIONS, 100), [1 + m, 1 + m]);
+        assert_eq!(c(10), 20, "a count of 10 may double");
     }
 }
