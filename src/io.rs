@@ -558,6 +558,93 @@ pub fn ensure_output_dir_of(path: &Path) -> Result<()> {
     }
 }
 
+/// Checks, writing nothing that stays, that the file `path` (given by `flag`) can be written
+/// where it goes: not a directory, an existing file open for writing, and the nearest
+/// existing directory on its way writable. A run calls it for every file it will write before
+/// it writes any, so a long run is not lost to a path that fails at its end.
+pub fn check_file_target(path: &Path, flag: &str) -> Result<()> {
+    if path.is_dir() {
+        return Err(Error::file(
+            path,
+            format!("is a directory, and {flag} names a file: give a file's path"),
+        ));
+    }
+    if path.exists() {
+        return std::fs::OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map(drop)
+            .map_err(|e| {
+                Error::file(
+                    path,
+                    format!("{flag} cannot write it ({e}): choose a writable place"),
+                )
+            });
+    }
+    writable_ancestor(path, flag)
+}
+
+/// As [`check_file_target`], for the directory `dir` a run writes into (`flag`): an existing
+/// one must be a writable directory, a missing one creatable.
+pub fn check_dir_target(dir: &Path, flag: &str) -> Result<()> {
+    if dir.exists() {
+        if !dir.is_dir() {
+            return Err(Error::file(
+                dir,
+                format!("is a file, and {flag} names a directory: give a directory's path"),
+            ));
+        }
+        return probe_dir(dir, dir, flag);
+    }
+    writable_ancestor(dir, flag)
+}
+
+/// The nearest existing ancestor of `path` is a directory this process can write into.
+fn writable_ancestor(path: &Path, flag: &str) -> Result<()> {
+    let here = Path::new(".");
+    let ancestor = path
+        .ancestors()
+        .skip(1)
+        .map(|a| if a.as_os_str().is_empty() { here } else { a })
+        .find(|a| a.exists())
+        .unwrap_or(here);
+    if !ancestor.is_dir() {
+        return Err(Error::file(
+            path,
+            format!(
+                "{flag} cannot be created there: {} is a file, not a directory",
+                ancestor.display()
+            ),
+        ));
+    }
+    probe_dir(ancestor, path, flag)
+}
+
+/// Creates and removes a file in `dir`: the one test of writing that holds for every user
+/// (permission bits say nothing for root, or on a read-only mount).
+fn probe_dir(dir: &Path, target: &Path, flag: &str) -> Result<()> {
+    let probe = dir.join(format!(".gpu-sph-probe-{}", std::process::id()));
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&probe)
+    {
+        Ok(f) => {
+            drop(f);
+            let _ = std::fs::remove_file(&probe);
+            Ok(())
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(Error::file(
+            target,
+            format!(
+                "{flag} cannot write into {} ({e}): choose a writable place",
+                dir.display()
+            ),
+        )),
+    }
+}
+
 /// Creates directory `dir` (and its parents) where missing; an error names it and why.
 pub fn ensure_dir(dir: &Path) -> Result<()> {
     if dir.is_dir() {

@@ -15,6 +15,11 @@ fn main() -> ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // SIGINT and SIGTERM from here to the end: set-up stops at once, a run at a step boundary.
+    if let Err(e) = app::install_signals() {
+        eprintln!("gpu-sph: cannot handle SIGINT and SIGTERM ({e}): rerun, or report this");
+        return ExitCode::from(2);
+    }
     // The GL backend's probe logs an ERROR on machines without a GL driver even when Vulkan
     // serves (lavapipe): noise for a user, so it is off unless RUST_LOG asks for it. An
     // unknown WGPU_BACKEND name is said in the no-adapter line itself, not in wgpu's warnings.

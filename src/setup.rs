@@ -162,7 +162,7 @@ pub fn sized_scene(
     // most that many plus what its emitters add.
     let (n, emitted) = match choice {
         SceneChoice::Builtin(kind) => {
-            check_builtin_fits(*kind, particles, s, seed)?;
+            check_builtin_fits(*kind, particles, s)?;
             (particles, 0)
         }
         SceneChoice::Described { desc, name } => {
@@ -192,9 +192,11 @@ pub fn sized_scene(
 /// A built-in scene's tank grows with N, and at a few particles it is one spacing thin along
 /// some axis, where no fluid fits: refused naming -n and the least N that fills the scene
 /// (only small N is tried: from 1 000 particles on every scene is many spacings across).
-fn check_builtin_fits(kind: crate::scene::SceneKind, n: u32, s: f32, seed: u64) -> Result<()> {
+fn check_builtin_fits(kind: crate::scene::SceneKind, n: u32, s: f32) -> Result<()> {
+    // The tank alone, not the filled scene: a packed body relaxes a glass tile, and filling
+    // up to a thousand scenes to find the bound took minutes.
     let fits = |n: u32| {
-        let sc = crate::scene::Scene::new(kind, n as usize, s, seed);
+        let sc = crate::scene::SceneDesc::builtin(kind, n as usize, s);
         (sc.tank_max - sc.tank_min).cmpgt(Vec3::splat(s)).all()
     };
     if n >= 1000 || fits(n) {
@@ -341,6 +343,8 @@ impl Setup {
         } = start;
         validate_positions(&positions, config.smoothing_radius, "particle")?;
         validate_velocities(&velocities, "particle")?;
+        check_start_speeds(&velocities, &spec.source)?;
+        check_neighbour_count(&positions, &config)?;
         // A file brings no tank: its bounding box grown by 2h on every side.
         let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
             let lo = positions.iter().copied().fold(Vec3::INFINITY, Vec3::min);
@@ -353,6 +357,12 @@ impl Setup {
         });
         let (tank_min, tank_max) = match spec.tank {
             Some((lo, hi)) => {
+                if let Some(a) = (0..3).find(|&a| lo[a] >= hi[a]) {
+                    return Err(crate::Error::input(format!(
+                        "--tank-min {lo} is not below --tank-max {hi} in {}: each coordinate of --tank-min must be smaller than --tank-max's (swap them?)",
+                        ["x", "y", "z"][a]
+                    )));
+                }
                 if let Some(k) = positions
                     .iter()
                     .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
@@ -366,6 +376,7 @@ impl Setup {
             }
             None => (tank_min, tank_max),
         };
+        check_tank_reach(tank_min, tank_max, config.spacing, spec)?;
         check_start(&positions, &config, &spec.source)?;
         // A scene's fall is its fluid body's height; a file's, from its highest particle to
         // the floor, never less than h.
@@ -511,8 +522,20 @@ fn check_start(positions: &[Vec3], config: &SphConfig, source: &Source) -> Resul
             }
         }));
     }
+    if positions.len() == 1 {
+        let what = match source {
+            Source::Particles { name, .. } => format!("{name} holds one particle"),
+            Source::Scene(SceneChoice::Described { name, .. }) => {
+                format!("{name} fills one particle")
+            }
+            Source::Scene(SceneChoice::Builtin(kind)) => format!("scene {} at -n 1", kind.name()),
+        };
+        return Err(crate::Error::input(format!(
+            "{what}: a fluid needs two or more (one alone has no neighbour, so no pressure and no viscosity): give more particles"
+        )));
+    }
     if lonely(positions, h) {
-        return Err(crate::Error::input(lonely_line(config)));
+        return Err(crate::Error::input(lonely_line(config, positions)));
     }
     Ok(())
 }
@@ -581,9 +604,111 @@ pub fn hydrostatic_start(positions: &mut [Vec3], s: f32, fp: &FluidParams) {
     }
 }
 
-/// Whether two or more particles lie at `positions` and none has another within `h`.
+/// Whether the particles at `positions` (one or more) have no other within `h`: a particle
+/// alone has none.
 pub fn lonely(positions: &[Vec3], h: f32) -> bool {
-    positions.len() >= 2 && Cells::new(positions, h).first_pair().is_none()
+    positions.len() == 1
+        || (positions.len() >= 2 && Cells::new(positions, h).first_pair().is_none())
+}
+
+/// The most neighbours a particle may have on average at the start. SPH runs with 30–150
+/// (poly6 at 2 s: 33; Wendland C2 at 3 s: 113) and the wide kernels of Dehnen & Aly (2012) with
+/// up to about 400; a step's work grows with the count, and at h/s = 50 (half a million
+/// each) one step of 10 000 particles took 33 s and set-up stalled before the first line.
+pub const MAX_NEIGHBOURS: usize = 1024;
+
+/// Refuses, before any work that grows with it, a smoothing radius that gives the particles
+/// more than [`MAX_NEIGHBOURS`] neighbours on average: counted by brute force around up to 256
+/// particles spread through `positions`, so a file's own spacing counts, not the configured one.
+pub fn check_neighbour_count(positions: &[Vec3], config: &SphConfig) -> Result<()> {
+    if positions.len() <= MAX_NEIGHBOURS {
+        return Ok(());
+    }
+    let h2 = config.smoothing_radius * config.smoothing_radius;
+    let stride = positions.len().div_ceil(256);
+    let sampled: Vec<usize> = (0..positions.len()).step_by(stride).collect();
+    let total: usize = sampled
+        .iter()
+        .map(|&i| {
+            let p = positions[i];
+            positions
+                .iter()
+                .filter(|q| p.distance_squared(**q) < h2)
+                .count()
+                - 1
+        })
+        .sum();
+    let mean = total / sampled.len();
+    if mean <= MAX_NEIGHBOURS {
+        return Ok(());
+    }
+    let (s, h) = (config.spacing, config.smoothing_radius);
+    Err(crate::Error::input(format!(
+        "the smoothing radius h = {h} m gives each particle about {mean} neighbours (h/s = {:.1} at s = {s} m), more than the {MAX_NEIGHBOURS} a step can walk in reasonable time (SPH uses 30 to 400): pass a smaller --smoothing-radius (2 to 4 spacings), or a --spacing that matches the particles",
+        h / s
+    )))
+}
+
+/// The fastest start a run takes, m/s: a tenth of [`crate::params::MAX_SOUND_SPEED`], since
+/// the weakly compressible model needs a speed of sound ten times the flow's (Monaghan 1994)
+/// and DFSPH's time step λ s/|v| falls below `--min-dt` long before.
+pub const MAX_START_SPEED: f32 = crate::params::MAX_SOUND_SPEED / 10.0;
+
+/// Refuses a start velocity faster than [`MAX_START_SPEED`], naming the particle (a file's
+/// data row) and the column, instead of the speed of sound it would derive.
+fn check_start_speeds(velocities: &[Vec3], source: &Source) -> Result<()> {
+    let Some(k) = velocities
+        .iter()
+        .position(|v| v.abs().max_element() > MAX_START_SPEED)
+    else {
+        return Ok(());
+    };
+    let v = velocities[k];
+    let column = ["vx", "vy", "vz"][v.abs().max_position()];
+    let at = match source {
+        Source::Particles { name, .. } => {
+            format!("{name}: data row {} (particle {k}), column {column}", k + 1)
+        }
+        Source::Scene(SceneChoice::Described { name, .. }) => {
+            format!("{name}: particle {k}'s velocity, {column}")
+        }
+        Source::Scene(SceneChoice::Builtin(kind)) => {
+            format!("scene {}: particle {k}, {column}", kind.name())
+        }
+    };
+    Err(crate::Error::input(format!(
+        "{at}: a start velocity of ({:?}, {:?}, {:?}) m/s is faster than {MAX_START_SPEED} m/s, which no speed of sound within {} m/s can follow: correct the value (a unit mistake?)",
+        v.x,
+        v.y,
+        v.z,
+        crate::params::MAX_SOUND_SPEED
+    )))
+}
+
+/// How far from the origin, in spacings, a tank may reach: f32 positions there resolve
+/// 1/128 of the spacing (2¹⁶ s · 2⁻²³), and every pair's x_i − x_j loses bits beyond it.
+pub const TANK_REACH_SPACINGS: f32 = 65_536.0;
+
+/// Refuses a tank that reaches farther from the origin than [`TANK_REACH_SPACINGS`] spacings
+/// (a tank of ±1e30 m ran, its potential energy then scaling the energy guard), naming where
+/// the tank came from.
+fn check_tank_reach(tank_min: Vec3, tank_max: Vec3, s: f32, spec: &RunSpec) -> Result<()> {
+    let reach = tank_min.abs().max(tank_max.abs()).max_element();
+    let most = TANK_REACH_SPACINGS * s;
+    if reach.is_finite() && reach <= most {
+        return Ok(());
+    }
+    let what = match (&spec.tank, &spec.source) {
+        (Some(_), _) => "--tank-min/--tank-max".to_string(),
+        (None, Source::Particles { name, .. }) => format!("{name}: its particles"),
+        (None, Source::Scene(SceneChoice::Described { name, .. })) => format!("{name}: its tank"),
+        (None, Source::Scene(SceneChoice::Builtin(kind))) => format!("scene {}", kind.name()),
+    };
+    Err(crate::Error::input(format!(
+        "{what} reach {} m from the origin, more than {} spacings ({most} m at s = {s} m), where f32 positions resolve less than 1/128 of the spacing: use a smaller tank placed near the origin, or a larger --spacing",
+        crate::summary::plain(f64::from(reach), 4),
+        TANK_REACH_SPACINGS
+    )))
 }
 
 /// Points binned into cubic cells of side r, for the start checks. Serial on purpose: the
@@ -663,13 +788,48 @@ impl<'a> Cells<'a> {
     }
 }
 
-/// The one line that says a configuration's particles have no neighbours, and the fix.
-pub fn lonely_line(config: &SphConfig) -> String {
+/// The one line that says a configuration's particles have no neighbours, and the fix, sized
+/// from the points themselves: their median nearest-neighbour distance d is the spacing they
+/// were made at (suggesting 2 s from the configured spacing sent a sparse file's user back
+/// to the value they had just passed).
+pub fn lonely_line(config: &SphConfig, positions: &[Vec3]) -> String {
     let (s, h) = (config.spacing, config.smoothing_radius);
-    format!(
-        "no particle has another within the smoothing radius h = {h} m (the spacing is {s} m): every density is a particle's own; pass --smoothing-radius {} (2s), or a --spacing that matches the particles",
-        2.0 * s
-    )
+    let head = format!(
+        "no particle has another within the smoothing radius h = {h} m (the spacing is {s} m): every density is a particle's own"
+    );
+    match typical_spacing(positions) {
+        Some(d) => format!(
+            "{head}; the points lie about {} m apart (the median distance to the nearest): pass --spacing {} and no --smoothing-radius (it follows the spacing), or a --smoothing-radius of at least {}",
+            crate::summary::plain(f64::from(d), 3),
+            crate::summary::plain(f64::from(d), 3),
+            crate::summary::plain(f64::from(2.0 * d), 3)
+        ),
+        None => format!("{head}; give two or more particles"),
+    }
+}
+
+/// The median distance from a point to its nearest other, over up to 256 points spread
+/// through `positions` (each against all: bounded work at any N); `None` below two points.
+fn typical_spacing(positions: &[Vec3]) -> Option<f32> {
+    if positions.len() < 2 {
+        return None;
+    }
+    let stride = positions.len().div_ceil(256);
+    let mut nearest: Vec<f32> = (0..positions.len())
+        .step_by(stride)
+        .map(|i| {
+            let p = positions[i];
+            positions
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, q)| p.distance_squared(*q))
+                .fold(f32::INFINITY, f32::min)
+                .sqrt()
+        })
+        .collect();
+    nearest.sort_by(f32::total_cmp);
+    Some(nearest[nearest.len() / 2])
 }
 
 /// Fails with one line naming the device's limit when scene file `name`, which fills `n`

@@ -835,6 +835,52 @@ pub(crate) fn with_scene_file(
     })
 }
 
+/// `e` with the flags it names that took their value from the scene file (not the command
+/// line) named as the file and key path they came from: the checks of values and of their
+/// relations speak in flags, and a value the user wrote in a file is to be found there
+/// (docs/scenes.md).
+pub(crate) fn attribute_to_scene_file(cli: &Cli, e: Error) -> Error {
+    let (Some(file), SceneArg::File(path)) = (&cli.scene_file, &cli.scene) else {
+        return e;
+    };
+    if !matches!(e, Error::InvalidInput(_) | Error::LimitExceeded(_)) {
+        return e;
+    }
+    let msg = e.to_string();
+    let name = path.display().to_string();
+    if msg.starts_with(&name) {
+        return e;
+    }
+    let cmd = Cli::command();
+    let mut out = msg.clone();
+    let mut first = None;
+    for word in msg.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-')) {
+        let Some(long) = word.strip_prefix("--") else {
+            continue;
+        };
+        let Some(arg) = cmd.get_arguments().find(|a| a.get_long() == Some(long)) else {
+            continue;
+        };
+        let id = arg.get_id().as_str();
+        if cli.given.iter().any(|g| g == id) {
+            continue;
+        }
+        let Some((section, _)) = crate::scene_file::SECTIONS
+            .iter()
+            .find(|(section, _)| file.section(section).contains_key(id))
+        else {
+            continue;
+        };
+        let key = format!("{section}.{id}");
+        out = out.replace(&format!("--{long}"), &key);
+        first.get_or_insert(key);
+    }
+    match first {
+        Some(key) => Error::input(format!("{name}: at {key}: {out}")),
+        None => e,
+    }
+}
+
 /// Whether the physics setting `key` (a flag's id, a scene file's `physics.key`) was chosen,
 /// on the command line or in the scene file, rather than left at its default: a density-only
 /// run has no solver to default, and a fixed `--dt` ignores a default `--max-dt` but contradicts

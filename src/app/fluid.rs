@@ -157,6 +157,7 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if !cli.headless || (cli.screenshot.is_some() && cli.steps == 0) {
         return view(cli);
     }
+    check_outputs(cli)?;
     if let Some(path) = &cli.screenshot {
         viewer::check_png_path(path)?;
     }
@@ -293,9 +294,13 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     let config = SphConfig::new(n, overrides)?;
     validate_positions(&positions, config.smoothing_radius, "particle")?;
     validate_velocities(&velocities, "particle")?;
+    crate::setup::check_neighbour_count(&positions, &config)?;
     // The densities are still worth a look (a point cloud may be sparse): said, not refused.
     if crate::setup::lonely(&positions, config.smoothing_radius) {
-        eprintln!("gpu-sph: warning: {}", crate::setup::lonely_line(&config));
+        eprintln!(
+            "gpu-sph: warning: {}",
+            crate::setup::lonely_line(&config, &positions)
+        );
     }
     let params = config.sim_params();
 
@@ -505,10 +510,10 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
             "--resume continues a run: add --steps K, the steps still to run",
         ));
     }
-    if let Some(stats) = &cli.stats {
-        check_resumed_stats(stats)?;
-    }
     let (paths, template, state, obstacles, ck) = open_checkpoint(cli, path)?;
+    if let Some(stats) = &cli.stats {
+        check_resumed_stats(stats, &ck.header.geometry, ck.header.step, ck.header.t)?;
+    }
     simulate_from(cli, paths, template, state, obstacles, Some(ck))
 }
 
@@ -565,6 +570,35 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
         solver,
     };
     Ok((paths, template, state, obstacles, ck))
+}
+
+/// Every file and directory a headless fluid run will write, checked before it writes any
+/// (a checkpoint directory it cannot write failed at the first checkpoint, a `--screenshot`
+/// that is a directory after the last step). The checkpoint directory is checked for every
+/// stepping run: a signal's checkpoint goes there whatever `--checkpoint-every` says.
+fn check_outputs(cli: &Cli) -> Result<(), Error> {
+    if let Some(p) = &cli.output {
+        io::check_file_target(p, "--output")?;
+    }
+    if let Some(p) = &cli.stats {
+        io::check_file_target(p, "--stats")?;
+        io::check_file_target(&io::stats_sidecar_path(p), "--stats (its .params.json)")?;
+    }
+    if let Some(p) = &cli.screenshot {
+        io::check_file_target(p, "--screenshot")?;
+    }
+    for (flag, dir) in [
+        ("--export-dir", &cli.export_dir),
+        ("--surface-dir", &cli.surface_dir),
+    ] {
+        if let Some(d) = dir {
+            io::check_dir_target(d, flag)?;
+        }
+    }
+    if cli.steps > 0 && !cli.verify && !cli.bench {
+        io::check_dir_target(&cli.checkpoint_dir, "--checkpoint-dir")?;
+    }
+    Ok(())
 }
 
 /// Host bytes per particle a run holds at most, measured (peak RSS over N, `/usr/bin/time`):
@@ -643,22 +677,144 @@ fn steps_text(cli: &Cli, more: &str) -> String {
     }
 }
 
-/// A resumed run appends to its `--stats` file: refuses, before anything is printed, a
-/// file that holds something other than gpu-sph statistics (it would get rows appended).
-fn check_resumed_stats(path: &std::path::Path) -> Result<(), Error> {
+/// The settings of a run's parameter line: its parts between commas and semicolons outside
+/// parentheses ("tank (0, 0, 0) to (1, 1, 1)" is one).
+fn settings_of(line: &str) -> Vec<&str> {
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0i32, 0);
+    for (i, c) in line.char_indices() {
+        match c {
+            '(' | '[' => depth += 1,
+            ')' | ']' => depth -= 1,
+            ',' | ';' if depth == 0 => {
+                parts.push(line[start..i].trim());
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(line[start..].trim());
+    parts
+}
+
+/// A resumed run appends to its `--stats` file: refuses, before the run starts, a file that
+/// is not this run's own up to the checkpoint (its rows would then read as one run that never
+/// was): a file of something else, one whose `.params.json` describes another run (another
+/// solver, N, tank…), one whose rows skip a step or stop before the checkpoint's `step`, or
+/// whose row at that step has another time than the checkpoint's `t`. A missing or empty
+/// file starts anew.
+fn check_resumed_stats(
+    path: &std::path::Path,
+    geometry: &str,
+    step: u64,
+    t: f64,
+) -> Result<(), Error> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Ok(());
     };
+    if text.trim().is_empty() {
+        return Ok(());
+    }
+    let fix = "give --stats the resumed run's own file, or a new one";
     let header = crate::run::stats_header();
     let columns = header.trim_end();
-    if text.trim().is_empty() || text.lines().any(|l| l == columns) {
-        Ok(())
-    } else {
-        Err(Error::file(
+    let mut lines = text.lines();
+    if lines.next() != Some(columns) {
+        return Err(Error::file(
             path,
-            "is not a gpu-sph statistics file (its column header is not this version's): give --stats the resumed run's own file, or a new one",
-        ))
+            format!(
+                "is not a gpu-sph statistics file (its column header is not this version's): {fix}"
+            ),
+        ));
     }
+    let sidecar = io::stats_sidecar_path(path);
+    let described = std::fs::read_to_string(&sidecar)
+        .ok()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        .and_then(|v| v["parameters"].as_str().map(String::from));
+    match described {
+        None => {
+            return Err(Error::file(
+                path,
+                format!(
+                    "cannot be shown to be this run's: its {} is missing or unreadable; {fix}",
+                    sidecar.display()
+                ),
+            ));
+        }
+        Some(p) if p != geometry => {
+            let (mine, theirs) = (settings_of(geometry), settings_of(&p));
+            let differs = mine.iter().zip(&theirs).find(|(a, b)| a != b).map_or_else(
+                || "their lengths".to_string(),
+                |(a, b)| format!("`{b}` where the checkpoint's run has `{a}`"),
+            );
+            return Err(Error::file(
+                path,
+                format!(
+                    "holds the statistics of another run: its {} differs in {differs}; {fix}",
+                    sidecar.display()
+                ),
+            ));
+        }
+        Some(_) => {}
+    }
+    let mut last: Option<u64> = None;
+    let mut first: Option<u64> = None;
+    let mut at_step = None;
+    for (k, line) in lines.enumerate() {
+        let mut fields = line.split(',');
+        let row_step = fields.next().and_then(|c| c.parse::<u64>().ok());
+        let Some(row_step) = row_step else {
+            return Err(Error::file(
+                path,
+                format!("line {}: not a statistics row: {fix}", k + 2),
+            ));
+        };
+        first.get_or_insert(row_step);
+        if row_step > step {
+            break;
+        }
+        if let Some(prev) = last
+            && row_step != prev + 1
+        {
+            return Err(Error::file(
+                path,
+                format!(
+                    "line {}: its rows jump from step {prev} to step {row_step}, so they are not one run's: {fix}",
+                    k + 2
+                ),
+            ));
+        }
+        last = Some(row_step);
+        if row_step == step {
+            at_step = fields.next().map(String::from);
+        }
+    }
+    // Rows that start right after the checkpoint are an earlier resume of it: all dropped.
+    let resumed_before = last.is_none() && first == Some(step + 1);
+    if step > 0 && last != Some(step) && !resumed_before {
+        let held = last.map_or_else(
+            || "no row up to it".to_string(),
+            |l| format!("rows up to step {l}"),
+        );
+        return Err(Error::file(
+            path,
+            format!(
+                "holds {held}, and the checkpoint is at step {step}: the rows between would be missing; {fix}"
+            ),
+        ));
+    }
+    if let Some(row_t) = at_step
+        && row_t != format!("{t:.9}")
+    {
+        return Err(Error::file(
+            path,
+            format!(
+                "its row of step {step} has t = {row_t} s, the checkpoint t = {t:.9} s: it is another run's; {fix}"
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// Opens `--stats` for a run: a new file with its header, or for a run resumed after
@@ -698,22 +854,48 @@ fn open_stats(
     Ok(f)
 }
 
-/// SIGINT and SIGTERM set `stop` to their number: the run finishes its step, writes a
-/// checkpoint and exits. A second one while the first is being handled ends the process at
-/// once (exit 1), so a stuck run can still be stopped.
-fn register_signals(stop: &Arc<std::sync::atomic::AtomicUsize>) -> Result<(), Error> {
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    let pending = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for signal in [SIGINT, SIGTERM] {
-        let register = || -> std::io::Result<()> {
-            signal_hook::flag::register_conditional_shutdown(signal, 1, pending.clone())?;
-            signal_hook::flag::register(signal, pending.clone())?;
-            signal_hook::flag::register_usize(signal, stop.clone(), signal as usize)?;
-            Ok(())
-        };
-        register().map_err(|e| Error::input(format!("cannot handle signal {signal}: {e}")))?;
+/// The flags after `--resume FILE` that continue this run with `left` steps still to run: its
+/// end (`--steps`, `--end-time`) and the outputs it writes, so the line a signal prints runs
+/// as printed.
+fn resume_flags(cli: &Cli, left: u64) -> String {
+    let quoted = |p: &std::path::Path| {
+        let text = p.display().to_string();
+        if text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+,:=@".contains(c))
+        {
+            text
+        } else {
+            format!("'{}'", text.replace('\'', r"'\''"))
+        }
+    };
+    let mut flags = String::new();
+    if cli.steps != u64::MAX {
+        flags += &format!(" --steps {left}");
     }
-    Ok(())
+    if let Some(t) = cli.end_time {
+        flags += &format!(" --end-time {t}");
+    }
+    for (flag, path) in [
+        ("--stats", &cli.stats),
+        ("--output", &cli.output),
+        ("--export-dir", &cli.export_dir),
+        ("--surface-dir", &cli.surface_dir),
+    ] {
+        if let Some(p) = path {
+            flags += &format!(" {flag} {}", quoted(p));
+        }
+    }
+    if cli.export_dir.is_some() {
+        flags += &format!(" --export-every {}", cli.export_every);
+    }
+    if cli.checkpoint_every > 0 {
+        flags += &format!(" --checkpoint-every {}", cli.checkpoint_every);
+    }
+    if cli.given.iter().any(|g| g == "checkpoint_dir") {
+        flags += &format!(" --checkpoint-dir {}", quoted(&cli.checkpoint_dir));
+    }
+    flags
 }
 
 /// Names the adapter a GPU run steps on: figures are only comparable on the same one.
@@ -864,6 +1046,8 @@ fn simulate_from(
         obstacles.clone(),
         resumed.as_ref(),
     )?;
+    // From here the run writes: a signal stops it at a step boundary, with a checkpoint.
+    let stop = crate::run::signals::stepping();
     let mut stats_file = match &cli.stats {
         Some(path) => Some(open_stats(
             path,
@@ -924,8 +1108,8 @@ fn simulate_from(
     };
     let start = std::time::Instant::now();
     let guards = run_guards(cli, &template);
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    register_signals(&stop)?;
+    let end_step = from.step.saturating_add(cli.steps);
+    let resume_flags = |k: u64| resume_flags(cli, end_step.saturating_sub(k));
     let result = run::run(
         backend.as_mut(),
         &state,
@@ -948,6 +1132,7 @@ fn simulate_from(
                 every: cli.checkpoint_every,
                 template: &template,
                 stop: Some(&stop),
+                resume_flags: &resume_flags,
             }),
         },
         &progress,
@@ -956,6 +1141,7 @@ fn simulate_from(
             .map(|dp| (dp.max_iterations, [dp.eta_v as f64, dp.eta_d as f64])),
     );
     progress.finish();
+    crate::run::signals::finishing();
     // The meshes still in line are written before the run reports (its errors first).
     let meshes = match surfaces.as_mut() {
         Some(sf) => Some(sf.writer.finish()),

@@ -86,6 +86,19 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         table_size: cli.table_size,
         seed: cli.seed,
     };
+    // Bounded before anything of that size is built, as the fluid is: a count past either
+    // grew memory until the process was killed.
+    if cli
+        .particles
+        .is_some_and(|n| n > crate::core::limits::MAX_PARTICLES)
+    {
+        return Err(Error::LimitExceeded(format!(
+            "-n {}: --model grains runs at most {} spheres at once: use fewer",
+            cfg.particles,
+            crate::core::limits::MAX_PARTICLES
+        )));
+    }
+    super::fluid::probe_memory(u64::from(cfg.particles), None)?;
     // A scene (built in, or a file) fills its bodies with spheres and brings its tank and still
     // obstacles; without one the spheres are poured from a block.
     let scene = cli.given.iter().any(|g| g == "scene") || cli.scene_file.is_some();
@@ -151,7 +164,12 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
             "--model grains --headless runs need --steps K or --end-time SECONDS (or --verify, --bench)",
         ));
     }
+    if let Some(p) = &cli.stats {
+        io::check_file_target(p, "--stats")?;
+        io::check_file_target(&io::stats_sidecar_path(p), "--stats (its .params.json)")?;
+    }
     if let Some(out) = &cli.output {
+        io::check_file_target(out, "--output")?;
         if out.extension().and_then(|e| e.to_str()) != Some("csv") {
             return Err(Error::input(format!(
                 "--output {}: the spheres are written as CSV (x,y,z,vx,vy,vz,radius): name a .csv file",
@@ -183,6 +201,8 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         path.name()
     );
     eprintln!("gpu-sph: {described}");
+    // From here the run writes: a signal stops it after the step under way.
+    let stop = crate::run::signals::stepping();
     let mut stats = match &cli.stats {
         Some(p) => {
             io::ensure_output_dir_of(p)?;
@@ -210,9 +230,26 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
             writeln!(w, "{}", s.csv_row())
                 .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
         }
-        Ok(())
+        match stop.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => Ok(()),
+            signal => Err(Error::Interrupted {
+                message: format!(
+                    "{} after step {} (t = {:.6} s): the spheres keep no checkpoint; {}",
+                    crate::run::signals::signal_name(signal),
+                    s.step,
+                    s.time,
+                    match &cli.stats {
+                        Some(p) =>
+                            format!("--stats {} holds the rows up to this step", p.display()),
+                        None => "nothing else was written".into(),
+                    }
+                ),
+                signal: signal as i32,
+            }),
+        }
     });
     progress.finish();
+    crate::run::signals::finishing();
     if let Some(w) = stats.as_mut() {
         use std::io::Write;
         w.flush()
@@ -223,6 +260,10 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         Err(Error::Unstable(msg)) => {
             super::say_diverged(cli, &msg);
             return Ok(Outcome::VerifyFailed);
+        }
+        Err(Error::Interrupted { message, signal }) => {
+            eprintln!("gpu-sph: {message}");
+            return Ok(Outcome::Interrupted(signal));
         }
         Err(e) => return Err(e),
     };

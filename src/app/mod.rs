@@ -3,6 +3,7 @@
 //! front end does between the two lives here.
 
 mod cli;
+mod environment;
 mod fluid;
 mod grains;
 pub mod session;
@@ -84,12 +85,35 @@ pub(crate) fn parse_from(
 
 /// Runs what the flags ask for: the viewer, a headless run, `--verify`, `--bench`, grains.
 pub fn run(cli: &Cli) -> Result<Outcome, Error> {
+    run_flags(cli).map_err(|e| cli::attribute_to_scene_file(cli, e))
+}
+
+fn run_flags(cli: &Cli) -> Result<Outcome, Error> {
+    environment::check()?;
     cli::check_stats_path(cli)?;
     // `--print-scene` prints a fluid scene whatever the model.
-    if cli.model == cli::Model::Grains && cli.print_scene.is_none() {
-        return grains::grains(cli);
+    let outcome = if cli.model == cli::Model::Grains && cli.print_scene.is_none() {
+        grains::grains(cli)
+    } else {
+        fluid::run(cli)
+    }?;
+    // A signal after the last step: the run and its outputs are complete, and the exit status
+    // still says that a signal came.
+    match (outcome, crate::run::signals::interrupted_after_run()) {
+        (Outcome::Done, Some(signal)) => {
+            eprintln!(
+                "gpu-sph: {} came after the last step: the run and its outputs are complete",
+                crate::run::signals::signal_name(signal)
+            );
+            Ok(Outcome::Interrupted(signal as i32))
+        }
+        (outcome, _) => Ok(outcome),
     }
-    fluid::run(cli)
+}
+
+/// Starts handling SIGINT and SIGTERM ([`crate::run::signals`]): the first call of `main`.
+pub fn install_signals() -> std::io::Result<()> {
+    crate::run::signals::install()
 }
 
 /// Whether a run's failure is said as a JSON object on stdout as well (`--json`, beside the

@@ -12,7 +12,8 @@ use crate::{Error, Result};
 use super::backend::Backend;
 use super::drive::{Course, Flow, Hooks, Until, drive};
 use super::guards::{Guards, StepStats, check_start};
-use super::output::{Checkpointing, Outputs, signal_name, write_frame};
+use super::output::{Checkpointing, Outputs, write_frame};
+use super::signals::{self, signal_name};
 
 /// A headless run's additions to the loop.
 struct Headless<'a, 'p> {
@@ -90,7 +91,7 @@ impl Capped {
             }
             if self.trailed[k] > 0 {
                 how.push(format!(
-                    "at its step's budget (the most iterations of the steps before plus {}) while its need grew, in {}",
+                    "at its step's budget (twice the most iterations of the steps before, at least {} more) while its need grew, in {}",
                     crate::cpu::dfsph::ITERATION_MARGIN,
                     self.trailed[k]
                 ));
@@ -145,22 +146,27 @@ impl<B: Backend + ?Sized> Hooks<B> for Headless<'_, '_> {
         write_frame(&mut self.out, k, t, &s, &self.fp)?;
         let (stop, due) = (self.stop, self.due);
         if let Some(c) = self.out.checkpoints.as_ref().filter(|_| due) {
+            // The rows up to the checkpoint's step are on disk before it is: a resumed run
+            // continues a stats file only from its checkpoint's own row.
+            if let Some(o) = self.out.stats.as_deref_mut() {
+                o.flush()
+                    .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+            }
+            let guard = signals::writing();
             let path = c
                 .template
                 .at(s.clone(), backend.carry()?, at)
                 .write(&c.dir)?;
+            signals::written(guard, &path);
             self.latest = Some(path.clone());
             if let Some(signal) = stop {
-                if let Some(o) = self.out.stats.as_deref_mut() {
-                    o.flush()
-                        .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
-                }
                 return Err(Error::Interrupted {
                     message: format!(
-                        "{} after step {k} (t = {t:.6} s): wrote {}; continue with --resume {}",
+                        "{} after step {k} (t = {t:.6} s): wrote {}; continue with: gpu-sph --headless --resume {}{}",
                         signal_name(signal),
                         path.display(),
-                        path.display()
+                        path.display(),
+                        (c.resume_flags)(k)
                     ),
                     signal: signal as i32,
                 });

@@ -129,6 +129,10 @@ pub struct Checkpointing<'a> {
     pub template: &'a crate::checkpoint::Template,
     /// Set to a signal's number by its handler.
     pub stop: Option<&'a std::sync::atomic::AtomicUsize>,
+    /// The flags that continue the run from a checkpoint of step k, after `--resume FILE`
+    /// (`--steps` still to run or `--end-time`, the outputs to go on with), for the line a
+    /// signal's checkpoint prints.
+    pub resume_flags: &'a dyn Fn(u64) -> String,
 }
 
 impl Checkpointing<'_> {
@@ -136,13 +140,5 @@ impl Checkpointing<'_> {
         self.stop
             .map(|s| s.load(std::sync::atomic::Ordering::SeqCst))
             .filter(|&s| s != 0)
-    }
-}
-
-pub(super) fn signal_name(signal: usize) -> String {
-    match signal as i32 {
-        signal_hook::consts::SIGINT => "SIGINT".into(),
-        signal_hook::consts::SIGTERM => "SIGTERM".into(),
-        s => format!("signal {s}"),
     }
 }
