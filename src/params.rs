@@ -102,6 +102,12 @@ pub fn default_table_size(n: u32) -> u32 {
         .min(MAX_TABLE_SIZE as u64) as u32
 }
 
+/// The widest smoothing radius a configuration takes, in spacings: about 17 000 neighbours a
+/// particle, where SPH uses 30 to 400 (the run's own count is checked against
+/// [`crate::setup::MAX_NEIGHBOURS`]); the lattice sums that size DFSPH's mass and coarse
+/// operator walk (2h/s)³ offsets, and at h/s = 8·10⁷ set-up never ended.
+pub const MAX_SUPPORT_SPACINGS: f32 = 16.0;
+
 impl SphConfig {
     /// Builds and validates a configuration for `particles` particles.
     pub fn new(particles: u32, o: ConfigOverrides) -> Result<Self> {
@@ -130,6 +136,13 @@ impl SphConfig {
             "--smoothing-radius 0.02",
             o.smoothing_radius.unwrap_or(2.0 * spacing),
         )?;
+        let ratio = smoothing_radius / spacing;
+        if ratio > MAX_SUPPORT_SPACINGS {
+            return Err(Error::input(format!(
+                "--smoothing-radius {smoothing_radius} m is {ratio:.3e} spacings (s = {spacing} m): a kernel that wide gives each particle about {:.1e} neighbours where SPH uses 30 to 400 (2 to 4 spacings): pass a smaller --smoothing-radius, or the --spacing the particles were made at",
+                4.0 / 3.0 * std::f32::consts::PI * ratio.powi(3)
+            )));
+        }
         let default_mass = (rest_density as f64 * (spacing as f64).powi(3)) as f32;
         if o.particle_mass.is_none() && !(default_mass.is_finite() && default_mass > 0.0) {
             return Err(Error::input(format!(

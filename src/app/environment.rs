@@ -38,7 +38,7 @@ fn check_with(var: impl Fn(&str) -> Option<std::ffi::OsString>) -> Result<(), Er
         let ok = v
             .trim()
             .parse::<f64>()
-            .is_ok_and(|s| s.is_finite() && s >= 0.0);
+            .is_ok_and(|s| std::time::Duration::try_from_secs_f64(s).is_ok());
         if !ok {
             return Err(bad(
                 "GPU_SPH_PROGRESS_SECONDS",
@@ -102,6 +102,7 @@ mod tests {
             ("GPU_SPH_PROGRESS_SECONDS", "abc"),
             ("GPU_SPH_PROGRESS_SECONDS", "-1"),
             ("GPU_SPH_PROGRESS_SECONDS", "inf"),
+            ("GPU_SPH_PROGRESS_SECONDS", "1e30"),
             ("GPU_SPH_FAULT_DEVICE_LOSS_AFTER", "3.5"),
             ("WGPU_BACKEND", "vulkan,cuda"),
             ("WGPU_BACKEND", ""),

@@ -24,8 +24,8 @@ fn line_every() -> Duration {
     std::env::var("GPU_SPH_PROGRESS_SECONDS")
         .ok()
         .and_then(|v| v.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s >= 0.0)
-        .map_or(Duration::from_secs(5), Duration::from_secs_f64)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .unwrap_or(Duration::from_secs(5))
 }
 
 /// Ticks of the bar: it shows a fraction, of steps or of simulated time.

@@ -57,6 +57,9 @@ pub fn install() -> std::io::Result<()> {
     let state = shared();
     std::thread::Builder::new()
         .name("signals".into())
+        // The thread only waits and prints: a small stack keeps the address space a run
+        // under a memory limit needs (tests/suite/faults.rs).
+        .stack_size(64 * 1024)
         .spawn(move || {
             for signal in signals.forever() {
                 handle(state, signal as usize);

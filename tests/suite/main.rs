@@ -22,6 +22,7 @@ mod gpu_stages;
 mod grains;
 mod grid_oracle;
 mod imports;
+mod inputs;
 mod interact;
 mod layout;
 mod neighbours;
