@@ -591,7 +591,9 @@ pub fn check_dir_target(dir: &Path, flag: &str) -> Result<()> {
         if !dir.is_dir() {
             return Err(Error::file(
                 dir,
-                format!("is a file, and {flag} names a directory: give a directory's path"),
+                format!(
+                    "is a file where {flag} needs a directory: cannot create the directory; give a directory's path"
+                ),
             ));
         }
         return probe_dir(dir, dir, flag);
@@ -612,7 +614,7 @@ fn writable_ancestor(path: &Path, flag: &str) -> Result<()> {
         return Err(Error::file(
             path,
             format!(
-                "{flag} cannot be created there: {} is a file, not a directory",
+                "{flag} cannot create the directory it goes into: {} is a file, not a directory",
                 ancestor.display()
             ),
         ));

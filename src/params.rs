@@ -136,13 +136,6 @@ impl SphConfig {
             "--smoothing-radius 0.02",
             o.smoothing_radius.unwrap_or(2.0 * spacing),
         )?;
-        let ratio = smoothing_radius / spacing;
-        if ratio > MAX_SUPPORT_SPACINGS {
-            return Err(Error::input(format!(
-                "--smoothing-radius {smoothing_radius} m is {ratio:.3e} spacings (s = {spacing} m): a kernel that wide gives each particle about {:.1e} neighbours where SPH uses 30 to 400 (2 to 4 spacings): pass a smaller --smoothing-radius, or the --spacing the particles were made at",
-                4.0 / 3.0 * std::f32::consts::PI * ratio.powi(3)
-            )));
-        }
         let default_mass = (rest_density as f64 * (spacing as f64).powi(3)) as f32;
         if o.particle_mass.is_none() && !(default_mass.is_finite() && default_mass > 0.0) {
             return Err(Error::input(format!(
@@ -273,6 +266,11 @@ impl SphConfig {
                 crate::core::limits::DFSPH_MAX_PARTICLES - 1
             )));
         }
+        let sized = match solver {
+            Solver::Dfsph => Self::dfsph_support(o),
+            Solver::Wcsph => o,
+        };
+        Self::new(particles, sized)?.check_support()?;
         match (solver, o.particle_mass) {
             (Solver::Wcsph, _) => Self::for_fluid(particles, o),
             (Solver::Dfsph, Some(_)) => Self::for_fluid(particles, Self::dfsph_support(o)),
@@ -288,6 +286,21 @@ impl SphConfig {
                 )
             }
         }
+    }
+
+    /// Refuses a smoothing radius wider than [`MAX_SUPPORT_SPACINGS`] spacings, before a fluid
+    /// run's lattice sums walk (2h/s)³ offsets. (A neighbour query alone has no spacing to
+    /// compare with: the library takes any h.)
+    fn check_support(&self) -> Result<()> {
+        let (spacing, smoothing_radius) = (self.spacing, self.smoothing_radius);
+        let ratio = smoothing_radius / spacing;
+        if ratio > MAX_SUPPORT_SPACINGS {
+            return Err(Error::input(format!(
+                "--smoothing-radius {smoothing_radius} m is {ratio:.3e} spacings (s = {spacing} m): a kernel that wide gives each particle about {:.1e} neighbours where SPH uses 30 to 400 (2 to 4 spacings): pass a smaller --smoothing-radius, or the --spacing the particles were made at",
+                4.0 / 3.0 * std::f32::consts::PI * ratio.powi(3)
+            )));
+        }
+        Ok(())
     }
 
     /// `o` with DFSPH's default support where it sets none.

@@ -147,13 +147,14 @@ fn sigterm_leaves_a_checkpoint_that_resumes_to_the_same_state() {
     assert_eq!(out.status.code(), Some(128 + 15), "{stderr}");
     let line = stderr
         .lines()
-        .find(|l| l.contains("SIGTERM"))
+        .find(|l| l.contains("SIGTERM after step"))
         .unwrap_or_else(|| panic!("no SIGTERM line: {stderr}"));
+    // "… wrote FILE; continue with: gpu-sph --headless --resume FILE …"
     let ck = line
-        .split_whitespace()
-        .last()
-        .unwrap_or_else(|| panic!("{line}"))
-        .to_string();
+        .split_once("wrote ")
+        .and_then(|(_, rest)| rest.split_once(';'))
+        .map(|(file, _)| file.to_string())
+        .unwrap_or_else(|| panic!("{line}"));
     assert!(Path::new(&ck).exists(), "{line}");
     let step: u64 = Path::new(&ck)
         .file_stem()

@@ -1167,11 +1167,12 @@ fn audited_bad_inputs_exit_2_with_one_line_naming_the_fix() {
         (scene("long_jet.json", &jet(r#"{"circle":{"radius":0.01}}"#, "1e30")), "more than 2^27"),
         // A nozzle of 1e6 m built its lattice for ever.
         (scene("wide_jet.json", &jet(r#"{"circle":{"radius":1e6}}"#, "1")), "shrink its nozzle"),
-        // An obstacle of 5 km at 1 cm aborted on a 37 TB allocation.
+        // An obstacle of 5 km at 1 cm aborted on a 37 TB allocation (here 500 m, inside the
+        // 65 536 spacings a tank may reach from the origin).
         (
             file(
                 "huge_obstacle.json",
-                br#"{"tank":{"min":[-1e4,-1e4,-1e4],"max":[1e4,1e4,1e4]},"fluid":[{"shape":{"box":{"min":[6000,6000,6000],"max":[6000.05,6000.05,6000.05]}}}],"physics":{"spacing":0.01},"obstacles":[{"shape":{"sphere":{"centre":[0,0,0],"radius":5000}}}]}"#,
+                br#"{"tank":{"min":[-600,-600,-600],"max":[600,600,600]},"fluid":[{"shape":{"box":{"min":[550,550,550],"max":[550.05,550.05,550.05]}}}],"physics":{"spacing":0.01},"obstacles":[{"shape":{"sphere":{"centre":[0,0,0],"radius":500}}}]}"#,
             ),
             "boundary particles",
         ),

@@ -367,7 +367,7 @@ fn outputs_are_checked_before_anything_is_written() {
         ),
         (
             vec!["--checkpoint-dir", &p("a_file")],
-            "--checkpoint-dir names a directory",
+            "where --checkpoint-dir needs a directory",
         ),
         (
             vec!["--screenshot", &p("a_dir")],
@@ -375,7 +375,7 @@ fn outputs_are_checked_before_anything_is_written() {
         ),
         (
             vec!["--export-dir", &p("a_file")],
-            "--export-dir names a directory",
+            "where --export-dir needs a directory",
         ),
         (vec!["--output", &p("a_dir")], "--output names a file"),
         (vec!["--surface-dir", &p("a_file/m")], "a_file is a file"),
