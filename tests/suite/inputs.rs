@@ -314,9 +314,17 @@ fn a_resumed_run_appends_only_to_its_own_statistics() {
         ("other_n.csv", "holds the statistics of another run"),
         ("wcsph.csv", "holds the statistics of another run"),
     ] {
-        let before = std::fs::read(p(stats)).unwrap();
+        let sidecar = d.join(stats).with_extension("params.json");
+        let before = (
+            std::fs::read(p(stats)).unwrap(),
+            std::fs::read(&sidecar).unwrap(),
+        );
         assert_usage_error(&args(&resume(&p(stats))), needle);
-        assert_eq!(std::fs::read(p(stats)).unwrap(), before, "{stats} changed");
+        let after = (
+            std::fs::read(p(stats)).unwrap(),
+            std::fs::read(&sidecar).unwrap(),
+        );
+        assert_eq!(after, before, "{stats} or its .params.json changed");
     }
     // The run's own file, cut short of the checkpoint or with a row missing.
     let own = std::fs::read_to_string(p("own.csv")).unwrap();
@@ -392,6 +400,20 @@ fn outputs_are_checked_before_anything_is_written() {
             "{args:?} wrote --stats first"
         );
         assert!(!d.join("stats.params.json").exists(), "{args:?}");
+    }
+    // A directory that exists but cannot be written (permission bits bind every user but
+    // root, for whom the probe file is the only test there is).
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        use std::os::unix::fs::PermissionsExt;
+        let ro = d.join("read_only");
+        std::fs::create_dir_all(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+        assert_usage_error(
+            &[&base[..], &["--checkpoint-dir", &s(&ro)]].concat(),
+            "--checkpoint-dir cannot write into",
+        );
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
     // --stats aimed at a directory leaves no orphan sidecar.
     assert_usage_error(
