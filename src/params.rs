@@ -105,7 +105,7 @@ pub fn default_table_size(n: u32) -> u32 {
 /// The widest smoothing radius a configuration takes, in spacings: about 17 000 neighbours a
 /// particle, where SPH uses 30 to 400 (the run's own count is checked against
 /// [`crate::setup::MAX_NEIGHBOURS`]); the lattice sums that size DFSPH's mass and coarse
-/// operator walk (2h/s)³ offsets, and at h/s = 8·10⁷ set-up never ended.
+/// operator walk (2h/s)³ offsets, which at h/s = 8·10⁷ would never end.
 pub const MAX_SUPPORT_SPACINGS: f32 = 16.0;
 
 impl SphConfig {

@@ -194,7 +194,7 @@ pub fn sized_scene(
 /// (only small N is tried: from 1 000 particles on every scene is many spacings across).
 fn check_builtin_fits(kind: crate::scene::SceneKind, n: u32, s: f32) -> Result<()> {
     // The tank alone, not the filled scene: a packed body relaxes a glass tile, and filling
-    // up to a thousand scenes to find the bound took minutes.
+    // up to a thousand scenes to find the bound would take minutes.
     let fits = |n: u32| {
         let sc = crate::scene::SceneDesc::builtin(kind, n as usize, s);
         (sc.tank_max - sc.tank_min).cmpgt(Vec3::splat(s)).all()
@@ -613,8 +613,8 @@ pub fn lonely(positions: &[Vec3], h: f32) -> bool {
 
 /// The most neighbours a particle may have on average at the start. SPH runs with 30–150
 /// (poly6 at 2 s: 33; Wendland C2 at 3 s: 113) and the wide kernels of Dehnen & Aly (2012) with
-/// up to about 400; a step's work grows with the count, and at h/s = 50 (half a million
-/// each) one step of 10 000 particles took 33 s and set-up stalled before the first line.
+/// up to about 400; a step's work grows with the count: at h/s = 50 (half a million each) one
+/// step of 10 000 particles takes 33 s on the development machine.
 pub const MAX_NEIGHBOURS: usize = 1024;
 
 /// Refuses, before any work that grows with it, a smoothing radius that gives the particles
@@ -690,8 +690,8 @@ fn check_start_speeds(velocities: &[Vec3], source: &Source) -> Result<()> {
 pub const TANK_REACH_SPACINGS: f32 = 65_536.0;
 
 /// Refuses a tank that reaches farther from the origin than [`TANK_REACH_SPACINGS`] spacings
-/// (a tank of ±1e30 m ran, its potential energy then scaling the energy guard), naming where
-/// the tank came from.
+/// (in a tank of ±1e30 m the potential energy, 2e31 J, would scale the energy guard into
+/// silence), naming where the tank came from.
 fn check_tank_reach(tank_min: Vec3, tank_max: Vec3, s: f32, spec: &RunSpec) -> Result<()> {
     let reach = tank_min.abs().max(tank_max.abs()).max_element();
     let most = TANK_REACH_SPACINGS * s;

@@ -1,5 +1,5 @@
 //! The environment variables gpu-sph reads, checked before anything else runs: a value that
-//! cannot be parsed is refused in one line naming the variable (it was ignored, so a run did
+//! cannot be parsed is refused in one line naming the variable (ignored, it would let a run do
 //! something other than what was set).
 
 use crate::Error;

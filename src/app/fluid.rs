@@ -573,8 +573,8 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
 }
 
 /// Every file and directory a headless fluid run will write, checked before it writes any
-/// (a checkpoint directory it cannot write failed at the first checkpoint, a `--screenshot`
-/// that is a directory after the last step). The checkpoint directory is checked for every
+/// (unchecked, a checkpoint directory it cannot write fails at the first checkpoint, a
+/// `--screenshot` that is a directory after the last step). The checkpoint directory is checked for every
 /// stepping run: a signal's checkpoint goes there whatever `--checkpoint-every` says.
 fn check_outputs(cli: &Cli) -> Result<(), Error> {
     if let Some(p) = &cli.output {

@@ -87,7 +87,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         seed: cli.seed,
     };
     // Bounded before anything of that size is built, as the fluid is: a count past either
-    // grew memory until the process was killed.
+    // grows memory until the process is killed.
     if cli
         .particles
         .is_some_and(|n| n > crate::core::limits::MAX_PARTICLES)

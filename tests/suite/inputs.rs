@@ -42,6 +42,18 @@ fn wait_within(mut child: Child, limit: Duration, what: &str) -> Output {
     }
 }
 
+/// Starts `cmd` with a progress line every step and its stderr watched.
+fn started(cmd: &mut Command) -> (Child, Watch) {
+    let mut child = cmd
+        .env("GPU_SPH_PROGRESS_SECONDS", "0")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let watch = Watch::new(&mut child);
+    (child, watch)
+}
+
 /// A child's stderr, read on a thread of its own as it comes.
 struct Watch {
     text: std::sync::Arc<std::sync::Mutex<String>>,
@@ -126,17 +138,13 @@ fn a_signal_during_set_up_stops_at_once_with_one_line_and_writes_nothing() {
 #[test]
 fn a_second_signal_stops_at_once_naming_what_was_kept() {
     let d = tmp_dir().join("second");
-    let mut child = bin()
-        .env("GPU_SPH_PROGRESS_SECONDS", "0")
-        .args(["--headless", "--cpu", "-n", "60000", "--steps", "1000"])
-        .arg("--checkpoint-dir")
-        .arg(d.join("ck"))
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
     // In the steps: a progress line per step.
-    let watch = Watch::new(&mut child);
+    let (child, watch) = started(
+        bin()
+            .args(["--headless", "--cpu", "-n", "60000", "--steps", "1000"])
+            .arg("--checkpoint-dir")
+            .arg(d.join("ck")),
+    );
     watch.until("step 1 of", Duration::from_secs(120));
     signal(&child, "INT");
     std::thread::sleep(Duration::from_millis(30));
@@ -226,15 +234,11 @@ fn spheres_stop_on_a_signal_with_one_line() {
     let d = tmp_dir().join("grains");
     let stats = d.join("g.csv");
     std::fs::create_dir_all(&d).unwrap();
-    let mut child = bin()
-        .env("GPU_SPH_PROGRESS_SECONDS", "0")
-        .args(["--headless", "--cpu", "--model", "grains", "-n", "2000"])
-        .args(["--steps", "100000000", "--stats", &s(&stats)])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let watch = Watch::new(&mut child);
+    let (child, watch) = started(
+        bin()
+            .args(["--headless", "--cpu", "--model", "grains", "-n", "2000"])
+            .args(["--steps", "100000000", "--stats", &s(&stats)]),
+    );
     watch.until("step ", Duration::from_secs(60));
     signal(&child, "TERM");
     let out = wait_within(child, Duration::from_secs(20), "SIGTERM to spheres");
@@ -427,16 +431,12 @@ fn outputs_are_checked_before_anything_is_written() {
 #[test]
 fn the_line_a_signal_prints_resumes_as_printed() {
     let d = tmp_dir();
-    let mut child = bin()
-        .current_dir(&d)
-        .env("GPU_SPH_PROGRESS_SECONDS", "0")
-        .args(["--headless", "--cpu", "-n", "1000", "--steps", "1000000"])
-        .args(["--stats", "run.csv"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let watch = Watch::new(&mut child);
+    let (child, watch) = started(
+        bin()
+            .current_dir(&d)
+            .args(["--headless", "--cpu", "-n", "1000", "--steps", "1000000"])
+            .args(["--stats", "run.csv"]),
+    );
     watch.until("step 3 of", Duration::from_secs(60));
     signal(&child, "TERM");
     let out = wait_within(child, Duration::from_secs(20), "SIGTERM");
@@ -454,15 +454,7 @@ fn the_line_a_signal_prints_resumes_as_printed() {
         "{printed}"
     );
     // Run as printed (its words; no path here holds a space), stopped once it has resumed.
-    let mut again = bin()
-        .current_dir(&d)
-        .env("GPU_SPH_PROGRESS_SECONDS", "0")
-        .args(printed.split_whitespace())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let watch = Watch::new(&mut again);
+    let (again, watch) = started(bin().current_dir(&d).args(printed.split_whitespace()));
     watch.until("of 1000000", Duration::from_secs(60));
     signal(&again, "TERM");
     let out = wait_within(again, Duration::from_secs(20), "the printed command");
