@@ -201,8 +201,11 @@ fn cpu_forces(c: &mut Criterion) {
 /// The production forces shader and its variants: `fields(k)`, the one place a candidate's
 /// fields are read, rewritten to read `rows` or `columns`.
 fn forces_source(variant: &str) -> String {
-    let source =
-        gpu_sph::shaders::source_for(gpu_sph::shaders::FORCES, gpu_sph::gpu::neighbours::GROUP);
+    let source = gpu_sph::shaders::source_for(
+        gpu_sph::shaders::FORCES,
+        gpu_sph::gpu::neighbours::GROUP,
+        None,
+    );
     let read = "    let rho = particle_density[k];\n    return Fields(sorted_pos[k].xyz, \
                 sorted_vel[k].xyz, rho, particle_pressure[k] / (rho * rho));";
     assert!(
@@ -235,8 +238,11 @@ fn forces_source(variant: &str) -> String {
 /// The production density shader with every candidate read from three `array<f32>`s (the
 /// members' own positions still come from `sorted_pos`, read once per walk).
 fn columns_source() -> String {
-    let source =
-        gpu_sph::shaders::source_for(gpu_sph::shaders::DENSITY, gpu_sph::gpu::neighbours::GROUP);
+    let source = gpu_sph::shaders::source_for(
+        gpu_sph::shaders::DENSITY,
+        gpu_sph::gpu::neighbours::GROUP,
+        None,
+    );
     let read = "let c = sorted_pos[k].xyz;";
     assert!(
         source.contains(read),

@@ -28,9 +28,13 @@ struct SimParams {
     h2: f32,
     inv_h2: f32,
     density_scale: f32,
-    _pad1: f32,
-    _pad2: f32,
-    _pad3: f32,
+    // DFSPH's kernel (src/kernel/mod.rs Kernel::id); the stages call kernel_w and kernel_grad
+    // of the file src/shaders.rs prepends for it, which read kernel_a and kernel_b.
+    kernel: u32,
+    _pad1: u32,
+    _pad2: u32,
+    kernel_a: vec4<f32>,
+    kernel_b: vec4<f32>,
 }
 
 struct FluidParams {
@@ -80,8 +84,6 @@ struct GrainParams {
 
 // The DFSPH uniform block (src/params.rs DfsphParams, field for field).
 struct DfsphParams {
-    kernel_w: f32,
-    kernel_grad: f32,
     spacing: f32,
     cfl: f32,
     dt_min: f32,
@@ -92,9 +94,6 @@ struct DfsphParams {
     min_neighbours: u32,
     blocks: u32,
     dt_fixed: f32,
-    kernel_w4: f32,
-    _pad0: u32,
-    _pad1: u32,
     wall_inset: f32,
     viscous_limit: f32,
     viscous_substeps: u32,
@@ -102,6 +101,7 @@ struct DfsphParams {
     // 1 when an obstacle has friction (src/params.rs DfsphParams::friction): dfsph_accel walks
     // the boundary and dfsph_predict credits its power.
     friction: u32,
+    _pad0: u32,
 }
 
 // Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant

@@ -39,8 +39,9 @@ use crate::{Error, Result};
 /// padding word, which a format-1 file holds as 0 (a solve that would apply no stiffness).
 /// 3: DFSPH's kernel became Wendland C2, whose constants take the cubic spline's words.
 /// 4: DFSPH's solves start from no stiffness (the coarse levels took the warm start's
-/// place), so the warm-start section is gone.
-pub const FORMAT: u32 = 4;
+/// place), so the warm-start section is gone. 5: the kernel's id and constants moved from
+/// `DfsphParams` to `SimParams`.
+pub const FORMAT: u32 = 5;
 /// The file name extension.
 pub const EXTENSION: &str = "gpusph";
 const MAGIC: &[u8; 8] = b"GPUSPHCK";
@@ -453,6 +454,9 @@ fn consistent(
             p.h2.to_bits(),
             p.inv_h2.to_bits(),
             p.density_scale.to_bits(),
+            p.kernel,
+            p.kernel_a.map(f32::to_bits),
+            p.kernel_b.map(f32::to_bits),
         )
     };
     if geometry(sp) != geometry(&want) || sp.n != want.n {

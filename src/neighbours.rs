@@ -176,7 +176,7 @@ impl NeighbourSearch {
             h2: r * r,
             inv_h2: 1.0 / (r * r),
             density_scale: 0.0,
-            _pad1: [0.0; 3],
+            ..bytemuck::Zeroable::zeroed()
         };
         let grid = Grid::build(points, &params);
         let sorted = grid

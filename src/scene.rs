@@ -572,10 +572,10 @@ impl PackKernel {
         }
     }
 
-    /// Wendland C2 and its own gradient at [`crate::params::WENDLAND_SUPPORT`] spacings
+    /// Wendland C2 and its own gradient at [`crate::kernel::wendland_c2::DEFAULT_SUPPORT`] spacings
     /// (Wendland 1995), DFSPH's kernel.
     fn wendland(s: f32) -> Self {
-        let h = crate::params::WENDLAND_SUPPORT * s;
+        let h = crate::kernel::wendland_c2::DEFAULT_SUPPORT * s;
         let factor = 21.0 / (2.0 * std::f32::consts::PI * h.powi(3)) * s.powi(3);
         Self {
             h,

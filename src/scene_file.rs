@@ -162,6 +162,7 @@ pub const SECTIONS: [(&str, &[&str]); 4] = [
             "max_iterations",
             "viscous_substeps",
             "relaxation",
+            "kernel",
             "table_size",
             "seed",
             "model",

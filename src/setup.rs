@@ -453,7 +453,7 @@ impl Setup {
             self.tank_min,
             self.tank_max,
             self.fluid_size,
-        ) + &self.solver.describe()
+        ) + &self.solver.describe(self.config.kernel)
     }
 
     /// What every checkpoint of this run shares, at its start.

@@ -24,12 +24,35 @@ pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph/dfsph_pairs.wgsl");
 /// stages that define `fn boundary_pair(`.
 pub const BOUNDARY: &str = include_str!("../shaders/boundary.wgsl");
 
-/// The full source of a stage: `COMMON`, then `WALK` for a walking stage, `MEMBERS` for a
-/// stage whose walker works member by member, `BOUNDARY_TANK` for those and the stages that
-/// clamp to the tank, `DFSPH_PAIRS` for a DFSPH walking stage,
-/// `BOUNDARY` for a stage that walks the obstacles, then the stage.
+/// Whether a stage evaluates the run's kernel (`kernel_w`, `kernel_grad`), itself or through
+/// `DFSPH_PAIRS`: [`source_with`] then needs the kernel.
+pub fn uses_kernel(stage_source: &str) -> bool {
+    ["kernel_w(", "kernel_grad(", "fn dfsph_pair("]
+        .iter()
+        .any(|f| stage_source.contains(f))
+}
+
+/// The full source of a stage that does not evaluate the run's kernel ([`source_with`]).
 pub fn source(stage_source: &str) -> String {
+    source_with(stage_source, None)
+}
+
+/// The full source of a stage: `COMMON`, then the run's kernel's file
+/// ([`Kernel::shader`](crate::kernel::Kernel::shader)) for a stage that evaluates it
+/// ([`uses_kernel`]), `WALK` for a walking stage, `MEMBERS` for a stage whose walker works
+/// member by member, `BOUNDARY_TANK` for those and the stages that clamp to the tank,
+/// `DFSPH_PAIRS` for a DFSPH walking stage, `BOUNDARY` for a stage that walks the obstacles,
+/// then the stage.
+///
+/// Panics when a stage evaluates the kernel and `kernel` is `None`: a pipeline built so would
+/// not compile, and no default may stand in for the run's choice.
+pub fn source_with(stage_source: &str, kernel: Option<crate::kernel::Kernel>) -> String {
     let mut s = format!("{COMMON}\n");
+    if uses_kernel(stage_source) {
+        let kernel = kernel.expect("a stage that evaluates the kernel is built with the run's");
+        s += kernel.shader();
+        s += "\n";
+    }
     let members = stage_source.contains("fn new_member(");
     if stage_source.contains("struct Walker") || members {
         s += WALK;
@@ -54,11 +77,15 @@ pub fn source(stage_source: &str) -> String {
     s + stage_source
 }
 
-/// [`source`] for a walking stage whose walker holds `members` particles (`MEMBERS` in
+/// [`source_with`] for a walking stage whose walker holds `members` particles (`MEMBERS` in
 /// members.wgsl: the density group size, 8 or 1).
-pub fn source_for(stage_source: &str, members: u32) -> String {
+pub fn source_for(
+    stage_source: &str,
+    members: u32,
+    kernel: Option<crate::kernel::Kernel>,
+) -> String {
     // members.wgsl declares the largest walker (`tests/suite/layout.rs` checks it is GROUP).
-    source(stage_source).replace(
+    source_with(stage_source, kernel).replace(
         &format!("const MEMBERS: u32 = {}u;", crate::core::limits::GROUP),
         &format!("const MEMBERS: u32 = {members}u;"),
     )

@@ -77,7 +77,7 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
         let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
         let ach = fluid.alpha * fluid.sound_speed * params.h;
         let k = fluid.mass * ach / ((r2 + 0.01 * params.h2) * (0.5 * (w.rho + c.rho)))
-            * wendland_grad(r2);
+            * kernel_grad(r2);
         // Approaching pairs only, as WCSPH's Pi; the rate counts every pair (a bound for
         // whichever pairs approach during the step).
         if vx < 0.0 {
@@ -89,7 +89,7 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
         let dv = w.vi - vj;
         let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
         let k = fluid.mass * fluid.viscosity_factor / (c.rho * (r2 + 0.01 * params.h2))
-            * wendland_grad(r2);
+            * kernel_grad(r2);
         w.acc = w.acc + d * (k * vx);
         w.rate = w.rate - k * r2;
     }
@@ -107,7 +107,7 @@ struct BoundarySums {
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
     if r2 > 0.0 {
-        let t = boundary_viscous(k, d, r2, wendland_grad(r2), s.v);
+        let t = boundary_viscous(k, d, r2, kernel_grad(r2), s.v);
         s.acc = s.acc + t.xyz;
         s.rate = s.rate + t.w;
         s.power = s.power + boundary_viscous_power(k, t.xyz);

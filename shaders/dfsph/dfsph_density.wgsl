@@ -45,7 +45,7 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), dfsph.kernel_w, vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0u);
+    return Member(i, x, wall_planes(x, params.h, fluid), kernel_w(0.0), vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0u);
 }
 
 fn candidate(k: u32) -> Cand {
@@ -54,8 +54,8 @@ fn candidate(k: u32) -> Cand {
 
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
-    w.sum = w.sum + wendland_w(r2);
-    let gv = d * (fluid.mass * wendland_grad(r2));
+    w.sum = w.sum + kernel_w(r2);
+    let gv = d * (fluid.mass * kernel_grad(r2));
     w.grad = w.grad + gv;
     // A neighbour comes first, then its images (dfsph_pairs.wgsl): the last neighbour's H_j
     // is complete when the next one starts; finish adds the last.
@@ -79,8 +79,8 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    s.sum = s.sum + boundary_weight(k, wendland_w(r2));
-    s.grad = s.grad + boundary_grad(k, d, wendland_grad(r2));
+    s.sum = s.sum + boundary_weight(k, kernel_w(r2));
+    s.grad = s.grad + boundary_grad(k, d, kernel_grad(r2));
     s.nb = s.nb + 1u;
     return s;
 }
@@ -114,7 +114,7 @@ fn finish(m: Member, i: u32) {
             let d = x - reflect_across(x, walls.plane, axes);
             let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
             if r2 < params.h2 {
-                own_grad = own_grad + d * (fluid.mass * wendland_grad(r2));
+                own_grad = own_grad + d * (fluid.mass * kernel_grad(r2));
             }
             s = (s - 1u) & walls.mask;
             if s == 0u {
@@ -131,7 +131,7 @@ fn finish(m: Member, i: u32) {
             let d = x - reflect_across(x, walls.plane, axes);
             let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
             if r2 < params.h2 {
-                let gv = d * (fluid.mass * wendland_grad(r2));
+                let gv = d * (fluid.mass * kernel_grad(r2));
                 let rg = select(gp, -gp, axes);
                 own = own + (rg.x * gv.x + rg.y * gv.y + rg.z * gv.z);
             }

@@ -100,7 +100,7 @@ fn corner_sum(m: Member, a: u32) -> vec3<f32> {
 
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
-    let g = d * (fluid.mass * wendland_grad(r2));
+    let g = d * (fluid.mass * kernel_grad(r2));
     if w.member {
         w.u0 = w.u0 + g;
     }
@@ -118,7 +118,7 @@ struct BoundarySums {
 }
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
-    return BoundarySums(sums.grad + boundary_grad(k, d, wendland_grad(r2)));
+    return BoundarySums(sums.grad + boundary_grad(k, d, kernel_grad(r2)));
 }
 
 // Adds the fixed-point value v to the 64-bit entry at word w: low word, then high word with

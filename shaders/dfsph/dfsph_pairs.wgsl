@@ -1,4 +1,4 @@
-// The DFSPH pair walk (CPU mirror: src/cpu/dfsph/pairs.rs group_pairs, wendland_w, wendland_grad), prepended
+// The DFSPH pair walk (CPU mirror: src/cpu/dfsph/pairs.rs group_pairs), prepended
 // after walk.wgsl and members.wgsl to the DFSPH stages that walk: those that define `fn dfsph_pair(`. Such a
 // stage binds `params`, `fluid`, `dfsph`, `sorted_pos`, `slot_start`, `group_range` and
 // `group_args`, and defines
@@ -14,35 +14,7 @@
 // member's near walls within h, in decreasing subset mask (axes = the reflected ones),
 // d = x_i - (image of) x_k: each member's sums are those of a walk of its own, bit for bit.
 // No function here returns early: on llvmpipe an early return inside the walk spends loop
-// budget (see forces.wgsl).
-// Kernel: Wendland's C2 function of support h (Wendland 1995; Dehnen & Aly 2012), CPU mirror
-// src/kernel.rs wendland_w and wendland_grad: W = k (1 - q)^4 (1 + 4q), k = 21/(2 pi h^3).
-// Worked example: h = 1, q = r = 0.5 -> W = 21/(2 pi) * 0.0625 * 3 = 0.6267,
-// grad W = -210/pi * 0.125 * d = -8.356 d.
-
-fn wendland_w(r2: f32) -> f32 {
-    let q = sqrt(r2) * params.inv_h;
-    let f = 1.0 - q;
-    let f2 = f * f;
-    var w = 0.0;
-    if q < 1.0 {
-        // Constants as uniforms, never literals in a product (src/params.rs DfsphParams).
-        w = f2 * f2 * (dfsph.kernel_w + dfsph.kernel_w4 * q);
-    }
-    return w;
-}
-
-// g with grad W(x_i - x_j) = g (x_i - x_j).
-fn wendland_grad(r2: f32) -> f32 {
-    let r = sqrt(r2);
-    let q = r * params.inv_h;
-    let f = 1.0 - q;
-    var g = 0.0;
-    if r > 0.0 && q < 1.0 {
-        g = -(dfsph.kernel_grad * (f * f * f)) * params.inv_h;
-    }
-    return g;
-}
+// budget (see forces.wgsl). The run's kernel (shaders/kernel/, kernel_w and kernel_grad) precedes it.
 
 // Candidate k itself for member m: a neighbour (r2 < h2) other than m.
 fn own_pair(m: Member, k: u32, xk: vec3<f32>, c: Cand) -> Member {

@@ -61,7 +61,7 @@ fn candidate(k: u32) -> Cand {
 
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
-    let gv = d * (fluid.mass * wendland_grad(r2));
+    let gv = d * (fluid.mass * kernel_grad(r2));
     w.acc = w.acc + gv * (w.ki + c.kj);
     return w;
 }
@@ -76,7 +76,7 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    let t = boundary_pressure(k, d, wendland_grad(r2), s.ki);
+    let t = boundary_pressure(k, d, kernel_grad(r2), s.ki);
     s.push = s.push + t.xyz;
     s.power = s.power + t.w;
     return s;

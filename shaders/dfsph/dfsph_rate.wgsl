@@ -85,7 +85,7 @@ fn candidate(k: u32) -> Cand {
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
     let vj = image_velocity(c.v, axes);
-    let gv = d * (fluid.mass * wendland_grad(r2));
+    let gv = d * (fluid.mass * kernel_grad(r2));
     let dv = w.vi - vj;
     w.rate = w.rate + (dv.x * gv.x + dv.y * gv.y + dv.z * gv.z);
     return w;
@@ -99,7 +99,7 @@ struct BoundarySums {
 
 fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundarySums {
     var s = sums;
-    s.rate = s.rate + boundary_rate(k, d, wendland_grad(r2), s.v);
+    s.rate = s.rate + boundary_rate(k, d, kernel_grad(r2), s.v);
     return s;
 }
 

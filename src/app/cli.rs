@@ -96,8 +96,8 @@ pub struct Cli {
         help_heading = "Scene"
     )]
     pub(crate) input: Option<PathBuf>,
-    /// Smoothing radius (kernel support) h in metres [default: 2 × spacing for WCSPH, 3 × spacing
-    /// for DFSPH's Wendland C2 kernel].
+    /// Smoothing radius (kernel support) h in metres [default: 2 × spacing for WCSPH; for
+    /// DFSPH 3 × spacing with the Wendland C2 kernel, 2 × with the cubic spline].
     #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
     pub(crate) smoothing_radius: Option<f32>,
     /// Initial particle spacing s in metres [default: 0.01].
@@ -260,6 +260,17 @@ pub struct Cli {
     /// step may be up to K times the viscosity's stability limit.
     #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", allow_hyphen_values = true, help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
+    /// DFSPH: the smoothing kernel of every sum the solver takes [default: wendland-c2, at 3
+    /// spacings; cubic-spline at 2 spacings is SPlisHSPlasH's, about a third of the pairs,
+    /// stiffer water: docs/results.md].
+    #[arg(
+        long,
+        value_enum,
+        value_name = "KERNEL",
+        help_heading = "Solver",
+        hide_short_help = true
+    )]
+    pub(crate) kernel: Option<crate::kernel::Kernel>,
     /// DFSPH: the relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each
     /// iteration applies ω times the stiffness the solve's diagonal asks for [default: 0.9 of
     /// the iteration's stability bound at the run's support, 0.29 at h = 3 s].
@@ -951,6 +962,7 @@ pub(crate) fn overrides(cli: &Cli) -> ConfigOverrides {
         particle_mass: cli.particle_mass,
         rest_density: cli.rest_density,
         group_size: cli.group_size,
+        kernel: cli.kernel,
     }
 }
 

@@ -291,6 +291,12 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     let (positions, velocities, source) = (start.positions, start.velocities, start.source);
     let n = u32::try_from(positions.len())
         .map_err(|_| Error::input("more than 2^32 particles: split the input"))?;
+    // A density-only run sums poly6: DFSPH's kernel takes no part in it, so its configuration
+    // does not name one.
+    let overrides = ConfigOverrides {
+        kernel: None,
+        ..overrides
+    };
     let config = SphConfig::new(n, overrides)?;
     validate_positions(&positions, config.smoothing_radius, "particle")?;
     validate_velocities(&velocities, "particle")?;

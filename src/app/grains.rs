@@ -44,6 +44,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         "max_iterations",
         "viscous_substeps",
         "relaxation",
+        "kernel",
         "max_density_ratio",
         "max_speed_fraction",
         "max_dt",

@@ -176,7 +176,7 @@ impl Boundary {
                     if body[k] == body[i] {
                         sum += match dfsph {
                             None => crate::kernel::poly6_term(r2, sp),
-                            Some(dp) => crate::kernel::wendland_w(r2, sp, dp),
+                            Some(_) => crate::kernel::w(r2, sp),
                         };
                     }
                 });

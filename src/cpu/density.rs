@@ -382,7 +382,7 @@ mod tests {
             h2: h * h,
             inv_h2: 1.0 / (h * h),
             density_scale: 1.0,
-            _pad1: [0.0; 3],
+            ..bytemuck::Zeroable::zeroed()
         }
     }
 

@@ -222,20 +222,23 @@ impl GpuContext {
         Ok(())
     }
 
-    /// Builds a compute shader module from `shaders/common.wgsl` followed by `stage_source`.
+    /// Builds a compute shader module from `shaders/common.wgsl` followed by `stage_source`,
+    /// a stage that does not evaluate the run's kernel.
     pub fn shader(&self, label: &str, stage_source: &str) -> wgpu::ShaderModule {
-        self.walking_shader(label, stage_source, crate::core::limits::GROUP)
+        self.walking_shader(label, stage_source, crate::core::limits::GROUP, None)
     }
 
     /// [`GpuContext::shader`] with walkers of `members` particles (the density group size:
-    /// 1 in crowded tables, where the grouped walk's other members would repeat the first).
+    /// 1 in crowded tables, where the grouped walk's other members would repeat the first),
+    /// and the run's `kernel` for a stage that evaluates it ([`crate::shaders::source_with`]).
     pub fn walking_shader(
         &self,
         label: &str,
         stage_source: &str,
         members: u32,
+        kernel: Option<crate::kernel::Kernel>,
     ) -> wgpu::ShaderModule {
-        let source = crate::shaders::source_for(stage_source, members);
+        let source = crate::shaders::source_for(stage_source, members, kernel);
         self.device
             .create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(label),

@@ -249,7 +249,7 @@ impl GpuDfsph {
             });
 
             let m = |label, src| ctx.shader(label, src);
-            let w = |label, src| ctx.walking_shader(label, src, b.group_size);
+            let w = |label, src| ctx.walking_shader(label, src, b.group_size, Some(b.kernel()));
             let density_l = layout(
                 d,
                 "sph.dfsph_density",

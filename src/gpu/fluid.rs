@@ -149,7 +149,7 @@ impl Simulation {
                 &fluid.step_state,
                 &fluid.obstacle_power,
                 dp,
-                &crate::params::CoarseParams::new(fp, sp.h, dp.spacing, fp.mass),
+                &crate::params::CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass),
             )?)),
             SolverParams::Wcsph => GpuSolver::Wcsph,
         };

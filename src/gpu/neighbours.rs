@@ -369,6 +369,13 @@ pub struct NeighbourBuffers {
 }
 
 impl NeighbourBuffers {
+    /// The run's kernel, for the stages that evaluate it.
+    pub fn kernel(&self) -> crate::kernel::Kernel {
+        self.host_params.get().kernel_kind()
+    }
+}
+
+impl NeighbourBuffers {
     /// Allocates every buffer for `params.n` particles (the capacity; all live at first) and
     /// `params.table_size` slots.
     /// The group size [`AUTO_GROUP`](crate::params::AUTO_GROUP) becomes the adapter's

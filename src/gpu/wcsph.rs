@@ -93,7 +93,7 @@ impl GpuFluid {
                 ],
             );
             let m = |label, src| ctx.shader(label, src);
-            let w = |label, src| ctx.walking_shader(label, src, b.group_size);
+            let w = |label, src| ctx.walking_shader(label, src, b.group_size, None);
             let walls_m = w("sph.walls", shaders::WALLS);
             let forces_m = w("sph.forces", shaders::FORCES);
             let timestep_m = m("sph.timestep", shaders::TIMESTEP);

@@ -527,7 +527,7 @@ impl GrainSetup {
             h2: h * h,
             inv_h2: (1.0 / (h64 * h64)) as f32,
             density_scale: 0.0,
-            _pad1: [0.0; 3],
+            ..bytemuck::Zeroable::zeroed()
         };
         let grain = GrainParams {
             tank_min: lo.extend(0.0).to_array(),

@@ -221,14 +221,14 @@ fn a_particle_alone_sees_only_its_wall_images() {
     let (sp, fp, dp) = setup(1, Some(1), (Vec3::ZERO, Vec3::splat(1.0)), 1.0);
     let mid = [Vec3::splat(0.5)];
     let da = dfsph::dfsph_density(&mid, &[0, 1], None, &sp, &fp, &dp);
-    assert_eq!(da.density, vec![fp.mass * dp.kernel_w]);
+    assert_eq!(da.density, vec![fp.mass * sp.kernel_a[0]]);
     assert_eq!(da.alpha, vec![0.0]);
     let d = 0.3 * sp.h;
     let corner = [Vec3::splat(d)];
     let da = dfsph::dfsph_density(&corner, &[0, 1], None, &sp, &fp, &dp);
-    let w = |r: f32| dfsph::wendland_w(r * r, &sp, &dp);
+    let w = |r: f32| dfsph::kernel::w(r * r, &sp);
     let want = fp.mass
-        * (dp.kernel_w
+        * (sp.kernel_a[0]
             + 3.0 * w(2.0 * d)
             + 3.0 * w(2.0 * d * 2f32.sqrt())
             + w(2.0 * d * 3f32.sqrt()));
@@ -415,4 +415,80 @@ fn resting_columns() -> [f64; 3] {
         means.push(mean);
     }
     [means[0], means[1], means[2]]
+}
+
+/// The cubic spline, the second kernel: every DFSPH stage bit for bit under `--verify`; the
+/// scene file's `physics.kernel` picks it as the flag does, with its own default support
+/// (2 spacings) and lattice mass; WCSPH refuses it in one line.
+#[test]
+fn the_cubic_spline_runs_every_stage_bit_for_bit_and_wcsph_refuses_it() {
+    use common::cli::{assert_usage_error, file, run, run_ok};
+    let out = run(&[
+        "--headless",
+        "--verify",
+        "--kernel",
+        "cubic-spline",
+        "-n",
+        "3000",
+        "--steps",
+        "3",
+        "--tolerance",
+        "0",
+        "--json",
+    ]);
+    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+    } else {
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["pass"], true);
+    }
+    // The run's description names the kernel and its support (h = 2 s at s = 10 mm).
+    let geometry = |args: &[&str]| -> String {
+        let mut all = vec![
+            "--headless",
+            "--cpu",
+            "-n",
+            "1000",
+            "--steps",
+            "1",
+            "--json",
+        ];
+        all.extend_from_slice(args);
+        let v: serde_json::Value = serde_json::from_slice(&run_ok(&all).stdout).unwrap();
+        v["geometry"].as_str().unwrap().to_string()
+    };
+    let printed = run_ok(&["--print-scene", "dam-break", "-n", "1000"]).stdout;
+    let mut scene: serde_json::Value = serde_json::from_slice(&printed).unwrap();
+    scene["physics"]["kernel"] = "cubic-spline".into();
+    let scene = file("cubic_scene.json", scene.to_string().as_bytes());
+    let (flag, from_file, wendland) = (
+        geometry(&["--kernel", "cubic-spline"]),
+        geometry(&["--scene", scene.to_str().unwrap()]),
+        geometry(&[]),
+    );
+    assert!(
+        flag.contains("h = 0.02,") && flag.contains("DFSPH: cubic spline,"),
+        "{flag}"
+    );
+    assert!(wendland.contains("h = 0.03,") && wendland.contains("DFSPH: Wendland C2,"));
+    assert_eq!(flag, from_file);
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--solver",
+            "wcsph",
+            "--kernel",
+            "cubic-spline",
+            "--steps",
+            "1",
+        ],
+        "--kernel cubic-spline applies to DFSPH",
+    );
 }

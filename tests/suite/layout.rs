@@ -9,7 +9,7 @@ use gpu_sph::core::limits;
 use gpu_sph::shaders;
 
 fn module(stage_source: &str) -> naga::Module {
-    let src = shaders::source(stage_source);
+    let src = shaders::source_with(stage_source, Some(gpu_sph::kernel::Kernel::default()));
     naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)))
 }
 
@@ -61,7 +61,10 @@ fn grid_and_fluid_blocks() {
             inv_h,
             h2,
             inv_h2,
-            density_scale
+            density_scale,
+            kernel,
+            kernel_a,
+            kernel_b
         ]
     );
     twin!(
@@ -95,8 +98,6 @@ fn grid_and_fluid_blocks() {
         "DfsphParams",
         DfsphParams,
         [
-            kernel_w,
-            kernel_grad,
             spacing,
             cfl,
             dt_min,
@@ -107,7 +108,6 @@ fn grid_and_fluid_blocks() {
             min_neighbours,
             blocks,
             dt_fixed,
-            kernel_w4,
             wall_inset,
             viscous_limit,
             viscous_substeps,

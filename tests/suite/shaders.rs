@@ -6,7 +6,12 @@ use gpu_sph::params::SimParams;
 use gpu_sph::shaders;
 
 fn module(stage_source: &str) -> naga::Module {
-    let src = shaders::source(stage_source);
+    module_with(stage_source, gpu_sph::kernel::Kernel::default())
+}
+
+/// The stage built with `kernel` (which only the stages that evaluate the kernel read).
+fn module_with(stage_source: &str, kernel: gpu_sph::kernel::Kernel) -> naga::Module {
+    let src = shaders::source_with(stage_source, Some(kernel));
     let module =
         naga::front::wgsl::parse_str(&src).unwrap_or_else(|e| panic!("{}", e.emit_to_string(&src)));
     naga::valid::Validator::new(
@@ -16,6 +21,30 @@ fn module(stage_source: &str) -> naga::Module {
     .validate(&module)
     .unwrap_or_else(|e| panic!("{e:?}"));
     module
+}
+
+/// Every kernel compiles into every stage that evaluates it, and no other stage reads it.
+#[test]
+fn every_kernel_builds_every_stage_that_evaluates_it() {
+    let mut users = 0;
+    for (name, src) in shaders::STAGES {
+        if !shaders::uses_kernel(src) {
+            assert!(!shaders::source(src).contains("fn kernel_w("), "{name}");
+            continue;
+        }
+        users += 1;
+        for kernel in gpu_sph::kernel::Kernel::ALL {
+            let m = module_with(src, kernel);
+            assert!(
+                m.functions
+                    .iter()
+                    .any(|(_, f)| f.name.as_deref() == Some("kernel_grad")),
+                "{name} with {kernel}"
+            );
+        }
+    }
+    // dfsph_density, _galerkin, _rate, _pressure and _accel.
+    assert_eq!(users, 5);
 }
 
 #[test]
@@ -56,9 +85,11 @@ fn sim_params_matches_its_rust_twin() {
             "h2",
             "inv_h2",
             "density_scale",
+            "kernel",
             "_pad1",
             "_pad2",
-            "_pad3"
+            "kernel_a",
+            "kernel_b"
         ]
     );
 }

@@ -8,8 +8,8 @@ use rayon::prelude::*;
 use crate::boundary::Boundary;
 use crate::boundary::tank::{WallPlanes, viscous_image_velocity, wall_planes};
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::kernel::wendland_grad;
-use crate::params::{DfsphParams, FluidParams, SimParams};
+use crate::kernel;
+use crate::params::{FluidParams, SimParams};
 
 use super::pairs::*;
 
@@ -86,8 +86,8 @@ pub struct Accel {
     pub power: Vec<f32>,
 }
 
-/// [`dfsph_accel`] with the obstacles' friction (`friction`: the boundary and DFSPH's block,
-/// given when `DfsphParams::friction` is set): after its pairs, a particle within the
+/// [`dfsph_accel`] with the obstacles' friction (`friction`: the boundary, given when
+/// `DfsphParams::friction` is set): after its pairs, a particle within the
 /// boundary's box walks the boundary particles and adds the standard viscosity of each
 /// obstacle's ν_b ([`Boundary::viscous`]; crate::boundary::particles says why), its share of
 /// S and its power, each summed on its own from zero and then added (the WGSL's order).
@@ -97,7 +97,7 @@ pub fn dfsph_accel_with(
     vel: &[Vec3],
     density: &[f32],
     pairs: &PairList,
-    friction: Option<(&Boundary, &DfsphParams)>,
+    friction: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
 ) -> Accel {
@@ -169,12 +169,12 @@ pub fn dfsph_accel_with(
             for (l, o) in out.iter_mut().enumerate().take(len) {
                 let (x, v) = (pos[first + l], vel[first + l]);
                 let (mut a, mut s, mut power) = (acc[l], rate[l], 0.0f32);
-                if let Some((b, dp)) = friction.filter(|(b, _)| b.near(x)) {
+                if let Some(b) = friction.filter(|b| b.near(x)) {
                     let (mut ba, mut bs, mut bp) = (Vec3::ZERO, 0.0f32, 0.0f32);
                     b.walk(x, sp, |k, r2| {
                         if r2 > 0.0 {
                             let (fa, share, pw) =
-                                b.viscous(k, x - b.pos[k], r2, wendland_grad(r2, sp, dp), v, sp);
+                                b.viscous(k, x - b.pos[k], r2, kernel::grad(r2, sp), v, sp);
                             ba += fa;
                             bs += share;
                             bp += pw;

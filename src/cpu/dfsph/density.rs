@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::boundary::Boundary;
 use crate::boundary::tank::{image_axes, reflect_across, subsets, wall_planes};
 use crate::cpu::walk::{GROUP, groups_in_space_order, scatter_groups};
-use crate::kernel::{wendland_grad, wendland_w};
+use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::blocks::*;
@@ -61,9 +61,9 @@ pub(super) struct DensitySums {
 }
 
 impl DensitySums {
-    fn new(dp: &DfsphParams) -> Self {
+    fn new(sp: &SimParams) -> Self {
         Self {
-            sum: dp.kernel_w,
+            sum: kernel::w(0.0, sp),
             grad: Vec3::ZERO,
             grad2: 0.0,
             hj: Vec3::ZERO,
@@ -83,10 +83,9 @@ impl DensitySums {
         axes: BVec3,
         sp: &SimParams,
         fp: &FluidParams,
-        dp: &DfsphParams,
     ) -> f32 {
-        self.sum += wendland_w(r2, sp, dp);
-        let g = wendland_grad(r2, sp, dp);
+        self.sum += kernel::w(r2, sp);
+        let g = kernel::grad(r2, sp);
         let gv = d * (fp.mass * g);
         self.grad += gv;
         // A neighbour comes first, then its images (group_pairs): its H_j is complete when
@@ -108,17 +107,12 @@ impl DensitySums {
 /// where x is away from them (the sums then take no part, so a particle there keeps the
 /// bits it has without obstacles).
 #[inline]
-pub fn boundary_density(
-    b: Option<&Boundary>,
-    x: Vec3,
-    sp: &SimParams,
-    dp: &DfsphParams,
-) -> Option<(f32, Vec3, u32)> {
+pub fn boundary_density(b: Option<&Boundary>, x: Vec3, sp: &SimParams) -> Option<(f32, Vec3, u32)> {
     let b = b.filter(|b| b.near(x))?;
     let (mut sum, mut grad, mut nb) = (0.0f32, Vec3::ZERO, 0u32);
     b.walk(x, sp, |k, r2| {
-        sum += b.weight(k, wendland_w(r2, sp, dp));
-        grad += b.grad(k, x - b.pos[k], wendland_grad(r2, sp, dp));
+        sum += b.weight(k, kernel::w(r2, sp));
+        grad += b.grad(k, x - b.pos[k], kernel::grad(r2, sp));
         nb += 1;
     });
     Some((sum, grad, nb))
@@ -138,7 +132,7 @@ pub(super) fn finish_alpha(
 ) -> (f32, f32) {
     let (sum, mut grad, mut nb) = (s.sum, s.grad, s.nb);
     let grad2 = s.grad2 + (s.hj.x * s.hj.x + s.hj.y * s.hj.y + s.hj.z * s.hj.z);
-    let obstacles = boundary_density(b, x, sp, dp);
+    let obstacles = boundary_density(b, x, sp);
     if let Some((_, bgrad, bnb)) = obstacles {
         grad += bgrad;
         nb += bnb;
@@ -154,7 +148,7 @@ pub(super) fn finish_alpha(
         let d = x - reflect_across(x, walls.plane, axes);
         let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
         if r2 < sp.h2 {
-            let gv = d * (fp.mass * wendland_grad(r2, sp, dp));
+            let gv = d * (fp.mass * kernel::grad(r2, sp));
             own_grad += gv;
             own_images[n_own] = (axes, gv);
             n_own += 1;
@@ -200,10 +194,10 @@ pub(super) fn group_density_alpha(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> GroupDensity {
-    let mut sums = [DensitySums::new(dp); GROUP];
+    let mut sums = [DensitySums::new(sp); GROUP];
     let mut pairs = Vec::with_capacity(len * 48);
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
-        let g = sums[l].add(first + l, j, d, r2, axes, sp, fp, dp);
+        let g = sums[l].add(first + l, j, d, r2, axes, sp, fp);
         let tag = l as u32 | (axes.bitmask() << 3);
         pairs.push(Pair {
             jt: (j as u32) << 6 | tag,

@@ -7,8 +7,8 @@ use rayon::prelude::*;
 
 use crate::boundary::Boundary;
 use crate::cpu::walk::GROUP;
-use crate::kernel::wendland_grad;
-use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams};
+use crate::kernel;
+use crate::params::{CoarseParams, FluidParams, SimParams};
 
 use super::cells::*;
 use super::pairs::*;
@@ -98,7 +98,6 @@ pub fn dfsph_galerkin(
     b: Option<&Boundary>,
     sp: &SimParams,
     fp: &FluidParams,
-    dp: &DfsphParams,
     cp: &CoarseParams,
 ) -> Operator {
     let cells: Vec<([u32; 3], [bool; 3])> = pos.iter().map(|&x| coarse_cell(x, cp)).collect();
@@ -135,7 +134,7 @@ pub fn dfsph_galerkin(
                     let x = pos[i];
                     let mut sum = Vec3::ZERO;
                     b.walk(x, sp, |k, r2| {
-                        sum += b.grad(k, x - b.pos[k], wendland_grad(r2, sp, dp));
+                        sum += b.grad(k, x - b.pos[k], kernel::grad(r2, sp));
                     });
                     ul[0] += sum;
                 }

@@ -40,12 +40,13 @@
 //! the step, and every warm start from the last step's that was measured either left deep
 //! resting columns moving or stopped them at the cap (docs/results.md, what was tried).
 //!
-//! One kernel throughout the solver: Wendland's C2 function of support h, 3 spacings by default
-//! (Wendland 1995; Dehnen & Aly 2012; why: [`crate::params::WENDLAND_SUPPORT`]), [`wendland_w`]
-//! and its own gradient [`wendland_grad`], for the density, α, the density change rate and the
-//! pressure accelerations, so the solve's linearisation is the derivative of the density it
-//! corrects. (WCSPH and density-only runs keep poly6.) Both solves' relaxation ω follows
-//! from the kernel's support ([`crate::params::dfsph_relaxation`]).
+//! One kernel throughout the solver, the run's [`kernel`] (Wendland's C2 function at 3
+//! spacings by default, [`crate::kernel::wendland_c2`] says why; the cubic spline at 2 by
+//! choice): its value [`kernel::w`] and its own gradient [`kernel::grad`], for the density, α,
+//! the density change rate and the pressure accelerations, so the solve's linearisation is the
+//! derivative of the density it corrects. (WCSPH and density-only runs keep poly6.) Both
+//! solves' relaxation ω follows from the kernel and its support
+//! ([`crate::params::dfsph_relaxation`]).
 //!
 //! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`])
 //! take part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and
@@ -136,7 +137,7 @@ use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams};
 pub use crate::core::DfsphStats;
 /// Particles a DFSPH run may hold: a [`Pair`] packs the candidate's index into 26 bits.
 pub use crate::core::limits::DFSPH_MAX_PARTICLES as MAX_PARTICLES;
-pub use crate::kernel::{wendland_grad, wendland_w};
+pub use crate::kernel;
 
 /// The pressure the constant-density solve implied, p_i = ρ_i κ_sum_i (see the module doc).
 pub fn implied_pressure(density: &[f32], kappa_sum: &[f32]) -> Vec<f32> {
@@ -267,7 +268,6 @@ pub fn solve(
                     dt,
                     sp,
                     fp,
-                    dp,
                 )
             });
             if record {
@@ -363,7 +363,7 @@ pub fn coarse_levels(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Coarse {
-    let cp = CoarseParams::new(fp, sp.h, dp.spacing, fp.mass);
+    let cp = CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass);
     let op = timed(Stage::DfsphGalerkin, || {
         dfsph_galerkin(
             &sorted.pos,
@@ -373,7 +373,6 @@ pub fn coarse_levels(
             b,
             sp,
             fp,
-            dp,
             &cp,
         )
     });
@@ -539,7 +538,7 @@ pub fn dfsph_step_with(
         dp,
     );
     // The obstacles' friction, where an obstacle has one (`DfsphParams::friction`).
-    let friction = b.filter(|_| dp.friction != 0).map(|b| (b, dp));
+    let friction = b.filter(|_| dp.friction != 0);
     let Accel {
         mut acc,
         rate: viscous_rate,
@@ -662,6 +661,7 @@ mod tests {
                 rest_density: Some(1.0),
                 table_size: Some(1),
                 group_size: None,
+                kernel: None,
             },
         )
         .unwrap();
@@ -710,7 +710,7 @@ mod tests {
         for ((&(first, len), pairs), frame) in list.groups.iter().zip(&list.pairs).zip(&list.frames)
         {
             let (first, len) = (first as usize, len as usize);
-            let walked = group_rates(first, len, &sorted, &v, &g.slot_start, &sp, &fp, &dp);
+            let walked = group_rates(first, len, &sorted, &v, &g.slot_start, &sp, &fp);
             let listed = listed_rates(first, pairs, frame, &sorted, &v, fp.mass);
             for l in 0..len {
                 assert_eq!(
@@ -770,9 +770,8 @@ mod tests {
                 dt,
                 &sp,
                 &fp,
-                &dp,
             );
-            let rate = density_rate(k, &sorted.pos, &vel, &g.slot_start, &sp, &fp, &dp);
+            let rate = density_rate(k, &sorted.pos, &vel, &g.slot_start, &sp, &fp);
             let err = (rate * a / dt + 1.0).abs();
             worst = worst.max(err);
         }
@@ -798,55 +797,19 @@ mod tests {
 
     #[test]
     fn wendland_kernel_worked_values() {
-        let (sp, _, dp) = setup(1.0, 10.0);
+        let (sp, _, _) = setup(1.0, 10.0);
         let k = 21.0 / (2.0 * std::f32::consts::PI);
-        assert_eq!(wendland_w(0.0, &sp, &dp), dp.kernel_w);
-        assert!((dp.kernel_w - k).abs() < 1e-6);
+        assert_eq!(kernel::w(0.0, &sp), sp.kernel_a[0]);
+        assert!((sp.kernel_a[0] - k).abs() < 1e-6);
         // q = 0.5: k · 0.5⁴ · 3 = 0.6267.
-        assert!((wendland_w(0.25, &sp, &dp) - k * 0.0625 * 3.0).abs() < 1e-6);
-        assert!((wendland_w(0.25, &sp, &dp) - 0.6267).abs() < 1e-4);
-        assert_eq!(wendland_w(1.0, &sp, &dp), 0.0);
-        assert_eq!(wendland_w(1.5, &sp, &dp), 0.0);
+        assert!((kernel::w(0.25, &sp) - k * 0.0625 * 3.0).abs() < 1e-6);
+        assert!((kernel::w(0.25, &sp) - 0.6267).abs() < 1e-4);
+        assert_eq!(kernel::w(1.0, &sp), 0.0);
+        assert_eq!(kernel::w(1.5, &sp), 0.0);
         // g at q = 0.5: −210/π · 0.125 = −8.356.
-        assert!(
-            (wendland_grad(0.25, &sp, &dp) + 210.0 / std::f32::consts::PI * 0.125).abs() < 1e-4
-        );
-        assert_eq!(wendland_grad(0.0, &sp, &dp), 0.0);
-        assert_eq!(wendland_grad(1.0, &sp, &dp), 0.0);
-    }
-
-    /// W integrates to 1 over its support: Σ W s³ on a fine lattice, h = 1, s = 0.05.
-    #[test]
-    fn wendland_kernel_is_normalised() {
-        let (sp, _, dp) = setup(1.0, 10.0);
-        let s = 0.05f32;
-        let mut sum = 0.0f64;
-        for i in -20i32..=20 {
-            for j in -20i32..=20 {
-                for l in -20i32..=20 {
-                    let r2 = ((i * i + j * j + l * l) as f32) * s * s;
-                    sum += wendland_w(r2, &sp, &dp) as f64;
-                }
-            }
-        }
-        let integral = sum * (s as f64).powi(3);
-        assert!((integral - 1.0).abs() < 1e-3, "∫W = {integral}");
-    }
-
-    #[test]
-    fn gradient_is_the_derivative_of_the_kernel() {
-        let (sp, _, dp) = setup(1.0, 10.0);
-        for &r in &[0.05f32, 0.1, 0.3, 0.49, 0.51, 0.7, 0.95] {
-            let e = 1e-3f32;
-            let fd = (wendland_w((r + e) * (r + e), &sp, &dp)
-                - wendland_w((r - e) * (r - e), &sp, &dp))
-                / (2.0 * e);
-            let g = wendland_grad(r * r, &sp, &dp) * r;
-            assert!(
-                (fd - g).abs() < 1e-2 * g.abs().max(1.0),
-                "r {r}: {fd} vs {g}"
-            );
-        }
+        assert!((kernel::grad(0.25, &sp) + 210.0 / std::f32::consts::PI * 0.125).abs() < 1e-4);
+        assert_eq!(kernel::grad(0.0, &sp), 0.0);
+        assert_eq!(kernel::grad(1.0, &sp), 0.0);
     }
 
     #[test]
@@ -953,7 +916,7 @@ mod tests {
         let vel = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::new(-1.0, 0.0, 0.0)];
         let state = Particles::new(pos, vel);
         let (g, sorted, da) = prepare(&state, None, &sp, &fp, &dp);
-        let r0 = density_rate(0, &sorted.pos, &sorted.vel, &g.slot_start, &sp, &fp, &dp);
+        let r0 = density_rate(0, &sorted.pos, &sorted.vel, &g.slot_start, &sp, &fp);
         assert!(r0 > 0.0, "approach is compression: {r0}");
         let mut vel = sorted.vel.clone();
         let coarse = coarse_levels(&sorted, &da, None, &sp, &fp, &dp);
@@ -978,7 +941,7 @@ mod tests {
         assert!((vel[0] + vel[1]).length() < 1e-5);
         // The approach is stopped to within the tolerance: the density change rate left, as
         // the solve's residual D dt/ρ0, at most η_v, from 1e-3 · r0 before.
-        let r1 = density_rate(0, &sorted.pos, &vel, &g.slot_start, &sp, &fp, &dp);
+        let r1 = density_rate(0, &sorted.pos, &vel, &g.slot_start, &sp, &fp);
         assert!(
             r1 * 1e-3 / fp.rest_density <= dp.eta_v,
             "{r1} from {r0}: {vel:?}"

@@ -72,7 +72,7 @@ pub fn group_pairs(
 
 /// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
 /// sees candidate `j` (bits 6..32), or its image across the walls of bits 3..6 (x, y, z),
-/// with ∇W_kj = g d, g = [`wendland_grad`](r²), d = x_k − x_j' ([`Frame::d`] recomputes d with
+/// with ∇W_kj = g d, g = [`crate::kernel::grad`](r²), d = x_k − x_j' ([`Frame::d`] recomputes d with
 /// the walk's operations, so the same bits). Eight bytes: the passes that replay the list
 /// are bound by reading it (16-byte pairs holding m∇W, with a 20-byte geometry record
 /// beside them for the viscosity, measured slower a step: docs/benchmarks.md).

@@ -7,8 +7,8 @@ use rayon::prelude::*;
 
 use crate::boundary::Boundary;
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::kernel::wendland_grad;
-use crate::params::{DfsphParams, FluidParams, SimParams};
+use crate::kernel;
+use crate::params::{FluidParams, SimParams};
 
 use super::pairs::*;
 
@@ -32,7 +32,6 @@ pub fn dfsph_pressure(
     dt: f32,
     sp: &SimParams,
     fp: &FluidParams,
-    dp: &DfsphParams,
 ) {
     // κ/ρ of every particle, divided once rather than once per pair (the same bits).
     let kd: Vec<f32> = kappa.iter().zip(density).map(|(k, r)| k / r).collect();
@@ -56,7 +55,7 @@ pub fn dfsph_pressure(
                 if let Some(b) = b.filter(|b| b.near(x)) {
                     let (mut push, mut pw) = (Vec3::ZERO, 0.0f32);
                     b.walk(x, sp, |k, r2| {
-                        let (c, power) = b.pressure(k, x - b.pos[k], wendland_grad(r2, sp, dp), ki);
+                        let (c, power) = b.pressure(k, x - b.pos[k], kernel::grad(r2, sp), ki);
                         push += c;
                         pw += power;
                     });

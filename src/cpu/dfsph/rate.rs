@@ -8,7 +8,7 @@ use rayon::prelude::*;
 use crate::boundary::Boundary;
 use crate::boundary::tank::image_velocity;
 use crate::cpu::walk::{GROUP, scatter_groups};
-use crate::kernel::wendland_grad;
+use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 
 use super::blocks::*;
@@ -38,13 +38,12 @@ pub(super) fn group_rates(
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-    dp: &DfsphParams,
 ) -> [f32; GROUP] {
     let mut rate = [0.0f32; GROUP];
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
         let vi = vel[first + l];
         let vj = image_velocity(vel[j], axes);
-        let gv = d * (fp.mass * wendland_grad(r2, sp, dp));
+        let gv = d * (fp.mass * kernel::grad(r2, sp));
         let dv = vi - vj;
         rate[l] += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
     });
@@ -60,26 +59,19 @@ pub fn density_rate(
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-    dp: &DfsphParams,
 ) -> f32 {
-    group_rates(k, 1, pos, vel, slot_start, sp, fp, dp)[0]
+    group_rates(k, 1, pos, vel, slot_start, sp, fp)[0]
 }
 
 /// The obstacles' part of the density change rate of a particle at x moving at v,
 /// Σ_b ψ_b (v − v_b)·∇W_xb over the boundary particles within h, in walk order (v_b the
 /// obstacle surface's velocity); `None` away from them.
 #[inline]
-pub fn boundary_rate(
-    b: Option<&Boundary>,
-    x: Vec3,
-    v: Vec3,
-    sp: &SimParams,
-    dp: &DfsphParams,
-) -> Option<f32> {
+pub fn boundary_rate(b: Option<&Boundary>, x: Vec3, v: Vec3, sp: &SimParams) -> Option<f32> {
     let b = b.filter(|b| b.near(x))?;
     let mut rate = 0.0f32;
     b.walk(x, sp, |k, r2| {
-        rate += b.rate(k, x - b.pos[k], wendland_grad(r2, sp, dp), v);
+        rate += b.rate(k, x - b.pos[k], kernel::grad(r2, sp), v);
     });
     Some(rate)
 }
@@ -173,7 +165,7 @@ pub fn dfsph_rate(
             let mut out = [(0.0, 0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
                 let k = first + l;
-                let rate = match boundary_rate(b, pos[k], vel[k], sp, dp) {
+                let rate = match boundary_rate(b, pos[k], vel[k], sp) {
                     Some(r) => rate[l] + r,
                     None => rate[l],
                 };

@@ -746,6 +746,7 @@ mod tests {
                 rest_density: Some(1.0),
                 table_size: Some(1),
                 group_size: None,
+                kernel: None,
             },
         )
         .unwrap();
@@ -875,6 +876,7 @@ mod tests {
                 rest_density: Some(1.0),
                 table_size: Some(1024),
                 group_size: None,
+                kernel: None,
             },
         )
         .unwrap();

@@ -1,0 +1,99 @@
+//! The cubic B-spline of support h (Monaghan & Lattanzio 1985; in the form of Koschier et al.
+//! 2019, "Smoothed particle hydrodynamics techniques for the physics based simulation of
+//! fluids and solids", Eurographics tutorial, eq. 4): W(r) = k (6q³ − 6q² + 1) for
+//! q = r/h ≤ ½, 2k (1 − q)³ for ½ < q < 1, 0 beyond, k = 8/(π h³). The CPU twin of
+//! `shaders/kernel/cubic_spline.wgsl`, operation for operation.
+//!
+//! Why it is offered: it is the kernel of SPlisHSPlasH's DFSPH and of most of the SPH
+//! literature, at [`DEFAULT_SUPPORT`] = 2 spacings about 33 neighbours against Wendland C2's
+//! 113 at 3, so a step costs about a third; but water on it is stiffer against shear (its
+//! summation density rises under shear as ρ(0)(1 + cγ²) with c = +0.014 against Wendland
+//! C2's +0.004: `scripts/sheared_density.py 0.05 cubic 2`), which is what shortens its waves'
+//! period (docs/results.md).
+
+use crate::params::SimParams;
+
+/// Its WGSL twin.
+pub const WGSL: &str = include_str!("../../shaders/kernel/cubic_spline.wgsl");
+
+/// The default support, in spacings: 2, the support of SPlisHSPlasH's DFSPH (4 particle
+/// radii) and of Bender & Koschier 2017's experiments.
+pub const DEFAULT_SUPPORT: f32 = 2.0;
+
+/// `SimParams::kernel_a` = [k, 6k, 2k, 0] and `kernel_b` = [3l, 2l, l, 0] at support `h`,
+/// with l = 6k/h = 48/(π h⁴) ([`w`], [`grad`]).
+pub fn uniforms(h: f64) -> [f32; 8] {
+    let k = 8.0 / (std::f64::consts::PI * h * h * h);
+    let l = 6.0 * k / h;
+    [
+        k as f32,
+        (6.0 * k) as f32,
+        (2.0 * k) as f32,
+        0.0,
+        (3.0 * l) as f32,
+        (2.0 * l) as f32,
+        l as f32,
+        0.0,
+    ]
+}
+
+/// W at squared distance r2. Worked example: h = 1, r = 0.25: W = 8/π · 0.71875 = 1.8303;
+/// r = 0.75: W = 16/π · 0.015625 = 0.0796.
+#[inline(always)]
+pub fn w(r2: f32, sp: &SimParams) -> f32 {
+    let q = r2.sqrt() * sp.inv_h;
+    let f = 1.0 - q;
+    if q <= 0.5 {
+        // k + 6k q² (q − 1).
+        sp.kernel_a[0] + sp.kernel_a[1] * (q * q * (q - 1.0))
+    } else if q < 1.0 {
+        sp.kernel_a[2] * (f * f * f)
+    } else {
+        0.0
+    }
+}
+
+/// g with ∇W(x_i − x_j) = g · (x_i − x_j): (dW/dr)/r = (l/h)(3q − 2) for q ≤ ½,
+/// −l (1 − q)²/r for ½ < q < 1; 0 at r = 0 and from h on. Worked example: h = 1, r = 0.25:
+/// g = 48/π · (−1.25) = −19.099; r = 0.75: g = −48/π · 0.0625/0.75 = −1.2732.
+#[inline(always)]
+pub fn grad(r2: f32, sp: &SimParams) -> f32 {
+    let r = r2.sqrt();
+    let q = r * sp.inv_h;
+    let f = 1.0 - q;
+    if r > 0.0 && q <= 0.5 {
+        (sp.kernel_b[0] * q - sp.kernel_b[1]) * sp.inv_h
+    } else if r > 0.0 && q < 1.0 {
+        -(sp.kernel_b[2] * (f * f)) / r
+    } else {
+        0.0
+    }
+}
+
+/// W at q for support `h`, in f64.
+pub fn w64(h: f64, q: f64) -> f64 {
+    let k = 8.0 / (std::f64::consts::PI * h.powi(3));
+    if q <= 0.5 {
+        k * (6.0 * q * q * q - 6.0 * q * q + 1.0)
+    } else if q < 1.0 {
+        2.0 * k * (1.0 - q).powi(3)
+    } else {
+        0.0
+    }
+}
+
+/// h |dW/dr| = c(h) r p(q): c(h) = l = 48/(π h⁴).
+pub fn grad_coef(h: f64) -> f64 {
+    48.0 / (std::f64::consts::PI * h.powi(4))
+}
+
+/// p(q) = 2 − 3q for q ≤ ½, (1 − q)²/q for ½ < q < 1.
+pub fn grad_profile(q: f64) -> f64 {
+    if q <= 0.5 {
+        2.0 - 3.0 * q
+    } else if q < 1.0 {
+        (1.0 - q) * (1.0 - q) / q
+    } else {
+        0.0
+    }
+}

@@ -1,0 +1,364 @@
+//! The smoothing kernel DFSPH's stages evaluate, one file per kernel and language: its value,
+//! its gradient, its default support, the lattice mass and the pressure solve's stability
+//! bound all follow from the file of the run's [`Kernel`].
+//!
+//! A kernel lives in `src/kernel/<name>.rs` (its f32 value and gradient, operation for
+//! operation as its WGSL twin, its uniform constants and its shape in f64) and
+//! `shaders/kernel/<name>.wgsl` (`kernel_w(r2)` and `kernel_grad(r2)`, reading `params`, the
+//! stage's `SimParams`). Adding one is those two files and a variant of [`Kernel`] with its
+//! match arms here. The stages call [`w`] and [`grad`] (CPU) or `kernel_w` and `kernel_grad`
+//! (WGSL, the run's file prepended by [`crate::shaders::source_with`]), never a kernel by name.
+//!
+//! WCSPH still takes poly6 for its density ([`poly6_term`]) and spiky for its forces, and the
+//! obstacles' WCSPH volumes take poly6: those live in its own stages.
+
+pub mod cubic_spline;
+pub mod wendland_c2;
+
+use crate::params::SimParams;
+
+/// The kernels a run can choose (`--kernel`, the scene file's `physics.kernel`).
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    serde::Serialize,
+    serde::Deserialize,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kernel {
+    /// Wendland's C2 function ([`wendland_c2`]), at 3 spacings by default: DFSPH's default.
+    #[default]
+    WendlandC2,
+    /// The cubic B-spline ([`cubic_spline`]), at 2 spacings by default: SPlisHSPlasH's.
+    CubicSpline,
+}
+
+impl Kernel {
+    /// Every kernel, in the order of their ids.
+    pub const ALL: [Kernel; 2] = [Kernel::WendlandC2, Kernel::CubicSpline];
+
+    /// The id `SimParams::kernel` holds.
+    pub fn id(self) -> u32 {
+        self as u32
+    }
+
+    /// The kernel of an id, `None` for an id no kernel has.
+    pub fn from_id(id: u32) -> Option<Self> {
+        Self::ALL.get(id as usize).copied()
+    }
+
+    /// Its name on the command line and in scene files.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kernel::WendlandC2 => "wendland-c2",
+            Kernel::CubicSpline => "cubic-spline",
+        }
+    }
+
+    /// Its name in the run's description (`--stats` headers, checkpoints).
+    pub fn title(self) -> &'static str {
+        match self {
+            Kernel::WendlandC2 => "Wendland C2",
+            Kernel::CubicSpline => "cubic spline",
+        }
+    }
+
+    /// The kernel of a name, `None` for a name no kernel has.
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// Its default support, in spacings (why each: the kernel's file).
+    pub fn default_support(self) -> f32 {
+        match self {
+            Kernel::WendlandC2 => wendland_c2::DEFAULT_SUPPORT,
+            Kernel::CubicSpline => cubic_spline::DEFAULT_SUPPORT,
+        }
+    }
+
+    /// Its WGSL file, `kernel_w` and `kernel_grad`.
+    pub fn shader(self) -> &'static str {
+        match self {
+            Kernel::WendlandC2 => wendland_c2::WGSL,
+            Kernel::CubicSpline => cubic_spline::WGSL,
+        }
+    }
+
+    /// The constants its functions read (`SimParams::kernel_a`, `kernel_b`) at support `h`:
+    /// uniforms rather than WGSL literals, because Mesa's NIR re-associates products with a
+    /// literal factor, which changes the rounding and would break bit-exactness with the CPU
+    /// (measured on lavapipe).
+    pub fn uniforms(self, h: f64) -> [f32; 8] {
+        match self {
+            Kernel::WendlandC2 => wendland_c2::uniforms(h),
+            Kernel::CubicSpline => cubic_spline::uniforms(h),
+        }
+    }
+
+    /// W at q = r/h for support `h` (0 from q = 1 on), in f64, for the sums over a lattice
+    /// ([`Kernel::lattice_sum`]).
+    pub fn w64(self, h: f64, q: f64) -> f64 {
+        match self {
+            Kernel::WendlandC2 => wendland_c2::w64(h, q),
+            Kernel::CubicSpline => cubic_spline::w64(h, q),
+        }
+    }
+
+    /// The gradient's size h |dW/dr| = c(h) · r · p(q) for q = r/h: this is c(h), in f64.
+    pub fn grad_coef(self, h: f64) -> f64 {
+        match self {
+            Kernel::WendlandC2 => wendland_c2::grad_coef(h),
+            Kernel::CubicSpline => cubic_spline::grad_coef(h),
+        }
+    }
+
+    /// p(q) of [`Kernel::grad_coef`] (0 from q = 1 on), in f64; −p(q) is (dW/dr)/r up to a
+    /// positive factor.
+    pub fn grad_profile(self, q: f64) -> f64 {
+        match self {
+            Kernel::WendlandC2 => wendland_c2::grad_profile(q),
+            Kernel::CubicSpline => cubic_spline::grad_profile(q),
+        }
+    }
+
+    /// Σ_lattice W over the points (i, j, k) s of a simple cubic lattice within support `h`,
+    /// the origin included, summed in one order over every point within ⌈h/s⌉ spacings on
+    /// each axis: ρ0 divided by it is the mass that puts the lattice at rest density.
+    /// Worked value: Wendland C2 at h = 3 s gives 1.0031/s³.
+    pub fn lattice_sum(self, h: f64, s: f64) -> f64 {
+        let reach = (h / s).ceil() as i64;
+        let mut sum = 0.0;
+        for i in -reach..=reach {
+            for j in -reach..=reach {
+                for k in -reach..=reach {
+                    let q = (((i * i + j * j + k * k) as f64).sqrt() * s) / h;
+                    if q < 1.0 {
+                        sum += self.w64(h, q);
+                    }
+                }
+            }
+        }
+        sum
+    }
+
+    /// S2 = h² Σ_r |m ∇W(r)|² over the offsets r ≠ 0 of a simple cubic lattice of spacing
+    /// `s` within support `h`: the Σ|m∇W_ij|² term of a full particle's α (times h²), the
+    /// scale `CoarseParams` divides the coarse operator by. Worked value (Wendland C2): s = 0.01 m,
+    /// h = 0.03 m, m = 0.001 kg put 92 offsets inside and give S2 = 8.569e5 kg²/m⁸ (only its
+    /// size matters: it cancels between the coarse operator and the correction).
+    pub fn lattice_gradient_energy(self, h: f64, s: f64, mass: f64) -> f64 {
+        let reach = (h / s).ceil() as i64;
+        let coef = self.grad_coef(h);
+        let mut sum = 0.0;
+        for i in -reach..=reach {
+            for j in -reach..=reach {
+                for l in -reach..=reach {
+                    let r = ((i * i + j * j + l * l) as f64).sqrt() * s;
+                    let q = r / h;
+                    if r > 0.0 && q < 1.0 {
+                        let g = mass * coef * r * self.grad_profile(q);
+                        sum += g * g;
+                    }
+                }
+            }
+        }
+        sum.max(f64::MIN_POSITIVE)
+    }
+
+    /// The largest eigenvalue λ_max of D⁻¹A, DFSPH's pressure system with its diagonal α_i,
+    /// for this kernel at a support of `h_over_s` spacings on a simple cubic lattice: the
+    /// system is a convolution there, its eigenvectors plane waves p_j = exp(i k·x_j), and
+    /// λ(k) = |S(k)|² / Σ_r |G(r)|², S(k) = Σ_r G(r) sin(k·r), G(r) = ∇W(r) over the
+    /// lattice's offsets r (the mass cancels). A relaxed Jacobi iteration converges only for
+    /// ω < 2/λ_max (`scripts/jacobi_bound.py` says more). λ is even in each component of k
+    /// and symmetric under their permutations, so the wedge 0 ≤ k_x ≤ k_y ≤ k_z ≤ π holds
+    /// every value; it is sampled at 24 cell-centred points per axis (the script's 48 over the
+    /// whole zone). Worked values, Wendland C2: 2.60 at h = 2 s, 6.25 at h = 3 s; the cubic
+    /// spline: 2.81 at h = 2 s.
+    pub fn lambda_max(self, h_over_s: f64) -> f64 {
+        let reach = h_over_s.ceil() as i64;
+        let mut grads = Vec::new();
+        for i in -reach..=reach {
+            for j in -reach..=reach {
+                for l in -reach..=reach {
+                    let r = ((i * i + j * j + l * l) as f64).sqrt();
+                    let q = r / h_over_s;
+                    if r > 0.0 && q < 1.0 {
+                        // (dW/dr)/r up to a constant that cancels in λ.
+                        grads.push(([i as f64, j as f64, l as f64], -self.grad_profile(q)));
+                    }
+                }
+            }
+        }
+        let diag: f64 = grads
+            .iter()
+            .map(|(r, g)| g * g * (r[0] * r[0] + r[1] * r[1] + r[2] * r[2]))
+            .sum();
+        if diag == 0.0 {
+            return 0.0;
+        }
+        const N: usize = 24;
+        let k = |a: usize| (a as f64 + 0.5) * std::f64::consts::PI / N as f64;
+        let mut best = 0.0f64;
+        for a in 0..N {
+            for b in a..N {
+                for c in b..N {
+                    let kv = [k(a), k(b), k(c)];
+                    let mut s = [0.0f64; 3];
+                    for (r, g) in &grads {
+                        let sin = (kv[0] * r[0] + kv[1] * r[1] + kv[2] * r[2]).sin();
+                        for (sd, rd) in s.iter_mut().zip(r) {
+                            *sd += g * rd * sin;
+                        }
+                    }
+                    best = best.max((s[0] * s[0] + s[1] * s[1] + s[2] * s[2]) / diag);
+                }
+            }
+        }
+        best
+    }
+}
+
+impl std::fmt::Display for Kernel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// W at squared distance r2 for the run's kernel (`sp.kernel`), 0 from r² = h² on; the
+/// operations of its WGSL `kernel_w`.
+#[inline(always)]
+pub fn w(r2: f32, sp: &SimParams) -> f32 {
+    if sp.kernel == Kernel::CubicSpline as u32 {
+        cubic_spline::w(r2, sp)
+    } else {
+        wendland_c2::w(r2, sp)
+    }
+}
+
+/// The factor g with ∇W(x_i − x_j) = g · (x_i − x_j) for the run's kernel: (dW/dr)/r for
+/// 0 < r < h, 0 at r = 0 (where x_i − x_j is zero too) and from h on; the operations of its
+/// WGSL `kernel_grad`.
+#[inline(always)]
+pub fn grad(r2: f32, sp: &SimParams) -> f32 {
+    if sp.kernel == Kernel::CubicSpline as u32 {
+        cubic_spline::grad(r2, sp)
+    } else {
+        wendland_c2::grad(r2, sp)
+    }
+}
+
+/// The un-normalised poly6 term (1 − r²/h²)³ for a pair known to satisfy r² < h² (Müller et
+/// al. 2003): WCSPH's density and the neighbour library's, `poly6_term` in common.wgsl.
+#[inline]
+pub fn poly6_term(r2: f32, params: &SimParams) -> f32 {
+    let q = (1.0 - r2 * params.inv_h2).max(0.0);
+    q * q * q
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn params(kernel: Kernel, h: f32) -> SimParams {
+        let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(h as f64);
+        SimParams {
+            h,
+            inv_h: 1.0 / h,
+            h2: h * h,
+            inv_h2: 1.0 / (h * h),
+            kernel: kernel.id(),
+            kernel_a: [a0, a1, a2, a3],
+            kernel_b: [b0, b1, b2, b3],
+            ..bytemuck::Zeroable::zeroed()
+        }
+    }
+
+    /// Each kernel integrates to one over its support and its gradient is its value's
+    /// derivative, in the f32 forms the stages run.
+    #[test]
+    fn every_kernel_is_normalised_and_its_gradient_is_its_slope() {
+        for kernel in Kernel::ALL {
+            let sp = params(kernel, 1.0);
+            // ∫ W dV by the midpoint rule over a fine lattice.
+            let n = 80;
+            let dx = 2.0 / n as f64;
+            let mut sum = 0.0f64;
+            for i in 0..n {
+                for j in 0..n {
+                    for k in 0..n {
+                        let p = [i, j, k].map(|a| -1.0 + (a as f64 + 0.5) * dx);
+                        let r2 = (p[0] * p[0] + p[1] * p[1] + p[2] * p[2]) as f32;
+                        sum += w(r2, &sp) as f64 * dx * dx * dx;
+                    }
+                }
+            }
+            assert!((sum - 1.0).abs() < 2e-3, "{kernel}: ∫W = {sum}");
+            for r in [0.1f32, 0.3, 0.45, 0.55, 0.7, 0.9] {
+                let e = 1e-3f32;
+                let fd = (w((r + e) * (r + e), &sp) - w((r - e) * (r - e), &sp)) / (2.0 * e);
+                let g = grad(r * r, &sp) * r;
+                assert!(
+                    (fd - g).abs() < 2e-3 * g.abs().max(0.1),
+                    "{kernel} r = {r}: {fd} {g}"
+                );
+            }
+            assert_eq!(grad(0.0, &sp), 0.0);
+            assert_eq!(w(1.0, &sp), 0.0);
+            assert_eq!(grad(1.0, &sp), 0.0);
+            // The f64 forms are the f32 functions' (h = 1: h |dW/dr| = r |g|).
+            assert_eq!(w(0.0, &sp), kernel.w64(1.0, 0.0) as f32);
+            for q in [0.2f64, 0.5, 0.8] {
+                let r2 = (q * q) as f32;
+                assert!(
+                    (kernel.w64(1.0, q) - w(r2, &sp) as f64).abs() < 1e-5,
+                    "{kernel} {q}"
+                );
+                let g64 = kernel.grad_coef(1.0) * q * kernel.grad_profile(q);
+                let g32 = -(grad(r2, &sp) as f64) * q;
+                assert!(
+                    (g64 - g32).abs() < 1e-4 * g64.abs(),
+                    "{kernel} {q}: {g64} {g32}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn names_and_ids_round_trip() {
+        for kernel in Kernel::ALL {
+            assert_eq!(Kernel::from_name(kernel.name()), Some(kernel));
+            assert_eq!(Kernel::from_id(kernel.id()), Some(kernel));
+        }
+        assert_eq!(Kernel::from_id(7), None);
+        assert_eq!(Kernel::from_name("gaussian"), None);
+    }
+
+    #[test]
+    fn jacobi_bound_worked_values() {
+        // scripts/jacobi_bound.py 48: 2.60 at h = 2 s, 3.84 at 2.5 s, 6.25 at 3 s; the cubic
+        // spline 2.81 at 2 s.
+        for (kernel, h, want) in [
+            (Kernel::WendlandC2, 2.0, 2.60),
+            (Kernel::WendlandC2, 2.5, 3.84),
+            (Kernel::WendlandC2, 3.0, 6.25),
+            (Kernel::CubicSpline, 2.0, 2.81),
+        ] {
+            let got = kernel.lambda_max(h);
+            assert!((got - want).abs() < 0.01, "{kernel} at {h} s: {got}");
+        }
+        assert_eq!(Kernel::WendlandC2.lambda_max(0.9), 0.0);
+    }
+
+    #[test]
+    fn lattice_gradient_energy_worked_value() {
+        let s2 = Kernel::WendlandC2.lattice_gradient_energy(0.03, 0.01, 0.001);
+        assert!((s2 / 8.569e5 - 1.0).abs() < 1e-3, "{s2}");
+    }
+}
