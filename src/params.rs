@@ -423,6 +423,25 @@ pub struct SimParams {
     pub kernel_b: [f32; 4],
 }
 
+impl crate::kernel::Uniforms for SimParams {
+    #[inline(always)]
+    fn inv_h(&self) -> f32 {
+        self.inv_h
+    }
+    #[inline(always)]
+    fn kernel_id(&self) -> u32 {
+        self.kernel
+    }
+    #[inline(always)]
+    fn kernel_a(&self) -> &[f32; 4] {
+        &self.kernel_a
+    }
+    #[inline(always)]
+    fn kernel_b(&self) -> &[f32; 4] {
+        &self.kernel_b
+    }
+}
+
 impl SimParams {
     /// A grid's parameters for `n` particles in `table_size` slots with neighbours within
     /// `h`, the rest zero: the neighbour queries' and the tests' block (no kernel of DFSPH's

@@ -134,96 +134,10 @@ pub struct SceneFile {
     pub viewer: Settings,
 }
 
-/// The settings sections of a scene file and the keys each takes: the flags' names with `_`
-/// for `-` (the viewer's and the run's flags by their long names).
-pub const SECTIONS: [(&str, &[&str]); 4] = [
-    (
-        "physics",
-        &[
-            "solver",
-            "spacing",
-            "smoothing_radius",
-            "particle_mass",
-            "rest_density",
-            "gravity",
-            "viscosity",
-            "alpha",
-            "kinematic_viscosity",
-            "wall_slip_length",
-            "hydrostatic_start",
-            "sound_speed",
-            "cfl",
-            "dt",
-            "max_dt",
-            "min_dt",
-            "restitution",
-            "divergence_tolerance",
-            "density_tolerance",
-            "max_iterations",
-            "viscous_substeps",
-            "relaxation",
-            "kernel",
-            "table_size",
-            "seed",
-            "model",
-            "grain_radius",
-            "grain_ratio",
-            "grain_density",
-            "contact_stiffness",
-            "contact_restitution",
-            "contact_friction",
-        ],
-    ),
-    (
-        "run",
-        &[
-            "steps",
-            "end_time",
-            "cpu",
-            "gpu",
-            "max_density_ratio",
-            "max_speed_fraction",
-            "energy_margin",
-            "checkpoint_every",
-            "checkpoint_dir",
-        ],
-    ),
-    (
-        "outputs",
-        &[
-            "output",
-            "stats",
-            "export_dir",
-            "export_every",
-            "export_format",
-            "surface_dir",
-            "surface_every",
-            "surface_format",
-            "surface_threshold",
-            "surface_cube_size",
-            "surface_smoothing",
-            "screenshot",
-            "json",
-        ],
-    ),
-    (
-        "viewer",
-        &[
-            "substeps",
-            "colour_by",
-            "window_size",
-            "present_mode",
-            "render",
-            "hide_ui",
-            "camera_target",
-            "camera_distance",
-            "camera_yaw",
-            "camera_pitch",
-            "frames",
-            "timings",
-        ],
-    ),
-];
+/// The settings sections of a scene file. The keys each takes are the flags of its clap group
+/// (`app::cli::flags_in`), by their ids (the long names with `_` for `-`), which
+/// [`SceneFile::check_keys`] is given.
+pub const SECTIONS: [&str; 4] = ["physics", "run", "outputs", "viewer"];
 
 /// Keys renamed so every limit reads `max_…`/`min_…` and colour has one spelling: a file
 /// written with the old name still reads (section, old, new).
@@ -446,25 +360,34 @@ impl SceneFile {
                 settings.insert(new.into(), value);
             }
         }
-        for (section, keys) in SECTIONS {
-            for key in file.section(section).keys() {
-                if !keys.contains(&key.as_str()) {
-                    let elsewhere = SECTIONS
-                        .iter()
-                        .find(|(_, k)| k.contains(&key.as_str()))
-                        .map(|(s, _)| format!(": it belongs in \"{s}\""));
-                    let hint = elsewhere.unwrap_or_else(|| match nearest(key, keys) {
-                        Some(n) => format!(": did you mean `{n}`?"),
-                        None => format!(": known keys are {}", keys.join(", ")),
-                    });
-                    return Err(Error::input(format!(
-                        "{name}: at {section}.{key}: unknown key `{key}`{hint}"
-                    )));
-                }
-            }
-        }
         file.tank.wall_slips(name)?;
         Ok(file)
+    }
+
+    /// Refuses a key that no flag of its section takes (`keys_of(section)`: the section's
+    /// keys), naming the section it belongs in or the nearest known key.
+    pub fn check_keys(&self, name: &str, keys_of: impl Fn(&str) -> Vec<String>) -> Result<()> {
+        let all: Vec<(&str, Vec<String>)> = SECTIONS.iter().map(|&s| (s, keys_of(s))).collect();
+        for (section, keys) in &all {
+            for key in self.section(section).keys() {
+                if keys.iter().any(|k| k == key) {
+                    continue;
+                }
+                let elsewhere = all
+                    .iter()
+                    .find(|(_, k)| k.iter().any(|k| k == key))
+                    .map(|(s, _)| format!(": it belongs in \"{s}\""));
+                let known: Vec<&str> = keys.iter().map(String::as_str).collect();
+                let hint = elsewhere.unwrap_or_else(|| match nearest(key, &known) {
+                    Some(n) => format!(": did you mean `{n}`?"),
+                    None => format!(": known keys are {}", known.join(", ")),
+                });
+                return Err(Error::input(format!(
+                    "{name}: at {section}.{key}: unknown key `{key}`{hint}"
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// The settings of section `name` (one of [`SECTIONS`]).

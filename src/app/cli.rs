@@ -26,31 +26,38 @@ use clap::{CommandFactory, FromArgMatches, Parser};
     // takes (`--tolerance -1` was "unexpected argument '-1'").
     allow_negative_numbers = true
 )]
+#[command(group(clap::ArgGroup::new("physics").multiple(true)))]
+#[command(group(clap::ArgGroup::new("run").multiple(true)))]
+#[command(group(clap::ArgGroup::new("outputs").multiple(true)))]
+#[command(group(clap::ArgGroup::new("viewer").multiple(true)))]
+#[command(group(clap::ArgGroup::new("resumable").multiple(true)))]
+#[command(group(clap::ArgGroup::new("fluid_only").multiple(true)))]
+#[command(group(clap::ArgGroup::new("grains").multiple(true)))]
 pub struct Cli {
     /// Run without a window (with --screenshot: render offscreen).
-    #[arg(long, help_heading = "Run")]
+    #[arg(groups = ["resumable"], long, help_heading = "Run")]
     pub(crate) headless: bool,
     /// Step on the CPU reference path instead of the GPU (the default when the only adapter is
     /// a software renderer such as lavapipe, and for headless runs when there is none).
-    #[arg(long, conflicts_with_all = ["verify", "bench", "gpu"], help_heading = "Run")]
+    #[arg(groups = ["run", "resumable"], long, conflicts_with_all = ["verify", "bench", "gpu"], help_heading = "Run")]
     pub(crate) cpu: bool,
     /// Step on the GPU path even when the adapter is a software renderer.
-    #[arg(long, help_heading = "Run")]
+    #[arg(groups = ["run", "resumable"], long, help_heading = "Run")]
     pub(crate) gpu: bool,
     /// Number of particles (ignored with --input, which brings its own; with a scene file, the
     /// file is rescaled to about N: docs/scenes.md).
     #[arg(short = 'n', long = "particles", value_name = "N", allow_negative_numbers = true, value_parser = parse_count, help_heading = "Run")]
     pub(crate) particles: Option<u32>,
     /// Hash table size T, a power of two [default: next power of two ≥ 2N].
-    #[arg(long, value_name = "T", value_parser = parse_table_size, help_heading = "Run", hide_short_help = true)]
+    #[arg(groups = ["physics"], long, value_name = "T", value_parser = parse_table_size, help_heading = "Run", hide_short_help = true)]
     pub(crate) table_size: Option<u32>,
     /// Particles per walking group, 1 to 8: a tuning knob, same results at every size
     /// [default: 8 on a software adapter such as lavapipe, 1 on a GPU; 1 where slots are
     /// crowded (N > 64 T)]
-    #[arg(long, value_name = "K", help_heading = "Run", hide_short_help = true)]
+    #[arg(groups = ["fluid_only"], long, value_name = "K", help_heading = "Run", hide_short_help = true)]
     pub(crate) group_size: Option<u32>,
     /// Seed for scenes with randomness.
-    #[arg(
+    #[arg(groups = ["physics"], 
         long,
         default_value_t = 0,
         help_heading = "Run",
@@ -58,19 +65,19 @@ pub struct Cli {
     )]
     pub(crate) seed: u64,
     /// Simulation steps; 0 computes the neighbour grid and densities only.
-    #[arg(long, default_value_t = 0, value_parser = parse_steps, allow_hyphen_values = true, help_heading = "Run")]
+    #[arg(groups = ["run", "resumable"], long, default_value_t = 0, value_parser = parse_steps, allow_hyphen_values = true, help_heading = "Run")]
     pub(crate) steps: u64,
     /// Headless runs: stop after the first step that reaches this simulated time, s (with
     /// --steps too, whichever comes first).
-    #[arg(long, value_name = "SECONDS", value_parser = parse_end_time, allow_hyphen_values = true, help_heading = "Run")]
+    #[arg(groups = ["run", "resumable"], long, value_name = "SECONDS", value_parser = parse_end_time, allow_hyphen_values = true, help_heading = "Run")]
     pub(crate) end_time: Option<f64>,
     /// Continue the run a checkpoint holds; --steps K counts the steps still to run. Only
     /// run-control flags may be given with it.
-    #[arg(long, value_name = "FILE", requires = "headless", help_heading = "Run")]
+    #[arg(groups = ["resumable", "fluid_only"], long, value_name = "FILE", requires = "headless", help_heading = "Run")]
     pub(crate) resume: Option<PathBuf>,
     /// What the particles are: SPH fluid, or colliding spheres (a discrete-element model on the
     /// same grid; docs/grains.md).
-    #[arg(long, value_enum, default_value_t = Model::Fluid, help_heading = "Run")]
+    #[arg(groups = ["physics"], long, value_enum, default_value_t = Model::Fluid, help_heading = "Run")]
     pub(crate) model: Model,
     /// A built-in scene (dam-break, cube, random, drop) or a scene file (a path, or a name
     /// ending in .json): the tank, fluid bodies and any flag's setting (docs/scenes.md); flags
@@ -83,13 +90,13 @@ pub struct Cli {
     pub(crate) print_scene: Option<SceneKind>,
     /// Lower corner of the tank, X,Y,Z in metres (with --steps) [default: the scene's, or for
     /// --input the particles' bounding box grown by 2h].
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max", help_heading = "Scene", hide_short_help = true)]
+    #[arg(groups = ["fluid_only"], long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_max", help_heading = "Scene", hide_short_help = true)]
     pub(crate) tank_min: Option<glam::Vec3>,
     /// Upper corner of the tank, X,Y,Z in metres (with --steps).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_min", help_heading = "Scene", hide_short_help = true)]
+    #[arg(groups = ["fluid_only"], long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, requires = "tank_min", help_heading = "Scene", hide_short_help = true)]
     pub(crate) tank_max: Option<glam::Vec3>,
     /// Read particles from a .csv or .ply file.
-    #[arg(
+    #[arg(groups = ["fluid_only"], 
         long,
         value_name = "FILE",
         requires = "headless",
@@ -98,23 +105,23 @@ pub struct Cli {
     pub(crate) input: Option<PathBuf>,
     /// Smoothing radius (kernel support) h in metres [default: 2 × spacing for WCSPH; for
     /// DFSPH 3 × spacing with the Wendland C2 kernel, 2 × with the cubic spline].
-    #[arg(long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
+    #[arg(groups = ["physics", "fluid_only"], long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
     pub(crate) smoothing_radius: Option<f32>,
     /// Initial particle spacing s in metres [default: 0.01].
-    #[arg(long, value_name = "S", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics")]
+    #[arg(groups = ["physics", "fluid_only"], long, value_name = "S", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics")]
     pub(crate) spacing: Option<f32>,
     /// Particle mass in kg [default: rest density × spacing³; with --steps, the mass that puts a
     /// lattice of that spacing exactly at rest density].
-    #[arg(long, value_name = "M", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
+    #[arg(groups = ["physics", "fluid_only"], long, value_name = "M", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
     pub(crate) particle_mass: Option<f32>,
     /// Rest density in kg/m³ [default: 1000].
-    #[arg(long, value_name = "R", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
+    #[arg(groups = ["physics", "fluid_only"], long, value_name = "R", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
     pub(crate) rest_density: Option<f32>,
     /// Gravity along y in m/s².
-    #[arg(long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G", help_heading = "Physics", hide_short_help = true)]
+    #[arg(groups = ["physics"], long, default_value_t = -9.81, allow_hyphen_values = true, value_name = "G", help_heading = "Physics", hide_short_help = true)]
     pub(crate) gravity: f32,
     /// Physical (Müller) dynamic viscosity in Pa·s.
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 0.0,
         allow_hyphen_values = true,
@@ -125,7 +132,7 @@ pub struct Cli {
     pub(crate) viscosity: f32,
     /// Monaghan artificial viscosity α [default: 0.05 with WCSPH, 0 with DFSPH] (DFSPH takes
     /// WCSPH's sound speed for it).
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         allow_hyphen_values = true,
         help_heading = "Physics",
@@ -134,7 +141,7 @@ pub struct Cli {
     pub(crate) alpha: Option<f32>,
     /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity [default: 1e-3 at
     /// s = 10 mm, ∝ s^1.5, a particle-scale dissipation; water's is 1e-6].
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         allow_hyphen_values = true,
         value_name = "NU",
@@ -144,16 +151,16 @@ pub struct Cli {
     pub(crate) kinematic_viscosity: Option<f32>,
     /// Navier slip length of the tank's walls in the viscous terms, metres: `free` (the
     /// default), 0 no slip, or a length (partial slip); scene files may set it per wall.
-    #[arg(long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true, help_heading = "Physics", hide_short_help = true)]
+    #[arg(groups = ["physics", "fluid_only"], long, value_name = "B", value_parser = parse_slip_length, allow_hyphen_values = true, help_heading = "Physics", hide_short_help = true)]
     pub(crate) wall_slip_length: Option<f32>,
     /// WCSPH: start the fluid at rest in hydrostatic equilibrium (each particle lowered by the
     /// equation of state's compression under the water above it), not at ρ0 everywhere. The
     /// default for scenes; this flag asks for it on a particle file too.
-    #[arg(long, help_heading = "Physics", hide_short_help = true)]
+    #[arg(groups = ["physics", "fluid_only"], long, help_heading = "Physics", hide_short_help = true)]
     pub(crate) hydrostatic_start: bool,
     /// WCSPH: start a scene's fluid at ρ0 everywhere, as its lattice lies, instead of in
     /// hydrostatic equilibrium.
-    #[arg(
+    #[arg(groups = ["fluid_only"], 
         long,
         conflicts_with = "hydrostatic_start",
         help_heading = "Physics",
@@ -161,7 +168,7 @@ pub struct Cli {
     )]
     pub(crate) no_hydrostatic_start: bool,
     /// Speed of sound in m/s [default: 10 × √(2 g H), H the fluid's initial height].
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         allow_hyphen_values = true,
         value_name = "C",
@@ -171,7 +178,7 @@ pub struct Cli {
     pub(crate) sound_speed: Option<f32>,
     /// Fraction of the normal speed a particle keeps when it meets a wall, 0..1 (--model grains:
     /// the walls' contact restitution, 0.01..1, default 0.5).
-    #[arg(
+    #[arg(groups = ["physics"], 
         long,
         default_value_t = 0.0,
         allow_hyphen_values = true,
@@ -181,7 +188,7 @@ pub struct Cli {
     )]
     pub(crate) restitution: f32,
     /// Courant number of the CFL time step.
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 0.4,
         allow_hyphen_values = true,
@@ -190,7 +197,7 @@ pub struct Cli {
     )]
     pub(crate) cfl: f32,
     /// Force a fixed time step in seconds instead of the CFL condition.
-    #[arg(
+    #[arg(groups = ["physics"], 
         long,
         allow_hyphen_values = true,
         value_name = "SECONDS",
@@ -199,7 +206,7 @@ pub struct Cli {
     )]
     pub(crate) dt: Option<f32>,
     /// Largest time step in seconds (both solvers).
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 5e-3,
         allow_hyphen_values = true,
@@ -211,7 +218,7 @@ pub struct Cli {
     pub(crate) max_dt: f32,
     /// Smallest time step in seconds: DFSPH clamps dt here, and a step whose dt reaches it
     /// ends the run as diverged (unless --dt fixes dt).
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 1e-6,
         allow_hyphen_values = true,
@@ -223,11 +230,11 @@ pub struct Cli {
     pub(crate) min_dt: f32,
     /// Pressure solver of fluid runs: dfsph (divergence-free, incompressible; the default) or
     /// wcsph (weakly compressible).
-    #[arg(long, value_enum, default_value_t = Solver::Dfsph, help_heading = "Solver")]
+    #[arg(groups = ["physics", "fluid_only"], long, value_enum, default_value_t = Solver::Dfsph, help_heading = "Solver")]
     pub(crate) solver: Solver,
     /// DFSPH divergence-free solve tolerance: mean of max(Dρ/Dt, 0)·dt/ρ0, as a fraction
     /// (0.001 = 0.1%).
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 1e-3,
         allow_hyphen_values = true,
@@ -238,7 +245,7 @@ pub struct Cli {
     pub(crate) divergence_tolerance: f32,
     /// DFSPH constant-density solve tolerance: mean of max(ρ*/ρ0 − 1, 0), as a fraction
     /// (0.0001 = 0.01%).
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 1e-4,
         allow_hyphen_values = true,
@@ -248,7 +255,7 @@ pub struct Cli {
     )]
     pub(crate) density_tolerance: f32,
     /// Most iterations of each DFSPH solve per step.
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         default_value_t = 100,
         value_name = "K",
@@ -258,12 +265,12 @@ pub struct Cli {
     pub(crate) max_iterations: u32,
     /// DFSPH: most explicit substeps of the viscous accelerations per step (1 to 16), so the
     /// step may be up to K times the viscosity's stability limit.
-    #[arg(long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", allow_hyphen_values = true, help_heading = "Solver", hide_short_help = true)]
+    #[arg(groups = ["physics", "fluid_only"], long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", allow_hyphen_values = true, help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
     /// DFSPH: the smoothing kernel of every sum the solver takes [default: wendland-c2, at 3
     /// spacings; cubic-spline at 2 spacings is SPlisHSPlasH's, about a third of the pairs,
     /// stiffer water: docs/results.md].
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         value_enum,
         value_name = "KERNEL",
@@ -274,7 +281,7 @@ pub struct Cli {
     /// DFSPH: the relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each
     /// iteration applies ω times the stiffness the solve's diagonal asks for [default: 0.9 of
     /// the iteration's stability bound at the run's support, 0.29 at h = 3 s].
-    #[arg(
+    #[arg(groups = ["physics", "fluid_only"], 
         long,
         value_name = "OMEGA",
         help_heading = "Solver",
@@ -283,7 +290,7 @@ pub struct Cli {
     pub(crate) relaxation: Option<f32>,
     /// A run whose largest density exceeds this multiple of the rest density and is still
     /// rising ends as diverged (0 disables).
-    #[arg(
+    #[arg(groups = ["run", "resumable", "fluid_only"], 
         long,
         default_value_t = 2.0,
         allow_hyphen_values = true,
@@ -294,7 +301,7 @@ pub struct Cli {
     pub(crate) max_density_ratio: f32,
     /// WCSPH: a run whose largest speed exceeds this fraction of the speed of sound ends as
     /// diverged (0 disables; the weakly compressible model assumes about 0.1).
-    #[arg(
+    #[arg(groups = ["run", "resumable", "fluid_only"], 
         long,
         default_value_t = 0.5,
         allow_hyphen_values = true,
@@ -306,7 +313,7 @@ pub struct Cli {
     /// A run whose total energy (kinetic + potential, + the equation of state's for WCSPH)
     /// rises above the first step's by more than this fraction of it ends as diverged (0
     /// disables).
-    #[arg(
+    #[arg(groups = ["run", "resumable"], 
         long,
         default_value_t = 0.05,
         allow_hyphen_values = true,
@@ -317,10 +324,10 @@ pub struct Cli {
     pub(crate) energy_margin: f32,
     /// Render --frames frames of the viewer, save the last as a PNG and exit (in the window, or
     /// offscreen with --headless); with --headless --steps K, a picture of the run's last frame.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["verify", "bench"], help_heading = "Outputs")]
+    #[arg(groups = ["outputs", "resumable"], long, value_name = "FILE", conflicts_with_all = ["verify", "bench"], help_heading = "Outputs")]
     pub(crate) screenshot: Option<PathBuf>,
     /// Write one CSV row of statistics per step to FILE.
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         value_name = "FILE",
         requires = "headless",
@@ -328,7 +335,7 @@ pub struct Cli {
     )]
     pub(crate) stats: Option<PathBuf>,
     /// Write frames as binary PLY files into DIR.
-    #[arg(
+    #[arg(groups = ["outputs", "resumable", "fluid_only"], 
         long,
         value_name = "DIR",
         requires = "headless",
@@ -336,7 +343,7 @@ pub struct Cli {
     )]
     pub(crate) export_dir: Option<PathBuf>,
     /// Write a frame every K steps.
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         default_value_t = 10,
         value_name = "K",
@@ -348,7 +355,7 @@ pub struct Cli {
     pub(crate) export_every: u64,
     /// Frame format: ply (binary PLY, read back by --surface-from), vtu (VTK XML frames and a
     /// frames.pvd collection with their simulated times, for ParaView) or bgeo (Houdini).
-    #[arg(
+    #[arg(groups = ["outputs", "resumable", "fluid_only"], 
         long,
         value_enum,
         default_value_t = crate::series::ExportFormat::Ply,
@@ -359,7 +366,7 @@ pub struct Cli {
     pub(crate) export_format: crate::series::ExportFormat,
     /// Write a surface mesh of the fluid every --surface-every steps into DIR (created if
     /// missing), as surface_<step>.<ext>; with --surface-from, the meshes of those frames.
-    #[arg(
+    #[arg(groups = ["outputs", "resumable", "fluid_only"], 
         long,
         value_name = "DIR",
         requires = "headless",
@@ -368,7 +375,7 @@ pub struct Cli {
     )]
     pub(crate) surface_dir: Option<PathBuf>,
     /// Write a surface every K steps [default: the --export-every cadence].
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         value_name = "K",
         requires = "surface_dir",
@@ -378,10 +385,10 @@ pub struct Cli {
     pub(crate) surface_every: Option<u64>,
     /// Mesh file format [default: obj; vtu with --export-format vtu, listed in the frames'
     /// .pvd].
-    #[arg(long, value_enum, default_value_t = MeshFormat::Obj, hide_default_value = true, requires = "surface_dir", help_heading = "Outputs", hide_short_help = true)]
+    #[arg(groups = ["outputs", "resumable"], long, value_enum, default_value_t = MeshFormat::Obj, hide_default_value = true, requires = "surface_dir", help_heading = "Outputs", hide_short_help = true)]
     pub(crate) surface_format: MeshFormat,
     /// Iso-surface threshold as a fraction of the rest density.
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         default_value_t = 0.6,
         value_name = "FRACTION",
@@ -391,7 +398,7 @@ pub struct Cli {
     )]
     pub(crate) surface_threshold: f32,
     /// Marching-cubes cell edge relative to the particle radius r = (3m/4πρ0)^(1/3).
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         default_value_t = 0.5,
         value_name = "FACTOR",
@@ -401,7 +408,7 @@ pub struct Cli {
     )]
     pub(crate) surface_cube_size: f32,
     /// Laplacian smoothing iterations of each mesh (0: none; each shrinks it slightly).
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         default_value_t = 0,
         value_name = "K",
@@ -411,10 +418,10 @@ pub struct Cli {
     pub(crate) surface_smoothing: u32,
     /// Reconstruct surfaces of PLY frames already on disk (a frame, or a directory of them)
     /// into --surface-dir, then exit.
-    #[arg(long, value_name = "PATH", requires_all = ["headless", "surface_dir"], conflicts_with_all = ["steps", "input", "verify", "bench"], help_heading = "Outputs", hide_short_help = true)]
+    #[arg(groups = ["fluid_only"], long, value_name = "PATH", requires_all = ["headless", "surface_dir"], conflicts_with_all = ["steps", "input", "verify", "bench"], help_heading = "Outputs", hide_short_help = true)]
     pub(crate) surface_from: Option<PathBuf>,
     /// Write x,y,z,vx,vy,vz,density per particle, in input order, to a .csv or .ply file.
-    #[arg(
+    #[arg(groups = ["outputs", "resumable"], 
         long,
         value_name = "FILE",
         requires = "headless",
@@ -422,10 +429,10 @@ pub struct Cli {
     )]
     pub(crate) output: Option<PathBuf>,
     /// Print the summary or report as one JSON object (a failure as {"error", "message", "exit"}).
-    #[arg(long, help_heading = "Outputs")]
+    #[arg(groups = ["outputs", "resumable"], long, help_heading = "Outputs")]
     pub(crate) json: bool,
     /// Write a checkpoint every K steps (0: only when SIGINT or SIGTERM stops the run).
-    #[arg(
+    #[arg(groups = ["run", "resumable", "fluid_only"], 
         long,
         default_value_t = 0,
         value_name = "K",
@@ -435,7 +442,7 @@ pub struct Cli {
     )]
     pub(crate) checkpoint_every: u64,
     /// Directory for checkpoints (the last two are kept).
-    #[arg(
+    #[arg(groups = ["run", "resumable"], 
         long,
         default_value = "checkpoints",
         value_name = "DIR",
@@ -444,43 +451,43 @@ pub struct Cli {
     )]
     pub(crate) checkpoint_dir: PathBuf,
     /// Frames to render before --screenshot saves.
-    #[arg(long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer"], long, default_value_t = 10, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) frames: u32,
     /// Simulation steps per rendered frame in the viewer (--model grains without it: sized to
     /// the simulated time per frame).
-    #[arg(long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer"], long, default_value_t = 2, value_name = "K", value_parser = clap::value_parser!(u32).range(1..), allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) substeps: u32,
     /// Field that colours the particles in the viewer.
-    #[arg(long, value_enum, default_value_t = ColorField::Speed, value_name = "FIELD", alias = "color-by", help_heading = "Viewer")]
+    #[arg(groups = ["viewer", "resumable", "fluid_only"], long, value_enum, default_value_t = ColorField::Speed, value_name = "FIELD", alias = "color-by", help_heading = "Viewer")]
     pub(crate) colour_by: ColorField,
     /// Window (or offscreen image) size in pixels, WIDTHxHEIGHT.
-    #[arg(long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH", help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer", "resumable"], long, default_value = "1280x720", value_parser = parse_size, value_name = "WxH", help_heading = "Viewer", hide_short_help = true)]
     pub(crate) window_size: (u32, u32),
     /// How the window presents frames.
-    #[arg(long, value_enum, default_value_t = PresentMode::Fifo, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer"], long, value_enum, default_value_t = PresentMode::Fifo, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) present_mode: PresentMode,
     /// Print the viewer's mean simulation and render time per frame at exit.
-    #[arg(long, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer"], long, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) timings: bool,
     /// How the viewer draws the fluid at start (S toggles): lit spheres coloured by
     /// --colour-by, or the screen-space water surface.
-    #[arg(long, value_enum, default_value_t = RenderMode::Spheres, help_heading = "Viewer")]
+    #[arg(groups = ["viewer", "resumable", "fluid_only"], long, value_enum, default_value_t = RenderMode::Spheres, help_heading = "Viewer")]
     pub(crate) render: RenderMode,
     /// Start the viewer with its control panel hidden (H toggles it).
-    #[arg(long, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer"], long, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) hide_ui: bool,
     /// Viewer camera: the point it circles and looks at, X,Y,Z in m (default: the tank's
     /// centre).
-    #[arg(long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer", "resumable"], long, value_name = "X,Y,Z", value_parser = parse_point, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) camera_target: Option<glam::Vec3>,
     /// Viewer camera: distance from its target in m (default: far enough to see the tank).
-    #[arg(long, value_name = "M", value_parser = parse_camera_distance, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer", "resumable"], long, value_name = "M", value_parser = parse_camera_distance, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) camera_distance: Option<f32>,
     /// Viewer camera: angle about the vertical in degrees, 0 looking along −z (default −25.8).
-    #[arg(long, value_name = "DEG", value_parser = parse_camera_yaw, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer", "resumable"], long, value_name = "DEG", value_parser = parse_camera_yaw, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) camera_yaw: Option<f32>,
     /// Viewer camera: angle above the horizontal in degrees, −89 to 89 (default 20.1).
-    #[arg(long, value_name = "DEG", value_parser = parse_camera_pitch, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
+    #[arg(groups = ["viewer", "resumable"], long, value_name = "DEG", value_parser = parse_camera_pitch, allow_hyphen_values = true, help_heading = "Viewer", hide_short_help = true)]
     pub(crate) camera_pitch: Option<f32>,
     /// After --screenshot, shrink the window to 0x0 and back, rendering on (for the window test).
     #[arg(
@@ -492,7 +499,7 @@ pub struct Cli {
     )]
     pub(crate) exercise_resize: bool,
     /// --model grains: the largest sphere radius in m.
-    #[arg(
+    #[arg(groups = ["physics", "grains"], 
         long,
         default_value_t = 0.004,
         value_name = "M",
@@ -502,7 +509,7 @@ pub struct Cli {
     )]
     pub(crate) grain_radius: f32,
     /// --model grains: largest over smallest radius (radii uniform in between; 1: all equal).
-    #[arg(
+    #[arg(groups = ["physics", "grains"], 
         long,
         default_value_t = 1.0,
         value_name = "RATIO",
@@ -512,7 +519,7 @@ pub struct Cli {
     )]
     pub(crate) grain_ratio: f32,
     /// --model grains: material density in kg/m³ (glass: 2500).
-    #[arg(
+    #[arg(groups = ["physics", "grains"], 
         long,
         default_value_t = 2500.0,
         value_name = "KG_M3",
@@ -523,7 +530,7 @@ pub struct Cli {
     pub(crate) grain_density: f32,
     /// --model grains: normal contact stiffness in N/m [default: keeps the deepest overlap of
     /// the resting pile near 1% of the smallest radius].
-    #[arg(
+    #[arg(groups = ["physics", "grains"], 
         long,
         value_name = "N_PER_M",
         allow_hyphen_values = true,
@@ -533,7 +540,7 @@ pub struct Cli {
     pub(crate) contact_stiffness: Option<f32>,
     /// --model grains: coefficient of restitution of sphere–sphere contacts, 0.01..1 (walls use
     /// --restitution).
-    #[arg(
+    #[arg(groups = ["physics", "grains"], 
         long,
         default_value_t = 0.5,
         value_name = "E",
@@ -543,7 +550,7 @@ pub struct Cli {
     )]
     pub(crate) contact_restitution: f32,
     /// --model grains: Coulomb friction coefficient μ of contacts.
-    #[arg(
+    #[arg(groups = ["physics", "grains"], 
         long,
         default_value_t = 0.5,
         value_name = "MU",
@@ -767,6 +774,7 @@ pub(crate) fn with_scene_file(
     };
     let path = &path;
     let name = path.display();
+    file.check_keys(&name.to_string(), flags_in)?;
     let grains = cli.model == Model::Grains
         || file.physics.get("model").and_then(|m| m.as_str()) == Some("grains");
     if let (Some(n), false) = (cli.particles, grains) {
@@ -779,7 +787,7 @@ pub(crate) fn with_scene_file(
     }
     let cmd = Cli::command();
     let mut extra: Vec<std::ffi::OsString> = Vec::new();
-    for (section, _) in crate::scene_file::SECTIONS {
+    for section in crate::scene_file::SECTIONS {
         if matches!(section, "run" | "outputs") && !cli.headless {
             continue;
         }
@@ -876,9 +884,9 @@ pub(crate) fn attribute_to_scene_file(cli: &Cli, e: Error) -> Error {
         if cli.given.iter().any(|g| g == id) {
             continue;
         }
-        let Some((section, _)) = crate::scene_file::SECTIONS
+        let Some(section) = crate::scene_file::SECTIONS
             .iter()
-            .find(|(section, _)| file.section(section).contains_key(id))
+            .find(|section| file.section(section).contains_key(id))
         else {
             continue;
         };
@@ -952,6 +960,23 @@ pub(crate) fn run_guards(cli: &Cli, template: &crate::checkpoint::Template) -> c
             .map_or([0.0; 2], |dp| [dp.eta_v, dp.eta_d]),
         ..guards(cli)
     }
+}
+
+/// The flags of one of the clap groups the flags are filed in, by their ids (the long names
+/// with `_` for `-`), in the order `Cli` declares them: a scene file's section (`physics`,
+/// `run`, `outputs`, `viewer`: the keys it takes), `resumable` (the run control a `--resume`
+/// may change: steps, outputs, checkpoints, the path, the divergence checks), `fluid_only`
+/// (refused by `--model grains`) and `grains` (the spheres' own). A new flag is filed where it
+/// is declared, in its `#[arg(groups = [...])]`; no list elsewhere names it.
+pub(crate) fn flags_in(group: &str) -> Vec<String> {
+    let mut cmd = Cli::command();
+    // The flags join their groups when the command is built.
+    cmd.build();
+    let found = cmd.get_groups().find(|g| g.get_id() == group);
+    let Some(found) = found else {
+        unreachable!("no flag group {group}: Cli declares the groups it files flags in")
+    };
+    found.get_args().map(|id| id.to_string()).collect()
 }
 
 pub(crate) fn overrides(cli: &Cli) -> ConfigOverrides {
@@ -1095,7 +1120,55 @@ pub(crate) fn check_stats_path(cli: &Cli) -> Result<(), Error> {
 mod tests {
     use clap::{CommandFactory, Parser, error::ErrorKind};
 
-    use super::Cli;
+    use super::{Cli, flags_in};
+
+    /// The flag groups read as the four lists they replace did: the scene file's sections
+    /// part the settings, a resume may change no physics, the spheres' flags and the fluid's
+    /// are apart, and each group is given together without clap refusing the combination.
+    #[test]
+    fn the_flag_groups_file_every_setting_once() {
+        Cli::command().debug_assert();
+        let sections: Vec<Vec<String>> = crate::scene_file::SECTIONS
+            .iter()
+            .map(|s| flags_in(s))
+            .collect();
+        for (i, a) in sections.iter().enumerate() {
+            for b in &sections[i + 1..] {
+                assert!(
+                    a.iter().all(|f| !b.contains(f)),
+                    "{a:?} and {b:?} share a key"
+                );
+            }
+        }
+        let (resumable, fluid, grains) = (
+            flags_in("resumable"),
+            flags_in("fluid_only"),
+            flags_in("grains"),
+        );
+        assert!(
+            resumable.iter().all(|f| !sections[0].contains(f)),
+            "{resumable:?}"
+        );
+        assert!(
+            grains
+                .iter()
+                .all(|f| !fluid.contains(f) && sections[0].contains(f))
+        );
+        assert!(sections[0].contains(&"kernel".to_string()) && fluid.contains(&"kernel".into()));
+        assert_eq!(grains.len(), 6);
+        // Flags of one group given together parse (the groups allow many).
+        let cli = Cli::try_parse_from([
+            "gpu-sph",
+            "--headless",
+            "--steps",
+            "3",
+            "--stats",
+            "s.csv",
+            "--output",
+            "o.csv",
+        ]);
+        assert!(cli.is_ok(), "{cli:?}");
+    }
 
     /// A negative value reaches its flag's own parser, which names what the flag takes, on
     /// every flag that takes a value: clap otherwise reads `-1` as a flag of its own and says

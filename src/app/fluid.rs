@@ -378,9 +378,9 @@ pub(crate) fn check_sources(cli: &Cli) -> Result<(), Error> {
 
 /// The grains' flags refused on a fluid run, in one line.
 pub(crate) fn check_no_grains_flags(cli: &Cli) -> Result<(), Error> {
-    if let Some(f) = crate::grains::FLAGS
+    if let Some(f) = super::cli::flags_in("grains")
         .iter()
-        .find(|f| cli.given.iter().any(|g| g == *f))
+        .find(|f| cli.given.contains(f))
     {
         return Err(Error::input(format!(
             "--{} sets the colliding spheres: add --model grains",
@@ -500,11 +500,8 @@ pub(crate) fn check_hydrostatic_start(cli: &Cli) -> Result<(), Error> {
 /// Continues the run a checkpoint holds (`--resume FILE`): only run-control flags may be
 /// given; the physics, scene and configuration are the checkpoint's.
 fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
-    if let Some(flag) = cli
-        .given
-        .iter()
-        .find(|f| !RUN_CONTROL.contains(&f.as_str()))
-    {
+    let resumable = super::cli::flags_in("resumable");
+    if let Some(flag) = cli.given.iter().find(|f| !resumable.contains(f)) {
         return Err(Error::input(format!(
             "--{} cannot change on --resume: the run continues with the physics, scene and configuration {} holds; only run-control flags (--steps, outputs, exports, checkpoints, --cpu/--gpu, the divergence checks) may be given",
             flag.replace('_', "-"),
@@ -638,41 +635,6 @@ pub(crate) fn probe_memory(n: u64, gpu: Option<&GpuContext>) -> Result<(), Error
         )))
     }
 }
-
-/// Flags a resumed run may give: what to run and what to write, never the physics.
-pub(crate) const RUN_CONTROL: &[&str] = &[
-    "resume",
-    "steps",
-    "end_time",
-    "headless",
-    "cpu",
-    "gpu",
-    "output",
-    "stats",
-    "json",
-    "export_dir",
-    "export_every",
-    "export_format",
-    "surface_dir",
-    "surface_every",
-    "surface_format",
-    "surface_threshold",
-    "surface_cube_size",
-    "surface_smoothing",
-    "screenshot",
-    "colour_by",
-    "window_size",
-    "render",
-    "camera_target",
-    "camera_distance",
-    "camera_yaw",
-    "camera_pitch",
-    "checkpoint_every",
-    "checkpoint_dir",
-    "max_density_ratio",
-    "max_speed_fraction",
-    "energy_margin",
-];
 
 /// "K steps", "K more steps" or "until t = T s" for the run's first line.
 fn steps_text(cli: &Cli, more: &str) -> String {

@@ -16,48 +16,9 @@ use super::shared::{choose_paths, print_json_or, print_report};
 /// the viewer). The spheres are poured as flags say; fluid-only flags are refused by name.
 pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     use crate::grains::{self as g, GrainConfig, GrainGuards, GrainPath, GrainSetup};
-    let fluid_only = [
-        "solver",
-        "input",
-        "resume",
-        "export_dir",
-        "export_format",
-        "surface_dir",
-        "surface_from",
-        "checkpoint_every",
-        "tank_min",
-        "tank_max",
-        "spacing",
-        "smoothing_radius",
-        "particle_mass",
-        "rest_density",
-        "viscosity",
-        "alpha",
-        "kinematic_viscosity",
-        "wall_slip_length",
-        "hydrostatic_start",
-        "no_hydrostatic_start",
-        "sound_speed",
-        "cfl",
-        "divergence_tolerance",
-        "density_tolerance",
-        "max_iterations",
-        "viscous_substeps",
-        "relaxation",
-        "kernel",
-        "max_density_ratio",
-        "max_speed_fraction",
-        "max_dt",
-        "min_dt",
-        "render",
-        "colour_by",
-        "group_size",
-    ];
-    if let Some(f) = fluid_only
-        .iter()
-        .find(|f| cli.given.iter().any(|g| g == *f))
-    {
-        let spheres: Vec<String> = g::FLAGS
+    let fluid_only = super::cli::flags_in("fluid_only");
+    if let Some(f) = fluid_only.iter().find(|f| cli.given.contains(f)) {
+        let spheres: Vec<String> = super::cli::flags_in("grains")
             .iter()
             .map(|f| format!("--{}", f.replace('_', "-")))
             .collect();

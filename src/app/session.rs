@@ -127,7 +127,7 @@ fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::Os
             )));
         };
         let long = arg.get_long().unwrap_or(key);
-        if resume && !super::fluid::RUN_CONTROL.contains(&key.as_str()) {
+        if resume && !super::cli::flags_in("resumable").contains(key) {
             return Err(Error::input(format!(
                 "{key} cannot change on resume: the run continues with the physics, scene and configuration the checkpoint holds; only the path and the divergence checks may be given"
             )));

@@ -175,7 +175,7 @@ impl Boundary {
                 boundary.walk(boundary.pos[i], sp, |k, r2| {
                     if body[k] == body[i] {
                         sum += match dfsph {
-                            None => crate::kernel::poly6_term(r2, sp),
+                            None => crate::kernel::poly6_term(r2, sp.inv_h2),
                             Some(_) => crate::kernel::w(r2, sp),
                         };
                     }

@@ -59,7 +59,7 @@ pub fn density_of(
         candidates += 1;
         if r2 < params.h2 {
             neighbours += 1;
-            sum += poly6_term(r2, params);
+            sum += poly6_term(r2, params.inv_h2);
         }
     });
     (params.density_scale * sum, neighbours, candidates)

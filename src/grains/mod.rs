@@ -62,15 +62,6 @@ use crate::{Error, Result};
 /// Solid fraction of a random pile, for the default stiffness (random loose to close packing
 /// spans 0.55 – 0.64).
 pub const PACKING: f64 = 0.6;
-/// The flags (clap ids) that set the spheres and nothing else.
-pub const FLAGS: [&str; 6] = [
-    "grain_radius",
-    "grain_ratio",
-    "grain_density",
-    "contact_stiffness",
-    "contact_restitution",
-    "contact_friction",
-];
 /// The smallest coefficient of restitution: e = 0.01 takes ζ ≈ 5, and the explicit step damps
 /// stably only while c dt/m* = 2ζ ω dt < 2 (ζ < 16 at the default dt).
 pub const MIN_RESTITUTION: f32 = 0.01;

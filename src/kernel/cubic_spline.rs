@@ -11,7 +11,7 @@
 //! C2's +0.004: `scripts/sheared_density.py 0.05 cubic 2`), which is what shortens its waves'
 //! period (docs/results.md).
 
-use crate::params::SimParams;
+use super::Uniforms;
 
 /// Its WGSL twin.
 pub const WGSL: &str = include_str!("../../shaders/kernel/cubic_spline.wgsl");
@@ -40,14 +40,14 @@ pub fn uniforms(h: f64) -> [f32; 8] {
 /// W at squared distance r2. Worked example: h = 1, r = 0.25: W = 8/π · 0.71875 = 1.8303;
 /// r = 0.75: W = 16/π · 0.015625 = 0.0796.
 #[inline(always)]
-pub fn w(r2: f32, sp: &SimParams) -> f32 {
-    let q = r2.sqrt() * sp.inv_h;
+pub fn w(r2: f32, sp: &impl Uniforms) -> f32 {
+    let q = r2.sqrt() * sp.inv_h();
     let f = 1.0 - q;
     if q <= 0.5 {
         // k + 6k q² (q − 1).
-        sp.kernel_a[0] + sp.kernel_a[1] * (q * q * (q - 1.0))
+        sp.kernel_a()[0] + sp.kernel_a()[1] * (q * q * (q - 1.0))
     } else if q < 1.0 {
-        sp.kernel_a[2] * (f * f * f)
+        sp.kernel_a()[2] * (f * f * f)
     } else {
         0.0
     }
@@ -57,14 +57,14 @@ pub fn w(r2: f32, sp: &SimParams) -> f32 {
 /// −l (1 − q)²/r for ½ < q < 1; 0 at r = 0 and from h on. Worked example: h = 1, r = 0.25:
 /// g = 48/π · (−1.25) = −19.099; r = 0.75: g = −48/π · 0.0625/0.75 = −1.2732.
 #[inline(always)]
-pub fn grad(r2: f32, sp: &SimParams) -> f32 {
+pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
     let r = r2.sqrt();
-    let q = r * sp.inv_h;
+    let q = r * sp.inv_h();
     let f = 1.0 - q;
     if r > 0.0 && q <= 0.5 {
-        (sp.kernel_b[0] * q - sp.kernel_b[1]) * sp.inv_h
+        (sp.kernel_b()[0] * q - sp.kernel_b()[1]) * sp.inv_h()
     } else if r > 0.0 && q < 1.0 {
-        -(sp.kernel_b[2] * (f * f)) / r
+        -(sp.kernel_b()[2] * (f * f)) / r
     } else {
         0.0
     }

@@ -15,7 +15,20 @@
 pub mod cubic_spline;
 pub mod wendland_c2;
 
-use crate::params::SimParams;
+/// What a kernel's functions read of a stage's uniform block: the fields of
+/// `params::SimParams` of those names, which implements it (the WGSL functions read the same
+/// fields of `params`). A trait, so that the kernels sit below the parameters they are
+/// chosen by.
+pub trait Uniforms {
+    /// 1/h.
+    fn inv_h(&self) -> f32;
+    /// The run's kernel, [`Kernel::id`].
+    fn kernel_id(&self) -> u32;
+    /// The kernel's first four constants ([`Kernel::uniforms`]).
+    fn kernel_a(&self) -> &[f32; 4];
+    /// Its next four.
+    fn kernel_b(&self) -> &[f32; 4];
+}
 
 /// The kernels a run can choose (`--kernel`, the scene file's `physics.kernel`).
 #[derive(
@@ -234,8 +247,8 @@ impl std::fmt::Display for Kernel {
 /// W at squared distance r2 for the run's kernel (`sp.kernel`), 0 from r² = h² on; the
 /// operations of its WGSL `kernel_w`.
 #[inline(always)]
-pub fn w(r2: f32, sp: &SimParams) -> f32 {
-    if sp.kernel == Kernel::CubicSpline as u32 {
+pub fn w(r2: f32, sp: &impl Uniforms) -> f32 {
+    if sp.kernel_id() == Kernel::CubicSpline as u32 {
         cubic_spline::w(r2, sp)
     } else {
         wendland_c2::w(r2, sp)
@@ -246,8 +259,8 @@ pub fn w(r2: f32, sp: &SimParams) -> f32 {
 /// 0 < r < h, 0 at r = 0 (where x_i − x_j is zero too) and from h on; the operations of its
 /// WGSL `kernel_grad`.
 #[inline(always)]
-pub fn grad(r2: f32, sp: &SimParams) -> f32 {
-    if sp.kernel == Kernel::CubicSpline as u32 {
+pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
+    if sp.kernel_id() == Kernel::CubicSpline as u32 {
         cubic_spline::grad(r2, sp)
     } else {
         wendland_c2::grad(r2, sp)
@@ -257,14 +270,15 @@ pub fn grad(r2: f32, sp: &SimParams) -> f32 {
 /// The un-normalised poly6 term (1 − r²/h²)³ for a pair known to satisfy r² < h² (Müller et
 /// al. 2003): WCSPH's density and the neighbour library's, `poly6_term` in common.wgsl.
 #[inline]
-pub fn poly6_term(r2: f32, params: &SimParams) -> f32 {
-    let q = (1.0 - r2 * params.inv_h2).max(0.0);
+pub fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
+    let q = (1.0 - r2 * inv_h2).max(0.0);
     q * q * q
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::params::SimParams;
 
     fn params(kernel: Kernel, h: f32) -> SimParams {
         let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(h as f64);

@@ -5,7 +5,7 @@
 //!
 //! DFSPH's default kernel, at [`DEFAULT_SUPPORT`] spacings (why: its doc).
 
-use crate::params::SimParams;
+use super::Uniforms;
 
 /// Its WGSL twin.
 pub const WGSL: &str = include_str!("../../shaders/kernel/wendland_c2.wgsl");
@@ -41,13 +41,13 @@ pub fn uniforms(h: f64) -> [f32; 8] {
 /// W at squared distance r2. Worked example: h = 1, r = 0.5:
 /// W = 21/(2π) · 0.0625 · 3 = 0.6267.
 #[inline(always)]
-pub fn w(r2: f32, sp: &SimParams) -> f32 {
-    let q = r2.sqrt() * sp.inv_h;
+pub fn w(r2: f32, sp: &impl Uniforms) -> f32 {
+    let q = r2.sqrt() * sp.inv_h();
     if q < 1.0 {
         // (1 − q)⁴ (k + 4k q).
         let f = 1.0 - q;
         let f2 = f * f;
-        f2 * f2 * (sp.kernel_a[0] + sp.kernel_a[1] * q)
+        f2 * f2 * (sp.kernel_a()[0] + sp.kernel_a()[1] * q)
     } else {
         0.0
     }
@@ -57,12 +57,12 @@ pub fn w(r2: f32, sp: &SimParams) -> f32 {
 /// r = 0 and from h on. Worked example: h = 1, r = 0.5: g = −210/π · 0.125 = −8.356, so
 /// |∇W| = 4.178.
 #[inline(always)]
-pub fn grad(r2: f32, sp: &SimParams) -> f32 {
+pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
     let r = r2.sqrt();
-    let q = r * sp.inv_h;
+    let q = r * sp.inv_h();
     if r > 0.0 && q < 1.0 {
         let f = 1.0 - q;
-        -(sp.kernel_a[2] * (f * f * f)) * sp.inv_h
+        -(sp.kernel_a()[2] * (f * f * f)) * sp.inv_h()
     } else {
         0.0
     }

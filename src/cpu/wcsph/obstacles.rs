@@ -24,7 +24,7 @@ pub fn obstacle_density(
         .map(|(&x, &rho)| {
             let mut sum = 0.0f32;
             boundary.walk(x, sp, |b, r2| {
-                sum += boundary.weight(b, crate::kernel::poly6_term(r2, sp));
+                sum += boundary.weight(b, crate::kernel::poly6_term(r2, sp.inv_h2));
             });
             let rho = rho + boundary.params.poly6_norm * sum;
             (rho, crate::cpu::wcsph::pressure::tait(rho, fp))

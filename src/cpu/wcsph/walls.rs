@@ -28,7 +28,11 @@ fn image_term(x: Vec3, xk: Vec3, walls: &WallPlanes, m: u32, sp: &SimParams) -> 
         return 0.0;
     }
     let r2 = distance2(x, reflect_across(xk, walls.plane, image_axes(m)));
-    if r2 < sp.h2 { poly6_term(r2, sp) } else { 0.0 }
+    if r2 < sp.h2 {
+        poly6_term(r2, sp.inv_h2)
+    } else {
+        0.0
+    }
 }
 
 /// All images of `xk`, one per non-empty subset m of the near walls, in decreasing m.
