@@ -4,8 +4,9 @@
 //! `cargo bench --bench cpu`; `GPU_SPH_BENCH_SIZES=100000` to pick sizes.
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
-use gpu_sph::cpu::reorder::gather;
-use gpu_sph::cpu::{Grid, density};
+use gpu_sph::cpu::density;
+use gpu_sph::grid::Grid;
+use gpu_sph::grid::reorder::gather;
 use gpu_sph::params::{ConfigOverrides, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
 

@@ -28,14 +28,14 @@ use std::sync::Arc;
 
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 use glam::{Vec3, Vec4};
-use gpu_sph::cpu::Grid;
 use gpu_sph::cpu::density::{self, Columns, Rows};
-use gpu_sph::cpu::reorder::gather;
 use gpu_sph::cpu::wcsph::forces::{self, FieldColumns, FieldRow, FieldRows, Fields};
 use gpu_sph::cpu::wcsph::step::{StepTrace, step};
 use gpu_sph::gpu::GpuContext;
 use gpu_sph::gpu::fluid::Simulation;
-use gpu_sph::gpu::neighbours::GpuNeighbours;
+use gpu_sph::grid::Grid;
+use gpu_sph::grid::gpu::GpuNeighbours;
+use gpu_sph::grid::reorder::gather;
 use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
 use gpu_sph::scene::{Scene, SceneChoice, SceneKind};
 use gpu_sph::setup::{RunSpec, Setup, Source};
@@ -201,11 +201,8 @@ fn cpu_forces(c: &mut Criterion) {
 /// The production forces shader and its variants: `fields(k)`, the one place a candidate's
 /// fields are read, rewritten to read `rows` or `columns`.
 fn forces_source(variant: &str) -> String {
-    let source = gpu_sph::shaders::source_for(
-        gpu_sph::shaders::FORCES,
-        gpu_sph::gpu::neighbours::GROUP,
-        None,
-    );
+    let source =
+        gpu_sph::shaders::source_for(gpu_sph::shaders::FORCES, gpu_sph::grid::gpu::GROUP, None);
     let read = "    let rho = particle_density[k];\n    return Fields(sorted_pos[k].xyz, \
                 sorted_vel[k].xyz, rho, particle_pressure[k] / (rho * rho));";
     assert!(
@@ -238,11 +235,8 @@ fn forces_source(variant: &str) -> String {
 /// The production density shader with every candidate read from three `array<f32>`s (the
 /// members' own positions still come from `sorted_pos`, read once per walk).
 fn columns_source() -> String {
-    let source = gpu_sph::shaders::source_for(
-        gpu_sph::shaders::DENSITY,
-        gpu_sph::gpu::neighbours::GROUP,
-        None,
-    );
+    let source =
+        gpu_sph::shaders::source_for(gpu_sph::shaders::DENSITY, gpu_sph::grid::gpu::GROUP, None);
     let read = "let c = sorted_pos[k].xyz;";
     assert!(
         source.contains(read),

@@ -20,7 +20,7 @@
 use std::time::Instant;
 
 use glam::Vec3;
-use gpu_sph::hash::distance2;
+use gpu_sph::grid::key::distance2;
 use gpu_sph::neighbours::NeighbourSearch;
 use kiddo::SquaredEuclidean;
 use kiddo::immutable::float::kdtree::ImmutableKdTree;

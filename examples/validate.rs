@@ -32,9 +32,9 @@
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::gpu::GpuContext;
 use gpu_sph::gpu::fluid::Simulation;
+use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};

@@ -1,6 +1,6 @@
 // Shared by every stage: prepended to each stage's source before compilation.
 // `SimParams` must match `SimParams` in src/params.rs field for field; the hash and the kernel
-// must match src/hash.rs and src/cpu/density.rs operation for operation, so the CPU reference
+// must match src/grid/key.rs and src/cpu/density.rs operation for operation, so the CPU reference
 // lands every particle in the same cell and slot.
 
 const WORKGROUP_SIZE: u32 = 256u;
@@ -12,9 +12,9 @@ const WORKGROUP_SIZE: u32 = 256u;
 // iteration made the density pass 45% slower on lavapipe, 4 per iteration 18%).
 const UNROLL: u32 = 4u;
 // The density pass gives each invocation a group of up to GROUP consecutive particles of one
-// slot (src/gpu/neighbours.rs GROUP): it fetches each candidate once for all of them.
+// slot (src/grid/gpu.rs GROUP): it fetches each candidate once for all of them.
 const GROUP: u32 = 8u;
-// Most cells a query box spans per axis (src/hash.rs MAX_QUERY_SPAN).
+// Most cells a query box spans per axis (src/grid/key.rs MAX_QUERY_SPAN).
 const MAX_QUERY_SPAN: i32 = 4;
 
 struct SimParams {
@@ -338,7 +338,7 @@ fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
 }
 
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27
-// around p; see src/hash.rs query_range for why not simply cell_of(p) ± 1).
+// around p; see src/grid/key.rs query_range for why not simply cell_of(p) ± 1).
 fn query_lo(p: vec3<f32>, params: SimParams) -> vec3<i32> {
     return cell_of(p - vec3<f32>(params.h), params.inv_h);
 }
@@ -348,7 +348,7 @@ fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
 }
 
 // The particles [begin, end) of block w when `blocks` workgroups share n particles in
-// contiguous blocks of ceil(n / blocks) (the time step's first level, src/gpu/neighbours.rs
+// contiguous blocks of ceil(n / blocks) (the time step's first level, src/grid/gpu.rs
 // timestep_blocks). Example: n = 10, 4 blocks -> [0, 3), [3, 6), [6, 9), [9, 10).
 fn block_span(w: u32, blocks: u32, n: u32) -> vec2<u32> {
     let chunk = (n + blocks - 1u) / blocks;

@@ -1,4 +1,4 @@
-// Stage `rows` (CPU mirror: src/neighbours.rs, `NeighbourSearch::within`): the neighbour
+// Stage `rows` (CPU mirror: src/grid/neighbours.rs, `NeighbourSearch::within`): the neighbour
 // search library's compressed rows on the GPU, over the grid the SPH step builds.
 // Inputs (slot order, from the grid build): sorted_pos, slot_start (T + 1), sorted_id (each
 // slot place's input index). Entry points, one invocation per slot place k:

@@ -12,8 +12,9 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::core::Stage;
-use crate::cpu::{self, Grid};
+use crate::cpu;
 use crate::gpu::GpuNeighbours;
+use crate::grid::{self, Grid};
 use crate::params::SimParams;
 
 /// One stage's medians.
@@ -109,7 +110,7 @@ pub fn brute_force(sets: &[(Vec<Vec3>, SimParams)], repeat: u32) -> Vec<BruteRow
 /// The CPU path's grid build plus density, densities in input order.
 fn cpu_grid_density(positions: &[Vec3], params: &SimParams) -> Vec<f32> {
     let grid = Grid::build(positions, params);
-    let sorted = cpu::reorder::gather(positions, &grid.sorted_ids);
+    let sorted = grid::reorder::gather(positions, &grid.sorted_ids);
     let by_slot = cpu::density::density(&sorted, &grid.slot_start, params).density;
     let mut out = vec![0.0; by_slot.len()];
     for (&id, &d) in grid.sorted_ids.iter().zip(&by_slot) {
@@ -219,7 +220,8 @@ pub fn bench(
         "one submit and wait per pass, host clock (no timestamp queries)"
     };
 
-    let state = cpu::reorder::Particles::new(positions.to_vec(), vec![Vec3::ZERO; positions.len()]);
+    let state =
+        grid::reorder::Particles::new(positions.to_vec(), vec![Vec3::ZERO; positions.len()]);
     let mut cpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
     let mut cpu_total = Vec::new();
     for _ in 0..repeat {
@@ -227,7 +229,7 @@ pub fn bench(
         let (grid, times) = Grid::build_timed(positions, params);
         let t = Instant::now();
         // The whole state, as the GPU's reorder moves it (positions, velocities, ids).
-        let sorted = cpu::reorder::reorder(&state, &grid.sorted_ids).pos;
+        let sorted = grid::reorder::reorder(&state, &grid.sorted_ids).pos;
         let reorder_ms = ms_since(t);
         let t = Instant::now();
         let out = cpu::density::density(&sorted, &grid.slot_start, params);
@@ -439,7 +441,7 @@ impl<B: crate::run::Backend + ?Sized> crate::run::Hooks<B> for Timed {
 pub fn bench_steps(
     sim: &mut crate::gpu::fluid::Simulation,
     cpu_sim: impl Fn() -> crate::run::CpuSimulation,
-    start: &cpu::reorder::Particles,
+    start: &grid::reorder::Particles,
     emitters: &crate::emitter::Emitters,
     steps: u64,
     repeat: u32,

@@ -13,14 +13,12 @@ pub mod emitter;
 pub mod error;
 pub mod gpu;
 pub mod grains;
-pub mod hash;
+pub mod grid;
 pub mod io;
 pub mod kernel;
 pub mod mesh;
 pub mod motion;
-pub mod neighbours;
 pub mod obstacle;
-pub mod oracle;
 pub mod params;
 pub mod run;
 pub mod scene;
@@ -36,3 +34,5 @@ pub mod viewer;
 pub mod wave;
 
 pub use error::{Error, Result};
+/// The public neighbour library ([`grid::neighbours`]), at the crate's top as its users know it.
+pub use grid::neighbours;

@@ -354,7 +354,7 @@ impl SphConfig {
 }
 
 /// `SimParams::group_size` left to the adapter: the GPU constructor
-/// ([`NeighbourBuffers::new`](crate::gpu::neighbours::NeighbourBuffers::new)) makes it
+/// ([`NeighbourBuffers::new`](crate::grid::gpu::NeighbourBuffers::new)) makes it
 /// [`GROUP`](crate::core::limits::GROUP) on a software adapter and 1 on a GPU
 /// ([`resolve_group_size`]); nothing on the CPU path depends on it.
 pub const AUTO_GROUP: u32 = 0;

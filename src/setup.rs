@@ -836,7 +836,7 @@ fn typical_spacing(positions: &[Vec3]) -> Option<f32> {
 /// particles at spacing `s`, holds more than the device takes (the fix is in the file, not
 /// in `-n`).
 pub fn check_scene_fits(limits: &wgpu::Limits, name: &str, n: u32, s: f32) -> Result<()> {
-    let cap = crate::gpu::neighbours::capacity(limits).max_particles;
+    let cap = crate::grid::gpu::capacity(limits).max_particles;
     if n > cap {
         return Err(crate::Error::LimitExceeded(format!(
             "{name} fills {n} particles at spacing {s} m, more than this adapter holds ({cap}, from max_storage_buffer_binding_size {} B and {} workgroups per dispatch): use a larger spacing or smaller bodies",

@@ -4,11 +4,11 @@
 pub const COMMON: &str = include_str!("../shaders/common.wgsl");
 /// The one neighbour walk, prepended (after `COMMON`) to the stages that walk: those that
 /// define `struct Walker` or `fn dfsph_pair(`.
-pub const WALK: &str = include_str!("../shaders/walk.wgsl");
+pub const WALK: &str = include_str!("../shaders/grid/walk.wgsl");
 
 /// The member walker (`Walker`, `begin_round`, `end_round` over 8 `Member`s), prepended
 /// (after `WALK`) to the stages that define `fn new_member(`.
-pub const MEMBERS: &str = include_str!("../shaders/members.wgsl");
+pub const MEMBERS: &str = include_str!("../shaders/grid/members.wgsl");
 
 /// The tank's boundary model (its mirror images: `wall_planes`, `wall_image_mask`, where an
 /// image lies and how it moves; its hard walls, `clamp_to_tank`), prepended (after `MEMBERS`)
@@ -92,16 +92,16 @@ pub fn source_for(
 }
 
 /// Stage `hash`: slot and atomic rank per particle, counts per slot.
-pub const HASH: &str = include_str!("../shaders/hash.wgsl");
+pub const HASH: &str = include_str!("../shaders/grid/hash.wgsl");
 /// Stage `scan`: in-place exclusive prefix sum of the counts (entry points `scan_reduce`,
 /// `scan_block`).
-pub const SCAN: &str = include_str!("../shaders/scan.wgsl");
+pub const SCAN: &str = include_str!("../shaders/grid/scan.wgsl");
 /// Stage `scatter`: ids grouped by slot.
-pub const SCATTER: &str = include_str!("../shaders/scatter.wgsl");
+pub const SCATTER: &str = include_str!("../shaders/grid/scatter.wgsl");
 /// Stage `order`: each slot's ids sorted ascending.
-pub const ORDER: &str = include_str!("../shaders/order.wgsl");
+pub const ORDER: &str = include_str!("../shaders/grid/order.wgsl");
 /// Stage `reorder`: particle state gathered into slot order.
-pub const REORDER: &str = include_str!("../shaders/reorder.wgsl");
+pub const REORDER: &str = include_str!("../shaders/grid/reorder.wgsl");
 /// Stage `density`: the 27-cell poly6 density.
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
 /// Stage `walls`: the density the tank's mirror particles add, and the pressure (stage

@@ -7,8 +7,9 @@ use serde::Serialize;
 
 use crate::Result;
 use crate::core::Stage;
-use crate::cpu::{self, Grid};
+use crate::cpu;
 use crate::gpu::GpuNeighbours;
+use crate::grid::{self, Grid};
 use crate::params::SphConfig;
 
 /// `x` with `sig` significant digits as a plain decimal (`7.478`, `0.000521`, `334.5`), in
@@ -134,7 +135,7 @@ impl Summary {
         let start = Instant::now();
         let (grid, times) = Grid::build_timed(positions, &params);
         let t_reorder = Instant::now();
-        let sorted = cpu::reorder::gather(positions, &grid.sorted_ids);
+        let sorted = grid::reorder::gather(positions, &grid.sorted_ids);
         let t_density = Instant::now();
         let out = cpu::density::density(&sorted, &grid.slot_start, &params);
         let density_time = t_density.elapsed();
@@ -170,7 +171,7 @@ impl Summary {
         let total = start.elapsed();
         let slot_start = gpu.read_u32(&gpu.bufs.slot_start, config.table_size as usize + 1)?;
         let mut s = Self::new("gpu", source, config, &slot_start, &density);
-        crate::gpu::neighbours::check_loop_budget(
+        crate::grid::gpu::check_loop_budget(
             &gpu.ctx.info,
             config.particles,
             s.largest_slot,

@@ -14,9 +14,10 @@ use serde::Serialize;
 use crate::Result;
 use crate::core::Particles;
 use crate::core::StatsBlock;
-use crate::cpu::{self, Grid};
+use crate::cpu;
 use crate::gpu::GpuNeighbours;
 use crate::gpu::fluid::GpuSolver;
+use crate::grid::{self, Grid};
 use crate::params::SimParams;
 
 /// One row of the report.
@@ -276,9 +277,9 @@ pub fn verify(
     let grid = Grid::build(positions, params);
     let largest = grid.counts.iter().copied().max().unwrap_or(0);
     let group_size = gpu.bufs.group_size;
-    crate::gpu::neighbours::check_loop_budget(&gpu.ctx.info, n as u32, largest, group_size)?;
+    crate::grid::gpu::check_loop_budget(&gpu.ctx.info, n as u32, largest, group_size)?;
     let state = Particles::new(positions.to_vec(), vec![Vec3::ZERO; n]);
-    let sorted = cpu::reorder::reorder(&state, &grid.sorted_ids);
+    let sorted = grid::reorder::reorder(&state, &grid.sorted_ids);
     let sorted_density = cpu::density::density(&sorted.pos, &grid.slot_start, params).density;
     let cpu_density = sorted.to_input_order(&sorted_density);
     let b = &gpu.bufs;
@@ -325,7 +326,7 @@ pub fn verify(
     };
     let mut got: Vec<[u32; 2]> = raw.chunks(2).map(|c| [c[0], c[1]]).collect();
     got.sort_unstable();
-    let want = cpu::order::groups(&grid.slot_start, group_size);
+    let want = grid::order::groups(&grid.slot_start, group_size);
     rows.push(compare_exact("order.groups", &got.concat(), &want.concat()));
 
     // reorder: from the CPU's sorted ids.
@@ -907,7 +908,7 @@ fn check_wcsph_step(
     let (sp, fp) = (&sim.sim_params, &sim.fluid_params);
     let trace = cpu::wcsph::step::step_with(state, sp, fp, None, obstacles);
     let largest = trace.grid.counts.iter().copied().max().unwrap_or(0);
-    crate::gpu::neighbours::check_loop_budget(&sim.grid.ctx.info, sp.n, largest, sp.group_size)?;
+    crate::grid::gpu::check_loop_budget(&sim.grid.ctx.info, sp.n, largest, sp.group_size)?;
     sim.upload(state);
     sim.step(1)?;
     let b = &sim.grid.bufs;
@@ -1255,7 +1256,7 @@ fn check_dfsph_step(
     let n = state.len();
     let tr = dfsph_step(true, state, carry, None, boundary, sp, fp, dp);
     let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
-    crate::gpu::neighbours::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
+    crate::grid::gpu::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
     sim.upload(state);
     sim.upload_carry(carry);
     let mut out = Rows {

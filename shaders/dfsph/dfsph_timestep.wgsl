@@ -23,7 +23,7 @@
 
 // Workgroup w of the B dispatched takes particles [w c, (w + 1) c), c = ceil(N / B), and folds
 // that block's maxima into `maxima` (0 for an empty block, which never wins: both are >= 0);
-// B as in timestep.wgsl (src/gpu/neighbours.rs timestep_blocks).
+// B as in timestep.wgsl (src/grid/gpu.rs timestep_blocks).
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn dfsph_timestep_blocks(
     @builtin(local_invocation_id) lid3: vec3<u32>,

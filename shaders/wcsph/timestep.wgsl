@@ -54,7 +54,7 @@ fn reduce_maxima(lid: u32, v: f32, a: f32, s: f32) {
 
 // Workgroup w of the B dispatched takes particles [w c, (w + 1) c), c = ceil(N / B), its
 // lanes striding by 256, and folds that block's maxima into `maxima` (0 for an empty block;
-// every quantity is >= 0, so a 0 never wins). B is fixed per buffer (src/gpu/neighbours.rs
+// every quantity is >= 0, so a 0 never wins). B is fixed per buffer (src/grid/gpu.rs
 // timestep_blocks): ceil(N / 256) on a GPU, a few on a software adapter, where each workgroup
 // pays for its barriers (llvmpipe runs its invocations as coroutines on a CPU core).
 @compute @workgroup_size(WORKGROUP_SIZE)

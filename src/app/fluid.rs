@@ -525,7 +525,7 @@ fn resume(cli: &Cli, path: &std::path::Path) -> Result<Outcome, Error> {
 pub(crate) type Resumed = (
     Paths,
     checkpoint::Template,
-    crate::cpu::reorder::Particles,
+    crate::grid::reorder::Particles,
     Option<Arc<crate::boundary::Boundary>>,
     checkpoint::Checkpoint,
 );
@@ -880,7 +880,7 @@ fn say_adapter(ctx: &GpuContext) {
 pub(crate) fn backend(
     ctx: Option<&Arc<GpuContext>>,
     template: &checkpoint::Template,
-    state: &crate::cpu::reorder::Particles,
+    state: &crate::grid::reorder::Particles,
     obstacles: Option<Arc<crate::boundary::Boundary>>,
     resumed: Option<&checkpoint::Checkpoint>,
 ) -> Result<Box<dyn crate::run::Backend + Send>, Error> {
@@ -919,7 +919,7 @@ fn simulate_from(
     cli: &Cli,
     paths: Paths,
     template: checkpoint::Template,
-    state: crate::cpu::reorder::Particles,
+    state: crate::grid::reorder::Particles,
     obstacles: Option<Arc<crate::boundary::Boundary>>,
     resumed: Option<checkpoint::Checkpoint>,
 ) -> Result<Outcome, Error> {

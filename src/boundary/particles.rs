@@ -28,7 +28,7 @@
 //! and again before every step while one moves ([`Boundary::place`]: the pose comes from the
 //! run's time, which only the host knows before the step). Each fluid particle walks the 27
 //! cells around it in that grid, each slot once, in the fluid walk's order
-//! (`hash::walk_slots`), and only when it lies within h of the obstacles' bounding box.
+//! (`grid::key::walk_slots`), and only when it lies within h of the obstacles' bounding box.
 //! The tank keeps its mirror walls.
 //!
 //! Worked example, h = 1, ρ0 = 1, poly6_norm = 1: a lone boundary particle has Σ_k W = 1, so
@@ -40,7 +40,7 @@
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
-use crate::hash::{cell_of, distance2, hash_cell, query_range, walk_slots};
+use crate::grid::key::{cell_of, distance2, hash_cell, query_range, walk_slots};
 use crate::params::{FluidParams, SimParams};
 use crate::{Error, Result};
 

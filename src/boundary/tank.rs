@@ -45,7 +45,7 @@
 use bytemuck::Zeroable;
 use glam::{BVec3, Vec3};
 
-use crate::hash::distance2;
+use crate::grid::key::distance2;
 use crate::params::FluidParams;
 
 /// The walls a particle mirrors across: per axis the nearer wall if it lies closer than h.

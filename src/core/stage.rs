@@ -50,15 +50,15 @@ macro_rules! stage_table {
 
 stage_table! {
     /// `hash`: slot and rank per particle, counts per slot.
-    Hash => "hash", Some(shaders::HASH), "cpu::hash::hash";
+    Hash => "hash", Some(shaders::HASH), "grid::hash::hash";
     /// `scan`: the counts' exclusive prefix sum, the slots' starts.
-    Scan => "scan", Some(shaders::SCAN), "cpu::scan::scan";
+    Scan => "scan", Some(shaders::SCAN), "grid::scan::scan";
     /// `scatter`: each particle into its slot's range.
-    Scatter => "scatter", Some(shaders::SCATTER), "cpu::scatter::scatter";
+    Scatter => "scatter", Some(shaders::SCATTER), "grid::scatter::scatter";
     /// `order`: a slot's particles in a deterministic order.
-    Order => "order", Some(shaders::ORDER), "cpu::order::order";
+    Order => "order", Some(shaders::ORDER), "grid::order::order";
     /// `reorder`: the state gathered into slot order.
-    Reorder => "reorder", Some(shaders::REORDER), "cpu::reorder::reorder";
+    Reorder => "reorder", Some(shaders::REORDER), "grid::reorder::reorder";
     /// `density`: poly6 density of the fluid alone.
     Density => "density", Some(shaders::DENSITY), "cpu::density::density";
     /// `walls`: density with the tank's mirror images (the pressure fused in).

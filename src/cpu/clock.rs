@@ -6,8 +6,8 @@
 use std::cell::RefCell;
 use std::time::Instant;
 
-use super::GridTimings;
 use crate::core::Stage;
+use crate::grid::GridTimings;
 
 std::thread_local! {
     static CLOCK: RefCell<Option<Vec<(Stage, f64)>>> = const { RefCell::new(None) };

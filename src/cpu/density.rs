@@ -28,9 +28,9 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::simd::{best, has_avx2};
-pub use super::walk::{Columns, Positions, Rows};
-use super::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
-use crate::hash::query_range;
+use crate::grid::key::query_range;
+pub use crate::grid::walk::{Columns, Positions, Rows};
+use crate::grid::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
 use crate::params::SimParams;
 
 pub use crate::kernel::poly6_term;
@@ -368,8 +368,8 @@ pub fn neighbours(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::Grid;
-    use crate::cpu::reorder::gather;
+    use crate::grid::Grid;
+    use crate::grid::reorder::gather;
 
     fn params(h: f32, t: u32) -> SimParams {
         SimParams {

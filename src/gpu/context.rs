@@ -253,7 +253,7 @@ impl GpuContext {
 /// `max_compute_workgroups_per_dimension` into no-ops; a DFSPH step issues about 600 indirect
 /// dispatches (most of them empty once a solve has converged). gpu-sph's indirect arguments are
 /// all written by its own passes and bounded by construction: x is ceil(N / 256) workgroups or
-/// fewer (N within [`capacity`](super::neighbours::capacity), which keeps ceil(N / 256) within
+/// fewer (N within [`capacity`](crate::grid::gpu::capacity), which keeps ceil(N / 256) within
 /// the limit) or 0, y and z are 1. Measured on an NVIDIA H200: see docs/benchmarks.md.
 pub fn without_indirect_validation(mut desc: wgpu::InstanceDescriptor) -> wgpu::InstanceDescriptor {
     if std::env::var_os("WGPU_VALIDATION_INDIRECT_CALL").is_none() {

@@ -12,12 +12,12 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::neighbours::{
+use crate::core::Stage;
+use crate::cpu::dfsph::{IterationBudget, Solve};
+use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, pipeline_groups,
     storage_buffer,
 };
-use crate::core::Stage;
-use crate::cpu::dfsph::{IterationBudget, Solve};
 use crate::params::{CoarseParams, DfsphParams, SolveParams};
 use crate::{Result, shaders};
 
@@ -65,7 +65,7 @@ pub struct GpuDfsph {
     blocks: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
     timestep_blocks: wgpu::ComputePipeline,
-    /// Workgroups of `dfsph_timestep_blocks` (`neighbours::timestep_blocks`).
+    /// Workgroups of `dfsph_timestep_blocks` (`grid::gpu::timestep_blocks`).
     step_blocks: u32,
     // The time step's maxima (v_max, S_max bits, 0, 0), folded by `dfsph_timestep_blocks`
     // and read by `dfsph_predict_first`; cleared before each fold.
@@ -237,7 +237,7 @@ impl GpuDfsph {
             let density_error = storage("sph.dfsph_density_error", n64 * 4);
             // Each particle's power from the obstacles' friction in the last `dfsph_accel`.
             let friction_power = storage("sph.dfsph_friction_power", n64 * 4);
-            let step_blocks = super::neighbours::timestep_blocks(b.capacity, ctx.info.device_type);
+            let step_blocks = crate::grid::gpu::timestep_blocks(b.capacity, ctx.info.device_type);
             let timestep_maxima = storage("sph.dfsph_timestep_maxima", 16);
             let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("sph.dfsph_substep_args"),

@@ -11,9 +11,6 @@ use glam::Vec3;
 use super::context::GpuContext;
 use super::dfsph::GpuDfsph;
 use super::interact::GpuInteract;
-use super::neighbours::{
-    GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
-};
 use super::stats::{GpuStats, StatsInputs};
 pub use super::wcsph::GpuFluid;
 use crate::core::Particles;
@@ -22,6 +19,9 @@ use crate::core::Stage;
 use crate::core::StatsBlock;
 use crate::cpu::dfsph::{DfsphCarry, DfsphStats, IterationBudget, Solve};
 use crate::cpu::interact::InteractParams;
+use crate::grid::gpu::{
+    GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
+};
 use crate::params::{FluidParams, SimParams, SolverParams};
 use crate::{Result, shaders};
 
@@ -379,7 +379,7 @@ impl Simulation {
             Some(p) => p,
             None => {
                 let built = ctx.scoped(|| {
-                    use super::neighbours::Binding::*;
+                    use crate::grid::gpu::Binding::*;
                     let d = &ctx.device;
                     let params = d.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("sph.emitter_probe_params"),
@@ -456,12 +456,12 @@ impl Simulation {
         q.write_buffer(
             &b.positions,
             at(16),
-            bytemuck::cast_slice(&super::neighbours::to_vec4(&batch.pos)),
+            bytemuck::cast_slice(&crate::grid::gpu::to_vec4(&batch.pos)),
         );
         q.write_buffer(
             &b.velocities,
             at(16),
-            bytemuck::cast_slice(&super::neighbours::to_vec4(&batch.vel)),
+            bytemuck::cast_slice(&crate::grid::gpu::to_vec4(&batch.vel)),
         );
         q.write_buffer(&b.particle_id, at(4), bytemuck::cast_slice(&ids));
         let rho0 = vec![self.fluid_params.rest_density; m as usize];

@@ -4,10 +4,10 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::neighbours::{
+use crate::cpu::interact::InteractParams;
+use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline,
 };
-use crate::cpu::interact::InteractParams;
 use crate::{Result, shaders};
 
 /// The `interact` kernel, its uniform block and its bind group.

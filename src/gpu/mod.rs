@@ -1,15 +1,15 @@
-//! The GPU path: context, neighbour pipeline, timestamps.
+//! The GPU path: context, timestamps, the solvers' passes (the grid's pipeline is
+//! [`crate::grid::gpu`]).
 
 pub mod context;
 pub mod dfsph;
 pub mod fluid;
 pub mod interact;
-pub mod neighbours;
 pub mod obstacles;
 pub mod stats;
 pub mod timer;
 pub mod wcsph;
 
+pub use crate::grid::gpu::{GpuNeighbours, check_limits};
 pub use context::GpuContext;
-pub use neighbours::{GpuNeighbours, check_limits};
 pub use timer::Stage;

@@ -6,12 +6,12 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::neighbours::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
-};
 use super::wcsph::GpuFluid;
 use crate::boundary::Boundary;
 use crate::core::Stage;
+use crate::grid::gpu::{
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
+};
 use crate::{Result, shaders};
 
 /// (xyz, ψ) and (velocity, slip) of each boundary particle, as the passes read them.

@@ -10,12 +10,12 @@ use std::collections::VecDeque;
 use std::sync::mpsc;
 
 use super::context::GpuContext;
-use super::neighbours::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
-};
 use crate::core::Stage;
 use crate::core::StatsBlock;
 use crate::cpu::dfsph::Total;
+use crate::grid::gpu::{
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
+};
 use crate::{Error, Result, shaders};
 
 /// Bytes of one block `stats_blocks` writes.

@@ -6,7 +6,7 @@
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::neighbours::{
+use crate::grid::gpu::{
     Binding, GpuNeighbours, bind_group, layout, pipeline, storage_buffer, timestep_blocks,
 };
 use crate::params::FluidParams;

@@ -10,7 +10,7 @@ use wgpu::util::DeviceExt;
 use super::{Frame, GrainObstacle, GrainParams, GrainPath, GrainSetup, to_input_order};
 use crate::core::Stage;
 use crate::gpu::context::GpuContext;
-use crate::gpu::neighbours::{
+use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use crate::{Result, shaders};

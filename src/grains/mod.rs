@@ -54,8 +54,8 @@ use serde::Serialize;
 pub mod check;
 pub mod gpu;
 
-use crate::cpu::Grid;
-use crate::cpu::walk::walk;
+use crate::grid::Grid;
+use crate::grid::walk::walk;
 use crate::params::{SimParams, default_table_size, group_size, validate_table_size};
 use crate::{Error, Result};
 
@@ -1244,13 +1244,13 @@ pub struct RestingOverlap {
 }
 
 /// [`RestingOverlap`] of a state (positions with radii in w, velocities) in the tank `gp`, the
-/// pairs found by [`crate::neighbours::overlapping_spheres`].
+/// pairs found by [`crate::grid::neighbours::overlapping_spheres`].
 pub fn resting_overlap(pos: &[Vec4], vel: &[Vec4], gp: &GrainParams) -> Result<RestingOverlap> {
     let still: Vec<bool> = vel.iter().map(|v| v.xyz().length() < REST_SPEED).collect();
     let centres: Vec<Vec3> = pos.iter().map(|p| p.xyz()).collect();
     let radii: Vec<f32> = pos.iter().map(|p| p.w).collect();
     let mut deepest = 0.0f32;
-    for (i, j) in crate::neighbours::overlapping_spheres(&centres, &radii)? {
+    for (i, j) in crate::grid::neighbours::overlapping_spheres(&centres, &radii)? {
         let (i, j) = (i as usize, j as usize);
         if still[i] && still[j] {
             let delta = radii[i] + radii[j] - centres[i].distance(centres[j]);
@@ -1321,7 +1321,7 @@ pub fn brute_force_contacts(pos: &[Vec4]) -> u64 {
                 .iter()
                 .filter(|q| {
                     let reach = r + q.w;
-                    crate::hash::distance2(x, q.xyz()) < reach * reach
+                    crate::grid::key::distance2(x, q.xyz()) < reach * reach
                 })
                 .count() as u64
         })

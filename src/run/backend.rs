@@ -3,12 +3,12 @@
 //! removal through open sides included).
 
 use crate::core::Particles;
-use crate::cpu::Grid;
 use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::StatsBlock;
 use crate::cpu::wcsph::step::step_with;
 use crate::gpu::fluid::{Simulation, Snapshot};
+use crate::grid::Grid;
 use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
 use crate::{Error, Result};
 

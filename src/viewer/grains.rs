@@ -9,11 +9,11 @@ use rand::rngs::Xoshiro256PlusPlus;
 use rand::{RngExt, SeedableRng};
 
 use crate::gpu::GpuContext;
-use crate::gpu::neighbours::storage_buffer;
 use crate::grains::gpu::GpuGrains;
 use crate::grains::{
     CpuGrains, GrainConfig, GrainGuards, GrainPath, GrainSetup, GrainStats, Spheres,
 };
+use crate::grid::gpu::storage_buffer;
 use crate::run::{Hooks, RunFrom, Until};
 use crate::{Error, Result};
 

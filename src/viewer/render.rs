@@ -7,7 +7,7 @@ use wgpu::util::DeviceExt;
 
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Shown;
-use crate::gpu::neighbours::bind_group;
+use crate::grid::gpu::bind_group;
 use crate::shaders;
 
 /// Depth buffer format of the scene pass.

@@ -8,7 +8,7 @@ use glam::Mat4;
 
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Shown;
-use crate::gpu::neighbours::bind_group;
+use crate::grid::gpu::bind_group;
 use crate::shaders;
 
 use super::render::{

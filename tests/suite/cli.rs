@@ -386,7 +386,7 @@ fn check_round_trip(positions: &[Vec3], rows: &[Vec<f64>]) {
     assert_eq!(rows.len(), positions.len());
     let h = 0.02; // the default 2 × 0.01 m
     let mass = 1000.0f32 * 0.01f32.powi(3);
-    let want = gpu_sph::oracle::densities(positions, h, (1000.0f64 * 1e-6) as f32);
+    let want = gpu_sph::grid::oracle::densities(positions, h, (1000.0f64 * 1e-6) as f32);
     assert!((mass - 1e-3).abs() < 1e-9);
     for (i, (p, row)) in positions.iter().zip(rows).enumerate() {
         assert_eq!(

@@ -7,8 +7,8 @@ use crate::common;
 
 use glam::Vec3;
 use gpu_sph::cpu::dfsph::{self, DfsphCarry};
-use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::gpu::fluid::Simulation;
+use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{
     ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver,
     SolverParams, SphConfig,

@@ -4,13 +4,13 @@
 use crate::common;
 
 use glam::Vec3;
-use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::cpu::stats::stats_block;
 use gpu_sph::cpu::wcsph::forces::{self, Fields};
 use gpu_sph::cpu::wcsph::integrate::advance;
 use gpu_sph::cpu::wcsph::pressure::tait;
 use gpu_sph::cpu::wcsph::timestep::{choose_dt, signal_speed, timestep};
 use gpu_sph::gpu::fluid::Simulation;
+use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::verify;

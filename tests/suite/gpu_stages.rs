@@ -119,7 +119,7 @@ fn scan_contract_across_levels() {
         g.write_u32(&g.bufs.slot_start, &counts);
         g.run(|g, e| g.encode_scan(e)).unwrap();
         let got = g.read_u32(&g.bufs.slot_start, t as usize + 1).unwrap();
-        assert_eq!(got, gpu_sph::cpu::scan::scan(&counts), "T = {t}");
+        assert_eq!(got, gpu_sph::grid::scan::scan(&counts), "T = {t}");
     }
 }
 
@@ -220,7 +220,7 @@ fn densities_are_bitwise_repeatable() {
 #[test]
 fn oversize_requests_fail_with_the_limit() {
     let Some(ctx) = common::gpu() else { return };
-    let cap = gpu_sph::gpu::neighbours::capacity(&ctx.limits);
+    let cap = gpu_sph::grid::gpu::capacity(&ctx.limits);
     let mut prm = params(1, 1.0, 1);
     prm.n = cap.max_particles + 1;
     let err = GpuNeighbours::new(ctx, &prm)

@@ -2,9 +2,10 @@
 //! exactly the oracle's, and densities must agree within 1e-5 relative.
 
 use glam::Vec3;
-use gpu_sph::cpu::reorder::gather;
-use gpu_sph::cpu::{Grid, density};
-use gpu_sph::oracle;
+use gpu_sph::cpu::density;
+use gpu_sph::grid::Grid;
+use gpu_sph::grid::oracle;
+use gpu_sph::grid::reorder::gather;
 use gpu_sph::params::{ConfigOverrides, SimParams, SphConfig};
 use proptest::prelude::*;
 

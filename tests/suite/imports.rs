@@ -19,7 +19,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module path of a file below `src/` (`cpu/walk.rs` → [cpu, walk], `grains/mod.rs` →
+/// The module path of a file below `src/` (`grid/walk.rs` → [grid, walk], `grains/mod.rs` →
 /// [grains], `lib.rs` → []).
 fn module_of(src: &Path, file: &Path) -> Vec<String> {
     let rel = file.strip_prefix(src).unwrap().with_extension("");

@@ -5,8 +5,8 @@ use crate::common;
 
 use glam::Vec3;
 use gpu_sph::cpu::interact::{InteractParams, interact};
-use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::gpu::fluid::Simulation;
+use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
 

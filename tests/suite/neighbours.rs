@@ -3,7 +3,7 @@
 //! coordinates and tables from 1 slot up.
 
 use glam::Vec3;
-use gpu_sph::hash::distance2;
+use gpu_sph::grid::key::distance2;
 use gpu_sph::neighbours::{NeighbourSearch, overlapping_spheres};
 use proptest::prelude::*;
 

@@ -111,7 +111,7 @@ fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
     let dp =
         (solver == Solver::Dfsph).then(|| DfsphConfig::default().params(&cfg, &physics).unwrap());
     let boundary = obstacle::boundary(&desc.obstacles, s, &sp, &fp, &dp.into()).unwrap();
-    let state = gpu_sph::cpu::reorder::Particles::new(built.positions, built.velocities);
+    let state = gpu_sph::grid::reorder::Particles::new(built.positions, built.velocities);
     let mut sim = CpuSimulation::with_solver(sp, fp, dp.into(), state);
     sim.obstacles = Some(std::sync::Arc::new(boundary));
     let (mut t, mut step, mut lowest) = (0.0f64, 0u64, f32::INFINITY);

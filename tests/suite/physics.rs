@@ -5,8 +5,8 @@ use crate::common;
 
 use common::hydro::layer_slope;
 use glam::Vec3;
-use gpu_sph::cpu::reorder::Particles;
 use gpu_sph::cpu::wcsph::pressure::tait;
+use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::boundary::Boundary;
 use crate::boundary::tank::{WallPlanes, viscous_image_velocity, wall_planes};
-use crate::cpu::walk::{GROUP, scatter_groups};
+use crate::grid::walk::{GROUP, scatter_groups};
 use crate::kernel;
 use crate::params::{FluidParams, SimParams};
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::boundary::Boundary;
 use crate::boundary::tank::{image_axes, reflect_across, subsets, wall_planes};
-use crate::cpu::walk::{GROUP, groups_in_space_order, scatter_groups};
+use crate::grid::walk::{GROUP, groups_in_space_order, scatter_groups};
 use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 

@@ -6,7 +6,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
-use crate::cpu::walk::GROUP;
+use crate::grid::walk::GROUP;
 use crate::kernel;
 use crate::params::{CoarseParams, FluidParams, SimParams};
 

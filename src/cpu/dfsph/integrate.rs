@@ -5,7 +5,7 @@
 use glam::Vec3;
 
 use crate::boundary::tank::clamp_to_box;
-use crate::cpu::reorder::Particles;
+use crate::grid::reorder::Particles;
 use crate::params::FluidParams;
 
 /// Stage `dfsph_integrate`: x' = x + v dt with the tank's hard clamp held `wall_inset` (half a

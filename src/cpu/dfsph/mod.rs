@@ -128,10 +128,10 @@ use glam::Vec3;
 
 use crate::boundary::Boundary;
 use crate::core::Stage;
-use crate::cpu::Grid;
 use crate::cpu::clock::{record_grid, timed};
 use crate::cpu::interact::{InteractParams, interact};
-use crate::cpu::reorder::{self, Particles};
+use crate::grid::Grid;
+use crate::grid::reorder::{self, Particles};
 use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams};
 
 pub use crate::core::DfsphStats;
@@ -647,7 +647,7 @@ pub fn dfsph_step_with(
 mod tests {
     use super::*;
     use crate::boundary::tank::wall_planes;
-    use crate::cpu::walk::groups_in_space_order;
+    use crate::grid::walk::groups_in_space_order;
 
     use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
 

@@ -4,11 +4,11 @@
 use glam::{BVec3, Vec3};
 
 use crate::boundary::tank::{WallPlanes, image_axes, reflect_across, subsets, wall_planes};
-use crate::cpu::walk::{GROUP, walk_group};
+use crate::grid::walk::{GROUP, walk_group};
 use crate::params::{FluidParams, SimParams};
 
 /// Calls `pair(l, j, d, r², axes)` for every neighbour of member l (slot-order particle
-/// first + l) of a group sharing a query range ([`groups`](crate::cpu::walk::groups)), and every wall image within h:
+/// first + l) of a group sharing a query range ([`groups`](crate::grid::walk::groups)), and every wall image within h:
 /// per candidate j of the one walk, for each member with r² < h², j itself if j ≠ k (axes all
 /// false), then its images across the member's near walls in decreasing subset mask (`axes`
 /// the reflected ones; k's own images count). d = x_k − (image of) x_j. Each member sees its
@@ -158,7 +158,7 @@ impl Frame {
 /// bits as the walk and as the GPU, which walks each time.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PairList {
-    /// Each group as `(first, len)` ([`groups`](crate::cpu::walk::groups)), covering the slot order, in Morton order of
+    /// Each group as `(first, len)` ([`groups`](crate::grid::walk::groups)), covering the slot order, in Morton order of
     /// their cells ([`groups_in_space_order`]: neighbouring groups follow each other, so the
     /// walk and every replay find their candidates in the cache).
     pub groups: Vec<(u32, u32)>,

@@ -6,7 +6,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
-use crate::cpu::walk::{GROUP, scatter_groups};
+use crate::grid::walk::{GROUP, scatter_groups};
 use crate::kernel;
 use crate::params::{FluidParams, SimParams};
 

@@ -7,7 +7,7 @@ use rayon::prelude::*;
 
 use crate::boundary::Boundary;
 use crate::boundary::tank::image_velocity;
-use crate::cpu::walk::{GROUP, scatter_groups};
+use crate::grid::walk::{GROUP, scatter_groups};
 use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
 

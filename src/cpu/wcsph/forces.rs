@@ -39,10 +39,10 @@ use crate::boundary::tank::{
 #[cfg(test)]
 use crate::boundary::tank::{subsets, wall_image_mask};
 #[cfg(test)]
-use crate::cpu::walk::groups;
-use crate::cpu::walk::{GROUP, Positions, map_groups, walk_group};
+use crate::grid::key::distance2;
 #[cfg(test)]
-use crate::hash::distance2;
+use crate::grid::walk::groups;
+use crate::grid::walk::{GROUP, Positions, map_groups, walk_group};
 use crate::params::{FluidParams, SimParams};
 
 /// The slot-order fields the forces read.
@@ -723,9 +723,9 @@ pub fn forces_in<S: FieldSource + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::Grid;
-    use crate::cpu::reorder;
-    use crate::cpu::walk::walk;
+    use crate::grid::Grid;
+    use crate::grid::reorder;
+    use crate::grid::walk::walk;
     use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
     use rand::rngs::Xoshiro256PlusPlus;
     use rand::{RngExt, SeedableRng};

@@ -14,7 +14,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::tank::clamp_to_tank;
-use crate::cpu::reorder::Particles;
+use crate::grid::reorder::Particles;
 use crate::params::FluidParams;
 
 /// Advances one particle and applies the walls.

@@ -9,8 +9,9 @@ use super::timestep::{self, Timestep};
 use super::{integrate, pressure, walls};
 use crate::core::Stage;
 use crate::cpu::clock::{record_grid, timed};
-use crate::cpu::reorder::{self, Particles};
-use crate::cpu::{Grid, density};
+use crate::cpu::density;
+use crate::grid::Grid;
+use crate::grid::reorder::{self, Particles};
 use crate::params::{FluidParams, SimParams};
 
 /// Everything one step computed, in the step's slot order.

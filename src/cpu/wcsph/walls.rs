@@ -17,8 +17,8 @@ use crate::boundary::tank::{
     WallPlanes, image_axes, reflect_across, subsets, wall_image_mask, wall_planes,
 };
 use crate::cpu::density::poly6_term;
-use crate::cpu::walk::{GROUP, map_groups, walk_group};
-use crate::hash::distance2;
+use crate::grid::key::distance2;
+use crate::grid::walk::{GROUP, map_groups, walk_group};
 use crate::params::{FluidParams, SimParams};
 
 /// The poly6 term of image `m` of `xk` seen from `x`; 0 unless m's walls are near and r² < h².

@@ -7,10 +7,10 @@ use std::sync::Arc;
 use glam::Vec3;
 use wgpu::util::DeviceExt;
 
-use super::context::GpuContext;
-use super::timer::StageTimer;
 use crate::core::Particles;
 use crate::core::Stage;
+use crate::gpu::context::GpuContext;
+use crate::gpu::timer::StageTimer;
 use crate::params::{MAX_TABLE_SIZE, SimParams};
 use crate::{Error, Result, shaders};
 

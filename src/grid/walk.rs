@@ -1,5 +1,5 @@
 //! The neighbour walk of the CPU path, the one definition every walking stage uses (mirror of
-//! `shaders/walk.wgsl`).
+//! `shaders/grid/walk.wgsl`).
 //!
 //! A query around p visits the cells of [`query_range`] (the 27 around p, z then y then x),
 //! turns each into its hash slot, skips a slot already visited (two cells of one query can
@@ -22,10 +22,10 @@
 use glam::{IVec3, Vec3, Vec4};
 use rayon::prelude::*;
 
-use crate::hash::{distance2, query_range};
+use crate::grid::key::{distance2, query_range};
 use crate::params::SimParams;
 
-pub use crate::hash::{MAX_QUERY_SLOTS, walk_slots};
+pub use crate::grid::key::{MAX_QUERY_SLOTS, walk_slots};
 
 /// How the walk reads particle positions: the layout of the particle state. The density walk
 /// and forces walks are written once over this trait (and [`super::wcsph::forces::FieldSource`]), so
@@ -133,7 +133,7 @@ pub fn groups<P: Positions + ?Sized>(sorted_pos: &P, params: &SimParams) -> Vec<
     // Compiled for AVX2 where present for the inlined floor (`vroundss`) in `query_range`:
     // the baseline build calls libm's `floorf` twice per particle per axis (6% of a 100k
     // WCSPH step, measured with perf).
-    super::simd::best(|| groups_portable(sorted_pos, params))
+    crate::cpu::simd::best(|| groups_portable(sorted_pos, params))
 }
 
 #[inline(always)]
@@ -274,8 +274,8 @@ pub fn rounds(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::Grid;
-    use crate::cpu::reorder::gather;
+    use crate::grid::Grid;
+    use crate::grid::reorder::gather;
     use crate::params::{ConfigOverrides, SphConfig};
 
     fn params(h: f32, t: u32) -> SimParams {

@@ -1,4 +1,4 @@
-//! Stage `order`, the CPU mirror of `shaders/order.wgsl`.
+//! Stage `order`, the CPU mirror of `shaders/grid/order.wgsl`.
 //!
 //! Inputs: each particle's slot (N), `slot_start` (T + 1), and the ids grouped by slot in any
 //! order within a slot (N), as the GPU's atomic scatter leaves them. Output: the same ids with

@@ -1,4 +1,4 @@
-// Stage `scan` (CPU mirror: src/cpu/scan.rs): exclusive prefix sum of the T slot counts, in
+// Stage `scan` (CPU mirror: src/grid/scan.rs): exclusive prefix sum of the T slot counts, in
 // place, plus the total at index T, giving slot_start (T + 1).
 //
 // Multi-dispatch reduce-then-scan, safe without forward progress between workgroups:

@@ -1,4 +1,4 @@
-// Stage `order` (CPU mirror: src/cpu/order.rs): sort each slot's ids ascending, so the density
+// Stage `order` (CPU mirror: src/grid/order.rs): sort each slot's ids ascending, so the density
 // sums run in a fixed order and GPU densities are bitwise reproducible run to run.
 // Inputs: particle_slot (N), slot_start (T + 1), unordered_ids (N). Output: sorted_ids (N).
 // Each particle's place is its slot's start plus the number of smaller ids in its slot.

@@ -1,4 +1,4 @@
-// The one neighbour walk of the GPU path (CPU mirror: src/cpu/walk.rs), prepended after
+// The one neighbour walk of the GPU path (CPU mirror: src/grid/walk.rs), prepended after
 // common.wgsl to the stages that walk, and only to them (src/shaders.rs `source`).
 // A walking stage binds `params`, `sorted_pos` and `slot_start`, and says only what one walk
 // accumulates:

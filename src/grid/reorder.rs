@@ -1,4 +1,4 @@
-//! Stage `reorder`, the CPU mirror of `shaders/reorder.wgsl`.
+//! Stage `reorder`, the CPU mirror of `shaders/grid/reorder.wgsl`.
 //!
 //! Inputs: `sorted_ids` (N) and the particle state (position, velocity, original id; N each).
 //! Output: the same state in slot order, `out[k] = in[sorted_ids[k]]`, so every later stage

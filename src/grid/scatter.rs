@@ -1,4 +1,4 @@
-//! Stage `scatter`, the CPU mirror of `shaders/scatter.wgsl`.
+//! Stage `scatter`, the CPU mirror of `shaders/grid/scatter.wgsl`.
 //!
 //! Inputs: each particle's slot and rank (N), `slot_start` (T + 1). Output: particle ids grouped
 //! by slot (N): particle `i` goes to `slot_start[slot[i]] + rank[i]`.

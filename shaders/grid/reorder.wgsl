@@ -1,4 +1,4 @@
-// Stage `reorder` (CPU mirror: src/cpu/reorder.rs): gather the particle state into slot order,
+// Stage `reorder` (CPU mirror: src/grid/reorder.rs): gather the particle state into slot order,
 // out[k] = in[sorted_ids[k]], so later stages read neighbours that sit together in memory.
 // Inputs: sorted_ids (N), positions, velocities (vec4, N), particle_id (N).
 // Outputs: sorted_pos, sorted_vel (vec4, N), sorted_id (N, the original index of each).

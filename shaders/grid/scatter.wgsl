@@ -1,4 +1,4 @@
-// Stage `scatter` (CPU mirror: src/cpu/scatter.rs).
+// Stage `scatter` (CPU mirror: src/grid/scatter.rs).
 // Inputs: particle_slot (N), particle_rank (N), slot_start (T + 1). Output: unordered_ids (N),
 // the particle ids grouped by slot; within a slot their order follows the atomic ranks.
 // Worked example: slots [0, 2, 0], ranks [1, 0, 0], slot_start [0, 2, 2, 3, 3] → [2, 0, 1].

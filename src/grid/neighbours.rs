@@ -1,6 +1,6 @@
 //! The neighbour search as a library: the spatial hash of the SPH step (cells of edge r hashed
 //! with the prime-XOR hash of Teschner et al. 2003 into a power-of-two table, counted,
-//! prefix-summed and scattered; see [`crate::hash`]) over any points, for any radius, on the
+//! prefix-summed and scattered; see [`crate::grid::key`]) over any points, for any radius, on the
 //! CPU path. The same grid the simulator verifies bit for bit against its GPU pipeline.
 //!
 //! What it answers, each in a deterministic order:
@@ -13,7 +13,7 @@
 //! - [`overlapping_spheres`]: every pair of spheres of individual radii that overlap (a broad
 //!   phase for varied sizes: the cells follow the largest diameter).
 //!
-//! "Closer than r" is `|x_i − x_j|² < r²` evaluated in `f32` as [`crate::hash::distance2`]
+//! "Closer than r" is `|x_i − x_j|² < r²` evaluated in `f32` as [`crate::grid::key::distance2`]
 //! does, strictly, exactly as a brute-force loop with the same expression decides it.
 //!
 //! ```
@@ -31,9 +31,9 @@
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
-use crate::cpu::Grid;
-use crate::hash::walk_slots;
-use crate::hash::{cell_of, distance2, hash_cell, query_range};
+use crate::grid::Grid;
+use crate::grid::key::walk_slots;
+use crate::grid::key::{cell_of, distance2, hash_cell, query_range};
 use crate::params::{MAX_CELL_COORD, MAX_TABLE_SIZE, SimParams, default_table_size};
 use crate::{Error, Result};
 
@@ -282,7 +282,7 @@ impl NeighbourSearch {
     /// then stage `rows` (`shaders/rows.wgsl`) counting and filling each row there. The rows
     /// equal the CPU's exactly (integers; the distance test is the same f32 expression).
     pub fn within_gpu(&self, ctx: std::sync::Arc<crate::gpu::GpuContext>) -> Result<Csr> {
-        use crate::gpu::neighbours::{
+        use crate::grid::gpu::{
             Binding::*, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline,
         };
         let n = self.points.len();

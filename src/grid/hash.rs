@@ -1,4 +1,4 @@
-//! Stage `hash`, the CPU mirror of `shaders/hash.wgsl`.
+//! Stage `hash`, the CPU mirror of `shaders/grid/hash.wgsl`.
 //!
 //! Inputs: positions (N), [`SimParams`]. Outputs: each particle's slot (N), its rank inside the
 //! slot (N), and the count of particles per slot (T).
@@ -12,7 +12,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::hash::{cell_of, hash_cell};
+use crate::grid::key::{cell_of, hash_cell};
 use crate::params::SimParams;
 
 /// What the hash stage produces.

@@ -1,4 +1,4 @@
-// Stage `hash` (CPU mirror: src/cpu/hash.rs).
+// Stage `hash` (CPU mirror: src/grid/hash.rs).
 // Inputs: positions (N, xyz of vec4), params. Outputs: particle_slot (N), particle_rank (N),
 // and per-slot counts accumulated with atomicAdd into slot_count (T; cleared before the build).
 // slot_count is the same buffer the scan then turns, in place, into slot_start.

@@ -8,7 +8,7 @@
 use glam::Vec3;
 use rayon::prelude::*;
 
-use crate::hash::distance2;
+use crate::grid::key::distance2;
 
 /// Sorted neighbour ids (self included) of every particle.
 pub fn neighbours(positions: &[Vec3], h: f32) -> Vec<Vec<u32>> {

@@ -1,4 +1,4 @@
-//! Stage `scan`, the CPU mirror of `shaders/scan.wgsl`.
+//! Stage `scan`, the CPU mirror of `shaders/grid/scan.wgsl`.
 //!
 //! Input: per-slot counts (T). Output: `slot_start` (T + 1), the exclusive prefix sum of the
 //! counts followed by their total, so slot `s` owns `sorted_ids[slot_start[s]..slot_start[s+1]]`.
