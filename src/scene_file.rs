@@ -587,17 +587,29 @@ mod tests {
             e.contains("unknown kind `sphre`: did you mean `sphere`?"),
             "{e}"
         );
-        let e = err(&format!(
-            "{{{TANK}, \"fluid\": [], \"physics\": {{\"gravty\": -9}}}}"
-        ));
+        // The sections' keys are the flags' groups (`app::cli::flags_in`); two stand in here.
+        let keys = |section: &str| -> Vec<String> {
+            match section {
+                "physics" => vec!["gravity".into(), "spacing".into()],
+                "run" => vec!["steps".into()],
+                _ => Vec::new(),
+            }
+        };
+        let key_err = |settings: &str| {
+            let text = format!("{{{TANK}, \"fluid\": [], {settings}}}");
+            let file = SceneFile::parse(&text, "t.json").unwrap();
+            file.check_keys("t.json", keys).unwrap_err().to_string()
+        };
+        let e = key_err(r#""physics": {"gravty": -9}"#);
         assert!(
             e.contains("at physics.gravty") && e.contains("`gravity`"),
             "{e}"
         );
-        let e = err(&format!(
-            "{{{TANK}, \"fluid\": [], \"physics\": {{\"steps\": 9}}}}"
-        ));
+        let e = key_err(r#""physics": {"steps": 9}"#);
         assert!(e.contains("belongs in \"run\""), "{e}");
+        let text = format!("{{{TANK}, \"fluid\": [], \"physics\": {{\"spacing\": 0.01}}}}");
+        let file = SceneFile::parse(&text, "t.json").unwrap();
+        assert!(file.check_keys("t.json", keys).is_ok());
         let e = err(&format!("{{{TANK}, \"fluid\": [], \"tnak\": 1}}"));
         assert!(e.contains("did you mean `tank`?"), "{e}");
     }

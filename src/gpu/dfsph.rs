@@ -9,11 +9,14 @@
 //! the steps from two before back ([`IterationBudget`]), which the host has read by then; the
 //! CPU path caps its solves by the same rule.
 
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
 use crate::core::Stage;
-use crate::cpu::dfsph::{IterationBudget, Solve};
+use crate::cpu::dfsph::{DfsphStats, IterationBudget, Solve};
 use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, pipeline_groups,
     storage_buffer,
@@ -37,8 +40,29 @@ pub struct SolveGroups {
 /// Bytes of one solve iteration's residual total: (low, high, NaN flag, 0).
 const TOTAL_BYTES: u64 = 16;
 
+/// What the host keeps of a DFSPH run on the GPU between steps, beside its buffers.
+#[derive(Debug, Default)]
+pub struct HostState {
+    /// Whether the grid, ρ and α of the current state are on the GPU (a step ends by computing
+    /// them at its new positions, for its density error and for the next step).
+    pub primed: Cell<bool>,
+    /// The iteration counts of the last steps read ([`IterationBudget`]) and the caps of the
+    /// steps submitted but not yet read, oldest first.
+    pub budget: RefCell<(IterationBudget, VecDeque<[u32; 2]>)>,
+    /// Dispatches of the steps read so far whose iteration the solve did not run (they launch
+    /// and exit at once), for `--bench`.
+    pub idle: Cell<u64>,
+    /// The caps of the last step encoded.
+    pub last_caps: Cell<[u32; 2]>,
+    /// The block the host built for the last step read.
+    pub last_stats: Cell<DfsphStats>,
+}
+
 /// The DFSPH kernels and their buffers, for one N.
 pub struct GpuDfsph {
+    /// The host's side of the run: whether the grid is primed, the iteration budget, the last
+    /// caps and statistics.
+    pub host: HostState,
     density: wgpu::ComputePipeline,
     galerkin: wgpu::ComputePipeline,
     levels: wgpu::ComputePipeline,
@@ -474,6 +498,7 @@ impl GpuDfsph {
             let (boundary_bg, no_boundary) = super::obstacles::no_boundary(d, &boundary_layout);
             let bl = &boundary_layout;
             Self {
+                host: HostState::default(),
                 density: pipeline_groups(
                     d,
                     "sph.dfsph_density",

@@ -2,7 +2,7 @@
 //! (WCSPH's in `wcsph.rs`, DFSPH's in `dfsph.rs`), the obstacles', the mouse force and the
 //! statistics, chained into one step.
 
-use std::cell::{Cell, RefCell};
+use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::Arc;
 
@@ -17,7 +17,7 @@ use crate::core::Particles;
 pub use crate::core::Snapshot;
 use crate::core::Stage;
 use crate::core::StatsBlock;
-use crate::cpu::dfsph::{DfsphCarry, DfsphStats, IterationBudget, Solve};
+use crate::cpu::dfsph::{DfsphCarry, DfsphStats, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::grid::gpu::{
     GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
@@ -45,25 +45,12 @@ pub struct Simulation {
     pub solver: GpuSolver,
     /// The obstacles' passes, when the scene has obstacles (WCSPH).
     pub obstacles: Option<super::obstacles::GpuObstacles>,
-    // DFSPH: whether the grid, ρ and α of the current state are on the GPU (a step ends by
-    // computing them at its new positions, for its density error and for the next step).
-    primed: Cell<bool>,
     // Steps submitted, and the test hook GPU_SPH_FAULT_DEVICE_LOSS_AFTER=K, which destroys the
     // device after the K-th submitted step so the tests can provoke a device loss mid-run.
     submitted: Cell<u64>,
     fault_after: Option<u64>,
     // Stage `emitter_probe`, built on first use.
     probe: std::cell::OnceCell<GpuProbe>,
-    // DFSPH: the iteration counts of the last steps read (`IterationBudget`) and the caps of
-    // the steps submitted but not yet read, oldest first.
-    budget: RefCell<(IterationBudget, VecDeque<[u32; 2]>)>,
-    // DFSPH: dispatches of the steps read so far whose iteration the solve did not run (they
-    // launch and exit at once), for `--bench`.
-    idle: Cell<u64>,
-    // DFSPH: the caps of the last step encoded, and the block the host built for the last
-    // step read.
-    last_caps: Cell<[u32; 2]>,
-    last_dfsph: Cell<DfsphStats>,
 }
 
 /// The buffers a renderer draws the held state from, whichever solver runs: positions and
@@ -193,16 +180,11 @@ impl Simulation {
             interaction: None,
             solver,
             obstacles: None,
-            primed: Cell::new(false),
             submitted: Cell::new(0),
             fault_after: std::env::var("GPU_SPH_FAULT_DEVICE_LOSS_AFTER")
                 .ok()
                 .and_then(|k| k.parse().ok()),
             probe: Default::default(),
-            budget: Default::default(),
-            idle: Cell::new(0),
-            last_caps: Cell::new([0; 2]),
-            last_dfsph: Cell::new(DfsphStats::default()),
         };
         sim.upload(state);
         Ok(sim)
@@ -237,7 +219,7 @@ impl Simulation {
                 .as_ref()
                 .map(|o| o.boundary_bind_group(dev, &d.boundary_layout));
             d.set_boundary(dev, bg);
-            self.primed.set(false);
+            d.host.primed.set(false);
         }
         Ok(())
     }
@@ -255,7 +237,9 @@ impl Simulation {
             && o.moves()
         {
             o.place(&self.grid.ctx.queue, t);
-            self.primed.set(false);
+            if let GpuSolver::Dfsph(d) = &self.solver {
+                d.host.primed.set(false);
+            }
         }
     }
 
@@ -330,7 +314,7 @@ impl Simulation {
     /// there.
     pub fn expose_for_render(&self) -> Result<()> {
         let d = match &self.solver {
-            GpuSolver::Dfsph(d) if self.primed.get() => d,
+            GpuSolver::Dfsph(d) if d.host.primed.get() => d,
             _ => return Ok(()),
         };
         let b = &self.grid.bufs;
@@ -442,14 +426,16 @@ impl Simulation {
             )));
         }
         let q = &self.grid.ctx.queue;
-        if matches!(self.solver, GpuSolver::Dfsph(_)) && self.primed.get() {
+        if let GpuSolver::Dfsph(d) = &self.solver
+            && d.host.primed.get()
+        {
             let mut e = self.grid.encoder();
             let n64 = n as u64;
             e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n64 * 16);
             e.copy_buffer_to_buffer(&b.sorted_vel, 0, &b.velocities, 0, n64 * 16);
             e.copy_buffer_to_buffer(&b.sorted_id, 0, &b.particle_id, 0, n64 * 4);
             q.submit([e.finish()]);
-            self.primed.set(false);
+            d.host.primed.set(false);
         }
         let ids: Vec<u32> = (n..n + m).collect();
         let at = |bytes: u64| n as u64 * bytes;
@@ -480,15 +466,15 @@ impl Simulation {
 
     /// DFSPH: replaces the state carried between steps (previous dt, iteration counts).
     pub fn upload_carry(&self, carry: &DfsphCarry) {
-        if let GpuSolver::Dfsph(_) = &self.solver {
-            *self.budget.borrow_mut() = (carry.budget, VecDeque::new());
+        if let GpuSolver::Dfsph(d) = &self.solver {
+            *d.host.budget.borrow_mut() = (carry.budget, VecDeque::new());
             let q = &self.grid.ctx.queue;
             q.write_buffer(
                 &self.fluid.step_state,
                 0,
                 bytemuck::cast_slice(&[carry.dt_prev, 0.0, 0.0, 0.0]),
             );
-            self.primed.set(false);
+            d.host.primed.set(false);
         }
     }
 
@@ -536,11 +522,11 @@ impl Simulation {
     /// DFSPH: the grid and ρ, α of the current state, unless the last step left them.
     pub fn encode_prime(&self, e: &mut wgpu::CommandEncoder) {
         if let GpuSolver::Dfsph(d) = &self.solver
-            && !self.primed.get()
+            && !d.host.primed.get()
         {
             self.grid.encode_build(e);
             d.encode_density(&self.grid, e);
-            self.primed.set(true);
+            d.host.primed.set(true);
         }
     }
 
@@ -572,14 +558,14 @@ impl Simulation {
         d.encode_integrate(g, e);
         g.encode_build(e);
         d.encode_density(g, e);
-        self.primed.set(true);
+        d.host.primed.set(true);
     }
 
     /// DFSPH: the caps of the step being encoded, from the counts of the steps from two before
-    /// back ([`IterationBudget`]), which the host has read unless more than one step is in
-    /// flight; records them for the step's statistics block.
+    /// back ([`IterationBudget`](crate::cpu::dfsph::IterationBudget)), which the host has read
+    /// unless more than one step is in flight; records them for the step's statistics block.
     fn next_caps(&self, d: &GpuDfsph) -> [u32; 2] {
-        let mut b = self.budget.borrow_mut();
+        let mut b = d.host.budget.borrow_mut();
         let (read, pending) = &mut *b;
         let caps = match pending.len() {
             0 => d.caps(read),
@@ -590,7 +576,7 @@ impl Simulation {
             _ => [d.dp.max_iterations; 2],
         };
         pending.push_back(caps);
-        self.last_caps.set(caps);
+        d.host.last_caps.set(caps);
         caps
     }
 
@@ -611,7 +597,7 @@ impl Simulation {
                 r.step_state[1],
             );
             block.dfsph = st.to_words();
-            self.last_dfsph.set(st);
+            d.host.last_stats.set(st);
         }
         block
     }
@@ -619,19 +605,22 @@ impl Simulation {
     /// DFSPH: records the counts of the oldest unread step, which had `caps`, from its
     /// statistics block.
     fn record_counts(&self, caps: [u32; 2], block: &StatsBlock) {
-        if matches!(self.solver, GpuSolver::Dfsph(_)) {
+        if let GpuSolver::Dfsph(d) = &self.solver {
             let st = DfsphStats::from_words(&block.dfsph);
             let unrun =
                 caps[0].saturating_sub(st.iterations_v) + caps[1].saturating_sub(st.iterations_d);
-            self.idle.set(self.idle.get() + 2 * u64::from(unrun));
-            self.budget.borrow_mut().0.push_step(caps, &st);
+            d.host.idle.set(d.host.idle.get() + 2 * u64::from(unrun));
+            d.host.budget.borrow_mut().0.push_step(caps, &st);
         }
     }
 
     /// DFSPH: the dispatches of the steps read so far that belonged to iterations their solve
     /// did not run (each launches and exits at once); 0 for WCSPH.
     pub fn idle_dispatches(&self) -> u64 {
-        self.idle.get()
+        match &self.solver {
+            GpuSolver::Dfsph(d) => d.host.idle.get(),
+            GpuSolver::Wcsph => 0,
+        }
     }
 
     /// Runs `steps` steps, each submitted with its statistics block while the host reads the
@@ -673,7 +662,11 @@ impl Simulation {
     /// The statistics block of the current state (the stage alone, for verification); no step
     /// may be in flight.
     pub fn stats_now(&self) -> Result<StatsBlock> {
-        self.stats_after(self.last_caps.get())
+        let caps = match &self.solver {
+            GpuSolver::Dfsph(d) => d.host.last_caps.get(),
+            GpuSolver::Wcsph => [0; 2],
+        };
+        self.stats_after(caps)
     }
 
     /// [`Simulation::stats_now`] for DFSPH solves that had `caps` iterations (the last step
@@ -693,7 +686,10 @@ impl Simulation {
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
     pub fn read_stats(&self) -> Result<StatsBlock> {
         let r = self.stats.read(&self.grid.ctx)?;
-        let caps = self.budget.borrow_mut().1.pop_front();
+        let caps = match &self.solver {
+            GpuSolver::Dfsph(d) => d.host.budget.borrow_mut().1.pop_front(),
+            GpuSolver::Wcsph => None,
+        };
         let block = self.finish(r, caps.unwrap_or_default());
         if let Some(caps) = caps {
             self.record_counts(caps, &block);
@@ -706,7 +702,7 @@ impl Simulation {
         let b = &self.grid.bufs;
         let n = b.n.get() as usize;
         if let GpuSolver::Dfsph(d) = &self.solver
-            && self.primed.get()
+            && d.host.primed.get()
         {
             // The step ended with a reorder: the slot-order buffers hold the state, with ρ.
             let state = Particles {
@@ -715,7 +711,7 @@ impl Simulation {
                 id: self.grid.read_u32(&b.sorted_id, n)?,
             };
             let density = self.grid.read_f32(&d.rho, n)?;
-            let stats = self.last_dfsph.get();
+            let stats = d.host.last_stats.get();
             return Ok(Snapshot {
                 state,
                 density,
@@ -741,13 +737,13 @@ impl Simulation {
     /// DFSPH: reads the state carried to the next step (the last dt, the iteration counts);
     /// no step may be in flight.
     pub fn read_carry(&self) -> Result<Option<DfsphCarry>> {
-        let GpuSolver::Dfsph(_) = &self.solver else {
+        let GpuSolver::Dfsph(d) = &self.solver else {
             return Ok(None);
         };
         let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
         Ok(Some(DfsphCarry {
             dt_prev,
-            budget: self.budget.borrow().0,
+            budget: d.host.budget.borrow().0,
         }))
     }
 
