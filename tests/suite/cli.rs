@@ -444,8 +444,7 @@ fn verify_passes_and_reports_every_stage() {
         "random",
         "--json",
     ]);
-    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
-        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+    if common::cli::skipped_without_gpu(&out) {
         return;
     }
     assert_eq!(
@@ -591,8 +590,7 @@ fn bench_prints_its_table_and_json_with_brute_force() {
         "1",
     ];
     let out = run(&args);
-    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
-        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+    if common::cli::skipped_without_gpu(&out) {
         return;
     }
     let text = String::from_utf8_lossy(&out.stdout);

@@ -436,9 +436,7 @@ fn the_cubic_spline_runs_every_stage_bit_for_bit_and_wcsph_refuses_it() {
         "0",
         "--json",
     ]);
-    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
-        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
-    } else {
+    if !common::cli::skipped_without_gpu(&out) {
         assert_eq!(
             out.status.code(),
             Some(0),

@@ -152,7 +152,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
             gain_gpu > 1e-3,
             "{solver:?} GPU: the force changed the pull towards the ray by {gain_gpu} m/s"
         );
-        if ctx.info.device_type == wgpu::DeviceType::Cpu {
+        if common::bit_exact(&ctx) {
             let bits = |s: &gpu_sph::gpu::fluid::Snapshot| {
                 s.state
                     .to_input_order(&s.state.vel)

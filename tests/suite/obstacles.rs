@@ -54,8 +54,7 @@ fn verify_report(name: &str, text: &str, extra: &[&str]) -> Option<serde_json::V
     ];
     args.extend_from_slice(extra);
     let out = run(&args);
-    if out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1") {
-        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+    if common::cli::skipped_without_gpu(&out) {
         return None;
     }
     let stdout = String::from_utf8_lossy(&out.stdout);

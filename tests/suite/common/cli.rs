@@ -81,3 +81,14 @@ pub fn assert_usage_error(args: &[&str], needle: &str) {
         "{args:?}: {stderr:?} lacks {needle:?}"
     );
 }
+
+/// Whether a run that needs the GPU (`--verify`, `--bench`) found no adapter (exit 2) while the
+/// GPU is not required (`GPU_SPH_REQUIRE_GPU` unset): then the caller skips, said on stderr.
+pub fn skipped_without_gpu(out: &Output) -> bool {
+    let skip =
+        out.status.code() == Some(2) && std::env::var("GPU_SPH_REQUIRE_GPU").as_deref() != Ok("1");
+    if skip {
+        eprintln!("SKIPPED: {}", String::from_utf8_lossy(&out.stderr));
+    }
+    skip
+}
