@@ -39,15 +39,17 @@ fn verify_bit_exact(name: &str, text: &str) -> Option<Vec<String>> {
     })
 }
 
-/// Runs `--verify --tolerance 0 --json` and `extra` on scene `text`, asserts it passes and
-/// returns the report (None where no adapter is required and none is found).
+/// Runs `--verify --tolerance 0 --json` (1e-5 on an adapter that is not bit-exact,
+/// `common::bit_exact`) and `extra` on scene `text`, asserts it passes and returns the report
+/// (None where no adapter is required and none is found).
 fn verify_report(name: &str, text: &str, extra: &[&str]) -> Option<serde_json::Value> {
     let path = file(name, text.as_bytes());
+    let exact = common::gpu().is_none_or(|ctx| common::bit_exact(&ctx));
     let mut args = vec![
         "--headless",
         "--verify",
         "--tolerance",
-        "0",
+        if exact { "0" } else { "1e-5" },
         "--json",
         "--scene",
         path.to_str().unwrap(),
@@ -657,7 +659,11 @@ fn gpu_and_cpu_runs_with_emitters_write_the_same_statistics() {
                 std::fs::read(&output).unwrap(),
             ));
         }
-        assert!(texts[0] == texts[1], "{solver}: CPU and GPU runs differ");
+        // The same bits where the adapter computes them (`common::bit_exact`); elsewhere each
+        // path's own counts are checked above.
+        if common::gpu().is_none_or(|c| common::bit_exact(&c)) {
+            assert!(texts[0] == texts[1], "{solver}: CPU and GPU runs differ");
+        }
     }
 }
 
@@ -897,7 +903,9 @@ fn fluid_leaving_through_an_open_side_is_removed_and_counted() {
                 std::fs::read(&output).unwrap(),
             ));
         }
-        assert!(outs[0] == outs[1], "{solver}: CPU and GPU runs differ");
+        if common::gpu().is_none_or(|c| common::bit_exact(&c)) {
+            assert!(outs[0] == outs[1], "{solver}: CPU and GPU runs differ");
+        }
     }
     // A side's name is checked.
     let bad = file(
