@@ -109,6 +109,7 @@ fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::Os
         .get_arguments()
         .map(|a| a.get_id().as_str().to_string())
         .collect();
+    let resumable = super::cli::flags_in("resumable");
     let mut out = Vec::new();
     for (key, value) in settings {
         let arg = cmd.get_arguments().find(|a| a.get_id() == key.as_str());
@@ -127,7 +128,7 @@ fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::Os
             )));
         };
         let long = arg.get_long().unwrap_or(key);
-        if resume && !super::cli::flags_in("resumable").contains(key) {
+        if resume && !resumable.contains(key) {
             return Err(Error::input(format!(
                 "{key} cannot change on resume: the run continues with the physics, scene and configuration the checkpoint holds; only the path and the divergence checks may be given"
             )));
