@@ -35,7 +35,9 @@ use std::sync::Arc;
 use gpu_sph::gpu::GpuContext;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
-use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SphConfig};
+use gpu_sph::params::{
+    ConfigOverrides, FluidParams, PhysicsConfig, Solver, SolverParams, SphConfig,
+};
 use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};
 use plotters::prelude::*;
@@ -84,31 +86,28 @@ fn args() -> Result<Args, String> {
 }
 
 fn dam_break(a: &Args) -> Result<(Box<dyn Backend>, FluidParams, Scene, String), String> {
-    let cfg = SphConfig::new(a.n as u32, ConfigOverrides::default()).map_err(|e| e.to_string())?;
-    let cfg = SphConfig::new(
-        a.n as u32,
-        ConfigOverrides {
-            particle_mass: Some(cfg.lattice_mass()),
-            ..Default::default()
-        },
-    )
-    .map_err(|e| e.to_string())?;
+    let e = |e: gpu_sph::Error| e.to_string();
+    let cfg =
+        SphConfig::for_solver(a.n as u32, ConfigOverrides::default(), Solver::Wcsph).map_err(e)?;
     let scene = Scene::new(SceneKind::DamBreak, a.n, cfg.spacing, 0);
-    let fp = PhysicsConfig::default()
+    let physics = PhysicsConfig::for_solver(Solver::Wcsph);
+    let fp = physics
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
-        .map_err(|e| e.to_string())?;
+        .map_err(e)?;
+    let solver =
+        SolverParams::new(Solver::Wcsph, &Default::default(), &cfg, &physics).map_err(e)?;
     let state = Particles::new(scene.positions.clone(), scene.velocities.clone());
     let sp = cfg.sim_params();
     let (backend, path): (Box<dyn Backend>, String) = if a.cpu {
         (
-            Box::new(CpuSimulation::new(sp, fp, state)),
+            Box::new(CpuSimulation::with_solver(sp, fp, solver, state)),
             "CPU reference".into(),
         )
     } else {
-        let ctx = Arc::new(GpuContext::new().map_err(|e| e.to_string())?);
+        let ctx = Arc::new(GpuContext::new().map_err(e)?);
         let name = ctx.info.name.clone();
         (
-            Box::new(Simulation::new(ctx, &sp, &fp, &state).map_err(|e| e.to_string())?),
+            Box::new(Simulation::with_solver(ctx, &sp, &fp, &solver, &state).map_err(e)?),
             format!("GPU ({name})"),
         )
     };

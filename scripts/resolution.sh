@@ -18,7 +18,7 @@ declare -A N=([20k]=20000 [100k]=100000 [370k]=370000)
 # a / (particles across a): nx = round(cbrt(N/2)) = 22, 37, 57.
 declare -A S=([20k]=0.01 [100k]=0.0059459 [370k]=0.0038596)
 # Steps between frames: about 5 ms of simulated time at each size and solver.
-declare -A EVERY=([wcsph20k]=20 [dfsph20k]=6 [wcsph100k]=30 [dfsph100k]=8 [wcsph370k]=50 [dfsph370k]=10)
+declare -A EVERY=([wcsph20k]=13 [dfsph20k]=6 [wcsph100k]=20 [dfsph100k]=8 [wcsph370k]=33 [dfsph370k]=10)
 dirs=()
 for size in $SIZES; do
     for solver in wcsph dfsph; do

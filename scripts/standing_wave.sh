@@ -32,7 +32,7 @@ with open(path, "w") as f:
                 f.write(f"{x:.6f},{(j + 0.5) * s:.6f},{(k + 0.5) * s:.6f}\n")
             j += 1
 PY
-declare -A EVERY=([wcsph]=20 [dfsph]=6)
+declare -A EVERY=([wcsph]=10 [dfsph]=6)
 dirs=()
 for solver in $SOLVERS; do
     d="$OUT/$solver"

@@ -3,9 +3,8 @@
 // grid, its walk and every pair term a solver asks of them. Its Rust twin is
 // src/boundary/particles.rs, function for function (Boundary::walk, Boundary::weight, ...);
 // the tank's mirror walls are the other model (boundary_tank.wgsl). Prepended to every stage
-// that defines `fn boundary_pair(`: `obstacle_density` and
-// `obstacle_forces` (WCSPH) and the DFSPH walks `dfsph_density`, `dfsph_rate`,
-// `dfsph_pressure` and `dfsph_accel`. Bind group 1: the uniform block, bpos (xyz, psi_b), the grid's slot
+// that defines `fn boundary_pair(`: the stages' walks `dfsph_density`, `dfsph_rate`,
+// `dfsph_pressure` and `dfsph_accel` (both solvers). Bind group 1: the uniform block, bpos (xyz, psi_b), the grid's slot
 // starts and bvel (velocity, friction f_b = 10 ν_b/ρ0); a stage without obstacles binds a block whose
 // box is empty, so `near_obstacles` is false everywhere.
 // The walk: the cells from cell_of(p - h) to cell_of(p + h), z then y then x, each non-empty
@@ -20,8 +19,7 @@ struct ObstacleParams {
     hi: vec4<f32>,
     count: u32,
     table_mask: u32,
-    poly6_norm: f32,
-    _pad: f32,
+    _pad: vec2<f32>,
 }
 
 @group(1) @binding(0) var<uniform> obstacle: ObstacleParams;
@@ -61,7 +59,7 @@ fn near_obstacles(x: vec3<f32>) -> bool {
 // BoundarySums. k is the boundary particle, d = x - x_b, r2 = |d|², g the kernel's gradient
 // factor (∇W = g d) and w its value, passed in from the stage's own kernel (so this file reads
 // no solver's own uniform block, only `params` and `fluid`, which every stage that includes it
-// binds; WCSPH's push computes its spiky gradient here from them). Worked example: ψ_k = 2,
+// binds). Worked example: ψ_k = 2,
 // g = -3, d = (0.5, 0, 0): boundary_grad = (-3, 0, 0).
 
 // Density (Akinci eq. 6): ψ_b W.
@@ -81,7 +79,7 @@ fn boundary_rate(k: u32, d: vec3<f32>, g: f32, v: vec3<f32>) -> f32 {
     return dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
 }
 
-// DFSPH's pressure push with the particle's own stiffness ki = κ_i/ρ_i (eq. 10 with
+// The pressure push with the particle's own stiffness ki = κ_i/ρ_i (eq. 10 with
 // the particle's pressure mirrored onto the boundary), xyz, and its power against the
 // surface's velocity, w.
 fn boundary_pressure(k: u32, d: vec3<f32>, g: f32, ki: f32) -> vec4<f32> {
@@ -90,22 +88,7 @@ fn boundary_pressure(k: u32, d: vec3<f32>, g: f32, ki: f32) -> vec4<f32> {
     return vec4<f32>(c, c.x * vb.x + c.y * vb.y + c.z * vb.z);
 }
 
-// WCSPH's push (spiky gradient, r2 > 0) of a particle moving at v with own = p/ρ²: pressure
-// (eq. 10) and friction Π = −f_b (v_ib · x_ib)/(r² + 0.01h²) (the standard viscosity of the
-// obstacle's ν_b, f_b = 10 ν_b/ρ0 in bvel.w, every pair) in one factor, xyz, and its power
-// against the surface's velocity, w.
-fn boundary_push(k: u32, d: vec3<f32>, r2: f32, v: vec3<f32>, own: f32) -> vec4<f32> {
-    let r = sqrt(r2);
-    let w = params.h - r;
-    let bv = bvel[k];
-    let u = v - bv.xyz;
-    let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-    let friction = -bv.w * approach / (r2 + 0.01 * params.h2);
-    let c = bpos[k].w * (own + friction) * fluid.kernel_45 * w * w / r;
-    return vec4<f32>(d * c, c * (d.x * bv.x + d.y * bv.y + d.z * bv.z));
-}
-
-// DFSPH's friction (Wendland gradient factor g, r2 > 0) on a particle moving at v: the standard
+// The friction (the kernel's gradient factor g, r2 > 0) on a particle moving at v: the standard
 // viscosity's a = ψ_b f_b (v_ib · x_ib)/(r² + 0.01h²) g d, xyz; its share c r² of the row sum
 // S (c = ψ_b f_b g/(r² + 0.01h²)), w; and its power against the surface's velocity, returned
 // by boundary_viscous_power. Worked example: ψ_b f_b = 1, h = 1, g = −1, d = (0.5, 0, 0),

@@ -1,6 +1,6 @@
 // The boundary model of the tank's walls: mirror images (Colagrossi & Landrini 2003, "Numerical
 // simulation of interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191,
-// §3.2), and its hard walls (clamp_to_tank, clamp_to_box). Its Rust twin is src/boundary/tank.rs,
+// §3.2), and its hard walls (clamp_to_box). Its Rust twin is src/boundary/tank.rs,
 // function for function; it explains the method and the wall model. Prepended (after COMMON,
 // WALK and MEMBERS) to the stages that walk member by member (those that define
 // `fn new_member(`: walls, forces and the dfsph_* walks) and to those that clamp positions to
@@ -13,7 +13,7 @@
 //   image_axes(s), reflect_across      where image s of xk lies               (per image)
 //   image_velocity(v, axes)            its velocity in the kinematic terms    (density change rate)
 //   viscous_image_velocity(v, x, d, w, axes, fluid)  its velocity in the viscous terms (both solvers)
-//   clamp_to_tank, clamp_to_box        the hard walls after integration       (both solvers)
+//   clamp_to_box                       the hard walls after integration       (both solvers)
 // An image carries its original's density, pressure and stiffness. The solver adds each image
 // right after its original, through its own pair term, into the same sums: the walk keeps the
 // loops, the model says where the images are and how they move.
@@ -90,7 +90,7 @@ fn slip_factor(b: f32, y: f32) -> f32 {
 // reflected, tangential ones scaled by the slip factor of the wall's slip length at the
 // original's distance from it (the more frictional wall's at an edge or corner). Free slip by
 // default (src/boundary/tank.rs viscous_image_velocity, its twin, gives the reasons). The one
-// place the tank walls' viscous model is written in WGSL: forces (WCSPH) and dfsph_accel call it.
+// place the tank walls' viscous model is written in WGSL: dfsph_accel calls it.
 // Worked example: b = 0 on the floor, v = (1, 2, 3) -> (-1, -2, -3); free slip -> (1, -2, 3).
 fn viscous_image_velocity(v: vec3<f32>, x: vec3<f32>, d: vec3<f32>, walls: WallPlanes, axes: vec3<bool>, fluid: FluidParams) -> vec3<f32> {
     var f = 1.0;
@@ -103,14 +103,10 @@ fn viscous_image_velocity(v: vec3<f32>, x: vec3<f32>, d: vec3<f32>, walls: WallP
     return select(v * f, -v, axes);
 }
 
-// The tank's hard walls (src/boundary/tank.rs clamp_to_tank), both solvers: a coordinate
+// The tank's hard walls at lo and hi (the tank's, held half a spacing inside by
+// dfsph_integrate), none on the open sides (src/boundary/tank.rs clamp_to_box): a coordinate
 // past a wall is put back on it, and an outward normal speed becomes -restitution times
 // itself, so walls never add energy.
-fn clamp_to_tank(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, fluid: FluidParams) {
-    clamp_to_box(x, v, fluid.tank_min.xyz, fluid.tank_max.xyz, fluid.restitution, fluid.open);
-}
-
-// The same walls at lo and hi, none on the open sides (src/boundary/tank.rs clamp_to_box).
 fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: vec3<f32>, hi: vec3<f32>, restitution: f32, open: u32) {
     for (var axis = 0; axis < 3; axis = axis + 1) {
         if (open & (1u << u32(2 * axis))) == 0u && (*x)[axis] < lo[axis] {

@@ -101,7 +101,9 @@ struct DfsphParams {
     // 1 when an obstacle has friction (src/params.rs DfsphParams::friction): dfsph_accel walks
     // the boundary and dfsph_predict credits its power.
     friction: u32,
-    _pad0: u32,
+    // 1: WCSPH's pressure from the equation of state, no solve (src/params.rs
+    // DfsphParams::state_equation); 0: DFSPH's solves.
+    state_equation: u32,
 }
 
 // Which DFSPH solve a pass serves (src/params.rs SolveParams): 0 divergence-free, 1 constant

@@ -462,11 +462,11 @@ pub fn bench_steps(
     let (mut gpu_stage, mut gpu_step, mut passes): (Vec<Vec<f64>>, Vec<f64>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new(), Vec::new());
     let (mut encoded, mut working) = (Vec::new(), Vec::new());
-    let dfsph = sim.solver.solver() == crate::params::Solver::Dfsph;
+    let dfsph = sim.solver() == crate::params::Solver::Dfsph;
     let mut gpu_iterations = [Vec::new(), Vec::new()];
     let mut cpu_iterations = [Vec::new(), Vec::new()];
     let fp = sim.fluid_params;
-    let guards = Guards::unjudged(sim.solver.solver().weakly_compressible());
+    let guards = Guards::unjudged(sim.solver().weakly_compressible());
     let course = Course {
         fp: &fp,
         guards: &guards,
@@ -503,7 +503,7 @@ pub fn bench_steps(
 
     let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
         (vec![Vec::new(); stages], Vec::new());
-    let solver = sim.solver.solver().name();
+    let solver = sim.solver().name();
     for _ in 0..repeat {
         let mut sums = vec![None::<f64>; stages];
         let mut run = cpu_sim();

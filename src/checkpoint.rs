@@ -40,8 +40,9 @@ use crate::{Error, Result};
 /// 3: DFSPH's kernel became Wendland C2, whose constants take the cubic spline's words.
 /// 4: DFSPH's solves start from no stiffness (the coarse levels took the warm start's
 /// place), so the warm-start section is gone. 5: the kernel's id and constants moved from
-/// `DfsphParams` to `SimParams`.
-pub const FORMAT: u32 = 5;
+/// `DfsphParams` to `SimParams`. 6: WCSPH runs on the shared stages: its file carries their
+/// parameter block (`DfsphParams::state_equation` = 1, a padding word before) and previous dt.
+pub const FORMAT: u32 = 6;
 /// The file name extension.
 pub const EXTENSION: &str = "gpusph";
 const MAGIC: &[u8; 8] = b"GPUSPHCK";
@@ -247,13 +248,7 @@ impl Checkpoint {
         out.extend_from_slice(&header);
         section(&mut out, bytemuck::bytes_of(&self.sim_params));
         section(&mut out, bytemuck::bytes_of(&self.fluid_params));
-        section(
-            &mut out,
-            self.solver
-                .dfsph()
-                .map(bytemuck::bytes_of)
-                .unwrap_or_default(),
-        );
+        section(&mut out, bytemuck::bytes_of(self.solver.stages()));
         section(
             &mut out,
             bytemuck::cast_slice(&flat(st.to_input_order(&st.pos))),
@@ -312,18 +307,13 @@ impl Checkpoint {
             ));
         }
         let n = header.n as usize;
-        let dfsph = header.solver == Solver::Dfsph;
-        let pod_len = |size: usize, present: bool| if present { size } else { 0 };
         let sim_params =
             bytemuck::pod_read_unaligned(r.section("grid parameters", &[size_of::<SimParams>()])?);
         let fluid_params = bytemuck::pod_read_unaligned(
             r.section("fluid parameters", &[size_of::<FluidParams>()])?,
         );
-        let dp = r.section(
-            "DFSPH parameters",
-            &[pod_len(size_of::<DfsphParams>(), dfsph)],
-        )?;
-        let solver = SolverParams::from(dfsph.then(|| bytemuck::pod_read_unaligned(dp)));
+        let dp = r.section("stage parameters", &[size_of::<DfsphParams>()])?;
+        let solver = SolverParams(bytemuck::pod_read_unaligned(dp));
         let pos = vec3s(r.section("positions", &[n * 12])?);
         let vel = vec3s(r.section("velocities", &[n * 12])?);
         let density: Vec<f32> = pods(r.section("densities", &[n * 4])?);
@@ -344,14 +334,16 @@ impl Checkpoint {
             id: order.clone(),
         };
         let density = order.iter().map(|&i| density[i as usize]).collect();
-        let carry = match (dfsph, header.dt_prev) {
-            (true, Some(dt_prev)) => Some(DfsphCarry {
-                dt_prev,
-                budget: header.iteration_budget.unwrap_or_default(),
-            }),
-            (true, None) => return Err(r.corrupt("DFSPH without its previous dt")),
-            (false, _) => None,
+        let Some(dt_prev) = header.dt_prev else {
+            return Err(r.corrupt("no previous dt"));
         };
+        let carry = Some(DfsphCarry {
+            dt_prev,
+            budget: header.iteration_budget.unwrap_or_default(),
+        });
+        if solver.solver() != header.solver {
+            return Err(r.corrupt("the header's solver is not its parameters' one"));
+        }
         consistent(&header, &sim_params, &fluid_params).map_err(|why| r.corrupt(why))?;
         Ok(Self {
             snapshot: Snapshot {
@@ -525,8 +517,8 @@ mod tests {
                 start_energy: Some(1.0 / 3.0),
                 obstacle_work: 0.25,
                 dfsph_stats: None,
-                dt_prev: dfsph.then_some(2e-3),
-                iteration_budget: dfsph.then_some(budget),
+                dt_prev: Some(2e-3),
+                iteration_budget: Some(budget),
                 config,
                 physics,
                 source: "test".into(),
@@ -539,14 +531,17 @@ mod tests {
             },
             sim_params: config.sim_params(),
             fluid_params: fp,
-            solver: SolverParams::from(dfsph.then(bytemuck::Zeroable::zeroed)),
+            solver: SolverParams(DfsphParams {
+                state_equation: u32::from(!dfsph),
+                ..bytemuck::Zeroable::zeroed()
+            }),
             snapshot: Snapshot {
                 state,
                 density: vec![1000.0, 1001.0, 999.0],
                 dt: 1e-4,
                 dfsph: None,
             },
-            carry: dfsph.then_some(DfsphCarry {
+            carry: Some(DfsphCarry {
                 dt_prev: 2e-3,
                 budget,
             }),

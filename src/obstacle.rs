@@ -194,23 +194,22 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
 
 /// The fluid's own kinematic viscosity under `solver`, m²/s, what a `no-slip` obstacle takes
 /// as its friction: DFSPH's ν, or for WCSPH the viscosity its artificial viscosity acts as,
-/// α c h / 10 (Monaghan 2005, §6.1; 2.9e-3 m²/s in the default dam break).
+/// α c h / 10 (Monaghan 2005, §6.1; 4.4e-3 m²/s in the default dam break).
 pub fn fluid_viscosity(sp: &SimParams, fp: &FluidParams, solver: &SolverParams) -> f32 {
-    match solver {
-        SolverParams::Dfsph(_) => fp.kinematic_viscosity,
-        SolverParams::Wcsph => fp.alpha * fp.sound_speed * sp.h / 10.0,
+    match solver.weakly_compressible() {
+        false => fp.kinematic_viscosity,
+        true => fp.alpha * fp.sound_speed * sp.h / 10.0,
     }
 }
 
 /// `solver` for a run whose obstacles are `boundary`: DFSPH's friction flag set when one has
 /// friction ([`crate::params::DfsphParams::friction`]), for a fresh run and a resumed one alike.
 pub fn with_friction_of(solver: SolverParams, boundary: Option<&Boundary>) -> SolverParams {
-    match solver {
-        SolverParams::Dfsph(dp) => {
-            SolverParams::Dfsph(dp.with_friction(boundary.is_some_and(Boundary::has_friction)))
-        }
-        other => other,
-    }
+    SolverParams(
+        solver
+            .0
+            .with_friction(boundary.is_some_and(Boundary::has_friction)),
+    )
 }
 
 /// The boundary particles of `obstacles` sampled at spacing `s`, for the fluid of `sp` and
@@ -232,7 +231,7 @@ pub fn boundary(
             motion: o.moving().copied(),
         })
         .collect();
-    Boundary::from_bodies(&bodies, sp, fp, solver)
+    Boundary::from_bodies(&bodies, sp, fp)
 }
 
 /// The obstacles rebuilt for fluid parameters `fp` set live (the viewer's sliders), where a
@@ -255,7 +254,14 @@ pub fn refollowed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::wcsph::obstacles::obstacle_density;
+
+    /// A WCSPH run's solver (what a no-slip obstacle's friction asks of it).
+    fn wcsph() -> SolverParams {
+        SolverParams(crate::params::DfsphParams {
+            state_equation: 1,
+            ..bytemuck::Zeroable::zeroed()
+        })
+    }
 
     fn nearest_gap(points: &[Vec3]) -> f32 {
         points
@@ -371,7 +377,7 @@ mod tests {
             viscosity: None,
             motion: None,
         };
-        let b = boundary(&[plate], s, &sp, &fp, &SolverParams::Wcsph).unwrap();
+        let b = boundary(&[plate], s, &sp, &fp, &wcsph()).unwrap();
         let on = b
             .pos
             .iter()
@@ -379,7 +385,9 @@ mod tests {
             .min_by(|p, q| p.length().total_cmp(&q.length()))
             .unwrap();
         let heights = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0].map(|k| on + Vec3::Y * (k * s));
-        let (rho, _) = obstacle_density(&heights, &[0.0; 6], &b, &sp, &fp);
+        let rho = heights.map(|x| {
+            crate::cpu::dfsph::boundary_density(Some(&b), x, &sp).map_or(0.0, |(sum, ..)| sum)
+        });
         assert!((rho[0] / fp.rest_density - 1.0).abs() < 1e-5, "{rho:?}");
         assert!(rho.windows(2).all(|w| w[1] < w[0]), "{rho:?}");
         assert_eq!(rho[5], 0.0, "{rho:?}");
@@ -430,9 +438,7 @@ mod tests {
             ..fp
         };
         let all = [no_slip.clone(), given.clone(), free.clone()];
-        let b = refollowed(&all, s, &sp, &live, &SolverParams::Wcsph)
-            .unwrap()
-            .unwrap();
+        let b = refollowed(&all, s, &sp, &live, &wcsph()).unwrap().unwrap();
         let nu = live.alpha * live.sound_speed * sp.h / 10.0;
         let want = [
             0.0,
@@ -442,9 +448,9 @@ mod tests {
         let mut want = want.to_vec();
         want.sort_by(f32::total_cmp);
         assert_eq!(frictions(&b), want);
-        let before = boundary(&all, s, &sp, &fp, &SolverParams::Wcsph).unwrap();
+        let before = boundary(&all, s, &sp, &fp, &wcsph()).unwrap();
         assert_ne!(frictions(&before), want, "the test must see the change");
         // Nothing follows the fluid: the start's boundary stands.
-        assert!(refollowed(&[given, free], s, &sp, &live, &SolverParams::Wcsph).is_none());
+        assert!(refollowed(&[given, free], s, &sp, &live, &wcsph()).is_none());
     }
 }

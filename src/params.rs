@@ -259,31 +259,21 @@ impl SphConfig {
     }
 
     /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
-    /// lattice mass of the solver's density kernel (poly6 for WCSPH, the run's [`Kernel`] for
-    /// DFSPH) and, unless set, the solver's support: 2 s for WCSPH, the kernel's
-    /// [`Kernel::default_support`] for DFSPH.
+    /// lattice mass of the run's [`Kernel`] (both solvers sum the density with it) and, unless
+    /// set, the kernel's [`Kernel::default_support`].
     pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
-        if solver == Solver::Dfsph && particles >= crate::core::limits::DFSPH_MAX_PARTICLES {
+        if particles >= crate::core::limits::DFSPH_MAX_PARTICLES {
             return Err(crate::Error::LimitExceeded(format!(
-                "DFSPH runs at most {} particles (its CPU pair lists pack a particle index into 26 bits), this run holds up to {particles}: use a larger spacing, fewer emitted particles, or --solver wcsph",
+                "{} runs at most {} particles (its CPU pair lists pack a particle index into 26 bits), this run holds up to {particles}: use a larger spacing or fewer emitted particles",
+                solver.name().to_uppercase(),
                 crate::core::limits::DFSPH_MAX_PARTICLES - 1
             )));
         }
-        if let (Solver::Wcsph, Some(kernel)) = (solver, o.kernel) {
-            return Err(Error::input(format!(
-                "--kernel {kernel} applies to DFSPH: WCSPH takes poly6 for its density and spiky for its forces; leave --kernel out or pass --solver dfsph"
-            )));
-        }
-        let sized = match solver {
-            Solver::Dfsph => Self::dfsph_support(o),
-            Solver::Wcsph => o,
-        };
-        Self::new(particles, sized)?.check_support()?;
-        match (solver, o.particle_mass) {
-            (Solver::Wcsph, _) => Self::for_fluid(particles, o),
-            (Solver::Dfsph, Some(_)) => Self::for_fluid(particles, Self::dfsph_support(o)),
-            (Solver::Dfsph, None) => {
-                let o = Self::dfsph_support(o);
+        let o = Self::dfsph_support(o);
+        Self::new(particles, o)?.check_support()?;
+        match o.particle_mass {
+            Some(_) => Self::for_fluid(particles, o),
+            None => {
                 let cfg = Self::new(particles, o)?;
                 Self::new(
                     particles,
@@ -311,7 +301,7 @@ impl SphConfig {
         Ok(())
     }
 
-    /// `o` with DFSPH's default support, its kernel's, where it sets none.
+    /// `o` with the solvers' default support, the kernel's, where it sets none.
     fn dfsph_support(o: ConfigOverrides) -> ConfigOverrides {
         let s = o.spacing.unwrap_or(DEFAULT_SPACING);
         let support = o.kernel.unwrap_or_default().default_support();
@@ -896,45 +886,53 @@ impl Solver {
     }
 }
 
-/// The solver of a run with its parameters, chosen once when the run is set up; everything
-/// else asks it what differs between the solvers instead of branching on an `Option`.
+/// The solver of a run with its parameters, chosen once when the run is set up: both solvers
+/// run on the shared stages, whose uniform block says which pressure they apply
+/// ([`DfsphParams::state_equation`]); everything else asks this what differs between them.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum SolverParams {
-    /// WCSPH: its parameters are the fluid's ([`FluidParams`]: the Tait stiffness, the sound
-    /// speed and the CFL number).
-    Wcsph,
-    /// DFSPH with its uniform block.
-    Dfsph(DfsphParams),
-}
+pub struct SolverParams(pub DfsphParams);
 
 impl SolverParams {
-    /// The solver `solver` names; DFSPH's block from `dfsph`, validated.
+    /// The solver `solver` names, its stages' block from `dfsph`, validated.
     pub fn new(
         solver: Solver,
         dfsph: &DfsphConfig,
         cfg: &SphConfig,
         physics: &PhysicsConfig,
     ) -> Result<Self> {
-        Ok(match solver {
-            Solver::Wcsph => Self::Wcsph,
-            Solver::Dfsph => Self::Dfsph(dfsph.params(cfg, physics)?),
-        })
+        // WCSPH's step follows its sound speed wherever the compression takes it:
+        // `--min-dt 0` (the divergence check off) leaves it no floor at all.
+        let dfsph = match solver == Solver::Wcsph && dfsph.dt_min == 0.0 {
+            true => DfsphConfig {
+                dt_min: f32::MIN_POSITIVE,
+                ..*dfsph
+            },
+            false => *dfsph,
+        };
+        let dp = dfsph.params(cfg, physics)?;
+        Ok(Self(DfsphParams {
+            state_equation: u32::from(solver == Solver::Wcsph),
+            ..dp
+        }))
     }
 
     /// Which solver this is.
     pub fn solver(&self) -> Solver {
-        match self {
-            Self::Wcsph => Solver::Wcsph,
-            Self::Dfsph(_) => Solver::Dfsph,
+        match self.0.is_wcsph() {
+            true => Solver::Wcsph,
+            false => Solver::Dfsph,
         }
     }
 
-    /// DFSPH's uniform block, for DFSPH.
-    pub fn dfsph(&self) -> Option<&DfsphParams> {
-        match self {
-            Self::Wcsph => None,
-            Self::Dfsph(dp) => Some(dp),
-        }
+    /// The stages' uniform block.
+    pub fn stages(&self) -> &DfsphParams {
+        &self.0
+    }
+
+    /// The block of a run whose stages solve for the pressure (DFSPH's tolerances and
+    /// iteration cap); `None` for WCSPH, which solves nothing.
+    pub fn solves(&self) -> Option<&DfsphParams> {
+        (!self.0.is_wcsph()).then_some(&self.0)
     }
 
     /// [`Solver::weakly_compressible`] of this solver.
@@ -942,12 +940,19 @@ impl SolverParams {
         self.solver().weakly_compressible()
     }
 
-    /// The run description's solver clause (`--stats` header, checkpoints), naming DFSPH's
-    /// `kernel`: empty for WCSPH, whose parameters the fluid's clause already gives.
+    /// The run description's solver clause (`--stats` header, checkpoints), naming the run's
+    /// `kernel`.
     pub fn describe(&self, kernel: Kernel) -> String {
-        match self {
-            Self::Wcsph => String::new(),
-            Self::Dfsph(dp) => format!(
+        let dp = &self.0;
+        match dp.is_wcsph() {
+            true => format!(
+                "; solver WCSPH: {}, dt {}..{} s, λ {}",
+                kernel.title(),
+                dp.dt_min,
+                dp.dt_max,
+                dp.cfl
+            ),
+            false => format!(
                 "; solver DFSPH: {}, η_v {}, η {}, ω {}, at most {} iterations, dt {}..{} s, λ {}",
                 kernel.title(),
                 dp.eta_v,
@@ -959,12 +964,6 @@ impl SolverParams {
                 dp.cfl
             ),
         }
-    }
-}
-
-impl From<Option<DfsphParams>> for SolverParams {
-    fn from(dfsph: Option<DfsphParams>) -> Self {
-        dfsph.map_or(Self::Wcsph, Self::Dfsph)
     }
 }
 
@@ -1094,7 +1093,9 @@ pub struct DfsphParams {
     /// How far inside the tank's walls a particle's centre is kept, m: half a spacing, as
     /// the scenes' lattices start. On a wall's plane a particle coincides with its own mirror
     /// image, which adds m W(0) to its density with zero gradient, so no stiffness can relieve
-    /// it, and the solves fling it (measured: a dam break's corner particles at 12 m/s).
+    /// it, and the solves fling it (measured: a dam break's corner particles at 12 m/s). The
+    /// same for WCSPH, whose wall layer, compressed, rests against it: an inelastic wall there,
+    /// which takes a standing wave's height (docs/results.md, what was tried).
     pub wall_inset: f32,
     /// dt ≤ viscous_limit / S_max, S the explicit viscous terms' row sums (see
     /// `cpu::dfsph::dfsph_accel`): ½, so that dt·λ ≤ 1 for every eigenvalue λ ∈ [0, 2 S_max] of
@@ -1114,11 +1115,18 @@ pub struct DfsphParams {
     /// credits its power to the obstacles' ([`DfsphParams::with_friction`]); 0 otherwise, and
     /// no pass spends a walk on it.
     pub friction: u32,
-    /// Keeps the block a multiple of 16 bytes (64).
-    pub _pad0: u32,
+    /// Which pressure the stages apply: 0, DFSPH's, the stiffness its two solves find; 1,
+    /// WCSPH's, the Tait equation of state's (`cpu::dfsph::dfsph_eos`) applied once, with the
+    /// acoustic CFL bound on the step and no solve ([`DfsphParams::is_wcsph`]).
+    pub state_equation: u32,
 }
 
 impl DfsphParams {
+    /// Whether the stages run WCSPH: pressure from the equation of state, no solve.
+    pub fn is_wcsph(&self) -> bool {
+        self.state_equation != 0
+    }
+
     /// This block with [`DfsphParams::friction`] set to `on` (whether an obstacle of the run
     /// has friction, `Boundary::has_friction`).
     pub fn with_friction(mut self, on: bool) -> Self {
@@ -1358,7 +1366,7 @@ impl DfsphConfig {
             )));
         }
         Ok(DfsphParams {
-            _pad0: 0,
+            state_equation: 0,
             wall_inset: 0.5 * cfg.spacing,
             viscous_limit: 0.5,
             viscous_substeps: self.viscous_substeps,
@@ -1453,17 +1461,19 @@ mod tests {
         assert_eq!(old.kinematic_viscosity, Some(0.0));
     }
 
-    /// DFSPH's pair lists pack a particle index into 26 bits: a run that could hold more
-    /// particles is refused in one line naming the limit, before anything is allocated.
+    /// The stages' pair lists pack a particle index into 26 bits: a run of either solver that
+    /// could hold more particles is refused in one line naming the limit, before anything is
+    /// allocated.
     #[test]
-    fn dfsph_refuses_more_particles_than_its_pair_lists_index() {
+    fn both_solvers_refuse_more_particles_than_the_pair_lists_index() {
         let max = crate::core::limits::DFSPH_MAX_PARTICLES;
         let o = ConfigOverrides::default();
-        let e = SphConfig::for_solver(max, o, Solver::Dfsph).unwrap_err();
-        assert!(matches!(e, crate::Error::LimitExceeded(_)), "{e}");
-        assert!(e.to_string().contains("67108863"), "{e}");
-        assert!(SphConfig::for_solver(1000, o, Solver::Dfsph).is_ok());
-        assert!(SphConfig::for_solver(max, o, Solver::Wcsph).is_ok());
+        for solver in [Solver::Dfsph, Solver::Wcsph] {
+            let e = SphConfig::for_solver(max, o, solver).unwrap_err();
+            assert!(matches!(e, crate::Error::LimitExceeded(_)), "{e}");
+            assert!(e.to_string().contains("67108863"), "{e}");
+            assert!(SphConfig::for_solver(1000, o, solver).is_ok());
+        }
     }
 
     #[test]

@@ -429,13 +429,13 @@ const RELAX_TOLERANCE: f32 = 1e-3;
 const PACK_SWEEPS: usize = 100;
 
 /// The packed fill's relaxation stops once no density exceeds the lattice's by more than
-/// this fraction under either solver's kernel: DFSPH's first step then takes out at most 0.3%,
-/// a start of a few cm/s (gravity alone gives 1.7 cm/s in a step).
+/// this fraction under Wendland C2 at 3 s (the solvers' default kernel): DFSPH's first step then
+/// takes out at most 0.3%, a start of a few cm/s (gravity alone gives 1.7 cm/s in a step).
 const PACK_TOLERANCE: f32 = 3e-3;
 
-/// The same under WCSPH's kernel: WCSPH's speed of sound is chosen so that its water
-/// compresses by about 1% as it moves (Monaghan 1994), so a start within half of that is
-/// inside what WCSPH holds anyway.
+/// The same under poly6 at 2 s (the density-only runs' kernel, and a second, shorter-range
+/// bound on the packing): half of the 1% a weakly compressible fluid compresses by as it
+/// moves (Monaghan 1994).
 const PACK_TOLERANCE_WCSPH: f32 = 5e-3;
 
 /// The packed fill's Jacobi relaxation factor: Wendland C2 at 3 s has about 113 neighbours,
@@ -540,12 +540,12 @@ fn glass_fill(
 /// What [`relax_packing`] is for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Relax {
-    /// A random fill: compression above ρ0 under WCSPH's kernels, the tank's walls mirroring
+    /// A random fill: compression above ρ0 under poly6 at 2 s, the tank's walls mirroring
     /// one at a time, [`RELAX_SWEEPS`] and [`RELAX_TOLERANCE`].
     Compression,
-    /// A packed fill: compression above a cubic lattice's own density under both solvers'
-    /// kernels in turn (WCSPH's poly6 at 2 s and DFSPH's Wendland C2 at 3 s), so that neither
-    /// solver sees a point denser than the lattice it would otherwise start from; the walls'
+    /// A packed fill: compression above a cubic lattice's own density under two kernels in
+    /// turn (poly6 at 2 s and Wendland C2 at 3 s, the solvers' default), so that no point is
+    /// denser than the lattice it would otherwise start from at either range; the walls'
     /// images across two and three walls included, as the tank has them.
     Packed,
 }

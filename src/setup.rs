@@ -404,7 +404,8 @@ impl Setup {
             desc.map_or([None; 6], |d| d.slip),
         )?;
         let mut solver = SolverParams::new(spec.solver, &spec.dfsph, &config, &spec.physics)?;
-        if let SolverParams::Dfsph(dp) = &mut solver {
+        {
+            let dp = &mut solver.0;
             let top = crate::obstacle::top_speeds(shapes)
                 .iter()
                 .map(|v| v.length())

@@ -11,7 +11,7 @@ pub const WALK: &str = include_str!("../shaders/grid/walk.wgsl");
 pub const MEMBERS: &str = include_str!("../shaders/grid/members.wgsl");
 
 /// The tank's boundary model (its mirror images: `wall_planes`, `wall_image_mask`, where an
-/// image lies and how it moves; its hard walls, `clamp_to_tank`), prepended (after `MEMBERS`)
+/// image lies and how it moves; its hard walls, `clamp_to_box`), prepended (after `MEMBERS`)
 /// to the stages that walk member by member or clamp to the tank; its Rust twin is
 /// `boundary::tank`. The obstacles' model is `BOUNDARY`.
 pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
@@ -104,18 +104,6 @@ pub const ORDER: &str = include_str!("../shaders/grid/order.wgsl");
 pub const REORDER: &str = include_str!("../shaders/grid/reorder.wgsl");
 /// Stage `density`: the 27-cell poly6 density.
 pub const DENSITY: &str = include_str!("../shaders/density.wgsl");
-/// Stage `walls`: the density the tank's mirror particles add, and the pressure (stage
-/// `pressure`, fused).
-pub const WALLS: &str = include_str!("../shaders/wcsph/walls.wgsl");
-/// Stages `obstacle_density` and `obstacle_forces`: obstacles as boundary particles (Akinci
-/// et al. 2012; CPU mirror: `boundary`).
-pub const OBSTACLES: &str = include_str!("../shaders/wcsph/obstacle.wgsl");
-/// Stage `forces`: pressure, viscosity and gravity accelerations.
-pub const FORCES: &str = include_str!("../shaders/wcsph/forces.wgsl");
-/// Stage `timestep`: CFL time step from the largest speed and acceleration.
-pub const TIMESTEP: &str = include_str!("../shaders/wcsph/timestep.wgsl");
-/// Stage `integrate`: symplectic Euler and the tank walls.
-pub const INTEGRATE: &str = include_str!("../shaders/wcsph/integrate.wgsl");
 /// Stage `stats`: the step's statistics, one block per 256 particles (`stats_blocks`); the host
 /// folds them.
 pub const STATS: &str = include_str!("../shaders/stats.wgsl");
@@ -136,6 +124,8 @@ pub const DFSPH_RESTRICT: &str = include_str!("../shaders/dfsph/dfsph_restrict.w
 pub const DFSPH_COARSE: &str = include_str!("../shaders/dfsph/dfsph_coarse.wgsl");
 /// Stage `dfsph_prolong`: the coarse correction back on the particles.
 pub const DFSPH_PROLONG: &str = include_str!("../shaders/dfsph/dfsph_prolong.wgsl");
+/// Stage `dfsph_eos`: WCSPH's stiffness p/ρ from the Tait equation of state.
+pub const DFSPH_EOS: &str = include_str!("../shaders/dfsph/dfsph_eos.wgsl");
 /// Stage `dfsph_pressure`: the velocity update of a solve from the stiffness κ.
 pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph/dfsph_pressure.wgsl");
 /// Stage `dfsph_rate`: density change rate, stiffness and residual of a solve.

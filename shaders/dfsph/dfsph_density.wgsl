@@ -12,7 +12,8 @@
 // than min_neighbours neighbours (the divergence-free solve skips such a particle, the
 // constant-density solve uses |alpha|). Away from walls H_j = m gradW_ij. Near an obstacle,
 // its boundary particles (bind group 1, boundary.wgsl) add psi_b W_ib to rho, psi_b gradW_ib
-// to g and one each to the neighbour count.
+// to g and one each to the neighbour count. WCSPH (dfsph.state_equation = 1) needs rho alone:
+// alpha is stored as 0 and its sums are skipped.
 // Worked example (Wendland C2), h = 1, m = 1, two particles 0.5 apart: rho = 21/(2 pi) (1 +
 // 0.1875) = 3.9689, |gradW| = 210/pi * 0.125 * 0.5 = 4.1778, alpha = 3.9689 / (2 * 4.1778^2)
 // = 0.1137 (with the threshold lowered to 1).
@@ -55,16 +56,19 @@ fn candidate(k: u32) -> Cand {
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
     var w = m;
     w.sum = w.sum + kernel_w(r2);
-    let gv = d * (fluid.mass * kernel_grad(r2));
-    w.grad = w.grad + gv;
-    // A neighbour comes first, then its images (dfsph_pairs.wgsl): the last neighbour's H_j
-    // is complete when the next one starts; finish adds the last.
-    if !any(axes) {
-        let h = w.hj;
-        w.grad2 = w.grad2 + (h.x * h.x + h.y * h.y + h.z * h.z);
-        w.hj = gv;
-    } else if j != w.i {
-        w.hj = w.hj + select(gv, -gv, axes);
+    // WCSPH (dfsph.state_equation = 1) applies no solve: alpha's sums are not gathered.
+    if dfsph.state_equation == 0u {
+        let gv = d * (fluid.mass * kernel_grad(r2));
+        w.grad = w.grad + gv;
+        // A neighbour comes first, then its images (dfsph_pairs.wgsl): the last neighbour's
+        // H_j is complete when the next one starts; finish adds the last.
+        if !any(axes) {
+            let h = w.hj;
+            w.grad2 = w.grad2 + (h.x * h.x + h.y * h.y + h.z * h.z);
+            w.hj = gv;
+        } else if j != w.i {
+            w.hj = w.hj + select(gv, -gv, axes);
+        }
     }
     w.nb = w.nb + 1u;
     return w;
@@ -86,6 +90,26 @@ fn boundary_pair(sums: BoundarySums, k: u32, d: vec3<f32>, r2: f32) -> BoundaryS
 }
 
 fn finish(m: Member, i: u32) {
+    if dfsph.state_equation != 0u {
+        finish_density(m, i);
+    } else {
+        finish_alpha(m, i);
+    }
+}
+
+// WCSPH's rho alone (alpha = 0): m sum W, the obstacles' sum psi_b W added (src/cpu/dfsph/density.rs
+// finish_density).
+fn finish_density(m: Member, i: u32) {
+    var rho = fluid.mass * m.sum;
+    if near_obstacles(m.x) {
+        rho = rho + walk_boundary(m.x, BoundarySums(0.0, vec3<f32>(0.0), 0u)).sum;
+    }
+    dfsph_rho[i] = rho;
+    alpha[i] = 0.0;
+    density_error[i] = max(rho / fluid.rest_density - 1.0, 0.0);
+}
+
+fn finish_alpha(m: Member, i: u32) {
     // Near an obstacle its boundary particles join rho, the gradient sum g (not the sum of
     // squares: they are no unknowns of the solve) and the neighbour count.
     var g = m.grad;

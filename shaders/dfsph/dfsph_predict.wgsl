@@ -7,7 +7,9 @@
 //   dt_min, dt_max) (cfl s / v_max read as dt_max at rest, the viscous term left out where
 //   S_max = 0), or the forced dt, taken in n = clamp(ceil(dt / (viscous_limit / S_max)), 1, K)
 //   substeps of dt_sub = dt / n (K = viscous_substeps; n = 1 where S_max = 0): explicit
-//   subcycling of the stiff viscous term, every substep within its stability limit.
+//   subcycling of the stiff viscous term, every substep within its stability limit. WCSPH
+//   (dfsph.state_equation = 1) takes dt at most cfl h / c_max too, c_max the largest signal
+//   speed (maxima[2]): the acoustic CFL condition.
 //   Invocation 0 stores step_state = (dt, v_max, dt_prev, dt_sub) and the indirect arguments
 //   of substeps 2..K: `dfsph_accel` with the walk's group dispatch and `dfsph_predict` with
 //   ceil(N / 256) workgroups for a substep k <= n, 0 workgroups (nothing runs) past n;
@@ -41,8 +43,8 @@ fn credit_friction(k: u32, w: f32) {
     }
 }
 
-// (dt, substeps n, dt / n) from v_max and S_max.
-fn step_of(vm: f32, sm: f32) -> vec3<f32> {
+// (dt, substeps n, dt / n) from v_max, S_max and, for WCSPH, the largest signal speed cm.
+fn step_of(vm: f32, sm: f32, cm: f32) -> vec3<f32> {
     let most = f32(dfsph.viscous_substeps);
     var limit = 0.0;
     if sm > 0.0 {
@@ -54,6 +56,9 @@ fn step_of(vm: f32, sm: f32) -> vec3<f32> {
     } else {
         if vm > 0.0 {
             dt = dfsph.cfl * dfsph.spacing / vm;
+        }
+        if dfsph.state_equation != 0u {
+            dt = min(dt, dfsph.cfl * params.h / cm);
         }
         if sm > 0.0 {
             dt = min(dt, most * limit);
@@ -71,7 +76,7 @@ fn step_of(vm: f32, sm: f32) -> vec3<f32> {
 fn dfsph_predict_first(@builtin(global_invocation_id) gid: vec3<u32>) {
     let k = gid.x;
     let vm = bitcast<f32>(maxima[0]);
-    let step = step_of(vm, bitcast<f32>(maxima[1]));
+    let step = step_of(vm, bitcast<f32>(maxima[1]), bitcast<f32>(maxima[2]));
     if k == 0u {
         let dt_prev = step_state[0];
         step_state[0] = step.x;

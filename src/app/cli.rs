@@ -103,8 +103,8 @@ pub struct Cli {
         help_heading = "Scene"
     )]
     pub(crate) input: Option<PathBuf>,
-    /// Smoothing radius (kernel support) h in metres [default: 2 × spacing for WCSPH; for
-    /// DFSPH 3 × spacing with the Wendland C2 kernel, 2 × with the cubic spline].
+    /// Smoothing radius (kernel support) h in metres [default: 3 × spacing with the Wendland
+    /// C2 kernel, 2 × with the cubic spline; 2 × spacing for density-only runs].
     #[arg(groups = ["physics", "fluid_only"], long, value_name = "H", allow_hyphen_values = true, value_parser = parse_positive, help_heading = "Physics", hide_short_help = true)]
     pub(crate) smoothing_radius: Option<f32>,
     /// Initial particle spacing s in metres [default: 0.01].
@@ -267,7 +267,7 @@ pub struct Cli {
     /// step may be up to K times the viscosity's stability limit.
     #[arg(groups = ["physics", "fluid_only"], long, default_value_t = crate::params::DFSPH_VISCOUS_SUBSTEPS, value_name = "K", allow_hyphen_values = true, help_heading = "Solver", hide_short_help = true)]
     pub(crate) viscous_substeps: u32,
-    /// DFSPH: the smoothing kernel of every sum the solver takes [default: wendland-c2, at 3
+    /// The smoothing kernel of every sum either solver takes [default: wendland-c2, at 3
     /// spacings; cubic-spline at 2 spacings is SPlisHSPlasH's, about a third of the pairs,
     /// stiffer water: docs/results.md].
     #[arg(groups = ["physics", "fluid_only"], 
@@ -956,7 +956,7 @@ pub(crate) fn run_guards(cli: &Cli, template: &crate::checkpoint::Template) -> c
         fixed_dt: template.fluid_params.dt_fixed > 0.0,
         tolerances: template
             .solver
-            .dfsph()
+            .solves()
             .map_or([0.0; 2], |dp| [dp.eta_v, dp.eta_d]),
         ..guards(cli)
     }

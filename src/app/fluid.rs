@@ -1105,7 +1105,7 @@ fn simulate_from(
         },
         &progress,
         solver
-            .dfsph()
+            .solves()
             .map(|dp| (dp.max_iterations, [dp.eta_v as f64, dp.eta_d as f64])),
     );
     progress.finish();

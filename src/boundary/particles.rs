@@ -1,17 +1,17 @@
 //! Obstacles as boundary particles (Akinci, Ihmsen, Akinci, Solenthaler & Teschner,
 //! "Versatile Rigid-Fluid Coupling for Incompressible SPH", ACM TOG 31(4), 2012): the particles,
-//! their volumes and their grid. The WCSPH stages that let the fluid feel them,
-//! `obstacle_density` and `obstacle_forces`, are `cpu::wcsph::obstacles` (CPU mirrors of
-//! `shaders/wcsph/obstacle.wgsl`).
+//! their volumes and their grid. The stages' walks let the fluid feel them (`dfsph_density`,
+//! `dfsph_rate`, `dfsph_pressure`, `dfsph_accel`, both solvers; `shaders/boundary.wgsl` is the
+//! GPU's side).
 //!
 //! An obstacle's surface is sampled with particles at a spacing no larger than the fluid's s
 //! (on the scene side: `crate::obstacle::sample_surface`), one [`Body`] per obstacle. Each boundary particle b gets a volume from its own boundary
 //! neighbourhood, V_b = 1 / Σ_k W(x_b − x_k) (Akinci eq. 4: densely sampled parts of the surface
 //! count less per particle), and stands for the fluid mass ψ_b = ρ0 V_b (eq. 5). Then:
-//! - density (eq. 6): ρ_i += Σ_b ψ_b W(x_i − x_b), with the poly6 kernel of the fluid's own
-//!   density, so a fluid particle at a wall sees about the density of the interior;
-//! - pressure force (eq. 10): a_i += −ψ_b (p_i / ρ_i²) ∇W(x_i − x_b), with the spiky gradient
-//!   of the fluid's forces (Müller et al. 2003);
+//! - density (eq. 6): ρ_i += Σ_b ψ_b W(x_i − x_b), with the run's kernel, the fluid's own
+//!   density's, so a fluid particle at a wall sees about the density of the interior;
+//! - pressure force (eq. 10): a_i += −ψ_b (p_i / ρ_i²) ∇W(x_i − x_b) (the stages apply it as
+//!   κ_i/ρ_i, p_i = κ_i ρ_i);
 //! - friction, both solvers: the standard SPH viscosity (Monaghan 2005, "Smoothed particle
 //!   hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6; the boundary term SPlisHSPlasH's
 //!   Viscosity_Standard adds) of the obstacle's own kinematic viscosity ν_b, with the
@@ -31,11 +31,9 @@
 //! (`grid::key::walk_slots`), and only when it lies within h of the obstacles' bounding box.
 //! The tank keeps its mirror walls.
 //!
-//! Worked example, h = 1, ρ0 = 1, poly6_norm = 1: a lone boundary particle has Σ_k W = 1, so
-//! ψ = 1; a fluid particle 0.5 away gains density 1 · (1 − 0.25)³ = 0.421875. With
-//! 45/(π h⁶) taken as 1 and p/ρ² = 1, a resting fluid particle at x = 0.5 from that boundary
-//! particle at 0 is pushed by 1 · (1 + 0) · (1 − 0.5)² · 0.5/0.5 = 0.25 along +x (no friction:
-//! it does not approach).
+//! Worked example, Wendland C2, h = 1, ρ0 = 1: a lone boundary particle has Σ_k W = W(0) =
+//! 21/(2π) = 3.3423, so ψ = 0.29920; a fluid particle 0.5 away gains density ψ W(0.5) =
+//! ψ W(0) (1 − q)⁴ (1 + 4q) = 0.1875 (q = 0.5).
 
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
@@ -56,7 +54,7 @@ pub struct Body {
     pub motion: Option<crate::motion::Motion>,
 }
 
-/// The uniform block of the obstacle stages (`shaders/wcsph/obstacle.wgsl` `ObstacleParams`).
+/// The uniform block of the obstacles (`shaders/boundary.wgsl` `ObstacleParams`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ObstacleParams {
@@ -69,10 +67,8 @@ pub struct ObstacleParams {
     pub count: u32,
     /// T_b − 1 of the boundary grid's table.
     pub table_mask: u32,
-    /// 315/(64π h³): W_poly6 = poly6_norm · (1 − r²/h²)³.
-    pub poly6_norm: f32,
     #[doc(hidden)]
-    pub _pad: f32,
+    pub _pad: [f32; 2],
 }
 
 /// Every obstacle's boundary particles, in the boundary grid's slot order, at the pose of the
@@ -110,15 +106,8 @@ impl Boundary {
     /// ψ comes from the particle's own rigid body (Akinci eq. 4): the still bodies together
     /// form one, each moving body its own, so ψ stays valid however they move. ψ_b must make a
     /// boundary particle weigh in the density as the fluid it stands for, with the kernel that
-    /// density uses: WCSPH's poly6, ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or DFSPH's Wendland
-    /// C2, ψ_b = ρ0 / Σ_k W(x_b − x_k).
-    pub fn from_bodies(
-        bodies: &[Body],
-        sp: &SimParams,
-        fp: &FluidParams,
-        solver: &crate::params::SolverParams,
-    ) -> Option<Self> {
-        let dfsph = solver.dfsph();
+    /// density uses, the run's: ψ_b = ρ0 / Σ_k W(x_b − x_k).
+    pub fn from_bodies(bodies: &[Body], sp: &SimParams, fp: &FluidParams) -> Option<Self> {
         let mut rest = Vec::new();
         let mut owner = Vec::new();
         let mut rest_friction = Vec::new();
@@ -132,7 +121,6 @@ impl Boundary {
         }
         let b = rest.len();
         let table = (2 * b).next_power_of_two().max(1) as u32;
-        let poly6_norm = (315.0 / (64.0 * std::f64::consts::PI * (sp.h as f64).powi(3))) as f32;
         let motions: Vec<_> = bodies.iter().map(|b| b.motion).collect();
         let mut boundary = Self {
             pos: Vec::new(),
@@ -142,7 +130,6 @@ impl Boundary {
             slot_start: Vec::new(),
             params: ObstacleParams {
                 table_mask: table - 1,
-                poly6_norm,
                 ..Default::default()
             },
             rest_psi: vec![0.0; b],
@@ -166,24 +153,17 @@ impl Boundary {
                 }
             })
             .collect();
-        // ψ_b = ρ0 / (poly6_norm Σ_k (1 − r²/h²)³), or ρ0 / Σ_k W_Wendland, over the boundary
-        // neighbours of its own body (self included).
+        // ψ_b = ρ0 / Σ_k W, over the boundary neighbours of its own body (self included).
         let psi: Vec<f32> = (0..b)
             .into_par_iter()
             .map(|i| {
                 let mut sum = 0.0f32;
                 boundary.walk(boundary.pos[i], sp, |k, r2| {
                     if body[k] == body[i] {
-                        sum += match dfsph {
-                            None => crate::kernel::poly6_term(r2, sp.inv_h2),
-                            Some(_) => crate::kernel::w(r2, sp),
-                        };
+                        sum += crate::kernel::w(r2, sp);
                     }
                 });
-                match dfsph {
-                    None => fp.rest_density / (poly6_norm * sum),
-                    Some(_) => fp.rest_density / sum,
-                }
+                fp.rest_density / sum
             })
             .collect();
         for (j, &i) in order.iter().enumerate() {
@@ -324,33 +304,6 @@ impl Boundary {
         self.rest_friction.iter().any(|&f| f > 0.0)
     }
 
-    /// WCSPH's push (spiky gradient, r2 > 0) of a particle moving at `v` with own = p/ρ²:
-    /// pressure (eq. 10) and friction in one factor, and its power against the surface's
-    /// velocity. The friction, −ψ_b Π ∇W with Π = −f_b (v_ib·x_ib)/(r² + 0.01h²), is the
-    /// module doc's standard viscosity written as WCSPH writes its artificial viscosity.
-    #[allow(clippy::too_many_arguments)]
-    #[inline]
-    pub fn push(
-        &self,
-        b: usize,
-        d: Vec3,
-        r2: f32,
-        v: Vec3,
-        own: f32,
-        sp: &SimParams,
-        fp: &FluidParams,
-    ) -> (Vec3, f32) {
-        let r = r2.sqrt();
-        let w = sp.h - r;
-        // Relative to the obstacle's surface (x − 0 keeps x's bits on a still one).
-        let vb = self.vel[b];
-        let u = v - vb;
-        let approach = u.x * d.x + u.y * d.y + u.z * d.z;
-        let friction = -self.friction[b] * approach / (r2 + 0.01 * sp.h2);
-        let c = self.psi[b] * (own + friction) * fp.kernel_45 * w * w / r;
-        (d * c, c * (d.x * vb.x + d.y * vb.y + d.z * vb.z))
-    }
-
     /// DFSPH's friction (Wendland gradient factor g, r2 > 0) on a particle moving at `v`: the
     /// module doc's standard viscosity, ψ_b f_b (v_ib·x_ib)/(r² + 0.01h²) g d as
     /// `dfsph_accel` adds a fluid pair's; returns that acceleration, its coefficient's share
@@ -396,7 +349,7 @@ impl Boundary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{ConfigOverrides, PhysicsConfig, SolverParams, SphConfig};
+    use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 
     /// A boundary of one still particle at the origin with ψ_b f_b = 1, for h = 1.
     fn lone(friction: f32) -> (Boundary, SimParams, FluidParams) {
@@ -418,7 +371,7 @@ mod tests {
             friction,
             motion: None,
         };
-        let mut b = Boundary::from_bodies(&[body], &sp, &fp, &SolverParams::Wcsph).unwrap();
+        let mut b = Boundary::from_bodies(&[body], &sp, &fp).unwrap();
         b.psi = vec![1.0];
         (b, sp, fp)
     }
@@ -436,22 +389,5 @@ mod tests {
         assert!(a.x > 0.0, "the friction opposes the approach");
         assert!((share - c * 0.25).abs() < 1e-6, "{share}");
         assert_eq!(power, 0.0, "a still obstacle does no work");
-    }
-
-    #[test]
-    fn wcsph_friction_acts_on_receding_pairs_too_and_vanishes_without_viscosity() {
-        let d = Vec3::new(0.5, 0.0, 0.0);
-        let (free, sp, fp) = lone(0.0);
-        for v in [Vec3::X, -Vec3::X] {
-            // Free slip: the pressure alone, own = 0 here, so no push at all.
-            assert_eq!(free.push(0, d, 0.25, v, 0.0, &sp, &fp).0, Vec3::ZERO);
-        }
-        let (sticky, ..) = lone(1.0);
-        let away = sticky.push(0, d, 0.25, Vec3::X, 0.0, &sp, &fp).0;
-        let toward = sticky.push(0, d, 0.25, -Vec3::X, 0.0, &sp, &fp).0;
-        // Π = −f (v·x)/(r² + 0.01h²): receding (v·x > 0) is pulled back, approaching pushed
-        // back, the same size.
-        assert!(away.x < 0.0 && toward.x > 0.0, "{away} {toward}");
-        assert_eq!(away.x, -toward.x);
     }
 }

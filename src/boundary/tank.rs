@@ -5,8 +5,7 @@
 //! [`reflect_across`] (which images, and where), [`image_velocity`] and
 //! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms: free
 //! slip by default, wall friction through a Navier slip length), and
-//! the hard walls that hold a particle a violent step carried past them ([`clamp_to_tank`],
-//! [`clamp_to_box`]). An
+//! the hard walls that hold a particle a violent step carried past them ([`clamp_to_box`]). An
 //! image carries its original's density, pressure and stiffness; the solver adds each image
 //! right after its original, through its own pair term, into the same sums (the walks keep the
 //! loops; this module says where the images are and how they move). The obstacles' boundary
@@ -25,8 +24,8 @@
 //! corner the images across two or three walls (each non-empty subset of the near walls, bit
 //! `axis` reflecting that axis) are added too. A resting lattice half a spacing from a wall then
 //! continues exactly across it, and every particle has the density and pressure of the interior.
-//! The walking stages add the images through their own pair terms: `walls` their density, `forces`
-//! their push (WCSPH), the `dfsph_*` walks every DFSPH sum.
+//! The walking stages (the `dfsph_*` walks, both solvers') add the images through their own
+//! pair terms, into every sum.
 //!
 //! Per axis only the nearer wall is mirrored, and only if it is closer than h, since farther
 //! images cannot reach the kernel. (A tank narrower than 2h, where both walls of an axis are
@@ -131,9 +130,8 @@ pub fn slip_factor(b: f32, y: f32) -> f32 {
 /// those of `axes`: its normal components reflected, its tangential ones scaled by
 /// [`slip_factor`] of the wall's slip length ([`FluidParams::slip_lo`], `slip_hi`) at the
 /// original's distance from it (at an edge or corner, the more frictional wall's factor).
-/// The one place the tank walls' viscous model is written in Rust: the WCSPH forces (all
-/// three walks) and DFSPH's `dfsph_accel` call it, as `forces.wgsl` and `dfsph_accel.wgsl`
-/// call its WGSL twin in boundary_tank.wgsl.
+/// The one place the tank walls' viscous model is written in Rust: `dfsph_accel` calls it, as
+/// `dfsph_accel.wgsl` calls its WGSL twin in boundary_tank.wgsl.
 ///
 /// The default is free slip. That is what water's walls are at these scales: water's own
 /// boundary layer is far thinner than a particle (√(νt) ≈ 0.6 mm after 0.3 s at ν = 10⁻⁶
@@ -169,22 +167,6 @@ pub fn viscous_image_velocity(
     Vec3::select(axes, -v, v * f)
 }
 
-/// The factor every wall shares when all six have one slip length that needs no distance:
-/// 1 (all free slip) or −1 (all no slip); `None` otherwise. The vectorised CPU walks use it
-/// to give every lane the same image velocity; the others call [`viscous_image_velocity`].
-#[inline]
-pub fn uniform_slip(fp: &FluidParams) -> Option<f32> {
-    // Called per group of the forces walk: no allocation.
-    let all = || fp.slip_lo[..3].iter().chain(&fp.slip_hi[..3]);
-    if all().all(|&b| b < 0.0) {
-        Some(1.0)
-    } else if all().all(|&b| b == 0.0) {
-        Some(-1.0)
-    } else {
-        None
-    }
-}
-
 /// The non-empty subsets of `mask` in decreasing order, the images of a particle near the
 /// walls of `mask` (the GPU's order: `m = (m − 1) & mask` enumerates them). Worked example:
 /// 0b101 → 0b101, 0b100, 0b001.
@@ -196,17 +178,10 @@ pub fn subsets(mask: u32) -> impl Iterator<Item = u32> {
     })
 }
 
-/// The tank's hard walls (both solvers; WGSL `clamp_to_tank`): a coordinate past a wall is
-/// put back on it, and an outward normal speed becomes −restitution times itself.
-#[inline]
-pub fn clamp_to_tank(x: Vec3, v: Vec3, fp: &FluidParams) -> (Vec3, Vec3) {
-    let lo = Vec3::from_slice(&fp.tank_min[..3]);
-    let hi = Vec3::from_slice(&fp.tank_max[..3]);
-    clamp_to_box(x, v, lo, hi, fp.restitution, fp.open)
-}
-
-/// The same walls at `lo` and `hi`, none on the sides `open` marks (bit 2·axis lower,
-/// 2·axis + 1 upper; WGSL `clamp_to_box`).
+/// The tank's hard walls at `lo` and `hi` (both solvers: the tank's, held half a spacing
+/// inside by `dfsph_integrate`), none on the sides `open` marks (bit 2·axis lower, 2·axis + 1
+/// upper; WGSL `clamp_to_box`): a coordinate past a wall is put back on it, and an outward
+/// normal speed becomes −restitution times itself, so walls never add energy.
 #[inline]
 pub fn clamp_to_box(
     mut x: Vec3,
@@ -272,6 +247,5 @@ mod tests {
             viscous_image_velocity(v, x, -d, &top, floor, &fp),
             Vec3::new(1.0, -2.0, 3.0)
         );
-        assert_eq!(uniform_slip(&fp), None);
     }
 }

@@ -61,27 +61,15 @@ stage_table! {
     Reorder => "reorder", Some(shaders::REORDER), "grid::reorder::reorder";
     /// `density`: poly6 density of the fluid alone.
     Density => "density", Some(shaders::DENSITY), "cpu::density::density";
-    /// `walls`: density with the tank's mirror images (the pressure fused in).
-    Walls => "walls", Some(shaders::WALLS), "cpu::wcsph::walls::walls";
-    /// `pressure`: the Tait equation of state (fused into `walls` on the GPU).
-    Pressure => "pressure", None, "cpu::wcsph::pressure::pressure";
-    /// `obstacle_density`: the obstacles' boundary particles' share of the density.
-    ObstacleDensity => "obstacle_density", Some(shaders::OBSTACLES), "cpu::wcsph::obstacles::obstacle_density";
-    /// `forces`: WCSPH pressure, viscosity and gravity.
-    Forces => "forces", Some(shaders::FORCES), "cpu::wcsph::forces::forces";
-    /// `obstacle_forces`: the obstacles' boundary particles' push on the fluid.
-    ObstacleForces => "obstacle_forces", Some(shaders::OBSTACLES), "cpu::wcsph::obstacles::obstacle_forces";
-    /// `timestep`: the CFL and force conditions reduced to one dt.
-    Timestep => "timestep", Some(shaders::TIMESTEP), "cpu::wcsph::timestep::timestep";
-    /// `integrate`: symplectic Euler and the tank's clamp.
-    Integrate => "integrate", Some(shaders::INTEGRATE), "cpu::wcsph::integrate::integrate";
     /// `dfsph_density`: DFSPH's ρ and α, and its pair lists.
     DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::density::dfsph_density";
     /// `dfsph_galerkin`: the coarse levels' operator, assembled from the step's pairs.
     DfsphGalerkin => "dfsph_galerkin", Some(shaders::DFSPH_GALERKIN), "cpu::dfsph::galerkin::dfsph_galerkin";
     /// `dfsph_levels`: the coarse levels' rows, each level from the one below.
     DfsphLevels => "dfsph_levels", Some(shaders::DFSPH_LEVELS), "cpu::dfsph::levels::dfsph_levels";
-    /// `dfsph_pressure`: one Jacobi update of the velocities.
+    /// `dfsph_eos`: WCSPH's stiffness p/ρ from the Tait equation of state.
+    DfsphEos => "dfsph_eos", Some(shaders::DFSPH_EOS), "cpu::dfsph::eos::dfsph_eos";
+    /// `dfsph_pressure`: one Jacobi update of the velocities (WCSPH's pressure force, once).
     DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "cpu::dfsph::pressure::dfsph_pressure";
     /// `dfsph_rate`: the density change rates and the residual blocks.
     DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::rate::dfsph_rate";

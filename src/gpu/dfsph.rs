@@ -91,11 +91,14 @@ pub struct GpuDfsph {
     timestep_blocks: wgpu::ComputePipeline,
     /// Workgroups of `dfsph_timestep_blocks` (`grid::gpu::timestep_blocks`).
     step_blocks: u32,
-    // The time step's maxima (v_max, S_max bits, 0, 0), folded by `dfsph_timestep_blocks`
+    // The time step's maxima (v_max, S_max, WCSPH's signal speed bits, 0), folded by `dfsph_timestep_blocks`
     // and read by `dfsph_predict_first`; cleared before each fold.
     timestep_maxima: wgpu::Buffer,
     predict_first: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
+    // WCSPH's equation of state (`dfsph_eos`) and its bind group.
+    eos: wgpu::ComputePipeline,
+    eos_bg: wgpu::BindGroup,
     integrate: wgpu::ComputePipeline,
     density_bg: wgpu::BindGroup,
     density_blocks_bg: wgpu::BindGroup,
@@ -347,9 +350,11 @@ impl GpuDfsph {
                 d,
                 "sph.dfsph_timestep",
                 &[
-                    Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite, ReadWrite,
+                    Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite, ReadWrite, Uniform,
+                    Read,
                 ],
             );
+            let eos_l = layout(d, "sph.dfsph_eos", &[Uniform, Uniform, Read, ReadWrite]);
             let predict_l = layout(
                 d,
                 "sph.dfsph_predict",
@@ -382,6 +387,7 @@ impl GpuDfsph {
             let accel_m = w("sph.dfsph_accel", shaders::DFSPH_ACCEL);
             let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
             let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
+            let eos_m = m("sph.dfsph_eos", shaders::DFSPH_EOS);
             let integrate_m = m("sph.dfsph_integrate", shaders::DFSPH_INTEGRATE);
 
             let solve = |which: Solve| {
@@ -670,7 +676,16 @@ impl GpuDfsph {
                         &b.group_args,
                         &substep_args,
                         &timestep_maxima,
+                        fluid_params,
+                        &rho,
                     ],
+                ),
+                eos: pipeline(d, "sph.dfsph_eos", &eos_l, &eos_m, "dfsph_eos"),
+                eos_bg: bind_group(
+                    d,
+                    "sph.dfsph_eos",
+                    &eos_l,
+                    &[&b.params, fluid_params, &rho, &kappa],
                 ),
                 predict_bg: bind_group(
                     d,
@@ -969,14 +984,53 @@ impl GpuDfsph {
         }
     }
 
-    /// The caps a step encodes with `budget` (divergence, density).
+    /// The caps a step encodes with `budget` (divergence, density; none for WCSPH).
     pub fn caps(&self, budget: &IterationBudget) -> [u32; 2] {
-        budget.caps(crate::cpu::dfsph::MIN_ITERATIONS, self.dp.max_iterations)
+        crate::cpu::dfsph::step_caps(budget, &self.dp)
     }
 
     /// The caps of the step after the next with `budget` (the next in flight).
     pub fn caps_ahead(&self, budget: &IterationBudget) -> [u32; 2] {
-        budget.caps_ahead(crate::cpu::dfsph::MIN_ITERATIONS, self.dp.max_iterations)
+        match self.dp.is_wcsph() {
+            true => [0; 2],
+            false => budget.caps_ahead(crate::cpu::dfsph::MIN_ITERATIONS, self.dp.max_iterations),
+        }
+    }
+
+    /// WCSPH, at a step's start in place of the divergence-free solve's: clears the power the
+    /// pressure pass accumulates with obstacles and both solves' totals, which the statistics
+    /// then read as solves that ran no iteration.
+    pub fn encode_wcsph_start(&self, e: &mut wgpu::CommandEncoder) {
+        if let Some(power) = &self.power {
+            e.clear_buffer(power, 0, None);
+        }
+        e.clear_buffer(&self.totals, 0, None);
+    }
+
+    /// WCSPH's pressure in place of the constant-density solve: stage `dfsph_eos` (κ = p/ρ
+    /// from the equation of state), then one `dfsph_pressure` pass with the step's dt, as
+    /// iteration 0 of the density solve's bind group (which always runs), its Σ κ cleared
+    /// first so that it holds κ, the pressure the outputs read.
+    pub fn encode_wcsph_pressure(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        self.encode_eos(g, e);
+        self.encode_eos_force(g, e);
+    }
+
+    /// Stage `dfsph_eos` alone: κ = p/ρ into `kappa`.
+    pub fn encode_eos(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch(
+            e,
+            Stage::DfsphEos,
+            &self.eos,
+            &self.eos_bg,
+            groups(g.bufs.n.get(), WORKGROUP_SIZE),
+        );
+    }
+
+    /// The pressure pass of [`GpuDfsph::encode_wcsph_pressure`] alone, from the κ `kappa` holds.
+    pub fn encode_eos_force(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        e.clear_buffer(&self.solves[solve_index(Solve::Density)].kappa_sum, 0, None);
+        self.encode_pressure(g, e, Solve::Density, 0);
     }
 
     /// Stage `dfsph_accel`.

@@ -8,11 +8,11 @@ use std::sync::Arc;
 
 use glam::Vec3;
 
+pub use super::buffers::GpuFluid;
 use super::context::GpuContext;
 use super::dfsph::GpuDfsph;
 use super::interact::GpuInteract;
 use super::stats::{GpuStats, StatsInputs};
-pub use super::wcsph::GpuFluid;
 use crate::core::Particles;
 pub use crate::core::Snapshot;
 use crate::core::Stage;
@@ -41,8 +41,8 @@ pub struct Simulation {
     /// The statistics block of each submitted step.
     pub stats: GpuStats,
     interaction: Option<InteractParams>,
-    /// The solver's own passes and buffers.
-    pub solver: GpuSolver,
+    /// The solvers' shared stages and their buffers (WCSPH or DFSPH, as their block says).
+    pub stages: Box<GpuDfsph>,
     /// The obstacles' passes, when the scene has obstacles (WCSPH).
     pub obstacles: Option<super::obstacles::GpuObstacles>,
     // Steps submitted, and the test hook GPU_SPH_FAULT_DEVICE_LOSS_AFTER=K, which destroys the
@@ -71,28 +71,6 @@ pub struct Shown<'a> {
     pub obstacles: Option<(&'a wgpu::Buffer, u32)>,
 }
 
-/// What differs between the solvers on the GPU. WCSPH's passes are [`GpuFluid`]'s, which DFSPH
-/// shares for its parameters, accelerations, step state and obstacle power. The methods of
-/// [`Simulation`] that act differently per solver match on this (`encode_step` and
-/// `with_solver` exhaustively; the others name DFSPH's extra state with `if let`), so a new
-/// solver is a variant and a look at each `GpuSolver::` in this file.
-pub enum GpuSolver {
-    /// Weakly compressible SPH: the state is held in `positions`, `velocities`, `particle_id`.
-    Wcsph,
-    /// Divergence-free SPH: after a step the state is held in slot order, with its own ρ.
-    Dfsph(Box<GpuDfsph>),
-}
-
-impl GpuSolver {
-    /// Which solver this is.
-    pub fn solver(&self) -> crate::params::Solver {
-        match self {
-            Self::Wcsph => crate::params::Solver::Wcsph,
-            Self::Dfsph(_) => crate::params::Solver::Dfsph,
-        }
-    }
-}
-
 /// Stage `emitter_probe`'s kernel and buffers.
 struct GpuProbe {
     pipeline: wgpu::ComputePipeline,
@@ -102,14 +80,9 @@ struct GpuProbe {
 }
 
 impl Simulation {
-    /// Builds the WCSPH pipelines and uploads `state`.
-    pub fn new(
-        ctx: Arc<GpuContext>,
-        sp: &SimParams,
-        fp: &FluidParams,
-        state: &Particles,
-    ) -> Result<Self> {
-        Self::with_solver(ctx, sp, fp, &SolverParams::Wcsph, state)
+    /// Which solver the stages run.
+    pub fn solver(&self) -> crate::params::Solver {
+        SolverParams(self.stages.dp).solver()
     }
 
     /// Builds the pipelines of `solver` and uploads `state`.
@@ -127,46 +100,36 @@ impl Simulation {
         };
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
         let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
-        let solver = match solver {
-            SolverParams::Dfsph(dp) => GpuSolver::Dfsph(Box::new(GpuDfsph::new(
-                &grid.ctx,
-                &grid,
-                &fluid.params,
-                &fluid.accel,
-                &fluid.step_state,
-                &fluid.obstacle_power,
-                dp,
-                &crate::params::CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass),
-            )?)),
-            SolverParams::Wcsph => GpuSolver::Wcsph,
-        };
+        let dp = solver.stages();
+        let stages = Box::new(GpuDfsph::new(
+            &grid.ctx,
+            &grid,
+            &fluid.params,
+            &fluid.accel,
+            &fluid.step_state,
+            &fluid.obstacle_power,
+            dp,
+            &crate::params::CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass),
+        )?);
         let b = &grid.bufs;
-        let inputs = match &solver {
-            GpuSolver::Dfsph(d) => StatsInputs {
-                pos: &b.sorted_pos,
-                vel: &b.sorted_vel,
-                id: &b.sorted_id,
-                density: &d.rho,
-                step_state: &fluid.step_state,
-                fluid: &fluid.params,
-                power: &fluid.obstacle_power,
-                dfsph: Some(super::stats::DfsphInputs {
-                    error_sums: &d.error_sums,
-                    error_maxima: &d.error_maxima,
-                    totals: &d.totals,
-                    slots: d.dp.max_iterations + 1,
-                }),
-            },
-            GpuSolver::Wcsph => StatsInputs {
-                pos: &b.positions,
-                vel: &b.velocities,
-                id: &b.particle_id,
-                density: &fluid.fluid_density,
-                step_state: &fluid.step_state,
-                fluid: &fluid.params,
-                power: &fluid.obstacle_power,
-                dfsph: None,
-            },
+        let inputs = StatsInputs {
+            pos: &b.sorted_pos,
+            vel: &b.sorted_vel,
+            id: &b.sorted_id,
+            density: &stages.rho,
+            step_state: &fluid.step_state,
+            fluid: &fluid.params,
+            power: &fluid.obstacle_power,
+            dfsph: Some(super::stats::DfsphInputs {
+                error_sums: &stages.error_sums,
+                error_maxima: &stages.error_maxima,
+                totals: &stages.totals,
+                // WCSPH runs no solve: no totals to read back.
+                slots: match stages.dp.is_wcsph() {
+                    true => 0,
+                    false => stages.dp.max_iterations + 1,
+                },
+            }),
         };
         let stats = GpuStats::new(&grid.ctx, &grid, &inputs)?;
         let sim = Self {
@@ -178,7 +141,7 @@ impl Simulation {
             fluid_params: *fp,
             interact,
             interaction: None,
-            solver,
+            stages,
             obstacles: None,
             submitted: Cell::new(0),
             fault_after: std::env::var("GPU_SPH_FAULT_DEVICE_LOSS_AFTER")
@@ -190,17 +153,12 @@ impl Simulation {
         Ok(sim)
     }
 
-    /// Adds obstacles (WCSPH; `None` removes them): their boundary particles are uploaded, and
-    /// two passes join every step (see `crate::boundary`). Moving ones start at t = 0; call
+    /// Adds obstacles (`None` removes them): their boundary particles are uploaded, and the
+    /// stages' walks see them (see `crate::boundary`). Moving ones start at t = 0; call
     /// [`Simulation::place_obstacles`] before each step.
     pub fn set_obstacles(&mut self, boundary: Option<&crate::boundary::Boundary>) -> Result<()> {
         self.obstacles = match boundary {
-            Some(b) => Some(super::obstacles::GpuObstacles::new(
-                &self.grid.ctx,
-                &self.grid,
-                &self.fluid,
-                b,
-            )?),
+            Some(b) => Some(super::obstacles::GpuObstacles::new(&self.grid.ctx, b)?),
             None => {
                 // No obstacle puts power in any more.
                 let zeros = vec![0u8; self.grid.bufs.capacity as usize * 4];
@@ -212,7 +170,8 @@ impl Simulation {
             }
         };
         // The DFSPH walks see them through bind group 1; the grid's ρ and α are recomputed.
-        if let GpuSolver::Dfsph(d) = &mut self.solver {
+        {
+            let d = &mut self.stages;
             let dev = &self.grid.ctx.device;
             let bg = self
                 .obstacles
@@ -237,9 +196,7 @@ impl Simulation {
             && o.moves()
         {
             o.place(&self.grid.ctx.queue, t);
-            if let GpuSolver::Dfsph(d) = &self.solver {
-                d.host.primed.set(false);
-            }
+            self.stages.host.primed.set(false);
         }
     }
 
@@ -277,13 +234,9 @@ impl Simulation {
     /// count, at most the capacity.
     pub fn upload(&self, state: &Particles) {
         self.grid.upload(state);
-        match &self.solver {
-            GpuSolver::Wcsph => {}
-            GpuSolver::Dfsph(d) => {
-                d.set_live(&self.grid.ctx.queue, state.len() as u32);
-                self.upload_carry(&DfsphCarry::new(&d.dp));
-            }
-        }
+        let d = &self.stages;
+        d.set_live(&self.grid.ctx.queue, state.len() as u32);
+        self.upload_carry(&DfsphCarry::new(&d.dp));
     }
 
     /// Replaces the state with `snap` (as [`Simulation::upload`]) and, for DFSPH, the carried
@@ -292,8 +245,8 @@ impl Simulation {
     /// removes particles this way).
     pub fn replace(&self, snap: &Snapshot, carry: Option<&DfsphCarry>) -> Result<()> {
         self.upload(&snap.state);
-        match (&self.solver, carry) {
-            (GpuSolver::Dfsph(_), Some(c)) => {
+        match carry {
+            Some(c) => {
                 self.upload_carry(c);
                 self.grid.run(|_, e| self.encode_prime(e))
             }
@@ -313,10 +266,10 @@ impl Simulation {
     /// does not read before its next step writes them. Nothing for WCSPH, whose state is
     /// there.
     pub fn expose_for_render(&self) -> Result<()> {
-        let d = match &self.solver {
-            GpuSolver::Dfsph(d) if d.host.primed.get() => d,
-            _ => return Ok(()),
-        };
+        let d = &self.stages;
+        if !d.host.primed.get() {
+            return Ok(());
+        }
         let b = &self.grid.bufs;
         let n = b.n.get() as u64;
         self.grid.run(|_, e| {
@@ -426,9 +379,8 @@ impl Simulation {
             )));
         }
         let q = &self.grid.ctx.queue;
-        if let GpuSolver::Dfsph(d) = &self.solver
-            && d.host.primed.get()
-        {
+        let d = &self.stages;
+        if d.host.primed.get() {
             let mut e = self.grid.encoder();
             let n64 = n as u64;
             e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n64 * 16);
@@ -457,7 +409,8 @@ impl Simulation {
             bytemuck::cast_slice(&rho0),
         );
         self.grid.set_live(n + m);
-        if let GpuSolver::Dfsph(d) = &self.solver {
+        {
+            let d = &self.stages;
             d.set_live(q, n + m);
             self.grid.run(|_, e| self.encode_prime(e))?;
         }
@@ -466,7 +419,8 @@ impl Simulation {
 
     /// DFSPH: replaces the state carried between steps (previous dt, iteration counts).
     pub fn upload_carry(&self, carry: &DfsphCarry) {
-        if let GpuSolver::Dfsph(d) = &self.solver {
+        {
+            let d = &self.stages;
             *d.host.budget.borrow_mut() = (carry.budget, VecDeque::new());
             let q = &self.grid.ctx.queue;
             q.write_buffer(
@@ -482,55 +436,21 @@ impl Simulation {
     /// fused in), forces, (interact,
     /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
-        match &self.solver {
-            GpuSolver::Wcsph => self.encode_wcsph_step(e),
-            GpuSolver::Dfsph(d) => self.encode_dfsph_step(e, d),
-        }
-    }
-
-    /// One WCSPH step (src/cpu/wcsph/step.rs lists the stages).
-    fn encode_wcsph_step(&self, e: &mut wgpu::CommandEncoder) {
-        let n_groups = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
-        let f = &self.fluid;
-        self.grid.encode_build(e);
-        let args = &self.grid.bufs.group_args;
-        self.grid
-            .dispatch_indirect(e, Stage::Walls, &f.walls, &f.walls_bg, args);
-        if let Some(o) = &self.obstacles {
-            o.encode_density(&self.grid, e);
-        }
-        self.grid
-            .dispatch_indirect(e, Stage::Forces, &f.forces, &f.forces_bg, args);
-        if self.interaction.is_some() {
-            self.interact.encode(e, self.grid.bufs.n.get());
-        }
-        if let Some(o) = &self.obstacles {
-            o.encode_forces(&self.grid, e);
-        }
-        e.clear_buffer(&f.timestep_maxima, 0, None);
-        self.grid.dispatch(
-            e,
-            Stage::Timestep,
-            &f.timestep_blocks,
-            &f.timestep_bg,
-            f.blocks,
-        );
-        self.grid
-            .dispatch(e, Stage::Integrate, &f.integrate, &f.integrate_bg, n_groups);
+        self.encode_dfsph_step(e, &self.stages);
     }
 
     /// DFSPH: the grid and ρ, α of the current state, unless the last step left them.
     pub fn encode_prime(&self, e: &mut wgpu::CommandEncoder) {
-        if let GpuSolver::Dfsph(d) = &self.solver
-            && !d.host.primed.get()
-        {
+        let d = &self.stages;
+        if !d.host.primed.get() {
             self.grid.encode_build(e);
             d.encode_density(&self.grid, e);
             d.host.primed.set(true);
         }
     }
 
-    /// One DFSPH step (src/cpu/dfsph/mod.rs lists the stages): divergence-free solve,
+    /// One DFSPH step (src/cpu/dfsph/mod.rs lists the stages; WCSPH's, the same stages without
+    /// the solves, `dfsph_eos` and one pressure pass in place of the second): divergence-free solve,
     /// non-pressure accelerations (and the mouse force), time step, predicted velocities in
     /// up to K viscous substeps (those past the step's count dispatch nothing),
     /// constant-density solve, positions; then the grid, ρ and α at the new positions and the
@@ -539,8 +459,13 @@ impl Simulation {
         let g = &self.grid;
         let caps = self.next_caps(d);
         self.encode_prime(e);
-        d.encode_levels(g, e);
-        d.encode_solve(g, e, Solve::Divergence, caps[0]);
+        let wcsph = d.dp.is_wcsph();
+        if wcsph {
+            d.encode_wcsph_start(e);
+        } else {
+            d.encode_levels(g, e);
+            d.encode_solve(g, e, Solve::Divergence, caps[0]);
+        }
         d.encode_accel(g, e);
         if self.interaction.is_some() {
             self.interact.encode(e, g.bufs.n.get());
@@ -554,7 +479,11 @@ impl Simulation {
             }
             d.encode_substep_predict(g, e, k);
         }
-        d.encode_solve(g, e, Solve::Density, caps[1]);
+        if wcsph {
+            d.encode_wcsph_pressure(g, e);
+        } else {
+            d.encode_solve(g, e, Solve::Density, caps[1]);
+        }
         d.encode_integrate(g, e);
         g.encode_build(e);
         d.encode_density(g, e);
@@ -568,6 +497,7 @@ impl Simulation {
         let mut b = d.host.budget.borrow_mut();
         let (read, pending) = &mut *b;
         let caps = match pending.len() {
+            _ if d.dp.is_wcsph() => [0; 2],
             0 => d.caps(read),
             // The step before is in flight: the newest read is the one two before.
             1 => d.caps_ahead(read),
@@ -585,11 +515,17 @@ impl Simulation {
     /// ([`crate::cpu::dfsph::dfsph_stats`], as the CPU path builds its own).
     fn finish(&self, r: super::stats::Read, caps: [u32; 2]) -> StatsBlock {
         let mut block = r.block;
-        if let (GpuSolver::Dfsph(d), Some(raw)) = (&self.solver, &r.dfsph) {
+        if let Some(raw) = &r.dfsph {
+            let d = &self.stages;
+            // WCSPH ran no solve: no totals to replay, as on the CPU.
+            let totals = match d.dp.is_wcsph() {
+                true => [&[][..]; 2],
+                false => [&raw.totals[0][..], &raw.totals[1][..]],
+            };
             let st = crate::cpu::dfsph::dfsph_stats(
                 &raw.error_sums,
                 &raw.error_maxima,
-                [&raw.totals[0], &raw.totals[1]],
+                totals,
                 caps,
                 block.n,
                 &d.dp,
@@ -605,7 +541,8 @@ impl Simulation {
     /// DFSPH: records the counts of the oldest unread step, which had `caps`, from its
     /// statistics block.
     fn record_counts(&self, caps: [u32; 2], block: &StatsBlock) {
-        if let GpuSolver::Dfsph(d) = &self.solver {
+        {
+            let d = &self.stages;
             let st = DfsphStats::from_words(&block.dfsph);
             let unrun =
                 caps[0].saturating_sub(st.iterations_v) + caps[1].saturating_sub(st.iterations_d);
@@ -617,10 +554,7 @@ impl Simulation {
     /// DFSPH: the dispatches of the steps read so far that belonged to iterations their solve
     /// did not run (each launches and exits at once); 0 for WCSPH.
     pub fn idle_dispatches(&self) -> u64 {
-        match &self.solver {
-            GpuSolver::Dfsph(d) => d.host.idle.get(),
-            GpuSolver::Wcsph => 0,
-        }
+        self.stages.host.idle.get()
     }
 
     /// Runs `steps` steps, each submitted with its statistics block while the host reads the
@@ -662,10 +596,9 @@ impl Simulation {
     /// The statistics block of the current state (the stage alone, for verification); no step
     /// may be in flight.
     pub fn stats_now(&self) -> Result<StatsBlock> {
-        let caps = match &self.solver {
-            GpuSolver::Dfsph(d) => d.host.last_caps.get(),
-            GpuSolver::Wcsph => [0; 2],
-        };
+        // The statistics read the slot-order state, which a state just uploaded is not yet.
+        self.grid.run(|_, e| self.encode_prime(e))?;
+        let caps = self.stages.host.last_caps.get();
         self.stats_after(caps)
     }
 
@@ -686,10 +619,7 @@ impl Simulation {
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
     pub fn read_stats(&self) -> Result<StatsBlock> {
         let r = self.stats.read(&self.grid.ctx)?;
-        let caps = match &self.solver {
-            GpuSolver::Dfsph(d) => d.host.budget.borrow_mut().1.pop_front(),
-            GpuSolver::Wcsph => None,
-        };
+        let caps = self.stages.host.budget.borrow_mut().1.pop_front();
         let block = self.finish(r, caps.unwrap_or_default());
         if let Some(caps) = caps {
             self.record_counts(caps, &block);
@@ -701,9 +631,8 @@ impl Simulation {
     pub fn snapshot(&self) -> Result<Snapshot> {
         let b = &self.grid.bufs;
         let n = b.n.get() as usize;
-        if let GpuSolver::Dfsph(d) = &self.solver
-            && d.host.primed.get()
-        {
+        let d = &self.stages;
+        if d.host.primed.get() {
             // The step ended with a reorder: the slot-order buffers hold the state, with ρ.
             let state = Particles {
                 pos: self.grid.read_vec3(&b.sorted_pos, n)?,
@@ -737,9 +666,7 @@ impl Simulation {
     /// DFSPH: reads the state carried to the next step (the last dt, the iteration counts);
     /// no step may be in flight.
     pub fn read_carry(&self) -> Result<Option<DfsphCarry>> {
-        let GpuSolver::Dfsph(d) = &self.solver else {
-            return Ok(None);
-        };
+        let d = &self.stages;
         let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
         Ok(Some(DfsphCarry {
             dt_prev,

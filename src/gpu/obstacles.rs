@@ -1,18 +1,13 @@
-//! The obstacle passes on the GPU (`shaders/wcsph/obstacle.wgsl`; CPU mirror: `crate::boundary`):
-//! the boundary particles and their grid, uploaded once, and again before each step while an
-//! obstacle moves ([`GpuObstacles::upload`]), and the two passes that add their density and
-//! push to the fluid's.
+//! The obstacles on the GPU (CPU mirror: `crate::boundary`): the boundary particles and their
+//! grid, uploaded once, and again before each step while an obstacle moves
+//! ([`GpuObstacles::upload`]); the stages' walks read them through `shaders/boundary.wgsl`.
 
 use wgpu::util::DeviceExt;
 
 use super::context::GpuContext;
-use super::wcsph::GpuFluid;
+use crate::Result;
 use crate::boundary::Boundary;
-use crate::core::Stage;
-use crate::grid::gpu::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
-};
-use crate::{Result, shaders};
+use crate::grid::gpu::{Binding, bind_group, layout};
 
 /// (xyz, ψ) and (velocity, slip) of each boundary particle, as the passes read them.
 fn packed(boundary: &Boundary) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
@@ -65,13 +60,9 @@ pub fn no_boundary(
     (bg, vec![params, zeros])
 }
 
-/// The obstacle kernels, the boundary buffers and their bind groups.
+/// The obstacles' boundary buffers, which the stages' walks bind as their group 1
+/// ([`GpuObstacles::boundary_bind_group`]).
 pub struct GpuObstacles {
-    density: wgpu::ComputePipeline,
-    forces: wgpu::ComputePipeline,
-    bg: wgpu::BindGroup,
-    /// Bind group 1 (shaders/boundary.wgsl) of the WCSPH passes.
-    boundary_bg: wgpu::BindGroup,
     params: wgpu::Buffer,
     bslot: wgpu::Buffer,
     bvel: wgpu::Buffer,
@@ -84,15 +75,9 @@ pub struct GpuObstacles {
 }
 
 impl GpuObstacles {
-    /// Uploads `boundary` and builds the passes over `grid`'s and `fluid`'s buffers.
-    pub fn new(
-        ctx: &GpuContext,
-        grid: &GpuNeighbours,
-        fluid: &GpuFluid,
-        boundary: &Boundary,
-    ) -> Result<Self> {
+    /// Uploads `boundary`.
+    pub fn new(ctx: &GpuContext, boundary: &Boundary) -> Result<Self> {
         boundary.check_limits(&ctx.limits)?;
-        use Binding::*;
         ctx.scoped(|| {
             let d = &ctx.device;
             let init = |label: &str, contents: &[u8], usage| {
@@ -116,38 +101,7 @@ impl GpuObstacles {
                 storage,
             );
             let bvel = init("sph.boundary_vel", bytemuck::cast_slice(&bvel), storage);
-            let l = layout(
-                d,
-                "sph.obstacles",
-                &[
-                    Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, ReadWrite,
-                ],
-            );
-            let bl = boundary_layout(d);
-            let m = ctx.shader("sph.obstacles", shaders::OBSTACLES);
-            let b = &grid.bufs;
-            let bg = bind_group(
-                d,
-                "sph.obstacles",
-                &l,
-                &[
-                    &b.params,
-                    &fluid.params,
-                    &b.sorted_pos,
-                    &b.sorted_vel,
-                    &fluid.fluid_density,
-                    &fluid.pressure_buf,
-                    &fluid.accel,
-                    &fluid.obstacle_power,
-                ],
-            );
-            let boundary_bg = bind_group(d, "sph.boundary", &bl, &[&params, &bpos, &bslot, &bvel]);
-            let p = |label, entry| pipeline_groups(d, label, &[&l, &bl], &m, entry);
             Self {
-                density: p("sph.obstacle_density", "obstacle_density"),
-                forces: p("sph.obstacle_forces", "obstacle_forces"),
-                bg,
-                boundary_bg,
                 params,
                 bslot,
                 bvel,
@@ -195,19 +149,5 @@ impl GpuObstacles {
         queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&bpos));
         queue.write_buffer(&self.bslot, 0, bytemuck::cast_slice(&boundary.slot_start));
         queue.write_buffer(&self.bvel, 0, bytemuck::cast_slice(&bvel));
-    }
-
-    /// Adds the obstacles' density (and re-derives the pressure), after `walls`.
-    pub fn encode_density(&self, grid: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(grid.bufs.n.get(), WORKGROUP_SIZE);
-        let bgs = [&self.bg, &self.boundary_bg];
-        grid.dispatch_groups(e, Stage::ObstacleDensity, &self.density, &bgs, n);
-    }
-
-    /// Adds the obstacles' push to the accelerations, after `forces` (and `interact`).
-    pub fn encode_forces(&self, grid: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        let n = groups(grid.bufs.n.get(), WORKGROUP_SIZE);
-        let bgs = [&self.bg, &self.boundary_bg];
-        grid.dispatch_groups(e, Stage::ObstacleForces, &self.forces, &bgs, n);
     }
 }

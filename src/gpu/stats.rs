@@ -207,7 +207,9 @@ impl GpuStats {
         if let Some((sums, maxima, totals, slots)) = &self.dfsph {
             e.copy_buffer_to_buffer(sums, 0, st, p.error_sums, 4 * blocks);
             e.copy_buffer_to_buffer(maxima, 0, st, p.error_maxima, 4 * blocks);
-            e.copy_buffer_to_buffer(totals, 0, st, p.totals, 2 * 16 * u64::from(*slots));
+            if *slots > 0 {
+                e.copy_buffer_to_buffer(totals, 0, st, p.totals, 2 * 16 * u64::from(*slots));
+            }
         }
         self.next.set(1 - slot);
         Ok(slot)

@@ -727,20 +727,8 @@ impl GpuNeighbours {
         pass
     }
 
-    /// One compute pass of `stage` dispatched indirectly from `args` (x, y, z at offset 0).
-    pub(crate) fn dispatch_indirect(
-        &self,
-        encoder: &mut wgpu::CommandEncoder,
-        stage: Stage,
-        pipe: &wgpu::ComputePipeline,
-        bg: &wgpu::BindGroup,
-        args: &wgpu::Buffer,
-    ) {
-        self.dispatch_indirect_groups(encoder, stage, pipe, &[bg], args, 0);
-    }
-
-    /// [`GpuNeighbours::dispatch_indirect`] with bind groups 0, 1, … from `bgs` and the
-    /// arguments at byte `offset` of `args`.
+    /// One compute pass of `stage` with bind groups 0, 1, … from `bgs`, dispatched indirectly
+    /// from the arguments (x, y, z) at byte `offset` of `args`.
     pub(crate) fn dispatch_indirect_groups(
         &self,
         encoder: &mut wgpu::CommandEncoder,

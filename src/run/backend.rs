@@ -6,7 +6,6 @@ use crate::core::Particles;
 use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::StatsBlock;
-use crate::cpu::wcsph::step::step_with;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::grid::Grid;
 use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
@@ -214,17 +213,9 @@ impl Backend for Simulation {
     }
 }
 
-/// What a CPU run carries from one step to the next, per solver. Each solver's arm of every
-/// method below is the one place its CPU run differs from the other's.
-enum CpuSolver {
-    /// Nothing beyond the state.
-    Wcsph,
-    /// DFSPH's parameters and carried state.
-    Dfsph(Box<CpuDfsph>),
-}
-
-/// A DFSPH run's state between steps on the CPU.
-struct CpuDfsph {
+/// What a CPU run carries from one step to the next: the stages' parameters (either
+/// solver's), the carried state, and the grid, slot-order state, ρ and α of the current state.
+struct CpuSolver {
     dp: DfsphParams,
     /// The last dt and the iteration counts.
     carry: DfsphCarry,
@@ -236,28 +227,16 @@ struct CpuDfsph {
 impl CpuSolver {
     /// `solver`, with the carried state a checkpoint held.
     fn new(solver: &SolverParams, carry: Option<DfsphCarry>) -> Self {
-        match *solver {
-            SolverParams::Wcsph => Self::Wcsph,
-            SolverParams::Dfsph(dp) => Self::Dfsph(Box::new(CpuDfsph {
-                dp,
-                carry: carry.unwrap_or_else(|| DfsphCarry::new(&dp)),
-                start: None,
-            })),
+        let dp = *solver.stages();
+        Self {
+            dp,
+            carry: carry.unwrap_or_else(|| DfsphCarry::new(&dp)),
+            start: None,
         }
     }
 
     fn solver(&self) -> crate::params::Solver {
-        match self {
-            Self::Wcsph => crate::params::Solver::Wcsph,
-            Self::Dfsph(_) => crate::params::Solver::Dfsph,
-        }
-    }
-
-    fn carry(&self) -> Option<&DfsphCarry> {
-        match self {
-            Self::Wcsph => None,
-            Self::Dfsph(d) => Some(&d.carry),
-        }
+        SolverParams(self.dp).solver()
     }
 
     /// One step from `snap`: the next snapshot and the obstacles' power per particle, summed
@@ -270,54 +249,38 @@ impl CpuSolver {
         sp: &SimParams,
         fp: &FluidParams,
     ) -> (Snapshot, Vec<f32>) {
-        match self {
-            Self::Wcsph => {
-                let trace = step_with(&snap.state, sp, fp, interaction, obstacles);
-                let next = Snapshot {
-                    state: trace.next,
-                    density: trace.fluid_density,
-                    dt: trace.timestep.dt,
-                    dfsph: None,
-                };
-                (next, trace.obstacle_power)
-            }
-            Self::Dfsph(d) => {
-                let CpuDfsph { dp, carry, start } = &mut **d;
-                let tr = dfsph::dfsph_step_with(
-                    false,
-                    &snap.state,
-                    carry,
-                    start.take(),
-                    obstacles,
-                    interaction,
-                    sp,
-                    fp,
-                    dp,
-                );
-                *carry = tr.carry;
-                // The GPU holds the new state in the new grid's slot order; so does this.
-                let next = Snapshot {
-                    state: tr.next_sorted.clone(),
-                    density: tr.end.density.clone(),
-                    dt: tr.stats.dt,
-                    dfsph: Some(tr.stats),
-                };
-                *start = Some((tr.next_grid, tr.next_sorted, tr.end));
-                (next, tr.power)
-            }
-        }
+        let tr = dfsph::dfsph_step_with(
+            false,
+            &snap.state,
+            &self.carry,
+            self.start.take(),
+            obstacles,
+            interaction,
+            sp,
+            fp,
+            &self.dp,
+        );
+        self.carry = tr.carry;
+        // The GPU holds the new state in the new grid's slot order; so does this.
+        let next = Snapshot {
+            state: tr.next_sorted.clone(),
+            density: tr.end.density.clone(),
+            dt: tr.stats.dt,
+            dfsph: Some(tr.stats),
+        };
+        self.start = Some((tr.next_grid, tr.next_sorted, tr.end));
+        (next, tr.power)
     }
 
-    /// The obstacles moved: DFSPH's ρ and α of the step's start must see them where they are.
-    fn obstacles_moved(&mut self) {
-        if let Self::Dfsph(d) = self {
-            d.start = None;
-        }
+    /// The positions' surroundings or the velocities changed (obstacles moved, velocities
+    /// replaced): ρ, α and the slot-order state of the step's start are computed anew.
+    fn restart(&mut self) {
+        self.start = None;
     }
 
     /// The state changed between steps (particles removed or added; `carry` follows them): as
-    /// the GPU, DFSPH computes the grid, ρ and α of the new state at once, which it then holds
-    /// in slot order.
+    /// the GPU, the grid, ρ and α of the new state are computed at once, and held in slot
+    /// order.
     fn settle(
         &mut self,
         snap: &mut Snapshot,
@@ -326,18 +289,13 @@ impl CpuSolver {
         sp: &SimParams,
         fp: &FluidParams,
     ) {
-        match self {
-            Self::Wcsph => {}
-            Self::Dfsph(d) => {
-                if let Some(c) = carry {
-                    d.carry = c;
-                }
-                let (grid, sorted, da) = dfsph::prepare(&snap.state, obstacles, sp, fp, &d.dp);
-                snap.state = sorted.clone();
-                snap.density = da.density.clone();
-                d.start = Some((grid, sorted, da));
-            }
+        if let Some(c) = carry {
+            self.carry = c;
         }
+        let (grid, sorted, da) = dfsph::prepare(&snap.state, obstacles, sp, fp, &self.dp);
+        snap.state = sorted.clone();
+        snap.density = da.density.clone();
+        self.start = Some((grid, sorted, da));
     }
 }
 
@@ -360,11 +318,6 @@ pub struct CpuSimulation {
 }
 
 impl CpuSimulation {
-    /// Starts a WCSPH run from `state`.
-    pub fn new(sp: SimParams, fp: FluidParams, state: Particles) -> Self {
-        Self::with_solver(sp, fp, SolverParams::Wcsph, state)
-    }
-
     /// Starts a run of `solver` from `state`.
     pub fn with_solver(
         sp: SimParams,
@@ -418,7 +371,7 @@ impl CpuSimulation {
     /// B((ρ/ρ0)⁷ − 1) clamped at 0 (WCSPH's own; DFSPH holds no pressure between steps, and the
     /// Tait pressure of its density shows where it compresses).
     pub fn shown_pressure(&self) -> Vec<f32> {
-        crate::cpu::wcsph::pressure::pressure(&self.snap.density, &self.fp)
+        crate::cpu::dfsph::tait_pressures(&self.snap.density, &self.fp)
     }
 }
 
@@ -475,7 +428,7 @@ impl Backend for CpuSimulation {
     }
 
     fn carry(&self) -> Result<Option<DfsphCarry>> {
-        Ok(self.solver.carry().cloned())
+        Ok(Some(self.solver.carry))
     }
 
     fn obstacles_move(&self) -> bool {
@@ -485,7 +438,7 @@ impl Backend for CpuSimulation {
     fn place_obstacles(&mut self, t: f64) {
         if let Some(b) = self.obstacles.as_mut().filter(|b| b.moves()) {
             std::sync::Arc::make_mut(b).place(t);
-            self.solver.obstacles_moved();
+            self.solver.restart();
         }
     }
 
@@ -499,12 +452,14 @@ impl Backend for CpuSimulation {
     fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
         check_len(vel, self.snap.state.len())?;
         self.snap.state.vel.copy_from_slice(vel);
+        // The step's start holds the slot-order state, velocities included.
+        self.solver.restart();
         Ok(())
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
         let Some((mut snap, carry, count, energy)) =
-            without_outside(&self.snap, self.solver.carry(), &self.fp)
+            without_outside(&self.snap, Some(&self.solver.carry), &self.fp)
         else {
             return Ok((0, 0.0));
         };
@@ -523,7 +478,7 @@ impl Backend for CpuSimulation {
         batch.append_to(&mut s.state);
         s.density
             .extend(std::iter::repeat_n(self.fp.rest_density, batch.pos.len()));
-        let carry = self.solver.carry().copied();
+        let carry = Some(self.solver.carry);
         let obstacles = self.obstacles.as_deref();
         self.solver.settle(s, carry, obstacles, &self.sp, &self.fp);
         Ok(())

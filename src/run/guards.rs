@@ -280,16 +280,19 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         stopped_v: false,
         stopped_d: false,
     };
-    // DFSPH reduces its density error at the new positions in its own block.
+    // The stages reduce their density error at the new positions in their own block.
+    let d = DfsphStats::from_words(&b.dfsph);
     if b.dfsph != [0; 8] {
-        let d = DfsphStats::from_words(&b.dfsph);
         st.iterations_v = d.iterations_v;
         st.iterations_d = d.iterations_d;
         st.residual_v = d.residual_v as f64;
         st.residual_d = d.residual_d as f64;
         st.density_error_mean = d.error_mean as f64;
         st.density_error_max = d.error_max as f64;
-    } else {
+    }
+    // A step that solved nothing is WCSPH's (DFSPH's solves run at least
+    // `cpu::dfsph::MIN_ITERATIONS`), whose equation of state stores energy.
+    if d.iterations_v == 0 && d.iterations_d == 0 {
         st.eos_energy = total_energy(b, fp, true) - total_energy(b, fp, false);
     }
     Ok(st)

@@ -45,7 +45,7 @@ fn setup(
 fn parity_of(state: &Particles, sp: &SimParams, fp: &FluidParams, dp: &DfsphParams, steps: u64) {
     let Some(ctx) = common::gpu() else { return };
     let tol = tolerance(&ctx);
-    let sim = Simulation::with_solver(ctx, sp, fp, &SolverParams::Dfsph(*dp), state).unwrap();
+    let sim = Simulation::with_solver(ctx, sp, fp, &SolverParams(*dp), state).unwrap();
     let report =
         verify::verify_solver_steps(&sim, state, None, &Default::default(), steps, tol).unwrap();
     assert!(
@@ -174,7 +174,7 @@ fn viscous_substeps_match_the_cpu_pass_by_pass() {
     );
     assert_eq!(tr.timestep.substeps, 4, "{:?}", tr.timestep);
     let tol = tolerance(&ctx);
-    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
     let report =
         verify::verify_solver_steps(&sim, &state, None, &Default::default(), 2, tol).unwrap();
     assert!(report.pass, "{}", report.to_table());
@@ -256,7 +256,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
         vec![Vec3::splat(0.5), Vec3::new(0.5 + 0.5 * h, 0.5, 0.5)],
         vec![Vec3::new(0.2, 0.0, 0.0), Vec3::new(-0.2, 0.0, 0.0)],
     );
-    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
     sim.step(1).unwrap();
     let snap = sim.snapshot().unwrap();
     let st = snap.dfsph.expect("DFSPH statistics");
@@ -292,7 +292,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
 fn a_dfsph_step_encodes_two_dispatches_per_iteration_it_may_run() {
     let Some(ctx) = common::gpu() else { return };
     let (state, sp, fp, dp) = scene_setup(SceneKind::DamBreak, 20_000, None, 0);
-    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::Dfsph(dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
     let g = &sim.grid;
     // dispatches_per_build() = 3 + 2L (hash, scan, scatter, order, reorder, density); the
     // rest: dfsph_blocks, the coarse levels' two, each solve's first rate pass, dfsph_accel,
@@ -417,34 +417,39 @@ fn resting_columns() -> [f64; 3] {
     [means[0], means[1], means[2]]
 }
 
-/// The cubic spline, the second kernel: every DFSPH stage bit for bit under `--verify`; the
-/// scene file's `physics.kernel` picks it as the flag does, with its own default support
-/// (2 spacings) and lattice mass; WCSPH refuses it in one line.
+/// The cubic spline, the second kernel: every stage of both solvers bit for bit under
+/// `--verify`; the scene file's `physics.kernel` picks it as the flag does, with its own
+/// default support (2 spacings) and lattice mass, under either solver.
 #[test]
-fn the_cubic_spline_runs_every_stage_bit_for_bit_and_wcsph_refuses_it() {
-    use common::cli::{assert_usage_error, file, run, run_ok};
-    let out = run(&[
-        "--headless",
-        "--verify",
-        "--kernel",
-        "cubic-spline",
-        "-n",
-        "3000",
-        "--steps",
-        "3",
-        "--tolerance",
-        "0",
-        "--json",
-    ]);
-    if !common::cli::skipped_without_gpu(&out) {
+fn the_cubic_spline_runs_every_stage_bit_for_bit_under_both_solvers() {
+    use common::cli::{file, run, run_ok};
+    for solver in ["dfsph", "wcsph"] {
+        let out = run(&[
+            "--headless",
+            "--verify",
+            "--solver",
+            solver,
+            "--kernel",
+            "cubic-spline",
+            "-n",
+            "3000",
+            "--steps",
+            "3",
+            "--tolerance",
+            "0",
+            "--json",
+        ]);
+        if common::cli::skipped_without_gpu(&out) {
+            continue;
+        }
         assert_eq!(
             out.status.code(),
             Some(0),
-            "{}",
+            "{solver}: {}",
             String::from_utf8_lossy(&out.stdout)
         );
         let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["pass"], true);
+        assert_eq!(v["pass"], true, "{solver}");
     }
     // The run's description names the kernel and its support (h = 2 s at s = 10 mm).
     let geometry = |args: &[&str]| -> String {
@@ -476,17 +481,9 @@ fn the_cubic_spline_runs_every_stage_bit_for_bit_and_wcsph_refuses_it() {
     );
     assert!(wendland.contains("h = 0.03,") && wendland.contains("DFSPH: Wendland C2,"));
     assert_eq!(flag, from_file);
-    assert_usage_error(
-        &[
-            "--headless",
-            "--cpu",
-            "--solver",
-            "wcsph",
-            "--kernel",
-            "cubic-spline",
-            "--steps",
-            "1",
-        ],
-        "--kernel cubic-spline applies to DFSPH",
+    let wcsph = geometry(&["--solver", "wcsph", "--kernel", "cubic-spline"]);
+    assert!(
+        wcsph.contains("h = 0.02,") && wcsph.contains("WCSPH: cubic spline,"),
+        "{wcsph}"
     );
 }

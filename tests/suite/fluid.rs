@@ -1,136 +1,58 @@
-//! The fluid stages: CPU worked examples, and GPU-vs-CPU parity of every fluid stage over
-//! several steps (each step starts both paths from the same state).
+//! The fluid stages under WCSPH: GPU-vs-CPU parity of every stage over several steps (each
+//! step starts both paths from the same state), the statistics and the readbacks. The stages'
+//! worked examples are their modules' unit tests; DFSPH's runs are tests/suite/dfsph.rs's.
 
 use crate::common;
 
-use glam::Vec3;
 use gpu_sph::cpu::stats::stats_block;
-use gpu_sph::cpu::wcsph::forces::{self, Fields};
-use gpu_sph::cpu::wcsph::integrate::advance;
-use gpu_sph::cpu::wcsph::pressure::tait;
-use gpu_sph::cpu::wcsph::timestep::{choose_dt, signal_speed, timestep};
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
-use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig, Solver, SolverParams, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::verify;
 
-fn setup(kind: SceneKind, n: usize) -> (SphConfig, gpu_sph::params::FluidParams, Scene) {
-    let cfg = SphConfig::new(n as u32, ConfigOverrides::default()).unwrap();
+/// A WCSPH run of scene `kind` with `n` particles: its configuration, fluid, scene and solver.
+fn setup(
+    kind: SceneKind,
+    n: usize,
+) -> (SphConfig, gpu_sph::params::FluidParams, Scene, SolverParams) {
+    let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), Solver::Wcsph).unwrap();
     let scene = Scene::new(kind, n, cfg.spacing, 3);
-    let fp = PhysicsConfig::default()
+    let physics = PhysicsConfig::for_solver(Solver::Wcsph);
+    let fp = physics
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .unwrap();
-    (cfg, fp, scene)
+    let solver = SolverParams::new(Solver::Wcsph, &Default::default(), &cfg, &physics).unwrap();
+    (cfg, fp, scene, solver)
 }
 
-#[test]
-fn pressure_worked_example() {
-    let (_, mut fp, _) = setup(SceneKind::Cube, 10);
-    fp.rest_density = 1000.0;
-    fp.stiffness = 1e5;
-    assert!(
-        (tait(1010.0, &fp) - 7213.5).abs() < 1.0,
-        "{}",
-        tait(1010.0, &fp)
-    );
-    assert_eq!(tait(990.0, &fp), 0.0);
-    assert_eq!(tait(1000.0, &fp), 0.0);
-}
-
-#[test]
-fn integrate_worked_example() {
-    let (_, mut fp, _) = setup(SceneKind::Cube, 10);
-    fp.tank_min = [0.0; 4];
-    fp.tank_max = [1.0, 1.0, 1.0, 0.0];
-    fp.restitution = 0.0;
-    let (x, v) = advance(
-        Vec3::new(0.5, 0.05, 0.5),
-        Vec3::new(1.0, -1.0, 0.0),
-        Vec3::ZERO,
-        0.1,
-        &fp,
-    );
-    assert_eq!(x, Vec3::new(0.6, 0.0, 0.5));
-    assert_eq!(v, Vec3::new(1.0, 0.0, 0.0));
-}
-
-#[test]
-fn timestep_worked_example() {
-    let (cfg, mut fp, _) = setup(SceneKind::Cube, 10);
-    let sp = cfg.sim_params();
-    fp.sound_speed = 20.0;
-    fp.cfl = 0.4;
-    // Below ρ0 the signal speed is c0 + |v|.
-    let s = signal_speed(0.0, 0.9 * fp.rest_density, &fp);
-    assert_eq!(s, 20.0);
-    assert!((choose_dt(s, 1.0, &sp, &fp) - 4e-4).abs() < 1e-9);
-    assert!(
-        choose_dt(s, 1e5, &sp, &fp) < 4e-4,
-        "the force condition binds"
-    );
-    // One particle at rest at 1.1 ρ0: c = 20 · 1.1³ = 26.62 m/s sets the step.
-    let t = timestep(
-        &[Vec3::ZERO, Vec3::new(1.0, 0.0, 0.0)],
-        &[Vec3::ZERO; 2],
-        &[1.1 * fp.rest_density, fp.rest_density],
-        &sp,
-        &fp,
-    );
-    assert!((t.s_max - 26.62).abs() < 1e-3, "{t:?}");
-    assert_eq!(t.v_max, 1.0);
-    assert!((t.dt - 0.4 * 0.02 / 26.62).abs() < 1e-9, "{t:?}");
-    fp.dt_fixed = 1e-5;
-    assert_eq!(choose_dt(100.0, 1e9, &sp, &fp), 1e-5);
-}
-
-#[test]
-fn forces_worked_example_is_symmetric() {
-    let (cfg, mut fp, _) = setup(SceneKind::Cube, 10);
-    let sp = SphConfig {
-        smoothing_radius: 1.0,
-        ..cfg
-    }
-    .sim_params();
-    fp.mass = 1.0;
-    fp.viscosity = 0.0;
-    fp.gravity = [0.0; 4];
-    fp.tank_min = [-10.0; 4]; // no wall within reach
-    fp.tank_max = [10.0; 4];
-    fp.kernel_45 = 45.0 / std::f32::consts::PI;
-    let pos = [Vec3::ZERO, Vec3::new(0.5, 0.0, 0.0)];
-    let f = Fields {
-        pos: &pos,
-        vel: &[Vec3::ZERO; 2],
-        density: &[1.0; 2],
-        pressure: &[1.0; 2],
-    };
-    let starts = [0, 2];
-    let sp1 = gpu_sph::params::SimParams {
-        table_size: 1,
-        table_mask: 0,
-        ..sp
-    };
-    let a = forces::forces(&f, &starts, &sp1, &fp);
-    let want = 2.0 * fp.kernel_45 * 0.25;
-    assert!(
-        (a[0].x + want).abs() < 1e-4 && (a[1].x - want).abs() < 1e-4,
-        "{a:?}"
-    );
-    assert_eq!(a[0] + a[1], Vec3::ZERO, "momentum is conserved");
+/// A GPU simulation of `setup`'s run from `state`.
+fn simulation(
+    ctx: std::sync::Arc<gpu_sph::gpu::GpuContext>,
+    cfg: &SphConfig,
+    fp: &gpu_sph::params::FluidParams,
+    solver: &SolverParams,
+    state: &Particles,
+) -> Simulation {
+    Simulation::with_solver(ctx, &cfg.sim_params(), fp, solver, state).unwrap()
 }
 
 fn parity(kind: SceneKind, n: usize, steps: u64) {
     let Some(ctx) = common::gpu() else { return };
-    let (cfg, fp, scene) = setup(kind, n);
+    let (cfg, fp, scene, solver) = setup(kind, n);
     let state = Particles::new(scene.positions, scene.velocities);
-    let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
+    let sim = simulation(ctx, &cfg, &fp, &solver, &state);
     let report =
         verify::verify_solver_steps(&sim, &state, None, &Default::default(), steps, 1e-5).unwrap();
     assert!(report.pass, "{kind:?} N={n}\n{}", report.to_table());
-    // Nine step rows and five of the statistics block (values, counts, the EOS energy, the
-    // obstacles' power, the DFSPH block it carries).
-    assert_eq!(report.stages.len(), 14);
+    // Every stage of a WCSPH step has its row: the grid, ρ (and α, 0), the accelerations and
+    // their viscous rate, the step and its substeps, v*, the equation of state, the pressure,
+    // the new state (three rows), ρ and α at its end, the stages' statistics (two rows), and
+    // five of the statistics block.
+    for stage in ["dfsph_eos", "wcsph.pressure.velocity", "dfsph_timestep"] {
+        assert!(report.stages.iter().any(|r| r.stage == stage), "{stage}");
+    }
+    assert_eq!(report.stages.len(), 22, "{}", report.to_table());
 }
 
 #[test]
@@ -144,9 +66,9 @@ fn every_fluid_stage_matches_the_cpu() {
 #[test]
 fn gpu_steps_keep_every_particle_in_the_tank_and_finite() {
     let Some(ctx) = common::gpu() else { return };
-    let (cfg, fp, scene) = setup(SceneKind::DamBreak, 2000);
+    let (cfg, fp, scene, solver) = setup(SceneKind::DamBreak, 2000);
     let state = Particles::new(scene.positions, scene.velocities);
-    let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
+    let sim = simulation(ctx, &cfg, &fp, &solver, &state);
     sim.step(100).unwrap();
     let snap = sim.snapshot().unwrap();
     let s = &snap.state;
@@ -182,9 +104,9 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     }
     let ctx = std::sync::Arc::new(gpu_sph::gpu::GpuContext::new().unwrap());
     let n = 1500;
-    let (cfg, fp, scene) = setup(SceneKind::DamBreak, n);
+    let (cfg, fp, scene, solver) = setup(SceneKind::DamBreak, n);
     let state = Particles::new(scene.positions, scene.velocities);
-    let mut sim = Simulation::new(ctx.clone(), &cfg.sim_params(), &fp, &state).unwrap();
+    let mut sim = simulation(ctx.clone(), &cfg, &fp, &solver, &state);
     let counts = || {
         let m = &ctx.mapped;
         (
@@ -212,7 +134,10 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     .unwrap();
     let (maps, bytes, largest) = counts();
     let stats_bytes = sim.stats.bytes_per_step();
-    assert_eq!(stats_bytes, 1500u64.div_ceil(256) * 64 + 16);
+    // The blocks, the step state and the density error's block sums and maxima (WCSPH has no
+    // solve whose totals would come back).
+    let blocks = 1500u64.div_ceil(256);
+    assert_eq!(stats_bytes, blocks * 64 + 16 + 2 * 4 * blocks);
     assert!(snap.is_none());
     assert_eq!(last.unwrap().step, 12);
     assert_eq!(maps - maps0, 12, "one mapping per step");
@@ -247,10 +172,12 @@ fn a_headless_gpu_run_reads_back_only_its_statistics_block() {
     )
     .unwrap();
     let (maps2, bytes2, _) = counts();
-    // A snapshot reads positions and velocities (vec4), ids, densities and the step state.
-    let snapshot = (n * (16 + 16 + 4 + 4) + 16) as u64;
+    // A snapshot reads positions and velocities (vec4), ids and densities (its dt is the last
+    // statistics block's).
+    let snapshot = (n * (16 + 16 + 4 + 4)) as u64;
     assert_eq!(bytes2 - bytes, 12 * stats_bytes + 3 * snapshot);
-    assert_eq!(maps2 - maps, 12 + 3 * 5);
+    // Four mappings a snapshot.
+    assert_eq!(maps2 - maps, 12 + 3 * 4);
     assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 3);
 }
 
@@ -267,10 +194,10 @@ fn gpu_and_cpu_runs_have_identical_statistics() {
         );
         return;
     }
-    let (cfg, fp, scene) = setup(SceneKind::DamBreak, 2500);
+    let (cfg, fp, scene, solver) = setup(SceneKind::DamBreak, 2500);
     let state = Particles::new(scene.positions, scene.velocities);
-    let mut gpu = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
-    let mut cpu = CpuSimulation::new(cfg.sim_params(), fp, state.clone());
+    let mut gpu = simulation(ctx, &cfg, &fp, &solver, &state);
+    let mut cpu = CpuSimulation::with_solver(cfg.sim_params(), fp, solver, state.clone());
     for _ in 0..15 {
         gpu.submit().unwrap();
         cpu.submit().unwrap();
@@ -285,9 +212,9 @@ fn the_gpu_statistics_flag_non_finite_values_with_the_smallest_id() {
     use gpu_sph::cpu::stats::{BAD_POSITION, BAD_VELOCITY};
 
     let Some(ctx) = common::gpu() else { return };
-    let (cfg, fp, scene) = setup(SceneKind::DamBreak, 700);
+    let (cfg, fp, scene, solver) = setup(SceneKind::DamBreak, 700);
     let mut state = Particles::new(scene.positions, scene.velocities);
-    let sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
+    let sim = simulation(ctx, &cfg, &fp, &solver, &state);
     state.vel[650].y = f32::NAN;
     state.pos[400].z = f32::NEG_INFINITY;
     state.vel[30].x = f32::INFINITY;

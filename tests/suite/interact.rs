@@ -7,7 +7,7 @@ use glam::Vec3;
 use gpu_sph::cpu::interact::{InteractParams, interact};
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
-use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SolverParams, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
 
 fn check(n: usize, ip: InteractParams) {
@@ -18,7 +18,14 @@ fn check(n: usize, ip: InteractParams) {
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .unwrap();
     let state = Particles::new(scene.positions.clone(), scene.velocities.clone());
-    let mut sim = Simulation::new(ctx, &cfg.sim_params(), &fp, &state).unwrap();
+    let solver = SolverParams::new(
+        gpu_sph::params::Solver::Wcsph,
+        &Default::default(),
+        &cfg,
+        &PhysicsConfig::default(),
+    )
+    .unwrap();
+    let mut sim = Simulation::with_solver(ctx, &cfg.sim_params(), &fp, &solver, &state).unwrap();
     let accel: Vec<Vec3> = (0..n)
         .map(|k| Vec3::new(k as f32 * 1e-3, -9.81, 0.5 - (k % 7) as f32))
         .collect();
@@ -91,8 +98,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
         let fp = ph
             .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
             .unwrap();
-        let dp =
-            (solver == Solver::Dfsph).then(|| DfsphConfig::default().params(&cfg, &ph).unwrap());
+        let dp = SolverParams::new(solver, &DfsphConfig::default(), &cfg, &ph).unwrap();
         let sp = cfg.sim_params();
         let state = Particles::new(scene.positions.clone(), scene.velocities.clone());
         // Along z just above the column's free surface, reaching its top layers: it lifts them,
@@ -124,7 +130,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
             b.snapshot().unwrap()
         };
         let cpu_with = |force: bool| {
-            let mut c = CpuSimulation::with_solver(sp, fp, dp.into(), state.clone());
+            let mut c = CpuSimulation::with_solver(sp, fp, dp, state.clone());
             c.interaction = force.then_some(ip);
             run(&mut c)
         };
@@ -144,7 +150,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
             "{solver:?} CPU: the force changed the pull towards the ray by {gain} m/s"
         );
         let Some(ctx) = common::gpu() else { continue };
-        let mut g = Simulation::with_solver(ctx.clone(), &sp, &fp, &dp.into(), &state).unwrap();
+        let mut g = Simulation::with_solver(ctx.clone(), &sp, &fp, &dp, &state).unwrap();
         g.set_interaction(Some(ip));
         let gpu = run(&mut g);
         let gain_gpu = (pull(&gpu) - pull(&still)) / reached as f32;

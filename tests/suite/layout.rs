@@ -68,7 +68,7 @@ fn grid_and_fluid_blocks() {
         ]
     );
     twin!(
-        shaders::FORCES,
+        shaders::DFSPH_INTEGRATE,
         "FluidParams",
         FluidParams,
         [
@@ -112,7 +112,8 @@ fn grid_and_fluid_blocks() {
             viscous_limit,
             viscous_substeps,
             relaxation,
-            friction
+            friction,
+            state_equation
         ]
     );
     twin!(
@@ -138,10 +139,10 @@ fn statistics_blocks() {
 #[test]
 fn boundary_interaction_emitter_and_grain_blocks() {
     twin!(
-        shaders::OBSTACLES,
+        shaders::DFSPH_DENSITY,
         "ObstacleParams",
         gpu_sph::boundary::ObstacleParams,
-        [lo, hi, count, table_mask, poly6_norm]
+        [lo, hi, count, table_mask]
     );
     twin!(
         shaders::INTERACT,
@@ -233,7 +234,7 @@ fn shared_constants() {
     assert_eq!(wgsl_const(&m, "WORKGROUP_SIZE"), limits::WORKGROUP_SIZE);
     assert_eq!(wgsl_const(&m, "GROUP"), limits::GROUP);
     assert_eq!(wgsl_const(&m, "SCAN_BLOCK"), limits::SCAN_BLOCK);
-    let m = module(shaders::FORCES);
+    let m = module(shaders::DFSPH_ACCEL);
     assert_eq!(wgsl_const(&m, "MEMBERS"), limits::GROUP);
     let m = module(shaders::EMITTER_PROBE);
     assert_eq!(

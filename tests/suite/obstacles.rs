@@ -28,7 +28,7 @@ const TOUCHING: &str = r#"{
 /// Runs `--verify --tolerance 0 --steps 10` on scene `text` and returns the stage names of a
 /// passing report (None where no adapter is required and none is found).
 fn verify_bit_exact(name: &str, text: &str) -> Option<Vec<String>> {
-    // The WCSPH passes (DFSPH's are in the tests that name their solver).
+    // WCSPH's step (DFSPH's are in the tests that name their solver).
     verify_report(name, text, &["--solver", "wcsph", "--steps", "10"]).map(|v| {
         v["stages"]
             .as_array()
@@ -76,7 +76,12 @@ fn obstacle_passes_are_bit_exact_under_verify() {
     let Some(stages) = verify_bit_exact("touching.json", TOUCHING) else {
         return;
     };
-    for want in ["step.walls+obstacle_density", "step.forces+obstacle_forces"] {
+    // The obstacles join the density, the friction (`dfsph_accel`) and the pressure push.
+    for want in [
+        "dfsph_density.rho",
+        "dfsph_accel",
+        "wcsph.pressure.velocity",
+    ] {
         assert!(
             stages.iter().any(|s| s == want),
             "{want} missing from {stages:?}"
@@ -109,11 +114,10 @@ fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
         .fluid_params(&cfg, built.tank_min, built.tank_max, built.fluid_size.y)
         .unwrap();
     let sp = cfg.sim_params();
-    let dp =
-        (solver == Solver::Dfsph).then(|| DfsphConfig::default().params(&cfg, &physics).unwrap());
-    let boundary = obstacle::boundary(&desc.obstacles, s, &sp, &fp, &dp.into()).unwrap();
+    let dp = SolverParams::new(solver, &DfsphConfig::default(), &cfg, &physics).unwrap();
+    let boundary = obstacle::boundary(&desc.obstacles, s, &sp, &fp, &dp).unwrap();
     let state = gpu_sph::grid::reorder::Particles::new(built.positions, built.velocities);
-    let mut sim = CpuSimulation::with_solver(sp, fp, dp.into(), state);
+    let mut sim = CpuSimulation::with_solver(sp, fp, dp, state);
     sim.obstacles = Some(std::sync::Arc::new(boundary));
     let (mut t, mut step, mut lowest) = (0.0f64, 0u64, f32::INFINITY);
     while t < seconds {
@@ -351,7 +355,14 @@ fn moving_obstacles_move_the_boundary_and_its_grid() {
     let fp = PhysicsConfig::default()
         .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::splat(0.3), 0.1)
         .unwrap();
-    let mut b = obstacle::boundary(&desc.obstacles, 0.01, &sp, &fp, &SolverParams::Wcsph).unwrap();
+    let mut b = obstacle::boundary(
+        &desc.obstacles,
+        0.01,
+        &sp,
+        &fp,
+        &SolverParams(bytemuck::Zeroable::zeroed()),
+    )
+    .unwrap();
     assert!(b.moves());
     let at_rest = b.clone();
     b.place(0.0);
@@ -582,7 +593,13 @@ fn items(report: &serde_json::Value, name: &str) -> u64 {
 fn emitters_are_bit_exact_under_verify_on_both_solvers() {
     // A still and a moving obstacle and an emitter, on both solvers.
     for (name, text, solver, steps, stage) in [
-        ("emit-wcsph.json", EMITTING, "wcsph", 30, "step.id"),
+        (
+            "emit-wcsph.json",
+            EMITTING,
+            "wcsph",
+            30,
+            "dfsph_integrate.id",
+        ),
         (
             "emit-dfsph.json",
             EMITTING,
@@ -832,7 +849,8 @@ const SPILLING: &str = r#"{
 
 #[test]
 fn open_sides_are_bit_exact_under_verify_on_both_solvers() {
-    for (solver, stage) in [("wcsph", "step.id"), ("dfsph", "dfsph_integrate.id")] {
+    for solver in ["wcsph", "dfsph"] {
+        let stage = "dfsph_integrate.id";
         let Some(report) = verify_report(
             "spill.json",
             SPILLING,

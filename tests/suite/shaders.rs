@@ -50,7 +50,7 @@ fn stages() -> Vec<(String, String)> {
         &mut out,
     );
     out.sort();
-    assert!(out.len() >= 33, "{} stages under shaders/", out.len());
+    assert!(out.len() >= 30, "{} stages under shaders/", out.len());
     out
 }
 

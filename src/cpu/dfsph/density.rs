@@ -102,6 +102,33 @@ impl DensitySums {
     }
 }
 
+impl DensitySums {
+    /// The density's part of [`DensitySums::add`] alone (WCSPH, which needs no α); returns
+    /// the kernel gradient's factor for the pair list.
+    #[inline]
+    fn add_density(&mut self, r2: f32, sp: &SimParams) -> f32 {
+        self.sum += kernel::w(r2, sp);
+        self.nb += 1;
+        kernel::grad(r2, sp)
+    }
+}
+
+/// ρ of particle k at x from its walk's sums (WCSPH's part of [`finish_alpha`]): m Σ W, the
+/// obstacles' Σ ψ_b W added.
+fn finish_density(
+    x: Vec3,
+    s: &DensitySums,
+    b: Option<&Boundary>,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> f32 {
+    let mut rho = fp.mass * s.sum;
+    if let Some((bsum, _, _)) = boundary_density(b, x, sp) {
+        rho += bsum;
+    }
+    rho
+}
+
 /// The obstacles' boundary particles within h of x (Akinci et al. 2012 with the solver's
 /// Wendland C2 kernel): Σ_b ψ_b W_xb, Σ_b ψ_b ∇W_xb and their count, summed in walk order. `None`
 /// where x is away from them (the sums then take no part, so a particle there keeps the
@@ -196,8 +223,13 @@ pub(super) fn group_density_alpha(
 ) -> GroupDensity {
     let mut sums = [DensitySums::new(sp); GROUP];
     let mut pairs = Vec::with_capacity(len * 48);
+    // WCSPH applies no solve: α would go unused, so its sums are not gathered.
+    let wcsph = dp.is_wcsph();
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
-        let g = sums[l].add(first + l, j, d, r2, axes, sp, fp);
+        let g = match wcsph {
+            true => sums[l].add_density(r2, sp),
+            false => sums[l].add(first + l, j, d, r2, axes, sp, fp),
+        };
         let tag = l as u32 | (axes.bitmask() << 3);
         pairs.push(Pair {
             jt: (j as u32) << 6 | tag,
@@ -206,7 +238,10 @@ pub(super) fn group_density_alpha(
     });
     let mut out = [(0.0, 0.0); GROUP];
     for (l, o) in out.iter_mut().enumerate().take(len) {
-        *o = finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp);
+        *o = match wcsph {
+            true => (finish_density(pos[first + l], &sums[l], b, sp, fp), 0.0),
+            false => finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp),
+        };
     }
     (out, pairs, Frame::of(first, len, pos, sp, fp))
 }

@@ -1,6 +1,7 @@
-//! The DFSPH solver on the CPU: the mirror of the `dfsph_*` WGSL stages, one function per
+//! The solvers' stages on the CPU: the mirror of the `dfsph_*` WGSL stages, one function per
 //! pass, with the same loops, the same pair order and the same `f32` operations, so the two
-//! paths agree bit for bit on lavapipe.
+//! paths agree bit for bit on lavapipe. Both solvers are these stages: DFSPH's step (below)
+//! and WCSPH's, the same stages without the solves ([`DfsphParams::is_wcsph`]).
 //!
 //! Divergence-free SPH (Bender & Koschier, "Divergence-Free Smoothed Particle Hydrodynamics",
 //! SCA 2015; "Divergence-Free SPH for Incompressible and Viscous Fluids", IEEE TVCG 2017),
@@ -44,9 +45,21 @@
 //! spacings by default, [`crate::kernel::wendland_c2`] says why; the cubic spline at 2 by
 //! choice): its value [`kernel::w`] and its own gradient [`kernel::grad`], for the density, α,
 //! the density change rate and the pressure accelerations, so the solve's linearisation is the
-//! derivative of the density it corrects. (WCSPH and density-only runs keep poly6.) Both
-//! solves' relaxation ω follows from the kernel and its support
-//! ([`crate::params::dfsph_relaxation`]).
+//! derivative of the density it corrects. (Density-only runs keep poly6.) Both solves'
+//! relaxation ω follows from the kernel and its support ([`crate::params::dfsph_relaxation`]).
+//!
+//! WCSPH (weakly compressible SPH, Becker & Teschner 2007; Monaghan 1994) runs the same
+//! stages with the pressure of the Tait equation of state instead of the solves: step 1 with ρ
+//! alone (α goes unused, so its sums are skipped); no coarse levels and no divergence-free
+//! solve; step 3 with the acoustic CFL condition beside the others (dt ≤ λ h / max(c(ρ_i) +
+//! |v_i|), [`dfsph_timestep`]); in place of step 4, [`dfsph_eos`] (κ_i = p_i/ρ_i) and one
+//! [`dfsph_pressure`] pass with the step's dt ([`wcsph_pressure`]): v' = v* − dt Σ_j m
+//! (p_i/ρ_i² + p_j/ρ_j²) ∇W_ij, so the step is symplectic Euler with the symmetric pressure
+//! force; then steps 5 and 6. Its density and its pressure force take the run's kernel, one
+//! kernel for both, so the force is the gradient of the energy the equation of state stores
+//! and does no work of its own: a wide resting column keeps its energy at α = 0 and comes to
+//! rest (docs/results.md). The walls, the obstacles, the viscosities and the mouse force are
+//! the stages', so both solvers share them.
 //!
 //! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`])
 //! take part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and
@@ -96,6 +109,7 @@ pub mod cells;
 pub mod coarse;
 pub mod control;
 pub mod density;
+pub mod eos;
 pub mod galerkin;
 pub mod integrate;
 pub mod levels;
@@ -113,6 +127,7 @@ pub use cells::*;
 pub use coarse::*;
 pub use control::*;
 pub use density::*;
+pub use eos::*;
 pub use galerkin::*;
 pub use integrate::*;
 pub use levels::*;
@@ -392,8 +407,8 @@ pub struct DfsphTrace {
     pub sorted: Particles,
     /// ρ and α at the start.
     pub start: DensityAlpha,
-    /// The coarse levels both solves share.
-    pub coarse: Coarse,
+    /// The coarse levels both solves share (none for WCSPH, which solves nothing).
+    pub coarse: Option<Coarse>,
     /// The divergence-free solve.
     pub divergence: SolveTrace,
     /// Non-pressure accelerations (the first substep's).
@@ -407,8 +422,11 @@ pub struct DfsphTrace {
     /// Each later substep's accelerations and the velocities after it (recorded traces only);
     /// the last velocities are v*.
     pub substeps: Vec<(Vec<Vec3>, Vec<Vec3>)>,
-    /// The constant-density solve.
+    /// The constant-density solve (empty for WCSPH).
     pub density: SolveTrace,
+    /// WCSPH's pressure in place of the solves: the equation of state's stiffness and the
+    /// velocities after `dfsph_pressure` applied it.
+    pub eos: Option<EosTrace>,
     /// The state after the step (this step's slot order).
     pub next: Particles,
     /// The carried state after the step.
@@ -421,6 +439,63 @@ pub struct DfsphTrace {
     pub end: DensityAlpha,
     /// The step's statistics block.
     pub stats: DfsphStats,
+}
+
+/// WCSPH's pressure step in place of DFSPH's solves: what [`wcsph_pressure`] computed.
+#[derive(Clone, Debug, Default)]
+pub struct EosTrace {
+    /// κ_i = p_i/ρ_i from the equation of state ([`dfsph_eos`]).
+    pub kappa: Vec<f32>,
+    /// The velocities after [`dfsph_pressure`] applied it for the step's dt (recorded traces
+    /// only).
+    pub vel: Vec<Vec3>,
+}
+
+/// WCSPH's pressure: the equation of state's stiffness ([`dfsph_eos`]) applied once for the
+/// step's `dt` by [`dfsph_pressure`] to `vel` (v* after the non-pressure accelerations), which
+/// makes the step symplectic Euler, v' = v + dt (a_np + a_p), x' = x + dt v'.
+#[allow(clippy::too_many_arguments)]
+pub fn wcsph_pressure(
+    record: bool,
+    sorted: &Particles,
+    vel: &mut [Vec3],
+    da: &DensityAlpha,
+    b: Option<&Boundary>,
+    power: &mut [f32],
+    dt: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> EosTrace {
+    let kappa = timed(Stage::DfsphEos, || dfsph_eos(&da.density, fp));
+    let mut kappa_sum = vec![0.0; kappa.len()];
+    timed(Stage::DfsphPressure, || {
+        dfsph_pressure(
+            &sorted.pos,
+            vel,
+            &da.density,
+            &kappa,
+            &mut kappa_sum,
+            &da.pairs,
+            b,
+            power,
+            dt,
+            sp,
+            fp,
+        )
+    });
+    EosTrace {
+        kappa,
+        vel: if record { vel.to_vec() } else { Vec::new() },
+    }
+}
+
+/// The iteration caps of a step (divergence-free, constant density) from the carried budget;
+/// none for WCSPH, which solves nothing.
+pub fn step_caps(budget: &IterationBudget, dp: &DfsphParams) -> [u32; 2] {
+    match dp.is_wcsph() {
+        true => [0; 2],
+        false => budget.caps(MIN_ITERATIONS, dp.max_iterations),
+    }
 }
 
 /// Stage `dfsph_stats`, on the host on both paths: a step's statistics block from the density
@@ -518,39 +593,47 @@ pub fn dfsph_step_with(
         Some(_) => vec![0.0f32; sorted.len()],
         None => Vec::new(),
     };
-    let coarse = coarse_levels(&sorted, &da, b, sp, fp, dp);
+    let wcsph = dp.is_wcsph();
+    let coarse = (!wcsph).then(|| coarse_levels(&sorted, &da, b, sp, fp, dp));
     let mut vel = sorted.vel.clone();
     let dt_v = carry.dt_prev;
-    let caps = carry.budget.caps(MIN_ITERATIONS, dp.max_iterations);
-    let divergence = solve(
-        record,
-        Solve::Divergence,
-        &sorted,
-        &mut vel,
-        &da,
-        &coarse,
-        b,
-        &mut power,
-        dt_v,
-        caps[0],
-        sp,
-        fp,
-        dp,
-    );
-    // The obstacles' friction, where an obstacle has one (`DfsphParams::friction`).
-    let friction = b.filter(|_| dp.friction != 0);
+    let caps = step_caps(&carry.budget, dp);
+    let divergence = match &coarse {
+        Some(coarse) => solve(
+            record,
+            Solve::Divergence,
+            &sorted,
+            &mut vel,
+            &da,
+            coarse,
+            b,
+            &mut power,
+            dt_v,
+            caps[0],
+            sp,
+            fp,
+            dp,
+        ),
+        None => SolveTrace::default(),
+    };
+    let forces = |vel: &[Vec3]| {
+        // The obstacles' friction, where an obstacle has one (`DfsphParams::friction`).
+        let friction = b.filter(|_| dp.friction != 0);
+        let mut a = timed(Stage::DfsphAccel, || {
+            dfsph_accel_with(&sorted.pos, vel, &da.density, &da.pairs, friction, sp, fp)
+        });
+        if let Some(ip) = interaction {
+            interact(&sorted.pos, &mut a.acc, ip);
+        }
+        a
+    };
     let Accel {
-        mut acc,
+        acc,
         rate: viscous_rate,
         power: friction_power,
-    } = timed(Stage::DfsphAccel, || {
-        dfsph_accel_with(&sorted.pos, &vel, &da.density, &da.pairs, friction, sp, fp)
-    });
-    if let Some(ip) = interaction {
-        interact(&sorted.pos, &mut acc, ip);
-    }
+    } = forces(&vel);
     let ts = timed(Stage::DfsphTimestep, || {
-        dfsph_timestep(&vel, &acc, &viscous_rate, dt_v, dp)
+        dfsph_timestep(&vel, &acc, &viscous_rate, &da.density, dt_v, sp, fp, dp)
     });
     let (dt, v_max) = (ts.dt, ts.v_max);
     timed(Stage::DfsphPredict, || {
@@ -563,15 +646,10 @@ pub fn dfsph_step_with(
     let mut substeps = Vec::new();
     for _ in 1..ts.substeps {
         let Accel {
-            acc: mut a,
+            acc: a,
             power: friction_power,
             ..
-        } = timed(Stage::DfsphAccel, || {
-            dfsph_accel_with(&sorted.pos, &vel, &da.density, &da.pairs, friction, sp, fp)
-        });
-        if let Some(ip) = interaction {
-            interact(&sorted.pos, &mut a, ip);
-        }
+        } = forces(&vel);
         timed(Stage::DfsphPredict, || {
             dfsph_predict(&mut vel, &a, ts.dt_sub);
             credit_friction(&mut power, &friction_power, ts.dt_sub / ts.dt);
@@ -580,21 +658,30 @@ pub fn dfsph_step_with(
             substeps.push((a, vel.clone()));
         }
     }
-    let density = solve(
-        record,
-        Solve::Density,
-        &sorted,
-        &mut vel,
-        &da,
-        &coarse,
-        b,
-        &mut power,
-        dt,
-        caps[1],
-        sp,
-        fp,
-        dp,
-    );
+    let (density, eos) = match &coarse {
+        Some(coarse) => {
+            let density = solve(
+                record,
+                Solve::Density,
+                &sorted,
+                &mut vel,
+                &da,
+                coarse,
+                b,
+                &mut power,
+                dt,
+                caps[1],
+                sp,
+                fp,
+                dp,
+            );
+            (density, None)
+        }
+        None => {
+            let e = wcsph_pressure(record, &sorted, &mut vel, &da, b, &mut power, dt, sp, fp);
+            (SolveTrace::default(), Some(e))
+        }
+    };
     let moved = Particles {
         pos: sorted.pos.clone(),
         vel,
@@ -631,6 +718,7 @@ pub fn dfsph_step_with(
         predicted,
         substeps,
         density,
+        eos,
         next,
         carry: DfsphCarry {
             dt_prev: dt,
@@ -881,15 +969,16 @@ mod tests {
     /// `dfsph_timestep`'s worked example and its limits.
     #[test]
     fn timestep_takes_the_cfl_and_the_viscous_limit_in_substeps() {
-        let (_, _, mut dp) = setup(0.02, 1.0);
+        let (sp, mut fp, mut dp) = setup(0.02, 1.0);
         assert_eq!((dp.spacing, dp.cfl, dp.dt_max), (0.01, 0.4, 5e-3));
         dp.viscous_substeps = 2;
         let v = [Vec3::new(2.0, 0.0, 0.0)];
         let a = [Vec3::ZERO];
-        let ts = |v: &[Vec3], s: f32, dp: &DfsphParams| {
-            let t = dfsph_timestep(v, &a, &[s], 1e-3, dp);
+        let ts = |v: &[Vec3], s: f32, dp: &DfsphParams, fp: &FluidParams| {
+            let t = dfsph_timestep(v, &a, &[s], &[fp.rest_density], 1e-3, &sp, fp, dp);
             (t.dt, t.v_max, t.substeps, t.dt_sub)
         };
+        let ts = |v: &[Vec3], s: f32, dp: &DfsphParams| ts(v, s, dp, &fp);
         // The CFL step within the viscous limit (2.5 ms): one substep.
         assert_eq!(ts(&v, 200.0, &dp), (0.002, 2.0, 1, 0.002));
         // The worked example: the CFL step past the limit (1.25 ms), within twice it.
@@ -907,6 +996,19 @@ mod tests {
         // K = 1 (the default) is the explicit limit alone.
         dp.viscous_substeps = 1;
         assert_eq!(ts(&v, 1000.0, &dp), (0.0005, 2.0, 1, 0.0005));
+        // WCSPH: the acoustic CFL step λ h / (c0 + |v|) = 0.4 · 0.02 / 22 within the rest.
+        let wcsph = DfsphParams {
+            state_equation: 1,
+            ..dp
+        };
+        fp.sound_speed = 20.0;
+        let t = dfsph_timestep(&v, &a, &[0.0], &[fp.rest_density], 1e-3, &sp, &fp, &wcsph);
+        assert_eq!((t.dt, t.v_max), (0.4 * 0.02 / 22.0, 2.0));
+        // Compressed to 1.1 ρ0 at rest, the local sound speed c0 · 1.1³ sets it.
+        let rho = [1.1 * fp.rest_density];
+        let t = dfsph_timestep(&[Vec3::ZERO], &a, &[0.0], &rho, 1e-3, &sp, &fp, &wcsph);
+        assert_eq!(t.dt, 0.4 * 0.02 / super::signal_speed(0.0, rho[0], &fp));
+        assert!((t.dt - 0.4 * 0.02 / (20.0 * 1.331)).abs() < 1e-9);
     }
 
     #[test]

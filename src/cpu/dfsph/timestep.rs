@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-use crate::params::DfsphParams;
+use crate::params::{DfsphParams, FluidParams, SimParams};
 
 /// Stage `dfsph_timestep`: dt = λ s / v_max, at most K · viscous_limit / S_max (K =
 /// `viscous_substeps`; viscous_limit / S_max = ½ / S_max is the explicit viscous terms'
@@ -16,20 +16,36 @@ use crate::params::DfsphParams;
 /// viscosity's limit no longer sets the step where the flow's CFL step is longer. Returns
 /// [`Timestep`].
 ///
+/// WCSPH ([`DfsphParams::is_wcsph`]) adds the acoustic CFL condition: dt ≤ λ h / max_i of the
+/// signal speed c(ρ_i) + |v_i + a_i dt_prev|, each particle's own ([`super::signal_speed`];
+/// Monaghan 2005, §10), with h the kernel's support and the flow's Courant number λ.
+///
 /// Worked example: s = 0.01, λ = 0.4, v_max = 2 m/s, S_max = 400 /s, K = 2 → limit 1.25 ms,
-/// dt = min(2 ms, 2.5 ms) = 2 ms in n = ⌈1.6⌉ = 2 substeps of 1 ms.
+/// dt = min(2 ms, 2.5 ms) = 2 ms in n = ⌈1.6⌉ = 2 substeps of 1 ms. WCSPH with h = 0.03,
+/// c0 = 20 m/s, every ρ ≤ ρ0: signal speed 22 m/s, dt = min(2 ms, 0.4 · 0.03 / 22 = 0.545 ms).
+#[allow(clippy::too_many_arguments)]
 pub fn dfsph_timestep(
     vel: &[Vec3],
     acc: &[Vec3],
     rate: &[f32],
+    density: &[f32],
     dt_prev: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Timestep {
-    let v_max = vel
+    let speeds = vel
         .iter()
         .zip(acc)
-        .map(|(v, a)| (*v + *a * dt_prev).length())
-        .fold(0.0, f32::max);
+        .map(|(v, a)| (*v + *a * dt_prev).length());
+    let v_max = speeds.clone().fold(0.0, f32::max);
+    let signal = match dp.is_wcsph() {
+        true => speeds
+            .zip(density)
+            .map(|(v, &rho)| super::signal_speed(v, rho, fp))
+            .fold(0.0, f32::max),
+        false => 0.0,
+    };
     let s_max = rate.iter().copied().fold(0.0, f32::max);
     let limit = if s_max > 0.0 {
         dp.viscous_limit / s_max
@@ -44,6 +60,9 @@ pub fn dfsph_timestep(
         } else {
             dp.dt_max
         };
+        if dp.is_wcsph() {
+            dt = dt.min(dp.cfl * sp.h / signal);
+        }
         if s_max > 0.0 {
             dt = dt.min(dp.viscous_substeps as f32 * limit);
         }
