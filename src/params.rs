@@ -40,7 +40,7 @@ pub struct SphConfig {
     /// takes [`group_size`]'s rule. A GPU tuning knob: every group size gives the same bits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_size: Option<u32>,
-    /// DFSPH's smoothing kernel ([`crate::kernel`]); WCSPH's stages take poly6 and spiky.
+    /// The solvers' smoothing kernel ([`crate::kernel`]); density-only runs sum poly6.
     #[serde(default, skip_serializing_if = "is_default_kernel")]
     pub kernel: Kernel,
 }
@@ -189,7 +189,7 @@ impl SphConfig {
                 "smoothing radius {smoothing_radius} with particle mass {particle_mass} gives a kernel constant outside f32 range: choose h and m nearer 1e-3..1e3"
             )));
         }
-        // WCSPH's kernels scale as 45/(π h⁶) (spiky gradient, viscosity Laplacian); with a
+        // The viscosity Laplacian (`--viscosity`) scales as 45/(π h⁶); with a
         // thousandfold room for the products it enters, f32 holds it down to h ≈ 1.9e-6 m.
         // Below that the first step's forces are inf (measured: spacing 1e-7 m blows up at
         // step 1 on both solvers, 1e-6 m runs).

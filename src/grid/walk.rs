@@ -19,7 +19,7 @@
 //! the query around 0.1 spans 27 cells, all in slot 0, which is walked once: candidates 0 and
 //! 1 in order, with r² 0 and 24.01.
 
-use glam::{IVec3, Vec3, Vec4};
+use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::grid::key::{distance2, query_range};
@@ -27,10 +27,8 @@ use crate::params::SimParams;
 
 pub use crate::grid::key::{MAX_QUERY_SLOTS, walk_slots};
 
-/// How the walk reads particle positions: the layout of the particle state. The density walk
-/// and forces walks are written once over this trait (and [`super::wcsph::forces::FieldSource`]), so
-/// the layouts can be measured against each other on the same code (issue 11's layout
-/// question; `benches/layout.rs`, docs/benchmarks.md).
+/// How the walk reads particle positions: the layout of the particle state, which the density
+/// walk is written over (slot-order `[Vec3]`, the layout every path holds).
 pub trait Positions: Sync {
     /// Particles held.
     fn count(&self) -> usize;
@@ -57,54 +55,6 @@ impl Positions for [Vec3] {
     }
 }
 
-/// Positions as 16-byte rows (x, y, z, unused), the GPU path's `array<vec4<f32>>`.
-pub struct Rows<'a>(pub &'a [Vec4]);
-
-impl Positions for Rows<'_> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.0.len()
-    }
-    #[inline(always)]
-    fn at(&self, k: usize) -> Vec3 {
-        self.0[k].truncate()
-    }
-    #[inline(always)]
-    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
-        for p in &self.0[a..b] {
-            f(p.x, p.y, p.z);
-        }
-    }
-}
-
-/// Positions as a structure of arrays: x, y and z each an array of their own.
-pub struct Columns<'a> {
-    /// x of every particle.
-    pub x: &'a [f32],
-    /// y of every particle.
-    pub y: &'a [f32],
-    /// z of every particle.
-    pub z: &'a [f32],
-}
-
-impl Positions for Columns<'_> {
-    #[inline(always)]
-    fn count(&self) -> usize {
-        self.x.len()
-    }
-    #[inline(always)]
-    fn at(&self, k: usize) -> Vec3 {
-        Vec3::new(self.x[k], self.y[k], self.z[k])
-    }
-    #[inline(always)]
-    fn each(&self, a: usize, b: usize, mut f: impl FnMut(f32, f32, f32)) {
-        let (x, y, z) = (&self.x[a..b], &self.y[a..b], &self.z[a..b]);
-        for i in 0..x.len() {
-            f(x[i], y[i], z[i]);
-        }
-    }
-}
-
 /// Calls `visit(k, r²)` for every candidate `k` (a slot-order index) of the query around `p`,
 /// in walk order; r² = |p − x_k|² as [`distance2`] computes it. The caller applies r² < h².
 #[inline]
@@ -123,7 +73,7 @@ pub fn walk(
     });
 }
 
-/// Particles per group of the CPU's grouped walks (forces, walls, DFSPH), as on the GPU.
+/// Particles per group of the CPU's grouped walks (the density and the stages'), as on the GPU.
 pub const GROUP: usize = crate::core::limits::GROUP as usize;
 
 /// The groups of the grouped walks: runs of at most [`GROUP`] consecutive slot-order particles

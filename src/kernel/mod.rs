@@ -9,8 +9,8 @@
 //! match arms here. The stages call [`w`] and [`grad`] (CPU) or `kernel_w` and `kernel_grad`
 //! (WGSL, the run's file prepended by [`crate::shaders::source_with`]), never a kernel by name.
 //!
-//! WCSPH still takes poly6 for its density ([`poly6_term`]) and spiky for its forces, and the
-//! obstacles' WCSPH volumes take poly6: those live in its own stages.
+//! Both solvers take the run's kernel; density-only runs and the neighbour library sum poly6
+//! ([`poly6_term`]).
 
 pub mod cubic_spline;
 pub mod wendland_c2;
@@ -268,7 +268,8 @@ pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
 }
 
 /// The un-normalised poly6 term (1 − r²/h²)³ for a pair known to satisfy r² < h² (Müller et
-/// al. 2003): WCSPH's density and the neighbour library's, `poly6_term` in common.wgsl.
+/// al. 2003): the density of density-only runs and the neighbour library's, `poly6_term` in
+/// common.wgsl.
 #[inline]
 pub fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
     let q = (1.0 - r2 * inv_h2).max(0.0);
