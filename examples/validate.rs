@@ -792,8 +792,8 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
 /// error mean ≤ 0.1% and max ≤ 1% at every step, speed below 1% of √(gH) over the last 0.5 s).
 /// Exit 1 when a bound fails.
 fn resting_column(rest: &[String]) -> Result<bool, String> {
-    use gpu_sph::cpu::dfsph::{DfsphCarry, dfsph_step};
     use gpu_sph::params::{DfsphConfig, Solver, parse_slip_length};
+    use gpu_sph::solver::dfsph::{DfsphCarry, dfsph_step};
     let (mut nx, mut ny) = (4u32, 20u32);
     let mut solver = DfsphConfig::default();
     let mut physics = PhysicsConfig::for_solver(Solver::Dfsph);

@@ -112,12 +112,12 @@ struct SolveParams {
     which: u32,
     min_iterations: u32,
     // The fixed-point total a converged solve's residuals must not exceed,
-    // floor(eta N 2^24) (src/cpu/dfsph/control.rs threshold), low and high words.
+    // floor(eta N 2^24) (src/solver/dfsph/control.rs threshold), low and high words.
     threshold_lo: u32,
     threshold_hi: u32,
 }
 
-// The position of a DFSPH pass in its solve (src/gpu/dfsph.rs), bound with a dynamic offset:
+// The position of a DFSPH pass in its solve (src/solver/dfsph/gpu.rs), bound with a dynamic offset:
 // iteration k. Rate pass 0 reads the velocities the solve starts from; pressure pass k >= 1
 // applies the increments after rate pass k - 1 (and any coarse correction after it).
 struct Iteration {
@@ -131,7 +131,7 @@ struct Iteration {
 const MAX_LEVELS: u32 = 16u;
 
 // The coarse levels of DFSPH's solves (src/params.rs CoarseParams, field for field;
-// src/cpu/dfsph/cells.rs describes them).
+// src/solver/dfsph/cells.rs describes them).
 struct CoarseParams {
     // Level-0 cells per axis, and the number of levels.
     dims: vec4<u32>,
@@ -154,7 +154,7 @@ struct CoarseParams {
 }
 
 // The level-0 cell of x and on which half of it x lies (1: the upper) per axis, clamped to the
-// grid (src/cpu/dfsph/cells.rs coarse_cell). Worked example: cells of 0.25 m from 0, x = 0.3
+// grid (src/solver/dfsph/cells.rs coarse_cell). Worked example: cells of 0.25 m from 0, x = 0.3
 // -> cell 1, lower half.
 struct CoarseCell {
     c: vec3<u32>,
@@ -174,7 +174,7 @@ fn coarse_index(c: vec3<u32>, dims: vec3<u32>) -> u32 {
 }
 
 // Whether the coarse levels act on a particle: below the free surface and in the solves
-// (src/cpu/dfsph/cells.rs coarse_member).
+// (src/solver/dfsph/cells.rs coarse_member).
 fn coarse_member(rho: f32, alpha: f32, cp: CoarseParams) -> bool {
     return alpha != 0.0 && rho >= cp.cell.w;
 }
@@ -186,7 +186,7 @@ fn in_play(which: u32, k: u32, e: f32, kappa_sum: f32, alpha: f32) -> bool {
     return solved && (k == 0u || kappa_sum > 0.0 || e > 0.0);
 }
 
-// A particle's residual e from its density change rate (src/cpu/dfsph/rate.rs residual_of):
+// A particle's residual e from its density change rate (src/solver/dfsph/rate.rs residual_of):
 // (rho + dt rate) / rho0 - 1 for the constant-density solve, rate dt / rho0 for the
 // divergence-free one (0 where alpha <= 0).
 fn residual_of(which: u32, rate: f32, rho: f32, alpha: f32, dt: f32, rho0: f32) -> f32 {
@@ -284,7 +284,7 @@ fn from_fixed(w: vec2<u32>, k: vec4<f32>) -> f32 {
 // Whether a solve goes on after the rate evaluation of iteration j, whose residual total is
 // w = (low, high, NaN flag, 0): while fewer than min_iterations ran, or the total exceeds
 // the threshold (a NaN residual stops it), up to max_iterations
-// (src/cpu/dfsph/control.rs again_after). Every invocation of the next iteration's passes
+// (src/solver/dfsph/control.rs again_after). Every invocation of the next iteration's passes
 // takes this decision from the same four words, so none needs a pass of its own.
 // Worked example: threshold (100, 0), w = (101, 0, 0, 0), j = 3 >= min 2 -> true.
 fn solve_again(j: u32, w: vec4<u32>, s: SolveParams, max_iterations: u32) -> bool {
@@ -293,7 +293,7 @@ fn solve_again(j: u32, w: vec4<u32>, s: SolveParams, max_iterations: u32) -> boo
 }
 
 // A residual in units of 2^-24, truncated; >= 256 saturates, NaN and negatives give 0
-// (src/cpu/dfsph/blocks.rs fixed_residual).
+// (src/solver/dfsph/blocks.rs fixed_residual).
 fn fixed_residual(r: f32) -> u32 {
     var f = 0u;
     if r >= 256.0 {
@@ -357,7 +357,7 @@ fn block_span(w: u32, blocks: u32, n: u32) -> vec2<u32> {
     return vec2<u32>(min(w * chunk, n), min((w + 1u) * chunk, n));
 }
 
-// The fixed reduction tree of one workgroup (src/cpu/dfsph/blocks.rs block_sums, block_maxima):
+// The fixed reduction tree of one workgroup (src/solver/dfsph/blocks.rs block_sums, block_maxima):
 // s[l] += s[l + half] (and the max) for half = 128, 64, ..., 1; lane 0 ends with the block's
 // sum and max. Every invocation of the workgroup must call it (it holds barriers).
 var<workgroup> red_sum: array<f32, WORKGROUP_SIZE>;

@@ -29,10 +29,10 @@ use serde::{Deserialize, Serialize};
 use crate::core::DfsphStats;
 use crate::core::Snapshot;
 use crate::core::{Particles, RunFrom};
-use crate::cpu::dfsph::DfsphCarry;
 use crate::params::{
     DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SolverParams, SphConfig,
 };
+use crate::solver::dfsph::DfsphCarry;
 use crate::{Error, Result};
 
 /// The format version; a file of another is refused. 2: `DfsphParams::relaxation` took a
@@ -76,7 +76,7 @@ pub struct Header {
     /// DFSPH: the solves' iteration counts of the last two steps, which cap the next step's
     /// (absent in checkpoints written before the caps: the next two steps then run uncapped).
     #[serde(default)]
-    pub iteration_budget: Option<crate::cpu::dfsph::IterationBudget>,
+    pub iteration_budget: Option<crate::solver::dfsph::IterationBudget>,
     /// The run's configuration.
     pub config: SphConfig,
     /// The physics the run was started with.
@@ -485,8 +485,8 @@ pub fn checkpoints_in(dir: &Path) -> Vec<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cpu::dfsph::{IterationBudget, Outcome};
     use crate::params::{ConfigOverrides, PhysicsConfig};
+    use crate::solver::dfsph::{IterationBudget, Outcome};
 
     fn sample(dfsph: bool) -> Checkpoint {
         let config = SphConfig::new(3, ConfigOverrides::default()).unwrap();

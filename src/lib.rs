@@ -27,6 +27,7 @@ pub mod series;
 pub mod setup;
 pub mod shaders;
 pub mod shape;
+pub mod solver;
 pub mod summary;
 pub mod surface;
 pub mod verify;

@@ -386,7 +386,7 @@ mod tests {
             .unwrap();
         let heights = [0.0, 0.25, 0.5, 1.0, 1.5, 2.0].map(|k| on + Vec3::Y * (k * s));
         let rho = heights.map(|x| {
-            crate::cpu::dfsph::boundary_density(Some(&b), x, &sp).map_or(0.0, |(sum, ..)| sum)
+            crate::solver::dfsph::boundary_density(Some(&b), x, &sp).map_or(0.0, |(sum, ..)| sum)
         });
         assert!((rho[0] / fp.rest_density - 1.0).abs() < 1e-5, "{rho:?}");
         assert!(rho.windows(2).all(|w| w[1] < w[0]), "{rho:?}");

@@ -502,7 +502,7 @@ pub struct FluidParams {
     pub slip_lo: [f32; 4],
     /// The same for the upper wall of each axis.
     pub slip_hi: [f32; 4],
-    /// DFSPH's kinematic viscosity ν, m²/s (the standard SPH viscosity, `cpu::dfsph::dfsph_accel`;
+    /// DFSPH's kinematic viscosity ν, m²/s (the standard SPH viscosity, `solver::dfsph::dfsph_accel`;
     /// 0 by default).
     pub kinematic_viscosity: f32,
     /// 2(d + 2) ν = 10 ν, the standard form's factor, rounded once on the host (a WGSL literal
@@ -574,7 +574,7 @@ pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
 /// DFSPH's default kinematic viscosity at particle spacing `s`, m²/s:
 /// ν = 1e-3 (s / 10 mm)^{3/2}, the particle Reynolds number √(g s) s/ν held at 3 under
 /// Earth's gravity. The reason is the time step. The standard form is explicit, stable for
-/// dt ≤ ½ / max S with S ∝ ν/s² (`cpu::dfsph::dfsph_accel`); DFSPH's step at rest is the
+/// dt ≤ ½ / max S with S ∝ ν/s² (`solver::dfsph::dfsph_accel`); DFSPH's step at rest is the
 /// body-force bound √(C² s/|g|) ∝ √s ([`dfsph_dt_max`]). With ν ∝ s^{3/2} the viscous
 /// limit is ∝ √s too, 2.1 times the body-force bound at every spacing with Wendland C2 at
 /// h = 3 s (3.66 against 1.75 ms at 10 mm on a block at rest, `tests/suite/physics.rs`; 1.3
@@ -1098,14 +1098,14 @@ pub struct DfsphParams {
     /// which takes a standing wave's height (docs/results.md, what was tried).
     pub wall_inset: f32,
     /// dt ≤ viscous_limit / S_max, S the explicit viscous terms' row sums (see
-    /// `cpu::dfsph::dfsph_accel`): ½, so that dt·λ ≤ 1 for every eigenvalue λ ∈ [0, 2 S_max] of
+    /// `solver::dfsph::dfsph_accel`): ½, so that dt·λ ≤ 1 for every eigenvalue λ ∈ [0, 2 S_max] of
     /// the viscous map and every mode decays without overshoot, as diffusion does (at 1, the
     /// stability bound itself, a lone approaching pair's relative velocity is flipped, not damped:
     /// measured). A uniform rather than a literal, which NIR may fold into a reciprocal.
     pub viscous_limit: f32,
     /// Most explicit substeps K of the non-pressure accelerations: dt ≤ K · viscous_limit /
     /// S_max, taken in n = ⌈dt S_max / viscous_limit⌉ ≤ K substeps of dt / n each, every one
-    /// within the limit (see `cpu::dfsph::dfsph_timestep`).
+    /// within the limit (see `solver::dfsph::dfsph_timestep`).
     pub viscous_substeps: u32,
     /// The relaxation factor ω of both solves' Jacobi iterations: each iteration's stiffness
     /// is ω times what α_i asks for ([`DfsphConfig::relaxation`]).
@@ -1116,7 +1116,7 @@ pub struct DfsphParams {
     /// no pass spends a walk on it.
     pub friction: u32,
     /// Which pressure the stages apply: 0, DFSPH's, the stiffness its two solves find; 1,
-    /// WCSPH's, the Tait equation of state's (`cpu::dfsph::dfsph_eos`) applied once, with the
+    /// WCSPH's, the Tait equation of state's (`solver::dfsph::dfsph_eos`) applied once, with the
     /// acoustic CFL bound on the step and no solve ([`DfsphParams::is_wcsph`]).
     pub state_equation: u32,
 }
@@ -1158,7 +1158,7 @@ impl DfsphParams {
 /// the water, even where it expands, stays within a few tenths of a percent of ρ0.
 pub const COARSE_SURFACE_DENSITY: f32 = 0.99;
 
-/// The coarse levels of DFSPH's solves (`cpu::dfsph::coarse`): the level-1 grid over the tank,
+/// The coarse levels of DFSPH's solves (`solver::dfsph::coarse`): the level-1 grid over the tank,
 /// its hierarchy and the coarse solve's settings. Must match `struct CoarseParams` in
 /// `shaders/common.wgsl` field for field (`tests/suite/layout.rs`).
 #[repr(C)]
@@ -1184,7 +1184,7 @@ pub struct CoarseParams {
     /// The smoother's weight ω_c, the coarse solve's tolerance on ‖r‖²/‖r₀‖², 1 +
     /// [`COARSE_SHIFT`] (level 0's diagonal is multiplied by it), 0.
     pub solve: [f32; 4],
-    /// The scales of the fixed point's conversion to `f32` (`cpu::dfsph::cells::from_fixed`):
+    /// The scales of the fixed point's conversion to `f32` (`solver::dfsph::cells::from_fixed`):
     /// 2¹⁶, 2⁻³², 0, 0. Uniforms, never WGSL literals: Mesa's NIR re-associates a product with
     /// a literal factor, which changes its rounding (docs/performance.md, llvmpipe).
     pub fixed: [f32; 4],
@@ -1291,7 +1291,7 @@ pub struct SolveParams {
     /// Fewest iterations (1 and 2).
     pub min_iterations: u32,
     /// The fixed-point total a converged solve's residuals must not exceed, low word
-    /// (`cpu::dfsph::threshold`).
+    /// (`solver::dfsph::threshold`).
     pub threshold_lo: u32,
     /// Its high word.
     pub threshold_hi: u32,

@@ -18,7 +18,7 @@ pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
 
 /// The DFSPH pair walk and Wendland C2 kernel, prepended (after `WALK`) to the DFSPH stages
 /// that walk: those that define `fn dfsph_pair`.
-pub const DFSPH_PAIRS: &str = include_str!("../shaders/dfsph/dfsph_pairs.wgsl");
+pub const DFSPH_PAIRS: &str = include_str!("../shaders/solver/dfsph/dfsph_pairs.wgsl");
 
 /// The obstacles' boundary grid (bind group 1) and its one walk, prepended (last) to the
 /// stages that define `fn boundary_pair(`.
@@ -113,33 +113,33 @@ pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
 pub const RENDER: &str = include_str!("../shaders/render.wgsl");
 /// Stage `dfsph_density`: cubic-spline density and the DFSPH factor α, with the density
 /// error's block reductions.
-pub const DFSPH_DENSITY: &str = include_str!("../shaders/dfsph/dfsph_density.wgsl");
+pub const DFSPH_DENSITY: &str = include_str!("../shaders/solver/dfsph/dfsph_density.wgsl");
 /// Stage `dfsph_galerkin`: the coarse levels' operator from the step's pairs.
-pub const DFSPH_GALERKIN: &str = include_str!("../shaders/dfsph/dfsph_galerkin.wgsl");
+pub const DFSPH_GALERKIN: &str = include_str!("../shaders/solver/dfsph/dfsph_galerkin.wgsl");
 /// Stage `dfsph_levels`: every coarse level's rows, in one workgroup.
-pub const DFSPH_LEVELS: &str = include_str!("../shaders/dfsph/dfsph_levels.wgsl");
+pub const DFSPH_LEVELS: &str = include_str!("../shaders/solver/dfsph/dfsph_levels.wgsl");
 /// Stage `dfsph_restrict`: a solve's residual summed onto the coarse cells.
-pub const DFSPH_RESTRICT: &str = include_str!("../shaders/dfsph/dfsph_restrict.wgsl");
+pub const DFSPH_RESTRICT: &str = include_str!("../shaders/solver/dfsph/dfsph_restrict.wgsl");
 /// Stage `dfsph_coarse`: the coarse solve, in one workgroup.
-pub const DFSPH_COARSE: &str = include_str!("../shaders/dfsph/dfsph_coarse.wgsl");
+pub const DFSPH_COARSE: &str = include_str!("../shaders/solver/dfsph/dfsph_coarse.wgsl");
 /// Stage `dfsph_prolong`: the coarse correction back on the particles.
-pub const DFSPH_PROLONG: &str = include_str!("../shaders/dfsph/dfsph_prolong.wgsl");
+pub const DFSPH_PROLONG: &str = include_str!("../shaders/solver/dfsph/dfsph_prolong.wgsl");
 /// Stage `dfsph_eos`: WCSPH's stiffness p/ρ from the Tait equation of state.
-pub const DFSPH_EOS: &str = include_str!("../shaders/dfsph/dfsph_eos.wgsl");
+pub const DFSPH_EOS: &str = include_str!("../shaders/solver/dfsph/dfsph_eos.wgsl");
 /// Stage `dfsph_pressure`: the velocity update of a solve from the stiffness κ.
-pub const DFSPH_PRESSURE: &str = include_str!("../shaders/dfsph/dfsph_pressure.wgsl");
+pub const DFSPH_PRESSURE: &str = include_str!("../shaders/solver/dfsph/dfsph_pressure.wgsl");
 /// Stage `dfsph_rate`: density change rate, stiffness and residual of a solve.
-pub const DFSPH_RATE: &str = include_str!("../shaders/dfsph/dfsph_rate.wgsl");
+pub const DFSPH_RATE: &str = include_str!("../shaders/solver/dfsph/dfsph_rate.wgsl");
 /// Stage `dfsph_blocks`: per-block sums and maxima of a per-particle value.
-pub const DFSPH_BLOCKS: &str = include_str!("../shaders/dfsph/dfsph_blocks.wgsl");
+pub const DFSPH_BLOCKS: &str = include_str!("../shaders/solver/dfsph/dfsph_blocks.wgsl");
 /// Stage `dfsph_accel`: gravity and viscosity.
-pub const DFSPH_ACCEL: &str = include_str!("../shaders/dfsph/dfsph_accel.wgsl");
+pub const DFSPH_ACCEL: &str = include_str!("../shaders/solver/dfsph/dfsph_accel.wgsl");
 /// Stage `dfsph_timestep`: dt = λ s / max|v + a dt|.
-pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/dfsph/dfsph_timestep.wgsl");
+pub const DFSPH_TIMESTEP: &str = include_str!("../shaders/solver/dfsph/dfsph_timestep.wgsl");
 /// Stage `dfsph_predict`: v* = v + a dt.
-pub const DFSPH_PREDICT: &str = include_str!("../shaders/dfsph/dfsph_predict.wgsl");
+pub const DFSPH_PREDICT: &str = include_str!("../shaders/solver/dfsph/dfsph_predict.wgsl");
 /// Stage `dfsph_integrate`: positions and the tank's clamp.
-pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/dfsph/dfsph_integrate.wgsl");
+pub const DFSPH_INTEGRATE: &str = include_str!("../shaders/solver/dfsph/dfsph_integrate.wgsl");
 /// Stage `emitter_probe`: the fluid in the slab an emitter's next layer would fill.
 pub const EMITTER_PROBE: &str = include_str!("../shaders/emitter_probe.wgsl");
 /// Stage `grain_contacts`: the colliding spheres' contact forces (CPU mirror:

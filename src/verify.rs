@@ -18,6 +18,7 @@ use crate::cpu;
 use crate::gpu::GpuNeighbours;
 use crate::grid::{self, Grid};
 use crate::params::SimParams;
+use crate::solver;
 
 /// One row of the report.
 #[derive(Clone, Debug, Serialize)]
@@ -600,7 +601,7 @@ pub fn verify_solver_steps(
     let fp = sim.fluid_params;
     let mut verified = Verified {
         sim,
-        carry: Some(cpu::dfsph::DfsphCarry::new(&sim.stages.dp)),
+        carry: Some(solver::dfsph::DfsphCarry::new(&sim.stages.dp)),
         state: start.clone(),
         boundary: obstacles.cloned(),
         tol,
@@ -665,7 +666,7 @@ struct Checked {
     rows: Vec<StageReport>,
     first: Option<String>,
     next: Particles,
-    carry: Option<cpu::dfsph::DfsphCarry>,
+    carry: Option<solver::dfsph::DfsphCarry>,
     block: StatsBlock,
 }
 
@@ -674,7 +675,7 @@ struct Checked {
 struct Verified<'a> {
     sim: &'a crate::gpu::fluid::Simulation,
     state: Particles,
-    carry: Option<cpu::dfsph::DfsphCarry>,
+    carry: Option<solver::dfsph::DfsphCarry>,
     boundary: Option<crate::boundary::Boundary>,
     tol: f64,
     step: u64,
@@ -748,7 +749,7 @@ impl crate::run::Backend for Verified<'_> {
         })
     }
 
-    fn carry(&self) -> Result<Option<cpu::dfsph::DfsphCarry>> {
+    fn carry(&self) -> Result<Option<solver::dfsph::DfsphCarry>> {
         Ok(self.carry)
     }
 
@@ -838,7 +839,7 @@ impl Rows {
 
 /// Fixed-point sums as the GPU's (low, high) words.
 fn fixed_words(v: &[i64]) -> Vec<u32> {
-    v.iter().flat_map(|&x| cpu::dfsph::to_words(x)).collect()
+    v.iter().flat_map(|&x| solver::dfsph::to_words(x)).collect()
 }
 
 /// One solve, pass by pass, against its CPU trace: the rate pass at its start, then per
@@ -848,9 +849,9 @@ fn fixed_words(v: &[i64]) -> Vec<u32> {
 #[allow(clippy::too_many_arguments)]
 fn verify_solve(
     sim: &crate::gpu::fluid::Simulation,
-    which: cpu::dfsph::Solve,
+    which: solver::dfsph::Solve,
     cap: u32,
-    tr: &cpu::dfsph::SolveTrace,
+    tr: &solver::dfsph::SolveTrace,
     start_vel: &[Vec3],
     scales: Option<&DensityScales>,
     tol: f64,
@@ -862,8 +863,8 @@ fn verify_solve(
     let name = which.name();
     let q = &g.ctx.queue;
     let sums = &d.solves[match which {
-        cpu::dfsph::Solve::Divergence => 0,
-        cpu::dfsph::Solve::Density => 1,
+        solver::dfsph::Solve::Divergence => 0,
+        solver::dfsph::Solve::Density => 1,
     }]
     .kappa_sum;
     let kappa_row = |stage: &str, got: &[f32], want: &[f32], applied: usize| match scales {
@@ -912,8 +913,8 @@ fn verify_solve(
     g.run(|g, e| d.encode_start(g, e, which))?;
     rate_rows(out, 0)?;
     let (eta, min_it) = match which {
-        cpu::dfsph::Solve::Divergence => (d.dp.eta_v, cpu::dfsph::MIN_ITERATIONS[0]),
-        cpu::dfsph::Solve::Density => (d.dp.eta_d, cpu::dfsph::MIN_ITERATIONS[1]),
+        solver::dfsph::Solve::Divergence => (d.dp.eta_v, solver::dfsph::MIN_ITERATIONS[0]),
+        solver::dfsph::Solve::Density => (d.dp.eta_d, solver::dfsph::MIN_ITERATIONS[1]),
     };
     let mut it = 0usize;
     loop {
@@ -926,11 +927,11 @@ fn verify_solve(
             .copied()
             .filter(|_| it > 0)
             .unwrap_or_default();
-        cpu::dfsph::dfsph_control(
+        solver::dfsph::dfsph_control(
             &mut got_state,
             total,
             n as u32,
-            cpu::dfsph::threshold(eta, n as u32),
+            solver::dfsph::threshold(eta, n as u32),
             min_it,
             cap,
             d.dp.max_iterations,
@@ -1034,7 +1035,7 @@ fn verify_solve(
             d.encode_rate(g, e, which, it as u32 + 1);
         })?;
         let after = g.read_vec3(&g.bufs.sorted_vel, n)?;
-        let skipped = d.read_total(g, which, it as u32 + 1)? == cpu::dfsph::Total::default();
+        let skipped = d.read_total(g, which, it as u32 + 1)? == solver::dfsph::Total::default();
         out.push(
             compare_exact(
                 &format!("{name}.converged_passes_skip"),
@@ -1051,8 +1052,8 @@ fn verify_solve(
 /// then the pressure pass from the CPU's κ on the velocities `predicted` (v*).
 fn verify_eos(
     sim: &crate::gpu::fluid::Simulation,
-    d: &crate::gpu::dfsph::GpuDfsph,
-    eos: &cpu::dfsph::EosTrace,
+    d: &crate::solver::dfsph::gpu::GpuDfsph,
+    eos: &solver::dfsph::EosTrace,
     predicted: &[Vec3],
     tol: f64,
     out: &mut Rows,
@@ -1078,8 +1079,8 @@ fn verify_eos(
 /// from the CPU's operator (then left on the GPU for the solves).
 fn verify_levels(
     sim: &crate::gpu::fluid::Simulation,
-    d: &crate::gpu::dfsph::GpuDfsph,
-    coarse: &cpu::dfsph::Coarse,
+    d: &crate::solver::dfsph::gpu::GpuDfsph,
+    coarse: &solver::dfsph::Coarse,
     tol: f64,
     out: &mut Rows,
 ) -> Result<()> {
@@ -1111,14 +1112,14 @@ fn verify_levels(
 #[allow(clippy::too_many_arguments)]
 fn check_dfsph_step(
     sim: &crate::gpu::fluid::Simulation,
-    d: &crate::gpu::dfsph::GpuDfsph,
+    d: &crate::solver::dfsph::gpu::GpuDfsph,
     state: &Particles,
-    carry: &cpu::dfsph::DfsphCarry,
+    carry: &solver::dfsph::DfsphCarry,
     boundary: Option<&crate::boundary::Boundary>,
     tol: f64,
     step: u64,
 ) -> Result<Checked> {
-    use cpu::dfsph::{Solve, dfsph_step};
+    use solver::dfsph::{Solve, dfsph_step};
     let (sp, fp, dp) = (&sim.sim_params, &sim.fluid_params, &d.dp);
     let g = &sim.grid;
     let n = state.len();
@@ -1140,16 +1141,17 @@ fn check_dfsph_step(
     );
     // A `dfsph_density` pass's ρ and α (`names`) against the CPU's at the positions `pos` it
     // walked, α's deficiency flag judged at the cutoff ([`compare_alpha`]).
-    let density_rows = |out: &mut Rows, names: [&str; 2], want: &cpu::dfsph::DensityAlpha, pos| {
-        let (rho, alpha) = (g.read_f32(&d.rho, n)?, g.read_f32(&d.alpha, n)?);
-        let cutoff = |k| near_cutoff(k, pos, boundary, sp, fp, tol);
-        out.push(compare_float(names[0], &rho, &want.density, tol), None);
-        out.push(
-            compare_alpha(names[1], &alpha, &want.alpha, cutoff, tol),
-            None,
-        );
-        Ok::<(), crate::Error>(())
-    };
+    let density_rows =
+        |out: &mut Rows, names: [&str; 2], want: &solver::dfsph::DensityAlpha, pos| {
+            let (rho, alpha) = (g.read_f32(&d.rho, n)?, g.read_f32(&d.alpha, n)?);
+            let cutoff = |k| near_cutoff(k, pos, boundary, sp, fp, tol);
+            out.push(compare_float(names[0], &rho, &want.density, tol), None);
+            out.push(
+                compare_alpha(names[1], &alpha, &want.alpha, cutoff, tol),
+                None,
+            );
+            Ok::<(), crate::Error>(())
+        };
     let names = ["dfsph_density.rho", "dfsph_density.alpha"];
     density_rows(&mut out, names, &tr.start, &tr.sorted.pos)?;
     // From here every pass runs on the CPU's inputs (as `check_wcsph_step` does): a GPU whose
@@ -1312,7 +1314,7 @@ fn check_dfsph_step(
     // one answer, not two that a last bit decides.
     q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
     let got = sim.stats_after(caps)?;
-    let s = cpu::dfsph::DfsphStats::from_words(&got.dfsph);
+    let s = solver::dfsph::DfsphStats::from_words(&got.dfsph);
     out.push(
         compare_exact(
             "dfsph_stats.iterations",

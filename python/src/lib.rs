@@ -164,7 +164,7 @@ impl PySession {
     )> {
         let (snap, fp) = py.detach(|| self.with(|s| Ok((s.snapshot()?, *s.fluid_params()))))?;
         let st = &snap.state;
-        let pressure = gpu_sph::cpu::dfsph::tait_pressures(&snap.density, &fp);
+        let pressure = gpu_sph::solver::dfsph::tait_pressures(&snap.density, &fp);
         Ok((
             vec3s(py, &st.to_input_order(&st.pos))?,
             vec3s(py, &st.to_input_order(&st.vel))?,

@@ -62,39 +62,39 @@ stage_table! {
     /// `density`: poly6 density of the fluid alone.
     Density => "density", Some(shaders::DENSITY), "cpu::density::density";
     /// `dfsph_density`: DFSPH's ρ and α, and its pair lists.
-    DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "cpu::dfsph::density::dfsph_density";
+    DfsphDensity => "dfsph_density", Some(shaders::DFSPH_DENSITY), "solver::dfsph::density::dfsph_density";
     /// `dfsph_galerkin`: the coarse levels' operator, assembled from the step's pairs.
-    DfsphGalerkin => "dfsph_galerkin", Some(shaders::DFSPH_GALERKIN), "cpu::dfsph::galerkin::dfsph_galerkin";
+    DfsphGalerkin => "dfsph_galerkin", Some(shaders::DFSPH_GALERKIN), "solver::dfsph::galerkin::dfsph_galerkin";
     /// `dfsph_levels`: the coarse levels' rows, each level from the one below.
-    DfsphLevels => "dfsph_levels", Some(shaders::DFSPH_LEVELS), "cpu::dfsph::levels::dfsph_levels";
+    DfsphLevels => "dfsph_levels", Some(shaders::DFSPH_LEVELS), "solver::dfsph::levels::dfsph_levels";
     /// `dfsph_eos`: WCSPH's stiffness p/ρ from the Tait equation of state.
-    DfsphEos => "dfsph_eos", Some(shaders::DFSPH_EOS), "cpu::dfsph::eos::dfsph_eos";
+    DfsphEos => "dfsph_eos", Some(shaders::DFSPH_EOS), "solver::dfsph::eos::dfsph_eos";
     /// `dfsph_pressure`: one Jacobi update of the velocities (WCSPH's pressure force, once).
-    DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "cpu::dfsph::pressure::dfsph_pressure";
+    DfsphPressure => "dfsph_pressure", Some(shaders::DFSPH_PRESSURE), "solver::dfsph::pressure::dfsph_pressure";
     /// `dfsph_rate`: the density change rates and the residual blocks.
-    DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "cpu::dfsph::rate::dfsph_rate";
+    DfsphRate => "dfsph_rate", Some(shaders::DFSPH_RATE), "solver::dfsph::rate::dfsph_rate";
     /// `dfsph_restrict`: a solve's residual summed onto the coarse cells.
-    DfsphRestrict => "dfsph_restrict", Some(shaders::DFSPH_RESTRICT), "cpu::dfsph::restrict::dfsph_restrict";
+    DfsphRestrict => "dfsph_restrict", Some(shaders::DFSPH_RESTRICT), "solver::dfsph::restrict::dfsph_restrict";
     /// `dfsph_coarse`: the coarse solve (conjugate gradients, a V-cycle as preconditioner).
-    DfsphCoarse => "dfsph_coarse", Some(shaders::DFSPH_COARSE), "cpu::dfsph::coarse::dfsph_coarse";
+    DfsphCoarse => "dfsph_coarse", Some(shaders::DFSPH_COARSE), "solver::dfsph::coarse::dfsph_coarse";
     /// `dfsph_prolong`: the coarse correction added to the next stiffness increments.
-    DfsphProlong => "dfsph_prolong", Some(shaders::DFSPH_PROLONG), "cpu::dfsph::prolong::dfsph_prolong";
+    DfsphProlong => "dfsph_prolong", Some(shaders::DFSPH_PROLONG), "solver::dfsph::prolong::dfsph_prolong";
     /// `dfsph_blocks`: the residual blocks folded in a fixed tree.
-    DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "cpu::dfsph::blocks::block_sums";
+    DfsphBlocks => "dfsph_blocks", Some(shaders::DFSPH_BLOCKS), "solver::dfsph::blocks::block_sums";
     /// `dfsph_control`: the solve's convergence decision; on the GPU every invocation of the
     /// next iteration's `dfsph_pressure` and `dfsph_rate` takes it (`solve_again`).
-    DfsphControl => "dfsph_control", None, "cpu::dfsph::control::dfsph_control";
+    DfsphControl => "dfsph_control", None, "solver::dfsph::control::dfsph_control";
     /// `dfsph_accel`: DFSPH's non-pressure accelerations.
-    DfsphAccel => "dfsph_accel", Some(shaders::DFSPH_ACCEL), "cpu::dfsph::accel::dfsph_accel";
+    DfsphAccel => "dfsph_accel", Some(shaders::DFSPH_ACCEL), "solver::dfsph::accel::dfsph_accel";
     /// `dfsph_timestep`: DFSPH's CFL and viscous step.
-    DfsphTimestep => "dfsph_timestep", Some(shaders::DFSPH_TIMESTEP), "cpu::dfsph::timestep::dfsph_timestep";
+    DfsphTimestep => "dfsph_timestep", Some(shaders::DFSPH_TIMESTEP), "solver::dfsph::timestep::dfsph_timestep";
     /// `dfsph_predict`: the predicted velocities.
-    DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "cpu::dfsph::predict::dfsph_predict";
+    DfsphPredict => "dfsph_predict", Some(shaders::DFSPH_PREDICT), "solver::dfsph::predict::dfsph_predict";
     /// `dfsph_integrate`: positions and the tank's clamp.
-    DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "cpu::dfsph::integrate::dfsph_integrate";
+    DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "solver::dfsph::integrate::dfsph_integrate";
     /// `dfsph_stats`: DFSPH's 8-word statistics block, folded on the host on both paths from
     /// the density error's blocks and the solves' residual totals.
-    DfsphStats => "dfsph_stats", None, "cpu::dfsph::dfsph_stats";
+    DfsphStats => "dfsph_stats", None, "solver::dfsph::dfsph_stats";
     /// `stats`: the statistics block of either solver.
     Stats => "stats", Some(shaders::STATS), "cpu::stats::stats_block";
     /// `emitter_probe`: the fluid in the slabs emitters' layers would fill.

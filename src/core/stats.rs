@@ -1,5 +1,5 @@
 //! The statistics blocks a step hands its driver: the general block (`stats.wgsl`'s per-block
-//! reductions folded on the host, `cpu::stats`) and DFSPH's (`cpu::dfsph::dfsph_stats`),
+//! reductions folded on the host, `cpu::stats`) and DFSPH's (`solver::dfsph::dfsph_stats`),
 //! behind it.
 
 /// Bit 0 of [`StatsBlock::non_finite`]: a position.
@@ -40,13 +40,13 @@ pub struct StatsBlock {
     /// Σ m Σ_b a_ib · v_b: the power moving obstacles put into the fluid this step, W (the
     /// obstacles' push on each particle times their own surface velocity; 0 when still).
     pub power: f32,
-    /// The DFSPH statistics block (stage `dfsph_stats`, [`crate::cpu::dfsph::dfsph_stats`],
+    /// The DFSPH statistics block (stage `dfsph_stats`, [`crate::solver::dfsph::dfsph_stats`],
     /// built on the host from the GPU's block sums and solve totals; zeros for WCSPH).
     pub dfsph: [u32; 8],
 }
 
 /// The statistics block of one DFSPH step, 8 words, built on the host on both paths
-/// (`cpu::dfsph::dfsph_stats`).
+/// (`solver::dfsph::dfsph_stats`).
 #[repr(C)]
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, serde::Serialize, bytemuck::Pod, bytemuck::Zeroable,

@@ -10,19 +10,19 @@ use glam::Vec3;
 
 pub use super::buffers::GpuFluid;
 use super::context::GpuContext;
-use super::dfsph::GpuDfsph;
 use super::interact::GpuInteract;
 use super::stats::{GpuStats, StatsInputs};
 use crate::core::Particles;
 pub use crate::core::Snapshot;
 use crate::core::Stage;
 use crate::core::StatsBlock;
-use crate::cpu::dfsph::{DfsphCarry, DfsphStats, Solve};
 use crate::cpu::interact::InteractParams;
 use crate::grid::gpu::{
     GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::solver::dfsph::gpu::GpuDfsph;
+use crate::solver::dfsph::{DfsphCarry, DfsphStats, Solve};
 use crate::{Result, shaders};
 
 /// One simulation on the GPU: the neighbour pipeline plus the fluid passes, driven one step at
@@ -449,7 +449,7 @@ impl Simulation {
         }
     }
 
-    /// One DFSPH step (src/cpu/dfsph/mod.rs lists the stages; WCSPH's, the same stages without
+    /// One DFSPH step (src/solver/dfsph/mod.rs lists the stages; WCSPH's, the same stages without
     /// the solves, `dfsph_eos` and one pressure pass in place of the second): divergence-free solve,
     /// non-pressure accelerations (and the mouse force), time step, predicted velocities in
     /// up to K viscous substeps (those past the step's count dispatch nothing),
@@ -491,7 +491,7 @@ impl Simulation {
     }
 
     /// DFSPH: the caps of the step being encoded, from the counts of the steps from two before
-    /// back ([`IterationBudget`](crate::cpu::dfsph::IterationBudget)), which the host has read
+    /// back ([`IterationBudget`](crate::solver::dfsph::IterationBudget)), which the host has read
     /// unless more than one step is in flight; records them for the step's statistics block.
     fn next_caps(&self, d: &GpuDfsph) -> [u32; 2] {
         let mut b = d.host.budget.borrow_mut();
@@ -512,7 +512,7 @@ impl Simulation {
 
     /// Completes a statistics block read back: for DFSPH, the host builds DFSPH's block from
     /// the density error's blocks and the solves' totals of a step that had `caps`
-    /// ([`crate::cpu::dfsph::dfsph_stats`], as the CPU path builds its own).
+    /// ([`crate::solver::dfsph::dfsph_stats`], as the CPU path builds its own).
     fn finish(&self, r: super::stats::Read, caps: [u32; 2]) -> StatsBlock {
         let mut block = r.block;
         if let Some(raw) = &r.dfsph {
@@ -522,7 +522,7 @@ impl Simulation {
                 true => [&[][..]; 2],
                 false => [&raw.totals[0][..], &raw.totals[1][..]],
             };
-            let st = crate::cpu::dfsph::dfsph_stats(
+            let st = crate::solver::dfsph::dfsph_stats(
                 &raw.error_sums,
                 &raw.error_maxima,
                 totals,

@@ -1,9 +1,9 @@
-//! The GPU path: context, timestamps, the solvers' passes (the grid's pipeline is
-//! [`crate::grid::gpu`]).
+//! The GPU path: context, timestamps, the fluid's shared buffers, statistics, the mouse force and
+//! the obstacles' passes (the grid's pipeline is [`crate::grid::gpu`], each solver's passes are
+//! in its home, [`crate::solver`]).
 
 pub mod buffers;
 pub mod context;
-pub mod dfsph;
 pub mod fluid;
 pub mod interact;
 pub mod obstacles;

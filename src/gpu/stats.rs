@@ -3,7 +3,7 @@
 //! through two staging buffers in turn (the host reads step k's while step k + 1 runs) and
 //! folded on the host in the CPU mirror's second level, so no pass of one workgroup runs on
 //! the device. DFSPH's density-error blocks and the solves' residual totals come back the same
-//! way, for the host to build DFSPH's block ([`crate::cpu::dfsph::dfsph_stats`]).
+//! way, for the host to build DFSPH's block ([`crate::solver::dfsph::dfsph_stats`]).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -12,10 +12,10 @@ use std::sync::mpsc;
 use super::context::GpuContext;
 use crate::core::Stage;
 use crate::core::StatsBlock;
-use crate::cpu::dfsph::Total;
 use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
+use crate::solver::dfsph::Total;
 use crate::{Error, Result, shaders};
 
 /// Bytes of one block `stats_blocks` writes.

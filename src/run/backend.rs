@@ -3,12 +3,12 @@
 //! removal through open sides included).
 
 use crate::core::Particles;
-use crate::cpu::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::StatsBlock;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::grid::Grid;
 use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
+use crate::solver::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::{Error, Result};
 
 /// Something that advances particles one step at a time.
@@ -371,7 +371,7 @@ impl CpuSimulation {
     /// B((ρ/ρ0)⁷ − 1) clamped at 0 (WCSPH's own; DFSPH holds no pressure between steps, and the
     /// Tait pressure of its density shows where it compresses).
     pub fn shown_pressure(&self) -> Vec<f32> {
-        crate::cpu::dfsph::tait_pressures(&self.snap.density, &self.fp)
+        crate::solver::dfsph::tait_pressures(&self.snap.density, &self.fp)
     }
 }
 

@@ -417,7 +417,7 @@ mod tests {
                 dfsph: None,
             })
         }
-        fn carry(&self) -> Result<Option<crate::cpu::dfsph::DfsphCarry>> {
+        fn carry(&self) -> Result<Option<crate::solver::dfsph::DfsphCarry>> {
             Ok(None)
         }
         fn append(&mut self, _batch: &crate::emitter::Batch) -> Result<()> {

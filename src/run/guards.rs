@@ -4,10 +4,10 @@
 use serde::Serialize;
 
 use crate::core::Particles;
-use crate::cpu::dfsph::DfsphStats;
 use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, stats_block};
 use crate::gpu::fluid::Snapshot;
 use crate::params::FluidParams;
+use crate::solver::dfsph::DfsphStats;
 use crate::{Error, Result};
 
 /// One row of `--stats`.
@@ -291,7 +291,7 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         st.density_error_max = d.error_max as f64;
     }
     // A step that solved nothing is WCSPH's (DFSPH's solves run at least
-    // `cpu::dfsph::MIN_ITERATIONS`), whose equation of state stores energy.
+    // `solver::dfsph::MIN_ITERATIONS`), whose equation of state stores energy.
     if d.iterations_v == 0 && d.iterations_d == 0 {
         st.eos_energy = total_energy(b, fp, true) - total_energy(b, fp, false);
     }

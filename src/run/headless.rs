@@ -47,7 +47,7 @@ pub struct Capped {
     pub capped: [u64; 2],
     /// Those that stopped short at the step's budget, below `--max-iterations`: the most
     /// iterations the steps before ran plus a margin
-    /// ([`crate::cpu::dfsph::IterationBudget`]), which trails a need that grows faster.
+    /// ([`crate::solver::dfsph::IterationBudget`]), which trails a need that grows faster.
     pub trailed: [u64; 2],
     /// The largest mean residual each left.
     pub worst: [f64; 2],
@@ -92,7 +92,7 @@ impl Capped {
             if self.trailed[k] > 0 {
                 how.push(format!(
                     "at its step's budget (twice the most iterations of the steps before, at least {} more) while its need grew, in {}",
-                    crate::cpu::dfsph::ITERATION_MARGIN,
+                    crate::solver::dfsph::ITERATION_MARGIN,
                     self.trailed[k]
                 ));
             }

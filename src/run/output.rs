@@ -79,7 +79,7 @@ pub fn write_particles(
     let order = |v: &[f32]| snap.state.to_input_order(v);
     // The equation of state's pressure of each density (WCSPH's own pressure; for DFSPH, which
     // solves for no pressure field, a measure of its density error).
-    let pressure = crate::cpu::dfsph::tait_pressures(&snap.density, fp);
+    let pressure = crate::solver::dfsph::tait_pressures(&snap.density, fp);
     let frame = Frame {
         pos: &snap.state.to_input_order(&snap.state.pos),
         vel: &snap.state.to_input_order(&snap.state.vel),

@@ -6,7 +6,6 @@
 use crate::common;
 
 use glam::Vec3;
-use gpu_sph::cpu::dfsph::{self, DfsphCarry};
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{
@@ -14,6 +13,7 @@ use gpu_sph::params::{
     SolverParams, SphConfig,
 };
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::solver::dfsph::{self, DfsphCarry};
 use gpu_sph::verify;
 
 /// Bit-exact on lavapipe, where the GPU is the same CPU; 1e-5 elsewhere.

@@ -209,7 +209,7 @@ fn named_paths(text: &str) -> Vec<String> {
             .find(|c: char| !(c.is_alphanumeric() || "/._-*{},".contains(c)))
             .unwrap_or(rest.len());
         let mut path = rest[..end].trim_end_matches(['.', ',', '-']).to_string();
-        // `src/cpu/dfsph/{cells,levels}.rs` and `shaders/dfsph/*.wgsl` name several files: the
+        // `src/solver/dfsph/{cells,levels}.rs` and `shaders/solver/dfsph/*.wgsl` name several files: the
         // folder before the pattern must exist.
         if let Some(k) = path.find(['{', '*']) {
             path.truncate(path[..k].rfind('/').map_or(0, |s| s + 1));
@@ -238,8 +238,8 @@ fn every_project_path_the_docs_name_exists() {
         missing.join("\n")
     );
     assert_eq!(
-        named_paths("see `src/cpu/dfsph/{cells,levels}.rs`, src/main.rs:12 and docs/x.md#y."),
-        ["src/cpu/dfsph/", "src/main.rs", "docs/x.md"]
+        named_paths("see `src/solver/dfsph/{cells,levels}.rs`, src/main.rs:12 and docs/x.md#y."),
+        ["src/solver/dfsph/", "src/main.rs", "docs/x.md"]
     );
 }
 

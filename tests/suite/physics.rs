@@ -5,11 +5,11 @@ use crate::common;
 
 use common::hydro::layer_slope;
 use glam::Vec3;
-use gpu_sph::cpu::dfsph::tait;
 use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::solver::dfsph::tait;
 
 /// A column filling the floor of its tank, `nx × ny × nx` particles at spacing s = 10 mm on
 /// the lattice (i + ½) s, each coordinate moved by up to ±1 µm (0.01% of s) when `seed` is
@@ -254,10 +254,10 @@ fn dfsph_run(
     fp: &FluidParams,
     physics: &PhysicsConfig,
     until: f64,
-    mut each: impl FnMut(f64, &gpu_sph::cpu::dfsph::DfsphTrace),
+    mut each: impl FnMut(f64, &gpu_sph::solver::dfsph::DfsphTrace),
 ) {
-    use gpu_sph::cpu::dfsph::{DfsphCarry, dfsph_step};
     use gpu_sph::params::DfsphConfig;
+    use gpu_sph::solver::dfsph::{DfsphCarry, dfsph_step};
     let sp = cfg.sim_params();
     let dp = DfsphConfig::default().params(cfg, physics).unwrap();
     let mut state = state;
@@ -284,8 +284,8 @@ fn dfsph_run(
 /// solve implies (p_i = ρ_i Σκ_i, `implied_pressure`) rises with depth at ρ0 g within 10%.
 /// Returns (largest late speed, worst mean error, worst single error, slope / ρ0 g).
 fn dfsph_column_rests(nx: u32, ny: u32, physics: PhysicsConfig) -> (f32, f32, f32, f64) {
-    use gpu_sph::cpu::dfsph::implied_pressure;
     use gpu_sph::params::Solver;
+    use gpu_sph::solver::dfsph::implied_pressure;
     let n = (nx * ny * nx) as usize;
     let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), Solver::Dfsph).unwrap();
     let s = cfg.spacing;
@@ -437,8 +437,8 @@ fn dfsph_default_dam_break_takes_the_cfl_step_and_never_gains_energy() {
 /// held at 1e-3 takes a step the viscosity sets at 5 mm and below.
 #[test]
 fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
-    use gpu_sph::cpu::dfsph::{DfsphCarry, dfsph_step};
     use gpu_sph::params::{DfsphConfig, Solver, dfsph_dt_max};
+    use gpu_sph::solver::dfsph::{DfsphCarry, dfsph_step};
     let step = |s: f32, physics: &PhysicsConfig| {
         let o = ConfigOverrides {
             spacing: Some(s),

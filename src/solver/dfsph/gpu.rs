@@ -1,0 +1,1162 @@
+//! The DFSPH passes on the GPU (the `dfsph_*` stages; CPU mirror [`crate::solver::dfsph`]), with
+//! their buffers. A step's coarse levels are assembled once after its density
+//! (`dfsph_galerkin`, `dfsph_levels`); a solve is encoded as rate, then pressure → rate for
+//! each of the iterations the step may run, two walking dispatches an iteration, and after the
+//! rate pass of every even one the coarse correction (`dfsph_restrict`, `dfsph_coarse`,
+//! `dfsph_prolong`): each rate pass adds its residuals to an integer total, and every
+//! invocation of the next passes decides from that total whether they run (`solve_again`), so
+//! the decision stays on the GPU and nothing is read back per iteration. How many iterations a step encodes comes from the counts of
+//! the steps from two before back ([`IterationBudget`]), which the host has read by then; the
+//! CPU path caps its solves by the same rule.
+
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
+
+use wgpu::util::DeviceExt;
+
+use crate::core::Stage;
+use crate::gpu::context::GpuContext;
+use crate::grid::gpu::{
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, pipeline_groups,
+    storage_buffer,
+};
+use crate::params::{CoarseParams, DfsphParams, SolveParams};
+use crate::solver::dfsph::{DfsphStats, IterationBudget, Solve};
+use crate::{Result, shaders};
+
+/// One solve's bind groups, uniform block and stiffness sums.
+pub struct SolveGroups {
+    /// Its `SolveParams` (rewritten when the live count changes: the threshold follows N).
+    params: wgpu::Buffer,
+    pressure: wgpu::BindGroup,
+    rate: wgpu::BindGroup,
+    restrict: wgpu::BindGroup,
+    coarse: wgpu::BindGroup,
+    prolong: wgpu::BindGroup,
+    /// Σ κ this solve applied per particle this step (N), cleared at its start.
+    pub kappa_sum: wgpu::Buffer,
+}
+
+/// Bytes of one solve iteration's residual total: (low, high, NaN flag, 0).
+const TOTAL_BYTES: u64 = 16;
+
+/// What the host keeps of a DFSPH run on the GPU between steps, beside its buffers.
+#[derive(Debug, Default)]
+pub struct HostState {
+    /// Whether the grid, ρ and α of the current state are on the GPU (a step ends by computing
+    /// them at its new positions, for its density error and for the next step).
+    pub primed: Cell<bool>,
+    /// The iteration counts of the last steps read ([`IterationBudget`]) and the caps of the
+    /// steps submitted but not yet read, oldest first.
+    pub budget: RefCell<(IterationBudget, VecDeque<[u32; 2]>)>,
+    /// Dispatches of the steps read so far whose iteration the solve did not run (they launch
+    /// and exit at once), for `--bench`.
+    pub idle: Cell<u64>,
+    /// The caps of the last step encoded.
+    pub last_caps: Cell<[u32; 2]>,
+    /// The block the host built for the last step read.
+    pub last_stats: Cell<DfsphStats>,
+}
+
+/// The DFSPH kernels and their buffers, for one N.
+pub struct GpuDfsph {
+    /// The host's side of the run: whether the grid is primed, the iteration budget, the last
+    /// caps and statistics.
+    pub host: HostState,
+    density: wgpu::ComputePipeline,
+    galerkin: wgpu::ComputePipeline,
+    levels: wgpu::ComputePipeline,
+    pressure: wgpu::ComputePipeline,
+    rate: wgpu::ComputePipeline,
+    restrict: wgpu::ComputePipeline,
+    coarse: wgpu::ComputePipeline,
+    prolong: wgpu::ComputePipeline,
+    galerkin_bg: wgpu::BindGroup,
+    levels_bg: wgpu::BindGroup,
+    /// The coarse grid and its solve's settings.
+    pub cp: CoarseParams,
+    /// Level 0's stored half-rows (`dfsph_galerkin`, fixed point: 28 words a cell), then the
+    /// count of the pressure's anchors.
+    pub coarse_op: wgpu::Buffer,
+    /// Every level's rows (`dfsph_levels`, 27 f32 a cell).
+    pub coarse_rows: wgpu::Buffer,
+    /// The restricted residual (`dfsph_restrict`, fixed point: 2 words a level-0 cell).
+    pub coarse_rhs: wgpu::Buffer,
+    /// `dfsph_coarse`'s solution (its first level-0-cells f32) and scratch.
+    pub coarse_work: wgpu::Buffer,
+    /// Each particle's residual e from the last rate pass (N).
+    pub residual: wgpu::Buffer,
+    blocks: wgpu::ComputePipeline,
+    accel: wgpu::ComputePipeline,
+    timestep_blocks: wgpu::ComputePipeline,
+    /// Workgroups of `dfsph_timestep_blocks` (`grid::gpu::timestep_blocks`).
+    step_blocks: u32,
+    // The time step's maxima (v_max, S_max, WCSPH's signal speed bits, 0), folded by `dfsph_timestep_blocks`
+    // and read by `dfsph_predict_first`; cleared before each fold.
+    timestep_maxima: wgpu::Buffer,
+    predict_first: wgpu::ComputePipeline,
+    predict: wgpu::ComputePipeline,
+    // WCSPH's equation of state (`dfsph_eos`) and its bind group.
+    eos: wgpu::ComputePipeline,
+    eos_bg: wgpu::BindGroup,
+    integrate: wgpu::ComputePipeline,
+    density_bg: wgpu::BindGroup,
+    density_blocks_bg: wgpu::BindGroup,
+    accel_bg: wgpu::BindGroup,
+    timestep_bg: wgpu::BindGroup,
+    predict_bg: wgpu::BindGroup,
+    // Group 1 of the predict passes: DFSPH's block, the friction power, the obstacles' power.
+    credit_bg: wgpu::BindGroup,
+    // The later substeps' bind group: without the substep arguments they are dispatched from.
+    substep_predict_bg: wgpu::BindGroup,
+    integrate_bg: wgpu::BindGroup,
+    /// The two solves' bind groups and stiffness sums (divergence, density).
+    pub solves: [SolveGroups; 2],
+    /// The uniform block.
+    pub params: wgpu::Buffer,
+    /// The parameters it holds (`blocks` for the capacity).
+    pub dp: DfsphParams,
+    // ⌈live N / 256⌉, which the uniform block holds and the direct dispatches use.
+    live_blocks: std::cell::Cell<u32>,
+    /// Layout of bind group 1 of the walks that see obstacles (density, rate, pressure).
+    pub boundary_layout: wgpu::BindGroupLayout,
+    // Bind group 1 of those walks: the obstacles' boundary grid, or an empty one.
+    boundary_bg: wgpu::BindGroup,
+    // The empty one's buffers.
+    _no_boundary: Vec<wgpu::Buffer>,
+    // The power moving obstacles put in per particle, which `dfsph_pressure` accumulates
+    // over the step's iterations (the fluid's `obstacle_power`), when there are obstacles.
+    power: Option<wgpu::Buffer>,
+    obstacle_power: wgpu::Buffer,
+    /// ρ per particle, slot order (N).
+    pub rho: wgpu::Buffer,
+    /// α per particle (N).
+    pub alpha: wgpu::Buffer,
+    /// The stiffness increments of the next velocity update (N).
+    pub kappa: wgpu::Buffer,
+    /// Density error block sums and maxima (⌈N/256⌉ each).
+    pub error_sums: wgpu::Buffer,
+    /// See `error_sums`.
+    pub error_maxima: wgpu::Buffer,
+    /// Each rate pass's residual total, (low, high, NaN flag, 0) per iteration k = 0 …
+    /// max_iterations of the divergence solve, then of the density solve.
+    pub totals: wgpu::Buffer,
+    // Entry k (at k × iteration_stride) holds `Iteration { index: k }`, k = 0 … max_iterations;
+    // bound with a dynamic offset as the last bind group of the solves' passes.
+    iteration_bg: wgpu::BindGroup,
+    _iterations: wgpu::Buffer,
+    iteration_stride: u32,
+    /// The density error per particle (N), which `dfsph_blocks` reduces.
+    pub density_error: wgpu::Buffer,
+    /// The indirect arguments of viscous substeps 2..K that `dfsph_predict_first` writes, 8 words
+    /// each: `dfsph_accel`'s (x, y, z), the substep count n, `dfsph_predict`'s (x, 1, 1), 0.
+    pub substep_args: wgpu::Buffer,
+}
+
+/// Bytes of one substep's entry in `substep_args`.
+const SUBSTEP_ARGS_BYTES: u64 = 32;
+
+// Where substep k's (2..=K) arguments start in `substep_args`.
+fn substep_offset(k: u32) -> u64 {
+    SUBSTEP_ARGS_BYTES * u64::from(k - 2)
+}
+
+/// The uniform block of solve `which` (0 divergence, 1 density) over `n` live particles: its
+/// fewest iterations and its threshold ([`crate::solver::dfsph::threshold`]).
+fn solve_params(which: u32, dp: &DfsphParams, n: u32) -> SolveParams {
+    let i = which.min(1) as usize;
+    let thr = crate::solver::dfsph::threshold([dp.eta_v, dp.eta_d][i], n);
+    SolveParams {
+        which,
+        min_iterations: crate::solver::dfsph::MIN_ITERATIONS[i],
+        threshold_lo: thr as u32,
+        threshold_hi: (thr >> 32) as u32,
+    }
+}
+
+fn solve_index(s: Solve) -> usize {
+    match s {
+        Solve::Divergence => 0,
+        Solve::Density => 1,
+    }
+}
+
+impl GpuDfsph {
+    /// Compiles the DFSPH kernels and allocates their buffers next to `grid`'s; `accel` and
+    /// `step_state` are the fluid passes' (the mouse force adds to the same accelerations),
+    /// `cp` the coarse levels' grid.
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        ctx: &GpuContext,
+        grid: &GpuNeighbours,
+        fluid_params: &wgpu::Buffer,
+        accel: &wgpu::Buffer,
+        step_state: &wgpu::Buffer,
+        obstacle_power: &wgpu::Buffer,
+        dp: &DfsphParams,
+        cp: &CoarseParams,
+    ) -> Result<Self> {
+        use Binding::*;
+        let b = &grid.bufs;
+        ctx.scoped(|| {
+            let d = &ctx.device;
+            let n64 = b.capacity as u64;
+            let blocks = dp.blocks as u64;
+            let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
+            let uniform = |label: &str, bytes: &[u8]| {
+                d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                    label: Some(label),
+                    contents: bytes,
+                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+                })
+            };
+            let params = uniform("sph.dfsph_params", bytemuck::bytes_of(dp));
+            let rho = storage("sph.dfsph_rho", n64 * 4);
+            let alpha = storage("sph.dfsph_alpha", n64 * 4);
+            let kappa = storage("sph.dfsph_kappa", n64 * 4);
+            let residual = storage("sph.dfsph_residual", n64 * 4);
+            let coarse_params = uniform("sph.dfsph_coarse_params", bytemuck::bytes_of(cp));
+            let (n0, all) = (cp.cells() as u64, cp.all_cells() as u64);
+            let coarse_op = storage("sph.dfsph_coarse_op", (n0 * 28 + 1) * 4);
+            let coarse_rows = storage("sph.dfsph_coarse_rows", all * 27 * 4);
+            let coarse_rhs = storage("sph.dfsph_coarse_rhs", n0 * 2 * 4);
+            let coarse_work = storage("sph.dfsph_coarse_work", (4 * n0 + 3 * all) * 4);
+            let error_sums = storage("sph.dfsph_error_sums", blocks * 4);
+            let error_maxima = storage("sph.dfsph_error_maxima", blocks * 4);
+            let slots = u64::from(dp.max_iterations) + 1;
+            let totals = storage("sph.dfsph_totals", 2 * slots * TOTAL_BYTES);
+            let stride = d.limits().min_uniform_buffer_offset_alignment.max(16);
+            let mut entries = vec![0u8; stride as usize * slots as usize];
+            for k in 0..slots as usize {
+                let at = k * stride as usize;
+                entries[at..at + 4].copy_from_slice(&(k as u32).to_le_bytes());
+            }
+            let iterations = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                label: Some("sph.dfsph_iterations"),
+                contents: &entries,
+                usage: wgpu::BufferUsages::UNIFORM,
+            });
+            let iteration_l = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+                label: Some("sph.dfsph_iteration"),
+                entries: &[wgpu::BindGroupLayoutEntry {
+                    binding: 0,
+                    visibility: wgpu::ShaderStages::COMPUTE,
+                    ty: wgpu::BindingType::Buffer {
+                        ty: wgpu::BufferBindingType::Uniform,
+                        has_dynamic_offset: true,
+                        min_binding_size: wgpu::BufferSize::new(16),
+                    },
+                    count: None,
+                }],
+            });
+            let iteration_bg = d.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some("sph.dfsph_iteration"),
+                layout: &iteration_l,
+                entries: &[wgpu::BindGroupEntry {
+                    binding: 0,
+                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                        buffer: &iterations,
+                        offset: 0,
+                        size: wgpu::BufferSize::new(16),
+                    }),
+                }],
+            });
+            let density_error = storage("sph.dfsph_density_error", n64 * 4);
+            // Each particle's power from the obstacles' friction in the last `dfsph_accel`.
+            let friction_power = storage("sph.dfsph_friction_power", n64 * 4);
+            let step_blocks = crate::grid::gpu::timestep_blocks(b.capacity, ctx.info.device_type);
+            let timestep_maxima = storage("sph.dfsph_timestep_maxima", 16);
+            let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sph.dfsph_substep_args"),
+                size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+
+            let m = |label, src| ctx.shader(label, src);
+            let w = |label, src| ctx.walking_shader(label, src, b.group_size, Some(b.kernel()));
+            let density_l = layout(
+                d,
+                "sph.dfsph_density",
+                &[
+                    Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, Read,
+                    Read,
+                ],
+            );
+            let galerkin_l = layout(
+                d,
+                "sph.dfsph_galerkin",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
+                    ReadWrite,
+                ],
+            );
+            let levels_l = layout(d, "sph.dfsph_levels", &[Uniform, Read, ReadWrite]);
+            let restrict_l = layout(
+                d,
+                "sph.dfsph_restrict",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
+                    ReadWrite,
+                ],
+            );
+            let coarse_l = layout(
+                d,
+                "sph.dfsph_coarse",
+                &[Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, Read],
+            );
+            let prolong_l = layout(
+                d,
+                "sph.dfsph_prolong",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read,
+                    Read, Read, Read, ReadWrite,
+                ],
+            );
+            let pressure_l = layout(
+                d,
+                "sph.dfsph_pressure",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite,
+                    ReadWrite, Read, Read, ReadWrite, Read,
+                ],
+            );
+            let rate_l = layout(
+                d,
+                "sph.dfsph_rate",
+                &[
+                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
+                    ReadWrite, Read, Read, ReadWrite, Read, ReadWrite,
+                ],
+            );
+            let blocks_l = layout(
+                d,
+                "sph.dfsph_blocks",
+                &[Uniform, Read, ReadWrite, ReadWrite],
+            );
+            let accel_l = layout(
+                d,
+                "sph.dfsph_accel",
+                &[
+                    Uniform, Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, Read,
+                    ReadWrite,
+                ],
+            );
+            // Group 1 of both predict entry points: the friction power's credit.
+            let credit_l = layout(d, "sph.dfsph_credit", &[Uniform, Read, ReadWrite]);
+            let timestep_l = layout(
+                d,
+                "sph.dfsph_timestep",
+                &[
+                    Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite, ReadWrite, Uniform,
+                    Read,
+                ],
+            );
+            let eos_l = layout(d, "sph.dfsph_eos", &[Uniform, Uniform, Read, ReadWrite]);
+            let predict_l = layout(
+                d,
+                "sph.dfsph_predict",
+                &[
+                    Uniform, Read, ReadWrite, ReadWrite, Uniform, Read, Read, ReadWrite,
+                ],
+            );
+            let substep_predict_l = layout(
+                d,
+                "sph.dfsph_predict_substep",
+                &[Uniform, Read, ReadWrite, ReadWrite],
+            );
+            let integrate_l = layout(
+                d,
+                "sph.dfsph_integrate",
+                &[
+                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
+                    Uniform,
+                ],
+            );
+            let density_m = w("sph.dfsph_density", shaders::DFSPH_DENSITY);
+            let galerkin_m = w("sph.dfsph_galerkin", shaders::DFSPH_GALERKIN);
+            let levels_m = m("sph.dfsph_levels", shaders::DFSPH_LEVELS);
+            let restrict_m = m("sph.dfsph_restrict", shaders::DFSPH_RESTRICT);
+            let coarse_m = m("sph.dfsph_coarse", shaders::DFSPH_COARSE);
+            let prolong_m = m("sph.dfsph_prolong", shaders::DFSPH_PROLONG);
+            let pressure_m = w("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
+            let rate_m = w("sph.dfsph_rate", shaders::DFSPH_RATE);
+            let blocks_m = m("sph.dfsph_blocks", shaders::DFSPH_BLOCKS);
+            let accel_m = w("sph.dfsph_accel", shaders::DFSPH_ACCEL);
+            let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
+            let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
+            let eos_m = m("sph.dfsph_eos", shaders::DFSPH_EOS);
+            let integrate_m = m("sph.dfsph_integrate", shaders::DFSPH_INTEGRATE);
+
+            let solve = |which: Solve| {
+                let i = solve_index(which);
+                let sp = solve_params(i as u32, dp, b.n.get());
+                let sparams = uniform(&format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp));
+                let kappa_sum = storage(&format!("sph.dfsph_kappa_sum{i}"), n64 * 4);
+                SolveGroups {
+                    pressure: bind_group(
+                        d,
+                        "sph.dfsph_pressure",
+                        &pressure_l,
+                        &[
+                            &b.params,
+                            fluid_params,
+                            &params,
+                            &sparams,
+                            &b.sorted_pos,
+                            &b.slot_start,
+                            &rho,
+                            &kappa,
+                            step_state,
+                            &b.sorted_vel,
+                            &kappa_sum,
+                            &b.group_range,
+                            &b.group_args,
+                            obstacle_power,
+                            &totals,
+                        ],
+                    ),
+                    rate: bind_group(
+                        d,
+                        "sph.dfsph_rate",
+                        &rate_l,
+                        &[
+                            &b.params,
+                            fluid_params,
+                            &params,
+                            &sparams,
+                            &b.sorted_pos,
+                            &b.slot_start,
+                            &b.sorted_vel,
+                            &rho,
+                            &alpha,
+                            step_state,
+                            &kappa,
+                            &b.group_range,
+                            &b.group_args,
+                            &totals,
+                            &kappa_sum,
+                            &residual,
+                        ],
+                    ),
+                    restrict: bind_group(
+                        d,
+                        "sph.dfsph_restrict",
+                        &restrict_l,
+                        &[
+                            &b.params,
+                            &params,
+                            &sparams,
+                            &coarse_params,
+                            &b.sorted_pos,
+                            &residual,
+                            &kappa_sum,
+                            &rho,
+                            &alpha,
+                            &totals,
+                            &coarse_rhs,
+                        ],
+                    ),
+                    coarse: bind_group(
+                        d,
+                        "sph.dfsph_coarse",
+                        &coarse_l,
+                        &[
+                            &params,
+                            &sparams,
+                            &coarse_params,
+                            &coarse_rows,
+                            &coarse_rhs,
+                            &totals,
+                            &coarse_work,
+                            &coarse_op,
+                        ],
+                    ),
+                    prolong: bind_group(
+                        d,
+                        "sph.dfsph_prolong",
+                        &prolong_l,
+                        &[
+                            &b.params,
+                            fluid_params,
+                            &params,
+                            &sparams,
+                            &coarse_params,
+                            &b.sorted_pos,
+                            &residual,
+                            &kappa_sum,
+                            &rho,
+                            &alpha,
+                            &coarse_work,
+                            step_state,
+                            &totals,
+                            &kappa,
+                        ],
+                    ),
+                    params: sparams,
+                    kappa_sum,
+                }
+            };
+            let solves = [solve(Solve::Divergence), solve(Solve::Density)];
+            let boundary_layout = crate::gpu::obstacles::boundary_layout(d);
+            let (boundary_bg, no_boundary) =
+                crate::gpu::obstacles::no_boundary(d, &boundary_layout);
+            let bl = &boundary_layout;
+            Self {
+                host: HostState::default(),
+                density: pipeline_groups(
+                    d,
+                    "sph.dfsph_density",
+                    &[&density_l, bl],
+                    &density_m,
+                    "dfsph_density",
+                ),
+                galerkin: pipeline_groups(
+                    d,
+                    "sph.dfsph_galerkin",
+                    &[&galerkin_l, bl],
+                    &galerkin_m,
+                    "dfsph_galerkin",
+                ),
+                levels: pipeline(d, "sph.dfsph_levels", &levels_l, &levels_m, "dfsph_levels"),
+                restrict: pipeline_groups(
+                    d,
+                    "sph.dfsph_restrict",
+                    &[&restrict_l, &iteration_l],
+                    &restrict_m,
+                    "dfsph_restrict",
+                ),
+                coarse: pipeline_groups(
+                    d,
+                    "sph.dfsph_coarse",
+                    &[&coarse_l, &iteration_l],
+                    &coarse_m,
+                    "dfsph_coarse",
+                ),
+                prolong: pipeline_groups(
+                    d,
+                    "sph.dfsph_prolong",
+                    &[&prolong_l, &iteration_l],
+                    &prolong_m,
+                    "dfsph_prolong",
+                ),
+                galerkin_bg: bind_group(
+                    d,
+                    "sph.dfsph_galerkin",
+                    &galerkin_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &params,
+                        &coarse_params,
+                        &b.sorted_pos,
+                        &b.slot_start,
+                        &rho,
+                        &alpha,
+                        &b.group_range,
+                        &b.group_args,
+                        &coarse_op,
+                    ],
+                ),
+                levels_bg: bind_group(
+                    d,
+                    "sph.dfsph_levels",
+                    &levels_l,
+                    &[&coarse_params, &coarse_op, &coarse_rows],
+                ),
+                pressure: pipeline_groups(
+                    d,
+                    "sph.dfsph_pressure",
+                    &[&pressure_l, bl, &iteration_l],
+                    &pressure_m,
+                    "dfsph_pressure",
+                ),
+                rate: pipeline_groups(
+                    d,
+                    "sph.dfsph_rate",
+                    &[&rate_l, bl, &iteration_l],
+                    &rate_m,
+                    "dfsph_rate",
+                ),
+                blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
+                accel: pipeline_groups(
+                    d,
+                    "sph.dfsph_accel",
+                    &[&accel_l, bl],
+                    &accel_m,
+                    "dfsph_accel",
+                ),
+                timestep_blocks: pipeline(
+                    d,
+                    "sph.dfsph_timestep_blocks",
+                    &timestep_l,
+                    &timestep_m,
+                    "dfsph_timestep_blocks",
+                ),
+                step_blocks,
+                predict_first: pipeline_groups(
+                    d,
+                    "sph.dfsph_predict_first",
+                    &[&predict_l, &credit_l],
+                    &predict_m,
+                    "dfsph_predict_first",
+                ),
+                predict: pipeline_groups(
+                    d,
+                    "sph.dfsph_predict",
+                    &[&substep_predict_l, &credit_l],
+                    &predict_m,
+                    "dfsph_predict",
+                ),
+                integrate: pipeline(
+                    d,
+                    "sph.dfsph_integrate",
+                    &integrate_l,
+                    &integrate_m,
+                    "dfsph_integrate",
+                ),
+                density_bg: bind_group(
+                    d,
+                    "sph.dfsph_density",
+                    &density_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &params,
+                        &b.sorted_pos,
+                        &b.slot_start,
+                        &rho,
+                        &alpha,
+                        &density_error,
+                        &b.group_range,
+                        &b.group_args,
+                    ],
+                ),
+                density_blocks_bg: bind_group(
+                    d,
+                    "sph.dfsph_blocks",
+                    &blocks_l,
+                    &[&b.params, &density_error, &error_sums, &error_maxima],
+                ),
+                accel_bg: bind_group(
+                    d,
+                    "sph.dfsph_accel",
+                    &accel_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &params,
+                        &b.sorted_pos,
+                        &b.slot_start,
+                        &b.sorted_vel,
+                        &rho,
+                        accel,
+                        &b.group_range,
+                        &b.group_args,
+                        &friction_power,
+                    ],
+                ),
+                credit_bg: bind_group(
+                    d,
+                    "sph.dfsph_credit",
+                    &credit_l,
+                    &[&params, &friction_power, obstacle_power],
+                ),
+                timestep_bg: bind_group(
+                    d,
+                    "sph.dfsph_timestep",
+                    &timestep_l,
+                    &[
+                        &b.params,
+                        &params,
+                        &b.sorted_vel,
+                        accel,
+                        step_state,
+                        &b.group_args,
+                        &substep_args,
+                        &timestep_maxima,
+                        fluid_params,
+                        &rho,
+                    ],
+                ),
+                eos: pipeline(d, "sph.dfsph_eos", &eos_l, &eos_m, "dfsph_eos"),
+                eos_bg: bind_group(
+                    d,
+                    "sph.dfsph_eos",
+                    &eos_l,
+                    &[&b.params, fluid_params, &rho, &kappa],
+                ),
+                predict_bg: bind_group(
+                    d,
+                    "sph.dfsph_predict",
+                    &predict_l,
+                    &[
+                        &b.params,
+                        accel,
+                        step_state,
+                        &b.sorted_vel,
+                        &params,
+                        &timestep_maxima,
+                        &b.group_args,
+                        &substep_args,
+                    ],
+                ),
+                substep_predict_bg: bind_group(
+                    d,
+                    "sph.dfsph_predict_substep",
+                    &substep_predict_l,
+                    &[&b.params, accel, step_state, &b.sorted_vel],
+                ),
+                integrate_bg: bind_group(
+                    d,
+                    "sph.dfsph_integrate",
+                    &integrate_l,
+                    &[
+                        &b.params,
+                        fluid_params,
+                        &b.sorted_pos,
+                        &b.sorted_vel,
+                        &b.sorted_id,
+                        step_state,
+                        &b.positions,
+                        &b.velocities,
+                        &b.particle_id,
+                        &params,
+                    ],
+                ),
+
+                solves,
+                params,
+                dp: *dp,
+                live_blocks: std::cell::Cell::new(dp.blocks),
+                boundary_bg,
+                _no_boundary: no_boundary,
+                boundary_layout,
+                power: None,
+                obstacle_power: obstacle_power.clone(),
+                rho,
+                alpha,
+                kappa,
+                cp: *cp,
+                coarse_op,
+                coarse_rows,
+                coarse_rhs,
+                coarse_work,
+                residual,
+                error_sums,
+                error_maxima,
+                totals,
+                iteration_bg,
+                _iterations: iterations,
+                iteration_stride: stride,
+                density_error,
+                substep_args,
+                timestep_maxima,
+            }
+        })
+    }
+
+    /// Makes the walks see the obstacles of bind group `bg` (laid out by `boundary_layout`;
+    /// `None`: none).
+    pub fn set_boundary(&mut self, d: &wgpu::Device, bg: Option<wgpu::BindGroup>) {
+        self.power = bg.is_some().then(|| self.obstacle_power.clone());
+        self.boundary_bg = match bg {
+            Some(bg) => bg,
+            None => {
+                let (bg, buffers) = crate::gpu::obstacles::no_boundary(d, &self.boundary_layout);
+                self._no_boundary = buffers;
+                bg
+            }
+        };
+    }
+
+    /// Stage `dfsph_density` over the grid's slot-order positions.
+    /// Then stage `dfsph_blocks` reduces the density error.
+    pub fn encode_density(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch_indirect_groups(
+            e,
+            Stage::DfsphDensity,
+            &self.density,
+            &[&self.density_bg, &self.boundary_bg],
+            &g.bufs.group_args,
+            0,
+        );
+        g.dispatch(
+            e,
+            Stage::DfsphBlocks,
+            &self.blocks,
+            &self.density_blocks_bg,
+            self.live_blocks.get(),
+        );
+    }
+
+    /// Follows the live particle count `n` (see [`GpuNeighbours::set_live`]): the reductions
+    /// fold ⌈n / 256⌉ blocks, as the CPU mirror's do, and the solves' thresholds follow n.
+    pub fn set_live(&self, queue: &wgpu::Queue, n: u32) {
+        let blocks = n.div_ceil(crate::params::REDUCE_BLOCK).max(1);
+        if blocks != self.live_blocks.get() {
+            self.live_blocks.set(blocks);
+            let dp = DfsphParams { blocks, ..self.dp };
+            queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&dp));
+        }
+        for (i, s) in self.solves.iter().enumerate() {
+            let sp = solve_params(i as u32, &self.dp, n);
+            queue.write_buffer(&s.params, 0, bytemuck::bytes_of(&sp));
+        }
+    }
+
+    /// The dynamic offset of iteration entry `index`.
+    fn iteration_offset(&self, index: u32) -> u32 {
+        index * self.iteration_stride
+    }
+
+    /// A pass of `stage` with `pipe`, bind groups 0, 1, … from `bgs` and then the iteration
+    /// entries `at` (indices), dispatched indirectly from the groups `order` listed (or
+    /// over `workgroups`).
+    #[allow(clippy::too_many_arguments)]
+    fn dispatch_at(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        stage: Stage,
+        pipe: &wgpu::ComputePipeline,
+        bgs: &[&wgpu::BindGroup],
+        at: &[u32],
+        workgroups: Option<u32>,
+    ) {
+        let mut pass = g.pass(e, stage);
+        pass.set_pipeline(pipe);
+        for (k, bg) in bgs.iter().enumerate() {
+            pass.set_bind_group(k as u32, *bg, &[]);
+        }
+        for (j, &index) in at.iter().enumerate() {
+            pass.set_bind_group(
+                (bgs.len() + j) as u32,
+                &self.iteration_bg,
+                &[self.iteration_offset(index)],
+            );
+        }
+        match workgroups {
+            Some(x) => pass.dispatch_workgroups(x, 1, 1),
+            None => pass.dispatch_workgroups_indirect(&g.bufs.group_args, 0),
+        }
+    }
+
+    /// Stages `dfsph_galerkin` and `dfsph_levels`: the step's coarse levels, from the grid,
+    /// ρ and α of its start (the operator cleared first).
+    pub fn encode_levels(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        e.clear_buffer(&self.coarse_op, 0, None);
+        g.dispatch_indirect_groups(
+            e,
+            Stage::DfsphGalerkin,
+            &self.galerkin,
+            &[&self.galerkin_bg, &self.boundary_bg],
+            &g.bufs.group_args,
+            0,
+        );
+        self.encode_levels_only(g, e);
+    }
+
+    /// Stage `dfsph_levels` alone, from the operator `coarse_op` holds.
+    pub fn encode_levels_only(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch(e, Stage::DfsphLevels, &self.levels, &self.levels_bg, 1);
+    }
+
+    /// Stage `dfsph_pressure` of `solve` at iteration `k` ≥ 1, which runs only if the solve
+    /// goes on after iteration k − 1.
+    pub fn encode_pressure(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        k: u32,
+    ) {
+        let s = &self.solves[solve_index(solve)];
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphPressure,
+            &self.pressure,
+            &[&s.pressure, &self.boundary_bg],
+            &[k],
+            None,
+        );
+    }
+
+    /// Stage `dfsph_rate` of `solve` at iteration `k`, which runs at k = 0 and where its
+    /// pressure pass did, and adds its residuals to the total of k.
+    pub fn encode_rate(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        k: u32,
+    ) {
+        let s = &self.solves[solve_index(solve)];
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphRate,
+            &self.rate,
+            &[&s.rate, &self.boundary_bg],
+            &[k],
+            None,
+        );
+    }
+
+    /// Stages `dfsph_restrict`, `dfsph_coarse` and `dfsph_prolong` of `solve` after the rate
+    /// pass of iteration `k`: the coarse correction, each pass running where the solve goes on
+    /// after that rate pass (the residual on the cells cleared first).
+    pub fn encode_correction(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        k: u32,
+    ) {
+        let s = &self.solves[solve_index(solve)];
+        let n = Some(groups(g.bufs.n.get(), WORKGROUP_SIZE));
+        e.clear_buffer(&self.coarse_rhs, 0, None);
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphRestrict,
+            &self.restrict,
+            &[&s.restrict],
+            &[k],
+            n,
+        );
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphCoarse,
+            &self.coarse,
+            &[&s.coarse],
+            &[k],
+            Some(1),
+        );
+        self.dispatch_at(
+            g,
+            e,
+            Stage::DfsphProlong,
+            &self.prolong,
+            &[&s.prolong],
+            &[k],
+            n,
+        );
+    }
+
+    /// Clears the solve's totals and stiffness sums (and, for the divergence-free solve, the
+    /// step's first, the power the pressure passes accumulate with obstacles) and runs its
+    /// rate pass of iteration 0, on the velocities it starts from.
+    pub fn encode_start(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, solve: Solve) {
+        if let (Some(power), Solve::Divergence) = (&self.power, solve) {
+            e.clear_buffer(power, 0, None);
+        }
+        let slots = u64::from(self.dp.max_iterations) + 1;
+        let at = solve_index(solve) as u64 * slots * TOTAL_BYTES;
+        e.clear_buffer(&self.totals, at, Some(slots * TOTAL_BYTES));
+        e.clear_buffer(&self.solves[solve_index(solve)].kappa_sum, 0, None);
+        self.encode_rate(g, e, solve, 0);
+    }
+
+    /// A whole solve that may run `cap` iterations: its start, then pressure and rate for each
+    /// iteration, with the coarse correction after the even rate passes before the cap
+    /// (`corrects_after`); the passes after the solve has converged do nothing.
+    pub fn encode_solve(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        solve: Solve,
+        cap: u32,
+    ) {
+        let cap = cap.min(self.dp.max_iterations);
+        self.encode_start(g, e, solve);
+        for k in 0..=cap {
+            if k > 0 {
+                self.encode_pressure(g, e, solve, k);
+                self.encode_rate(g, e, solve, k);
+            }
+            if k < cap && crate::solver::dfsph::corrects_after(k) {
+                self.encode_correction(g, e, solve, k);
+            }
+        }
+    }
+
+    /// The caps a step encodes with `budget` (divergence, density; none for WCSPH).
+    pub fn caps(&self, budget: &IterationBudget) -> [u32; 2] {
+        crate::solver::dfsph::step_caps(budget, &self.dp)
+    }
+
+    /// The caps of the step after the next with `budget` (the next in flight).
+    pub fn caps_ahead(&self, budget: &IterationBudget) -> [u32; 2] {
+        match self.dp.is_wcsph() {
+            true => [0; 2],
+            false => {
+                budget.caps_ahead(crate::solver::dfsph::MIN_ITERATIONS, self.dp.max_iterations)
+            }
+        }
+    }
+
+    /// WCSPH, at a step's start in place of the divergence-free solve's: clears the power the
+    /// pressure pass accumulates with obstacles and both solves' totals, which the statistics
+    /// then read as solves that ran no iteration.
+    pub fn encode_wcsph_start(&self, e: &mut wgpu::CommandEncoder) {
+        if let Some(power) = &self.power {
+            e.clear_buffer(power, 0, None);
+        }
+        e.clear_buffer(&self.totals, 0, None);
+    }
+
+    /// WCSPH's pressure in place of the constant-density solve: stage `dfsph_eos` (κ = p/ρ
+    /// from the equation of state), then one `dfsph_pressure` pass with the step's dt, as
+    /// iteration 0 of the density solve's bind group (which always runs), its Σ κ cleared
+    /// first so that it holds κ, the pressure the outputs read.
+    pub fn encode_wcsph_pressure(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        self.encode_eos(g, e);
+        self.encode_eos_force(g, e);
+    }
+
+    /// Stage `dfsph_eos` alone: κ = p/ρ into `kappa`.
+    pub fn encode_eos(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch(
+            e,
+            Stage::DfsphEos,
+            &self.eos,
+            &self.eos_bg,
+            groups(g.bufs.n.get(), WORKGROUP_SIZE),
+        );
+    }
+
+    /// The pressure pass of [`GpuDfsph::encode_wcsph_pressure`] alone, from the κ `kappa` holds.
+    pub fn encode_eos_force(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        e.clear_buffer(&self.solves[solve_index(Solve::Density)].kappa_sum, 0, None);
+        self.encode_pressure(g, e, Solve::Density, 0);
+    }
+
+    /// Stage `dfsph_accel`.
+    pub fn encode_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        g.dispatch_indirect_groups(
+            e,
+            Stage::DfsphAccel,
+            &self.accel,
+            &[&self.accel_bg, &self.boundary_bg],
+            &g.bufs.group_args,
+            0,
+        );
+    }
+
+    /// Stage `dfsph_timestep`: each block's maxima folded into `timestep_maxima` (cleared
+    /// first); `dfsph_predict_first` computes the step from them.
+    pub fn encode_timestep(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        e.clear_buffer(&self.timestep_maxima, 0, None);
+        g.dispatch(
+            e,
+            Stage::DfsphTimestep,
+            &self.timestep_blocks,
+            &self.timestep_bg,
+            self.step_blocks,
+        );
+    }
+
+    /// Stage `dfsph_predict`'s first substep (`dfsph_predict_first`), which also sets the step
+    /// and the later substeps' arguments.
+    pub fn encode_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
+        g.dispatch_groups(
+            e,
+            Stage::DfsphPredict,
+            &self.predict_first,
+            &[&self.predict_bg, &self.credit_bg],
+            n,
+        );
+    }
+
+    /// Stage `dfsph_accel` of viscous substep `k` (2..=K), dispatched from the arguments
+    /// `dfsph_predict_first` wrote: nothing runs past the step's substep count.
+    pub fn encode_substep_accel(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
+        g.dispatch_indirect_groups(
+            e,
+            Stage::DfsphAccel,
+            &self.accel,
+            &[&self.accel_bg, &self.boundary_bg],
+            &self.substep_args,
+            substep_offset(k),
+        );
+    }
+
+    /// Stage `dfsph_predict` of viscous substep `k` (2..=K), as
+    /// [`GpuDfsph::encode_substep_accel`].
+    pub fn encode_substep_predict(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder, k: u32) {
+        g.dispatch_indirect_groups(
+            e,
+            Stage::DfsphPredict,
+            &self.predict,
+            &[&self.substep_predict_bg, &self.credit_bg],
+            &self.substep_args,
+            substep_offset(k) + 16,
+        );
+    }
+
+    /// The substep count of the last `dfsph_timestep` (1 where K = 1).
+    pub fn read_substeps(&self, g: &GpuNeighbours) -> Result<u32> {
+        if self.dp.viscous_substeps < 2 {
+            return Ok(1);
+        }
+        Ok(g.read_u32(&self.substep_args, 4)?[3])
+    }
+
+    /// Stage `dfsph_integrate`.
+    pub fn encode_integrate(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
+        let n = groups(g.bufs.n.get(), WORKGROUP_SIZE);
+        g.dispatch(
+            e,
+            Stage::DfsphIntegrate,
+            &self.integrate,
+            &self.integrate_bg,
+            n,
+        );
+    }
+
+    // Where the total of `solve` after iteration `k` lies in `totals` (bytes).
+    fn total_offset(&self, solve: Solve, k: u32) -> u64 {
+        let slots = u64::from(self.dp.max_iterations) + 1;
+        (solve_index(solve) as u64 * slots + u64::from(k)) * TOTAL_BYTES
+    }
+
+    /// Reads the residual total of `solve` after iteration `k`.
+    pub fn read_total(
+        &self,
+        g: &GpuNeighbours,
+        solve: Solve,
+        k: u32,
+    ) -> Result<crate::solver::dfsph::Total> {
+        let at = (self.total_offset(solve, k) / 4) as usize;
+        let w = g.read_u32(&self.totals, at + 4)?;
+        Ok(crate::solver::dfsph::Total::from_words([
+            w[at],
+            w[at + 1],
+            w[at + 2],
+            w[at + 3],
+        ]))
+    }
+
+    /// Writes `totals` as the totals of `solve` after iterations `first`, `first` + 1, …
+    /// (verification puts the CPU's there for the passes that decide from them).
+    pub fn write_totals(
+        &self,
+        q: &wgpu::Queue,
+        solve: Solve,
+        first: u32,
+        totals: &[crate::solver::dfsph::Total],
+    ) {
+        let words: Vec<[u32; 4]> = totals.iter().map(|t| t.to_words()).collect();
+        q.write_buffer(
+            &self.totals,
+            self.total_offset(solve, first),
+            bytemuck::cast_slice(&words),
+        );
+    }
+}
