@@ -26,13 +26,13 @@ use std::path::{Path, PathBuf};
 use glam::Vec3;
 use serde::{Deserialize, Serialize};
 
-use crate::core::DfsphStats;
 use crate::core::Snapshot;
+use crate::core::SolverStats;
 use crate::core::{Particles, RunFrom};
 use crate::params::{
     DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SolverParams, SphConfig,
 };
-use crate::solver::dfsph::DfsphCarry;
+use crate::solver::Carry;
 use crate::{Error, Result};
 
 /// The format version; a file of another is refused. 2: `DfsphParams::relaxation` took a
@@ -42,7 +42,10 @@ use crate::{Error, Result};
 /// place), so the warm-start section is gone. 5: the kernel's id and constants moved from
 /// `DfsphParams` to `SimParams`. 6: WCSPH runs on the shared stages: its file carries their
 /// parameter block (`DfsphParams::state_equation` = 1, a padding word before) and previous dt.
-pub const FORMAT: u32 = 6;
+/// 7: the header holds the solver's carried state as the solver writes it (`solver_state`) and
+/// its statistics block as `solver_stats`, in place of DFSPH's `dt_prev`, `iteration_budget`
+/// and `dfsph_stats`.
+pub const FORMAT: u32 = 7;
 /// The file name extension.
 pub const EXTENSION: &str = "gpusph";
 const MAGIC: &[u8; 8] = b"GPUSPHCK";
@@ -69,14 +72,11 @@ pub struct Header {
     /// The work moving obstacles have done on the fluid so far, J (the energy check credits it).
     #[serde(default)]
     pub obstacle_work: f64,
-    /// The DFSPH statistics block of the last step.
-    pub dfsph_stats: Option<[u32; 8]>,
-    /// DFSPH: dt of the last step, where the next divergence solve starts.
-    pub dt_prev: Option<f32>,
-    /// DFSPH: the solves' iteration counts of the last two steps, which cap the next step's
-    /// (absent in checkpoints written before the caps: the next two steps then run uncapped).
-    #[serde(default)]
-    pub iteration_budget: Option<crate::solver::dfsph::IterationBudget>,
+    /// The solver's statistics block of the last step ([`SolverStats::to_words`]).
+    pub solver_stats: Option<[u32; 8]>,
+    /// What the solver carries to the next step, in its own terms ([`Carry`]; DFSPH's and
+    /// WCSPH's: the last dt and the solves' iteration budget).
+    pub solver_state: Carry,
     /// The run's configuration.
     pub config: SphConfig,
     /// The physics the run was started with.
@@ -116,8 +116,8 @@ pub struct Checkpoint {
     pub solver: SolverParams,
     /// The state, densities and last dt, in the order the solver holds them.
     pub snapshot: Snapshot,
-    /// DFSPH's carried state (DFSPH runs).
-    pub carry: Option<DfsphCarry>,
+    /// What the solver carries to the next step.
+    pub carry: Carry,
 }
 
 fn section(out: &mut Vec<u8>, bytes: &[u8]) {
@@ -198,7 +198,7 @@ pub struct Template {
 
 impl Template {
     /// The checkpoint of the state `snapshot` (and `carry`) reached at `at`.
-    pub fn at(&self, snapshot: Snapshot, carry: Option<DfsphCarry>, at: &RunFrom) -> Checkpoint {
+    pub fn at(&self, snapshot: Snapshot, carry: Carry, at: &RunFrom) -> Checkpoint {
         Checkpoint {
             header: Header {
                 step: at.step,
@@ -209,9 +209,8 @@ impl Template {
                 obstacle_work: at.obstacle_work,
                 emitted_energy: at.emitted_energy,
                 removed_energy: at.removed_energy,
-                dfsph_stats: snapshot.dfsph.as_ref().map(DfsphStats::to_words),
-                dt_prev: carry.as_ref().map(|c| c.dt_prev),
-                iteration_budget: carry.as_ref().map(|c| c.budget),
+                solver_stats: snapshot.solver.as_ref().map(SolverStats::to_words),
+                solver_state: carry.clone(),
                 ..self.header.clone()
             },
             sim_params: self.sim_params,
@@ -334,13 +333,8 @@ impl Checkpoint {
             id: order.clone(),
         };
         let density = order.iter().map(|&i| density[i as usize]).collect();
-        let Some(dt_prev) = header.dt_prev else {
-            return Err(r.corrupt("no previous dt"));
-        };
-        let carry = Some(DfsphCarry {
-            dt_prev,
-            budget: header.iteration_budget.unwrap_or_default(),
-        });
+        let carry = header.solver_state.clone();
+        crate::solver::check_carry(&solver, &carry).map_err(|why| r.corrupt(&why))?;
         if solver.solver() != header.solver {
             return Err(r.corrupt("the header's solver is not its parameters' one"));
         }
@@ -350,7 +344,7 @@ impl Checkpoint {
                 state,
                 density,
                 dt: header.dt,
-                dfsph: header.dfsph_stats.map(|w| DfsphStats::from_words(&w)),
+                solver: header.solver_stats.map(|w| SolverStats::from_words(&w)),
             },
             header,
             sim_params,
@@ -486,7 +480,7 @@ pub fn checkpoints_in(dir: &Path) -> Vec<PathBuf> {
 mod tests {
     use super::*;
     use crate::params::{ConfigOverrides, PhysicsConfig};
-    use crate::solver::dfsph::{IterationBudget, Outcome};
+    use crate::solver::dfsph::{DfsphCarry, IterationBudget, Outcome};
 
     fn sample(dfsph: bool) -> Checkpoint {
         let config = SphConfig::new(3, ConfigOverrides::default()).unwrap();
@@ -506,6 +500,10 @@ mod tests {
         let mut budget = IterationBudget::default();
         budget.push([outcome(100, 2), outcome(100, 4)]);
         budget.push([outcome(3, 1), outcome(6, 6)]);
+        let carry = DfsphCarry {
+            dt_prev: 2e-3,
+            budget,
+        };
         Checkpoint {
             header: Header {
                 program: env!("CARGO_PKG_VERSION").into(),
@@ -516,9 +514,8 @@ mod tests {
                 dt: 1e-4,
                 start_energy: Some(1.0 / 3.0),
                 obstacle_work: 0.25,
-                dfsph_stats: None,
-                dt_prev: Some(2e-3),
-                iteration_budget: Some(budget),
+                solver_stats: None,
+                solver_state: carry.to_carry(),
                 config,
                 physics,
                 source: "test".into(),
@@ -539,12 +536,9 @@ mod tests {
                 state,
                 density: vec![1000.0, 1001.0, 999.0],
                 dt: 1e-4,
-                dfsph: None,
+                solver: None,
             },
-            carry: Some(DfsphCarry {
-                dt_prev: 2e-3,
-                budget,
-            }),
+            carry: carry.to_carry(),
         }
     }
 

@@ -561,7 +561,7 @@ pub fn compare_stats(
         }),
         compare_scaled("stats.obstacle_power", &[gpu.power], &[cpu.power], tol),
         // The DFSPH block is copied in whole (its values have rows of their own).
-        compare_exact("stats.dfsph_block", &gpu.dfsph, &cpu.dfsph),
+        compare_exact("stats.solver_block", &gpu.solver, &cpu.solver),
     ]
 }
 
@@ -601,7 +601,7 @@ pub fn verify_solver_steps(
     let fp = sim.fluid_params;
     let mut verified = Verified {
         sim,
-        carry: Some(solver::dfsph::DfsphCarry::new(&sim.stages.dp)),
+        carry: solver::dfsph::DfsphCarry::new(&sim.stages.dp),
         state: start.clone(),
         boundary: obstacles.cloned(),
         tol,
@@ -660,13 +660,13 @@ pub fn verify_solver_steps(
 }
 
 /// One step checked: its rows, the first that failed (named, where the checker names more
-/// than the stage), the CPU's next state (and DFSPH's carry) and the CPU's statistics block,
+/// than the stage), the CPU's next state and carry and the CPU's statistics block,
 /// which the run loop reads.
 struct Checked {
     rows: Vec<StageReport>,
     first: Option<String>,
     next: Particles,
-    carry: Option<solver::dfsph::DfsphCarry>,
+    carry: solver::dfsph::DfsphCarry,
     block: StatsBlock,
 }
 
@@ -675,7 +675,7 @@ struct Checked {
 struct Verified<'a> {
     sim: &'a crate::gpu::fluid::Simulation,
     state: Particles,
-    carry: Option<solver::dfsph::DfsphCarry>,
+    carry: solver::dfsph::DfsphCarry,
     boundary: Option<crate::boundary::Boundary>,
     tol: f64,
     step: u64,
@@ -717,12 +717,8 @@ impl crate::run::Backend for Verified<'_> {
         // The checkers upload the state they check (and the step changes it).
         self.uploaded = false;
         let (sim, b) = (self.sim, self.boundary.as_ref());
-        let carry = self
-            .carry
-            .as_ref()
-            .expect("verify_solver_steps starts with a carry and every step leaves one");
         let d = &sim.stages;
-        let checked = check_dfsph_step(sim, d, &self.state, carry, b, self.tol, self.step)?;
+        let checked = check_dfsph_step(sim, d, &self.state, &self.carry, b, self.tol, self.step)?;
         let step = self.step;
         self.record(checked.rows, checked.first, step);
         // The probes before this step (its start's layers) count as its rows, after its own.
@@ -745,12 +741,12 @@ impl crate::run::Backend for Verified<'_> {
             density: vec![0.0; self.state.len()],
             state: self.state.clone(),
             dt: 0.0,
-            dfsph: None,
+            solver: None,
         })
     }
 
-    fn carry(&self) -> Result<Option<solver::dfsph::DfsphCarry>> {
-        Ok(self.carry)
+    fn carry(&self) -> Result<solver::Carry> {
+        Ok(self.carry.to_carry())
     }
 
     fn set_velocities(&mut self, vel: &[glam::Vec3]) -> Result<()> {
@@ -799,11 +795,10 @@ impl crate::run::Backend for Verified<'_> {
         let snap = self.snapshot()?;
         let fp = &self.sim.fluid_params;
         Ok(
-            match crate::run::without_outside(&snap, self.carry.as_ref(), fp) {
-                Some((kept, carry, count, energy)) => {
+            match crate::run::without_outside(&snap, &self.carry.to_carry(), fp) {
+                Some((kept, _, count, energy)) => {
                     self.uploaded = false;
                     self.state = kept.state;
-                    self.carry = carry;
                     (count, energy)
                 }
                 None => (0, 0.0),
@@ -1127,7 +1122,7 @@ fn check_dfsph_step(
     let largest = tr.grid.counts.iter().copied().max().unwrap_or(0);
     crate::grid::gpu::check_loop_budget(&g.ctx.info, sp.n, largest, 1)?;
     sim.upload(state);
-    sim.upload_carry(carry);
+    sim.upload_carry(&carry.to_carry())?;
     let mut out = Rows {
         step,
         rows: Vec::new(),
@@ -1314,7 +1309,7 @@ fn check_dfsph_step(
     // one answer, not two that a last bit decides.
     q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
     let got = sim.stats_after(caps)?;
-    let s = solver::dfsph::DfsphStats::from_words(&got.dfsph);
+    let s = solver::dfsph::SolverStats::from_words(&got.solver);
     out.push(
         compare_exact(
             "dfsph_stats.iterations",
@@ -1375,7 +1370,7 @@ fn check_dfsph_step(
     );
     // The CPU's own block is what the run loop reads (dt, the count, the guards).
     let block = want;
-    want.dfsph = s.to_words();
+    want.solver = s.to_words();
     let eos = eos_sensitivity(&tr.end.density, fp);
     for r in compare_stats(&got, &want, eos, tol) {
         out.push(r, None);
@@ -1384,7 +1379,7 @@ fn check_dfsph_step(
         rows: out.rows,
         first: out.first,
         next: tr.next,
-        carry: Some(tr.carry),
+        carry: tr.carry,
         block,
     })
 }

@@ -895,15 +895,15 @@ pub(crate) fn backend(
                 state,
             )?;
             sim.set_obstacles(obstacles.as_deref())?;
-            if let Some(carry) = resumed.and_then(|c| c.carry.as_ref()) {
-                sim.upload_carry(carry);
+            if let Some(c) = resumed {
+                sim.upload_carry(&c.carry)?;
             }
             Box::new(sim)
         }
         None => {
             let mut cpu = match resumed.cloned() {
                 Some(c) => {
-                    crate::run::CpuSimulation::resume(params, fp, &solver, c.carry, c.snapshot)
+                    crate::run::CpuSimulation::resume(params, fp, &solver, &c.carry, c.snapshot)?
                 }
                 None => crate::run::CpuSimulation::with_solver(params, fp, solver, state.clone()),
             };

@@ -13,4 +13,4 @@ pub mod stats;
 
 pub use stage::Stage;
 pub use state::{Particles, RunFrom, Snapshot};
-pub use stats::{DfsphStats, StatsBlock};
+pub use stats::{SolverStats, StatsBlock};

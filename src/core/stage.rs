@@ -94,7 +94,7 @@ stage_table! {
     DfsphIntegrate => "dfsph_integrate", Some(shaders::DFSPH_INTEGRATE), "solver::dfsph::integrate::dfsph_integrate";
     /// `dfsph_stats`: DFSPH's 8-word statistics block, folded on the host on both paths from
     /// the density error's blocks and the solves' residual totals.
-    DfsphStats => "dfsph_stats", None, "solver::dfsph::dfsph_stats";
+    SolverStats => "dfsph_stats", None, "solver::dfsph::dfsph_stats";
     /// `stats`: the statistics block of either solver.
     Stats => "stats", Some(shaders::STATS), "cpu::stats::stats_block";
     /// `emitter_probe`: the fluid in the slabs emitters' layers would fill.

@@ -2,7 +2,7 @@
 
 use glam::Vec3;
 
-use super::stats::DfsphStats;
+use super::stats::SolverStats;
 
 /// Particle state: positions, velocities and each particle's original (input) index.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -52,8 +52,8 @@ pub struct Snapshot {
     pub density: Vec<f32>,
     /// dt of the last step.
     pub dt: f32,
-    /// The DFSPH statistics block of the last step (DFSPH runs, after a step).
-    pub dfsph: Option<DfsphStats>,
+    /// The solver's statistics block of the last step (after a step).
+    pub solver: Option<SolverStats>,
 }
 
 /// Where a run starts: step 0 of a fresh run, or a checkpoint's step, time and divergence-check

@@ -1,6 +1,6 @@
 //! The statistics blocks a step hands its driver: the general block (`stats.wgsl`'s per-block
-//! reductions folded on the host, `cpu::stats`) and DFSPH's (`solver::dfsph::dfsph_stats`),
-//! behind it.
+//! reductions folded on the host, `cpu::stats`) and, behind it, the solver's (its solves and its
+//! step, [`SolverStats`]; DFSPH's and WCSPH's come from `solver::dfsph::dfsph_stats`).
 
 /// Bit 0 of [`StatsBlock::non_finite`]: a position.
 pub const BAD_POSITION: u32 = 1;
@@ -10,7 +10,7 @@ pub const BAD_VELOCITY: u32 = 2;
 pub const BAD_DENSITY: u32 = 4;
 
 /// The step's statistics, as the host folds them from the GPU's blocks of 256 particles
-/// (`cpu::stats::fold_blocks`) or the CPU path computes them, with DFSPH's block behind:
+/// (`cpu::stats::fold_blocks`) or the CPU path computes them, with the solver's block behind:
 /// 26 words, 104 bytes.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
@@ -40,23 +40,27 @@ pub struct StatsBlock {
     /// Σ m Σ_b a_ib · v_b: the power moving obstacles put into the fluid this step, W (the
     /// obstacles' push on each particle times their own surface velocity; 0 when still).
     pub power: f32,
-    /// The DFSPH statistics block (stage `dfsph_stats`, [`crate::solver::dfsph::dfsph_stats`],
-    /// built on the host from the GPU's block sums and solve totals; zeros for WCSPH).
-    pub dfsph: [u32; 8],
+    /// The solver's statistics block ([`SolverStats::to_words`]; DFSPH's and WCSPH's built on
+    /// the host from the GPU's block sums and solve totals, stage `dfsph_stats`).
+    pub solver: [u32; 8],
 }
 
-/// The statistics block of one DFSPH step, 8 words, built on the host on both paths
-/// (`solver::dfsph::dfsph_stats`).
+/// A solver's statistics block of one step, 8 words, in the terms every solver of the
+/// incompressibility family shares: a velocity (divergence-free) solve and a density solve, each
+/// with its iterations and final mean residual (zeros for a solver without it: WCSPH has
+/// neither), the density error at the new positions, the step's dt and the speed it came from.
+/// DFSPH's and WCSPH's are built on the host on both paths (`solver::dfsph::dfsph_stats`); the
+/// `--stats` row prints them whatever the solver.
 #[repr(C)]
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, serde::Serialize, bytemuck::Pod, bytemuck::Zeroable,
 )]
-pub struct DfsphStats {
-    /// Iterations of the divergence-free solve.
+pub struct SolverStats {
+    /// Iterations of the velocity (divergence-free) solve.
     pub iterations_v: u32,
     /// Its final mean residual.
     pub residual_v: f32,
-    /// Iterations of the constant-density solve.
+    /// Iterations of the density (constant-density) solve.
     pub iterations_d: u32,
     /// Its final mean residual.
     pub residual_d: f32,
@@ -70,14 +74,14 @@ pub struct DfsphStats {
     pub v_max: f32,
 }
 
-impl DfsphStats {
-    /// The block as stage `dfsph_stats` lays it out: (iterations_v, residual_v, iterations_d,
+impl SolverStats {
+    /// The block as [`StatsBlock::solver`] holds it: (iterations_v, residual_v, iterations_d,
     /// residual_d, error_mean, error_max, dt, v_max), floats as bits.
     pub fn to_words(&self) -> [u32; 8] {
         bytemuck::cast(*self)
     }
 
-    /// The inverse of [`DfsphStats::to_words`].
+    /// The inverse of [`SolverStats::to_words`].
     pub fn from_words(r: &[u32; 8]) -> Self {
         bytemuck::cast(*r)
     }

@@ -23,7 +23,7 @@
 
 use glam::Vec3;
 
-use crate::core::DfsphStats;
+use crate::core::SolverStats;
 pub use crate::core::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock};
 use crate::params::{FluidParams, REDUCE_BLOCK};
 
@@ -175,7 +175,7 @@ pub fn stats_block(
     density: &[f32],
     fp: &FluidParams,
     dt: f32,
-    dfsph: Option<&DfsphStats>,
+    dfsph: Option<&SolverStats>,
 ) -> StatsBlock {
     stats_block_with_power(pos, vel, id, density, None, fp, dt, dfsph)
 }
@@ -191,7 +191,7 @@ pub fn stats_block_with_power(
     power: Option<&[f32]>,
     fp: &FluidParams,
     dt: f32,
-    dfsph: Option<&DfsphStats>,
+    dfsph: Option<&SolverStats>,
 ) -> StatsBlock {
     let n = pos.len();
     // Block by block, so no per-particle array is ever held (N × 60 bytes at 4M particles
@@ -221,14 +221,14 @@ pub fn fold_blocks(
     blocks: &[[u32; 16]],
     n: u32,
     dt: f32,
-    dfsph: Option<&DfsphStats>,
+    dfsph: Option<&SolverStats>,
 ) -> StatsBlock {
     let items: Vec<Item> = blocks.iter().map(Item::from_words).collect();
     second_level(&items, n, dt, dfsph)
 }
 
 // Lane l folds blocks l, l + 256, … in order, starting from the padding, then the tree.
-fn second_level(blocks: &[Item], n: u32, dt: f32, dfsph: Option<&DfsphStats>) -> StatsBlock {
+fn second_level(blocks: &[Item], n: u32, dt: f32, dfsph: Option<&SolverStats>) -> StatsBlock {
     let mut s = [padding(blocks[0]); B];
     for (j, b) in blocks.iter().enumerate() {
         s[j % B] = combine(s[j % B], *b);
@@ -247,7 +247,7 @@ fn second_level(blocks: &[Item], n: u32, dt: f32, dfsph: Option<&DfsphStats>) ->
         speed_max_id: r.ids[1],
         eos: r.eos,
         power: r.power,
-        dfsph: dfsph.map(DfsphStats::to_words).unwrap_or_default(),
+        solver: dfsph.map(SolverStats::to_words).unwrap_or_default(),
     }
 }
 

@@ -21,9 +21,10 @@ use crate::grid::gpu::{
     GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::solver::Carry;
 use crate::solver::dfsph::gpu::GpuDfsph;
-use crate::solver::dfsph::{DfsphCarry, DfsphStats, Solve};
-use crate::{Result, shaders};
+use crate::solver::dfsph::{DfsphCarry, Solve, SolverStats};
+use crate::{Error, Result, shaders};
 
 /// One simulation on the GPU: the neighbour pipeline plus the fluid passes, driven one step at
 /// a time by every front end.
@@ -236,29 +237,16 @@ impl Simulation {
         self.grid.upload(state);
         let d = &self.stages;
         d.set_live(&self.grid.ctx.queue, state.len() as u32);
-        self.upload_carry(&DfsphCarry::new(&d.dp));
+        self.set_carry(&DfsphCarry::new(&d.dp));
     }
 
-    /// Replaces the state with `snap` (as [`Simulation::upload`]) and, for DFSPH, the carried
-    /// state with `carry`, computing the grid, ρ and α at once; WCSPH keeps `snap`'s
-    /// densities, so a snapshot taken now returns `snap` (`crate::run::without_outside`
+    /// Replaces the state with `snap` (as [`Simulation::upload`]) and the solver's carried
+    /// state with `carry`, computing the grid, ρ and α at once (`crate::run::without_outside`
     /// removes particles this way).
-    pub fn replace(&self, snap: &Snapshot, carry: Option<&DfsphCarry>) -> Result<()> {
+    pub fn replace(&self, snap: &Snapshot, carry: &Carry) -> Result<()> {
         self.upload(&snap.state);
-        match carry {
-            Some(c) => {
-                self.upload_carry(c);
-                self.grid.run(|_, e| self.encode_prime(e))
-            }
-            _ => {
-                self.grid.ctx.queue.write_buffer(
-                    &self.fluid.fluid_density,
-                    0,
-                    bytemuck::cast_slice(&snap.density),
-                );
-                Ok(())
-            }
-        }
+        self.upload_carry(carry)?;
+        self.grid.run(|_, e| self.encode_prime(e))
     }
 
     /// DFSPH: copies the state the last step left in slot order, with its ρ, into the buffers
@@ -417,8 +405,16 @@ impl Simulation {
         Ok(())
     }
 
-    /// DFSPH: replaces the state carried between steps (previous dt, iteration counts).
-    pub fn upload_carry(&self, carry: &DfsphCarry) {
+    /// Replaces the state the solver carries between steps (a checkpoint's, or what
+    /// [`Simulation::read_carry`] read); Err when it is not the solver's.
+    pub fn upload_carry(&self, carry: &Carry) -> Result<()> {
+        let c = DfsphCarry::from_carry(carry, &self.stages.dp).map_err(Error::input)?;
+        self.set_carry(&c);
+        Ok(())
+    }
+
+    /// The stages' carried state (previous dt, iteration counts).
+    fn set_carry(&self, carry: &DfsphCarry) {
         {
             let d = &self.stages;
             *d.host.budget.borrow_mut() = (carry.budget, VecDeque::new());
@@ -532,7 +528,7 @@ impl Simulation {
                 r.step_state[0],
                 r.step_state[1],
             );
-            block.dfsph = st.to_words();
+            block.solver = st.to_words();
             d.host.last_stats.set(st);
         }
         block
@@ -543,7 +539,7 @@ impl Simulation {
     fn record_counts(&self, caps: [u32; 2], block: &StatsBlock) {
         {
             let d = &self.stages;
-            let st = DfsphStats::from_words(&block.dfsph);
+            let st = SolverStats::from_words(&block.solver);
             let unrun =
                 caps[0].saturating_sub(st.iterations_v) + caps[1].saturating_sub(st.iterations_d);
             d.host.idle.set(d.host.idle.get() + 2 * u64::from(unrun));
@@ -645,7 +641,7 @@ impl Simulation {
                 state,
                 density,
                 dt: stats.dt,
-                dfsph: Some(stats),
+                solver: Some(stats),
             });
         }
         let state = Particles {
@@ -659,19 +655,20 @@ impl Simulation {
             state,
             density,
             dt,
-            dfsph: None,
+            solver: None,
         })
     }
 
-    /// DFSPH: reads the state carried to the next step (the last dt, the iteration counts);
-    /// no step may be in flight.
-    pub fn read_carry(&self) -> Result<Option<DfsphCarry>> {
+    /// Reads the state the solver carries to the next step (the last dt, the iteration
+    /// counts); no step may be in flight.
+    pub fn read_carry(&self) -> Result<Carry> {
         let d = &self.stages;
         let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
-        Ok(Some(DfsphCarry {
+        Ok(DfsphCarry {
             dt_prev,
             budget: d.host.budget.borrow().0,
-        }))
+        }
+        .to_carry())
     }
 
     /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max,

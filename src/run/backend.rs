@@ -8,6 +8,7 @@ use crate::cpu::stats::StatsBlock;
 use crate::gpu::fluid::{Simulation, Snapshot};
 use crate::grid::Grid;
 use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
+use crate::solver::Carry;
 use crate::solver::dfsph::{self, DensityAlpha, DfsphCarry};
 use crate::{Error, Result};
 
@@ -23,8 +24,8 @@ pub trait Backend {
     /// The current state, densities and last dt (a full readback on the GPU; no step may be
     /// in flight).
     fn snapshot(&self) -> Result<Snapshot>;
-    /// DFSPH: the state carried to the next step (last dt, iteration counts); `None` for WCSPH.
-    fn carry(&self) -> Result<Option<DfsphCarry>>;
+    /// What the solver carries to the next step, in its own terms (no step may be in flight).
+    fn carry(&self) -> Result<Carry>;
     /// Whether an obstacle moves: each step then needs the run's time before it is submitted,
     /// so steps are not pipelined.
     fn obstacles_move(&self) -> bool {
@@ -62,14 +63,14 @@ pub trait Backend {
 /// the number of passes timed.
 pub type PassTimes = ([Option<f64>; crate::core::Stage::ALL.len()], usize);
 
-/// The state of `snap` (and DFSPH's `carry`) without the particles outside the tank of `fp`,
+/// The state of `snap` (and the solver's `carry`, unchanged) without the particles outside the tank of `fp`,
 /// the others in their order, renumbered by rank so ids stay 0..N; with how many left and the energy they took, ½ m |v|² + m |g| (y − floor)
 /// each (the terms the statistics count). `None` when every particle is inside.
 pub fn without_outside(
     snap: &Snapshot,
-    carry: Option<&DfsphCarry>,
+    carry: &Carry,
     fp: &FluidParams,
-) -> Option<(Snapshot, Option<DfsphCarry>, u64, f64)> {
+) -> Option<(Snapshot, Carry, u64, f64)> {
     let lo = glam::Vec3::from_slice(&fp.tank_min[..3]);
     let hi = glam::Vec3::from_slice(&fp.tank_max[..3]);
     let st = &snap.state;
@@ -111,7 +112,7 @@ pub fn without_outside(
                 + m * g * (st.pos[k].y as f64 - fp.tank_min[1] as f64);
         }
     }
-    let carry = carry.copied();
+    let carry = carry.clone();
     let snap = Snapshot {
         state,
         density,
@@ -140,7 +141,7 @@ impl Backend for Simulation {
         // As after removing particles: the state uploaded and, for DFSPH, ρ and α computed
         // from the unchanged positions with the carry (previous dt, iteration budget) kept.
         let carry = Backend::carry(self)?;
-        self.replace(&snap, carry.as_ref())
+        self.replace(&snap, &carry)
             .map_err(|e| self.grid.ctx.explain(e))
     }
 
@@ -168,7 +169,7 @@ impl Backend for Simulation {
         Simulation::snapshot(self).map_err(|e| self.grid.ctx.explain(e))
     }
 
-    fn carry(&self) -> Result<Option<DfsphCarry>> {
+    fn carry(&self) -> Result<Carry> {
         self.read_carry().map_err(|e| self.grid.ctx.explain(e))
     }
 
@@ -202,9 +203,9 @@ impl Backend for Simulation {
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
         let snap = Backend::snapshot(self)?;
         let carry = Backend::carry(self)?;
-        match without_outside(&snap, carry.as_ref(), &self.fluid_params) {
+        match without_outside(&snap, &carry, &self.fluid_params) {
             Some((snap, carry, count, energy)) => {
-                self.replace(&snap, carry.as_ref())
+                self.replace(&snap, &carry)
                     .map_err(|e| self.grid.ctx.explain(e))?;
                 Ok((count, energy))
             }
@@ -225,14 +226,14 @@ struct CpuSolver {
 }
 
 impl CpuSolver {
-    /// `solver`, with the carried state a checkpoint held.
-    fn new(solver: &SolverParams, carry: Option<DfsphCarry>) -> Self {
+    /// `solver`, with the carried state a checkpoint held (a fresh run's: [`Carry::default`]).
+    fn new(solver: &SolverParams, carry: &Carry) -> Result<Self> {
         let dp = *solver.stages();
-        Self {
+        Ok(Self {
             dp,
-            carry: carry.unwrap_or_else(|| DfsphCarry::new(&dp)),
+            carry: DfsphCarry::from_carry(carry, &dp).map_err(Error::input)?,
             start: None,
-        }
+        })
     }
 
     fn solver(&self) -> crate::params::Solver {
@@ -266,7 +267,7 @@ impl CpuSolver {
             state: tr.next_sorted.clone(),
             density: tr.end.density.clone(),
             dt: tr.stats.dt,
-            dfsph: Some(tr.stats),
+            solver: Some(tr.stats),
         };
         self.start = Some((tr.next_grid, tr.next_sorted, tr.end));
         (next, tr.power)
@@ -278,20 +279,16 @@ impl CpuSolver {
         self.start = None;
     }
 
-    /// The state changed between steps (particles removed or added; `carry` follows them): as
+    /// The state changed between steps (particles removed or added; the carry stays): as
     /// the GPU, the grid, ρ and α of the new state are computed at once, and held in slot
     /// order.
     fn settle(
         &mut self,
         snap: &mut Snapshot,
-        carry: Option<DfsphCarry>,
         obstacles: Option<&crate::boundary::Boundary>,
         sp: &SimParams,
         fp: &FluidParams,
     ) {
-        if let Some(c) = carry {
-            self.carry = c;
-        }
         let (grid, sorted, da) = dfsph::prepare(&snap.state, obstacles, sp, fp, &self.dp);
         snap.state = sorted.clone();
         snap.density = da.density.clone();
@@ -330,31 +327,31 @@ impl CpuSimulation {
             state,
             density: vec![0.0; n],
             dt: 0.0,
-            dfsph: None,
+            solver: None,
         };
-        Self::resume(sp, fp, &solver, None, snap)
+        Self::resume(sp, fp, &solver, &Carry::default(), snap)
+            .expect("a fresh run's carry is every solver's")
     }
 
     /// Continues a run of `solver` from a checkpoint's state (in the order it was held) and
-    /// what it carried to the next step (DFSPH's previous dt and iteration budget; a fresh
-    /// one without).
+    /// what the solver carried to the next step; Err when `carry` is not the solver's.
     pub fn resume(
         sp: SimParams,
         fp: FluidParams,
         solver: &SolverParams,
-        carry: Option<DfsphCarry>,
+        carry: &Carry,
         snap: Snapshot,
-    ) -> Self {
-        Self {
+    ) -> Result<Self> {
+        Ok(Self {
             sp,
             fp,
             interaction: None,
             obstacles: None,
-            solver: CpuSolver::new(solver, carry),
+            solver: CpuSolver::new(solver, carry)?,
             snap,
             power: Vec::new(),
             blocks: Default::default(),
-        }
+        })
     }
 
     /// The solver this run steps.
@@ -410,7 +407,7 @@ impl Backend for CpuSimulation {
                 power,
                 &self.fp,
                 s.dt,
-                s.dfsph.as_ref(),
+                s.solver.as_ref(),
             )
         });
         self.blocks.push_back(block);
@@ -427,8 +424,8 @@ impl Backend for CpuSimulation {
         Ok(self.snap.clone())
     }
 
-    fn carry(&self) -> Result<Option<DfsphCarry>> {
-        Ok(Some(self.solver.carry))
+    fn carry(&self) -> Result<Carry> {
+        Ok(self.solver.carry.to_carry())
     }
 
     fn obstacles_move(&self) -> bool {
@@ -458,14 +455,13 @@ impl Backend for CpuSimulation {
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
-        let Some((mut snap, carry, count, energy)) =
-            without_outside(&self.snap, Some(&self.solver.carry), &self.fp)
+        let carry = self.solver.carry.to_carry();
+        let Some((mut snap, _, count, energy)) = without_outside(&self.snap, &carry, &self.fp)
         else {
             return Ok((0, 0.0));
         };
         let obstacles = self.obstacles.as_deref();
-        self.solver
-            .settle(&mut snap, carry, obstacles, &self.sp, &self.fp);
+        self.solver.settle(&mut snap, obstacles, &self.sp, &self.fp);
         self.snap = snap;
         Ok((count, energy))
     }
@@ -478,9 +474,8 @@ impl Backend for CpuSimulation {
         batch.append_to(&mut s.state);
         s.density
             .extend(std::iter::repeat_n(self.fp.rest_density, batch.pos.len()));
-        let carry = Some(self.solver.carry);
         let obstacles = self.obstacles.as_deref();
-        self.solver.settle(s, carry, obstacles, &self.sp, &self.fp);
+        self.solver.settle(s, obstacles, &self.sp, &self.fp);
         Ok(())
     }
 }

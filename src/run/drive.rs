@@ -414,11 +414,11 @@ mod tests {
                 state: Default::default(),
                 density: Vec::new(),
                 dt: 0.0,
-                dfsph: None,
+                solver: None,
             })
         }
-        fn carry(&self) -> Result<Option<crate::solver::dfsph::DfsphCarry>> {
-            Ok(None)
+        fn carry(&self) -> Result<crate::solver::Carry> {
+            Ok(Default::default())
         }
         fn append(&mut self, _batch: &crate::emitter::Batch) -> Result<()> {
             Ok(())

@@ -7,7 +7,7 @@ use crate::core::Particles;
 use crate::cpu::stats::{BAD_DENSITY, BAD_POSITION, BAD_VELOCITY, StatsBlock, stats_block};
 use crate::gpu::fluid::Snapshot;
 use crate::params::FluidParams;
-use crate::solver::dfsph::DfsphStats;
+use crate::solver::dfsph::SolverStats;
 use crate::{Error, Result};
 
 /// One row of `--stats`.
@@ -281,8 +281,8 @@ pub fn step_stats(b: &StatsBlock, fp: &FluidParams, step: u64, t: f64) -> Result
         stopped_d: false,
     };
     // The stages reduce their density error at the new positions in their own block.
-    let d = DfsphStats::from_words(&b.dfsph);
-    if b.dfsph != [0; 8] {
+    let d = SolverStats::from_words(&b.solver);
+    if b.solver != [0; 8] {
         st.iterations_v = d.iterations_v;
         st.iterations_d = d.iterations_d;
         st.residual_v = d.residual_v as f64;
@@ -308,7 +308,7 @@ pub fn snapshot_stats(s: &Snapshot, fp: &FluidParams, step: u64, t: f64) -> Resu
         &s.density,
         fp,
         s.dt,
-        s.dfsph.as_ref(),
+        s.solver.as_ref(),
     );
     step_stats(&b, fp, step, t)
 }

@@ -233,7 +233,7 @@ pub fn run(
                 state: Particles::default(),
                 density: Vec::new(),
                 dt: driven.block.map_or(0.0, |b| b.dt),
-                dfsph: None,
+                solver: None,
             }),
             // The state read after the last step taken.
             (true, false, Some((k, s))) if k == at.step => Some(s),

@@ -259,7 +259,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
     let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
     sim.step(1).unwrap();
     let snap = sim.snapshot().unwrap();
-    let st = snap.dfsph.expect("DFSPH statistics");
+    let st = snap.solver.expect("DFSPH statistics");
     assert!(st.iterations_v >= 1 && st.iterations_d >= 2, "{st:?}");
     let tr = dfsph::dfsph_step(
         false,
@@ -312,7 +312,7 @@ fn a_dfsph_step_encodes_two_dispatches_per_iteration_it_may_run() {
         sim.submit_step().unwrap();
         let encoded = g.dispatches.get() - before;
         let block = sim.read_stats().unwrap();
-        let st = dfsph::DfsphStats::from_words(&block.dfsph);
+        let st = dfsph::SolverStats::from_words(&block.solver);
         let ran = [st.iterations_v, st.iterations_d];
         assert!(
             ran[0] <= caps[0] && ran[1] <= caps[1],

@@ -126,14 +126,14 @@ fn grid_and_fluid_blocks() {
 
 #[test]
 fn statistics_blocks() {
-    use gpu_sph::core::{DfsphStats, StatsBlock};
+    use gpu_sph::core::{SolverStats, StatsBlock};
     // The host folds the GPU's per-block statistics into the block (cpu::stats::fold_blocks),
-    // so the block has no WGSL twin; its DFSPH words are DfsphStats, word for word.
+    // so the block has no WGSL twin; its DFSPH words are SolverStats, word for word.
     assert_eq!(
-        size_of::<StatsBlock>() - offset_of!(StatsBlock, dfsph),
-        size_of::<DfsphStats>()
+        size_of::<StatsBlock>() - offset_of!(StatsBlock, solver),
+        size_of::<SolverStats>()
     );
-    assert_eq!(size_of::<DfsphStats>(), 32);
+    assert_eq!(size_of::<SolverStats>(), 32);
 }
 
 #[test]

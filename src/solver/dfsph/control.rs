@@ -140,7 +140,7 @@ impl IterationBudget {
     }
 
     /// Records a step that had `caps` from its statistics block.
-    pub fn push_step(&mut self, caps: [u32; 2], st: &crate::core::DfsphStats) {
+    pub fn push_step(&mut self, caps: [u32; 2], st: &crate::core::SolverStats) {
         self.push([
             Outcome {
                 encoded: caps[0],

@@ -21,7 +21,7 @@ use crate::grid::gpu::{
     storage_buffer,
 };
 use crate::params::{CoarseParams, DfsphParams, SolveParams};
-use crate::solver::dfsph::{DfsphStats, IterationBudget, Solve};
+use crate::solver::dfsph::{IterationBudget, Solve, SolverStats};
 use crate::{Result, shaders};
 
 /// One solve's bind groups, uniform block and stiffness sums.
@@ -55,7 +55,7 @@ pub struct HostState {
     /// The caps of the last step encoded.
     pub last_caps: Cell<[u32; 2]>,
     /// The block the host built for the last step read.
-    pub last_stats: Cell<DfsphStats>,
+    pub last_stats: Cell<SolverStats>,
 }
 
 /// The DFSPH kernels and their buffers, for one N.

@@ -150,7 +150,7 @@ use crate::grid::Grid;
 use crate::grid::reorder::{self, Particles};
 use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams};
 
-pub use crate::core::DfsphStats;
+pub use crate::core::SolverStats;
 /// Particles a DFSPH run may hold: a [`Pair`] packs the candidate's index into 26 bits.
 pub use crate::core::limits::DFSPH_MAX_PARTICLES as MAX_PARTICLES;
 pub use crate::kernel;
@@ -176,6 +176,40 @@ impl DfsphCarry {
             dt_prev: dp.dt_max,
             budget: IterationBudget::default(),
         }
+    }
+
+    /// The carry as the shared layer holds it: `{"dt_prev": …, "iteration_budget": …}`. The f32
+    /// goes through JSON's f64 exactly, so [`DfsphCarry::from_carry`] gives back the same bits.
+    pub fn to_carry(&self) -> crate::solver::Carry {
+        crate::solver::Carry(serde_json::json!({
+            "dt_prev": self.dt_prev,
+            "iteration_budget": self.budget,
+        }))
+    }
+
+    /// The inverse of [`DfsphCarry::to_carry`]; a fresh run's ([`DfsphCarry::new`]) from the
+    /// default carry. Err names what does not read.
+    pub fn from_carry(c: &crate::solver::Carry, dp: &DfsphParams) -> Result<Self, String> {
+        if c.0.is_null() {
+            return Ok(Self::new(dp));
+        }
+        #[derive(serde::Deserialize)]
+        struct Stored {
+            dt_prev: f32,
+            iteration_budget: IterationBudget,
+        }
+        let s: Stored = serde_json::from_value(c.0.clone())
+            .map_err(|e| format!("the solver's carried state does not read: {e}"))?;
+        if !(s.dt_prev.is_finite() && s.dt_prev > 0.0) {
+            return Err(format!(
+                "the solver's previous dt {} is not a positive number",
+                s.dt_prev
+            ));
+        }
+        Ok(Self {
+            dt_prev: s.dt_prev,
+            budget: s.iteration_budget,
+        })
     }
 }
 
@@ -439,7 +473,7 @@ pub struct DfsphTrace {
     /// ρ and α at the new positions (the next step's start).
     pub end: DensityAlpha,
     /// The step's statistics block.
-    pub stats: DfsphStats,
+    pub stats: SolverStats,
 }
 
 /// WCSPH's pressure step in place of DFSPH's solves: what [`wcsph_pressure`] computed.
@@ -514,7 +548,7 @@ pub fn dfsph_stats(
     dp: &DfsphParams,
     dt: f32,
     v_max: f32,
-) -> DfsphStats {
+) -> SolverStats {
     let solve = |c: usize| {
         let eta = [dp.eta_v, dp.eta_d][c];
         replay(
@@ -527,7 +561,7 @@ pub fn dfsph_stats(
         )
     };
     let (v, d) = (solve(0), solve(1));
-    DfsphStats {
+    SolverStats {
         iterations_v: v.iterations,
         residual_v: v.residual,
         iterations_d: d.iterations,
@@ -692,7 +726,7 @@ pub fn dfsph_step_with(
         dfsph_integrate(&moved, dt, fp, dp.wall_inset)
     });
     let (next_grid, next_sorted, end) = prepare(&next, b, sp, fp, dp);
-    let stats = timed(Stage::DfsphStats, || {
+    let stats = timed(Stage::SolverStats, || {
         dfsph_stats(
             &end.error_sums,
             &end.error_maxima,
