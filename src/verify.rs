@@ -581,8 +581,18 @@ pub fn eos_sensitivity(density: &[f32], fp: &crate::params::FluidParams) -> f64 
         .sum()
 }
 
+/// The stages `--verify` checks step by step (DFSPH's and WCSPH's, [`check_dfsph_step`]).
+fn stages_of(sim: &crate::gpu::fluid::Simulation) -> Result<&crate::solver::dfsph::gpu::GpuDfsph> {
+    sim.stages.as_any().downcast_ref().ok_or_else(|| {
+        crate::Error::input(format!(
+            "--verify has no stage-by-stage checker for the {} solver: run it without --verify",
+            sim.solver().name()
+        ))
+    })
+}
+
 /// `--verify --steps K`: GPU and CPU take each step of the run from the same state and every
-/// stage's output is compared ([`check_wcsph_step`], [`check_dfsph_step`] for the solver the
+/// stage's output is compared ([`check_dfsph_step`], for either solver the
 /// simulation runs), then the GPU is resynchronised to the CPU's state so errors do not
 /// compound. The steps go through the run's own driver loop ([`crate::run::drive`]) with the
 /// CPU reference as the state it carries: moving obstacles are placed at each step's start
@@ -601,7 +611,7 @@ pub fn verify_solver_steps(
     let fp = sim.fluid_params;
     let mut verified = Verified {
         sim,
-        carry: solver::dfsph::DfsphCarry::new(&sim.stages.dp),
+        carry: solver::dfsph::DfsphCarry::new(&stages_of(sim)?.dp),
         state: start.clone(),
         boundary: obstacles.cloned(),
         tol,
@@ -717,7 +727,7 @@ impl crate::run::Backend for Verified<'_> {
         // The checkers upload the state they check (and the step changes it).
         self.uploaded = false;
         let (sim, b) = (self.sim, self.boundary.as_ref());
-        let d = &sim.stages;
+        let d = stages_of(sim)?;
         let checked = check_dfsph_step(sim, d, &self.state, &self.carry, b, self.tol, self.step)?;
         let step = self.step;
         self.record(checked.rows, checked.first, step);
@@ -852,7 +862,7 @@ fn verify_solve(
     tol: f64,
     out: &mut Rows,
 ) -> Result<()> {
-    let d = &sim.stages;
+    let d = stages_of(sim)?;
     let g = &sim.grid;
     let n = g.bufs.n.get() as usize;
     let name = which.name();
@@ -1308,7 +1318,7 @@ fn check_dfsph_step(
     // The general statistics read ρ: from the CPU's, so that the densest particle's id is
     // one answer, not two that a last bit decides.
     q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
-    let got = sim.stats_after(caps)?;
+    let got = d.finish(sim.stats_read_now()?, caps);
     let s = solver::dfsph::SolverStats::from_words(&got.solver);
     out.push(
         compare_exact(

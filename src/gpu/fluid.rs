@@ -1,9 +1,8 @@
 //! [`Simulation`]: one run on the GPU, the neighbour pipeline followed by the solver's passes
-//! (WCSPH's in `wcsph.rs`, DFSPH's in `dfsph.rs`), the obstacles', the mouse force and the
-//! statistics, chained into one step.
+//! (a [`GpuSolver`], the run's from [`crate::solver::gpu`]), the obstacles', the mouse force and
+//! the statistics, chained into one step.
 
 use std::cell::Cell;
-use std::collections::VecDeque;
 use std::sync::Arc;
 
 use glam::Vec3;
@@ -21,9 +20,7 @@ use crate::grid::gpu::{
     GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use crate::params::{FluidParams, SimParams, SolverParams};
-use crate::solver::Carry;
-use crate::solver::dfsph::gpu::GpuDfsph;
-use crate::solver::dfsph::{DfsphCarry, Solve, SolverStats};
+use crate::solver::{Carry, GpuSolver};
 use crate::{Error, Result, shaders};
 
 /// One simulation on the GPU: the neighbour pipeline plus the fluid passes, driven one step at
@@ -42,8 +39,8 @@ pub struct Simulation {
     /// The statistics block of each submitted step.
     pub stats: GpuStats,
     interaction: Option<InteractParams>,
-    /// The solvers' shared stages and their buffers (WCSPH or DFSPH, as their block says).
-    pub stages: Box<GpuDfsph>,
+    /// The solver's passes and buffers.
+    pub stages: Box<dyn GpuSolver>,
     /// The obstacles' passes, when the scene has obstacles (WCSPH).
     pub obstacles: Option<super::obstacles::GpuObstacles>,
     // Steps submitted, and the test hook GPU_SPH_FAULT_DEVICE_LOSS_AFTER=K, which destroys the
@@ -83,7 +80,7 @@ struct GpuProbe {
 impl Simulation {
     /// Which solver the stages run.
     pub fn solver(&self) -> crate::params::Solver {
-        SolverParams(self.stages.dp).solver()
+        self.stages.solver()
     }
 
     /// Builds the pipelines of `solver` and uploads `state`.
@@ -94,6 +91,21 @@ impl Simulation {
         solver: &SolverParams,
         state: &Particles,
     ) -> Result<Self> {
+        Self::with_stages(ctx, sp, fp, state, |grid, fluid| {
+            crate::solver::gpu(solver, grid, fluid, sp, fp)
+        })
+    }
+
+    /// Builds the pipelines of the solver `stages` makes beside the grid's and the fluid's
+    /// buffers (a solver registered in [`crate::solver`], or one of the caller's own) and
+    /// uploads `state`.
+    pub fn with_stages(
+        ctx: Arc<GpuContext>,
+        sp: &SimParams,
+        fp: &FluidParams,
+        state: &Particles,
+        stages: impl FnOnce(&GpuNeighbours, &GpuFluid) -> Result<Box<dyn GpuSolver>>,
+    ) -> Result<Self> {
         let grid = GpuNeighbours::new(ctx, sp)?;
         let grid_params = SimParams {
             group_size: grid.bufs.group_size,
@@ -101,36 +113,17 @@ impl Simulation {
         };
         let fluid = GpuFluid::new(&grid.ctx, &grid, fp)?;
         let interact = GpuInteract::new(&grid.ctx, &grid, &fluid.accel)?;
-        let dp = solver.stages();
-        let stages = Box::new(GpuDfsph::new(
-            &grid.ctx,
-            &grid,
-            &fluid.params,
-            &fluid.accel,
-            &fluid.step_state,
-            &fluid.obstacle_power,
-            dp,
-            &crate::params::CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass),
-        )?);
+        let stages = stages(&grid, &fluid)?;
         let b = &grid.bufs;
         let inputs = StatsInputs {
             pos: &b.sorted_pos,
             vel: &b.sorted_vel,
             id: &b.sorted_id,
-            density: &stages.rho,
+            density: stages.density(),
             step_state: &fluid.step_state,
             fluid: &fluid.params,
             power: &fluid.obstacle_power,
-            dfsph: Some(super::stats::DfsphInputs {
-                error_sums: &stages.error_sums,
-                error_maxima: &stages.error_maxima,
-                totals: &stages.totals,
-                // WCSPH runs no solve: no totals to read back.
-                slots: match stages.dp.is_wcsph() {
-                    true => 0,
-                    false => stages.dp.max_iterations + 1,
-                },
-            }),
+            solve: stages.stats_inputs(),
         };
         let stats = GpuStats::new(&grid.ctx, &grid, &inputs)?;
         let sim = Self {
@@ -170,17 +163,13 @@ impl Simulation {
                 None
             }
         };
-        // The DFSPH walks see them through bind group 1; the grid's ρ and α are recomputed.
-        {
-            let d = &mut self.stages;
-            let dev = &self.grid.ctx.device;
-            let bg = self
-                .obstacles
-                .as_ref()
-                .map(|o| o.boundary_bind_group(dev, &d.boundary_layout));
-            d.set_boundary(dev, bg);
-            d.host.primed.set(false);
-        }
+        // The solver's walks see them through bind group 1; the step's start is recomputed.
+        let dev = &self.grid.ctx.device;
+        let bg = self
+            .obstacles
+            .as_ref()
+            .map(|o| o.boundary_bind_group(dev, self.stages.boundary_layout()));
+        self.stages.set_boundary(dev, bg);
         Ok(())
     }
 
@@ -191,13 +180,13 @@ impl Simulation {
     }
 
     /// Puts moving obstacles where they are at time `t` (s), for the next submitted step.
-    /// DFSPH then recomputes ρ and α of the step's start with the obstacles there.
+    /// The solver then recomputes the step's start with the obstacles there.
     pub fn place_obstacles(&mut self, t: f64) {
         if let Some(o) = &mut self.obstacles
             && o.moves()
         {
             o.place(&self.grid.ctx.queue, t);
-            self.stages.host.primed.set(false);
+            self.stages.restart();
         }
     }
 
@@ -231,13 +220,14 @@ impl Simulation {
         self.interaction = ip;
     }
 
-    /// Replaces the particle state (DFSPH: with a fresh start); its length becomes the live
-    /// count, at most the capacity.
+    /// Replaces the particle state, with a fresh start of the solver; its length becomes the
+    /// live count, at most the capacity.
     pub fn upload(&self, state: &Particles) {
         self.grid.upload(state);
-        let d = &self.stages;
-        d.set_live(&self.grid.ctx.queue, state.len() as u32);
-        self.set_carry(&DfsphCarry::new(&d.dp));
+        let (d, q) = (&self.stages, &self.grid.ctx.queue);
+        d.set_live(q, state.len() as u32);
+        d.set_carry(q, &self.fluid, &Carry::default())
+            .expect("a fresh run's carry is every solver's");
     }
 
     /// Replaces the state with `snap` (as [`Simulation::upload`]) and the solver's carried
@@ -255,7 +245,7 @@ impl Simulation {
     /// there.
     pub fn expose_for_render(&self) -> Result<()> {
         let d = &self.stages;
-        if !d.host.primed.get() {
+        if !d.primed() {
             return Ok(());
         }
         let b = &self.grid.bufs;
@@ -264,7 +254,7 @@ impl Simulation {
             e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n * 16);
             e.copy_buffer_to_buffer(&b.sorted_vel, 0, &b.velocities, 0, n * 16);
             e.copy_buffer_to_buffer(&b.sorted_id, 0, &b.particle_id, 0, n * 4);
-            e.copy_buffer_to_buffer(&d.rho, 0, &self.fluid.fluid_density, 0, n * 4);
+            e.copy_buffer_to_buffer(d.density(), 0, &self.fluid.fluid_density, 0, n * 4);
         })
     }
 
@@ -368,14 +358,14 @@ impl Simulation {
         }
         let q = &self.grid.ctx.queue;
         let d = &self.stages;
-        if d.host.primed.get() {
+        if d.primed() {
             let mut e = self.grid.encoder();
             let n64 = n as u64;
             e.copy_buffer_to_buffer(&b.sorted_pos, 0, &b.positions, 0, n64 * 16);
             e.copy_buffer_to_buffer(&b.sorted_vel, 0, &b.velocities, 0, n64 * 16);
             e.copy_buffer_to_buffer(&b.sorted_id, 0, &b.particle_id, 0, n64 * 4);
             q.submit([e.finish()]);
-            d.host.primed.set(false);
+            d.restart();
         }
         let ids: Vec<u32> = (n..n + m).collect();
         let at = |bytes: u64| n as u64 * bytes;
@@ -397,160 +387,42 @@ impl Simulation {
             bytemuck::cast_slice(&rho0),
         );
         self.grid.set_live(n + m);
-        {
-            let d = &self.stages;
-            d.set_live(q, n + m);
-            self.grid.run(|_, e| self.encode_prime(e))?;
-        }
+        d.set_live(q, n + m);
+        self.grid.run(|_, e| self.encode_prime(e))?;
         Ok(())
     }
 
     /// Replaces the state the solver carries between steps (a checkpoint's, or what
     /// [`Simulation::read_carry`] read); Err when it is not the solver's.
     pub fn upload_carry(&self, carry: &Carry) -> Result<()> {
-        let c = DfsphCarry::from_carry(carry, &self.stages.dp).map_err(Error::input)?;
-        self.set_carry(&c);
-        Ok(())
+        self.stages
+            .set_carry(&self.grid.ctx.queue, &self.fluid, carry)
+            .map_err(Error::input)
     }
 
-    /// The stages' carried state (previous dt, iteration counts).
-    fn set_carry(&self, carry: &DfsphCarry) {
-        {
-            let d = &self.stages;
-            *d.host.budget.borrow_mut() = (carry.budget, VecDeque::new());
-            let q = &self.grid.ctx.queue;
-            q.write_buffer(
-                &self.fluid.step_state,
-                0,
-                bytemuck::cast_slice(&[carry.dt_prev, 0.0, 0.0, 0.0]),
-            );
-            d.host.primed.set(false);
-        }
-    }
-
-    /// Encodes one full step: grid build, reorder, walls (with the density and the pressure
-    /// fused in), forces, (interact,
-    /// while the viewer's mouse force is on), timestep, integrate. Nothing is read back.
+    /// Encodes one full step: the solver's passes from the step's start to the next (the grid
+    /// and the density at the new positions included), with the mouse force while it is on.
+    /// Nothing is read back.
     pub fn encode_step(&self, e: &mut wgpu::CommandEncoder) {
-        self.encode_dfsph_step(e, &self.stages);
-    }
-
-    /// DFSPH: the grid and ρ, α of the current state, unless the last step left them.
-    pub fn encode_prime(&self, e: &mut wgpu::CommandEncoder) {
-        let d = &self.stages;
-        if !d.host.primed.get() {
-            self.grid.encode_build(e);
-            d.encode_density(&self.grid, e);
-            d.host.primed.set(true);
-        }
-    }
-
-    /// One DFSPH step (src/solver/dfsph/mod.rs lists the stages; WCSPH's, the same stages without
-    /// the solves, `dfsph_eos` and one pressure pass in place of the second): divergence-free solve,
-    /// non-pressure accelerations (and the mouse force), time step, predicted velocities in
-    /// up to K viscous substeps (those past the step's count dispatch nothing),
-    /// constant-density solve, positions; then the grid, ρ and α at the new positions and the
-    /// statistics block.
-    fn encode_dfsph_step(&self, e: &mut wgpu::CommandEncoder, d: &GpuDfsph) {
         let g = &self.grid;
-        let caps = self.next_caps(d);
-        self.encode_prime(e);
-        let wcsph = d.dp.is_wcsph();
-        if wcsph {
-            d.encode_wcsph_start(e);
-        } else {
-            d.encode_levels(g, e);
-            d.encode_solve(g, e, Solve::Divergence, caps[0]);
-        }
-        d.encode_accel(g, e);
-        if self.interaction.is_some() {
-            self.interact.encode(e, g.bufs.n.get());
-        }
-        d.encode_timestep(g, e);
-        d.encode_predict(g, e);
-        for k in 2..=d.dp.viscous_substeps {
-            d.encode_substep_accel(g, e, k);
+        let forces = |e: &mut wgpu::CommandEncoder| {
             if self.interaction.is_some() {
                 self.interact.encode(e, g.bufs.n.get());
             }
-            d.encode_substep_predict(g, e, k);
-        }
-        if wcsph {
-            d.encode_wcsph_pressure(g, e);
-        } else {
-            d.encode_solve(g, e, Solve::Density, caps[1]);
-        }
-        d.encode_integrate(g, e);
-        g.encode_build(e);
-        d.encode_density(g, e);
-        d.host.primed.set(true);
-    }
-
-    /// DFSPH: the caps of the step being encoded, from the counts of the steps from two before
-    /// back ([`IterationBudget`](crate::solver::dfsph::IterationBudget)), which the host has read
-    /// unless more than one step is in flight; records them for the step's statistics block.
-    fn next_caps(&self, d: &GpuDfsph) -> [u32; 2] {
-        let mut b = d.host.budget.borrow_mut();
-        let (read, pending) = &mut *b;
-        let caps = match pending.len() {
-            _ if d.dp.is_wcsph() => [0; 2],
-            0 => d.caps(read),
-            // The step before is in flight: the newest read is the one two before.
-            1 => d.caps_ahead(read),
-            // `step` and the driver keep at most one unread step ahead of an encode; were
-            // there more, the full count keeps the solve uncapped.
-            _ => [d.dp.max_iterations; 2],
         };
-        pending.push_back(caps);
-        d.host.last_caps.set(caps);
-        caps
+        self.stages.encode_step(g, e, &forces);
     }
 
-    /// Completes a statistics block read back: for DFSPH, the host builds DFSPH's block from
-    /// the density error's blocks and the solves' totals of a step that had `caps`
-    /// ([`crate::solver::dfsph::dfsph_stats`], as the CPU path builds its own).
-    fn finish(&self, r: super::stats::Read, caps: [u32; 2]) -> StatsBlock {
-        let mut block = r.block;
-        if let Some(raw) = &r.dfsph {
-            let d = &self.stages;
-            // WCSPH ran no solve: no totals to replay, as on the CPU.
-            let totals = match d.dp.is_wcsph() {
-                true => [&[][..]; 2],
-                false => [&raw.totals[0][..], &raw.totals[1][..]],
-            };
-            let st = crate::solver::dfsph::dfsph_stats(
-                &raw.error_sums,
-                &raw.error_maxima,
-                totals,
-                caps,
-                block.n,
-                &d.dp,
-                r.step_state[0],
-                r.step_state[1],
-            );
-            block.solver = st.to_words();
-            d.host.last_stats.set(st);
-        }
-        block
+    /// The solver's start of a step (the grid and density of the current state), unless the
+    /// last step left it.
+    pub fn encode_prime(&self, e: &mut wgpu::CommandEncoder) {
+        self.stages.encode_prime(&self.grid, e);
     }
 
-    /// DFSPH: records the counts of the oldest unread step, which had `caps`, from its
-    /// statistics block.
-    fn record_counts(&self, caps: [u32; 2], block: &StatsBlock) {
-        {
-            let d = &self.stages;
-            let st = SolverStats::from_words(&block.solver);
-            let unrun =
-                caps[0].saturating_sub(st.iterations_v) + caps[1].saturating_sub(st.iterations_d);
-            d.host.idle.set(d.host.idle.get() + 2 * u64::from(unrun));
-            d.host.budget.borrow_mut().0.push_step(caps, &st);
-        }
-    }
-
-    /// DFSPH: the dispatches of the steps read so far that belonged to iterations their solve
-    /// did not run (each launches and exits at once); 0 for WCSPH.
+    /// The dispatches of the steps read so far that did no work (DFSPH: iterations their
+    /// solve did not run; each launches and exits at once).
     pub fn idle_dispatches(&self) -> u64 {
-        self.stages.host.idle.get()
+        self.stages.idle_dispatches()
     }
 
     /// Runs `steps` steps, each submitted with its statistics block while the host reads the
@@ -594,33 +466,27 @@ impl Simulation {
     pub fn stats_now(&self) -> Result<StatsBlock> {
         // The statistics read the slot-order state, which a state just uploaded is not yet.
         self.grid.run(|_, e| self.encode_prime(e))?;
-        let caps = self.stages.host.last_caps.get();
-        self.stats_after(caps)
+        let r = self.stats_read_now()?;
+        Ok(self.stages.block_now(r))
     }
 
-    /// [`Simulation::stats_now`] for DFSPH solves that had `caps` iterations (the last step
-    /// encoded's, or a verification's own).
-    pub fn stats_after(&self, caps: [u32; 2]) -> Result<StatsBlock> {
+    /// The statistics pass over the held state, read back before the solver builds its block
+    /// (a solver's `--verify` checker builds it for the iterations it checked).
+    pub fn stats_read_now(&self) -> Result<super::stats::Read> {
         let ctx = &self.grid.ctx;
         ctx.scoped(|| {
             let mut e = self.grid.encoder();
             let slot = self.stats.encode(&self.grid, &mut e)?;
             let index = ctx.queue.submit([e.finish()]);
             self.stats.submitted(slot, index, self.grid.bufs.n.get());
-            let r = self.stats.read(ctx)?;
-            Ok(self.finish(r, caps))
+            self.stats.read(ctx)
         })?
     }
 
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
     pub fn read_stats(&self) -> Result<StatsBlock> {
         let r = self.stats.read(&self.grid.ctx)?;
-        let caps = self.stages.host.budget.borrow_mut().1.pop_front();
-        let block = self.finish(r, caps.unwrap_or_default());
-        if let Some(caps) = caps {
-            self.record_counts(caps, &block);
-        }
-        Ok(block)
+        Ok(self.stages.read_block(r))
     }
 
     /// Reads the current state, densities and last dt.
@@ -628,15 +494,15 @@ impl Simulation {
         let b = &self.grid.bufs;
         let n = b.n.get() as usize;
         let d = &self.stages;
-        if d.host.primed.get() {
+        if d.primed() {
             // The step ended with a reorder: the slot-order buffers hold the state, with ρ.
             let state = Particles {
                 pos: self.grid.read_vec3(&b.sorted_pos, n)?,
                 vel: self.grid.read_vec3(&b.sorted_vel, n)?,
                 id: self.grid.read_u32(&b.sorted_id, n)?,
             };
-            let density = self.grid.read_f32(&d.rho, n)?;
-            let stats = d.host.last_stats.get();
+            let density = self.grid.read_f32(d.density(), n)?;
+            let stats = d.last_stats();
             return Ok(Snapshot {
                 state,
                 density,
@@ -662,13 +528,7 @@ impl Simulation {
     /// Reads the state the solver carries to the next step (the last dt, the iteration
     /// counts); no step may be in flight.
     pub fn read_carry(&self) -> Result<Carry> {
-        let d = &self.stages;
-        let dt_prev = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
-        Ok(DfsphCarry {
-            dt_prev,
-            budget: d.host.budget.borrow().0,
-        }
-        .to_carry())
+        self.stages.read_carry(&self.grid, &self.fluid)
     }
 
     /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max,

@@ -2,8 +2,9 @@
 //! step's statistics reduced on the device to one 64-byte block per 256 particles, read back
 //! through two staging buffers in turn (the host reads step k's while step k + 1 runs) and
 //! folded on the host in the CPU mirror's second level, so no pass of one workgroup runs on
-//! the device. DFSPH's density-error blocks and the solves' residual totals come back the same
-//! way, for the host to build DFSPH's block ([`crate::solver::dfsph::dfsph_stats`]).
+//! the device. A solver's density-error blocks and its solves' residual totals come back the
+//! same way, for the host to build the solver's block (DFSPH's and WCSPH's:
+//! [`crate::solver::dfsph::dfsph_stats`]).
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
@@ -15,7 +16,6 @@ use crate::core::StatsBlock;
 use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
-use crate::solver::dfsph::Total;
 use crate::{Error, Result, shaders};
 
 /// Bytes of one block `stats_blocks` writes.
@@ -37,12 +37,12 @@ pub struct StatsInputs<'a> {
     pub fluid: &'a wgpu::Buffer,
     /// The power per unit mass moving obstacles put into each particle (zeros without).
     pub power: &'a wgpu::Buffer,
-    /// DFSPH's buffers behind its block.
-    pub dfsph: Option<DfsphInputs<'a>>,
+    /// The solver's buffers behind its block.
+    pub solve: Option<SolveInputs<'a>>,
 }
 
-/// DFSPH's buffers the host builds its block from.
-pub struct DfsphInputs<'a> {
+/// A solver's buffers the host builds its block from.
+pub struct SolveInputs<'a> {
     /// The density error's block sums (one per 256 particles).
     pub error_sums: &'a wgpu::Buffer,
     /// Its block maxima.
@@ -53,24 +53,25 @@ pub struct DfsphInputs<'a> {
     pub slots: u32,
 }
 
-/// What a step's statistics came back as, before the host folds DFSPH's block.
+/// What a step's statistics came back as, before the host folds the solver's block.
 pub struct Read {
-    /// The general block (DFSPH's words zero).
+    /// The general block (the solver's words zero).
     pub block: StatsBlock,
     /// The step state (dt, v_max, …).
     pub step_state: [f32; 4],
-    /// DFSPH's parts.
-    pub dfsph: Option<DfsphRead>,
+    /// The solver's parts.
+    pub solve: Option<SolveRead>,
 }
 
-/// DFSPH's parts of a step's statistics, read back.
-pub struct DfsphRead {
+/// A solver's parts of a step's statistics, read back.
+pub struct SolveRead {
     /// The density error's block sums.
     pub error_sums: Vec<f32>,
     /// Its block maxima.
     pub error_maxima: Vec<f32>,
-    /// Each solve's residual totals (divergence, density).
-    pub totals: [Vec<Total>; 2],
+    /// Each solve's residual totals (velocity, density), four words each as the GPU stores
+    /// them (DFSPH's `Total::from_words` reads them).
+    pub totals: [Vec<[u32; 4]>; 2],
 }
 
 /// A staging buffer being filled by a submitted step.
@@ -118,7 +119,7 @@ pub struct GpuStats {
     bg: wgpu::BindGroup,
     blocks: wgpu::Buffer,
     step_state: wgpu::Buffer,
-    dfsph: Option<(wgpu::Buffer, wgpu::Buffer, wgpu::Buffer, u32)>,
+    solve: Option<(wgpu::Buffer, wgpu::Buffer, wgpu::Buffer, u32)>,
     parts: Parts,
     staging: [wgpu::Buffer; 2],
     next: std::cell::Cell<usize>,
@@ -131,7 +132,7 @@ impl GpuStats {
         use Binding::*;
         let n = grid.bufs.capacity;
         let capacity_blocks = u64::from(groups(n, WORKGROUP_SIZE));
-        let parts = Parts::new(capacity_blocks, inputs.dfsph.as_ref().map(|d| d.slots));
+        let parts = Parts::new(capacity_blocks, inputs.solve.as_ref().map(|d| d.slots));
         ctx.scoped(|| {
             let d = &ctx.device;
             let blocks = storage_buffer(d, "sph.stats_blocks", capacity_blocks * BLOCK_BYTES);
@@ -168,7 +169,7 @@ impl GpuStats {
                 ),
                 blocks,
                 step_state: inputs.step_state.clone(),
-                dfsph: inputs.dfsph.as_ref().map(|i| {
+                solve: inputs.solve.as_ref().map(|i| {
                     (
                         i.error_sums.clone(),
                         i.error_maxima.clone(),
@@ -204,7 +205,7 @@ impl GpuStats {
         let (st, p) = (&self.staging[slot], self.parts);
         e.copy_buffer_to_buffer(&self.blocks, 0, st, 0, blocks * BLOCK_BYTES);
         e.copy_buffer_to_buffer(&self.step_state, 0, st, p.step_state, 16);
-        if let Some((sums, maxima, totals, slots)) = &self.dfsph {
+        if let Some((sums, maxima, totals, slots)) = &self.solve {
             e.copy_buffer_to_buffer(sums, 0, st, p.error_sums, 4 * blocks);
             e.copy_buffer_to_buffer(maxima, 0, st, p.error_maxima, 4 * blocks);
             if *slots > 0 {
@@ -235,7 +236,7 @@ impl GpuStats {
     }
 
     /// Waits for the oldest submitted step and reads what it left (DFSPH's block still to be
-    /// built by the caller, [`Read::dfsph`]).
+    /// built by the caller, [`Read::solve`]).
     pub fn read(&self, ctx: &GpuContext) -> Result<Read> {
         let p = self
             .pending
@@ -271,13 +272,13 @@ impl GpuStats {
         let ss = words(self.parts.step_state, 4);
         let step_state = [0, 1, 2, 3].map(|k| f32::from_bits(ss[k]));
         let floats = |w: Vec<u32>| -> Vec<f32> { w.into_iter().map(f32::from_bits).collect() };
-        let dfsph = self.dfsph.as_ref().map(|(_, _, _, slots)| {
+        let solve = self.solve.as_ref().map(|(_, _, _, slots)| {
             let slots = *slots as usize;
-            let totals: Vec<Total> = words(self.parts.totals, 2 * 4 * slots)
+            let totals: Vec<[u32; 4]> = words(self.parts.totals, 2 * 4 * slots)
                 .chunks_exact(4)
-                .map(|c| Total::from_words([c[0], c[1], c[2], c[3]]))
+                .map(|c| [c[0], c[1], c[2], c[3]])
                 .collect();
-            DfsphRead {
+            SolveRead {
                 error_sums: floats(words(self.parts.error_sums, blocks)),
                 error_maxima: floats(words(self.parts.error_maxima, blocks)),
                 totals: [totals[..slots].to_vec(), totals[slots..].to_vec()],
@@ -290,7 +291,7 @@ impl GpuStats {
         Ok(Read {
             block,
             step_state,
-            dfsph,
+            solve,
         })
     }
 }

@@ -6,10 +6,8 @@ use crate::core::Particles;
 use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::StatsBlock;
 use crate::gpu::fluid::{Simulation, Snapshot};
-use crate::grid::Grid;
-use crate::params::{DfsphParams, FluidParams, SimParams, SolverParams};
-use crate::solver::Carry;
-use crate::solver::dfsph::{self, DensityAlpha, DfsphCarry};
+use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::solver::{Carry, CpuSolver};
 use crate::{Error, Result};
 
 /// Something that advances particles one step at a time.
@@ -214,88 +212,6 @@ impl Backend for Simulation {
     }
 }
 
-/// What a CPU run carries from one step to the next: the stages' parameters (either
-/// solver's), the carried state, and the grid, slot-order state, ρ and α of the current state.
-struct CpuSolver {
-    dp: DfsphParams,
-    /// The last dt and the iteration counts.
-    carry: DfsphCarry,
-    /// The grid, slot-order state, ρ and α of the current state, which the last step computed
-    /// (`None` when the state changed since).
-    start: Option<(Grid, Particles, DensityAlpha)>,
-}
-
-impl CpuSolver {
-    /// `solver`, with the carried state a checkpoint held (a fresh run's: [`Carry::default`]).
-    fn new(solver: &SolverParams, carry: &Carry) -> Result<Self> {
-        let dp = *solver.stages();
-        Ok(Self {
-            dp,
-            carry: DfsphCarry::from_carry(carry, &dp).map_err(Error::input)?,
-            start: None,
-        })
-    }
-
-    fn solver(&self) -> crate::params::Solver {
-        SolverParams(self.dp).solver()
-    }
-
-    /// One step from `snap`: the next snapshot and the obstacles' power per particle, summed
-    /// by index with the new state, as the GPU's statistics pass reads it.
-    fn step(
-        &mut self,
-        snap: &Snapshot,
-        obstacles: Option<&crate::boundary::Boundary>,
-        interaction: Option<&InteractParams>,
-        sp: &SimParams,
-        fp: &FluidParams,
-    ) -> (Snapshot, Vec<f32>) {
-        let tr = dfsph::dfsph_step_with(
-            false,
-            &snap.state,
-            &self.carry,
-            self.start.take(),
-            obstacles,
-            interaction,
-            sp,
-            fp,
-            &self.dp,
-        );
-        self.carry = tr.carry;
-        // The GPU holds the new state in the new grid's slot order; so does this.
-        let next = Snapshot {
-            state: tr.next_sorted.clone(),
-            density: tr.end.density.clone(),
-            dt: tr.stats.dt,
-            solver: Some(tr.stats),
-        };
-        self.start = Some((tr.next_grid, tr.next_sorted, tr.end));
-        (next, tr.power)
-    }
-
-    /// The positions' surroundings or the velocities changed (obstacles moved, velocities
-    /// replaced): ρ, α and the slot-order state of the step's start are computed anew.
-    fn restart(&mut self) {
-        self.start = None;
-    }
-
-    /// The state changed between steps (particles removed or added; the carry stays): as
-    /// the GPU, the grid, ρ and α of the new state are computed at once, and held in slot
-    /// order.
-    fn settle(
-        &mut self,
-        snap: &mut Snapshot,
-        obstacles: Option<&crate::boundary::Boundary>,
-        sp: &SimParams,
-        fp: &FluidParams,
-    ) {
-        let (grid, sorted, da) = dfsph::prepare(&snap.state, obstacles, sp, fp, &self.dp);
-        snap.state = sorted.clone();
-        snap.density = da.density.clone();
-        self.start = Some((grid, sorted, da));
-    }
-}
-
 /// The CPU reference as a [`Backend`].
 pub struct CpuSimulation {
     /// Grid parameters.
@@ -307,7 +223,7 @@ pub struct CpuSimulation {
     /// Obstacles as boundary particles, at the pose of the last
     /// [`Backend::place_obstacles`].
     pub obstacles: Option<std::sync::Arc<crate::boundary::Boundary>>,
-    solver: CpuSolver,
+    solver: Box<dyn CpuSolver>,
     snap: Snapshot,
     /// The last step's obstacle power per particle (empty without obstacles).
     power: Vec<f32>,
@@ -329,8 +245,29 @@ impl CpuSimulation {
             dt: 0.0,
             solver: None,
         };
-        Self::resume(sp, fp, &solver, &Carry::default(), snap)
-            .expect("a fresh run's carry is every solver's")
+        let stepper = crate::solver::cpu(&solver, &Carry::default())
+            .expect("a fresh run's carry is every solver's");
+        Self::with_stepper(sp, fp, stepper, snap)
+    }
+
+    /// A run of the solver `stepper` (a solver registered in [`crate::solver`], or one of the
+    /// caller's own) from `snap`.
+    pub fn with_stepper(
+        sp: SimParams,
+        fp: FluidParams,
+        stepper: Box<dyn CpuSolver>,
+        snap: Snapshot,
+    ) -> Self {
+        Self {
+            sp,
+            fp,
+            interaction: None,
+            obstacles: None,
+            solver: stepper,
+            snap,
+            power: Vec::new(),
+            blocks: Default::default(),
+        }
     }
 
     /// Continues a run of `solver` from a checkpoint's state (in the order it was held) and
@@ -342,16 +279,8 @@ impl CpuSimulation {
         carry: &Carry,
         snap: Snapshot,
     ) -> Result<Self> {
-        Ok(Self {
-            sp,
-            fp,
-            interaction: None,
-            obstacles: None,
-            solver: CpuSolver::new(solver, carry)?,
-            snap,
-            power: Vec::new(),
-            blocks: Default::default(),
-        })
+        let stepper = crate::solver::cpu(solver, carry).map_err(Error::input)?;
+        Ok(Self::with_stepper(sp, fp, stepper, snap))
     }
 
     /// The solver this run steps.
@@ -425,7 +354,7 @@ impl Backend for CpuSimulation {
     }
 
     fn carry(&self) -> Result<Carry> {
-        Ok(self.solver.carry.to_carry())
+        Ok(self.solver.carry())
     }
 
     fn obstacles_move(&self) -> bool {
@@ -455,7 +384,7 @@ impl Backend for CpuSimulation {
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
-        let carry = self.solver.carry.to_carry();
+        let carry = self.solver.carry();
         let Some((mut snap, _, count, energy)) = without_outside(&self.snap, &carry, &self.fp)
         else {
             return Ok((0, 0.0));

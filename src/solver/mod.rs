@@ -1,9 +1,28 @@
 //! The solvers, each in a home of its own: its CPU stages (the mirrors of its WGSL stages in
-//! `shaders/solver/<name>/`), its GPU passes and the state it carries between steps.
+//! `shaders/solver/<name>/`), its GPU passes, the state it carries between steps and its
+//! statistics, behind one interface on each path ([`CpuSolver`], [`GpuSolver`]) that the
+//! driver's backends (`run::CpuSimulation`, `gpu::fluid::Simulation`), checkpoints, `--bench`
+//! and `--verify` speak to. The shared layer names no solver: it holds a solver's carried state
+//! as [`Carry`] and its statistics as [`SolverStats`], whatever the solver.
 //!
 //! [`dfsph`]: the solvers' stages, DFSPH's (Bender & Koschier 2015, 2017) with its two solves and
 //! WCSPH's (Becker & Teschner 2007), the same stages with the Tait equation of state's pressure
 //! in place of the solves.
+//!
+//! Registration: [`cpu`] and [`gpu`] build the run's solver from its parameters; a solver built
+//! elsewhere (a test's, a program's) plugs in through `run::CpuSimulation::with_stepper` and
+//! `gpu::fluid::Simulation::with_stages`.
+
+use std::any::Any;
+
+use crate::Result;
+use crate::boundary::Boundary;
+use crate::core::{Snapshot, SolverStats, StatsBlock};
+use crate::cpu::interact::InteractParams;
+use crate::gpu::buffers::GpuFluid;
+use crate::gpu::stats::{Read, SolveInputs};
+use crate::grid::gpu::GpuNeighbours;
+use crate::params::{FluidParams, SimParams, Solver, SolverParams};
 
 pub mod dfsph;
 
@@ -16,8 +35,121 @@ pub mod dfsph;
 #[serde(transparent)]
 pub struct Carry(pub serde_json::Value);
 
+/// A solver on the CPU reference path, as `run::CpuSimulation` steps it. The state it is
+/// handed and returns is in the order the GPU holds it (the grid's slot order after a step).
+pub trait CpuSolver: Send {
+    /// Which solver this is.
+    fn solver(&self) -> Solver;
+    /// One step from `snap`: the next snapshot (with the solver's statistics block) and the
+    /// obstacles' power per particle (empty without obstacles), summed by index with the new
+    /// state, as the GPU's statistics pass reads it.
+    fn step(
+        &mut self,
+        snap: &Snapshot,
+        obstacles: Option<&Boundary>,
+        interaction: Option<&InteractParams>,
+        sp: &SimParams,
+        fp: &FluidParams,
+    ) -> (Snapshot, Vec<f32>);
+    /// The positions' surroundings or the velocities changed (obstacles moved, velocities
+    /// replaced): whatever the solver kept of the step's start is computed anew.
+    fn restart(&mut self);
+    /// The particles changed between steps (removed or added; the carry stays): the solver
+    /// computes its start at once and leaves `snap` as the GPU would hold it.
+    fn settle(
+        &mut self,
+        snap: &mut Snapshot,
+        obstacles: Option<&Boundary>,
+        sp: &SimParams,
+        fp: &FluidParams,
+    );
+    /// What it carries to the next step.
+    fn carry(&self) -> Carry;
+}
+
+/// A solver's passes on the GPU, as `gpu::fluid::Simulation` drives them: it owns its
+/// pipelines and buffers beside the grid's (`GpuNeighbours`) and the fluid's (`GpuFluid`), and
+/// writes the accelerations, the step state (dt first) and the obstacles' power there.
+pub trait GpuSolver: Send {
+    /// Which solver this is.
+    fn solver(&self) -> Solver;
+    /// ρ per particle in slot order after a step (the statistics and the viewer read it).
+    fn density(&self) -> &wgpu::Buffer;
+    /// The buffers behind the solver's statistics block that the statistics pass reads back
+    /// with the general block (`None`: the block is built from the step state alone).
+    fn stats_inputs(&self) -> Option<SolveInputs<'_>>;
+    /// The layout of bind group 1 of the solver's walks that see obstacles.
+    fn boundary_layout(&self) -> &wgpu::BindGroupLayout;
+    /// Makes the walks see the obstacles of `bg` (laid out by [`GpuSolver::boundary_layout`];
+    /// `None`: none).
+    fn set_boundary(&mut self, d: &wgpu::Device, bg: Option<wgpu::BindGroup>);
+    /// Follows the live particle count `n`.
+    fn set_live(&self, q: &wgpu::Queue, n: u32);
+    /// The state changed (uploaded, obstacles moved): the step's start is recomputed before
+    /// the next step.
+    fn restart(&self);
+    /// Whether the last step left the state in the grid's slot-order buffers with its
+    /// density (a snapshot then reads those).
+    fn primed(&self) -> bool;
+    /// Replaces the carried state (a checkpoint's, or [`Carry::default`] for a fresh start);
+    /// Err names what is not the solver's.
+    fn set_carry(
+        &self,
+        q: &wgpu::Queue,
+        fluid: &GpuFluid,
+        carry: &Carry,
+    ) -> std::result::Result<(), String>;
+    /// Reads what the solver carries to the next step (no step may be in flight).
+    fn read_carry(&self, g: &GpuNeighbours, fluid: &GpuFluid) -> Result<Carry>;
+    /// Encodes what a step needs of its start (the grid, the density) unless the last step
+    /// left it.
+    fn encode_prime(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder);
+    /// Encodes one step from the primed start to the next (its grid and density included);
+    /// `forces` encodes the forces the driver adds (the mouse force) after each pass that
+    /// writes the non-pressure accelerations.
+    fn encode_step(
+        &self,
+        g: &GpuNeighbours,
+        e: &mut wgpu::CommandEncoder,
+        forces: &dyn Fn(&mut wgpu::CommandEncoder),
+    );
+    /// The statistics block of the oldest submitted step not yet read, from what came back.
+    fn read_block(&self, r: Read) -> StatsBlock;
+    /// The statistics block of the current state (no step in flight).
+    fn block_now(&self, r: Read) -> StatsBlock;
+    /// The solver's block of the last step read.
+    fn last_stats(&self) -> SolverStats;
+    /// Dispatches of the steps read so far that did no work (launched and exited at once),
+    /// for `--bench`.
+    fn idle_dispatches(&self) -> u64 {
+        0
+    }
+    /// The solver itself, for its own `--verify` checker.
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// The run's solver on the CPU path, with the carried state `carry` (a checkpoint's, or
+/// [`Carry::default`]); Err names what of `carry` is not the solver's.
+pub fn cpu(
+    solver: &SolverParams,
+    carry: &Carry,
+) -> std::result::Result<Box<dyn CpuSolver>, String> {
+    Ok(Box::new(dfsph::run::CpuDfsph::new(solver, carry)?))
+}
+
+/// The run's solver on the GPU path, its passes built beside `grid`'s and `fluid`'s.
+pub fn gpu(
+    solver: &SolverParams,
+    grid: &GpuNeighbours,
+    fluid: &GpuFluid,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> Result<Box<dyn GpuSolver>> {
+    Ok(Box::new(dfsph::run::gpu(solver, grid, fluid, sp, fp)?))
+}
+
 /// Whether `carry` reads as the carried state of `solver`'s runs (a checkpoint's check);
 /// Err says what does not.
-pub fn check_carry(solver: &crate::params::SolverParams, carry: &Carry) -> Result<(), String> {
+pub fn check_carry(solver: &SolverParams, carry: &Carry) -> std::result::Result<(), String> {
     dfsph::DfsphCarry::from_carry(carry, solver.stages()).map(|_| ())
 }

@@ -120,6 +120,7 @@ pub mod pressure;
 pub mod prolong;
 pub mod rate;
 pub mod restrict;
+pub mod run;
 pub mod timestep;
 
 pub use accel::*;
