@@ -122,6 +122,7 @@ pub mod rate;
 pub mod restrict;
 pub mod run;
 pub mod timestep;
+pub mod verify;
 
 pub use accel::*;
 pub use blocks::*;
