@@ -78,9 +78,9 @@ struct GpuProbe {
 }
 
 impl Simulation {
-    /// Which solver the stages run.
-    pub fn solver(&self) -> crate::params::Solver {
-        self.stages.solver()
+    /// The name of the solver the stages run.
+    pub fn solver_name(&self) -> &'static str {
+        self.stages.name()
     }
 
     /// Builds the pipelines of `solver` and uploads `state`.

@@ -283,9 +283,9 @@ impl CpuSimulation {
         Ok(Self::with_stepper(sp, fp, stepper, snap))
     }
 
-    /// The solver this run steps.
-    pub fn solver(&self) -> crate::params::Solver {
-        self.solver.solver()
+    /// The name of the solver this run steps.
+    pub fn solver_name(&self) -> &'static str {
+        self.solver.name()
     }
 
     /// The state after the last step, without the copy [`Backend::snapshot`] makes.

@@ -22,7 +22,7 @@ use crate::cpu::interact::InteractParams;
 use crate::gpu::buffers::GpuFluid;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::gpu::GpuNeighbours;
-use crate::params::{FluidParams, SimParams, Solver, SolverParams};
+use crate::params::{FluidParams, SimParams, SolverParams};
 
 pub mod dfsph;
 
@@ -38,8 +38,8 @@ pub struct Carry(pub serde_json::Value);
 /// A solver on the CPU reference path, as `run::CpuSimulation` steps it. The state it is
 /// handed and returns is in the order the GPU holds it (the grid's slot order after a step).
 pub trait CpuSolver: Send {
-    /// Which solver this is.
-    fn solver(&self) -> Solver;
+    /// Its name on the command line and in reports.
+    fn name(&self) -> &'static str;
     /// One step from `snap`: the next snapshot (with the solver's statistics block) and the
     /// obstacles' power per particle (empty without obstacles), summed by index with the new
     /// state, as the GPU's statistics pass reads it.
@@ -71,8 +71,11 @@ pub trait CpuSolver: Send {
 /// pipelines and buffers beside the grid's (`GpuNeighbours`) and the fluid's (`GpuFluid`), and
 /// writes the accelerations, the step state (dt first) and the obstacles' power there.
 pub trait GpuSolver: Send {
-    /// Which solver this is.
-    fn solver(&self) -> Solver;
+    /// Its name on the command line and in reports.
+    fn name(&self) -> &'static str;
+    /// Whether its fluid is weakly compressible (`params::Solver::weakly_compressible`: the energy
+    /// check counts the equation of state's energy, the speed check applies).
+    fn weakly_compressible(&self) -> bool;
     /// ρ per particle in slot order after a step (the statistics and the viewer read it).
     fn density(&self) -> &wgpu::Buffer;
     /// The buffers behind the solver's statistics block that the statistics pass reads back

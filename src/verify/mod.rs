@@ -141,7 +141,7 @@ fn check_step(
     }
     Err(crate::Error::input(format!(
         "--verify has no stage-by-stage checker for the {} solver: run it without --verify",
-        sim.solver().name()
+        sim.solver_name()
     )))
 }
 
@@ -176,7 +176,7 @@ pub fn verify_solver_steps(
         uploaded: false,
         blocks: Default::default(),
     };
-    let guards = crate::run::Guards::unjudged(sim.solver().weakly_compressible());
+    let guards = crate::run::Guards::unjudged(sim.stages.weakly_compressible());
     let course = crate::run::Course {
         fp: &fp,
         guards: &guards,

@@ -32,5 +32,6 @@ mod results;
 mod scenes;
 mod shaders;
 mod soak;
+mod solver;
 mod surface;
 mod viewer;

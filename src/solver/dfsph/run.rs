@@ -15,7 +15,7 @@ use crate::gpu::buffers::GpuFluid;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::Grid;
 use crate::grid::gpu::GpuNeighbours;
-use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams, Solver, SolverParams};
+use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams, SolverParams};
 use crate::solver::{Carry, CpuSolver, GpuSolver};
 
 /// The stages on the CPU path: their parameters (either solver's), the carried state, and the
@@ -42,8 +42,8 @@ impl CpuDfsph {
 }
 
 impl CpuSolver for CpuDfsph {
-    fn solver(&self) -> Solver {
-        SolverParams(self.dp).solver()
+    fn name(&self) -> &'static str {
+        SolverParams(self.dp).solver().name()
     }
 
     fn step(
@@ -188,8 +188,12 @@ impl GpuDfsph {
 }
 
 impl GpuSolver for GpuDfsph {
-    fn solver(&self) -> Solver {
-        SolverParams(self.dp).solver()
+    fn name(&self) -> &'static str {
+        SolverParams(self.dp).solver().name()
+    }
+
+    fn weakly_compressible(&self) -> bool {
+        SolverParams(self.dp).weakly_compressible()
     }
 
     fn density(&self) -> &wgpu::Buffer {
