@@ -3,7 +3,7 @@
 # tank), the spacing refined from 10 mm (20 000 particles) to 5.95 mm (100 000) and 3.86 mm
 # (370 000), both solvers, run on the CPU path to t = 0.36 s (T = t sqrt(2g/a) = 3.4), with a
 # frame about every 5 ms for the column height at the wall; then plots the front and the column
-# height of every run against Martin & Moyce (1952) (examples/validate.rs, mode resolution).
+# height of every run against Martin & Moyce (1952) (examples/validate/, mode resolution).
 #
 #   scripts/resolution.sh [OUTDIR] [SIZES]     (defaults: resolution "20k 100k 370k")
 #   BIN=path/to/gpu-sph scripts/resolution.sh  (default: target/release/gpu-sph)

@@ -6,7 +6,6 @@ pub mod app;
 pub mod bench;
 pub mod boundary;
 pub mod checkpoint;
-pub mod collapse;
 pub mod core;
 pub mod cpu;
 pub mod emitter;
@@ -32,7 +31,6 @@ pub mod summary;
 pub mod surface;
 pub mod verify;
 pub mod viewer;
-pub mod wave;
 
 pub use error::{Error, Result};
 /// The public neighbour library ([`grid::neighbours`]), at the crate's top as its users know it.

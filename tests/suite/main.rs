@@ -10,6 +10,14 @@
 
 mod common;
 
+// The validation tool's readings (examples/validate/), which the physics tests apply too.
+#[allow(dead_code)]
+#[path = "../../examples/validate/collapse.rs"]
+mod collapse;
+#[allow(dead_code)]
+#[path = "../../examples/validate/wave.rs"]
+mod wave;
+
 mod checkpoint;
 mod cli;
 mod dfsph;

@@ -541,8 +541,8 @@ fn headless_cpu(
 /// (0.01% of s) gave WCSPH −3.0 … −3.3% (87–91% kept). The bounds below leave room for the
 /// draw; docs/results.md's quick figures hold this run's.
 fn standing_wave(solver: gpu_sph::params::Solver, across: u32) -> (f64, f64) {
+    use crate::wave;
     use gpu_sph::setup::Source;
-    use gpu_sph::wave;
     let (s, length, depth) = (0.01f32, 0.6f32, 0.2f32);
     let width = across as f32 * s;
     let positions = wave::cosine_lattice(s, length, width, depth, 0.02);
@@ -631,9 +631,9 @@ fn dfsph_standing_wave_stays_within_its_guard() {
 /// The default dam break at `n` particles, set up as a headless run of the built-in scene sets
 /// it up, run until τ = 3.1: the worst relative error against Martin & Moyce (1952) of the
 /// surge front over 1.4 ≤ T ≤ 3 and of the column's height at the back wall over 0.5 ≤ τ ≤ 3,
-/// each read as `gpu_sph::collapse` reads them (SPlisHSPlasH's collapse script's definitions).
+/// each read as the validation tool's `collapse.rs` reads them (SPlisHSPlasH's collapse script's definitions).
 fn dam_break_against_martin_moyce(solver: gpu_sph::params::Solver, n: u32) -> (f64, f64) {
-    use gpu_sph::collapse::{Column, MARTIN_MOYCE_FRONT, MARTIN_MOYCE_HEIGHT, worst};
+    use crate::collapse::{Column, MARTIN_MOYCE_FRONT, MARTIN_MOYCE_HEIGHT, worst};
     use gpu_sph::scene::SceneChoice;
     let (mut sim, cfg, fp) = headless_cpu(
         gpu_sph::setup::Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),

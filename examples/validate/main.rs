@@ -20,7 +20,7 @@
 //! peer's script measures it) against Martin & Moyce (1952), into
 //! `docs/resolution_front.png`, `docs/resolution_height.png` and `docs/resolution.csv`. Prints
 //! the errors, the front against a second experiment (Koshizuka & Oka 1996, into the csv too),
-//! and the front read as a late start (`gpu_sph::collapse::time_offset`: the one lag of the
+//! and the front read as a late start (`collapse::time_offset`: the one lag of the
 //! experiment that fits best, and what is left after it); judges nothing (exit 0 unless a file
 //! is bad).
 //! `standing-wave`: reads runs of the first sloshing mode (`scripts/standing_wave.sh`) and
@@ -28,6 +28,15 @@
 //! of its height it keeps after one period; judges nothing. `resting-column`: a resting DFSPH
 //! column with the physics given on the command line, against issue 34's bounds (see
 //! `resting_column`).
+//!
+//! The readings live beside the tool, not in the library: `collapse.rs` (the front and the
+//! column at the wall, the experiments' points) and `wave.rs` (the standing wave's elevation,
+//! period and linear theory); the physics tests include them too.
+
+mod collapse;
+// `cosine_lattice` starts the physics tests' wave; the tool reads runs the scripts start.
+#[allow(dead_code)]
+mod wave;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -42,7 +51,7 @@ use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};
 use plotters::prelude::*;
 
-use gpu_sph::collapse::{
+use collapse::{
     Column, KOSHIZUKA_OKA_FRONT, MARTIN_MOYCE_FRONT as MARTIN_MOYCE, MARTIN_MOYCE_HEIGHT,
     interpolate, time_offset, worst,
 };
@@ -708,8 +717,7 @@ fn read_wave(dir: &std::path::Path) -> Result<Wave, String> {
                 .unwrap_or(0.0);
             (lo - 0.5 * s, hi + 0.5 * s, s)
         });
-        let Some(e) =
-            gpu_sph::wave::end_wall_elevation(&data.positions, x0 as f32, x1 as f32, h as f32)
+        let Some(e) = wave::end_wall_elevation(&data.positions, x0 as f32, x1 as f32, h as f32)
         else {
             return Err(format!(
                 "{}: no particle within h of an end wall",
@@ -756,9 +764,9 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
     }
     for d in dirs {
         let w = read_wave(std::path::Path::new(d)).map_err(|e| format!("{d}: {e}"))?;
-        let period = gpu_sph::wave::linear_period(w.length, w.depth, w.g);
+        let period = wave::linear_period(w.length, w.depth, w.g);
         let a0 = w.eta.first().map_or(0.0, |p| p.1);
-        let m = gpu_sph::wave::measure(&w.eta);
+        let m = wave::measure(&w.eta);
         let (measured, kept) = (m.map(|m| m.period), m.map(|m| m.kept));
         println!(
             "{d}: {}; L = {:.3} m, d = {:.4} m, A0 = {:.4} m; linear period {:.4} s, measured {}; kept after one period {}",
