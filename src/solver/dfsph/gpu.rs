@@ -17,7 +17,7 @@ use wgpu::util::DeviceExt;
 use crate::core::Stage;
 use crate::gpu::context::GpuContext;
 use crate::grid::gpu::{
-    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, pipeline_groups,
+    Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
     storage_buffer,
 };
 use crate::params::{CoarseParams, DfsphParams, SolveParams};
@@ -196,539 +196,57 @@ impl GpuDfsph {
         dp: &DfsphParams,
         cp: &CoarseParams,
     ) -> Result<Self> {
-        use Binding::*;
-        let b = &grid.bufs;
+        let run = RunBuffers {
+            b: &grid.bufs,
+            fluid: fluid_params,
+            accel,
+            step_state,
+            obstacle_power,
+        };
         ctx.scoped(|| {
             let d = &ctx.device;
-            let n64 = b.capacity as u64;
-            let blocks = dp.blocks as u64;
-            let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
-            let uniform = |label: &str, bytes: &[u8]| {
-                d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytes,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                })
-            };
-            let params = uniform("sph.dfsph_params", bytemuck::bytes_of(dp));
-            let rho = storage("sph.dfsph_rho", n64 * 4);
-            let alpha = storage("sph.dfsph_alpha", n64 * 4);
-            let kappa = storage("sph.dfsph_kappa", n64 * 4);
-            let residual = storage("sph.dfsph_residual", n64 * 4);
-            let coarse_params = uniform("sph.dfsph_coarse_params", bytemuck::bytes_of(cp));
-            let (n0, all) = (cp.cells() as u64, cp.all_cells() as u64);
-            let coarse_op = storage("sph.dfsph_coarse_op", (n0 * 28 + 1) * 4);
-            let coarse_rows = storage("sph.dfsph_coarse_rows", all * 27 * 4);
-            let coarse_rhs = storage("sph.dfsph_coarse_rhs", n0 * 2 * 4);
-            let coarse_work = storage("sph.dfsph_coarse_work", (4 * n0 + 3 * all) * 4);
-            let error_sums = storage("sph.dfsph_error_sums", blocks * 4);
-            let error_maxima = storage("sph.dfsph_error_maxima", blocks * 4);
-            let slots = u64::from(dp.max_iterations) + 1;
-            let totals = storage("sph.dfsph_totals", 2 * slots * TOTAL_BYTES);
-            let stride = d.limits().min_uniform_buffer_offset_alignment.max(16);
-            let mut entries = vec![0u8; stride as usize * slots as usize];
-            for k in 0..slots as usize {
-                let at = k * stride as usize;
-                entries[at..at + 4].copy_from_slice(&(k as u32).to_le_bytes());
-            }
-            let iterations = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some("sph.dfsph_iterations"),
-                contents: &entries,
-                usage: wgpu::BufferUsages::UNIFORM,
-            });
-            let iteration_l = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("sph.dfsph_iteration"),
-                entries: &[wgpu::BindGroupLayoutEntry {
-                    binding: 0,
-                    visibility: wgpu::ShaderStages::COMPUTE,
-                    ty: wgpu::BindingType::Buffer {
-                        ty: wgpu::BufferBindingType::Uniform,
-                        has_dynamic_offset: true,
-                        min_binding_size: wgpu::BufferSize::new(16),
-                    },
-                    count: None,
-                }],
-            });
-            let iteration_bg = d.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("sph.dfsph_iteration"),
-                layout: &iteration_l,
-                entries: &[wgpu::BindGroupEntry {
-                    binding: 0,
-                    resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
-                        buffer: &iterations,
-                        offset: 0,
-                        size: wgpu::BufferSize::new(16),
-                    }),
-                }],
-            });
-            let density_error = storage("sph.dfsph_density_error", n64 * 4);
-            // Each particle's power from the obstacles' friction in the last `dfsph_accel`.
-            let friction_power = storage("sph.dfsph_friction_power", n64 * 4);
-            let step_blocks = crate::grid::gpu::timestep_blocks(b.capacity, ctx.info.device_type);
-            let timestep_maxima = storage("sph.dfsph_timestep_maxima", 16);
-            let substep_args = d.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("sph.dfsph_substep_args"),
-                size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
-                usage: wgpu::BufferUsages::STORAGE
-                    | wgpu::BufferUsages::INDIRECT
-                    | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            });
-
-            let m = |label, src| ctx.shader(label, src);
-            let w = |label, src| ctx.walking_shader(label, src, b.group_size, Some(b.kernel()));
-            let density_l = layout(
-                d,
-                "sph.dfsph_density",
-                &[
-                    Uniform, Uniform, Uniform, Read, Read, ReadWrite, ReadWrite, ReadWrite, Read,
-                    Read,
-                ],
-            );
-            let galerkin_l = layout(
-                d,
-                "sph.dfsph_galerkin",
-                &[
-                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite,
-                ],
-            );
-            let levels_l = layout(d, "sph.dfsph_levels", &[Uniform, Read, ReadWrite]);
-            let restrict_l = layout(
-                d,
-                "sph.dfsph_restrict",
-                &[
-                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite,
-                ],
-            );
-            let coarse_l = layout(
-                d,
-                "sph.dfsph_coarse",
-                &[Uniform, Uniform, Uniform, Read, Read, Read, ReadWrite, Read],
-            );
-            let prolong_l = layout(
-                d,
-                "sph.dfsph_prolong",
-                &[
-                    Uniform, Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read,
-                    Read, Read, Read, ReadWrite,
-                ],
-            );
-            let pressure_l = layout(
-                d,
-                "sph.dfsph_pressure",
-                &[
-                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, ReadWrite,
-                    ReadWrite, Read, Read, ReadWrite, Read,
-                ],
-            );
-            let rate_l = layout(
-                d,
-                "sph.dfsph_rate",
-                &[
-                    Uniform, Uniform, Uniform, Uniform, Read, Read, Read, Read, Read, Read,
-                    ReadWrite, Read, Read, ReadWrite, Read, ReadWrite,
-                ],
-            );
-            let blocks_l = layout(
-                d,
-                "sph.dfsph_blocks",
-                &[Uniform, Read, ReadWrite, ReadWrite],
-            );
-            let accel_l = layout(
-                d,
-                "sph.dfsph_accel",
-                &[
-                    Uniform, Uniform, Uniform, Read, Read, Read, Read, ReadWrite, Read, Read,
-                    ReadWrite,
-                ],
-            );
-            // Group 1 of both predict entry points: the friction power's credit.
-            let credit_l = layout(d, "sph.dfsph_credit", &[Uniform, Read, ReadWrite]);
-            let timestep_l = layout(
-                d,
-                "sph.dfsph_timestep",
-                &[
-                    Uniform, Uniform, Read, Read, ReadWrite, Read, ReadWrite, ReadWrite, Uniform,
-                    Read,
-                ],
-            );
-            let eos_l = layout(d, "sph.dfsph_eos", &[Uniform, Uniform, Read, ReadWrite]);
-            let predict_l = layout(
-                d,
-                "sph.dfsph_predict",
-                &[
-                    Uniform, Read, ReadWrite, ReadWrite, Uniform, Read, Read, ReadWrite,
-                ],
-            );
-            let substep_predict_l = layout(
-                d,
-                "sph.dfsph_predict_substep",
-                &[Uniform, Read, ReadWrite, ReadWrite],
-            );
-            let integrate_l = layout(
-                d,
-                "sph.dfsph_integrate",
-                &[
-                    Uniform, Uniform, Read, Read, Read, Read, ReadWrite, ReadWrite, ReadWrite,
-                    Uniform,
-                ],
-            );
-            let density_m = w("sph.dfsph_density", shaders::DFSPH_DENSITY);
-            let galerkin_m = w("sph.dfsph_galerkin", shaders::DFSPH_GALERKIN);
-            let levels_m = m("sph.dfsph_levels", shaders::DFSPH_LEVELS);
-            let restrict_m = m("sph.dfsph_restrict", shaders::DFSPH_RESTRICT);
-            let coarse_m = m("sph.dfsph_coarse", shaders::DFSPH_COARSE);
-            let prolong_m = m("sph.dfsph_prolong", shaders::DFSPH_PROLONG);
-            let pressure_m = w("sph.dfsph_pressure", shaders::DFSPH_PRESSURE);
-            let rate_m = w("sph.dfsph_rate", shaders::DFSPH_RATE);
-            let blocks_m = m("sph.dfsph_blocks", shaders::DFSPH_BLOCKS);
-            let accel_m = w("sph.dfsph_accel", shaders::DFSPH_ACCEL);
-            let timestep_m = m("sph.dfsph_timestep", shaders::DFSPH_TIMESTEP);
-            let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
-            let eos_m = m("sph.dfsph_eos", shaders::DFSPH_EOS);
-            let integrate_m = m("sph.dfsph_integrate", shaders::DFSPH_INTEGRATE);
-
-            let solve = |which: Solve| {
-                let i = solve_index(which);
-                let sp = solve_params(i as u32, dp, b.n.get());
-                let sparams = uniform(&format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp));
-                let kappa_sum = storage(&format!("sph.dfsph_kappa_sum{i}"), n64 * 4);
-                SolveGroups {
-                    pressure: bind_group(
-                        d,
-                        "sph.dfsph_pressure",
-                        &pressure_l,
-                        &[
-                            &b.params,
-                            fluid_params,
-                            &params,
-                            &sparams,
-                            &b.sorted_pos,
-                            &b.slot_start,
-                            &rho,
-                            &kappa,
-                            step_state,
-                            &b.sorted_vel,
-                            &kappa_sum,
-                            &b.group_range,
-                            &b.group_args,
-                            obstacle_power,
-                            &totals,
-                        ],
-                    ),
-                    rate: bind_group(
-                        d,
-                        "sph.dfsph_rate",
-                        &rate_l,
-                        &[
-                            &b.params,
-                            fluid_params,
-                            &params,
-                            &sparams,
-                            &b.sorted_pos,
-                            &b.slot_start,
-                            &b.sorted_vel,
-                            &rho,
-                            &alpha,
-                            step_state,
-                            &kappa,
-                            &b.group_range,
-                            &b.group_args,
-                            &totals,
-                            &kappa_sum,
-                            &residual,
-                        ],
-                    ),
-                    restrict: bind_group(
-                        d,
-                        "sph.dfsph_restrict",
-                        &restrict_l,
-                        &[
-                            &b.params,
-                            &params,
-                            &sparams,
-                            &coarse_params,
-                            &b.sorted_pos,
-                            &residual,
-                            &kappa_sum,
-                            &rho,
-                            &alpha,
-                            &totals,
-                            &coarse_rhs,
-                        ],
-                    ),
-                    coarse: bind_group(
-                        d,
-                        "sph.dfsph_coarse",
-                        &coarse_l,
-                        &[
-                            &params,
-                            &sparams,
-                            &coarse_params,
-                            &coarse_rows,
-                            &coarse_rhs,
-                            &totals,
-                            &coarse_work,
-                            &coarse_op,
-                        ],
-                    ),
-                    prolong: bind_group(
-                        d,
-                        "sph.dfsph_prolong",
-                        &prolong_l,
-                        &[
-                            &b.params,
-                            fluid_params,
-                            &params,
-                            &sparams,
-                            &coarse_params,
-                            &b.sorted_pos,
-                            &residual,
-                            &kappa_sum,
-                            &rho,
-                            &alpha,
-                            &coarse_work,
-                            step_state,
-                            &totals,
-                            &kappa,
-                        ],
-                    ),
-                    params: sparams,
-                    kappa_sum,
-                }
-            };
-            let solves = [solve(Solve::Divergence), solve(Solve::Density)];
+            let o = Owned::new(ctx, grid, dp, cp);
+            let solves = [Solve::Divergence, Solve::Density];
+            let solve_bindings = solves.map(|s| solve_bindings(d, &run, &o, dp, s));
+            let solve_l = solve_bindings[0].layouts(d);
             let boundary_layout = crate::gpu::obstacles::boundary_layout(d);
             let (boundary_bg, no_boundary) =
                 crate::gpu::obstacles::no_boundary(d, &boundary_layout);
-            let bl = &boundary_layout;
+            let passes = Passes::new(ctx, grid, &run, &o, &solve_l, &boundary_layout);
+            let [div, den] = solve_bindings;
             Self {
                 host: HostState::default(),
-                density: pipeline_groups(
-                    d,
-                    "sph.dfsph_density",
-                    &[&density_l, bl],
-                    &density_m,
-                    "dfsph_density",
+                density: passes.density,
+                galerkin: passes.galerkin,
+                levels: passes.levels,
+                pressure: passes.pressure,
+                rate: passes.rate,
+                restrict: passes.restrict,
+                coarse: passes.coarse,
+                prolong: passes.prolong,
+                galerkin_bg: passes.galerkin_bg,
+                levels_bg: passes.levels_bg,
+                blocks: passes.blocks,
+                accel: passes.accel,
+                timestep_blocks: passes.timestep_blocks,
+                step_blocks: crate::grid::gpu::timestep_blocks(
+                    grid.bufs.capacity,
+                    ctx.info.device_type,
                 ),
-                galerkin: pipeline_groups(
-                    d,
-                    "sph.dfsph_galerkin",
-                    &[&galerkin_l, bl],
-                    &galerkin_m,
-                    "dfsph_galerkin",
-                ),
-                levels: pipeline(d, "sph.dfsph_levels", &levels_l, &levels_m, "dfsph_levels"),
-                restrict: pipeline_groups(
-                    d,
-                    "sph.dfsph_restrict",
-                    &[&restrict_l, &iteration_l],
-                    &restrict_m,
-                    "dfsph_restrict",
-                ),
-                coarse: pipeline_groups(
-                    d,
-                    "sph.dfsph_coarse",
-                    &[&coarse_l, &iteration_l],
-                    &coarse_m,
-                    "dfsph_coarse",
-                ),
-                prolong: pipeline_groups(
-                    d,
-                    "sph.dfsph_prolong",
-                    &[&prolong_l, &iteration_l],
-                    &prolong_m,
-                    "dfsph_prolong",
-                ),
-                galerkin_bg: bind_group(
-                    d,
-                    "sph.dfsph_galerkin",
-                    &galerkin_l,
-                    &[
-                        &b.params,
-                        fluid_params,
-                        &params,
-                        &coarse_params,
-                        &b.sorted_pos,
-                        &b.slot_start,
-                        &rho,
-                        &alpha,
-                        &b.group_range,
-                        &b.group_args,
-                        &coarse_op,
-                    ],
-                ),
-                levels_bg: bind_group(
-                    d,
-                    "sph.dfsph_levels",
-                    &levels_l,
-                    &[&coarse_params, &coarse_op, &coarse_rows],
-                ),
-                pressure: pipeline_groups(
-                    d,
-                    "sph.dfsph_pressure",
-                    &[&pressure_l, bl, &iteration_l],
-                    &pressure_m,
-                    "dfsph_pressure",
-                ),
-                rate: pipeline_groups(
-                    d,
-                    "sph.dfsph_rate",
-                    &[&rate_l, bl, &iteration_l],
-                    &rate_m,
-                    "dfsph_rate",
-                ),
-                blocks: pipeline(d, "sph.dfsph_blocks", &blocks_l, &blocks_m, "dfsph_blocks"),
-                accel: pipeline_groups(
-                    d,
-                    "sph.dfsph_accel",
-                    &[&accel_l, bl],
-                    &accel_m,
-                    "dfsph_accel",
-                ),
-                timestep_blocks: pipeline(
-                    d,
-                    "sph.dfsph_timestep_blocks",
-                    &timestep_l,
-                    &timestep_m,
-                    "dfsph_timestep_blocks",
-                ),
-                step_blocks,
-                predict_first: pipeline_groups(
-                    d,
-                    "sph.dfsph_predict_first",
-                    &[&predict_l, &credit_l],
-                    &predict_m,
-                    "dfsph_predict_first",
-                ),
-                predict: pipeline_groups(
-                    d,
-                    "sph.dfsph_predict",
-                    &[&substep_predict_l, &credit_l],
-                    &predict_m,
-                    "dfsph_predict",
-                ),
-                integrate: pipeline(
-                    d,
-                    "sph.dfsph_integrate",
-                    &integrate_l,
-                    &integrate_m,
-                    "dfsph_integrate",
-                ),
-                density_bg: bind_group(
-                    d,
-                    "sph.dfsph_density",
-                    &density_l,
-                    &[
-                        &b.params,
-                        fluid_params,
-                        &params,
-                        &b.sorted_pos,
-                        &b.slot_start,
-                        &rho,
-                        &alpha,
-                        &density_error,
-                        &b.group_range,
-                        &b.group_args,
-                    ],
-                ),
-                density_blocks_bg: bind_group(
-                    d,
-                    "sph.dfsph_blocks",
-                    &blocks_l,
-                    &[&b.params, &density_error, &error_sums, &error_maxima],
-                ),
-                accel_bg: bind_group(
-                    d,
-                    "sph.dfsph_accel",
-                    &accel_l,
-                    &[
-                        &b.params,
-                        fluid_params,
-                        &params,
-                        &b.sorted_pos,
-                        &b.slot_start,
-                        &b.sorted_vel,
-                        &rho,
-                        accel,
-                        &b.group_range,
-                        &b.group_args,
-                        &friction_power,
-                    ],
-                ),
-                credit_bg: bind_group(
-                    d,
-                    "sph.dfsph_credit",
-                    &credit_l,
-                    &[&params, &friction_power, obstacle_power],
-                ),
-                timestep_bg: bind_group(
-                    d,
-                    "sph.dfsph_timestep",
-                    &timestep_l,
-                    &[
-                        &b.params,
-                        &params,
-                        &b.sorted_vel,
-                        accel,
-                        step_state,
-                        &b.group_args,
-                        &substep_args,
-                        &timestep_maxima,
-                        fluid_params,
-                        &rho,
-                    ],
-                ),
-                eos: pipeline(d, "sph.dfsph_eos", &eos_l, &eos_m, "dfsph_eos"),
-                eos_bg: bind_group(
-                    d,
-                    "sph.dfsph_eos",
-                    &eos_l,
-                    &[&b.params, fluid_params, &rho, &kappa],
-                ),
-                predict_bg: bind_group(
-                    d,
-                    "sph.dfsph_predict",
-                    &predict_l,
-                    &[
-                        &b.params,
-                        accel,
-                        step_state,
-                        &b.sorted_vel,
-                        &params,
-                        &timestep_maxima,
-                        &b.group_args,
-                        &substep_args,
-                    ],
-                ),
-                substep_predict_bg: bind_group(
-                    d,
-                    "sph.dfsph_predict_substep",
-                    &substep_predict_l,
-                    &[&b.params, accel, step_state, &b.sorted_vel],
-                ),
-                integrate_bg: bind_group(
-                    d,
-                    "sph.dfsph_integrate",
-                    &integrate_l,
-                    &[
-                        &b.params,
-                        fluid_params,
-                        &b.sorted_pos,
-                        &b.sorted_vel,
-                        &b.sorted_id,
-                        step_state,
-                        &b.positions,
-                        &b.velocities,
-                        &b.particle_id,
-                        &params,
-                    ],
-                ),
-
-                solves,
-                params,
+                predict_first: passes.predict_first,
+                predict: passes.predict,
+                eos: passes.eos,
+                eos_bg: passes.eos_bg,
+                integrate: passes.integrate,
+                density_bg: passes.density_bg,
+                density_blocks_bg: passes.density_blocks_bg,
+                accel_bg: passes.accel_bg,
+                timestep_bg: passes.timestep_bg,
+                predict_bg: passes.predict_bg,
+                credit_bg: passes.credit_bg,
+                substep_predict_bg: passes.substep_predict_bg,
+                integrate_bg: passes.integrate_bg,
+                solves: [div.groups(d, &solve_l), den.groups(d, &solve_l)],
                 dp: *dp,
                 live_blocks: std::cell::Cell::new(dp.blocks),
                 boundary_bg,
@@ -736,24 +254,25 @@ impl GpuDfsph {
                 boundary_layout,
                 power: None,
                 obstacle_power: obstacle_power.clone(),
-                rho,
-                alpha,
-                kappa,
                 cp: *cp,
-                coarse_op,
-                coarse_rows,
-                coarse_rhs,
-                coarse_work,
-                residual,
-                error_sums,
-                error_maxima,
-                totals,
-                iteration_bg,
-                _iterations: iterations,
-                iteration_stride: stride,
-                density_error,
-                substep_args,
-                timestep_maxima,
+                params: o.params,
+                rho: o.rho,
+                alpha: o.alpha,
+                kappa: o.kappa,
+                coarse_op: o.coarse_op,
+                coarse_rows: o.coarse_rows,
+                coarse_rhs: o.coarse_rhs,
+                coarse_work: o.coarse_work,
+                residual: o.residual,
+                error_sums: o.error_sums,
+                error_maxima: o.error_maxima,
+                totals: o.totals,
+                iteration_bg: o.iteration_bg,
+                _iterations: o.iterations,
+                iteration_stride: o.stride,
+                density_error: o.density_error,
+                substep_args: o.substep_args,
+                timestep_maxima: o.timestep_maxima,
             }
         })
     }
@@ -1158,5 +677,618 @@ impl GpuDfsph {
             self.total_offset(solve, first),
             bytemuck::cast_slice(&words),
         );
+    }
+}
+
+/// The buffers of the run the stages bind beside their own: the grid's, the fluid block, the
+/// accelerations, the step state and the obstacles' power.
+struct RunBuffers<'a> {
+    b: &'a crate::grid::gpu::NeighbourBuffers,
+    fluid: &'a wgpu::Buffer,
+    accel: &'a wgpu::Buffer,
+    step_state: &'a wgpu::Buffer,
+    obstacle_power: &'a wgpu::Buffer,
+}
+
+/// One bind group as its stage declares it: each buffer with how the stage binds it, in
+/// binding order, so the layout and the group follow from one list.
+struct Bindings<'a> {
+    label: &'static str,
+    list: Vec<(Binding, &'a wgpu::Buffer)>,
+}
+
+impl<'a> Bindings<'a> {
+    fn new(label: &'static str, list: Vec<(Binding, &'a wgpu::Buffer)>) -> Self {
+        Self { label, list }
+    }
+
+    fn layout(&self, d: &wgpu::Device) -> wgpu::BindGroupLayout {
+        let kinds: Vec<Binding> = self.list.iter().map(|(k, _)| *k).collect();
+        layout(d, self.label, &kinds)
+    }
+
+    fn group(&self, d: &wgpu::Device, l: &wgpu::BindGroupLayout) -> wgpu::BindGroup {
+        let buffers: Vec<&wgpu::Buffer> = self.list.iter().map(|(_, b)| *b).collect();
+        bind_group(d, self.label, l, &buffers)
+    }
+
+    /// The layout and the group.
+    fn laid_out(&self, d: &wgpu::Device) -> (wgpu::BindGroupLayout, wgpu::BindGroup) {
+        let l = self.layout(d);
+        let g = self.group(d, &l);
+        (l, g)
+    }
+}
+
+/// The buffers the stages own.
+struct Owned {
+    params: wgpu::Buffer,
+    rho: wgpu::Buffer,
+    alpha: wgpu::Buffer,
+    kappa: wgpu::Buffer,
+    residual: wgpu::Buffer,
+    coarse_params: wgpu::Buffer,
+    coarse_op: wgpu::Buffer,
+    coarse_rows: wgpu::Buffer,
+    coarse_rhs: wgpu::Buffer,
+    coarse_work: wgpu::Buffer,
+    error_sums: wgpu::Buffer,
+    error_maxima: wgpu::Buffer,
+    totals: wgpu::Buffer,
+    iterations: wgpu::Buffer,
+    iteration_l: wgpu::BindGroupLayout,
+    iteration_bg: wgpu::BindGroup,
+    stride: u32,
+    density_error: wgpu::Buffer,
+    friction_power: wgpu::Buffer,
+    timestep_maxima: wgpu::Buffer,
+    substep_args: wgpu::Buffer,
+}
+
+fn uniform(d: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytes,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+impl Owned {
+    fn new(ctx: &GpuContext, grid: &GpuNeighbours, dp: &DfsphParams, cp: &CoarseParams) -> Self {
+        let d = &ctx.device;
+        let n64 = grid.bufs.capacity as u64;
+        let blocks = dp.blocks as u64;
+        let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
+        let (n0, all) = (cp.cells() as u64, cp.all_cells() as u64);
+        let slots = u64::from(dp.max_iterations) + 1;
+        let stride = d.limits().min_uniform_buffer_offset_alignment.max(16);
+        let mut entries = vec![0u8; stride as usize * slots as usize];
+        for k in 0..slots as usize {
+            let at = k * stride as usize;
+            entries[at..at + 4].copy_from_slice(&(k as u32).to_le_bytes());
+        }
+        let iterations = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+            label: Some("sph.dfsph_iterations"),
+            contents: &entries,
+            usage: wgpu::BufferUsages::UNIFORM,
+        });
+        let iteration_l = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+            label: Some("sph.dfsph_iteration"),
+            entries: &[wgpu::BindGroupLayoutEntry {
+                binding: 0,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: wgpu::BufferBindingType::Uniform,
+                    has_dynamic_offset: true,
+                    min_binding_size: wgpu::BufferSize::new(16),
+                },
+                count: None,
+            }],
+        });
+        let iteration_bg = d.create_bind_group(&wgpu::BindGroupDescriptor {
+            label: Some("sph.dfsph_iteration"),
+            layout: &iteration_l,
+            entries: &[wgpu::BindGroupEntry {
+                binding: 0,
+                resource: wgpu::BindingResource::Buffer(wgpu::BufferBinding {
+                    buffer: &iterations,
+                    offset: 0,
+                    size: wgpu::BufferSize::new(16),
+                }),
+            }],
+        });
+        Self {
+            params: uniform(d, "sph.dfsph_params", bytemuck::bytes_of(dp)),
+            rho: storage("sph.dfsph_rho", n64 * 4),
+            alpha: storage("sph.dfsph_alpha", n64 * 4),
+            kappa: storage("sph.dfsph_kappa", n64 * 4),
+            residual: storage("sph.dfsph_residual", n64 * 4),
+            coarse_params: uniform(d, "sph.dfsph_coarse_params", bytemuck::bytes_of(cp)),
+            coarse_op: storage("sph.dfsph_coarse_op", (n0 * 28 + 1) * 4),
+            coarse_rows: storage("sph.dfsph_coarse_rows", all * 27 * 4),
+            coarse_rhs: storage("sph.dfsph_coarse_rhs", n0 * 2 * 4),
+            coarse_work: storage("sph.dfsph_coarse_work", (4 * n0 + 3 * all) * 4),
+            error_sums: storage("sph.dfsph_error_sums", blocks * 4),
+            error_maxima: storage("sph.dfsph_error_maxima", blocks * 4),
+            totals: storage("sph.dfsph_totals", 2 * slots * TOTAL_BYTES),
+            iterations,
+            iteration_l,
+            iteration_bg,
+            stride,
+            density_error: storage("sph.dfsph_density_error", n64 * 4),
+            // Each particle's power from the obstacles' friction in the last `dfsph_accel`.
+            friction_power: storage("sph.dfsph_friction_power", n64 * 4),
+            timestep_maxima: storage("sph.dfsph_timestep_maxima", 16),
+            substep_args: d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("sph.dfsph_substep_args"),
+                size: SUBSTEP_ARGS_BYTES * u64::from(dp.viscous_substeps.max(2) - 1),
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+        }
+    }
+}
+
+/// One solve's bindings (its own uniform block and stiffness sums beside the shared buffers).
+struct SolveBindings<'a> {
+    params: wgpu::Buffer,
+    kappa_sum: wgpu::Buffer,
+    run: &'a RunBuffers<'a>,
+    o: &'a Owned,
+}
+
+/// The solves' layouts (both solves bind the same kinds).
+struct SolveLayouts {
+    pressure: wgpu::BindGroupLayout,
+    rate: wgpu::BindGroupLayout,
+    restrict: wgpu::BindGroupLayout,
+    coarse: wgpu::BindGroupLayout,
+    prolong: wgpu::BindGroupLayout,
+}
+
+fn solve_bindings<'a>(
+    d: &wgpu::Device,
+    run: &'a RunBuffers<'a>,
+    o: &'a Owned,
+    dp: &DfsphParams,
+    which: Solve,
+) -> SolveBindings<'a> {
+    let i = solve_index(which);
+    let sp = solve_params(i as u32, dp, run.b.n.get());
+    SolveBindings {
+        params: uniform(d, &format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp)),
+        kappa_sum: storage_buffer(
+            d,
+            &format!("sph.dfsph_kappa_sum{i}"),
+            run.b.capacity as u64 * 4,
+        ),
+        run,
+        o,
+    }
+}
+
+impl SolveBindings<'_> {
+    /// Stages `dfsph_pressure`, `dfsph_rate`, `dfsph_restrict`, `dfsph_coarse`,
+    /// `dfsph_prolong`, in that order.
+    fn all(&self) -> [Bindings<'_>; 5] {
+        use Binding::*;
+        let (b, r, o) = (self.run.b, self.run, self.o);
+        let (sp, ks) = (&self.params, &self.kappa_sum);
+        [
+            Bindings::new(
+                "sph.dfsph_pressure",
+                vec![
+                    (Uniform, &b.params),
+                    (Uniform, r.fluid),
+                    (Uniform, &o.params),
+                    (Uniform, sp),
+                    (Read, &b.sorted_pos),
+                    (Read, &b.slot_start),
+                    (Read, &o.rho),
+                    (Read, &o.kappa),
+                    (Read, r.step_state),
+                    (ReadWrite, &b.sorted_vel),
+                    (ReadWrite, ks),
+                    (Read, &b.group_range),
+                    (Read, &b.group_args),
+                    (ReadWrite, r.obstacle_power),
+                    (Read, &o.totals),
+                ],
+            ),
+            Bindings::new(
+                "sph.dfsph_rate",
+                vec![
+                    (Uniform, &b.params),
+                    (Uniform, r.fluid),
+                    (Uniform, &o.params),
+                    (Uniform, sp),
+                    (Read, &b.sorted_pos),
+                    (Read, &b.slot_start),
+                    (Read, &b.sorted_vel),
+                    (Read, &o.rho),
+                    (Read, &o.alpha),
+                    (Read, r.step_state),
+                    (ReadWrite, &o.kappa),
+                    (Read, &b.group_range),
+                    (Read, &b.group_args),
+                    (ReadWrite, &o.totals),
+                    (Read, ks),
+                    (ReadWrite, &o.residual),
+                ],
+            ),
+            Bindings::new(
+                "sph.dfsph_restrict",
+                vec![
+                    (Uniform, &b.params),
+                    (Uniform, &o.params),
+                    (Uniform, sp),
+                    (Uniform, &o.coarse_params),
+                    (Read, &b.sorted_pos),
+                    (Read, &o.residual),
+                    (Read, ks),
+                    (Read, &o.rho),
+                    (Read, &o.alpha),
+                    (Read, &o.totals),
+                    (ReadWrite, &o.coarse_rhs),
+                ],
+            ),
+            Bindings::new(
+                "sph.dfsph_coarse",
+                vec![
+                    (Uniform, &o.params),
+                    (Uniform, sp),
+                    (Uniform, &o.coarse_params),
+                    (Read, &o.coarse_rows),
+                    (Read, &o.coarse_rhs),
+                    (Read, &o.totals),
+                    (ReadWrite, &o.coarse_work),
+                    (Read, &o.coarse_op),
+                ],
+            ),
+            Bindings::new(
+                "sph.dfsph_prolong",
+                vec![
+                    (Uniform, &b.params),
+                    (Uniform, r.fluid),
+                    (Uniform, &o.params),
+                    (Uniform, sp),
+                    (Uniform, &o.coarse_params),
+                    (Read, &b.sorted_pos),
+                    (Read, &o.residual),
+                    (Read, ks),
+                    (Read, &o.rho),
+                    (Read, &o.alpha),
+                    (Read, &o.coarse_work),
+                    (Read, r.step_state),
+                    (Read, &o.totals),
+                    (ReadWrite, &o.kappa),
+                ],
+            ),
+        ]
+    }
+
+    fn layouts(&self, d: &wgpu::Device) -> SolveLayouts {
+        let [pressure, rate, restrict, coarse, prolong] = self.all().map(|g| g.layout(d));
+        SolveLayouts {
+            pressure,
+            rate,
+            restrict,
+            coarse,
+            prolong,
+        }
+    }
+
+    fn groups(self, d: &wgpu::Device, l: &SolveLayouts) -> SolveGroups {
+        let [pressure, rate, restrict, coarse, prolong] = self.all();
+        SolveGroups {
+            pressure: pressure.group(d, &l.pressure),
+            rate: rate.group(d, &l.rate),
+            restrict: restrict.group(d, &l.restrict),
+            coarse: coarse.group(d, &l.coarse),
+            prolong: prolong.group(d, &l.prolong),
+            params: self.params,
+            kappa_sum: self.kappa_sum,
+        }
+    }
+}
+
+/// The stages' pipelines and their bind groups but the solves'.
+struct Passes {
+    density: wgpu::ComputePipeline,
+    galerkin: wgpu::ComputePipeline,
+    levels: wgpu::ComputePipeline,
+    pressure: wgpu::ComputePipeline,
+    rate: wgpu::ComputePipeline,
+    restrict: wgpu::ComputePipeline,
+    coarse: wgpu::ComputePipeline,
+    prolong: wgpu::ComputePipeline,
+    galerkin_bg: wgpu::BindGroup,
+    levels_bg: wgpu::BindGroup,
+    blocks: wgpu::ComputePipeline,
+    accel: wgpu::ComputePipeline,
+    timestep_blocks: wgpu::ComputePipeline,
+    predict_first: wgpu::ComputePipeline,
+    predict: wgpu::ComputePipeline,
+    eos: wgpu::ComputePipeline,
+    eos_bg: wgpu::BindGroup,
+    integrate: wgpu::ComputePipeline,
+    density_bg: wgpu::BindGroup,
+    density_blocks_bg: wgpu::BindGroup,
+    accel_bg: wgpu::BindGroup,
+    timestep_bg: wgpu::BindGroup,
+    predict_bg: wgpu::BindGroup,
+    credit_bg: wgpu::BindGroup,
+    substep_predict_bg: wgpu::BindGroup,
+    integrate_bg: wgpu::BindGroup,
+}
+
+impl Passes {
+    fn new(
+        ctx: &GpuContext,
+        grid: &GpuNeighbours,
+        r: &RunBuffers<'_>,
+        o: &Owned,
+        solve: &SolveLayouts,
+        boundary: &wgpu::BindGroupLayout,
+    ) -> Self {
+        use Binding::*;
+        let (d, b) = (&ctx.device, &grid.bufs);
+        let m = |label, src| ctx.shader(label, src);
+        let w = |label, src| ctx.walking_shader(label, src, b.group_size, Some(b.kernel()));
+        let (density_l, density_bg) = Bindings::new(
+            "sph.dfsph_density",
+            vec![
+                (Uniform, &b.params),
+                (Uniform, r.fluid),
+                (Uniform, &o.params),
+                (Read, &b.sorted_pos),
+                (Read, &b.slot_start),
+                (ReadWrite, &o.rho),
+                (ReadWrite, &o.alpha),
+                (ReadWrite, &o.density_error),
+                (Read, &b.group_range),
+                (Read, &b.group_args),
+            ],
+        )
+        .laid_out(d);
+        let (galerkin_l, galerkin_bg) = Bindings::new(
+            "sph.dfsph_galerkin",
+            vec![
+                (Uniform, &b.params),
+                (Uniform, r.fluid),
+                (Uniform, &o.params),
+                (Uniform, &o.coarse_params),
+                (Read, &b.sorted_pos),
+                (Read, &b.slot_start),
+                (Read, &o.rho),
+                (Read, &o.alpha),
+                (Read, &b.group_range),
+                (Read, &b.group_args),
+                (ReadWrite, &o.coarse_op),
+            ],
+        )
+        .laid_out(d);
+        let (levels_l, levels_bg) = Bindings::new(
+            "sph.dfsph_levels",
+            vec![
+                (Uniform, &o.coarse_params),
+                (Read, &o.coarse_op),
+                (ReadWrite, &o.coarse_rows),
+            ],
+        )
+        .laid_out(d);
+        let (blocks_l, density_blocks_bg) = Bindings::new(
+            "sph.dfsph_blocks",
+            vec![
+                (Uniform, &b.params),
+                (Read, &o.density_error),
+                (ReadWrite, &o.error_sums),
+                (ReadWrite, &o.error_maxima),
+            ],
+        )
+        .laid_out(d);
+        let (accel_l, accel_bg) = Bindings::new(
+            "sph.dfsph_accel",
+            vec![
+                (Uniform, &b.params),
+                (Uniform, r.fluid),
+                (Uniform, &o.params),
+                (Read, &b.sorted_pos),
+                (Read, &b.slot_start),
+                (Read, &b.sorted_vel),
+                (Read, &o.rho),
+                (ReadWrite, r.accel),
+                (Read, &b.group_range),
+                (Read, &b.group_args),
+                (ReadWrite, &o.friction_power),
+            ],
+        )
+        .laid_out(d);
+        // Group 1 of both predict entry points: the friction power's credit.
+        let (credit_l, credit_bg) = Bindings::new(
+            "sph.dfsph_credit",
+            vec![
+                (Uniform, &o.params),
+                (Read, &o.friction_power),
+                (ReadWrite, r.obstacle_power),
+            ],
+        )
+        .laid_out(d);
+        let (timestep_l, timestep_bg) = Bindings::new(
+            "sph.dfsph_timestep",
+            vec![
+                (Uniform, &b.params),
+                (Uniform, &o.params),
+                (Read, &b.sorted_vel),
+                (Read, r.accel),
+                (ReadWrite, r.step_state),
+                (Read, &b.group_args),
+                (ReadWrite, &o.substep_args),
+                (ReadWrite, &o.timestep_maxima),
+                (Uniform, r.fluid),
+                (Read, &o.rho),
+            ],
+        )
+        .laid_out(d);
+        let (eos_l, eos_bg) = Bindings::new(
+            "sph.dfsph_eos",
+            vec![
+                (Uniform, &b.params),
+                (Uniform, r.fluid),
+                (Read, &o.rho),
+                (ReadWrite, &o.kappa),
+            ],
+        )
+        .laid_out(d);
+        let (predict_l, predict_bg) = Bindings::new(
+            "sph.dfsph_predict",
+            vec![
+                (Uniform, &b.params),
+                (Read, r.accel),
+                (ReadWrite, r.step_state),
+                (ReadWrite, &b.sorted_vel),
+                (Uniform, &o.params),
+                (Read, &o.timestep_maxima),
+                (Read, &b.group_args),
+                (ReadWrite, &o.substep_args),
+            ],
+        )
+        .laid_out(d);
+        let (substep_predict_l, substep_predict_bg) = Bindings::new(
+            "sph.dfsph_predict_substep",
+            vec![
+                (Uniform, &b.params),
+                (Read, r.accel),
+                (ReadWrite, r.step_state),
+                (ReadWrite, &b.sorted_vel),
+            ],
+        )
+        .laid_out(d);
+        let (integrate_l, integrate_bg) = Bindings::new(
+            "sph.dfsph_integrate",
+            vec![
+                (Uniform, &b.params),
+                (Uniform, r.fluid),
+                (Read, &b.sorted_pos),
+                (Read, &b.sorted_vel),
+                (Read, &b.sorted_id),
+                (Read, r.step_state),
+                (ReadWrite, &b.positions),
+                (ReadWrite, &b.velocities),
+                (ReadWrite, &b.particle_id),
+                (Uniform, &o.params),
+            ],
+        )
+        .laid_out(d);
+        let it = &o.iteration_l;
+        let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
+        let walking = |label, layouts: &[&wgpu::BindGroupLayout], src, entry| {
+            pipeline_groups(d, label, layouts, &w(label, src), entry)
+        };
+        let plain = |label, layouts: &[&wgpu::BindGroupLayout], src, entry| {
+            pipeline_groups(d, label, layouts, &m(label, src), entry)
+        };
+        Self {
+            density: walking(
+                "sph.dfsph_density",
+                &[&density_l, boundary],
+                shaders::DFSPH_DENSITY,
+                "dfsph_density",
+            ),
+            galerkin: walking(
+                "sph.dfsph_galerkin",
+                &[&galerkin_l, boundary],
+                shaders::DFSPH_GALERKIN,
+                "dfsph_galerkin",
+            ),
+            levels: plain(
+                "sph.dfsph_levels",
+                &[&levels_l],
+                shaders::DFSPH_LEVELS,
+                "dfsph_levels",
+            ),
+            restrict: plain(
+                "sph.dfsph_restrict",
+                &[&solve.restrict, it],
+                shaders::DFSPH_RESTRICT,
+                "dfsph_restrict",
+            ),
+            coarse: plain(
+                "sph.dfsph_coarse",
+                &[&solve.coarse, it],
+                shaders::DFSPH_COARSE,
+                "dfsph_coarse",
+            ),
+            prolong: plain(
+                "sph.dfsph_prolong",
+                &[&solve.prolong, it],
+                shaders::DFSPH_PROLONG,
+                "dfsph_prolong",
+            ),
+            pressure: walking(
+                "sph.dfsph_pressure",
+                &[&solve.pressure, boundary, it],
+                shaders::DFSPH_PRESSURE,
+                "dfsph_pressure",
+            ),
+            rate: walking(
+                "sph.dfsph_rate",
+                &[&solve.rate, boundary, it],
+                shaders::DFSPH_RATE,
+                "dfsph_rate",
+            ),
+            blocks: plain(
+                "sph.dfsph_blocks",
+                &[&blocks_l],
+                shaders::DFSPH_BLOCKS,
+                "dfsph_blocks",
+            ),
+            accel: walking(
+                "sph.dfsph_accel",
+                &[&accel_l, boundary],
+                shaders::DFSPH_ACCEL,
+                "dfsph_accel",
+            ),
+            timestep_blocks: plain(
+                "sph.dfsph_timestep_blocks",
+                &[&timestep_l],
+                shaders::DFSPH_TIMESTEP,
+                "dfsph_timestep_blocks",
+            ),
+            predict_first: pipeline_groups(
+                d,
+                "sph.dfsph_predict_first",
+                &[&predict_l, &credit_l],
+                &predict_m,
+                "dfsph_predict_first",
+            ),
+            predict: pipeline_groups(
+                d,
+                "sph.dfsph_predict",
+                &[&substep_predict_l, &credit_l],
+                &predict_m,
+                "dfsph_predict",
+            ),
+            eos: plain("sph.dfsph_eos", &[&eos_l], shaders::DFSPH_EOS, "dfsph_eos"),
+            integrate: plain(
+                "sph.dfsph_integrate",
+                &[&integrate_l],
+                shaders::DFSPH_INTEGRATE,
+                "dfsph_integrate",
+            ),
+            galerkin_bg,
+            levels_bg,
+            eos_bg,
+            density_bg,
+            density_blocks_bg,
+            accel_bg,
+            timestep_bg,
+            predict_bg,
+            credit_bg,
+            substep_predict_bg,
+            integrate_bg,
+        }
     }
 }
