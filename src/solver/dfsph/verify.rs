@@ -5,7 +5,7 @@
 use glam::Vec3;
 
 use crate::Result;
-use crate::core::Particles;
+use crate::core::{Particles, StatsBlock};
 use crate::solver;
 use crate::verify::compare::*;
 
@@ -328,31 +328,24 @@ pub(crate) fn check_dfsph_step(
         rows: Vec::new(),
         first: None,
     };
+    let at = Checker {
+        sim,
+        d,
+        boundary,
+        tol,
+        n,
+    };
     g.run(|_, e| sim.encode_prime(e))?;
     let got = g.read_u32(&g.bufs.sorted_ids, n)?;
     out.push(
         compare_exact("grid.sorted_ids", &got, &tr.grid.sorted_ids),
         None,
     );
-    // A `dfsph_density` pass's ρ and α (`names`) against the CPU's at the positions `pos` it
-    // walked, α's deficiency flag judged at the cutoff ([`compare_alpha`]).
-    let density_rows =
-        |out: &mut Rows, names: [&str; 2], want: &solver::dfsph::DensityAlpha, pos| {
-            let (rho, alpha) = (g.read_f32(&d.rho, n)?, g.read_f32(&d.alpha, n)?);
-            let cutoff = |k| near_cutoff(k, pos, boundary, sp, fp, tol);
-            out.push(compare_float(names[0], &rho, &want.density, tol), None);
-            out.push(
-                compare_alpha(names[1], &alpha, &want.alpha, cutoff, tol),
-                None,
-            );
-            Ok::<(), crate::Error>(())
-        };
     let names = ["dfsph_density.rho", "dfsph_density.alpha"];
-    density_rows(&mut out, names, &tr.start, &tr.sorted.pos)?;
-    // From here every pass runs on the CPU's inputs (as `check_wcsph_step` does): a GPU whose
-    // division and fused multiply-adds round differently is judged pass by pass, not on
-    // an ulp amplified through the solves' iterations. On lavapipe the uploads rewrite
-    // the values the GPU already holds.
+    at.density_rows(&mut out, names, &tr.start, &tr.sorted.pos)?;
+    // From here every pass runs on the CPU's inputs: a GPU whose division and fused
+    // multiply-adds round differently is judged pass by pass, not on an ulp amplified through
+    // the solves' iterations. On lavapipe the uploads rewrite the values the GPU already holds.
     let q = &g.ctx.queue;
     q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.start.density));
     q.write_buffer(&d.alpha, 0, bytemuck::cast_slice(&tr.start.alpha));
@@ -373,69 +366,7 @@ pub(crate) fn check_dfsph_step(
         }
         None => g.run(|_, e| d.encode_wcsph_start(e))?,
     }
-    let solved = tr.divergence.velocities.last().unwrap_or(&tr.sorted.vel);
-    g.write_vec3(&g.bufs.sorted_vel, solved);
-    g.run(|g, e| d.encode_accel(g, e))?;
-    let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
-    out.push(
-        compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
-        None,
-    );
-    out.push(
-        compare_scaled(
-            "dfsph_accel.viscous_rate",
-            &g.read_w(&sim.fluid.accel, n)?,
-            &tr.viscous_rate,
-            tol,
-        ),
-        None,
-    );
-    // The step comes from the maxima `dfsph_timestep` folds, computed by the first substep's
-    // `dfsph_predict_first`.
-    g.run(|g, e| {
-        d.encode_timestep(g, e);
-        d.encode_predict(g, e);
-    })?;
-    let st = g.read_f32(&sim.fluid.step_state, 4)?;
-    let ts = tr.timestep;
-    out.push(
-        compare_float(
-            "dfsph_timestep",
-            &[st[0], st[1], st[3]],
-            &[ts.dt, ts.v_max, ts.dt_sub],
-            tol,
-        ),
-        None,
-    );
-    out.push(
-        compare_exact(
-            "dfsph_timestep.substeps",
-            &[d.read_substeps(g)?],
-            &[ts.substeps],
-        ),
-        None,
-    );
-    let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
-    out.push(
-        compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
-        None,
-    );
-    // The later viscous substeps, each from the GPU's own previous one (the substep count
-    // matched above, or that row fails).
-    for (k, (acc, vel)) in (2..).zip(&tr.substeps) {
-        g.run(|g, e| d.encode_substep_accel(g, e, k))?;
-        let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
-        out.push(
-            compare_scaled(&format!("dfsph_accel.substep{k}"), &got, &flat(acc), tol),
-            None,
-        );
-        g.run(|g, e| d.encode_substep_predict(g, e, k))?;
-        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
-        out.push(
-            compare_scaled(&format!("dfsph_predict.substep{k}"), &got, &flat(vel), tol),
-            None,
-        );
-    }
+    at.forces(&tr, &mut out)?;
     let predicted = tr.substeps.last().map_or(&tr.predicted, |(_, v)| v);
     let pressed = match &tr.eos {
         None => {
@@ -461,120 +392,8 @@ pub(crate) fn check_dfsph_step(
             &eos.vel
         }
     };
-    g.write_vec3(&g.bufs.sorted_vel, pressed);
-    g.run(|g, e| d.encode_integrate(g, e))?;
-    let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
-    out.push(
-        compare_scaled("dfsph_integrate.position", &got, &flat(&tr.next.pos), tol),
-        None,
-    );
-    let got = flat(&g.read_vec3(&g.bufs.velocities, n)?);
-    out.push(
-        compare_scaled("dfsph_integrate.velocity", &got, &flat(&tr.next.vel), tol),
-        None,
-    );
-    out.push(
-        compare_exact(
-            "dfsph_integrate.id",
-            &g.read_u32(&g.bufs.particle_id, n)?,
-            &tr.next.id,
-        ),
-        None,
-    );
-    // ρ and α at the new positions from the CPU's: the neighbour threshold of α makes it
-    // jump where a position's last bit moves a neighbour across h.
-    g.upload(&tr.next);
-    // The solves' totals as the CPU had them, from which the host replays their decisions
-    // (the density error's blocks are the GPU's own).
-    for (which, solve) in [
-        (Solve::Divergence, &tr.divergence),
-        (Solve::Density, &tr.density),
-    ] {
-        let mut totals = solve.totals.clone();
-        totals.resize(d.dp.max_iterations as usize + 1, Default::default());
-        d.write_totals(q, which, 0, &totals);
-    }
-    g.run(|g, e| {
-        g.encode_build(e);
-        d.encode_density(g, e);
-    })?;
-    density_rows(
-        &mut out,
-        ["end.rho", "end.alpha"],
-        &tr.end,
-        &tr.next_sorted.pos,
-    )?;
-    let w = tr.stats;
-    // The general statistics read ρ: from the CPU's, so that the densest particle's id is
-    // one answer, not two that a last bit decides.
-    q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
-    let got = d.finish(sim.stats_read_now()?, caps);
-    let s = solver::dfsph::SolverStats::from_words(&got.solver);
-    out.push(
-        compare_exact(
-            "dfsph_stats.iterations",
-            &[s.iterations_v, s.iterations_d],
-            &[w.iterations_v, w.iterations_d],
-        ),
-        None,
-    );
-    let want = [
-        w.residual_v,
-        w.residual_d,
-        w.error_mean,
-        w.error_max,
-        w.dt,
-        w.v_max,
-    ];
-    // ρ*/ρ0 − 1 and max(ρ/ρ0 − 1, 0) relative to |x| + 1 (differences of numbers near 1,
-    // as `DensityScales`), the others relative to themselves.
-    let own = |x: f32| own_scale(x as f64);
-    let near_one = |x: f32| (x as f64).abs() + 1.0;
-    let scales = [
-        own(want[0]),
-        near_one(want[1]),
-        near_one(want[2]),
-        near_one(want[3]),
-        own(want[4]),
-        own(want[5]),
-    ];
-    out.push(
-        compare_against(
-            "dfsph_stats.values",
-            &[
-                s.residual_v,
-                s.residual_d,
-                s.error_mean,
-                s.error_max,
-                s.dt,
-                s.v_max,
-            ],
-            &want,
-            &scales,
-            tol,
-        ),
-        None,
-    );
-    // The obstacles' power is summed by index, in the step's start order, as on the GPU.
-    // The DFSPH block the statistics must carry is the GPU's own (its values were judged
-    // above); the rest from the CPU's state.
-    let mut want = crate::cpu::stats::stats_block_with_power(
-        &tr.next_sorted.pos,
-        &tr.next_sorted.vel,
-        &tr.next_sorted.id,
-        &tr.end.density,
-        (!tr.power.is_empty()).then_some(&tr.power[..]),
-        fp,
-        tr.stats.dt,
-        Some(&tr.stats),
-    );
-    // The CPU's own block is what the run loop reads (dt, the count, the guards).
-    let block = want;
-    want.solver = s.to_words();
-    let eos = eos_sensitivity(&tr.end.density, fp);
-    for r in compare_stats(&got, &want, eos, tol) {
-        out.push(r, None);
-    }
+    at.end(&tr, pressed, &mut out)?;
+    let block = at.stats(&tr, caps, &mut out)?;
     Ok(Checked {
         rows: out.rows,
         first: out.first,
@@ -582,6 +401,241 @@ pub(crate) fn check_dfsph_step(
         carry: tr.carry.to_carry(),
         block,
     })
+}
+
+/// What the passes of one checked step share: the simulation, its stages, the obstacles, the
+/// tolerance and the particle count.
+struct Checker<'a> {
+    sim: &'a crate::gpu::fluid::Simulation,
+    d: &'a crate::solver::dfsph::gpu::GpuDfsph,
+    boundary: Option<&'a crate::boundary::Boundary>,
+    tol: f64,
+    n: usize,
+}
+
+impl Checker<'_> {
+    /// A `dfsph_density` pass's ρ and α (`names`) against the CPU's at the positions `pos` it
+    /// walked, α's deficiency flag judged at the cutoff ([`compare_alpha`]).
+    fn density_rows(
+        &self,
+        out: &mut Rows,
+        names: [&str; 2],
+        want: &solver::dfsph::DensityAlpha,
+        pos: &[Vec3],
+    ) -> Result<()> {
+        let (g, d, n, tol) = (&self.sim.grid, self.d, self.n, self.tol);
+        let (sp, fp) = (&self.sim.sim_params, &self.sim.fluid_params);
+        let (rho, alpha) = (g.read_f32(&d.rho, n)?, g.read_f32(&d.alpha, n)?);
+        let cutoff = |k| near_cutoff(k, pos, self.boundary, sp, fp, tol);
+        out.push(compare_float(names[0], &rho, &want.density, tol), None);
+        out.push(
+            compare_alpha(names[1], &alpha, &want.alpha, cutoff, tol),
+            None,
+        );
+        Ok(())
+    }
+
+    /// `dfsph_accel`, `dfsph_timestep`, `dfsph_predict` and the later viscous substeps, from
+    /// the velocities the divergence-free solve left on the CPU.
+    fn forces(&self, tr: &solver::dfsph::DfsphTrace, out: &mut Rows) -> Result<()> {
+        let (sim, d, n, tol) = (self.sim, self.d, self.n, self.tol);
+        let g = &sim.grid;
+        let solved = tr.divergence.velocities.last().unwrap_or(&tr.sorted.vel);
+        g.write_vec3(&g.bufs.sorted_vel, solved);
+        g.run(|g, e| d.encode_accel(g, e))?;
+        let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+        out.push(
+            compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
+            None,
+        );
+        out.push(
+            compare_scaled(
+                "dfsph_accel.viscous_rate",
+                &g.read_w(&sim.fluid.accel, n)?,
+                &tr.viscous_rate,
+                tol,
+            ),
+            None,
+        );
+        // The step comes from the maxima `dfsph_timestep` folds, computed by the first substep's
+        // `dfsph_predict_first`.
+        g.run(|g, e| {
+            d.encode_timestep(g, e);
+            d.encode_predict(g, e);
+        })?;
+        let st = g.read_f32(&sim.fluid.step_state, 4)?;
+        let ts = tr.timestep;
+        out.push(
+            compare_float(
+                "dfsph_timestep",
+                &[st[0], st[1], st[3]],
+                &[ts.dt, ts.v_max, ts.dt_sub],
+                tol,
+            ),
+            None,
+        );
+        out.push(
+            compare_exact(
+                "dfsph_timestep.substeps",
+                &[d.read_substeps(g)?],
+                &[ts.substeps],
+            ),
+            None,
+        );
+        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+        out.push(
+            compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
+            None,
+        );
+        // The later viscous substeps, each from the GPU's own previous one (the substep count
+        // matched above, or that row fails).
+        for (k, (acc, vel)) in (2..).zip(&tr.substeps) {
+            g.run(|g, e| d.encode_substep_accel(g, e, k))?;
+            let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+            out.push(
+                compare_scaled(&format!("dfsph_accel.substep{k}"), &got, &flat(acc), tol),
+                None,
+            );
+            g.run(|g, e| d.encode_substep_predict(g, e, k))?;
+            let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+            out.push(
+                compare_scaled(&format!("dfsph_predict.substep{k}"), &got, &flat(vel), tol),
+                None,
+            );
+        }
+        Ok(())
+    }
+
+    /// `dfsph_integrate` from the velocities the pressure left on the CPU (`pressed`), then
+    /// the grid, ρ and α at the new positions.
+    fn end(&self, tr: &solver::dfsph::DfsphTrace, pressed: &[Vec3], out: &mut Rows) -> Result<()> {
+        use solver::dfsph::Solve;
+        let (sim, d, n, tol) = (self.sim, self.d, self.n, self.tol);
+        let (g, q) = (&sim.grid, &sim.grid.ctx.queue);
+        g.write_vec3(&g.bufs.sorted_vel, pressed);
+        g.run(|g, e| d.encode_integrate(g, e))?;
+        let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
+        out.push(
+            compare_scaled("dfsph_integrate.position", &got, &flat(&tr.next.pos), tol),
+            None,
+        );
+        let got = flat(&g.read_vec3(&g.bufs.velocities, n)?);
+        out.push(
+            compare_scaled("dfsph_integrate.velocity", &got, &flat(&tr.next.vel), tol),
+            None,
+        );
+        out.push(
+            compare_exact(
+                "dfsph_integrate.id",
+                &g.read_u32(&g.bufs.particle_id, n)?,
+                &tr.next.id,
+            ),
+            None,
+        );
+        // ρ and α at the new positions from the CPU's: the neighbour threshold of α makes it
+        // jump where a position's last bit moves a neighbour across h.
+        g.upload(&tr.next);
+        // The solves' totals as the CPU had them, from which the host replays their decisions
+        // (the density error's blocks are the GPU's own).
+        for (which, solve) in [
+            (Solve::Divergence, &tr.divergence),
+            (Solve::Density, &tr.density),
+        ] {
+            let mut totals = solve.totals.clone();
+            totals.resize(d.dp.max_iterations as usize + 1, Default::default());
+            d.write_totals(q, which, 0, &totals);
+        }
+        g.run(|g, e| {
+            g.encode_build(e);
+            d.encode_density(g, e);
+        })?;
+        self.density_rows(out, ["end.rho", "end.alpha"], &tr.end, &tr.next_sorted.pos)?;
+        Ok(())
+    }
+
+    /// The statistics block of the step's end: the solver's block (iterations and values) and
+    /// the general block; returns the CPU's own block, which the run loop reads.
+    fn stats(
+        &self,
+        tr: &solver::dfsph::DfsphTrace,
+        caps: [u32; 2],
+        out: &mut Rows,
+    ) -> Result<StatsBlock> {
+        let (sim, d, tol) = (self.sim, self.d, self.tol);
+        let (fp, q) = (&sim.fluid_params, &sim.grid.ctx.queue);
+        let w = tr.stats;
+        // The general statistics read ρ: from the CPU's, so that the densest particle's id is
+        // one answer, not two that a last bit decides.
+        q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
+        let got = d.finish(sim.stats_read_now()?, caps);
+        let s = solver::dfsph::SolverStats::from_words(&got.solver);
+        out.push(
+            compare_exact(
+                "dfsph_stats.iterations",
+                &[s.iterations_v, s.iterations_d],
+                &[w.iterations_v, w.iterations_d],
+            ),
+            None,
+        );
+        let want = [
+            w.residual_v,
+            w.residual_d,
+            w.error_mean,
+            w.error_max,
+            w.dt,
+            w.v_max,
+        ];
+        // ρ*/ρ0 − 1 and max(ρ/ρ0 − 1, 0) relative to |x| + 1 (differences of numbers near 1,
+        // as `DensityScales`), the others relative to themselves.
+        let own = |x: f32| own_scale(x as f64);
+        let near_one = |x: f32| (x as f64).abs() + 1.0;
+        let scales = [
+            own(want[0]),
+            near_one(want[1]),
+            near_one(want[2]),
+            near_one(want[3]),
+            own(want[4]),
+            own(want[5]),
+        ];
+        out.push(
+            compare_against(
+                "dfsph_stats.values",
+                &[
+                    s.residual_v,
+                    s.residual_d,
+                    s.error_mean,
+                    s.error_max,
+                    s.dt,
+                    s.v_max,
+                ],
+                &want,
+                &scales,
+                tol,
+            ),
+            None,
+        );
+        // The obstacles' power is summed by index, in the step's start order, as on the GPU.
+        // The DFSPH block the statistics must carry is the GPU's own (its values were judged
+        // above); the rest from the CPU's state.
+        let mut want = crate::cpu::stats::stats_block_with_power(
+            &tr.next_sorted.pos,
+            &tr.next_sorted.vel,
+            &tr.next_sorted.id,
+            &tr.end.density,
+            (!tr.power.is_empty()).then_some(&tr.power[..]),
+            fp,
+            tr.stats.dt,
+            Some(&tr.stats),
+        );
+        // The CPU's own block is what the run loop reads (dt, the count, the guards).
+        let block = want;
+        want.solver = s.to_words();
+        let eos = eos_sensitivity(&tr.end.density, fp);
+        for r in compare_stats(&got, &want, eos, tol) {
+            out.push(r, None);
+        }
+        Ok(block)
+    }
 }
 
 /// The stages of `sim` when they are DFSPH's and WCSPH's (this checker's).
