@@ -926,83 +926,25 @@ fn simulate_from(
     use crate::run;
     let ctx = paths.compute.clone();
     let h = &template.header;
-    let (config, params, fp, solver) = (
-        &h.config,
-        template.sim_params,
-        template.fluid_params,
-        template.solver,
-    );
-    let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
+    let (config, fp, solver) = (&h.config, template.fluid_params, template.solver);
     let geometry_line = h.geometry.clone();
     let from = resumed.as_ref().map(|c| c.run_from()).unwrap_or_default();
     let emitters = crate::emitter::Emitters {
         list: h.emitters.clone(),
         s: config.spacing,
     };
-    let up_to = if emitters.is_empty() {
-        String::new()
-    } else {
-        format!(" (up to {} with its emitters)", config.particles)
-    };
     if !cli.json {
-        match &resumed {
-            Some(_) => println!(
-                "gpu-sph: {}{up_to} particles from {}, resumed at step {} (t = {:.6} s), {}",
-                state.len(),
-                h.source,
-                from.step,
-                from.t,
-                steps_text(cli, "more ")
-            ),
-            None => println!(
-                "gpu-sph: {}{up_to} particles from {}, {}",
-                state.len(),
-                h.source,
-                steps_text(cli, "")
-            ),
-        }
-        println!("{geometry_line}");
-        if let Some(b) = &obstacles {
-            println!(
-                "obstacles: {} bodies as {} boundary particles (Akinci et al. 2012)",
-                h.obstacles.len(),
-                b.pos.len()
-            );
-        }
+        announce(
+            cli,
+            h,
+            state.len(),
+            resumed.is_some(),
+            &from,
+            obstacles.as_deref(),
+        );
     }
     if let (Some(ctx), true) = (&ctx, cli.bench || cli.verify) {
-        if !cli.json {
-            say_adapter(ctx);
-        }
-        let mut sim =
-            crate::gpu::fluid::Simulation::with_solver(ctx.clone(), &params, &fp, &solver, &state)?;
-        sim.set_obstacles(obstacles.as_deref())?;
-        if cli.bench {
-            let report = crate::bench::bench_steps(
-                &mut sim,
-                || {
-                    let mut cpu =
-                        run::CpuSimulation::with_solver(params, fp, solver, state.clone());
-                    cpu.obstacles = obstacles.clone();
-                    cpu
-                },
-                &state,
-                &emitters,
-                cli.steps,
-                cli.repeat,
-            )?;
-            print_json_or(cli, &report, || report.to_table())?;
-            return Ok(Outcome::Done);
-        }
-        let report = verify::verify_solver_steps(
-            &sim,
-            &state,
-            obstacles.as_deref(),
-            &emitters,
-            cli.steps,
-            cli.tolerance,
-        )?;
-        return print_report(cli, &report);
+        return check_or_bench(cli, ctx, &template, &state, obstacles, &emitters);
     }
     if let (Some(ctx), false) = (&ctx, cli.json) {
         say_adapter(ctx);
@@ -1024,56 +966,11 @@ fn simulate_from(
         )?),
         None => None,
     };
-    let export = match &cli.export_dir {
-        Some(dir) => {
-            io::ensure_dir(dir)?;
-            let vtu = cli.export_format == crate::series::ExportFormat::Vtu;
-            let resumed_at = resumed.is_some().then_some(from.t);
-            Some(run::Export {
-                dir: dir.clone(),
-                every: cli.export_every,
-                format: cli.export_format,
-                collection: vtu
-                    .then(|| crate::series::Collection::open(dir, resumed_at))
-                    .transpose()?
-                    .map(|c| Arc::new(std::sync::Mutex::new(c))),
-            })
-        }
-        None => None,
-    };
+    let export = open_export(cli, resumed.is_some().then_some(from.t))?;
     let multi = crate::run::bars();
     let progress = run::Progress::new(&multi, cli.steps, cli.end_time, (from.step, from.t));
     let meta = FrameMeta::of(config);
-    let mut surfaces = match &cli.surface_dir {
-        Some(dir) => {
-            let every = cli.surface_every.unwrap_or(cli.export_every);
-            let meshes = bar(
-                cli.steps / every + 1,
-                &multi,
-                "surfaces {bar:40} {pos}/{len} {msg}",
-            );
-            let settings = surface_settings(cli);
-            let collection = export.as_ref().and_then(|e| e.collection.clone());
-            let joins = settings.format == crate::surface::MeshFormat::Vtu;
-            if collection.is_some() && !joins && !cli.json {
-                eprintln!(
-                    "gpu-sph: the {} meshes stay out of frames.pvd, which holds VTK XML files only: --surface-format vtu adds them",
-                    settings.format.extension().to_uppercase()
-                );
-            }
-            Some(run::Surfaces {
-                writer: surface::SurfaceWriter::start(
-                    dir.clone(),
-                    meta,
-                    settings,
-                    meshes,
-                    collection.filter(|_| joins),
-                )?,
-                every,
-            })
-        }
-        None => None,
-    };
+    let mut surfaces = open_surfaces(cli, &multi, meta, export.as_ref())?;
     let start = std::time::Instant::now();
     let guards = run_guards(cli, &template);
     let end_step = from.step.saturating_add(cli.steps);
@@ -1153,71 +1050,250 @@ fn simulate_from(
     if let Some(line) = capped.and_then(|c| c.warning()) {
         eprintln!("gpu-sph: {line}");
     }
-    if let Some(st) = last {
-        if cli.json {
-            let v = serde_json::json!({ "particles": st.particles, "steps": st.step - from.step, "wall_s": wall, "geometry": geometry_line, "last": st });
-            println!("{v}");
-        } else {
-            if let Some(line) = st.solver_line(h.solver) {
-                println!("{line}");
-            }
-            let p = crate::summary::plain;
-            println!(
-                "after {} steps (t = {:.5} s, {:.2} ms/step): kinetic energy {} J, potential energy {} J, max speed {} m/s, density min {} mean {} max {} kg/m³, front x = {} m, outside {}",
-                st.step,
-                st.t,
-                1e3 * wall / (st.step - from.step).max(1) as f64,
-                p(st.kinetic, 4),
-                p(st.potential, 4),
-                p(st.max_speed, 4),
-                p(st.density_min, 5),
-                p(st.density_mean, 5),
-                p(st.density_max, 5),
-                p(st.front, 4),
-                st.outside
-            );
-            if fp.open != 0 && st.outside > 0 && st.outside == st.particles {
-                println!(
-                    "every particle left the tank through its open sides at step {}: the run ended there",
-                    st.step
-                );
-            }
-        }
+    if let Some(st) = &last {
+        print_last_step(cli, st, from.step, wall, h, &fp);
     }
     if let (Some(path), Some(snap)) = (&cli.screenshot, snap) {
         // Moving obstacles are drawn where they are at the run's end.
         let end = last.as_ref().map_or(from.t, |st| st.t);
-        let obstacles = obstacles.as_ref().map(|b| {
-            let mut b = (**b).clone();
-            b.place(end);
-            Arc::new(b)
-        });
-        match paths.picture {
-            Ok(ctx) => {
-                let setup = Setup {
-                    config: *config,
-                    physics: h.physics,
-                    fluid_params: fp,
-                    state: snap.state,
-                    source: h.source.clone(),
-                    tank_min,
-                    tank_max,
-                    fluid_size,
-                    shapes: h.obstacles.clone(),
-                    obstacles,
-                    emitters: Default::default(),
-                    solver,
-                    carved: 0,
-                    walled: 0,
-                };
-                viewer::picture(ctx, viewer_options(cli, config.particles), setup, path)?;
-                println!("picture of the last frame: {}", path.display());
-            }
-            Err(why) => eprintln!(
-                "gpu-sph: no picture of the last frame, no adapter can render here: {}",
-                why.split_whitespace().collect::<Vec<_>>().join(" ")
-            ),
-        }
+        picture_at_end(
+            cli,
+            paths.picture,
+            &template,
+            snap.state,
+            obstacles,
+            end,
+            path,
+        )?;
     }
     Ok(Outcome::Done)
+}
+
+/// The run's opening lines: what it holds, where from, how far it goes, its geometry and
+/// obstacles.
+fn announce(
+    cli: &Cli,
+    h: &checkpoint::Header,
+    n: usize,
+    resumed: bool,
+    from: &crate::run::RunFrom,
+    obstacles: Option<&crate::boundary::Boundary>,
+) {
+    let up_to = if h.emitters.is_empty() {
+        String::new()
+    } else {
+        format!(" (up to {} with its emitters)", h.config.particles)
+    };
+    if resumed {
+        println!(
+            "gpu-sph: {n}{up_to} particles from {}, resumed at step {} (t = {:.6} s), {}",
+            h.source,
+            from.step,
+            from.t,
+            steps_text(cli, "more ")
+        );
+    } else {
+        println!(
+            "gpu-sph: {n}{up_to} particles from {}, {}",
+            h.source,
+            steps_text(cli, "")
+        );
+    }
+    println!("{}", h.geometry);
+    if let Some(b) = obstacles {
+        println!(
+            "obstacles: {} bodies as {} boundary particles (Akinci et al. 2012)",
+            h.obstacles.len(),
+            b.pos.len()
+        );
+    }
+}
+
+/// `--bench` or `--verify` of the run on the GPU at `ctx` beside the CPU reference.
+fn check_or_bench(
+    cli: &Cli,
+    ctx: &Arc<GpuContext>,
+    template: &checkpoint::Template,
+    state: &crate::grid::reorder::Particles,
+    obstacles: Option<Arc<crate::boundary::Boundary>>,
+    emitters: &crate::emitter::Emitters,
+) -> Result<Outcome, Error> {
+    let (params, fp, solver) = (template.sim_params, template.fluid_params, template.solver);
+    if !cli.json {
+        say_adapter(ctx);
+    }
+    let mut sim =
+        crate::gpu::fluid::Simulation::with_solver(ctx.clone(), &params, &fp, &solver, state)?;
+    sim.set_obstacles(obstacles.as_deref())?;
+    if cli.bench {
+        let report = crate::bench::bench_steps(
+            &mut sim,
+            || {
+                let mut cpu =
+                    crate::run::CpuSimulation::with_solver(params, fp, solver, state.clone());
+                cpu.obstacles = obstacles.clone();
+                cpu
+            },
+            state,
+            emitters,
+            cli.steps,
+            cli.repeat,
+        )?;
+        print_json_or(cli, &report, || report.to_table())?;
+        return Ok(Outcome::Done);
+    }
+    let report = verify::verify_solver_steps(
+        &sim,
+        state,
+        obstacles.as_deref(),
+        emitters,
+        cli.steps,
+        cli.tolerance,
+    )?;
+    print_report(cli, &report)
+}
+
+/// `--export-dir`'s frames (and their collection, for VTK XML), the directory made; a resumed
+/// run's collection keeps its frames up to `resumed_at`.
+fn open_export(cli: &Cli, resumed_at: Option<f64>) -> Result<Option<crate::run::Export>, Error> {
+    let Some(dir) = &cli.export_dir else {
+        return Ok(None);
+    };
+    io::ensure_dir(dir)?;
+    let vtu = cli.export_format == crate::series::ExportFormat::Vtu;
+    Ok(Some(crate::run::Export {
+        dir: dir.clone(),
+        every: cli.export_every,
+        format: cli.export_format,
+        collection: vtu
+            .then(|| crate::series::Collection::open(dir, resumed_at))
+            .transpose()?
+            .map(|c| Arc::new(std::sync::Mutex::new(c))),
+    }))
+}
+
+/// `--surface-dir`'s meshes, written beside the run (VTK XML ones join the frames'
+/// collection).
+fn open_surfaces(
+    cli: &Cli,
+    multi: &indicatif::MultiProgress,
+    meta: FrameMeta,
+    export: Option<&crate::run::Export>,
+) -> Result<Option<crate::run::Surfaces>, Error> {
+    let Some(dir) = &cli.surface_dir else {
+        return Ok(None);
+    };
+    let every = cli.surface_every.unwrap_or(cli.export_every);
+    let meshes = bar(
+        cli.steps / every + 1,
+        multi,
+        "surfaces {bar:40} {pos}/{len} {msg}",
+    );
+    let settings = surface_settings(cli);
+    let collection = export.and_then(|e| e.collection.clone());
+    let joins = settings.format == crate::surface::MeshFormat::Vtu;
+    if collection.is_some() && !joins && !cli.json {
+        eprintln!(
+            "gpu-sph: the {} meshes stay out of frames.pvd, which holds VTK XML files only: --surface-format vtu adds them",
+            settings.format.extension().to_uppercase()
+        );
+    }
+    Ok(Some(crate::run::Surfaces {
+        writer: surface::SurfaceWriter::start(
+            dir.clone(),
+            meta,
+            settings,
+            meshes,
+            collection.filter(|_| joins),
+        )?,
+        every,
+    }))
+}
+
+/// The run's last lines (or its JSON object): the state after the last step, the ms a step,
+/// and the solver's line.
+fn print_last_step(
+    cli: &Cli,
+    st: &crate::run::StepStats,
+    from_step: u64,
+    wall: f64,
+    h: &checkpoint::Header,
+    fp: &crate::params::FluidParams,
+) {
+    if cli.json {
+        let v = serde_json::json!({ "particles": st.particles, "steps": st.step - from_step, "wall_s": wall, "geometry": h.geometry, "last": st });
+        println!("{v}");
+        return;
+    }
+    if let Some(line) = st.solver_line(h.solver) {
+        println!("{line}");
+    }
+    let p = crate::summary::plain;
+    println!(
+        "after {} steps (t = {:.5} s, {:.2} ms/step): kinetic energy {} J, potential energy {} J, max speed {} m/s, density min {} mean {} max {} kg/m³, front x = {} m, outside {}",
+        st.step,
+        st.t,
+        1e3 * wall / (st.step - from_step).max(1) as f64,
+        p(st.kinetic, 4),
+        p(st.potential, 4),
+        p(st.max_speed, 4),
+        p(st.density_min, 5),
+        p(st.density_mean, 5),
+        p(st.density_max, 5),
+        p(st.front, 4),
+        st.outside
+    );
+    if fp.open != 0 && st.outside > 0 && st.outside == st.particles {
+        println!(
+            "every particle left the tank through its open sides at step {}: the run ended there",
+            st.step
+        );
+    }
+}
+
+/// `--screenshot`: a picture of the run's last state `state` at time `end` (moving obstacles
+/// drawn where they are then), or one line saying why there is none.
+fn picture_at_end(
+    cli: &Cli,
+    picture: std::result::Result<Arc<GpuContext>, String>,
+    template: &checkpoint::Template,
+    state: crate::grid::reorder::Particles,
+    obstacles: Option<Arc<crate::boundary::Boundary>>,
+    end: f64,
+    path: &std::path::Path,
+) -> Result<(), Error> {
+    let h = &template.header;
+    let obstacles = obstacles.map(|b| {
+        let mut b = (*b).clone();
+        b.place(end);
+        Arc::new(b)
+    });
+    match picture {
+        Ok(ctx) => {
+            let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
+            let setup = Setup {
+                config: h.config,
+                physics: h.physics,
+                fluid_params: template.fluid_params,
+                state,
+                source: h.source.clone(),
+                tank_min,
+                tank_max,
+                fluid_size,
+                shapes: h.obstacles.clone(),
+                obstacles,
+                emitters: Default::default(),
+                solver: template.solver,
+                carved: 0,
+                walled: 0,
+            };
+            viewer::picture(ctx, viewer_options(cli, h.config.particles), setup, path)?;
+            println!("picture of the last frame: {}", path.display());
+        }
+        Err(why) => eprintln!(
+            "gpu-sph: no picture of the last frame, no adapter can render here: {}",
+            why.split_whitespace().collect::<Vec<_>>().join(" ")
+        ),
+    }
+    Ok(())
 }
