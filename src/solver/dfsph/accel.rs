@@ -151,9 +151,11 @@ pub fn dfsph_accel_with(
                     let c = fp.mass * ach
                         / ((r2 + 0.01 * sp.h2) * (0.5 * (density[k] + density[j])))
                         * p.g;
-                    if vx < 0.0 {
-                        acc[l] += d * (c * vx);
-                    }
+                    // Adding ±0 where the pair recedes is adding nothing (an accumulator
+                    // that starts at +0 never holds −0): the same bits, and no branch to
+                    // mispredict on the half of the pairs that recede.
+                    let f = if vx < 0.0 { c * vx } else { 0.0 };
+                    acc[l] += d * f;
                     rate[l] -= c * r2;
                 }
                 if fp.kinematic_viscosity != 0.0 && r2 > 0.0 {
