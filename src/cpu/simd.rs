@@ -3,7 +3,7 @@
 //! The build targets baseline x86-64 (SSE2), where `f32::floor` is a libm call and LLVM
 //! vectorises four lanes at most. [`best`] runs a piece of code compiled with AVX2 enabled
 //! when the CPU has it, so the code it inlines gets `vroundss` floors and eight-wide vectors;
-//! the intrinsic lane forms (density, forces, walls) test [`has_avx2`] themselves. Enabling
+//! the intrinsic lane forms (the poly6 density's) test [`has_avx2`] themselves. Enabling
 //! AVX2 never changes a result: Rust never contracts a multiply and an add into an FMA, and
 //! AVX's float operations round as SSE's do.
 
@@ -41,8 +41,8 @@ unsafe fn avx2<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Eight-lane pieces the intrinsic walks (density, forces, walls) share: each the portable
-/// code's operations in its order, one lane per group member.
+/// Eight-lane pieces of the intrinsic walk (the poly6 density's): each the portable code's
+/// operations in its order, one lane per group member.
 #[cfg(target_arch = "x86_64")]
 pub mod lanes {
     use glam::Vec3;
@@ -69,41 +69,6 @@ pub mod lanes {
             _mm256_add_ps(_mm256_mul_ps(d[0], d[0]), _mm256_mul_ps(d[1], d[1])),
             _mm256_mul_ps(d[2], d[2]),
         )
-    }
-
-    /// q − x_j' with x_j' = x_j reflected across the walls of subset `m` (bit `axis`):
-    /// `reflect_across`'s 2w − x on a reflected axis, x elsewhere; `w` the lanes' planes.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    pub unsafe fn image_offset(
-        q: &[__m256; 3],
-        w: &[__m256; 3],
-        xj: &[__m256; 3],
-        m: u32,
-    ) -> [__m256; 3] {
-        let two = _mm256_set1_ps(2.0);
-        [0, 1, 2].map(|a| {
-            let x = if m & (1 << a) != 0 {
-                _mm256_sub_ps(_mm256_mul_ps(two, w[a]), xj[a])
-            } else {
-                xj[a]
-            };
-            _mm256_sub_ps(q[a], x)
-        })
-    }
-
-    /// The lanes whose wall mask holds every wall of subset `m`, as a float mask.
-    ///
-    /// # Safety
-    /// The CPU must support AVX2.
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    pub unsafe fn holding(mask: __m256i, m: u32) -> __m256 {
-        let mv = _mm256_set1_epi32(m as i32);
-        _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(mask, mv), mv))
     }
 
     /// The un-normalised poly6 term (1 − r²/h²)³ with 1 − r²/h² clamped at 0 by a compare,
