@@ -13,6 +13,7 @@
 //   image_axes(s), reflect_across      where image s of xk lies               (per image)
 //   image_velocity(v, axes)            its velocity in the kinematic terms    (density change rate)
 //   viscous_image_velocity(v, x, d, w, axes, fluid)  its velocity in the viscous terms (both solvers)
+//   own_images_gradient, own_images_alpha_term        a particle's own images' share of DFSPH's α
 //   clamp_to_box                       the hard walls after integration       (both solvers)
 // An image carries its original's density, pressure and stiffness. The solver adds each image
 // right after its original, through its own pair term, into the same sums: the walk keeps the
@@ -122,4 +123,51 @@ fn clamp_to_box(x: ptr<function, vec3<f32>>, v: ptr<function, vec3<f32>>, lo: ve
             }
         }
     }
+}
+
+// A particle's own images within h (src/boundary/tank.rs own_images, which gives the method and
+// a worked example): Σ_m m ∇W(x − x'_m) over its reflections across its near walls, in
+// decreasing subset mask. They carry its stiffness and move with it.
+fn own_images_gradient(x: vec3<f32>, walls: WallPlanes, mass: f32, h2: f32) -> vec3<f32> {
+    var own_grad = vec3<f32>(0.0);
+    if walls.mask != 0u {
+        var s = walls.mask;
+        loop {
+            let axes = image_axes(s);
+            let d = x - reflect_across(x, walls.plane, axes);
+            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+            if r2 < h2 {
+                own_grad = own_grad + d * (mass * kernel_grad(r2));
+            }
+            s = (s - 1u) & walls.mask;
+            if s == 0u {
+                break;
+            }
+        }
+    }
+    return own_grad;
+}
+
+// What the own images take back from α's denominator (OwnImages::alpha_term): Σ_m (gp
+// reflected across image m's walls) · m ∇W(x − x'_m), gp the gradient sum with the own images.
+fn own_images_alpha_term(x: vec3<f32>, walls: WallPlanes, mass: f32, h2: f32, gp: vec3<f32>) -> f32 {
+    var own = 0.0;
+    if walls.mask != 0u {
+        var s = walls.mask;
+        loop {
+            let axes = image_axes(s);
+            let d = x - reflect_across(x, walls.plane, axes);
+            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+            if r2 < h2 {
+                let gv = d * (mass * kernel_grad(r2));
+                let rg = select(gp, -gp, axes);
+                own = own + (rg.x * gv.x + rg.y * gv.y + rg.z * gv.z);
+            }
+            s = (s - 1u) & walls.mask;
+            if s == 0u {
+                break;
+            }
+        }
+    }
+    return own;
 }

@@ -11,7 +11,8 @@ pub const WALK: &str = include_str!("../shaders/grid/walk.wgsl");
 pub const MEMBERS: &str = include_str!("../shaders/grid/members.wgsl");
 
 /// The tank's boundary model (its mirror images: `wall_planes`, `wall_image_mask`, where an
-/// image lies and how it moves; its hard walls, `clamp_to_box`), prepended (after `MEMBERS`)
+/// image lies and how it moves, a particle's own images; its hard walls, `clamp_to_box`),
+/// prepended (after `MEMBERS`)
 /// to the stages that walk member by member or clamp to the tank; its Rust twin is
 /// `boundary::tank`. The obstacles' model is `BOUNDARY`.
 pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
@@ -24,12 +25,20 @@ pub const DFSPH_PAIRS: &str = include_str!("../shaders/solver/dfsph/dfsph_pairs.
 /// stages that define `fn boundary_pair(`.
 pub const BOUNDARY: &str = include_str!("../shaders/boundary.wgsl");
 
-/// Whether a stage evaluates the run's kernel (`kernel_w`, `kernel_grad`), itself or through
-/// `DFSPH_PAIRS`: [`source_with`] then needs the kernel.
+/// Whether a stage evaluates the run's kernel (`kernel_w`, `kernel_grad`), itself, through
+/// `DFSPH_PAIRS` or through the tank's model `BOUNDARY_TANK` (a particle's own images), which
+/// every stage that walks member by member or clamps to the tank includes: [`source_with`]
+/// then needs the kernel.
 pub fn uses_kernel(stage_source: &str) -> bool {
-    ["kernel_w(", "kernel_grad(", "fn dfsph_pair("]
-        .iter()
-        .any(|f| stage_source.contains(f))
+    [
+        "kernel_w(",
+        "kernel_grad(",
+        "fn dfsph_pair(",
+        "fn new_member(",
+        "clamp_to_",
+    ]
+    .iter()
+    .any(|f| stage_source.contains(f))
 }
 
 /// The full source of a stage that does not evaluate the run's kernel ([`source_with`]).

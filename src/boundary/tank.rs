@@ -4,7 +4,8 @@
 //! (the walls across which it sees a candidate's images), [`subsets`], [`image_axes`] and
 //! [`reflect_across`] (which images, and where), [`image_velocity`] and
 //! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms: free
-//! slip by default, wall friction through a Navier slip length), and
+//! slip by default, wall friction through a Navier slip length), a particle's own images and
+//! their share of DFSPH's factor α ([`own_images`]), and
 //! the hard walls that hold a particle a violent step carried past them ([`clamp_to_box`]). An
 //! image carries its original's density, pressure and stiffness; the solver adds each image
 //! right after its original, through its own pair term, into the same sums (the walks keep the
@@ -45,7 +46,8 @@ use bytemuck::Zeroable;
 use glam::{BVec3, Vec3};
 
 use crate::grid::key::distance2;
-use crate::params::FluidParams;
+use crate::kernel;
+use crate::params::{FluidParams, SimParams};
 
 /// The walls a particle mirrors across: per axis the nearer wall if it lies closer than h.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -208,6 +210,67 @@ pub fn clamp_to_box(
     (x, v)
 }
 
+/// A particle's own images within h (its reflections across its near walls): they carry its
+/// stiffness and move with it, so its own pressure update pushes against each of them with
+/// twice its stiffness, Δv = −c G' with G' = G + Σ_m m∇W(x − x'_m) ([`OwnImages::gradient`]),
+/// and α's denominator loses what they take back, Σ_m (G' reflected across image m's walls) ·
+/// m∇W(x − x'_m) ([`OwnImages::alpha_term`]). An image is no unknown of its own, so it adds
+/// nothing to Σ|m∇W|² (as SPlisHSPlasH treats boundary neighbours).
+/// Worked example, h = 1, m = 1, Wendland C2, floor at y = 0, x at y = 0.25, no other
+/// neighbour (G = 0): one image, at y = −0.25, d = (0, 0.5, 0), m∇W = d g = (0, −4.178, 0)
+/// (g = −(210/π)(1 − 0.5)³ = −8.356), so G' = (0, −4.178, 0); reflected across the floor it is
+/// (0, 4.178, 0), and the term is (0, 4.178, 0)·(0, −4.178, 0) = −17.46 (α's denominator gains
+/// 17.46).
+#[derive(Clone, Copy, Debug)]
+pub struct OwnImages {
+    grad: Vec3,
+    images: [(BVec3, Vec3); 7],
+    n: usize,
+}
+
+/// [`OwnImages`] of the particle at `x` with near walls `walls`: each image within h in
+/// decreasing subset mask, with its m∇W.
+#[inline]
+pub fn own_images(x: Vec3, walls: &WallPlanes, mass: f32, sp: &SimParams) -> OwnImages {
+    let mut own = OwnImages {
+        grad: Vec3::ZERO,
+        images: [(BVec3::FALSE, Vec3::ZERO); 7],
+        n: 0,
+    };
+    for m in subsets(walls.mask) {
+        let axes = image_axes(m);
+        let d = x - reflect_across(x, walls.plane, axes);
+        let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+        if r2 < sp.h2 {
+            let gv = d * (mass * kernel::grad(r2, sp));
+            own.grad += gv;
+            own.images[own.n] = (axes, gv);
+            own.n += 1;
+        }
+    }
+    own
+}
+
+impl OwnImages {
+    /// Σ_m m∇W(x − x'_m).
+    #[inline]
+    pub fn gradient(&self) -> Vec3 {
+        self.grad
+    }
+
+    /// Σ_m (`gp` reflected across image m's walls) · m∇W(x − x'_m), with `gp` = G' the
+    /// particle's gradient sum with its own images.
+    #[inline]
+    pub fn alpha_term(&self, gp: Vec3) -> f32 {
+        let mut own = 0.0f32;
+        for &(axes, gv) in &self.images[..self.n] {
+            let rg = Vec3::select(axes, -gp, gp);
+            own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
+        }
+        own
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -246,6 +309,39 @@ mod tests {
         assert_eq!(
             viscous_image_velocity(v, x, -d, &top, floor, &fp),
             Vec3::new(1.0, -2.0, 3.0)
+        );
+    }
+
+    #[test]
+    fn own_images_match_their_worked_example() {
+        let kernel = crate::kernel::Kernel::WendlandC2;
+        let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(1.0);
+        let sp = SimParams {
+            h: 1.0,
+            inv_h: 1.0,
+            h2: 1.0,
+            inv_h2: 1.0,
+            kernel: kernel.id(),
+            kernel_a: [a0, a1, a2, a3],
+            kernel_b: [b0, b1, b2, b3],
+            ..bytemuck::Zeroable::zeroed()
+        };
+        let mut fp = FluidParams::zeroed();
+        fp.tank_max = [4.0; 4];
+        let x = Vec3::new(2.0, 0.25, 2.0);
+        let walls = wall_planes(x, sp.h, &fp);
+        assert_eq!(walls.mask, 0b010);
+        let own = own_images(x, &walls, 1.0, &sp);
+        let g = own.gradient();
+        assert!((g - Vec3::new(0.0, -4.178, 0.0)).length() < 1e-3, "{g}");
+        let term = own.alpha_term(g);
+        assert!((term + 17.46).abs() < 1e-2, "{term}");
+        // Away from every wall there is no image.
+        let inside = Vec3::splat(2.0);
+        let none = own_images(inside, &wall_planes(inside, sp.h, &fp), 1.0, &sp);
+        assert_eq!(
+            (none.gradient(), none.alpha_term(Vec3::ONE)),
+            (Vec3::ZERO, 0.0)
         );
     }
 }

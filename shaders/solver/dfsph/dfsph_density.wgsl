@@ -127,44 +127,9 @@ fn finish_alpha(m: Member, i: u32) {
         rho = rho + bsum;
     }
     // The particle's own images carry its stiffness and move with it (src/solver/dfsph/density.rs
-    // DensitySums): its own update is -c G' with G' = g + the own images' gradients.
-    let x = m.x;
-    let walls = m.walls;
-    var own_grad = vec3<f32>(0.0);
-    if walls.mask != 0u {
-        var s = walls.mask;
-        loop {
-            let axes = image_axes(s);
-            let d = x - reflect_across(x, walls.plane, axes);
-            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-            if r2 < params.h2 {
-                own_grad = own_grad + d * (fluid.mass * kernel_grad(r2));
-            }
-            s = (s - 1u) & walls.mask;
-            if s == 0u {
-                break;
-            }
-        }
-    }
-    let gp = g + own_grad;
-    var own = 0.0;
-    if walls.mask != 0u {
-        var s = walls.mask;
-        loop {
-            let axes = image_axes(s);
-            let d = x - reflect_across(x, walls.plane, axes);
-            let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-            if r2 < params.h2 {
-                let gv = d * (fluid.mass * kernel_grad(r2));
-                let rg = select(gp, -gp, axes);
-                own = own + (rg.x * gv.x + rg.y * gv.y + rg.z * gv.z);
-            }
-            s = (s - 1u) & walls.mask;
-            if s == 0u {
-                break;
-            }
-        }
-    }
+    // finish_alpha; the tank's model gives their share).
+    let gp = g + own_images_gradient(m.x, m.walls, fluid.mass, params.h2);
+    let own = own_images_alpha_term(m.x, m.walls, fluid.mass, params.h2, gp);
     let grad2 = m.grad2 + (m.hj.x * m.hj.x + m.hj.y * m.hj.y + m.hj.z * m.hj.z);
     let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + grad2 - own;
     // Below the neighbour threshold alpha is stored negated (src/solver/dfsph/density.rs finish_alpha).

@@ -6,7 +6,7 @@ use glam::{BVec3, Vec3};
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
-use crate::boundary::tank::{image_axes, reflect_across, subsets, wall_planes};
+use crate::boundary::tank::{own_images, wall_planes};
 use crate::grid::walk::{GROUP, groups_in_space_order, scatter_groups};
 use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
@@ -164,29 +164,11 @@ pub(super) fn finish_alpha(
         grad += bgrad;
         nb += bnb;
     }
-    // k's own images carry k's stiffness, so k's own update pushes against each of them with
-    // twice its stiffness: Δv_k = −c G' with G' = G + Σ_m m∇W_kk'. They also move with k.
-    let walls = wall_planes(x, sp.h, fp);
-    let mut own_grad = Vec3::ZERO;
-    let mut own_images = [(BVec3::FALSE, Vec3::ZERO); 7];
-    let mut n_own = 0;
-    for m in subsets(walls.mask) {
-        let axes = image_axes(m);
-        let d = x - reflect_across(x, walls.plane, axes);
-        let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-        if r2 < sp.h2 {
-            let gv = d * (fp.mass * kernel::grad(r2, sp));
-            own_grad += gv;
-            own_images[n_own] = (axes, gv);
-            n_own += 1;
-        }
-    }
-    let gp = grad + own_grad;
-    let mut own = 0.0f32;
-    for &(axes, gv) in &own_images[..n_own] {
-        let rg = reflect_vector(gp, axes);
-        own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
-    }
+    // k's own images carry k's stiffness and move with it (the tank's model says what they
+    // add and take back).
+    let own_images = own_images(x, &wall_planes(x, sp.h, fp), fp.mass, sp);
+    let gp = grad + own_images.gradient();
+    let own = own_images.alpha_term(gp);
     let mut rho = fp.mass * sum;
     if let Some((bsum, _, _)) = obstacles {
         rho += bsum;

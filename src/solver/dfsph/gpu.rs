@@ -1184,6 +1184,8 @@ impl Passes {
         .laid_out(d);
         let it = &o.iteration_l;
         let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
+        // Built with the run's kernel: the walking stages, and those that include the tank's
+        // model.
         let walking = |label, layouts: &[&wgpu::BindGroupLayout], src, entry| {
             pipeline_groups(d, label, layouts, &w(label, src), entry)
         };
@@ -1272,7 +1274,8 @@ impl Passes {
                 "dfsph_predict",
             ),
             eos: plain("sph.dfsph_eos", &[&eos_l], shaders::DFSPH_EOS, "dfsph_eos"),
-            integrate: plain(
+            // It clamps to the tank, whose model (own images) evaluates the kernel.
+            integrate: walking(
                 "sph.dfsph_integrate",
                 &[&integrate_l],
                 shaders::DFSPH_INTEGRATE,

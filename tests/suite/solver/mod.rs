@@ -155,7 +155,11 @@ impl GpuFreeFall {
         use wgpu::util::DeviceExt;
         let d = &grid.ctx.device;
         let b = &grid.bufs;
-        let module = grid.ctx.shader("test.free_fall", STAGE);
+        // The tank's clamp comes with the tank's model, which evaluates the run's kernel.
+        let kernel = Some(b.kernel());
+        let module = grid
+            .ctx
+            .walking_shader("test.free_fall", STAGE, b.group_size, kernel);
         let pipeline = d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some("test.free_fall"),
             layout: None,
