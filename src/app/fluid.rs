@@ -172,6 +172,53 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let (Some(from), Some(out)) = (&cli.surface_from, &cli.surface_dir) {
         return surface_from(cli, from, out);
     }
+    check_run_flags(cli)?;
+    if let Some(path) = &cli.resume {
+        return resume(cli, path);
+    }
+    let overrides = overrides(cli);
+
+    // The GPU comes first, so an N or T the device cannot hold fails before a scene of that
+    // size is built.
+    let paths = choose_paths(cli)?;
+    let ctx = paths.compute.clone();
+    let source = match &cli.input {
+        Some(path) => {
+            let data = io::read_particles(path)?;
+            probe_memory(data.positions.len() as u64, ctx.as_deref())?;
+            if let Some(n) = cli
+                .particles
+                .filter(|&n| n as usize != data.positions.len())
+            {
+                return Err(Error::input(format!(
+                    "-n {n} disagrees with {}, which holds {} particles: drop -n",
+                    path.display(),
+                    data.positions.len()
+                )));
+            }
+            Source::Particles {
+                name: path.display().to_string(),
+                positions: data.positions,
+                velocities: data.velocities,
+            }
+        }
+        None => Source::Scene(scene_choice(cli)),
+    };
+    let spec = run_spec(cli, source);
+    let limits = ctx.as_deref().map(|c| &c.limits);
+    let probe = |n: u32| probe_memory(n as u64, ctx.as_deref());
+    if cli.steps > 0 {
+        let setup = Setup::new(&spec, limits, probe)?;
+        say_left_out(cli, setup.carved, setup.walled);
+        let template = setup.template();
+        return simulate_from(cli, paths, template, setup.state, setup.obstacles, None);
+    }
+    densities(cli, &spec, paths.compute, overrides)
+}
+
+/// The flags of a fluid or density run that contradict each other or the run, each refused in
+/// one line.
+fn check_run_flags(cli: &Cli) -> Result<(), Error> {
     if cli.surface_dir.is_some() && cli.steps == 0 {
         return Err(Error::input(
             "--surface-dir writes the meshes of a fluid run: add --steps K, or --surface-from FRAMES",
@@ -246,47 +293,19 @@ pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(stats) = &cli.stats {
         io::ensure_output_dir_of(stats)?;
     }
-    if let Some(path) = &cli.resume {
-        return resume(cli, path);
-    }
-    let overrides = overrides(cli);
+    Ok(())
+}
 
-    // The GPU comes first, so an N or T the device cannot hold fails before a scene of that
-    // size is built.
-    let paths = choose_paths(cli)?;
-    let ctx = paths.compute.clone();
-    let source = match &cli.input {
-        Some(path) => {
-            let data = io::read_particles(path)?;
-            probe_memory(data.positions.len() as u64, ctx.as_deref())?;
-            if let Some(n) = cli
-                .particles
-                .filter(|&n| n as usize != data.positions.len())
-            {
-                return Err(Error::input(format!(
-                    "-n {n} disagrees with {}, which holds {} particles: drop -n",
-                    path.display(),
-                    data.positions.len()
-                )));
-            }
-            Source::Particles {
-                name: path.display().to_string(),
-                positions: data.positions,
-                velocities: data.velocities,
-            }
-        }
-        None => Source::Scene(scene_choice(cli)),
-    };
-    let spec = run_spec(cli, source);
+/// A density-only run (no `--steps`): the poly6 density of the start on the GPU (or the CPU
+/// path without one), its summary and `--output`; `--verify` and `--bench` of the grid.
+fn densities(
+    cli: &Cli,
+    spec: &crate::setup::RunSpec,
+    ctx: Option<Arc<GpuContext>>,
+    overrides: ConfigOverrides,
+) -> Result<Outcome, Error> {
     let limits = ctx.as_deref().map(|c| &c.limits);
-    let probe = |n: u32| probe_memory(n as u64, ctx.as_deref());
-    if cli.steps > 0 {
-        let setup = Setup::new(&spec, limits, probe)?;
-        say_left_out(cli, setup.carved, setup.walled);
-        let template = setup.template();
-        return simulate_from(cli, paths, template, setup.state, setup.obstacles, None);
-    }
-    let start = spec.start(limits, probe)?;
+    let start = spec.start(limits, |n: u32| probe_memory(n as u64, ctx.as_deref()))?;
     say_left_out(cli, start.carved, start.walled);
     let (positions, velocities, source) = (start.positions, start.velocities, start.source);
     let n = u32::try_from(positions.len())
