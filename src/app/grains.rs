@@ -15,52 +15,8 @@ use super::shared::{choose_paths, print_json_or, print_report};
 /// `--model grains`: the colliding spheres' front ends (a headless run, `--verify`, `--bench`,
 /// the viewer). The spheres are poured as flags say; fluid-only flags are refused by name.
 pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
-    use crate::grains::{self as g, GrainConfig, GrainGuards, GrainPath, GrainSetup};
-    let fluid_only = super::cli::flags_in("fluid_only");
-    if let Some(f) = fluid_only.iter().find(|f| cli.given.contains(f)) {
-        let spheres: Vec<String> = super::cli::flags_in("grains")
-            .iter()
-            .map(|f| format!("--{}", f.replace('_', "-")))
-            .collect();
-        return Err(Error::input(format!(
-            "--{} belongs to the fluid (--model fluid); the spheres take -n, --scene, {}, --restitution, --gravity and --dt",
-            f.replace('_', "-"),
-            spheres.join(", ")
-        )));
-    }
-    let cfg = GrainConfig {
-        particles: cli.particles.unwrap_or(DEFAULT_GRAINS),
-        radius: cli.grain_radius,
-        ratio: cli.grain_ratio,
-        density: cli.grain_density,
-        stiffness: cli.contact_stiffness,
-        restitution: cli.contact_restitution,
-        // The fluid's walls default to 0 (they absorb the impact); spheres bounce off the walls
-        // as off each other unless --restitution says otherwise.
-        wall_restitution: if cli.given.iter().any(|g| g == "restitution") {
-            cli.restitution
-        } else {
-            GrainConfig::default().wall_restitution
-        },
-        friction: cli.contact_friction,
-        dt: cli.dt,
-        gravity: cli.gravity,
-        table_size: cli.table_size,
-        seed: cli.seed,
-    };
-    // Bounded before anything of that size is built, as the fluid is: a count past either
-    // grows memory until the process is killed.
-    if cli
-        .particles
-        .is_some_and(|n| n > crate::core::limits::MAX_PARTICLES)
-    {
-        return Err(Error::LimitExceeded(format!(
-            "-n {}: --model grains runs at most {} spheres at once: use fewer",
-            cfg.particles,
-            crate::core::limits::MAX_PARTICLES
-        )));
-    }
-    super::fluid::probe_memory(u64::from(cfg.particles), None)?;
+    use crate::grains::{self as g, GrainGuards, GrainPath, GrainSetup};
+    let cfg = grain_config(cli)?;
     // A scene (built in, or a file) fills its bodies with spheres and brings its tank and still
     // obstacles; without one the spheres are poured from a block.
     let scene = cli.given.iter().any(|g| g == "scene") || cli.scene_file.is_some();
@@ -235,11 +191,94 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         _ => return Err(Error::input("no step ran: raise --steps or --end-time")),
     };
     let (end_pos, end_vel) = path.state()?;
-    let rest = g::resting_overlap(&end_pos, &end_vel, &gp)?;
+    report(
+        cli,
+        &*path,
+        &gp,
+        setup.len(),
+        &done,
+        wall,
+        first,
+        last,
+        &end_pos,
+        &end_vel,
+    )?;
+    Ok(Outcome::Done)
+}
+
+/// The spheres' configuration from the command line, a fluid flag or a count past the limit
+/// refused in one line.
+fn grain_config(cli: &Cli) -> Result<crate::grains::GrainConfig, Error> {
+    use crate::grains::GrainConfig;
+    let fluid_only = super::cli::flags_in("fluid_only");
+    if let Some(f) = fluid_only.iter().find(|f| cli.given.contains(f)) {
+        let spheres: Vec<String> = super::cli::flags_in("grains")
+            .iter()
+            .map(|f| format!("--{}", f.replace('_', "-")))
+            .collect();
+        return Err(Error::input(format!(
+            "--{} belongs to the fluid (--model fluid); the spheres take -n, --scene, {}, --restitution, --gravity and --dt",
+            f.replace('_', "-"),
+            spheres.join(", ")
+        )));
+    }
+    let cfg = GrainConfig {
+        particles: cli.particles.unwrap_or(DEFAULT_GRAINS),
+        radius: cli.grain_radius,
+        ratio: cli.grain_ratio,
+        density: cli.grain_density,
+        stiffness: cli.contact_stiffness,
+        restitution: cli.contact_restitution,
+        // The fluid's walls default to 0 (they absorb the impact); spheres bounce off the walls
+        // as off each other unless --restitution says otherwise.
+        wall_restitution: if cli.given.iter().any(|g| g == "restitution") {
+            cli.restitution
+        } else {
+            GrainConfig::default().wall_restitution
+        },
+        friction: cli.contact_friction,
+        dt: cli.dt,
+        gravity: cli.gravity,
+        table_size: cli.table_size,
+        seed: cli.seed,
+    };
+    // Bounded before anything of that size is built, as the fluid is: a count past either
+    // grows memory until the process is killed.
+    if cli
+        .particles
+        .is_some_and(|n| n > crate::core::limits::MAX_PARTICLES)
+    {
+        return Err(Error::LimitExceeded(format!(
+            "-n {}: --model grains runs at most {} spheres at once: use fewer",
+            cfg.particles,
+            crate::core::limits::MAX_PARTICLES
+        )));
+    }
+    super::fluid::probe_memory(u64::from(cfg.particles), None)?;
+    Ok(cfg)
+}
+
+/// The run's last lines (or its JSON object): steps, energies, overlaps and the spheres at
+/// rest; `--output` the end state.
+#[allow(clippy::too_many_arguments)]
+fn report(
+    cli: &Cli,
+    path: &dyn crate::grains::GrainPath,
+    gp: &crate::grains::GrainParams,
+    spheres: usize,
+    done: &crate::grains::GrainRun,
+    wall: f64,
+    first: crate::grains::GrainStats,
+    last: crate::grains::GrainStats,
+    end_pos: &[glam::Vec4],
+    end_vel: &[glam::Vec4],
+) -> Result<(), Error> {
+    use crate::grains as g;
+    let rest = g::resting_overlap(end_pos, end_vel, gp)?;
     let summary = serde_json::json!({
         "model": "grains",
         "path": path.name(),
-        "spheres": setup.len(),
+        "spheres": spheres,
         "steps": done.stats.len(),
         "simulated_s": done.time,
         "wall_s": wall,
@@ -276,11 +315,11 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     }
     if let Some(out) = &cli.output {
         let mut text = String::from("x,y,z,vx,vy,vz,radius\n");
-        for (p, v) in end_pos.iter().zip(&end_vel) {
+        for (p, v) in end_pos.iter().zip(end_vel) {
             text += &format!("{},{},{},{},{},{},{}\n", p.x, p.y, p.z, v.x, v.y, v.z, p.w);
         }
         std::fs::write(out, text)
             .map_err(|e| Error::input(format!("cannot write --output {}: {e}", out.display())))?;
     }
-    Ok(Outcome::Done)
+    Ok(())
 }
