@@ -63,16 +63,8 @@ pub struct GpuDfsph {
     /// The host's side of the run: whether the grid is primed, the iteration budget, the last
     /// caps and statistics.
     pub host: HostState,
-    density: wgpu::ComputePipeline,
-    galerkin: wgpu::ComputePipeline,
-    levels: wgpu::ComputePipeline,
-    pressure: wgpu::ComputePipeline,
-    rate: wgpu::ComputePipeline,
-    restrict: wgpu::ComputePipeline,
-    coarse: wgpu::ComputePipeline,
-    prolong: wgpu::ComputePipeline,
-    galerkin_bg: wgpu::BindGroup,
-    levels_bg: wgpu::BindGroup,
+    /// The pipelines and bind groups of every pass but the solves' groups.
+    passes: Passes,
     /// The coarse grid and its solve's settings.
     pub cp: CoarseParams,
     /// Level 0's stored half-rows (`dfsph_galerkin`, fixed point: 28 words a cell), then the
@@ -86,30 +78,11 @@ pub struct GpuDfsph {
     pub coarse_work: wgpu::Buffer,
     /// Each particle's residual e from the last rate pass (N).
     pub residual: wgpu::Buffer,
-    blocks: wgpu::ComputePipeline,
-    accel: wgpu::ComputePipeline,
-    timestep_blocks: wgpu::ComputePipeline,
     /// Workgroups of `dfsph_timestep_blocks` (`grid::gpu::timestep_blocks`).
     step_blocks: u32,
     // The time step's maxima (v_max, S_max, WCSPH's signal speed bits, 0), folded by `dfsph_timestep_blocks`
     // and read by `dfsph_predict_first`; cleared before each fold.
     timestep_maxima: wgpu::Buffer,
-    predict_first: wgpu::ComputePipeline,
-    predict: wgpu::ComputePipeline,
-    // WCSPH's equation of state (`dfsph_eos`) and its bind group.
-    eos: wgpu::ComputePipeline,
-    eos_bg: wgpu::BindGroup,
-    integrate: wgpu::ComputePipeline,
-    density_bg: wgpu::BindGroup,
-    density_blocks_bg: wgpu::BindGroup,
-    accel_bg: wgpu::BindGroup,
-    timestep_bg: wgpu::BindGroup,
-    predict_bg: wgpu::BindGroup,
-    // Group 1 of the predict passes: DFSPH's block, the friction power, the obstacles' power.
-    credit_bg: wgpu::BindGroup,
-    // The later substeps' bind group: without the substep arguments they are dispatched from.
-    substep_predict_bg: wgpu::BindGroup,
-    integrate_bg: wgpu::BindGroup,
     /// The two solves' bind groups and stiffness sums (divergence, density).
     pub solves: [SolveGroups; 2],
     /// The uniform block.
@@ -216,36 +189,11 @@ impl GpuDfsph {
             let [div, den] = solve_bindings;
             Self {
                 host: HostState::default(),
-                density: passes.density,
-                galerkin: passes.galerkin,
-                levels: passes.levels,
-                pressure: passes.pressure,
-                rate: passes.rate,
-                restrict: passes.restrict,
-                coarse: passes.coarse,
-                prolong: passes.prolong,
-                galerkin_bg: passes.galerkin_bg,
-                levels_bg: passes.levels_bg,
-                blocks: passes.blocks,
-                accel: passes.accel,
-                timestep_blocks: passes.timestep_blocks,
+                passes,
                 step_blocks: crate::grid::gpu::timestep_blocks(
                     grid.bufs.capacity,
                     ctx.info.device_type,
                 ),
-                predict_first: passes.predict_first,
-                predict: passes.predict,
-                eos: passes.eos,
-                eos_bg: passes.eos_bg,
-                integrate: passes.integrate,
-                density_bg: passes.density_bg,
-                density_blocks_bg: passes.density_blocks_bg,
-                accel_bg: passes.accel_bg,
-                timestep_bg: passes.timestep_bg,
-                predict_bg: passes.predict_bg,
-                credit_bg: passes.credit_bg,
-                substep_predict_bg: passes.substep_predict_bg,
-                integrate_bg: passes.integrate_bg,
                 solves: [div.groups(d, &solve_l), den.groups(d, &solve_l)],
                 dp: *dp,
                 live_blocks: std::cell::Cell::new(dp.blocks),
@@ -297,16 +245,16 @@ impl GpuDfsph {
         g.dispatch_indirect_groups(
             e,
             Stage::DfsphDensity,
-            &self.density,
-            &[&self.density_bg, &self.boundary_bg],
+            &self.passes.density,
+            &[&self.passes.density_bg, &self.boundary_bg],
             &g.bufs.group_args,
             0,
         );
         g.dispatch(
             e,
             Stage::DfsphBlocks,
-            &self.blocks,
-            &self.density_blocks_bg,
+            &self.passes.blocks,
+            &self.passes.density_blocks_bg,
             self.live_blocks.get(),
         );
     }
@@ -370,8 +318,8 @@ impl GpuDfsph {
         g.dispatch_indirect_groups(
             e,
             Stage::DfsphGalerkin,
-            &self.galerkin,
-            &[&self.galerkin_bg, &self.boundary_bg],
+            &self.passes.galerkin,
+            &[&self.passes.galerkin_bg, &self.boundary_bg],
             &g.bufs.group_args,
             0,
         );
@@ -380,7 +328,13 @@ impl GpuDfsph {
 
     /// Stage `dfsph_levels` alone, from the operator `coarse_op` holds.
     pub fn encode_levels_only(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        g.dispatch(e, Stage::DfsphLevels, &self.levels, &self.levels_bg, 1);
+        g.dispatch(
+            e,
+            Stage::DfsphLevels,
+            &self.passes.levels,
+            &self.passes.levels_bg,
+            1,
+        );
     }
 
     /// Stage `dfsph_pressure` of `solve` at iteration `k` ≥ 1, which runs only if the solve
@@ -397,7 +351,7 @@ impl GpuDfsph {
             g,
             e,
             Stage::DfsphPressure,
-            &self.pressure,
+            &self.passes.pressure,
             &[&s.pressure, &self.boundary_bg],
             &[k],
             None,
@@ -418,7 +372,7 @@ impl GpuDfsph {
             g,
             e,
             Stage::DfsphRate,
-            &self.rate,
+            &self.passes.rate,
             &[&s.rate, &self.boundary_bg],
             &[k],
             None,
@@ -442,7 +396,7 @@ impl GpuDfsph {
             g,
             e,
             Stage::DfsphRestrict,
-            &self.restrict,
+            &self.passes.restrict,
             &[&s.restrict],
             &[k],
             n,
@@ -451,7 +405,7 @@ impl GpuDfsph {
             g,
             e,
             Stage::DfsphCoarse,
-            &self.coarse,
+            &self.passes.coarse,
             &[&s.coarse],
             &[k],
             Some(1),
@@ -460,7 +414,7 @@ impl GpuDfsph {
             g,
             e,
             Stage::DfsphProlong,
-            &self.prolong,
+            &self.passes.prolong,
             &[&s.prolong],
             &[k],
             n,
@@ -543,8 +497,8 @@ impl GpuDfsph {
         g.dispatch(
             e,
             Stage::DfsphEos,
-            &self.eos,
-            &self.eos_bg,
+            &self.passes.eos,
+            &self.passes.eos_bg,
             groups(g.bufs.n.get(), WORKGROUP_SIZE),
         );
     }
@@ -560,8 +514,8 @@ impl GpuDfsph {
         g.dispatch_indirect_groups(
             e,
             Stage::DfsphAccel,
-            &self.accel,
-            &[&self.accel_bg, &self.boundary_bg],
+            &self.passes.accel,
+            &[&self.passes.accel_bg, &self.boundary_bg],
             &g.bufs.group_args,
             0,
         );
@@ -574,8 +528,8 @@ impl GpuDfsph {
         g.dispatch(
             e,
             Stage::DfsphTimestep,
-            &self.timestep_blocks,
-            &self.timestep_bg,
+            &self.passes.timestep_blocks,
+            &self.passes.timestep_bg,
             self.step_blocks,
         );
     }
@@ -587,8 +541,8 @@ impl GpuDfsph {
         g.dispatch_groups(
             e,
             Stage::DfsphPredict,
-            &self.predict_first,
-            &[&self.predict_bg, &self.credit_bg],
+            &self.passes.predict_first,
+            &[&self.passes.predict_bg, &self.passes.credit_bg],
             n,
         );
     }
@@ -599,8 +553,8 @@ impl GpuDfsph {
         g.dispatch_indirect_groups(
             e,
             Stage::DfsphAccel,
-            &self.accel,
-            &[&self.accel_bg, &self.boundary_bg],
+            &self.passes.accel,
+            &[&self.passes.accel_bg, &self.boundary_bg],
             &self.substep_args,
             substep_offset(k),
         );
@@ -612,8 +566,8 @@ impl GpuDfsph {
         g.dispatch_indirect_groups(
             e,
             Stage::DfsphPredict,
-            &self.predict,
-            &[&self.substep_predict_bg, &self.credit_bg],
+            &self.passes.predict,
+            &[&self.passes.substep_predict_bg, &self.passes.credit_bg],
             &self.substep_args,
             substep_offset(k) + 16,
         );
@@ -633,8 +587,8 @@ impl GpuDfsph {
         g.dispatch(
             e,
             Stage::DfsphIntegrate,
-            &self.integrate,
-            &self.integrate_bg,
+            &self.passes.integrate,
+            &self.passes.integrate_bg,
             n,
         );
     }
@@ -1011,6 +965,7 @@ struct Passes {
     timestep_blocks: wgpu::ComputePipeline,
     predict_first: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
+    // WCSPH's equation of state (`dfsph_eos`) and its bind group.
     eos: wgpu::ComputePipeline,
     eos_bg: wgpu::BindGroup,
     integrate: wgpu::ComputePipeline,
@@ -1019,7 +974,9 @@ struct Passes {
     accel_bg: wgpu::BindGroup,
     timestep_bg: wgpu::BindGroup,
     predict_bg: wgpu::BindGroup,
+    // Group 1 of the predict passes: DFSPH's block, the friction power, the obstacles' power.
     credit_bg: wgpu::BindGroup,
+    // The later substeps' bind group: without the substep arguments they are dispatched from.
     substep_predict_bg: wgpu::BindGroup,
     integrate_bg: wgpu::BindGroup,
 }
