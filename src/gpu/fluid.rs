@@ -41,7 +41,7 @@ pub struct Simulation {
     interaction: Option<InteractParams>,
     /// The solver's passes and buffers.
     pub stages: Box<dyn GpuSolver>,
-    /// The obstacles' passes, when the scene has obstacles (WCSPH).
+    /// The obstacles' boundary particles and their grid, when the scene has obstacles.
     pub obstacles: Option<super::obstacles::GpuObstacles>,
     // Steps submitted, and the test hook GPU_SPH_FAULT_DEVICE_LOSS_AFTER=K, which destroys the
     // device after the K-th submitted step so the tests can provoke a device loss mid-run.
@@ -239,10 +239,10 @@ impl Simulation {
         self.grid.run(|_, e| self.encode_prime(e))
     }
 
-    /// DFSPH: copies the state the last step left in slot order, with its ρ, into the buffers
-    /// the viewer draws from (`positions`, `velocities`, `fluid_density`), which the solver
-    /// does not read before its next step writes them. Nothing for WCSPH, whose state is
-    /// there.
+    /// Copies the state the last step left in slot order, with its ρ, into the buffers the
+    /// viewer draws from (`positions`, `velocities`, `fluid_density`), which the solver does not
+    /// read before its next step writes them; nothing when the state is there already (no step
+    /// since it was uploaded).
     pub fn expose_for_render(&self) -> Result<()> {
         let d = &self.stages;
         if !d.primed() {

@@ -852,8 +852,8 @@ mod tests {
     /// κ_k = 1 on particle k alone, applied by `dfsph_pressure`, changes k's density change
     /// rate (`density_rate`, images moving as reflected originals) by −dt/α_k, for every
     /// particle of a jittered lattice filling a small tank (a third of them within h of two or
-    /// three walls). Before the neighbours' reaction to k's own images was counted
-    /// (H_j in `DensitySums`), α near the walls was up to 42% too large here.
+    /// three walls). The neighbours' reaction to k's own images (H_j in `DensitySums`) is
+    /// part of it: without it α near the walls is up to 42% too large here.
     #[test]
     fn alpha_is_the_exact_diagonal_of_the_solve_at_walls_edges_and_corners() {
         use rand::rngs::Xoshiro256PlusPlus;

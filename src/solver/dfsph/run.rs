@@ -151,8 +151,8 @@ impl GpuDfsph {
         if let Some(raw) = &r.solve {
             let totals: [Vec<super::Total>; 2] = raw
                 .totals
-                .clone()
-                .map(|t| t.into_iter().map(super::Total::from_words).collect());
+                .each_ref()
+                .map(|t| t.iter().map(|&w| super::Total::from_words(w)).collect());
             // WCSPH ran no solve: no totals to replay, as on the CPU.
             let totals = match self.dp.is_wcsph() {
                 true => [&[][..]; 2],
