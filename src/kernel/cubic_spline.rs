@@ -13,7 +13,19 @@
 //! short and keeps 67% of its height in a period, against 2.7% and 86% (docs/results.md, what
 //! the kernel buys).
 
-use super::Uniforms;
+use super::{Spec, Uniforms};
+
+/// Its declaration ([`super::Kernel::spec`]).
+pub const SPEC: Spec = Spec {
+    name: "cubic-spline",
+    title: "cubic spline",
+    default_support: DEFAULT_SUPPORT,
+    shader: WGSL,
+    uniforms,
+    w64,
+    grad_coef,
+    grad_profile,
+};
 
 /// Its WGSL twin.
 pub const WGSL: &str = include_str!("../../shaders/kernel/cubic_spline.wgsl");

@@ -5,9 +5,10 @@
 //! A kernel lives in `src/kernel/<name>.rs` (its f32 value and gradient, operation for
 //! operation as its WGSL twin, its uniform constants and its shape in f64) and
 //! `shaders/kernel/<name>.wgsl` (`kernel_w(r2)` and `kernel_grad(r2)`, reading `params`, the
-//! stage's `SimParams`). Adding one is those two files and a variant of [`Kernel`] with its
-//! match arms here. The stages call [`w`] and [`grad`] (CPU) or `kernel_w` and `kernel_grad`
-//! (WGSL, the run's file prepended by [`crate::shaders::source_with`]), never a kernel by name.
+//! stage's `SimParams`). Adding one is those two files (the Rust one declaring its [`Spec`])
+//! and a variant of [`Kernel`] with its arms in [`Kernel::spec`], [`w`] and [`grad`] here.
+//! The stages call [`w`] and [`grad`] (CPU) or `kernel_w` and `kernel_grad` (WGSL, the run's
+//! file prepended by [`crate::shaders::source_with`]), never a kernel by name.
 //!
 //! Both solvers take the run's kernel; density-only runs and the neighbour library sum poly6
 //! ([`poly6_term`]).
@@ -28,6 +29,29 @@ pub trait Uniforms {
     fn kernel_a(&self) -> &[f32; 4];
     /// Its next four.
     fn kernel_b(&self) -> &[f32; 4];
+}
+
+/// What a kernel's file declares of itself (its `SPEC`): the names, the default support and the
+/// WGSL file, and its shape in f64 for the lattice sums and the solve's stability bound.
+/// [`Kernel::spec`] is the one place that maps a [`Kernel`] to its file; the f32 value and
+/// gradient the stages call per pair are dispatched in [`w`] and [`grad`], inlined.
+pub struct Spec {
+    /// Its name on the command line and in scene files.
+    pub name: &'static str,
+    /// Its name in the run's description (`--stats` headers, checkpoints).
+    pub title: &'static str,
+    /// Its default support, in spacings (why: the kernel's file).
+    pub default_support: f32,
+    /// Its WGSL file, `kernel_w` and `kernel_grad`.
+    pub shader: &'static str,
+    /// The constants its functions read at support h ([`Kernel::uniforms`]).
+    pub uniforms: fn(f64) -> [f32; 8],
+    /// W at q = r/h for support h, in f64 ([`Kernel::w64`]).
+    pub w64: fn(f64, f64) -> f64,
+    /// c(h) of the gradient's size ([`Kernel::grad_coef`]).
+    pub grad_coef: fn(f64) -> f64,
+    /// p(q) of the gradient's size ([`Kernel::grad_profile`]).
+    pub grad_profile: fn(f64) -> f64,
 }
 
 /// The kernels a run can choose (`--kernel`, the scene file's `physics.kernel`).
@@ -66,20 +90,22 @@ impl Kernel {
         Self::ALL.get(id as usize).copied()
     }
 
+    /// Its file's declaration: the one match on the kernels outside [`w`] and [`grad`].
+    pub fn spec(self) -> &'static Spec {
+        match self {
+            Kernel::WendlandC2 => &wendland_c2::SPEC,
+            Kernel::CubicSpline => &cubic_spline::SPEC,
+        }
+    }
+
     /// Its name on the command line and in scene files.
     pub fn name(self) -> &'static str {
-        match self {
-            Kernel::WendlandC2 => "wendland-c2",
-            Kernel::CubicSpline => "cubic-spline",
-        }
+        self.spec().name
     }
 
     /// Its name in the run's description (`--stats` headers, checkpoints).
     pub fn title(self) -> &'static str {
-        match self {
-            Kernel::WendlandC2 => "Wendland C2",
-            Kernel::CubicSpline => "cubic spline",
-        }
+        self.spec().title
     }
 
     /// The kernel of a name, `None` for a name no kernel has.
@@ -89,18 +115,12 @@ impl Kernel {
 
     /// Its default support, in spacings (why each: the kernel's file).
     pub fn default_support(self) -> f32 {
-        match self {
-            Kernel::WendlandC2 => wendland_c2::DEFAULT_SUPPORT,
-            Kernel::CubicSpline => cubic_spline::DEFAULT_SUPPORT,
-        }
+        self.spec().default_support
     }
 
     /// Its WGSL file, `kernel_w` and `kernel_grad`.
     pub fn shader(self) -> &'static str {
-        match self {
-            Kernel::WendlandC2 => wendland_c2::WGSL,
-            Kernel::CubicSpline => cubic_spline::WGSL,
-        }
+        self.spec().shader
     }
 
     /// The constants its functions read (`SimParams::kernel_a`, `kernel_b`) at support `h`:
@@ -108,36 +128,24 @@ impl Kernel {
     /// literal factor, which changes the rounding and would break bit-exactness with the CPU
     /// (measured on lavapipe).
     pub fn uniforms(self, h: f64) -> [f32; 8] {
-        match self {
-            Kernel::WendlandC2 => wendland_c2::uniforms(h),
-            Kernel::CubicSpline => cubic_spline::uniforms(h),
-        }
+        (self.spec().uniforms)(h)
     }
 
     /// W at q = r/h for support `h` (0 from q = 1 on), in f64, for the sums over a lattice
     /// ([`Kernel::lattice_sum`]).
     pub fn w64(self, h: f64, q: f64) -> f64 {
-        match self {
-            Kernel::WendlandC2 => wendland_c2::w64(h, q),
-            Kernel::CubicSpline => cubic_spline::w64(h, q),
-        }
+        (self.spec().w64)(h, q)
     }
 
     /// The gradient's size h |dW/dr| = c(h) · r · p(q) for q = r/h: this is c(h), in f64.
     pub fn grad_coef(self, h: f64) -> f64 {
-        match self {
-            Kernel::WendlandC2 => wendland_c2::grad_coef(h),
-            Kernel::CubicSpline => cubic_spline::grad_coef(h),
-        }
+        (self.spec().grad_coef)(h)
     }
 
     /// p(q) of [`Kernel::grad_coef`] (0 from q = 1 on), in f64; −p(q) is (dW/dr)/r up to a
     /// positive factor.
     pub fn grad_profile(self, q: f64) -> f64 {
-        match self {
-            Kernel::WendlandC2 => wendland_c2::grad_profile(q),
-            Kernel::CubicSpline => cubic_spline::grad_profile(q),
-        }
+        (self.spec().grad_profile)(q)
     }
 
     /// Σ_lattice W over the points (i, j, k) s of a simple cubic lattice within support `h`,
@@ -158,6 +166,53 @@ impl Kernel {
             }
         }
         sum
+    }
+
+    /// The distance off a flat surface, in m, at which a fluid lattice of spacing `s` starts at
+    /// the rest density when the surface carries one layer of boundary particles on the same
+    /// lattice, each with Akinci et al. 2012's ψ_b = ρ0 / Σ_k W_bk (eq. 4–5, the obstacles'
+    /// model, `boundary::particles`): the first fluid layer's density, the lattice mass m =
+    /// ρ0 / [`Kernel::lattice_sum`] times its half-space sum plus the layer's Σ ψ_b W, falls
+    /// with the distance d and is ρ0 here (bisection, in f64). Nearer, fluid starts compressed
+    /// and an explicit pressure blows it off; farther, a little light. Worked values: Wendland
+    /// C2 at h = 3 s, 1.339 s (at d = s the first layer is at 1.216 ρ0); the cubic spline at
+    /// h = 2 s, 1.098 s.
+    pub fn boundary_standoff(self, h: f64, s: f64) -> f64 {
+        let reach = (h / s).ceil() as i64;
+        let w = |r2: f64| {
+            let q = r2.sqrt() / h;
+            if q < 1.0 { self.w64(h, q) } else { 0.0 }
+        };
+        let (mut half, mut layer) = (0.0, 0.0);
+        for i in -reach..=reach {
+            for k in -reach..=reach {
+                let r2 = ((i * i + k * k) as f64) * s * s;
+                layer += w(r2);
+                for j in 0..=reach {
+                    half += w(r2 + (j * j) as f64 * s * s);
+                }
+            }
+        }
+        let fluid = half / self.lattice_sum(h, s);
+        let density = |d: f64| {
+            let mut b = 0.0;
+            for i in -reach..=reach {
+                for k in -reach..=reach {
+                    b += w(((i * i + k * k) as f64) * s * s + d * d);
+                }
+            }
+            fluid + b / layer
+        };
+        let (mut lo, mut hi) = (0.0, h);
+        for _ in 0..60 {
+            let mid = 0.5 * (lo + hi);
+            if density(mid) > 1.0 {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 
     /// S2 = h² Σ_r |m ∇W(r)|² over the offsets r ≠ 0 of a simple cubic lattice of spacing
@@ -278,6 +333,17 @@ pub fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    /// The standoff's worked values, and its scaling with s.
+    #[test]
+    fn boundary_standoff_worked_values() {
+        let wc = Kernel::WendlandC2.boundary_standoff(3.0, 1.0);
+        assert!((wc - 1.339).abs() < 1e-3, "{wc}");
+        let cs = Kernel::CubicSpline.boundary_standoff(2.0, 1.0);
+        assert!((cs - 1.098).abs() < 1e-3, "{cs}");
+        let scaled = Kernel::WendlandC2.boundary_standoff(0.03, 0.01);
+        assert!((scaled - 0.01339).abs() < 1e-5, "{scaled}");
+    }
+
     use super::*;
     use crate::params::SimParams;
 

@@ -5,7 +5,19 @@
 //!
 //! DFSPH's default kernel, at [`DEFAULT_SUPPORT`] spacings (why: its doc).
 
-use super::Uniforms;
+use super::{Spec, Uniforms};
+
+/// Its declaration ([`super::Kernel::spec`]).
+pub const SPEC: Spec = Spec {
+    name: "wendland-c2",
+    title: "Wendland C2",
+    default_support: DEFAULT_SUPPORT,
+    shader: WGSL,
+    uniforms,
+    w64,
+    grad_coef,
+    grad_profile,
+};
 
 /// Its WGSL twin.
 pub const WGSL: &str = include_str!("../../shaders/kernel/wendland_c2.wgsl");
