@@ -192,14 +192,11 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
     }
 }
 
-/// The fluid's own kinematic viscosity under `solver`, m²/s, what a `no-slip` obstacle takes
-/// as its friction: DFSPH's ν, or for WCSPH the viscosity its artificial viscosity acts as,
-/// α c h / 10 (Monaghan 2005, §6.1; 4.4e-3 m²/s in the default dam break).
-pub fn fluid_viscosity(sp: &SimParams, fp: &FluidParams, solver: &SolverParams) -> f32 {
-    match solver.weakly_compressible() {
-        false => fp.kinematic_viscosity,
-        true => fp.alpha * fp.sound_speed * sp.h / 10.0,
-    }
+/// The fluid's own kinematic viscosity, m²/s, what a `no-slip` obstacle takes as its
+/// friction: its ν plus the viscosity an artificial viscosity acts as, α c h / 10 (Monaghan
+/// 2005, §6.1; 0 at the default α = 0).
+pub fn fluid_viscosity(sp: &SimParams, fp: &FluidParams) -> f32 {
+    fp.kinematic_viscosity + fp.alpha * fp.sound_speed * sp.h / 10.0
 }
 
 /// `solver` for a run whose obstacles are `boundary`: DFSPH's friction flag set when one has
@@ -213,21 +210,19 @@ pub fn with_friction_of(solver: SolverParams, boundary: Option<&Boundary>) -> So
 }
 
 /// The boundary particles of `obstacles` sampled at spacing `s`, for the fluid of `sp` and
-/// `fp` under `solver` (see [`Boundary::from_bodies`]), each body with its friction
+/// `fp` (see [`Boundary::from_bodies`]), each body with its friction
 /// f = 10 ν_b/ρ0 ([`Obstacle::friction_viscosity`]); `None` without obstacles.
 pub fn boundary(
     obstacles: &[Obstacle],
     s: f32,
     sp: &SimParams,
     fp: &FluidParams,
-    solver: &SolverParams,
 ) -> Option<Boundary> {
     let bodies: Vec<Body> = obstacles
         .iter()
         .map(|o| Body {
             points: sample_surface(&o.shape, s),
-            friction: 10.0 * o.friction_viscosity(fluid_viscosity(sp, fp, solver))
-                / fp.rest_density,
+            friction: 10.0 * o.friction_viscosity(fluid_viscosity(sp, fp)) / fp.rest_density,
             motion: o.moving().copied(),
         })
         .collect();
@@ -236,32 +231,23 @@ pub fn boundary(
 
 /// The obstacles rebuilt for fluid parameters `fp` set live (the viewer's sliders), where a
 /// `no-slip` obstacle's friction follows them: its ν_b is the fluid's own viscosity
-/// ([`fluid_viscosity`]; under WCSPH α c h / 10, so α and the stiffness move it). `None`
+/// ([`fluid_viscosity`]: ν, and α c h / 10 where α is set, so α and the stiffness move it). `None`
 /// where no obstacle's friction follows the fluid: the boundary built at the start stands.
 pub fn refollowed(
     obstacles: &[Obstacle],
     s: f32,
     sp: &SimParams,
     fp: &FluidParams,
-    solver: &SolverParams,
 ) -> Option<Option<Boundary>> {
     obstacles
         .iter()
         .any(|o| o.viscosity.is_none() && o.slip == Some(Slip::NoSlip))
-        .then(|| boundary(obstacles, s, sp, fp, solver))
+        .then(|| boundary(obstacles, s, sp, fp))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A WCSPH run's solver (what a no-slip obstacle's friction asks of it).
-    fn wcsph() -> SolverParams {
-        SolverParams(crate::params::DfsphParams {
-            state_equation: 1,
-            ..bytemuck::Zeroable::zeroed()
-        })
-    }
 
     fn nearest_gap(points: &[Vec3]) -> f32 {
         points
@@ -377,7 +363,7 @@ mod tests {
             viscosity: None,
             motion: None,
         };
-        let b = boundary(&[plate], s, &sp, &fp, &wcsph()).unwrap();
+        let b = boundary(&[plate], s, &sp, &fp).unwrap();
         let on = b
             .pos
             .iter()
@@ -431,15 +417,12 @@ mod tests {
             f.dedup();
             f
         };
-        // α doubled (the viewer's slider): the no-slip cube's ν_b = α c h / 10 doubles, the
-        // given ν_b and the free-slip cube stay.
-        let live = FluidParams {
-            alpha: 2.0 * fp.alpha,
-            ..fp
-        };
+        // α raised from 0 (the viewer's slider): the no-slip cube's ν_b = ν + α c h / 10
+        // grows, the given ν_b and the free-slip cube stay.
+        let live = FluidParams { alpha: 0.1, ..fp };
         let all = [no_slip.clone(), given.clone(), free.clone()];
-        let b = refollowed(&all, s, &sp, &live, &wcsph()).unwrap().unwrap();
-        let nu = live.alpha * live.sound_speed * sp.h / 10.0;
+        let b = refollowed(&all, s, &sp, &live).unwrap().unwrap();
+        let nu = live.kinematic_viscosity + live.alpha * live.sound_speed * sp.h / 10.0;
         let want = [
             0.0,
             10.0 * 2e-3 / fp.rest_density,
@@ -448,9 +431,9 @@ mod tests {
         let mut want = want.to_vec();
         want.sort_by(f32::total_cmp);
         assert_eq!(frictions(&b), want);
-        let before = boundary(&all, s, &sp, &fp, &wcsph()).unwrap();
+        let before = boundary(&all, s, &sp, &fp).unwrap();
         assert_ne!(frictions(&before), want, "the test must see the change");
         // Nothing follows the fluid: the start's boundary stands.
-        assert!(refollowed(&[given, free], s, &sp, &live, &wcsph()).is_none());
+        assert!(refollowed(&[given, free], s, &sp, &live).is_none());
     }
 }

@@ -502,8 +502,8 @@ pub struct FluidParams {
     pub slip_lo: [f32; 4],
     /// The same for the upper wall of each axis.
     pub slip_hi: [f32; 4],
-    /// DFSPH's kinematic viscosity ν, m²/s (the standard SPH viscosity, `solver::dfsph::dfsph_accel`;
-    /// 0 by default).
+    /// The kinematic viscosity ν, m²/s (the standard SPH viscosity, `solver::dfsph::dfsph_accel`;
+    /// [`default_kinematic_viscosity`] at the spacing unless set).
     pub kinematic_viscosity: f32,
     /// 2(d + 2) ν = 10 ν, the standard form's factor, rounded once on the host (a WGSL literal
     /// factor may be re-associated by Mesa's NIR).
@@ -536,10 +536,9 @@ pub struct PhysicsConfig {
     /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
     #[serde(default)]
     pub wall_slip_length: Option<f32>,
-    /// DFSPH's kinematic viscosity ν, m²/s: `Some(0)` in `default()`, which holds WCSPH's
-    /// defaults (WCSPH refuses a ν); `None`, which [`PhysicsConfig::for_solver`] gives DFSPH,
-    /// is DFSPH's default at the run's spacing, [`dfsph_kinematic_viscosity`]. Missing from a
-    /// stored run (one older than the field), 0, as that run had.
+    /// The kinematic viscosity ν, m²/s, both solvers' dissipation: `None` (the default) is
+    /// [`default_kinematic_viscosity`] at the run's spacing. Missing from a stored run (one
+    /// older than the field), 0, as that run had.
     #[serde(default = "no_kinematic_viscosity")]
     pub kinematic_viscosity: Option<f32>,
     /// WCSPH: start the fluid at hydrostatic equilibrium, each particle lowered by the Tait
@@ -557,7 +556,7 @@ fn no_kinematic_viscosity() -> Option<f32> {
     Some(0.0)
 }
 
-/// DFSPH's default kinematic viscosity ν at the default spacing [`DFSPH_VISCOSITY_SPACING`],
+/// The default kinematic viscosity ν at the default spacing [`VISCOSITY_SPACING`],
 /// m²/s: 1e-3, a numerical dissipation at the particle scale, not water's 1e-6. A settling
 /// lattice keeps a particle-scale motion that only ν damps, at the rate ν/s²: at water's ν
 /// that takes s²/ν = 100 s at s = 10 mm, and no column rests (neither does SPlisHSPlasH's,
@@ -565,13 +564,13 @@ fn no_kinematic_viscosity() -> Option<f32> {
 /// 3 (viscosity rules at the particle scale, inertia above it), and the flow's scales barely
 /// feel it: a 1.2 m standing wave loses 2νk² ≈ 5% of its height per period to it, the dam
 /// break's Reynolds number √(g a) a/ν is 320. SPlisHSPlasH's dam break uses 1e-2. Other
-/// spacings scale it ([`dfsph_kinematic_viscosity`]).
-pub const DFSPH_KINEMATIC_VISCOSITY: f32 = 1e-3;
+/// spacings scale it ([`default_kinematic_viscosity`]).
+pub const KINEMATIC_VISCOSITY: f32 = 1e-3;
 
-/// The spacing at which DFSPH's default ν is [`DFSPH_KINEMATIC_VISCOSITY`], m.
-pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
+/// The spacing at which the default ν is [`KINEMATIC_VISCOSITY`], m.
+pub const VISCOSITY_SPACING: f32 = 0.01;
 
-/// DFSPH's default kinematic viscosity at particle spacing `s`, m²/s:
+/// The default kinematic viscosity at particle spacing `s`, m²/s:
 /// ν = 1e-3 (s / 10 mm)^{3/2}, the particle Reynolds number √(g s) s/ν held at 3 under
 /// Earth's gravity. The reason is the time step. The standard form is explicit, stable for
 /// dt ≤ ½ / max S with S ∝ ν/s² (`solver::dfsph::dfsph_accel`); DFSPH's step at rest is the
@@ -582,61 +581,50 @@ pub const DFSPH_VISCOSITY_SPACING: f32 = 0.01;
 /// held the step to 0.75 ms at s = 5.95 mm (the 100 000-particle dam break;
 /// docs/validation.md in the git history) and 0.32 ms at 3.86 mm, where the body-force bound
 /// allows 1.35 and 1.09 ms. Refined, ν → 0: the flow converges to the inviscid one that water at
-/// these scales is, as WCSPH's α c h/10 does with h.
+/// these scales is, as an artificial viscosity's α c h/10 does with h.
 /// Worked example: s = 10 mm gives 1e-3 exactly (its bits), 5 mm 3.54e-4, 20 mm 2.83e-3.
-pub fn dfsph_kinematic_viscosity(s: f32) -> f32 {
-    let r = s / DFSPH_VISCOSITY_SPACING;
-    DFSPH_KINEMATIC_VISCOSITY * r * r.sqrt()
+pub fn default_kinematic_viscosity(s: f32) -> f32 {
+    let r = s / VISCOSITY_SPACING;
+    KINEMATIC_VISCOSITY * r * r.sqrt()
 }
 
-/// Default Monaghan α of WCSPH, whose explicit pressure needs an artificial viscosity for
-/// stability (Monaghan 1992); DFSPH's default is 0, since it has no sound speed to scale one.
-pub const WCSPH_ALPHA: f32 = 0.05;
-
-/// WCSPH's defaults ([`Solver`]'s default); [`PhysicsConfig::for_solver`] gives either solver's.
+/// The defaults of both solvers: one dissipation, the standard SPH viscosity at
+/// [`default_kinematic_viscosity`], and no artificial viscosity (α = 0). Monaghan's α, on
+/// approaching pairs only, damps shear slowly: under WCSPH at α = 0.05 a 12 × 20 × 12 column
+/// from the exact lattice (as a decimal file holds it) still moved at 40 mm/s over 2.5–3 s (its
+/// top layer rolling into the hollows of the one below, a shear motion), where ν damps every
+/// pair's relative motion at ν/s² and the same column rests at 8.2 mm/s, and at 7.9–8.7 mm/s
+/// from four other starts (docs/results.md). WCSPH's explicit pressure
+/// needs a dissipation for stability (Monaghan 1992); ν is one, as in SPlisHSPlasH's WCSPH,
+/// which has no artificial viscosity. `--alpha` adds Monaghan's Π to either solver.
 impl Default for PhysicsConfig {
     fn default() -> Self {
         Self {
             gravity: -9.81,
             viscosity: 0.0,
-            alpha: WCSPH_ALPHA,
+            alpha: 0.0,
             sound_speed: None,
             cfl: 0.4,
             dt: None,
             restitution: 0.0,
             dt_max: 5e-3,
             wall_slip_length: None,
-            kinematic_viscosity: Some(0.0),
+            kinematic_viscosity: None,
             hydrostatic_start: true,
         }
     }
 }
 
 impl PhysicsConfig {
-    /// The defaults of `solver`: WCSPH's α and no kinematic viscosity (WCSPH refuses one), or
-    /// DFSPH's viscosity of its own and no artificial one.
-    pub fn for_solver(solver: Solver) -> Self {
-        Self::default().with_solver_dissipation(solver)
+    /// The defaults of `solver`: both solvers share them ([`PhysicsConfig::default`]).
+    pub fn for_solver(_solver: Solver) -> Self {
+        Self::default()
     }
 
-    /// These settings with the dissipation (α and ν) of `solver`'s defaults, the rest kept: for
-    /// a run that changes solver (the viewer's panel).
-    pub fn with_solver_dissipation(self, solver: Solver) -> Self {
-        let (alpha, kinematic_viscosity) = match solver {
-            Solver::Wcsph => (WCSPH_ALPHA, Some(0.0)),
-            Solver::Dfsph => (0.0, None),
-        };
-        Self {
-            alpha,
-            kinematic_viscosity,
-            ..self
-        }
-    }
-
-    /// The kinematic viscosity at particle spacing `s`: the one set, or DFSPH's default there.
+    /// The kinematic viscosity at particle spacing `s`: the one set, or the default there.
     pub fn kinematic_viscosity_at(&self, s: f32) -> f32 {
         self.kinematic_viscosity
-            .unwrap_or_else(|| dfsph_kinematic_viscosity(s))
+            .unwrap_or_else(|| default_kinematic_viscosity(s))
     }
 
     /// The speed of sound for fluid that can fall `drop` metres (the highest particle's height
@@ -1433,21 +1421,22 @@ mod tests {
 
     use super::*;
 
-    /// DFSPH's default ν: the worked example, the bits at the default spacing, and a stored
-    /// run's value kept (a number), resolved later (null) or, missing, the 0 it ran with.
+    /// The default ν, both solvers': the worked example, the bits at the default spacing, and a
+    /// stored run's value kept (a number), resolved later (null) or, missing, the 0 it ran with.
     #[test]
-    fn dfsph_viscosity_follows_the_spacing_and_stored_runs_keep_theirs() {
-        assert_eq!(dfsph_kinematic_viscosity(0.01), DFSPH_KINEMATIC_VISCOSITY);
-        assert!((dfsph_kinematic_viscosity(0.005) - 3.536e-4).abs() < 1e-7);
-        assert!((dfsph_kinematic_viscosity(0.02) - 2.828e-3).abs() < 1e-6);
+    fn default_viscosity_follows_the_spacing_and_stored_runs_keep_theirs() {
+        assert_eq!(default_kinematic_viscosity(0.01), KINEMATIC_VISCOSITY);
+        assert!((default_kinematic_viscosity(0.005) - 3.536e-4).abs() < 1e-7);
+        assert!((default_kinematic_viscosity(0.02) - 2.828e-3).abs() < 1e-6);
         let dfsph = PhysicsConfig::for_solver(Solver::Dfsph);
         assert_eq!(dfsph.kinematic_viscosity, None);
         assert_eq!(
             dfsph.kinematic_viscosity_at(0.005),
-            dfsph_kinematic_viscosity(0.005)
+            default_kinematic_viscosity(0.005)
         );
         let wcsph = PhysicsConfig::for_solver(Solver::Wcsph);
-        assert_eq!(wcsph.kinematic_viscosity_at(0.005), 0.0);
+        assert_eq!(wcsph, dfsph);
+        assert_eq!(wcsph.alpha, 0.0);
         let mut json = serde_json::to_value(dfsph).unwrap();
         assert_eq!(
             serde_json::from_value::<PhysicsConfig>(json.clone()).unwrap(),

@@ -186,7 +186,8 @@ pub struct Scene {
     /// Size of the fluid: the bodies' bounding box across (x, z), and the height of the
     /// highest body's top above the tank's floor (y), the fall that sets the speed of sound.
     pub fluid_size: Vec3,
-    /// Fluid points left out because they lay inside an obstacle or within s of its surface.
+    /// Fluid points left out because they lay inside an obstacle or nearer its surface than the
+    /// boundary's standoff ([`crate::kernel::Kernel::boundary_standoff`]).
     pub carved: usize,
     /// Fluid points left out because they lay closer than s/2 to a tank wall.
     pub walled: usize,
@@ -548,6 +549,15 @@ enum Relax {
     /// denser than the lattice it would otherwise start from at either range; the walls'
     /// images across two and three walls included, as the tank has them.
     Packed,
+}
+
+/// How far off an obstacle's surface a scene's fluid starts, m, at spacing `s`: the largest
+/// [`crate::kernel::Kernel::boundary_standoff`] of the kernels at their default supports.
+fn obstacle_standoff(s: f32) -> f32 {
+    crate::kernel::Kernel::ALL
+        .iter()
+        .map(|k| k.boundary_standoff((k.default_support() * s) as f64, s as f64))
+        .fold(0.0, f64::max) as f32
 }
 
 /// A kernel a relaxation sweep bounds the density by (times m/ρ0 = s³, so that densities come
@@ -1179,17 +1189,20 @@ impl SceneDesc {
                     *p += d * s;
                 }
             }
-            // Obstacles carve the fluid: a point inside one or closer than s to its surface is
-            // left out, since a single layer of boundary particles (Akinci et al. 2012) holds
-            // fluid about 1.2 s off its surface at h = 2s (its density there, ρ0 (1 − d²/h²)⁴
-            // for a flat surface, plus a free face's ≈ 0.8 ρ0, make ρ0); a particle nearer
-            // would start compressed far above ρ0.
+            // Obstacles carve the fluid: a point inside one or nearer its surface than the
+            // distance at which a single layer of boundary particles (Akinci et al. 2012)
+            // leaves fluid at ρ0 is left out ([`crate::kernel::Kernel::boundary_standoff`],
+            // the larger of the kernels' at their default supports, as the glass is relaxed
+            // under either: 1.34 s for Wendland C2 at 3 s). A particle nearer starts
+            // compressed: one spacing off a flat face, 1.22 ρ0, which WCSPH's explicit
+            // pressure turned into a 2.4 m/s blast off a submerged box's edges.
             if !self.obstacles.is_empty() {
+                let standoff = obstacle_standoff(s);
                 let before = points.len();
                 points.retain(|p| {
                     self.obstacles
                         .iter()
-                        .all(|o| o.shape.signed_distance(*p) >= s)
+                        .all(|o| o.shape.signed_distance(*p) >= standoff)
                 });
                 carved += before - points.len();
             }

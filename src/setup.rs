@@ -412,17 +412,12 @@ impl Setup {
                 .fold(0.0f32, f32::max);
             dp.bound_by_obstacle_speed(top);
         }
-        if spec.physics.hydrostatic_start && spec.solver == Solver::Wcsph {
+        if spec.physics.hydrostatic_start && spec.solver.weakly_compressible() {
             hydrostatic_start(&mut positions, config.spacing, &fluid_params);
         }
-        let obstacles = crate::obstacle::boundary(
-            shapes,
-            config.spacing,
-            &config.sim_params(),
-            &fluid_params,
-            &solver,
-        )
-        .map(std::sync::Arc::new);
+        let obstacles =
+            crate::obstacle::boundary(shapes, config.spacing, &config.sim_params(), &fluid_params)
+                .map(std::sync::Arc::new);
         let solver = crate::obstacle::with_friction_of(solver, obstacles.as_deref());
         Ok(Self {
             config,
@@ -855,7 +850,7 @@ pub fn describe(
     tank_max: Vec3,
     fluid_size: Vec3,
 ) -> String {
-    // DFSPH's own viscosity; WCSPH refuses one, so it shows only where it acts.
+    // The standard viscosity shows only where it acts (`--kinematic-viscosity 0` leaves it out).
     let nu = if fp.kinematic_viscosity > 0.0 {
         format!(", nu = {} m^2/s", fp.kinematic_viscosity)
     } else {

@@ -120,7 +120,7 @@ pub const STATS: &str = include_str!("../shaders/stats.wgsl");
 pub const INTERACT: &str = include_str!("../shaders/interact.wgsl");
 /// Stage `render`: particle sphere impostors and lines for the viewer.
 pub const RENDER: &str = include_str!("../shaders/render.wgsl");
-/// Stage `dfsph_density`: cubic-spline density and the DFSPH factor α, with the density
+/// Stage `dfsph_density`: the run's kernel's density and the DFSPH factor α, with the density
 /// error's block reductions.
 pub const DFSPH_DENSITY: &str = include_str!("../shaders/solver/dfsph/dfsph_density.wgsl");
 /// Stage `dfsph_galerkin`: the coarse levels' operator from the step's pairs.

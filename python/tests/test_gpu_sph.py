@@ -302,8 +302,8 @@ BAD = [
     ({"gravity": float("nan")}, ["--gravity", "nan"]),
     ({"max_dt": float("inf")}, ["--max-dt", "inf"]),
     (
-        {"solver": "wcsph", "kinematic_viscosity": 1e-3},
-        ["--solver", "wcsph", "--kinematic-viscosity", "0.001"],
+        {"solver": "wcsph", "kinematic_viscosity": 5.0},
+        ["--solver", "wcsph", "--kinematic-viscosity", "5.0"],
     ),
     ({"hydrostatic_start": True}, ["--hydrostatic-start"]),
     ({"grain_radius": 0.01}, ["--grain-radius", "0.01"]),

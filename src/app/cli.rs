@@ -130,8 +130,8 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) viscosity: f32,
-    /// Monaghan artificial viscosity α [default: 0.05 with WCSPH, 0 with DFSPH] (DFSPH takes
-    /// WCSPH's sound speed for it).
+    /// Monaghan artificial viscosity α, on approaching pairs [default: 0; both solvers take
+    /// the reference sound speed for it].
     #[arg(groups = ["physics", "fluid_only"], 
         long,
         allow_hyphen_values = true,
@@ -139,8 +139,8 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) alpha: Option<f32>,
-    /// DFSPH: kinematic viscosity ν in m²/s, the standard SPH viscosity [default: 1e-3 at
-    /// s = 10 mm, ∝ s^1.5, a particle-scale dissipation; water's is 1e-6].
+    /// Kinematic viscosity ν in m²/s, the standard SPH viscosity (both solvers) [default: 1e-3
+    /// at s = 10 mm, ∝ s^1.5, a particle-scale dissipation; water's is 1e-6].
     #[arg(groups = ["physics", "fluid_only"], 
         long,
         allow_hyphen_values = true,

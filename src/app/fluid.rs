@@ -410,16 +410,8 @@ pub(crate) fn check_no_grains_flags(cli: &Cli) -> Result<(), Error> {
 }
 
 /// The physics settings a fluid run refuses together or alone, in one line each: the
-/// viscosity of the other solver, the divergence checks' margins, the time-step bounds.
+/// divergence checks' margins, the time-step bounds.
 pub(crate) fn check_physics(cli: &Cli) -> Result<(), Error> {
-    if let Some(nu) = cli
-        .kinematic_viscosity
-        .filter(|_| cli.steps > 0 && cli.solver == crate::params::Solver::Wcsph)
-    {
-        return Err(Error::input(format!(
-            "--kinematic-viscosity {nu} is DFSPH's standard viscosity; WCSPH's are --alpha (artificial) and --viscosity (Pa s): use those, or drop --solver wcsph"
-        )));
-    }
     for (flag, v) in [
         ("--max-density-ratio", cli.max_density_ratio),
         ("--max-speed-fraction", cli.max_speed_fraction),
@@ -483,7 +475,7 @@ fn say_left_out(cli: &Cli, carved: usize, walled: usize) {
     }
     if carved > 0 {
         println!(
-            "gpu-sph: the obstacles carved {carved} fluid particles (inside them or within one spacing of their surface)"
+            "gpu-sph: the obstacles carved {carved} fluid particles (inside them or nearer their surface than the boundary layer holds fluid at rest density)"
         );
     }
     if walled > 0 {
@@ -502,7 +494,7 @@ pub(crate) fn check_hydrostatic_start(cli: &Cli) -> Result<(), Error> {
             "--hydrostatic-start moves the fluid of a run: add --steps K (a density-only run takes the positions as they are)",
         ));
     }
-    if cli.solver != crate::params::Solver::Wcsph {
+    if !cli.solver.weakly_compressible() {
         return Err(Error::input(
             "--hydrostatic-start is WCSPH's: DFSPH's fluid is incompressible and starts at ρ0 as it is; drop the flag or add --solver wcsph",
         ));
@@ -580,7 +572,6 @@ pub(crate) fn open_checkpoint(cli: &Cli, path: &std::path::Path) -> Result<Resum
         ck.header.config.spacing,
         &ck.sim_params,
         &ck.fluid_params,
-        &ck.solver,
     )
     .map(Arc::new);
     // DFSPH's friction flag follows the obstacles, as a fresh run sets it (`Setup::new`).

@@ -523,13 +523,11 @@ impl Viewer {
                 if let Some(cpu) = &mut f.cpu {
                     cpu.fp = fp;
                 }
-                // A no-slip obstacle's friction is the fluid's own viscosity (WCSPH's α c h/10):
+                // A no-slip obstacle's friction is the fluid's own viscosity (with α c h/10):
                 // it follows the sliders too.
                 let s = &f.setup;
                 let sp = s.config.sim_params();
-                if let Some(b) =
-                    obstacle::refollowed(&s.shapes, s.config.spacing, &sp, &fp, &s.solver)
-                {
+                if let Some(b) = obstacle::refollowed(&s.shapes, s.config.spacing, &sp, &fp) {
                     let b = b.map(Arc::new);
                     if let Err(e) = f.sim.set_obstacles(b.as_deref()) {
                         self.controls.status = e.to_string();
@@ -581,13 +579,8 @@ impl Viewer {
         let Model::Fluid(f) = &self.model else {
             return Ok(());
         };
-        let mut physics = self.physics(f.setup.config.rest_density);
+        let physics = self.physics(f.setup.config.rest_density);
         let c = &self.controls;
-        // A new solver brings its own dissipation: WCSPH's α would be DFSPH's second
-        // viscosity, and DFSPH's α = 0 leaves WCSPH unstable.
-        if c.solver != f.setup.solver.solver() {
-            physics = physics.with_solver_dissipation(c.solver);
-        }
         let opts = RunSpec {
             particles: c.particles,
             source: Source::Scene(c.scene.clone()),

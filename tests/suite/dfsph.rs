@@ -145,8 +145,8 @@ fn viscous_substeps_match_the_cpu_pass_by_pass() {
     // From rest the CFL step is dt_max, far past the viscous limit, so every step takes all K
     // substeps; the report then holds a row for each later substep's accelerations and
     // velocities, each bit-exact, and the substep count agrees. The viscous limit binds with
-    // WCSPH's artificial viscosity and a 5 ms largest step (DFSPH's default ν = 1e-3 leaves
-    // it far above the step, so one substep would do).
+    // Monaghan's artificial viscosity at α = 0.05 and a 5 ms largest step (the default
+    // ν = 1e-3 leaves it far above the step, so one substep would do).
     let Some(ctx) = common::gpu() else { return };
     let n = 3000;
     let probe = SphConfig::new(n as u32, ConfigOverrides::default()).unwrap();
@@ -157,7 +157,7 @@ fn viscous_substeps_match_the_cpu_pass_by_pass() {
         (scene.tank_min, scene.tank_max),
         scene.fluid_size.y,
     );
-    fp.alpha = gpu_sph::params::WCSPH_ALPHA;
+    fp.alpha = 0.05;
     dp.dt_max = 0.005;
     dp.max_iterations = 8;
     dp.viscous_substeps = 4;

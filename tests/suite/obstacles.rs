@@ -115,7 +115,7 @@ fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
         .unwrap();
     let sp = cfg.sim_params();
     let dp = SolverParams::new(solver, &DfsphConfig::default(), &cfg, &physics).unwrap();
-    let boundary = obstacle::boundary(&desc.obstacles, s, &sp, &fp, &dp).unwrap();
+    let boundary = obstacle::boundary(&desc.obstacles, s, &sp, &fp).unwrap();
     let state = gpu_sph::grid::reorder::Particles::new(built.positions, built.velocities);
     let mut sim = CpuSimulation::with_solver(sp, fp, dp, state);
     sim.obstacles = Some(std::sync::Arc::new(boundary));
@@ -355,14 +355,7 @@ fn moving_obstacles_move_the_boundary_and_its_grid() {
     let fp = PhysicsConfig::default()
         .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::splat(0.3), 0.1)
         .unwrap();
-    let mut b = obstacle::boundary(
-        &desc.obstacles,
-        0.01,
-        &sp,
-        &fp,
-        &SolverParams(bytemuck::Zeroable::zeroed()),
-    )
-    .unwrap();
+    let mut b = obstacle::boundary(&desc.obstacles, 0.01, &sp, &fp).unwrap();
     assert!(b.moves());
     let at_rest = b.clone();
     b.place(0.0);
@@ -1000,8 +993,10 @@ const SUBMERGED_BOX: &str = r#"{
 /// (issue 12), by the plain column's criteria (tests/suite/physics.rs): after 5 s the largest speed
 /// over the last half second is below 1% of √(gH), and layer-mean pressure rises with depth at
 /// ρ0 g within 10% beside the box. Measured on this column (CPU path, the GPU's bits): the
-/// lattice around the box relaxes in bursts up to 0.045 m/s until about 3.5 s, then the
-/// largest speed stays below 0.0067 m/s (limit 0.014) through 8 s; slope 1.062 ρ0 g.
+/// fluid above the box's edges falls into the gaps the carving left beside it (0.8 m/s in
+/// the first 0.1 s), the column is below the limit (0.014 m/s) from 1.5 s and at 0.0063 m/s
+/// over 4.5–5 s; slope 0.991 ρ0 g. Later its glass around the box relaxes in bursts up to
+/// 0.018 m/s (6–7 s; with Monaghan's α = 0.05 in place of ν it stays below 0.005 m/s from 3 s).
 #[test]
 fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
     let (g, rho0, s, h, height) = (9.81f64, 1000.0f64, 0.01f64, 0.02f64, 0.2f64);
@@ -1084,6 +1079,10 @@ fn a_column_with_a_submerged_box_comes_to_rest_with_hydrostatic_pressure() {
     let (slope, layers) = common::hydro::layer_slope(samples, s, 2.0 * h);
     assert!(layers >= 10, "only {layers} layers beside the box");
     let want = rho0 * g;
+    eprintln!(
+        "submerged box: late speed {fastest:.4} m/s, slope {:.3} rho0 g",
+        slope / want
+    );
     assert!(
         (slope - want).abs() <= 0.10 * want,
         "beside the box dp/dd = {slope:.1} Pa/m, hydrostatic {want:.1} Pa/m"

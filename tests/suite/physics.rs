@@ -11,13 +11,31 @@ use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::solver::dfsph::tait;
 
-/// A column filling the floor of its tank, `nx × ny × nx` particles at spacing s = 10 mm on
-/// the lattice (i + ½) s, each coordinate moved by up to ±1 µm (0.01% of s) when `seed` is
-/// given, with the tank (0, 0, 0)–(nx s, 2 ny s, nx s) and its height.
-fn column_lattice(nx: u32, ny: u32, seed: Option<u64>) -> (Vec<Vec3>, (Vec3, Vec3), f32) {
+/// How a test column's particles start.
+#[derive(Clone, Copy, Debug)]
+enum Start {
+    /// On the lattice (i + ½) s, each coordinate the f32 product.
+    Lattice,
+    /// The same lattice as a particle file written in decimal holds it: each coordinate the
+    /// f32 of the f64 (i + ½) · 0.01, a last bit away from the product for some i. A start of
+    /// the same symmetry whose top layer rolls at another time (under Monaghan's α = 0.05
+    /// alone: 40 mm/s at 3 s from this one, 10.6 mm/s from [`Start::Lattice`]).
+    Decimal,
+    /// The lattice with each coordinate moved by up to ±1 µm (0.01% of s), splitmix64 draws
+    /// of this seed.
+    Jitter(u64),
+}
+
+/// A column filling the floor of its tank, `nx × ny × nx` particles at spacing s = 10 mm
+/// started as `start` says, with the tank (0, 0, 0)–(nx s, 2 ny s, nx s) and its height
+/// (`scripts/column_lattice.py` writes the same bits as a particle file).
+fn column_lattice(nx: u32, ny: u32, start: Start) -> (Vec<Vec3>, (Vec3, Vec3), f32) {
     let s = 0.01f32;
     // splitmix64: a fixed, portable sequence per seed.
-    let mut state = seed.unwrap_or(0);
+    let mut state = match start {
+        Start::Jitter(seed) => seed,
+        _ => 0,
+    };
     let mut jitter = move || {
         state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = state;
@@ -26,13 +44,16 @@ fn column_lattice(nx: u32, ny: u32, seed: Option<u64>) -> (Vec<Vec3>, (Vec3, Vec
         z ^= z >> 31;
         ((z >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0) * 1e-6
     };
+    let decimal = |i: u32| ((i as f64 + 0.5) * 0.01) as f32;
     let mut pos = Vec::with_capacity((nx * ny * nx) as usize);
     for j in 0..ny {
         for k in 0..nx {
             for i in 0..nx {
                 let mut p = (Vec3::new(i as f32, j as f32, k as f32) + 0.5) * s;
-                if seed.is_some() {
-                    p += Vec3::new(jitter(), jitter(), jitter());
+                match start {
+                    Start::Lattice => {}
+                    Start::Decimal => p = Vec3::new(decimal(i), decimal(j), decimal(k)),
+                    Start::Jitter(_) => p += Vec3::new(jitter(), jitter(), jitter()),
                 }
                 pos.push(p);
             }
@@ -57,16 +78,16 @@ struct Settled {
     t: f64,
 }
 
-/// WCSPH on an `nx × 20 × nx` column from [`column_lattice`] (`seed` as there), 3 s on the
+/// WCSPH on an `nx × 20 × nx` column from [`column_lattice`] (`start` as there), 3 s on the
 /// CPU path as a headless run of a particle file sets it up: the default physics (free-slip
-/// walls, Wendland C2 at 3 s, α = 0.05) and the hydrostatic start
+/// walls, Wendland C2 at 3 s, the default ν) and the hydrostatic start
 /// ([`gpu_sph::setup::hydrostatic_start`], as a scene gets it). From the resting lattice
 /// instead, the column falls into its own compression and rings at its acoustic period with
-/// nothing but α to damp it. Every step keeps every particle in the tank.
-fn wcsph_column(nx: u32, seed: Option<u64>) -> Settled {
+/// nothing but ν to damp it. Every step keeps every particle in the tank.
+fn wcsph_column(nx: u32, start: Start) -> Settled {
     use gpu_sph::params::Solver;
     use gpu_sph::setup::Source;
-    let (positions, tank, height) = column_lattice(nx, 20, seed);
+    let (positions, tank, height) = column_lattice(nx, 20, start);
     let n = positions.len();
     let physics = PhysicsConfig::for_solver(Solver::Wcsph);
     assert!(physics.hydrostatic_start);
@@ -114,7 +135,7 @@ fn wcsph_column(nx: u32, seed: Option<u64>) -> Settled {
 /// figure `rest-wcsph-late-speed` is this column's).
 fn settled() -> &'static Settled {
     static SETTLED: std::sync::OnceLock<Settled> = std::sync::OnceLock::new();
-    SETTLED.get_or_init(|| wcsph_column(4, None))
+    SETTLED.get_or_init(|| wcsph_column(4, Start::Lattice))
 }
 
 /// The settled column's largest speed over its last 0.5 s, m/s (a quick figure of
@@ -128,20 +149,29 @@ fn rest_limit(height: f32) -> f64 {
     0.01 * (9.81 * height as f64).sqrt()
 }
 
-/// The wide column, 12 × 20 × 12 (its middle beyond the walls' reach), from three starts
-/// jittered by ±1 µm: WCSPH on the shared stages, one kernel for its density and its force,
-/// comes to rest. (Poly6 for the density and spiky for the force left it at 0.064–0.080 m/s,
-/// four to six times the limit: the force did work of its own.) From the exact lattice its top
-/// layer's roll comes late, and it still moves at 40 mm/s over 2.5–3 s (docs/results.md).
+/// The wide column, 12 × 20 × 12 (its middle beyond the walls' reach), from the exact lattice
+/// in both of its forms and from three starts jittered by ±1 µm: WCSPH on the shared stages,
+/// one kernel for its density and its force and the standard viscosity at the default ν,
+/// comes to rest. (Poly6 for the density and spiky for the force left the jittered starts at
+/// 0.064–0.080 m/s, four to six times the limit: the force did work of its own. Monaghan's
+/// α = 0.05 in place of ν left the decimal lattice's top layer rolling at 40 mm/s over
+/// 2.5–3 s: α damps approaching pairs only, and the roll is shear; docs/results.md.)
 #[test]
-fn wcsph_wide_column_comes_to_rest_from_jittered_starts() {
-    for seed in 1..=3 {
-        let c = wcsph_column(12, Some(seed));
+fn wcsph_wide_column_comes_to_rest_from_the_lattice_and_jittered_starts() {
+    let starts = [
+        Start::Lattice,
+        Start::Decimal,
+        Start::Jitter(1),
+        Start::Jitter(2),
+        Start::Jitter(3),
+    ];
+    for start in starts {
+        let c = wcsph_column(12, start);
         let limit = rest_limit(c.height);
-        eprintln!("wide column, jitter {seed}: late speed {:.4} m/s", c.late);
+        eprintln!("wide column, {start:?}: late speed {:.4} m/s", c.late);
         assert!(
             c.late < limit,
-            "jitter {seed}: over the last 0.5 s of {:.2} s the column still moves at {} m/s (limit {limit})",
+            "{start:?}: over the last 0.5 s of {:.2} s the column still moves at {} m/s (limit {limit})",
             c.t,
             c.late
         );
@@ -289,7 +319,7 @@ fn dfsph_column_rests(nx: u32, ny: u32, physics: PhysicsConfig) -> (f32, f32, f3
     let n = (nx * ny * nx) as usize;
     let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), Solver::Dfsph).unwrap();
     let s = cfg.spacing;
-    let (positions, (_, tank_max), height) = column_lattice(nx, ny, None);
+    let (positions, (_, tank_max), height) = column_lattice(nx, ny, Start::Lattice);
     let state = Particles::new(positions, vec![Vec3::ZERO; n]);
     let fp = physics
         .fluid_params(&cfg, Vec3::ZERO, tank_max, height)
@@ -430,7 +460,7 @@ fn dfsph_default_dam_break_takes_the_cfl_step_and_never_gains_energy() {
 /// DFSPH's default viscosity never sets the step at rest, at any spacing (a dissipation whose
 /// stability limits the step would make a fine run pay for it). Its explicit limit ½ / max S
 /// scales as s²/ν, the body-force bound on the step as √s; with the default
-/// ν = 1e-3 (s / 10 mm)^{3/2} (`params::dfsph_kinematic_viscosity`) both scale as √s, the limit
+/// ν = 1e-3 (s / 10 mm)^{3/2} (`params::default_kinematic_viscosity`) both scale as √s, the limit
 /// 2.1 times the bound with Wendland C2 at h = 3 s. A 6 × 6 × 6 block at rest in a tank of its
 /// width (walls' images on four sides and the floor), one step at spacings from 2.5 to 40 mm:
 /// the step is the body-force bound, and the viscous limit is above it. The same block with ν

@@ -2,8 +2,9 @@
 // accelerations of DFSPH and the explicit viscous terms' rate, one invocation per group of the
 // grouped walk. a_i = g + sum_j [(mu/rho_i) m (v_j - v_i)/rho_j 45/(pi h^6)(h - r)   (Mueller
 // et al. 2003, off by default) + m alpha c h (v_ij . x_ij)/((r^2 + 0.01 h^2) rho_bar_ij)
-// grad W_ij, approaching pairs only] (WCSPH's artificial viscosity Pi term for term, Monaghan
-// 1992, acting as nu = alpha c h / 10 in compression; Wendland C2 gradient), images moving
+// grad W_ij, approaching pairs only] (Monaghan's artificial viscosity Pi term for term, Monaghan
+// 1992, acting as nu = alpha c h / 10 in compression, off by default; the run's kernel
+// gradient), images moving
 // with viscous_image_velocity (boundary_tank.wgsl: the walls' slip length, free slip by default). accel.w = S_i, the row sum of that map
 // over every pair, receding ones too (sum of the pairs' |coefficient| r^2 and the Mueller
 // coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the

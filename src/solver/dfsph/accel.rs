@@ -21,24 +21,22 @@ use super::pairs::*;
 ///              + 10 ν (m/ρ_j) (v_ij·x_ij)/(r² + 0.01h²) ∇W_ij]    (kinematic viscosity ν,
 ///                                                every pair; ν = 1e-3 (s / 10 mm)^1.5 by default)
 ///
-/// The second term is WCSPH's artificial viscosity Π term for term (Monaghan 1992, "Smoothed
+/// The second term is Monaghan's artificial viscosity Π term for term (Monaghan 1992, "Smoothed
 /// particle hydrodynamics", ARA&A 30: −m Π_ij ∇W_ij with Π_ij = −α c h (v_ij·x_ij)/((r² +
-/// 0.01h²) ρ̄_ij) where the pair approaches, 0 where it recedes), the same α, reference sound
-/// speed c = 10 √(2 g H) and h, with DFSPH's Wendland C2 gradient: one dissipation for both
-/// solvers. It acts as a kinematic viscosity ν = α c h / 10 in compression (Monaghan 2005,
-/// Rep. Prog. Phys. 68, §6.1). Applied to receding pairs too (as first built), it doubled the
-/// shear on the surge's thin toe and on the wall layer: the 20 000-particle dam break's front
-/// lagged 10.2% at T = 2.98 and the column at the wall stood 62% too high at τ = 2.21, where
-/// WCSPH, with Π on approaching pairs, reads −3.5% and +31% (docs/validation.md in the git
-/// history). Without it nothing dissipates the particle-scale motion a settling lattice releases
-/// and a resting column never rests (measured, docs/validation.md in the git history;
-/// SPlisHSPlasH's DFSPH behaves the same without its viscosity).
+/// 0.01h²) ρ̄_ij) where the pair approaches, 0 where it recedes), with the reference sound
+/// speed c = 10 √(2 g H), h and the run's kernel gradient; off by default for both solvers,
+/// whose dissipation is the third term ([`crate::params::PhysicsConfig`]'s default says why).
+/// It acts as a kinematic viscosity ν = α c h / 10 in compression (Monaghan 2005, Rep. Prog.
+/// Phys. 68, §6.1). Applied to receding pairs too (as first built), it doubled the shear on
+/// the surge's thin toe and on the wall layer: the 20 000-particle dam break's front lagged
+/// 10.2% at T = 2.98 and the column at the wall stood 62% too high at τ = 2.21, where WCSPH,
+/// with Π on approaching pairs, read −3.5% and +31% (docs/validation.md in the git history).
 /// The third term is the standard SPH viscosity of a kinematic viscosity ν in m²/s
 /// (Monaghan 2005, "Smoothed particle hydrodynamics", Rep. Prog. Phys. 68, eq. 6.6 with ρ_j for
 /// ρ̄_ij, as SPlisHSPlasH's Viscosity_Standard writes it: 2(d + 2) = 10 in 3D), a viscosity
-/// with no sound speed in it: DFSPH's own dissipation by default (ν = 1e-3 m²/s at s = 10 mm,
-/// a particle-scale dissipation whose reasons [`crate::params::DFSPH_KINEMATIC_VISCOSITY`]
-/// gives, ∝ s^1.5 at other spacings, [`crate::params::dfsph_kinematic_viscosity`]), as
+/// with no sound speed in it: both solvers' dissipation by default (ν = 1e-3 m²/s at s = 10 mm,
+/// a particle-scale dissipation whose reasons [`crate::params::KINEMATIC_VISCOSITY`]
+/// gives, ∝ s^1.5 at other spacings, [`crate::params::default_kinematic_viscosity`]), as
 /// SPlisHSPlasH's DamBreakModel runs its DFSPH (at 1e-2). Its row sum joins S below: at the
 /// default ν the limit 1/(2 max S) is about 1.3 times the body-force bound on the step at every
 /// spacing, so it never sets a step at rest.

@@ -18,7 +18,7 @@
 //!    [`dfsph_coarse`], [`dfsph_prolong`]), until the mean residual (|e_i| where κ_sum_i > 0,
 //!    max(e_i, 0) elsewhere) ≤ η_v;
 //! 3. [`dfsph_accel`]: gravity and viscosity (the standard SPH viscosity of ν, 1e-3 m²/s by
-//!    default; WCSPH's artificial viscosity Π term for term where α > 0);
+//!    default, both solvers; Monaghan's artificial viscosity Π term for term where α > 0);
 //!    [`dfsph_timestep`]: dt = λ s / max|v + a dt_prev|, at most K times the explicit
 //!    viscosity's stability limit (K = `--viscous-substeps`, default 1), clamped to
 //!    [dt_min, dt_max] (dt_max at most the body-force bound √(0.003 s/|g|),
@@ -960,6 +960,9 @@ mod tests {
         let (sp, mut fp, dp) = setup(1.0, 10.0);
         fp.alpha = 1.0;
         fp.sound_speed = 1.0;
+        // Π alone first: the default ν off.
+        fp.kinematic_viscosity = 0.0;
+        fp.viscosity_factor = 0.0;
         let pos = vec![Vec3::new(5.0, 5.0, 5.0), Vec3::new(5.5, 5.0, 5.0)];
         let vel = vec![Vec3::new(1.0, 0.0, 0.0), Vec3::ZERO];
         let g = Grid::build(&pos, &sp);
@@ -978,7 +981,7 @@ mod tests {
             (rate[i] - 8.034).abs() < 1e-3 && rate[0] == rate[1],
             "{rate:?}"
         );
-        // Receding, the pair feels no viscosity (WCSPH's Π), and S bounds it all the same.
+        // Receding, the pair feels no artificial viscosity (Π), and S bounds it all the same.
         let away = vec![Vec3::new(-1.0, 0.0, 0.0), Vec3::ZERO];
         let va = reorder::gather(&away, &g.sorted_ids);
         let (acc, rate_away) = dfsph_accel(&sorted, &va, &[1.0, 1.0], &pairs, &sp, &fp);
