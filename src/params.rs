@@ -616,11 +616,6 @@ impl Default for PhysicsConfig {
 }
 
 impl PhysicsConfig {
-    /// The defaults of `solver`: both solvers share them ([`PhysicsConfig::default`]).
-    pub fn for_solver(_solver: Solver) -> Self {
-        Self::default()
-    }
-
     /// The kinematic viscosity at particle spacing `s`: the one set, or the default there.
     pub fn kinematic_viscosity_at(&self, s: f32) -> f32 {
         self.kinematic_viscosity
@@ -1428,19 +1423,17 @@ mod tests {
         assert_eq!(default_kinematic_viscosity(0.01), KINEMATIC_VISCOSITY);
         assert!((default_kinematic_viscosity(0.005) - 3.536e-4).abs() < 1e-7);
         assert!((default_kinematic_viscosity(0.02) - 2.828e-3).abs() < 1e-6);
-        let dfsph = PhysicsConfig::for_solver(Solver::Dfsph);
-        assert_eq!(dfsph.kinematic_viscosity, None);
+        let defaults = PhysicsConfig::default();
+        assert_eq!(defaults.kinematic_viscosity, None);
+        assert_eq!(defaults.alpha, 0.0);
         assert_eq!(
-            dfsph.kinematic_viscosity_at(0.005),
+            defaults.kinematic_viscosity_at(0.005),
             default_kinematic_viscosity(0.005)
         );
-        let wcsph = PhysicsConfig::for_solver(Solver::Wcsph);
-        assert_eq!(wcsph, dfsph);
-        assert_eq!(wcsph.alpha, 0.0);
-        let mut json = serde_json::to_value(dfsph).unwrap();
+        let mut json = serde_json::to_value(defaults).unwrap();
         assert_eq!(
             serde_json::from_value::<PhysicsConfig>(json.clone()).unwrap(),
-            dfsph
+            defaults
         );
         json["kinematic_viscosity"] = serde_json::json!(1e-6);
         let given: PhysicsConfig = serde_json::from_value(json.clone()).unwrap();

@@ -99,7 +99,7 @@ fn dam_break(a: &Args) -> Result<(Box<dyn Backend>, FluidParams, Scene, String),
     let cfg =
         SphConfig::for_solver(a.n as u32, ConfigOverrides::default(), Solver::Wcsph).map_err(e)?;
     let scene = Scene::new(SceneKind::DamBreak, a.n, cfg.spacing, 0);
-    let physics = PhysicsConfig::for_solver(Solver::Wcsph);
+    let physics = PhysicsConfig::default();
     let fp = physics
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .map_err(e)?;
@@ -804,7 +804,7 @@ fn resting_column(rest: &[String]) -> Result<bool, String> {
     use gpu_sph::solver::dfsph::{DfsphCarry, dfsph_step};
     let (mut nx, mut ny) = (4u32, 20u32);
     let mut solver = DfsphConfig::default();
-    let mut physics = PhysicsConfig::for_solver(Solver::Dfsph);
+    let mut physics = PhysicsConfig::default();
     let mut it = rest.iter();
     while let Some(flag) = it.next() {
         let value = it.next().ok_or(format!("{flag} needs a value"))?;

@@ -1003,7 +1003,7 @@ pub(crate) fn dfsph_config(cli: &Cli) -> DfsphConfig {
 }
 
 pub(crate) fn physics(cli: &Cli) -> PhysicsConfig {
-    let defaults = PhysicsConfig::for_solver(cli.solver);
+    let defaults = PhysicsConfig::default();
     PhysicsConfig {
         gravity: cli.gravity,
         viscosity: cli.viscosity,

@@ -36,7 +36,7 @@ fn setup(
         ..Default::default()
     };
     let cfg = SphConfig::for_solver(n as u32, o, Solver::Dfsph).unwrap();
-    let ph = PhysicsConfig::for_solver(Solver::Dfsph);
+    let ph = PhysicsConfig::default();
     let fp = ph.fluid_params(&cfg, tank.0, tank.1, height).unwrap();
     let dp = DfsphConfig::default().params(&cfg, &ph).unwrap();
     (cfg.sim_params(), fp, dp)

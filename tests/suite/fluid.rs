@@ -18,7 +18,7 @@ fn setup(
 ) -> (SphConfig, gpu_sph::params::FluidParams, Scene, SolverParams) {
     let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), Solver::Wcsph).unwrap();
     let scene = Scene::new(kind, n, cfg.spacing, 3);
-    let physics = PhysicsConfig::for_solver(Solver::Wcsph);
+    let physics = PhysicsConfig::default();
     let fp = physics
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .unwrap();

@@ -94,7 +94,7 @@ fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
     for solver in [Solver::Wcsph, Solver::Dfsph] {
         let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), solver).unwrap();
         let scene = Scene::new(SceneKind::DamBreak, n, cfg.spacing, 7);
-        let ph = PhysicsConfig::for_solver(solver);
+        let ph = PhysicsConfig::default();
         let fp = ph
             .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
             .unwrap();

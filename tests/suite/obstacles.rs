@@ -109,7 +109,7 @@ fn never_inside_with(scene: &str, seconds: f64, solver: Solver) {
         ..Default::default()
     };
     let cfg = SphConfig::for_solver(n, o, solver).unwrap();
-    let physics = PhysicsConfig::for_solver(solver);
+    let physics = PhysicsConfig::default();
     let fp = physics
         .fluid_params(&cfg, built.tank_min, built.tank_max, built.fluid_size.y)
         .unwrap();

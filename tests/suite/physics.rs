@@ -89,7 +89,7 @@ fn wcsph_column(nx: u32, start: Start) -> Settled {
     use gpu_sph::setup::Source;
     let (positions, tank, height) = column_lattice(nx, 20, start);
     let n = positions.len();
-    let physics = PhysicsConfig::for_solver(Solver::Wcsph);
+    let physics = PhysicsConfig::default();
     assert!(physics.hydrostatic_start);
     let source = Source::Particles {
         name: "column".into(),
@@ -241,7 +241,7 @@ fn short_dam_break_loses_energy_and_keeps_every_particle() {
     use gpu_sph::params::{Solver, SolverParams};
     let cfg = SphConfig::for_solver(3000, ConfigOverrides::default(), Solver::Wcsph).unwrap();
     let scene = Scene::new(SceneKind::DamBreak, 3000, cfg.spacing, 0);
-    let physics = PhysicsConfig::for_solver(Solver::Wcsph);
+    let physics = PhysicsConfig::default();
     let fp = physics
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .unwrap();
@@ -379,8 +379,7 @@ fn dfsph_column_rests(nx: u32, ny: u32, physics: PhysicsConfig) -> (f32, f32, f3
 /// see [`dfsph_column_rests`].
 #[test]
 fn dfsph_hydrostatic_column_comes_to_rest_with_hydrostatic_pressure() {
-    use gpu_sph::params::Solver;
-    let (v, mean, max, slope) = dfsph_column_rests(4, 20, PhysicsConfig::for_solver(Solver::Dfsph));
+    let (v, mean, max, slope) = dfsph_column_rests(4, 20, PhysicsConfig::default());
     eprintln!(
         "narrow: late speed {v} m/s, density error mean {mean} max {max}, slope {slope:.4} rho0 g"
     );
@@ -391,9 +390,7 @@ fn dfsph_hydrostatic_column_comes_to_rest_with_hydrostatic_pressure() {
 /// docs/results.md, what was tried).
 #[test]
 fn dfsph_wide_column_comes_to_rest_with_hydrostatic_pressure() {
-    use gpu_sph::params::Solver;
-    let (v, mean, max, slope) =
-        dfsph_column_rests(12, 20, PhysicsConfig::for_solver(Solver::Dfsph));
+    let (v, mean, max, slope) = dfsph_column_rests(12, 20, PhysicsConfig::default());
     eprintln!(
         "wide: late speed {v} m/s, density error mean {mean} max {max}, slope {slope:.4} rho0 g"
     );
@@ -410,7 +407,7 @@ fn dfsph_default_dam_break_takes_the_cfl_step_and_never_gains_energy() {
     let n = 3000;
     let cfg = SphConfig::for_solver(n, ConfigOverrides::default(), Solver::Dfsph).unwrap();
     let scene = Scene::new(SceneKind::DamBreak, n as usize, cfg.spacing, 0);
-    let physics = PhysicsConfig::for_solver(Solver::Dfsph);
+    let physics = PhysicsConfig::default();
     let fp = physics
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .unwrap();
@@ -504,7 +501,7 @@ fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
         let bound = dfsph_dt_max(s, physics.gravity, physics.dt_max);
         (tr.stats.dt, dp.viscous_limit / s_max, bound)
     };
-    let defaults = PhysicsConfig::for_solver(Solver::Dfsph);
+    let defaults = PhysicsConfig::default();
     for s in [0.0025f32, 0.005, 0.01, 0.02, 0.04] {
         let (dt, limit, bound) = step(s, &defaults);
         eprintln!(
@@ -577,8 +574,10 @@ fn standing_wave(solver: gpu_sph::params::Solver, across: u32) -> (f64, f64) {
     let width = across as f32 * s;
     let positions = wave::cosine_lattice(s, length, width, depth, 0.02);
     let n = positions.len();
-    let mut physics = PhysicsConfig::for_solver(solver);
-    physics.hydrostatic_start = solver == gpu_sph::params::Solver::Wcsph;
+    let physics = PhysicsConfig {
+        hydrostatic_start: solver == gpu_sph::params::Solver::Wcsph,
+        ..Default::default()
+    };
     let source = Source::Particles {
         name: "standing wave".into(),
         velocities: vec![Vec3::ZERO; n],
@@ -669,7 +668,7 @@ fn dam_break_against_martin_moyce(solver: gpu_sph::params::Solver, n: u32) -> (f
         gpu_sph::setup::Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
         n,
         ConfigOverrides::default(),
-        PhysicsConfig::for_solver(solver),
+        PhysicsConfig::default(),
         solver,
         None,
     );
@@ -775,7 +774,7 @@ fn dfsph_dam_break_surge_keeps_no_lattice() {
         gpu_sph::setup::Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
         12_000,
         ConfigOverrides::default(),
-        PhysicsConfig::for_solver(solver),
+        PhysicsConfig::default(),
         solver,
         None,
     );

@@ -321,7 +321,7 @@ impl GpuSolver for GpuFreeFall {
 fn setup(n: usize) -> (Particles, SimParams, FluidParams) {
     let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), Solver::Dfsph).unwrap();
     let scene = Scene::new(SceneKind::DamBreak, n, cfg.spacing, 3);
-    let fp = PhysicsConfig::for_solver(Solver::Dfsph)
+    let fp = PhysicsConfig::default()
         .fluid_params(&cfg, scene.tank_min, scene.tank_max, scene.fluid_size.y)
         .unwrap();
     let state = Particles::new(scene.positions, scene.velocities);
