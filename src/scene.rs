@@ -1120,6 +1120,8 @@ impl SceneDesc {
         let mut counts = Vec::with_capacity(self.bodies.len());
         let mut carved = 0;
         let mut walled = 0;
+        // The scene's one standoff from its obstacles (see the carving below).
+        let standoff = obstacle_standoff(s);
         let mut top = f32::NEG_INFINITY;
         let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         for b in &self.bodies {
@@ -1197,7 +1199,6 @@ impl SceneDesc {
             // compressed: one spacing off a flat face, 1.22 ρ0, which WCSPH's explicit
             // pressure turned into a 2.4 m/s blast off a submerged box's edges.
             if !self.obstacles.is_empty() {
-                let standoff = obstacle_standoff(s);
                 let before = points.len();
                 points.retain(|p| {
                     self.obstacles
