@@ -497,7 +497,7 @@ pub struct FluidParams {
     pub open: u32,
     /// The Navier slip length b of the lower wall of each axis (xyz; w unused), m: how the
     /// walls' mirror images move in the viscous terms
-    /// ([`crate::boundary::tank::viscous_image_velocity`]). Negative: free slip (b = ∞, the
+    /// ([`crate::boundary::walls::image_viscous_velocity`]). Negative: free slip (b = ∞, the
     /// default); 0: no slip.
     pub slip_lo: [f32; 4],
     /// The same for the upper wall of each axis.
@@ -533,7 +533,7 @@ pub struct PhysicsConfig {
     pub dt_max: f32,
     /// The Navier slip length of the tank's walls, m (f32::INFINITY free slip, 0 no slip);
     /// `None` the default wall, free slip
-    /// ([`crate::boundary::tank::viscous_image_velocity`] gives the model).
+    /// ([`crate::boundary::walls::image_viscous_velocity`] gives the model).
     #[serde(default)]
     pub wall_slip_length: Option<f32>,
     /// The kinematic viscosity ν, m²/s, both solvers' dissipation: `None` (the default) is

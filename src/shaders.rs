@@ -10,11 +10,11 @@ pub const WALK: &str = include_str!("../shaders/grid/walk.wgsl");
 /// (after `WALK`) to the stages that define `fn new_member(`.
 pub const MEMBERS: &str = include_str!("../shaders/grid/members.wgsl");
 
-/// The tank's boundary model (its mirror images: `wall_planes`, `wall_image_mask`, where an
-/// image lies and how it moves, a particle's own images; its hard walls, `clamp_to_box`),
-/// prepended (after `MEMBERS`)
-/// to the stages that walk member by member or clamp to the tank; its Rust twin is
-/// `boundary::tank`. The obstacles' model is `BOUNDARY`.
+/// The walls' boundary model, the tank's mirror images (the `boundary_*` functions the walks
+/// ask: a particle's surroundings, a candidate's images, where each lies and how it moves, a
+/// particle's own images; its hard walls, `clamp_to_box`), prepended (after `MEMBERS`) to the
+/// stages that walk member by member or clamp to the tank; its Rust twin is `boundary::tank`
+/// (`boundary::walls`). This line picks the wall model. The obstacles' model is `BOUNDARY`.
 pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
 
 /// The DFSPH pair walk and Wendland C2 kernel, prepended (after `WALK`) to the DFSPH stages

@@ -1,16 +1,20 @@
 //! The tank's boundary model: its walls as mirrors, the CPU twin of
-//! `shaders/boundary_tank.wgsl` function for function. What a solver's walk asks of it:
-//! [`wall_planes`] (the walls within h of a particle, once per particle), [`wall_image_mask`]
-//! (the walls across which it sees a candidate's images), [`subsets`], [`image_axes`] and
-//! [`reflect_across`] (which images, and where), [`image_velocity`] and
-//! [`viscous_image_velocity`] (how an image moves in the kinematic and the viscous terms: free
-//! slip by default, wall friction through a Navier slip length), a particle's own images and
-//! their share of DFSPH's factor α ([`own_images`]), and
-//! the hard walls that hold a particle a violent step carried past them ([`clamp_to_box`]). An
-//! image carries its original's density, pressure and stiffness; the solver adds each image
-//! right after its original, through its own pair term, into the same sums (the walks keep the
-//! loops; this module says where the images are and how they move). The obstacles' boundary
-//! particles are the other model (`super::particles`).
+//! `shaders/boundary_tank.wgsl` function for function. The walks reach it as
+//! `crate::boundary::walls` and ask it only these questions, in names no other model would
+//! change: [`near`] (what the model keeps of a walking particle's surroundings, once per
+//! particle: here its walls within h), [`images`] (the images of a neighbour the particle
+//! sees, in the walks' order, each named by a nonzero [`Image`] id; 0 is the neighbour itself),
+//! [`image_at`] (where an image lies), [`image_vector`] and [`image_viscous_velocity`] (how an
+//! image's vectors turn and how it moves in the kinematic and the viscous terms: free slip by
+//! default, wall friction through a Navier slip length), a particle's own images and their
+//! share of DFSPH's factor α ([`own_images`]), and the hard walls that hold a particle a
+//! violent step carried past them ([`clamp_to_box`]). An image carries its original's density,
+//! pressure and stiffness; the solver adds each image right after its original, through its
+//! own pair term, into the same sums (the walks keep the loops; this module says which images
+//! there are, where they lie and how they move). The obstacles' boundary particles are the
+//! other model (`super::particles`). A different wall model is this file and its WGSL twin
+//! with the same functions, and the one line of `super` (and of `shaders::source`) that picks
+//! it.
 //!
 //! The method: mirror (ghost) particles, Colagrossi & Landrini (2003), "Numerical simulation of
 //! interfacial flows by smoothed particle hydrodynamics", J. Comput. Phys. 191, 448–475, §3.2.
@@ -21,7 +25,7 @@
 //! the walls). Mirroring every neighbour across the wall fills the missing half of the kernel
 //! with fluid that has the neighbour's density and pressure, and its velocity reflected in the
 //! kinematic terms and, in the viscous ones, reflected with the tangential part the wall's slip
-//! length leaves ([`viscous_image_velocity`] gives the wall model and its reasons): at an edge or
+//! length leaves ([`image_viscous_velocity`] gives the wall model and its reasons): at an edge or
 //! corner the images across two or three walls (each non-empty subset of the near walls, bit
 //! `axis` reflecting that axis) are added too. A resting lattice half a spacing from a wall then
 //! continues exactly across it, and every particle has the density and pressure of the interior.
@@ -36,8 +40,8 @@
 //! every image, and no extra query is needed.
 //!
 //! Worked example, h = 1, floor at y = 0, a particle at y = 0.25 and a neighbour at y = 0.5
-//! straight above: [`wall_planes`] gives mask 0b010, plane.y = 0; [`wall_image_mask`] gives
-//! 0b010 (the neighbour lies within h); image 0b010 of the neighbour lies at y = −0.5, 0.75
+//! straight above: [`near`] gives mask 0b010, plane.y = 0; [`images`] gives the one image
+//! 0b010 (the mask's subsets); it lies at y = −0.5 ([`image_at`]), 0.75
 //! away, and adds to a density walk the poly6 term of r² = 0.5625, as a real neighbour there
 //! would.
 
@@ -49,6 +53,13 @@ use crate::grid::key::distance2;
 use crate::kernel;
 use crate::params::{FluidParams, SimParams};
 
+/// What the model keeps of a walking particle's surroundings: its near walls ([`WallPlanes`]).
+pub type Near = WallPlanes;
+
+/// An image of a neighbour as the walks name it: 0 the neighbour itself, else the mask of the
+/// walls it is reflected across (1 to 7: bit `axis` reflects that axis).
+pub type Image = u32;
+
 /// The walls a particle mirrors across: per axis the nearer wall if it lies closer than h.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct WallPlanes {
@@ -58,9 +69,9 @@ pub struct WallPlanes {
     pub plane: Vec3,
 }
 
-/// The walls near `x` (WGSL `wall_planes`).
+/// The walls within `h` of `x` (WGSL `boundary_near`).
 #[inline]
-pub fn wall_planes(x: Vec3, h: f32, fp: &FluidParams) -> WallPlanes {
+pub fn near(x: Vec3, h: f32, fp: &FluidParams) -> Near {
     let mut w = WallPlanes::default();
     for axis in 0..3 {
         let below = x[axis] - fp.tank_min[axis];
@@ -78,11 +89,12 @@ pub fn wall_planes(x: Vec3, h: f32, fp: &FluidParams) -> WallPlanes {
     w
 }
 
-/// The walls of `w` across which a particle at `x` sees the images of `xk`: all of them if `xk`
-/// lies within h of `x`, else none (an image is never nearer than its original, so only a
-/// neighbour's images can reach the kernel). WGSL `wall_image_mask`.
+/// The set of images of `xk` a particle at `x` near `w` sees, as the GPU's lockstep walk asks
+/// it of every candidate: all of `w`'s walls if `xk` lies within h of `x`, else none (an image
+/// is never nearer than its original, so only a neighbour's images can reach the kernel).
+/// WGSL `boundary_images`; [`images`] enumerates a set.
 #[inline]
-pub fn wall_image_mask(w: &WallPlanes, x: Vec3, xk: Vec3, h2: f32) -> u32 {
+pub fn image_set(w: &Near, x: Vec3, xk: Vec3, h2: f32) -> u32 {
     if w.mask != 0 && distance2(x, xk) < h2 {
         w.mask
     } else {
@@ -92,23 +104,31 @@ pub fn wall_image_mask(w: &WallPlanes, x: Vec3, xk: Vec3, h2: f32) -> u32 {
 
 /// The axes image `m` (1 to 7) reflects.
 #[inline]
-pub fn image_axes(m: u32) -> BVec3 {
+fn image_axes(m: Image) -> BVec3 {
     BVec3::new(m & 1 != 0, m & 2 != 0, m & 4 != 0)
 }
 
 /// `x` reflected across the planes of the chosen axes: 2w − x there, x elsewhere.
 #[inline]
-pub fn reflect_across(x: Vec3, plane: Vec3, axes: BVec3) -> Vec3 {
+fn reflect_across(x: Vec3, plane: Vec3, axes: BVec3) -> Vec3 {
     Vec3::select(axes, 2.0 * plane - x, x)
 }
 
-/// The velocity of an image across the walls of `axes` in the kinematic terms (density
-/// change rate, continuity): free slip, the normal components reflected and the tangential
-/// ones kept, so a wall stops flow through it and nothing else: fluid sliding along a wall
-/// neither compresses nor expands against its images.
+/// Where `image` of a neighbour at `x` lies for a particle near `near` (`x` itself for image 0):
+/// `x` reflected across the image's walls. WGSL `boundary_image_at`.
 #[inline]
-pub fn image_velocity(v: Vec3, axes: BVec3) -> Vec3 {
-    Vec3::select(axes, -v, v)
+pub fn image_at(x: Vec3, near: &Near, image: Image) -> Vec3 {
+    reflect_across(x, near.plane, image_axes(image))
+}
+
+/// A vector of a neighbour as its image carries it: the gradient's reflection, and the
+/// velocity in the kinematic terms (density change rate, continuity): free slip, the normal
+/// components reflected and the tangential ones kept, so a wall stops flow through it and
+/// nothing else: fluid sliding along a wall neither compresses nor expands against its
+/// images. Image 0 leaves `v` as it is. WGSL `boundary_image_vector`.
+#[inline]
+pub fn image_vector(v: Vec3, image: Image) -> Vec3 {
+    Vec3::select(image_axes(image), -v, v)
 }
 
 /// How a wall of Navier slip length `b` (m; negative: free slip) carries the tangential
@@ -127,13 +147,13 @@ pub fn slip_factor(b: f32, y: f32) -> f32 {
     }
 }
 
-/// The velocity of the image of a particle with velocity `v` in the viscous terms of both
-/// solvers, the image lying at x − d for a particle at `x` near the walls `walls`, across
-/// those of `axes`: its normal components reflected, its tangential ones scaled by
+/// The velocity of `image` (nonzero) of a particle with velocity `v` in the viscous terms of
+/// both solvers, the image lying at x − d for a particle at `x` near the walls `walls`: its
+/// normal components reflected, its tangential ones scaled by
 /// [`slip_factor`] of the wall's slip length ([`FluidParams::slip_lo`], `slip_hi`) at the
 /// original's distance from it (at an edge or corner, the more frictional wall's factor).
 /// The one place the tank walls' viscous model is written in Rust: `dfsph_accel` calls it, as
-/// `dfsph_accel.wgsl` calls its WGSL twin in boundary_tank.wgsl.
+/// `dfsph_accel.wgsl` calls its WGSL twin `boundary_image_viscous_velocity`.
 ///
 /// The default is free slip. That is what water's walls are at these scales: water's own
 /// boundary layer is far thinner than a particle (√(νt) ≈ 0.6 mm after 0.3 s at ν = 10⁻⁶
@@ -147,14 +167,15 @@ pub fn slip_factor(b: f32, y: f32) -> f32 {
 /// Worked example, b = 0 on the floor (axis y), v = (1, 2, 3): image → (−1, −2, −3); free
 /// slip: (1, −2, 3); b = 0.01 with the original 0.005 above the floor: (1/3, −2, 1).
 #[inline]
-pub fn viscous_image_velocity(
+pub fn image_viscous_velocity(
     v: Vec3,
     x: Vec3,
     d: Vec3,
-    walls: &WallPlanes,
-    axes: BVec3,
+    walls: &Near,
+    image: Image,
     fp: &FluidParams,
 ) -> Vec3 {
+    let axes = image_axes(image);
     let mut f = 1.0f32;
     for a in 0..3 {
         if axes.test(a) {
@@ -169,11 +190,17 @@ pub fn viscous_image_velocity(
     Vec3::select(axes, -v, v * f)
 }
 
-/// The non-empty subsets of `mask` in decreasing order, the images of a particle near the
-/// walls of `mask` (the GPU's order: `m = (m − 1) & mask` enumerates them). Worked example:
-/// 0b101 → 0b101, 0b100, 0b001.
+/// The images of a neighbour that a particle near `near` sees (or of the set `image_set`
+/// gave): the non-empty subsets of its walls' mask in decreasing order, the order of the GPU's
+/// `boundary_next_image`, `m = (m − 1) & mask`. Worked example: 0b101 → 0b101, 0b100, 0b001.
 #[inline]
-pub fn subsets(mask: u32) -> impl Iterator<Item = u32> {
+pub fn images(near: &Near) -> impl Iterator<Item = Image> + use<> {
+    subsets(near.mask)
+}
+
+/// The non-empty subsets of `mask` in decreasing order (the images of a mask of walls).
+#[inline]
+fn subsets(mask: u32) -> impl Iterator<Item = u32> {
     std::iter::successors((mask != 0).then_some(mask), move |&m| {
         let next = (m - 1) & mask;
         (next != 0).then_some(next)
@@ -231,7 +258,7 @@ pub struct OwnImages {
 /// [`OwnImages`] of the particle at `x` with near walls `walls`: each image within h in
 /// decreasing subset mask, with its m∇W.
 #[inline]
-pub fn own_images(x: Vec3, walls: &WallPlanes, mass: f32, sp: &SimParams) -> OwnImages {
+pub fn own_images(x: Vec3, walls: &Near, mass: f32, sp: &SimParams) -> OwnImages {
     let mut own = OwnImages {
         grad: Vec3::ZERO,
         images: [(BVec3::FALSE, Vec3::ZERO); 7],
@@ -276,7 +303,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn slip_factor_and_viscous_image_velocity_match_their_worked_examples() {
+    fn slip_factor_and_image_viscous_velocity_match_their_worked_examples() {
         assert_eq!(slip_factor(-1.0, 0.3), 1.0);
         assert_eq!(slip_factor(0.0, 0.0), -1.0);
         assert_eq!(slip_factor(0.0, 0.005), -1.0);
@@ -287,17 +314,17 @@ mod tests {
             mask: 0b010,
             plane: Vec3::ZERO,
         };
-        let (v, floor) = (Vec3::new(1.0, 2.0, 3.0), BVec3::new(false, true, false));
+        let (v, floor) = (Vec3::new(1.0, 2.0, 3.0), 0b010);
         // The particle at y = 0.01, its neighbour's image at y = -0.005 (d = 0.015 down).
         let (x, d) = (Vec3::new(0.5, 0.01, 0.5), Vec3::new(0.0, 0.015, 0.0));
-        assert_eq!(viscous_image_velocity(v, x, d, &walls, floor, &fp), -v);
+        assert_eq!(image_viscous_velocity(v, x, d, &walls, floor, &fp), -v);
         fp.slip_lo = [-1.0; 4];
         assert_eq!(
-            viscous_image_velocity(v, x, d, &walls, floor, &fp),
+            image_viscous_velocity(v, x, d, &walls, floor, &fp),
             Vec3::new(1.0, -2.0, 3.0)
         );
         fp.slip_lo = [0.01; 4];
-        let u = viscous_image_velocity(v, x, d, &walls, floor, &fp);
+        let u = image_viscous_velocity(v, x, d, &walls, floor, &fp);
         assert!((u - Vec3::new(1.0 / 3.0, -2.0, 1.0)).length() < 1e-6, "{u}");
         // The upper wall's own length applies there.
         let top = WallPlanes {
@@ -307,7 +334,7 @@ mod tests {
         fp.slip_hi = [-1.0; 4];
         let x = Vec3::new(0.5, 0.99, 0.5);
         assert_eq!(
-            viscous_image_velocity(v, x, -d, &top, floor, &fp),
+            image_viscous_velocity(v, x, -d, &top, floor, &fp),
             Vec3::new(1.0, -2.0, 3.0)
         );
     }
@@ -329,7 +356,7 @@ mod tests {
         let mut fp = FluidParams::zeroed();
         fp.tank_max = [4.0; 4];
         let x = Vec3::new(2.0, 0.25, 2.0);
-        let walls = wall_planes(x, sp.h, &fp);
+        let walls = near(x, sp.h, &fp);
         assert_eq!(walls.mask, 0b010);
         let own = own_images(x, &walls, 1.0, &sp);
         let g = own.gradient();
@@ -338,7 +365,7 @@ mod tests {
         assert!((term + 17.46).abs() < 1e-2, "{term}");
         // Away from every wall there is no image.
         let inside = Vec3::splat(2.0);
-        let none = own_images(inside, &wall_planes(inside, sp.h, &fp), 1.0, &sp);
+        let none = own_images(inside, &near(inside, sp.h, &fp), 1.0, &sp);
         assert_eq!(
             (none.gradient(), none.alpha_term(Vec3::ONE)),
             (Vec3::ZERO, 0.0)

@@ -321,7 +321,7 @@ pub(crate) fn near_cutoff(
     fp: &crate::params::FluidParams,
     tol: f64,
 ) -> bool {
-    use crate::boundary::tank::{image_axes, reflect_across, subsets, wall_planes};
+    use crate::boundary::walls;
     let Some(&x) = pos.get(k) else {
         return false;
     };
@@ -332,11 +332,10 @@ pub(crate) fn near_cutoff(
         (d.length_squared() - h2).abs() <= slack
     };
     let plain = pos.iter().enumerate().any(|(j, &p)| j != k && near(p));
-    let walls = wall_planes(x, sp.h * (1.0 + tol as f32) + f32::EPSILON, fp);
-    let images = subsets(walls.mask).any(|m| {
-        let axes = image_axes(m);
+    let around = walls::near(x, sp.h * (1.0 + tol as f32) + f32::EPSILON, fp);
+    let images = walls::images(&around).any(|image| {
         pos.iter()
-            .any(|&p| near(reflect_across(p, walls.plane, axes)))
+            .any(|&p| near(walls::image_at(p, &around, image)))
     });
     let obstacles = boundary.is_some_and(|b| b.pos.iter().any(|&q| near(q)));
     plain || images || obstacles

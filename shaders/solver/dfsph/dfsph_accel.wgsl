@@ -5,7 +5,7 @@
 // grad W_ij, approaching pairs only] (Monaghan's artificial viscosity Pi term for term, Monaghan
 // 1992, acting as nu = alpha c h / 10 in compression, off by default; the run's kernel
 // gradient), images moving
-// with viscous_image_velocity (boundary_tank.wgsl: the walls' slip length, free slip by default). accel.w = S_i, the row sum of that map
+// with boundary_image_viscous_velocity (boundary_tank.wgsl: the walls' slip length, free slip by default). accel.w = S_i, the row sum of that map
 // over every pair, receding ones too (sum of the pairs' |coefficient| r^2 and the Mueller
 // coefficients; a bound for whichever pairs approach): dt <= 1/max S keeps the
 // explicit step stable (Gershgorin); dt <= 1/(2 max S) damps every mode without overshoot,
@@ -40,7 +40,7 @@
 struct Member {
     i: u32,
     x: vec3<f32>,
-    walls: WallPlanes,
+    near: BoundaryNear,
     vi: vec3<f32>,
     rho: f32,
     acc: vec3<f32>,
@@ -54,18 +54,18 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), sorted_vel[i].xyz, dfsph_rho[i], vec3<f32>(0.0), 0.0);
+    return Member(i, x, boundary_near(x, params.h, fluid), sorted_vel[i].xyz, dfsph_rho[i], vec3<f32>(0.0), 0.0);
 }
 
 fn candidate(k: u32) -> Cand {
     return Cand(sorted_vel[k].xyz, dfsph_rho[k]);
 }
 
-fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, image: u32) -> Member {
     var w = m;
     var vj = c.v;
-    if any(axes) {
-        vj = viscous_image_velocity(c.v, w.x, d, w.walls, axes, fluid);
+    if image != 0u {
+        vj = boundary_image_viscous_velocity(c.v, w.x, d, w.near, image, fluid);
     }
     if fluid.viscosity != 0.0 {
         let wv = params.h - sqrt(r2);

@@ -32,7 +32,7 @@
 struct Member {
     i: u32,
     x: vec3<f32>,
-    walls: WallPlanes,
+    near: BoundaryNear,
     sum: f32,
     grad: vec3<f32>,
     grad2: f32,
@@ -46,14 +46,14 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), kernel_w(0.0), vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0u);
+    return Member(i, x, boundary_near(x, params.h, fluid), kernel_w(0.0), vec3<f32>(0.0), 0.0, vec3<f32>(0.0), 0u);
 }
 
 fn candidate(k: u32) -> Cand {
     return Cand(sorted_pos[k].xyz);
 }
 
-fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, image: u32) -> Member {
     var w = m;
     w.sum = w.sum + kernel_w(r2);
     // WCSPH (dfsph.state_equation = 1) applies no solve: alpha's sums are not gathered.
@@ -62,12 +62,12 @@ fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool
         w.grad = w.grad + gv;
         // A neighbour comes first, then its images (dfsph_pairs.wgsl): the last neighbour's
         // H_j is complete when the next one starts; finish adds the last.
-        if !any(axes) {
+        if image == 0u {
             let h = w.hj;
             w.grad2 = w.grad2 + (h.x * h.x + h.y * h.y + h.z * h.z);
             w.hj = gv;
         } else if j != w.i {
-            w.hj = w.hj + select(gv, -gv, axes);
+            w.hj = w.hj + boundary_image_vector(gv, image);
         }
     }
     w.nb = w.nb + 1u;
@@ -128,8 +128,8 @@ fn finish_alpha(m: Member, i: u32) {
     }
     // The particle's own images carry its stiffness and move with it (src/solver/dfsph/density.rs
     // finish_alpha; the tank's model gives their share).
-    let gp = g + own_images_gradient(m.x, m.walls, fluid.mass, params.h2);
-    let own = own_images_alpha_term(m.x, m.walls, fluid.mass, params.h2, gp);
+    let gp = g + boundary_own_gradient(m.x, m.near, fluid.mass, params.h2);
+    let own = boundary_own_alpha_term(m.x, m.near, fluid.mass, params.h2, gp);
     let grad2 = m.grad2 + (m.hj.x * m.hj.x + m.hj.y * m.hj.y + m.hj.z * m.hj.z);
     let denom = gp.x * g.x + gp.y * g.y + gp.z * g.z + grad2 - own;
     // Below the neighbour threshold alpha is stored negated (src/solver/dfsph/density.rs finish_alpha).

@@ -33,7 +33,7 @@
 struct Member {
     i: u32,
     x: vec3<f32>,
-    walls: WallPlanes,
+    near: BoundaryNear,
     member: bool,
     cell: vec3<u32>,
     u0: vec3<f32>,
@@ -57,7 +57,7 @@ fn new_member(i: u32) -> Member {
     return Member(
         i,
         x,
-        wall_planes(x, params.h, fluid),
+        boundary_near(x, params.h, fluid),
         coarse_member(dfsph_rho[i], alpha[i], coarse),
         coarse_cell(x, coarse).c,
         z, z, z, z, z, z, z, z,
@@ -98,7 +98,7 @@ fn corner_sum(m: Member, a: u32) -> vec3<f32> {
     return u;
 }
 
-fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, image: u32) -> Member {
     var w = m;
     let g = d * (fluid.mass * kernel_grad(r2));
     if w.member {

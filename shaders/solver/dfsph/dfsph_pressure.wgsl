@@ -40,7 +40,7 @@
 struct Member {
     i: u32,
     x: vec3<f32>,
-    walls: WallPlanes,
+    near: BoundaryNear,
     ki: f32,
     acc: vec3<f32>,
 }
@@ -52,14 +52,14 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), kappa[i] / dfsph_rho[i], vec3<f32>(0.0));
+    return Member(i, x, boundary_near(x, params.h, fluid), kappa[i] / dfsph_rho[i], vec3<f32>(0.0));
 }
 
 fn candidate(k: u32) -> Cand {
     return Cand(kappa[k] / dfsph_rho[k]);
 }
 
-fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, image: u32) -> Member {
     var w = m;
     let gv = d * (fluid.mass * kernel_grad(r2));
     w.acc = w.acc + gv * (w.ki + c.kj);

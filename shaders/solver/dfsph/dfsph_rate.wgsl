@@ -64,7 +64,7 @@ fn tally(r: f32) {
 struct Member {
     i: u32,
     x: vec3<f32>,
-    walls: WallPlanes,
+    near: BoundaryNear,
     vi: vec3<f32>,
     rate: f32,
 }
@@ -75,16 +75,16 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, wall_planes(x, params.h, fluid), sorted_vel[i].xyz, 0.0);
+    return Member(i, x, boundary_near(x, params.h, fluid), sorted_vel[i].xyz, 0.0);
 }
 
 fn candidate(k: u32) -> Cand {
     return Cand(sorted_vel[k].xyz);
 }
 
-fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, axes: vec3<bool>) -> Member {
+fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, image: u32) -> Member {
     var w = m;
-    let vj = image_velocity(c.v, axes);
+    let vj = boundary_image_vector(c.v, image);
     let gv = d * (fluid.mass * kernel_grad(r2));
     let dv = w.vi - vj;
     w.rate = w.rate + (dv.x * gv.x + dv.y * gv.y + dv.z * gv.z);

@@ -6,7 +6,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
-use crate::boundary::tank::{WallPlanes, viscous_image_velocity, wall_planes};
+use crate::boundary::walls;
 use crate::grid::walk::{GROUP, scatter_groups};
 use crate::kernel;
 use crate::params::{FluidParams, SimParams};
@@ -40,7 +40,7 @@ use super::pairs::*;
 /// SPlisHSPlasH's DamBreakModel runs its DFSPH (at 1e-2). Its row sum joins S below: at the
 /// default ν the limit 1/(2 max S) is about 1.3 times the body-force bound on the step at every
 /// spacing, so it never sets a step at rest.
-/// Images move with [`viscous_image_velocity`] here (the walls' slip length; free slip by default).
+/// Images move with [`walls::image_viscous_velocity`] here (the walls' slip length; free slip by default).
 ///
 /// Also returns, per particle, the row sum of the explicit viscous operator over every pair,
 /// receding ones too (a bound for whichever pairs approach during the step),
@@ -118,22 +118,14 @@ pub fn dfsph_accel_with(
             let (first, len) = (first as usize, len as usize);
             let mut acc = [Vec3::ZERO; GROUP];
             let mut rate = [0.0f32; GROUP];
-            // Each member's near walls, once: its image pairs read them.
-            let walls: [WallPlanes; GROUP] = std::array::from_fn(|l| {
-                if l < len {
-                    wall_planes(pos[first + l], sp.h, fp)
-                } else {
-                    WallPlanes::default()
-                }
-            });
             for p in list {
-                let (l, j, axes) = (p.member(), p.j(), p.axes());
+                let (l, j, image) = (p.member(), p.j(), p.image());
                 // The walk's d and r², recomputed with its operations (the same bits).
                 let d = frame.d(p, pos);
                 let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
                 let k = first + l;
-                let vj = if axes.any() {
-                    viscous_image_velocity(vel[j], pos[k], d, &walls[l], axes, fp)
+                let vj = if image != 0 {
+                    walls::image_viscous_velocity(vel[j], pos[k], d, &frame.near[l], image, fp)
                 } else {
                     vel[j]
                 };

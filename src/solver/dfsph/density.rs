@@ -2,11 +2,11 @@
 //! the inputs, the outputs and a worked example); [`super`] describes the method (Bender &
 //! Koschier 2015, 2017) and how the stages chain into a step.
 
-use glam::{BVec3, Vec3};
+use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
-use crate::boundary::tank::{own_images, wall_planes};
+use crate::boundary::walls::{self, Image};
 use crate::grid::walk::{GROUP, groups_in_space_order, scatter_groups};
 use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
@@ -80,7 +80,7 @@ impl DensitySums {
         j: usize,
         d: Vec3,
         r2: f32,
-        axes: BVec3,
+        image: Image,
         sp: &SimParams,
         fp: &FluidParams,
     ) -> f32 {
@@ -90,12 +90,12 @@ impl DensitySums {
         self.grad += gv;
         // A neighbour comes first, then its images (group_pairs): its H_j is complete when
         // the next neighbour starts, and the last one's is added in finish_alpha.
-        if !axes.any() {
+        if image == 0 {
             let h = self.hj;
             self.grad2 += h.x * h.x + h.y * h.y + h.z * h.z;
             self.hj = gv;
         } else if j != k {
-            self.hj += reflect_vector(gv, axes);
+            self.hj += walls::image_vector(gv, image);
         }
         self.nb += 1;
         g
@@ -166,7 +166,7 @@ pub(super) fn finish_alpha(
     }
     // k's own images carry k's stiffness and move with it (the tank's model says what they
     // add and take back).
-    let own_images = own_images(x, &wall_planes(x, sp.h, fp), fp.mass, sp);
+    let own_images = walls::own_images(x, &walls::near(x, sp.h, fp), fp.mass, sp);
     let gp = grad + own_images.gradient();
     let own = own_images.alpha_term(gp);
     let mut rho = fp.mass * sum;
@@ -207,12 +207,12 @@ pub(super) fn group_density_alpha(
     let mut pairs = Vec::with_capacity(len * 48);
     // WCSPH applies no solve: α would go unused, so its sums are not gathered.
     let wcsph = dp.is_wcsph();
-    group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
+    group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, image| {
         let g = match wcsph {
             true => sums[l].add_density(r2, sp),
-            false => sums[l].add(first + l, j, d, r2, axes, sp, fp),
+            false => sums[l].add(first + l, j, d, r2, image, sp, fp),
         };
-        let tag = l as u32 | (axes.bitmask() << 3);
+        let tag = l as u32 | (image << 3);
         pairs.push(Pair {
             jt: (j as u32) << 6 | tag,
             g,

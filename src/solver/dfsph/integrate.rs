@@ -4,7 +4,7 @@
 
 use glam::Vec3;
 
-use crate::boundary::tank::clamp_to_box;
+use crate::boundary::walls::clamp_to_box;
 use crate::grid::reorder::Particles;
 use crate::params::FluidParams;
 

@@ -61,12 +61,13 @@
 //! rest (docs/results.md). The walls, the obstacles, the viscosities and the mouse force are
 //! the stages', so both solvers share them.
 //!
-//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`])
-//! take part in every sum ([`group_pairs`]): an image of j carries j's density and stiffness, and
-//! j's velocity with the normal components reflected in the density change rate (free slip,
-//! [`image_velocity`]) and in the viscosity as the walls' slip length says
-//! ([`crate::boundary::tank::viscous_image_velocity`], free slip by default), the wall model of
-//! both solvers. Images add
+//! Walls: the tank's mirror particles (Colagrossi & Landrini 2003, see [`crate::boundary::tank`],
+//! which the stages reach as [`crate::boundary::walls`]) take part in every sum
+//! ([`group_pairs`]): an image of j carries j's density and stiffness, and j's velocity with
+//! the normal components reflected in the density change rate (free slip,
+//! [`crate::boundary::walls::image_vector`]) and in the viscosity as the walls' slip length
+//! says ([`crate::boundary::walls::image_viscous_velocity`], free slip by default), the wall
+//! model of both solvers. Images add
 //! to the gradient sum of α_i but not to its Σ|m∇W_ij|² term, since an image is not an
 //! unknown of its own, as SPlisHSPlasH treats boundary neighbours.
 //!
@@ -771,7 +772,7 @@ pub fn dfsph_step_with(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::boundary::tank::wall_planes;
+    use crate::boundary::walls;
     use crate::grid::walk::groups_in_space_order;
 
     use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
@@ -829,7 +830,7 @@ mod tests {
             .pairs
             .iter()
             .flatten()
-            .filter(|p| p.axes().any())
+            .filter(|p| p.image() != 0)
             .count();
         assert!(images > 0, "the corners' images are in the list");
         for ((&(first, len), pairs), frame) in list.groups.iter().zip(&list.pairs).zip(&list.frames)
@@ -876,7 +877,8 @@ mod tests {
         for k in 0..pos.len() {
             let a = da.alpha[k];
             assert!(a > 0.0 && a.is_finite(), "particle {k}: alpha {a}");
-            if wall_planes(sorted.pos[k], sp.h, &fp).mask.count_ones() >= 2 {
+            // Two walls within h (an edge or a corner): three images or more.
+            if walls::images(&walls::near(sorted.pos[k], sp.h, &fp)).count() >= 3 {
                 edges += 1;
             }
             let mut kappa = vec![0.0; pos.len()];

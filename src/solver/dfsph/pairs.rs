@@ -1,17 +1,17 @@
 //! The DFSPH pair walk, the CPU mirror of `shaders/solver/dfsph/dfsph_pairs.wgsl`: each group's neighbours
 //! and their wall images in the GPU's order, and the pair lists the solves replay.
 
-use glam::{BVec3, Vec3};
+use glam::Vec3;
 
-use crate::boundary::tank::{WallPlanes, image_axes, reflect_across, subsets, wall_planes};
+use crate::boundary::walls::{self, Image, Near};
 use crate::grid::walk::{GROUP, walk_group};
 use crate::params::{FluidParams, SimParams};
 
-/// Calls `pair(l, j, d, r², axes)` for every neighbour of member l (slot-order particle
+/// Calls `pair(l, j, d, r², image)` for every neighbour of member l (slot-order particle
 /// first + l) of a group sharing a query range ([`groups`](crate::grid::walk::groups)), and every wall image within h:
-/// per candidate j of the one walk, for each member with r² < h², j itself if j ≠ k (axes all
-/// false), then its images across the member's near walls in decreasing subset mask (`axes`
-/// the reflected ones; k's own images count). d = x_k − (image of) x_j. Each member sees its
+/// per candidate j of the one walk, for each member with r² < h², j itself if j ≠ k (image
+/// 0), then the images the walls model gives it in the model's order ([`walls::images`]; k's
+/// own images count). d = x_k − (image of) x_j. Each member sees its
 /// pairs in the order of a walk of its own. The mirror of `visit` in dfsph_pairs.wgsl.
 #[inline]
 pub fn group_pairs(
@@ -21,11 +21,11 @@ pub fn group_pairs(
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
-    mut pair: impl FnMut(usize, usize, Vec3, f32, BVec3),
+    mut pair: impl FnMut(usize, usize, Vec3, f32, Image),
 ) {
-    let mut walls = [WallPlanes::default(); GROUP];
-    for (l, w) in walls.iter_mut().enumerate().take(len) {
-        *w = wall_planes(pos[first + l], sp.h, fp);
+    let mut near = [Near::default(); GROUP];
+    for (l, w) in near.iter_mut().enumerate().take(len) {
+        *w = walls::near(pos[first + l], sp.h, fp);
     }
     // The members' coordinates one lane each (unused lanes repeat the first and are masked
     // off), so each candidate's distance test runs for all members at once in vector lanes.
@@ -55,15 +55,14 @@ pub fn group_pairs(
             let x = pos[k];
             let r2 = r2s[l];
             if j != k {
-                pair(l, j, x - xj, r2, BVec3::FALSE);
+                pair(l, j, x - xj, r2, 0);
             }
-            let walls = &walls[l];
-            for m in subsets(walls.mask) {
-                let axes = image_axes(m);
-                let d = x - reflect_across(xj, walls.plane, axes);
+            let near = &near[l];
+            for image in walls::images(near) {
+                let d = x - walls::image_at(xj, near, image);
                 let r2i = d.x * d.x + d.y * d.y + d.z * d.z;
                 if r2i < sp.h2 {
-                    pair(l, j, d, r2i, axes);
+                    pair(l, j, d, r2i, image);
                 }
             }
         }
@@ -71,7 +70,8 @@ pub fn group_pairs(
 }
 
 /// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
-/// sees candidate `j` (bits 6..32), or its image across the walls of bits 3..6 (x, y, z),
+/// sees candidate `j` (bits 6..32), or its image of bits 3..6 (the walls model's id, 0 for
+/// the candidate itself),
 /// with ∇W_kj = g d, g = [`crate::kernel::grad`](r²), d = x_k − x_j' ([`Frame::d`] recomputes d with
 /// the walk's operations, so the same bits). Eight bytes: the passes that replay the list
 /// are bound by reading it (16-byte pairs holding m∇W, with a 20-byte geometry record
@@ -97,21 +97,21 @@ impl Pair {
         (self.jt >> 6) as usize
     }
 
-    /// The walls the candidate is reflected across (all false for the candidate itself).
+    /// The candidate's image (0: the candidate itself).
     #[inline]
-    pub fn axes(&self) -> BVec3 {
-        BVec3::new(self.jt & 8 != 0, self.jt & 16 != 0, self.jt & 32 != 0)
+    pub fn image(&self) -> Image {
+        (self.jt >> 3) & 7
     }
 }
 
-/// A group's members as the replays need them: their positions and the planes of their near
-/// walls, from which each pair's d = x_k − x_j' follows.
+/// A group's members as the replays need them: their positions and what the walls model keeps
+/// of their surroundings, from which each pair's d = x_k − x_j' follows.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Frame {
     /// The members' positions.
     pub x: [Vec3; GROUP],
-    /// The members' near walls' planes ([`WallPlanes::plane`]).
-    pub plane: [Vec3; GROUP],
+    /// The members' surroundings ([`walls::near`]).
+    pub near: [Near; GROUP],
 }
 
 impl Frame {
@@ -126,17 +126,17 @@ impl Frame {
         let mut f = Frame::default();
         for l in 0..len {
             f.x[l] = pos[first + l];
-            f.plane[l] = wall_planes(f.x[l], sp.h, fp).plane;
+            f.near[l] = walls::near(f.x[l], sp.h, fp);
         }
         f
     }
 
-    /// Pair p's d = x_k − x_j' ([`group_pairs`]'s operations: reflecting across no axis
-    /// leaves x_j as it is, so the direct pair's d is x_k − x_j bit for bit).
+    /// Pair p's d = x_k − x_j' ([`group_pairs`]'s operations: image 0 lies at x_j itself, so
+    /// the direct pair's d is x_k − x_j bit for bit).
     #[inline(always)]
     pub fn d(&self, p: &Pair, pos: &[Vec3]) -> Vec3 {
         let l = p.member();
-        self.x[l] - reflect_across(pos[p.j()], self.plane[l], p.axes())
+        self.x[l] - walls::image_at(pos[p.j()], &self.near[l], p.image())
     }
 
     /// Pair p's m∇W = d · (m g), as the density walk computed it.
@@ -166,10 +166,4 @@ pub struct PairList {
     pub pairs: Vec<Vec<Pair>>,
     /// Each group's members, for the pairs' d.
     pub frames: Vec<Frame>,
-}
-
-/// A vector reflected across the walls of `axes`: its components there negated.
-#[inline]
-pub fn reflect_vector(v: Vec3, axes: BVec3) -> Vec3 {
-    Vec3::select(axes, -v, v)
 }

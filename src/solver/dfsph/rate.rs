@@ -6,7 +6,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use crate::boundary::Boundary;
-use crate::boundary::tank::image_velocity;
+use crate::boundary::walls;
 use crate::grid::walk::{GROUP, scatter_groups};
 use crate::kernel;
 use crate::params::{DfsphParams, FluidParams, SimParams};
@@ -40,9 +40,9 @@ pub(super) fn group_rates(
     fp: &FluidParams,
 ) -> [f32; GROUP] {
     let mut rate = [0.0f32; GROUP];
-    group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, axes| {
+    group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, image| {
         let vi = vel[first + l];
-        let vj = image_velocity(vel[j], axes);
+        let vj = walls::image_vector(vel[j], image);
         let gv = d * (fp.mass * kernel::grad(r2, sp));
         let dv = vi - vj;
         rate[l] += dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
@@ -197,7 +197,7 @@ pub(super) fn listed_rates(
     for p in list {
         let l = p.member();
         let vi = vel[first + l];
-        let vj = image_velocity(vel[p.j()], p.axes());
+        let vj = walls::image_vector(vel[p.j()], p.image());
         let dv = vi - vj;
         let g = frame.grad(p, pos, mass);
         rate[l] += dv.x * g.x + dv.y * g.y + dv.z * g.z;

@@ -13,7 +13,7 @@ use std::cell::Cell;
 
 use glam::Vec3;
 use gpu_sph::boundary::Boundary;
-use gpu_sph::boundary::tank::clamp_to_box;
+use gpu_sph::boundary::walls::clamp_to_box;
 use gpu_sph::core::{Particles, Snapshot, SolverStats, StatsBlock};
 use gpu_sph::cpu::interact::InteractParams;
 use gpu_sph::gpu::buffers::GpuFluid;
