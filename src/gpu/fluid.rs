@@ -205,6 +205,7 @@ impl Simulation {
             .ctx
             .queue
             .write_buffer(&self.fluid.params, 0, bytemuck::bytes_of(fp));
+        self.stages.set_fluid_params(&self.grid.ctx.device, fp);
     }
 
     /// The mouse force of the following steps, if on.

@@ -73,6 +73,19 @@ pub(crate) fn pipeline_groups(
     module: &wgpu::ShaderModule,
     entry: &str,
 ) -> wgpu::ComputePipeline {
+    pipeline_specialised(device, label, bgls, module, entry, &[])
+}
+
+/// [`pipeline_groups`] with the module's pipeline-overridable constants set (`override` names
+/// and values; those not named keep their defaults).
+pub(crate) fn pipeline_specialised(
+    device: &wgpu::Device,
+    label: &str,
+    bgls: &[&wgpu::BindGroupLayout],
+    module: &wgpu::ShaderModule,
+    entry: &str,
+    constants: &[(&str, f64)],
+) -> wgpu::ComputePipeline {
     let layouts: Vec<_> = bgls.iter().map(|l| Some(*l)).collect();
     let pl = device.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
         label: Some(label),
@@ -84,7 +97,10 @@ pub(crate) fn pipeline_groups(
         layout: Some(&pl),
         module,
         entry_point: Some(entry),
-        compilation_options: Default::default(),
+        compilation_options: wgpu::PipelineCompilationOptions {
+            constants,
+            ..Default::default()
+        },
         cache: None,
     })
 }

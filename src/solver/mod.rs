@@ -86,6 +86,9 @@ pub trait GpuSolver: Send {
     /// Makes the walks see the obstacles of `bg` (laid out by [`GpuSolver::boundary_layout`];
     /// `None`: none).
     fn set_boundary(&mut self, d: &wgpu::Device, bg: Option<wgpu::BindGroup>);
+    /// Follows the run's fluid parameters `fp`, already on the GPU (changed live: a solver
+    /// whose pipelines are built for some of them rebuilds those).
+    fn set_fluid_params(&mut self, _d: &wgpu::Device, _fp: &FluidParams) {}
     /// Follows the live particle count `n`.
     fn set_live(&self, q: &wgpu::Queue, n: u32);
     /// The state changed (uploaded, obstacles moved): the step's start is recomputed before

@@ -18,9 +18,9 @@ use crate::core::Stage;
 use crate::gpu::context::GpuContext;
 use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline_groups,
-    storage_buffer,
+    pipeline_specialised, storage_buffer,
 };
-use crate::params::{CoarseParams, DfsphParams, SolveParams};
+use crate::params::{CoarseParams, DfsphParams, FluidParams, SolveParams};
 use crate::solver::dfsph::{IterationBudget, Solve, SolverStats};
 use crate::{Result, shaders};
 
@@ -168,6 +168,7 @@ impl GpuDfsph {
         obstacle_power: &wgpu::Buffer,
         dp: &DfsphParams,
         cp: &CoarseParams,
+        fp: &FluidParams,
     ) -> Result<Self> {
         let run = RunBuffers {
             b: &grid.bufs,
@@ -175,6 +176,8 @@ impl GpuDfsph {
             accel,
             step_state,
             obstacle_power,
+            fp,
+            wcsph: dp.is_wcsph(),
         };
         ctx.scoped(|| {
             let d = &ctx.device;
@@ -237,6 +240,16 @@ impl GpuDfsph {
                 bg
             }
         };
+    }
+
+    /// Follows the run's fluid parameters `fp` (already on the GPU): rebuilds `dfsph_accel`'s
+    /// pipeline when one of its terms turned on or off ([`accel_terms`]).
+    pub fn set_fluid_params(&mut self, d: &wgpu::Device, fp: &FluidParams) {
+        let terms = accel_terms(fp);
+        if terms != self.passes.accel_terms {
+            self.passes.accel = self.passes.accel_build.pipeline(d, &terms);
+            self.passes.accel_terms = terms;
+        }
     }
 
     /// Stage `dfsph_density` over the grid's slot-order positions.
@@ -635,13 +648,16 @@ impl GpuDfsph {
 }
 
 /// The buffers of the run the stages bind beside their own: the grid's, the fluid block, the
-/// accelerations, the step state and the obstacles' power.
+/// accelerations, the step state and the obstacles' power; and the fluid block's values and
+/// the solver, which some pipelines are built for.
 struct RunBuffers<'a> {
     b: &'a crate::grid::gpu::NeighbourBuffers,
     fluid: &'a wgpu::Buffer,
     accel: &'a wgpu::Buffer,
     step_state: &'a wgpu::Buffer,
     obstacle_power: &'a wgpu::Buffer,
+    fp: &'a FluidParams,
+    wcsph: bool,
 }
 
 /// One bind group as its stage declares it: each buffer with how the stage binds it, in
@@ -948,6 +964,40 @@ impl SolveBindings<'_> {
     }
 }
 
+/// The values of `dfsph_accel`'s pipeline-overridable constants for the fluid `fp`: each
+/// viscosity term on (1) where its coefficient is nonzero (a NaN one too, as the stage's
+/// runtime test reads it), else compiled out (0). The pass adds the same terms either way;
+/// a term compiled out costs no registers in the walk (the shader's header has the figures).
+/// Worked example: the defaults (μ = 0, α = 0, ν = 1e-3) → MU_TERM 0, ALPHA_TERM 0, NU_TERM 1.
+pub fn accel_terms(fp: &FluidParams) -> [(&'static str, f64); 3] {
+    let on = |c: f32| f64::from(u8::from(c != 0.0));
+    [
+        ("MU_TERM", on(fp.viscosity)),
+        ("ALPHA_TERM", on(fp.alpha)),
+        ("NU_TERM", on(fp.kinematic_viscosity)),
+    ]
+}
+
+/// What rebuilds `dfsph_accel`'s pipeline for other terms: its module and bind group layouts.
+struct AccelBuild {
+    module: wgpu::ShaderModule,
+    layouts: [wgpu::BindGroupLayout; 2],
+}
+
+impl AccelBuild {
+    fn pipeline(&self, d: &wgpu::Device, terms: &[(&str, f64)]) -> wgpu::ComputePipeline {
+        let [a, b] = &self.layouts;
+        pipeline_specialised(
+            d,
+            "sph.dfsph_accel",
+            &[a, b],
+            &self.module,
+            "dfsph_accel",
+            terms,
+        )
+    }
+}
+
 /// The stages' pipelines and their bind groups but the solves'.
 struct Passes {
     density: wgpu::ComputePipeline,
@@ -962,6 +1012,9 @@ struct Passes {
     levels_bg: wgpu::BindGroup,
     blocks: wgpu::ComputePipeline,
     accel: wgpu::ComputePipeline,
+    // The terms `accel` was built with, and what rebuilds it for others.
+    accel_terms: [(&'static str, f64); 3],
+    accel_build: AccelBuild,
     timestep_blocks: wgpu::ComputePipeline,
     predict_first: wgpu::ComputePipeline,
     predict: wgpu::ComputePipeline,
@@ -1149,12 +1202,21 @@ impl Passes {
         let plain = |label, layouts: &[&wgpu::BindGroupLayout], src, entry| {
             pipeline_groups(d, label, layouts, &m(label, src), entry)
         };
+        let accel_build = AccelBuild {
+            module: w("sph.dfsph_accel", shaders::DFSPH_ACCEL),
+            layouts: [accel_l, boundary.clone()],
+        };
+        let accel_terms = accel_terms(r.fp);
+        // WCSPH's density walk gathers no α: its pipeline is built without those sums.
+        let alpha_sums = [("ALPHA_SUMS", f64::from(u8::from(!r.wcsph)))];
         Self {
-            density: walking(
+            density: pipeline_specialised(
+                d,
                 "sph.dfsph_density",
                 &[&density_l, boundary],
-                shaders::DFSPH_DENSITY,
+                &w("sph.dfsph_density", shaders::DFSPH_DENSITY),
                 "dfsph_density",
+                &alpha_sums,
             ),
             galerkin: walking(
                 "sph.dfsph_galerkin",
@@ -1204,12 +1266,9 @@ impl Passes {
                 shaders::DFSPH_BLOCKS,
                 "dfsph_blocks",
             ),
-            accel: walking(
-                "sph.dfsph_accel",
-                &[&accel_l, boundary],
-                shaders::DFSPH_ACCEL,
-                "dfsph_accel",
-            ),
+            accel: accel_build.pipeline(d, &accel_terms),
+            accel_terms,
+            accel_build,
             timestep_blocks: plain(
                 "sph.dfsph_timestep_blocks",
                 &[&timestep_l],

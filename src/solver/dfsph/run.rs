@@ -119,6 +119,7 @@ pub fn gpu(
         &fluid.obstacle_power,
         dp,
         &CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass),
+        fp,
     )
 }
 
@@ -220,6 +221,10 @@ impl GpuSolver for GpuDfsph {
     fn set_boundary(&mut self, d: &wgpu::Device, bg: Option<wgpu::BindGroup>) {
         GpuDfsph::set_boundary(self, d, bg);
         self.host.primed.set(false);
+    }
+
+    fn set_fluid_params(&mut self, d: &wgpu::Device, fp: &FluidParams) {
+        GpuDfsph::set_fluid_params(self, d, fp);
     }
 
     fn set_live(&self, q: &wgpu::Queue, n: u32) {
