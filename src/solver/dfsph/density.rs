@@ -249,8 +249,10 @@ pub fn dfsph_density(
         .par_iter()
         .with_min_len(32)
         .map(|&(first, len)| {
-            // Compiled for AVX2 where present: the walk's floors inlined, the lane distance
-            // tests eight wide; the same operations, so the same bits.
+            // Meant to compile the group's walk for AVX2 where present (the same operations,
+            // so the same bits); the walk is not inlined into it (`group_pairs` and its
+            // closures stay calls compiled for the baseline: perf finds no ymm instruction in
+            // this stage), so it runs four-wide SSE either way.
             crate::cpu::simd::best(|| {
                 group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
             })
