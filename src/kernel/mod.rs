@@ -5,16 +5,15 @@
 //! A kernel lives in `src/kernel/<name>.rs` (its f32 value and gradient, operation for
 //! operation as its WGSL twin, its uniform constants and its shape in f64) and
 //! `shaders/kernel/<name>.wgsl` (`kernel_w(r2)` and `kernel_grad(r2)`, reading `params`, the
-//! stage's `SimParams`). Adding one is those two files (the Rust one declaring its [`Spec`])
-//! and a variant of [`Kernel`] with its arms in [`Kernel::spec`], [`w`] and [`grad`] here.
+//! stage's `SimParams`). Adding one is those two files (the Rust one declaring its [`Spec`] and
+//! its `w` and `grad`) and one line of the `kernels!` list below, which declares the module,
+//! the variant of [`Kernel`], its place in [`Kernel::ALL`] and its arms in [`Kernel::spec`],
+//! [`w`] and [`grad`].
 //! The stages call [`w`] and [`grad`] (CPU) or `kernel_w` and `kernel_grad` (WGSL, the run's
 //! file prepended by [`crate::shaders::source_with`]), never a kernel by name.
 //!
 //! Both solvers take the run's kernel; density-only runs and the neighbour library sum poly6
 //! ([`poly6_term`]).
-
-pub mod cubic_spline;
-pub mod wendland_c2;
 
 /// What a kernel's functions read of a stage's uniform block: the fields of
 /// `params::SimParams` of those names, which implements it (the WGSL functions read the same
@@ -54,32 +53,87 @@ pub struct Spec {
     pub grad_profile: fn(f64) -> f64,
 }
 
-/// The kernels a run can choose (`--kernel`, the scene file's `physics.kernel`).
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Kernel {
+/// Declares the kernels from one list, `Variant => module`, the default first: each entry is a
+/// kernel's registration (its module, its [`Kernel`] variant, its place in [`Kernel::ALL`] and
+/// its arms in [`Kernel::spec`], [`w`] and [`grad`]), so a new kernel is its two files and one
+/// entry.
+macro_rules! kernels {
+    (@one $variant:ident) => {
+        1
+    };
+    ($(#[$first_doc:meta])* $first:ident => $first_mod:ident, $($(#[$doc:meta])* $variant:ident => $module:ident),* $(,)?) => {
+        pub mod $first_mod;
+        $(pub mod $module;)*
+
+        /// The kernels a run can choose (`--kernel`, the scene file's `physics.kernel`).
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            Default,
+            PartialEq,
+            Eq,
+            Hash,
+            serde::Serialize,
+            serde::Deserialize,
+            clap::ValueEnum,
+        )]
+        #[serde(rename_all = "kebab-case")]
+        pub enum Kernel {
+            $(#[$first_doc])*
+            #[default]
+            $first,
+            $($(#[$doc])* $variant,)*
+        }
+
+        impl Kernel {
+            /// Every kernel, in the order of their ids.
+            pub const ALL: [Kernel; 1 $(+ kernels!(@one $variant))*] =
+                [Kernel::$first, $(Kernel::$variant),*];
+
+            /// Its file's declaration: the one match on the kernels outside [`w`] and
+            /// [`grad`].
+            pub fn spec(self) -> &'static Spec {
+                match self {
+                    Kernel::$first => &$first_mod::SPEC,
+                    $(Kernel::$variant => &$module::SPEC,)*
+                }
+            }
+        }
+
+        /// W at squared distance r2 for the run's kernel (`sp.kernel`), 0 from r² = h² on;
+        /// the operations of its WGSL `kernel_w`. An id no kernel has takes the default's.
+        #[inline(always)]
+        pub fn w(r2: f32, sp: &impl Uniforms) -> f32 {
+            let id = sp.kernel_id();
+            $(if id == Kernel::$variant as u32 {
+                return $module::w(r2, sp);
+            })*
+            $first_mod::w(r2, sp)
+        }
+
+        /// The factor g with ∇W(x_i − x_j) = g · (x_i − x_j) for the run's kernel: (dW/dr)/r
+        /// for 0 < r < h, 0 at r = 0 (where x_i − x_j is zero too) and from h on; the
+        /// operations of its WGSL `kernel_grad`. An id no kernel has takes the default's.
+        #[inline(always)]
+        pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
+            let id = sp.kernel_id();
+            $(if id == Kernel::$variant as u32 {
+                return $module::grad(r2, sp);
+            })*
+            $first_mod::grad(r2, sp)
+        }
+    };
+}
+
+kernels! {
     /// Wendland's C2 function ([`wendland_c2`]), at 3 spacings by default: DFSPH's default.
-    #[default]
-    WendlandC2,
+    WendlandC2 => wendland_c2,
     /// The cubic B-spline ([`cubic_spline`]), at 2 spacings by default: SPlisHSPlasH's.
-    CubicSpline,
+    CubicSpline => cubic_spline,
 }
 
 impl Kernel {
-    /// Every kernel, in the order of their ids.
-    pub const ALL: [Kernel; 2] = [Kernel::WendlandC2, Kernel::CubicSpline];
-
     /// The id `SimParams::kernel` holds.
     pub fn id(self) -> u32 {
         self as u32
@@ -88,14 +142,6 @@ impl Kernel {
     /// The kernel of an id, `None` for an id no kernel has.
     pub fn from_id(id: u32) -> Option<Self> {
         Self::ALL.get(id as usize).copied()
-    }
-
-    /// Its file's declaration: the one match on the kernels outside [`w`] and [`grad`].
-    pub fn spec(self) -> &'static Spec {
-        match self {
-            Kernel::WendlandC2 => &wendland_c2::SPEC,
-            Kernel::CubicSpline => &cubic_spline::SPEC,
-        }
     }
 
     /// Its name on the command line and in scene files.
@@ -296,29 +342,6 @@ impl Kernel {
 impl std::fmt::Display for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// W at squared distance r2 for the run's kernel (`sp.kernel`), 0 from r² = h² on; the
-/// operations of its WGSL `kernel_w`.
-#[inline(always)]
-pub fn w(r2: f32, sp: &impl Uniforms) -> f32 {
-    if sp.kernel_id() == Kernel::CubicSpline as u32 {
-        cubic_spline::w(r2, sp)
-    } else {
-        wendland_c2::w(r2, sp)
-    }
-}
-
-/// The factor g with ∇W(x_i − x_j) = g · (x_i − x_j) for the run's kernel: (dW/dr)/r for
-/// 0 < r < h, 0 at r = 0 (where x_i − x_j is zero too) and from h on; the operations of its
-/// WGSL `kernel_grad`.
-#[inline(always)]
-pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
-    if sp.kernel_id() == Kernel::CubicSpline as u32 {
-        cubic_spline::grad(r2, sp)
-    } else {
-        wendland_c2::grad(r2, sp)
     }
 }
 
