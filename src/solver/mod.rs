@@ -9,8 +9,8 @@
 //! WCSPH's (Becker & Teschner 2007), the same stages with the Tait equation of state's pressure
 //! in place of the solves.
 //!
-//! Registration: [`cpu`] and [`gpu`] build the run's solver from its parameters; a solver built
-//! elsewhere (a test's, a program's) plugs in through `run::CpuSimulation::with_stepper` and
+//! Registration: [`builders`] maps each built-in [`Solver`] to its folder's [`Builders`], from
+//! which [`cpu`] and [`gpu`] build the run's solver; a solver built elsewhere (a test's, a program's) plugs in through `run::CpuSimulation::with_stepper` and
 //! `gpu::fluid::Simulation::with_stages`.
 
 use std::any::Any;
@@ -22,7 +22,7 @@ use crate::cpu::interact::InteractParams;
 use crate::gpu::buffers::GpuFluid;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::gpu::GpuNeighbours;
-use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::params::{FluidParams, SimParams, Solver, SolverParams};
 
 pub mod dfsph;
 
@@ -134,13 +134,47 @@ pub trait GpuSolver: Send {
     fn as_any(&self) -> &dyn Any;
 }
 
+/// Builds a run's CPU solver ([`Builders::cpu`]).
+pub type BuildCpu = fn(&SolverParams, &Carry) -> std::result::Result<Box<dyn CpuSolver>, String>;
+
+/// Builds a run's GPU passes ([`Builders::gpu`]).
+pub type BuildGpu = fn(
+    &SolverParams,
+    &GpuNeighbours,
+    &GpuFluid,
+    &SimParams,
+    &FluidParams,
+) -> Result<Box<dyn GpuSolver>>;
+
+/// How a run builds a built-in solver: its CPU solver with a carried state, its GPU passes,
+/// and the check of a checkpoint's carried state. A built-in solver's folder gives one; a
+/// run's [`Solver`] picks it in [`builders`].
+pub struct Builders {
+    /// The run's solver on the CPU path, with the carried state `carry` (a checkpoint's, or
+    /// [`Carry::default`]); Err names what of `carry` is not the solver's.
+    pub cpu: BuildCpu,
+    /// The run's solver on the GPU path, its passes built beside `grid`'s and `fluid`'s.
+    pub gpu: BuildGpu,
+    /// Whether `carry` reads as the carried state of the solver's runs; Err says what does not.
+    pub check_carry: fn(&SolverParams, &Carry) -> std::result::Result<(), String>,
+}
+
+/// The registration of the built-in solvers: each [`Solver`] the command line names, to its
+/// folder's [`Builders`]. A built-in solver is its folder, its [`Solver`] variant and its arm
+/// here.
+pub fn builders(solver: Solver) -> &'static Builders {
+    match solver {
+        Solver::Dfsph | Solver::Wcsph => &dfsph::run::BUILDERS,
+    }
+}
+
 /// The run's solver on the CPU path, with the carried state `carry` (a checkpoint's, or
 /// [`Carry::default`]); Err names what of `carry` is not the solver's.
 pub fn cpu(
     solver: &SolverParams,
     carry: &Carry,
 ) -> std::result::Result<Box<dyn CpuSolver>, String> {
-    Ok(Box::new(dfsph::run::CpuDfsph::new(solver, carry)?))
+    (builders(solver.solver()).cpu)(solver, carry)
 }
 
 /// The run's solver on the GPU path, its passes built beside `grid`'s and `fluid`'s.
@@ -151,11 +185,11 @@ pub fn gpu(
     sp: &SimParams,
     fp: &FluidParams,
 ) -> Result<Box<dyn GpuSolver>> {
-    Ok(Box::new(dfsph::run::gpu(solver, grid, fluid, sp, fp)?))
+    (builders(solver.solver()).gpu)(solver, grid, fluid, sp, fp)
 }
 
 /// Whether `carry` reads as the carried state of `solver`'s runs (a checkpoint's check);
 /// Err says what does not.
 pub fn check_carry(solver: &SolverParams, carry: &Carry) -> std::result::Result<(), String> {
-    dfsph::DfsphCarry::from_carry(carry, solver.stages()).map(|_| ())
+    (builders(solver.solver()).check_carry)(solver, carry)
 }

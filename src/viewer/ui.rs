@@ -257,8 +257,9 @@ impl Controls {
         ui.horizontal(|ui| {
             use crate::params::Solver;
             ui.label("solver");
-            ui.selectable_value(&mut self.solver, Solver::Wcsph, "WCSPH");
-            ui.selectable_value(&mut self.solver, Solver::Dfsph, "DFSPH");
+            for &solver in <Solver as clap::ValueEnum>::value_variants() {
+                ui.selectable_value(&mut self.solver, solver, solver.name().to_uppercase());
+            }
         });
         ui.horizontal(|ui| {
             self.request.restart |= ui.button("restart").clicked();

@@ -101,6 +101,13 @@ impl CpuSolver for CpuDfsph {
     }
 }
 
+/// How a run builds DFSPH or WCSPH ([`crate::solver::builders`]).
+pub static BUILDERS: crate::solver::Builders = crate::solver::Builders {
+    cpu: |solver, carry| Ok(Box::new(CpuDfsph::new(solver, carry)?)),
+    gpu: |solver, grid, fluid, sp, fp| Ok(Box::new(gpu(solver, grid, fluid, sp, fp)?)),
+    check_carry: |solver, carry| super::DfsphCarry::from_carry(carry, solver.stages()).map(|_| ()),
+};
+
 /// The stages' passes for `solver`, beside `grid`'s and `fluid`'s.
 pub fn gpu(
     solver: &SolverParams,
