@@ -267,15 +267,16 @@ def _step_count(name: str, k: Any) -> int:
 
 def _points(points: Any, what: str) -> np.ndarray:
     p = np.ascontiguousarray(points, dtype=np.float32)
-    if p.ndim != 2 or p.shape[1:] != (3,):
-        raise ValueError(f"{what} must be an (N, 3) array, got shape {p.shape}")
+    if p.ndim != 2 or p.shape[1:] not in ((3,), (2,)):
+        raise ValueError(f"{what} must be an (N, 3) or (N, 2) array, got shape {p.shape}")
     return p
 
 
 def neighbours(points: Any, radius: float) -> Tuple[np.ndarray, np.ndarray]:
     """For every point, the others closer than ``radius``, as compressed rows ``(indptr,
     indices)`` (int64; row ``i`` is ``indices[indptr[i]:indptr[i + 1]]``, ascending). Points are
-    read as float32.
+    read as float32: an (N, 3) array, or (N, 2) for points in a plane (the 2D grid, 9 cells a
+    query; ``pairs`` and ``query`` take either too, queries as many columns as the points).
 
     >>> indptr, indices = neighbours([[0, 0, 0], [0.5, 0, 0], [3, 0, 0]], 1.0)
     >>> indptr.tolist(), indices.tolist()

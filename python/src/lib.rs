@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use glam::Vec3;
+use glam::{Vec2, Vec3};
 use gpu_sph::Error;
 use gpu_sph::app::session::{SceneGiven, Session};
 use gpu_sph::neighbours::{Csr, NeighbourSearch};
@@ -204,8 +204,36 @@ impl PySession {
     }
 }
 
-fn search(pts: &[Vec3], radius: f32) -> PyResult<NeighbourSearch> {
-    NeighbourSearch::new(pts, radius).map_err(raise)
+/// Points of the neighbour functions: an (N, 3) array, or (N, 2) for points in the plane.
+enum Cloud {
+    Space(Vec<Vec3>),
+    Plane(Vec<Vec2>),
+}
+
+/// The rows of an (N, 3) or (N, 2) float32 array.
+fn cloud(a: &PyReadonlyArray2<'_, f32>, what: &str) -> PyResult<Cloud> {
+    let view = a.as_array();
+    match view.ncols() {
+        3 => points(a, what).map(Cloud::Space),
+        2 => Ok(Cloud::Plane(
+            view.rows()
+                .into_iter()
+                .map(|r| Vec2::new(r[0], r[1]))
+                .collect(),
+        )),
+        _ => Err(PyValueError::new_err(format!(
+            "{what} must be an (N, 3) or (N, 2) array, got shape {:?}",
+            view.shape()
+        ))),
+    }
+}
+
+fn search(pts: &Cloud, radius: f32) -> PyResult<NeighbourSearch> {
+    match pts {
+        Cloud::Space(p) => NeighbourSearch::new(p, radius),
+        Cloud::Plane(p) => NeighbourSearch::planar(p, radius),
+    }
+    .map_err(raise)
 }
 
 /// Compressed rows as (indptr, indices), int64.
@@ -225,7 +253,7 @@ fn neighbours<'py>(
     points_: PyReadonlyArray2<'py, f32>,
     radius: f32,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
-    let pts = points(&points_, "points")?;
+    let pts = cloud(&points_, "points")?;
     let rows = py.detach(|| search(&pts, radius)?.within().map_err(raise))?;
     Ok(csr(py, rows))
 }
@@ -237,7 +265,7 @@ fn pairs<'py>(
     points_: PyReadonlyArray2<'py, f32>,
     radius: f32,
 ) -> PyResult<Bound<'py, PyArray2<i64>>> {
-    let pts = points(&points_, "points")?;
+    let pts = cloud(&points_, "points")?;
     let list = py.detach(|| search(&pts, radius).map(|s| s.pairs()))?;
     let flat: Vec<i64> = list
         .iter()
@@ -255,9 +283,20 @@ fn query<'py>(
     queries: PyReadonlyArray2<'py, f32>,
     radius: f32,
 ) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>)> {
-    let pts = points(&points_, "points")?;
-    let qs = points(&queries, "queries")?;
-    let rows = py.detach(|| search(&pts, radius)?.query(&qs).map_err(raise))?;
+    let pts = cloud(&points_, "points")?;
+    let rows = match cloud(&queries, "queries")? {
+        Cloud::Space(q) if matches!(pts, Cloud::Space(_)) => {
+            py.detach(|| search(&pts, radius)?.query(&q).map_err(raise))?
+        }
+        Cloud::Plane(q) if matches!(pts, Cloud::Plane(_)) => {
+            py.detach(|| search(&pts, radius)?.query_planar(&q).map_err(raise))?
+        }
+        _ => {
+            return Err(PyValueError::new_err(
+                "queries must have as many columns as points (2 for points in a plane, 3 in space)",
+            ));
+        }
+    };
     Ok(csr(py, rows))
 }
 

@@ -409,6 +409,30 @@ def test_pairs_and_neighbours_equal_brute_force(seed: int, n: int, r: float) -> 
         )[0].tolist()
 
 
+@pytest.mark.parametrize("seed,n,r", [(6, 1500, 0.03), (7, 400, 0.2)])
+def test_2d_points_pairs_neighbours_and_queries_equal_brute_force(
+    seed: int, n: int, r: float
+) -> None:
+    rng = np.random.default_rng(seed)
+    pts = (rng.random((n, 2)) * [1.0, 0.5] - 0.2).astype(np.float32)
+    r2 = np.float32(r) * np.float32(r)
+    want = set()
+    for i in range(n):
+        d = pts[i + 1:] - pts[i]
+        near = np.nonzero(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] < r2)[0]
+        want.update((i, i + 1 + int(j)) for j in near)
+    got = gpu_sph.pairs(pts, r)
+    assert set(map(tuple, got.tolist())) == want and len(want) > n // 2
+    indptr, indices = gpu_sph.neighbours(pts, r)
+    assert indptr[-1] == 2 * len(want)
+    q = pts[:20] + 0.005
+    qptr, qidx = gpu_sph.query(pts, q, r)
+    for k in range(len(q)):
+        d = pts - q[k]
+        near = np.nonzero(d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1] < r2)[0].tolist()
+        assert qidx[qptr[k]:qptr[k + 1]].tolist() == near
+
+
 @pytest.mark.parametrize("seed,n,r", [(4, 5000, 0.07), (5, 20000, 0.035)])
 def test_pairs_equal_scipy_ckdtree(seed: int, n: int, r: float) -> None:
     from scipy.spatial import cKDTree
@@ -428,8 +452,10 @@ def test_pairs_equal_scipy_ckdtree(seed: int, n: int, r: float) -> None:
 
 
 def test_neighbour_functions_refuse_bad_input() -> None:
-    with pytest.raises(ValueError, match=r"\(N, 3\)"):
-        gpu_sph.pairs(np.zeros((4, 2)), 0.1)
+    with pytest.raises(ValueError, match=r"\(N, 3\) or \(N, 2\)"):
+        gpu_sph.pairs(np.zeros((4, 4)), 0.1)
+    with pytest.raises(ValueError, match="as many columns as points"):
+        gpu_sph.query(np.zeros((4, 2)), np.zeros((1, 3)), 0.1)
     with pytest.raises(ValueError, match="radius must be finite and > 0"):
         gpu_sph.pairs(np.zeros((4, 3)), -1.0)
     with pytest.raises(ValueError, match="not finite"):

@@ -55,6 +55,19 @@ pub fn query_range(p: Vec3, h: f32, inv_h: f32) -> (IVec3, IVec3) {
     (lo, hi.min(lo + IVec3::splat(MAX_QUERY_SPAN - 1)))
 }
 
+/// [`query_range`] in a grid whose points lie in the plane z = 0 (a 2D grid): the z range is
+/// that plane's cell alone, so a query visits the 3 × 3 = 9 cells around p in (x, y). Their
+/// slots are the 2D prime-XOR hash of (cx, cy): with cz = 0 the third prime's term vanishes,
+/// `((cx * 73856093) ^ (cy * 19349663)) & (T − 1)`. A point of the plane within h of p lies in
+/// those cells whatever p's own z (rounding as in [`query_range`]).
+///
+/// Worked example, h = 1: p = (0.5, 1.5, 0) → cells (−1, 0, 0) to (1, 2, 0), 9 cells.
+#[inline]
+pub fn query_range_planar(p: Vec3, h: f32, inv_h: f32) -> (IVec3, IVec3) {
+    let (lo, hi) = query_range(p, h, inv_h);
+    (lo.with_z(0), hi.with_z(0))
+}
+
 /// The neighbour predicate both paths and the oracle share: r² < h², strictly, in `f32`.
 #[inline]
 pub fn distance2(a: Vec3, b: Vec3) -> f32 {
@@ -98,6 +111,20 @@ pub fn walk_slots(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_planar_query_visits_the_9_cells_of_its_worked_example() {
+        let (lo, hi) = query_range_planar(Vec3::new(0.5, 1.5, 0.0), 1.0, 1.0);
+        assert_eq!((lo, hi), (IVec3::new(-1, 0, 0), IVec3::new(1, 2, 0)));
+        let span = hi - lo + IVec3::ONE;
+        assert_eq!(span.x * span.y * span.z, 9);
+        // The plane's slots are the two-prime hash of (cx, cy).
+        let c = IVec3::new(3, -5, 0);
+        assert_eq!(
+            hash_cell(c, 1023),
+            ((3i32.wrapping_mul(73_856_093) ^ (-5i32).wrapping_mul(19_349_663)) as u32) & 1023
+        );
+    }
 
     #[test]
     fn worked_example_from_the_doc() {

@@ -13,6 +13,12 @@
 //! - [`overlapping_spheres`]: every pair of spheres of individual radii that overlap (a broad
 //!   phase for varied sizes: the cells follow the largest diameter).
 //!
+//! In two dimensions ([`NeighbourSearch::planar`], [`NeighbourSearch::query_planar`],
+//! [`overlapping_discs`]) the points lie in the plane z = 0 of the same grid: their cells'
+//! slots are the 2D prime-XOR hash of (cx, cy), and a query walks the 3 × 3 = 9 cells around
+//! it ([`crate::grid::key::query_range_planar`]). "Closer than r" is then `dx² + dy² < r²`,
+//! the same f32 value as the 3D expression with dz = 0. Every method answers as in 3D.
+//!
 //! "Closer than r" is `|x_i − x_j|² < r²` evaluated in `f32` as [`crate::grid::key::distance2`]
 //! does, strictly, exactly as a brute-force loop with the same expression decides it.
 //!
@@ -28,12 +34,12 @@
 //! assert_eq!(search.pairs(), vec![(0, 1)]);
 //! ```
 
-use glam::{IVec3, Vec3};
+use glam::{IVec3, Vec2, Vec3};
 use rayon::prelude::*;
 
 use crate::grid::Grid;
 use crate::grid::key::walk_slots;
-use crate::grid::key::{cell_of, distance2, hash_cell, query_range};
+use crate::grid::key::{cell_of, distance2, hash_cell, query_range, query_range_planar};
 use crate::params::{MAX_CELL_COORD, MAX_TABLE_SIZE, SimParams, default_table_size};
 use crate::{Error, Result};
 
@@ -90,6 +96,8 @@ impl Csr {
 #[derive(Clone, Debug)]
 pub struct NeighbourSearch {
     params: SimParams,
+    /// The points lie in the plane z = 0 ([`NeighbourSearch::planar`]): queries walk 9 cells.
+    planar: bool,
     grid: Grid,
     /// The points in slot order (`grid.sorted_ids[k]` is the input index of `sorted[k]`).
     sorted: Vec<Vec3>,
@@ -186,10 +194,41 @@ impl NeighbourSearch {
             .collect();
         Ok(Self {
             params,
+            planar: false,
             grid,
             sorted,
             points: points.to_vec(),
         })
+    }
+
+    /// Builds the grid over 2D `points` (the plane z = 0) for radius `r`, with the default
+    /// table; its queries walk the 9 cells around a point.
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec2;
+    ///
+    /// let pts = [Vec2::ZERO, Vec2::new(0.3, 0.4), Vec2::new(0.0, 2.0)];
+    /// let s = NeighbourSearch::planar(&pts, 0.6).unwrap();
+    /// assert_eq!(s.pairs(), vec![(0, 1)]);
+    /// assert_eq!(s.query_planar(&[Vec2::new(0.0, 1.5)]).unwrap().row(0), &[2]);
+    /// ```
+    pub fn planar(points: &[Vec2], r: f32) -> Result<Self> {
+        Self::planar_with_table_size(points, r, default_table_size(points.len() as u32))
+    }
+
+    /// [`Self::planar`] with a table of `table_size` slots ([`Self::with_table_size`]).
+    pub fn planar_with_table_size(points: &[Vec2], r: f32, table_size: u32) -> Result<Self> {
+        let points: Vec<Vec3> = points.iter().map(|p| p.extend(0.0)).collect();
+        Ok(Self {
+            planar: true,
+            ..Self::with_table_size(&points, r, table_size)?
+        })
+    }
+
+    /// Whether the points lie in the plane z = 0 ([`Self::planar`]).
+    pub fn is_planar(&self) -> bool {
+        self.planar
     }
 
     /// The radius r.
@@ -232,7 +271,10 @@ impl NeighbourSearch {
     /// assert_eq!(near.len(), 2);
     /// ```
     pub fn for_each_near(&self, q: Vec3, mut visit: impl FnMut(u32, f32)) {
-        let (lo, hi) = query_range(q, self.params.h, self.params.inv_h);
+        let (lo, hi) = match self.planar {
+            true => query_range_planar(q, self.params.h, self.params.inv_h),
+            false => query_range(q, self.params.h, self.params.inv_h),
+        };
         walk_slots(
             lo,
             hi,
@@ -394,6 +436,20 @@ impl NeighbourSearch {
         Csr::from_rows(rows)
     }
 
+    /// [`Self::query`] for 2D query points (the plane z = 0).
+    ///
+    /// ```
+    /// use gpu_sph::neighbours::NeighbourSearch;
+    /// use glam::Vec2;
+    ///
+    /// let s = NeighbourSearch::planar(&[Vec2::ZERO, Vec2::X], 0.6).unwrap();
+    /// assert_eq!(s.query_planar(&[Vec2::new(0.5, 0.0)]).unwrap().row(0), &[0, 1]);
+    /// ```
+    pub fn query_planar(&self, queries: &[Vec2]) -> Result<Csr> {
+        let q: Vec<Vec3> = queries.iter().map(|p| p.extend(0.0)).collect();
+        self.query(&q)
+    }
+
     /// Every pair (i, j), i < j, closer than r, ascending.
     ///
     /// ```
@@ -489,28 +545,56 @@ impl NeighbourSearch {
 /// assert_eq!(overlapping_spheres(&c, &[1.0, 0.6, 2.0]).unwrap(), vec![(0, 1), (1, 2)]);
 /// ```
 pub fn overlapping_spheres(centres: &[Vec3], radii: &[f32]) -> Result<Vec<(u32, u32)>> {
+    overlapping(centres, radii, "sphere", NeighbourSearch::new)
+}
+
+/// Every pair (i, j), i < j, of discs in the plane that overlap, `|c_i − c_j|² < (r_i + r_j)²`
+/// in `f32`, ascending, each once: [`overlapping_spheres`] in 2D (a planar grid, 9 cells a
+/// query). The broad phase of colliding discs.
+///
+/// ```
+/// use gpu_sph::neighbours::overlapping_discs;
+/// use glam::Vec2;
+///
+/// let c = [Vec2::ZERO, Vec2::new(1.5, 0.0), Vec2::new(0.0, 4.0)];
+/// assert_eq!(overlapping_discs(&c, &[1.0, 0.6, 2.0]).unwrap(), vec![(0, 1)]);
+/// ```
+pub fn overlapping_discs(centres: &[Vec2], radii: &[f32]) -> Result<Vec<(u32, u32)>> {
+    let c3: Vec<Vec3> = centres.iter().map(|c| c.extend(0.0)).collect();
+    overlapping(&c3, radii, "disc", |_, r| {
+        NeighbourSearch::planar(centres, r)
+    })
+}
+
+/// The pairs of overlapping balls (`what`: sphere or disc) whose grid `search` builds.
+fn overlapping(
+    centres: &[Vec3],
+    radii: &[f32],
+    what: &str,
+    search: impl FnOnce(&[Vec3], f32) -> Result<NeighbourSearch>,
+) -> Result<Vec<(u32, u32)>> {
     if centres.len() != radii.len() {
         return Err(Error::input(format!(
-            "{} centres but {} radii: give one radius per sphere",
+            "{} centres but {} radii: give one radius per {what}",
             centres.len(),
             radii.len()
         )));
     }
     if let Some(i) = radii.iter().position(|r| !(r.is_finite() && *r >= 0.0)) {
         return Err(Error::input(format!(
-            "sphere {i} has radius {}: radii must be finite and ≥ 0",
+            "{what} {i} has radius {}: radii must be finite and ≥ 0",
             radii[i]
         )));
     }
     let largest = radii.iter().copied().fold(0.0f32, f32::max);
-    // Spheres of radius 0 only touch coincident centres: any positive cell size finds them.
+    // Balls of radius 0 only touch coincident centres: any positive cell size finds them.
     let reach = if largest > 0.0 {
         // One ulp above 2 r_max, so r_i + r_j (≤ 2 r_max after rounding) < reach.
         f32::from_bits((2.0 * largest).to_bits() + 1)
     } else {
         1.0
     };
-    let search = NeighbourSearch::new(centres, reach)?;
+    let search = search(centres, reach)?;
     Ok((0..centres.len())
         .into_par_iter()
         .flat_map_iter(|i| {
@@ -543,6 +627,10 @@ mod tests {
         assert!(s.in_box(Vec3::ONE, Vec3::ZERO).is_err());
         assert!(overlapping_spheres(&[Vec3::ZERO], &[-1.0]).is_err());
         assert!(overlapping_spheres(&[Vec3::ZERO], &[]).is_err());
+        assert!(NeighbourSearch::planar(&[Vec2::NAN], 1.0).is_err());
+        assert!(NeighbourSearch::planar(&[Vec2::ZERO], -1.0).is_err());
+        let e = overlapping_discs(&[Vec2::ZERO], &[f32::NAN]).unwrap_err();
+        assert!(e.to_string().contains("disc 0 has radius NaN"), "{e}");
     }
 
     #[test]
