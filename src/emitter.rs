@@ -307,7 +307,8 @@ impl Emitter {
 
     /// Fails with one line naming `at` (its place in the file) and the fix when a value is
     /// not finite or out of range, or a point of its layer lies outside the tank (closer than
-    /// s/2 to a wall) or within s of an obstacle.
+    /// s/2 to a wall) or nearer an obstacle than the scenes' fluid starts (the boundary's
+    /// standoff, `scene::obstacle_standoff`).
     pub fn validate(
         &self,
         at: &str,
@@ -380,6 +381,10 @@ impl Emitter {
             )));
         }
         let margin = 0.5 * s * (1.0 - 1e-3);
+        // As the scenes' fluid bodies: no closer to an obstacle than the distance at which one
+        // layer of its boundary particles leaves the fluid at rho0 (nearer, the layer starts
+        // compressed and an explicit pressure blows it off the surface).
+        let standoff = crate::scene::obstacle_standoff(s);
         let (points, _) = self.emit(0, 1, self.start as f64, s);
         for p in points {
             if (p - tank.0).min_element() < margin || (tank.1 - p).min_element() < margin {
@@ -390,10 +395,11 @@ impl Emitter {
             }
             if let Some(i) = obstacles
                 .iter()
-                .position(|o| o.shape.signed_distance(p) < s)
+                .position(|o| o.shape.signed_distance(p) < standoff)
             {
                 return Err(Error::input(format!(
-                    "{at}: the nozzle's point {p} lies inside obstacles[{i}] or within s of it: move the emitter off the obstacle"
+                    "{at}: the nozzle's point {p} lies inside obstacles[{i}] or within {standoff:.4} m of it (the boundary's standoff, {:.2} spacings, where its particles hold the fluid at rho0): move the emitter off the obstacle",
+                    standoff / s
                 )));
             }
         }

@@ -553,7 +553,7 @@ enum Relax {
 
 /// How far off an obstacle's surface a scene's fluid starts, m, at spacing `s`: the largest
 /// [`crate::kernel::Kernel::boundary_standoff`] of the kernels at their default supports.
-fn obstacle_standoff(s: f32) -> f32 {
+pub(crate) fn obstacle_standoff(s: f32) -> f32 {
     crate::kernel::Kernel::ALL
         .iter()
         .map(|k| k.boundary_standoff((k.default_support() * s) as f64, s as f64))

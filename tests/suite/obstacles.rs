@@ -805,6 +805,12 @@ fn bad_emitters_exit_2_with_one_line() {
             "inside obstacles[0]",
         ),
         (
+            // 12 mm off the sphere at s = 10 mm: beyond s but nearer than the boundary's
+            // standoff (1.34 s), where the first layer would start compressed.
+            r#"{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.088, 0.2, 0.15], "direction": [-1, 0, 0], "speed": 1, "end": 1}"#.to_string(),
+            "the boundary's standoff, 1.34 spacings",
+        ),
+        (
             r#"{"nozzle": {"circle": {"radius": 0.02}}, "position": [0.05, 0.2, 0.05], "direction": [1, 0, 0], "speed": 1, "start": 2, "end": 1}"#.to_string(),
             "0 <= start < end",
         ),
