@@ -1087,7 +1087,8 @@ impl SceneDesc {
         for (i, &got) in counts.iter().enumerate() {
             if got == 0 {
                 return Err(Error::input(format!(
-                    "{at}: fluid[{i}] holds no particle at spacing {s} m (none farther than s from the obstacles and s/2 from the walls): enlarge it, move it off the obstacles and walls or use a smaller spacing"
+                    "{at}: fluid[{i}] holds no particle at spacing {s} m (none farther than the boundary's standoff, {:.2} s, from the obstacles and s/2 from the walls): enlarge it, move it off the obstacles and walls or use a smaller spacing",
+                    obstacle_standoff(s) / s
                 )));
             }
         }
