@@ -308,7 +308,7 @@ impl Emitter {
     /// Fails with one line naming `at` (its place in the file) and the fix when a value is
     /// not finite or out of range, or a point of its layer lies outside the tank (closer than
     /// s/2 to a wall) or nearer an obstacle than the scenes' fluid starts (the boundary's
-    /// standoff, `scene::obstacle_standoff`).
+    /// standoff, `obstacle::standoff`).
     pub fn validate(
         &self,
         at: &str,
@@ -384,7 +384,7 @@ impl Emitter {
         // As the scenes' fluid bodies: no closer to an obstacle than the distance at which one
         // layer of its boundary particles leaves the fluid at rho0 (nearer, the layer starts
         // compressed and an explicit pressure blows it off the surface).
-        let standoff = crate::scene::obstacle_standoff(s);
+        let standoff = crate::obstacle::standoff(s);
         let (points, _) = self.emit(0, 1, self.start as f64, s);
         for p in points {
             if (p - tank.0).min_element() < margin || (tank.1 - p).min_element() < margin {

@@ -245,6 +245,17 @@ pub fn refollowed(
         .then(|| boundary(obstacles, s, sp, fp))
 }
 
+/// How far off an obstacle's surface fluid starts, m, at spacing `s` (the scenes' fluid bodies
+/// and the emitters' nozzles): the largest [`crate::kernel::Kernel::boundary_standoff`] of the
+/// kernels at their default supports, where one layer of boundary particles leaves a fluid
+/// lattice at rho0 (1.339 s, Wendland C2's). Nearer, the fluid starts compressed.
+pub fn standoff(s: f32) -> f32 {
+    crate::kernel::Kernel::ALL
+        .iter()
+        .map(|k| k.boundary_standoff((k.default_support() * s) as f64, s as f64))
+        .fold(0.0, f64::max) as f32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

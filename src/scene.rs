@@ -551,15 +551,6 @@ enum Relax {
     Packed,
 }
 
-/// How far off an obstacle's surface a scene's fluid starts, m, at spacing `s`: the largest
-/// [`crate::kernel::Kernel::boundary_standoff`] of the kernels at their default supports.
-pub(crate) fn obstacle_standoff(s: f32) -> f32 {
-    crate::kernel::Kernel::ALL
-        .iter()
-        .map(|k| k.boundary_standoff((k.default_support() * s) as f64, s as f64))
-        .fold(0.0, f64::max) as f32
-}
-
 /// A kernel a relaxation sweep bounds the density by (times m/ρ0 = s³, so that densities come
 /// out relative to ρ0).
 #[derive(Clone, Copy, Debug)]
@@ -1088,7 +1079,7 @@ impl SceneDesc {
             if got == 0 {
                 return Err(Error::input(format!(
                     "{at}: fluid[{i}] holds no particle at spacing {s} m (none farther than the boundary's standoff, {:.2} s, from the obstacles and s/2 from the walls): enlarge it, move it off the obstacles and walls or use a smaller spacing",
-                    obstacle_standoff(s) / s
+                    crate::obstacle::standoff(s) / s
                 )));
             }
         }
@@ -1122,7 +1113,7 @@ impl SceneDesc {
         let mut carved = 0;
         let mut walled = 0;
         // The scene's one standoff from its obstacles (see the carving below).
-        let standoff = obstacle_standoff(s);
+        let standoff = crate::obstacle::standoff(s);
         let mut top = f32::NEG_INFINITY;
         let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         for b in &self.bodies {
