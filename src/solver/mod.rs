@@ -10,7 +10,8 @@
 //! in place of the solves.
 //!
 //! Registration: [`builders`] maps each built-in [`Solver`] to its folder's [`Builders`], from
-//! which [`cpu`] and [`gpu`] build the run's solver; a solver built elsewhere (a test's, a program's) plugs in through `run::CpuSimulation::with_stepper` and
+//! which [`cpu`] and [`gpu`] build the run's solver; a solver built elsewhere (a test's, a
+//! program's) plugs in through `run::CpuSimulation::with_stepper` and
 //! `gpu::fluid::Simulation::with_stages`.
 
 use std::any::Any;
