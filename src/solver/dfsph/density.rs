@@ -249,10 +249,8 @@ pub fn dfsph_density(
         .par_iter()
         .with_min_len(32)
         .map(|&(first, len)| {
-            // Meant to compile the group's walk for AVX2 where present (the same operations,
-            // so the same bits); the walk is not inlined into it (`group_pairs` and its
-            // closures stay calls compiled for the baseline: perf finds no ymm instruction in
-            // this stage), so it runs four-wide SSE either way.
+            // Compiled for AVX2 where present (the same operations, so the same bits): the
+            // finishing sums inline here; the walk picks its AVX2 form itself (`group_pairs`).
             crate::cpu::simd::best(|| {
                 group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
             })

@@ -21,7 +21,29 @@ pub fn group_pairs(
     slot_start: &[u32],
     sp: &SimParams,
     fp: &FluidParams,
+    pair: impl FnMut(usize, usize, Vec3, f32, Image),
+) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::cpu::simd::has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        return unsafe { avx2::group_pairs(first, len, pos, slot_start, sp, fp, pair) };
+    }
+    group_pairs_with(first, len, pos, slot_start, sp, fp, pair, members_within);
+}
+
+/// [`group_pairs`] with the members' distance test `within` ([`members_within`] or its AVX2
+/// lane form), inlined into each.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn group_pairs_with(
+    first: usize,
+    len: usize,
+    pos: &[Vec3],
+    slot_start: &[u32],
+    sp: &SimParams,
+    fp: &FluidParams,
     mut pair: impl FnMut(usize, usize, Vec3, f32, Image),
+    within: impl Fn(&Members, Vec3, &mut [f32; GROUP]) -> u32,
 ) {
     let mut near = [Near::default(); GROUP];
     for (l, w) in near.iter_mut().enumerate().take(len) {
@@ -35,19 +57,14 @@ pub fn group_pairs(
         (qx[l], qy[l], qz[l]) = (q.x, q.y, q.z);
     }
     let live = (1u32 << len) - 1;
+    let members = Members {
+        q: [qx, qy, qz],
+        h2: sp.h2,
+    };
     walk_group(first, pos, slot_start, sp, |j| {
         let xj = pos[j];
         let mut r2s = [0f32; GROUP];
-        let mut inside = 0u32;
-        for l in 0..GROUP {
-            // distance2's operations, so r² is the same bits.
-            let (dx, dy, dz) = (qx[l] - xj.x, qy[l] - xj.y, qz[l] - xj.z);
-            let r2 = dx * dx + dy * dy + dz * dz;
-            r2s[l] = r2;
-            // A positive test, so a NaN distance counts as no neighbour, as on the GPU.
-            inside |= ((r2 < sp.h2) as u32) << l;
-        }
-        inside &= live;
+        let mut inside = within(&members, xj, &mut r2s) & live;
         while inside != 0 {
             let l = inside.trailing_zeros() as usize;
             inside &= inside - 1;
@@ -67,6 +84,69 @@ pub fn group_pairs(
             }
         }
     });
+}
+
+/// Candidate `xj`'s r² to each member (into `r2s`) and the mask of members within h
+/// (bit l: member l), with `distance2`'s operations, so r² is the same bits. A positive
+/// test, so a NaN distance counts as no neighbour, as on the GPU.
+#[inline(always)]
+fn members_within(m: &Members, xj: Vec3, r2s: &mut [f32; GROUP]) -> u32 {
+    let [qx, qy, qz] = &m.q;
+    let mut inside = 0u32;
+    for l in 0..GROUP {
+        let (dx, dy, dz) = (qx[l] - xj.x, qy[l] - xj.y, qz[l] - xj.z);
+        let r2 = dx * dx + dy * dy + dz * dz;
+        r2s[l] = r2;
+        inside |= ((r2 < m.h2) as u32) << l;
+    }
+    inside
+}
+
+/// A group's members one lane each (unused lanes repeat the first and are masked off), and h².
+struct Members {
+    q: [[f32; GROUP]; 3],
+    h2: f32,
+}
+
+/// [`members_within`] in AVX2 intrinsics, the eight members one lane each: LLVM compiled the
+/// portable loop to four-wide SSE with the members' coordinates spilled to the stack (perf,
+/// the walk then 32% of a WCSPH step on the CPU path). The same operations in the same order
+/// (an ordered less-than, false for NaN), so the same bits and the same mask.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use crate::cpu::simd::lanes::norm2;
+    use std::arch::x86_64::*;
+
+    const _: () = assert!(GROUP == 8, "one AVX2 lane per member");
+
+    /// [`super::group_pairs`] compiled for AVX2, its distance test in lanes.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn group_pairs(
+        first: usize,
+        len: usize,
+        pos: &[Vec3],
+        slot_start: &[u32],
+        sp: &SimParams,
+        fp: &FluidParams,
+        pair: impl FnMut(usize, usize, Vec3, f32, Image),
+    ) {
+        group_pairs_with(first, len, pos, slot_start, sp, fp, pair, |m, xj, r2s| {
+            // SAFETY: this function runs only where AVX2 is present; each load and the store
+            // cover exactly the eight lanes of an array.
+            unsafe {
+                let d = [0, 1, 2].map(|a| {
+                    _mm256_sub_ps(_mm256_loadu_ps(m.q[a].as_ptr()), _mm256_set1_ps(xj[a]))
+                });
+                let r2 = norm2(d);
+                _mm256_storeu_ps(r2s.as_mut_ptr(), r2);
+                _mm256_movemask_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(r2, _mm256_set1_ps(m.h2))) as u32
+            }
+        })
+    }
 }
 
 /// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
@@ -166,4 +246,83 @@ pub struct PairList {
     pub pairs: Vec<Vec<Pair>>,
     /// Each group's members, for the pairs' d.
     pub frames: Vec<Frame>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::grid::walk::groups;
+    use crate::grid::{Grid, reorder};
+    use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
+
+    /// Where the CPU has AVX2, the walk's lane test gives the portable test's pairs bit for
+    /// bit and in the same order: a cloud filling a small tank (images at its walls), every
+    /// cell aliased into one slot (T = 1), and a particle at NaN, which no member sees.
+    #[test]
+    fn the_avx2_walk_finds_the_portable_walks_pairs() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let h = 0.2;
+        let cfg = SphConfig::new(
+            2,
+            ConfigOverrides {
+                smoothing_radius: Some(h),
+                spacing: Some(h / 2.0),
+                particle_mass: Some(1.0),
+                rest_density: Some(1.0),
+                table_size: Some(1),
+                group_size: None,
+                kernel: None,
+            },
+        )
+        .unwrap();
+        let sp = cfg.sim_params();
+        let fp = PhysicsConfig::default()
+            .fluid_params(&cfg, Vec3::ZERO, Vec3::ONE, 1.0)
+            .unwrap();
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut pos: Vec<Vec3> = (0..500)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) * 0.98 + 0.01)
+            .collect();
+        pos[17] = Vec3::splat(f32::NAN);
+        let g = Grid::build(&pos, &sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        type Seen = Vec<(usize, usize, [u32; 3], u32, Image)>;
+        fn record(p: &mut Seen) -> impl FnMut(usize, usize, Vec3, f32, Image) + '_ {
+            move |l, j, d, r2, image| {
+                p.push((l, j, d.to_array().map(f32::to_bits), r2.to_bits(), image))
+            }
+        }
+        let (mut total, mut images) = (0, 0);
+        for (first, len) in groups(&sorted[..], &sp) {
+            let (first, len) = (first as usize, len as usize);
+            let (mut best, mut portable) = (Seen::new(), Seen::new());
+            group_pairs(
+                first,
+                len,
+                &sorted,
+                &g.slot_start,
+                &sp,
+                &fp,
+                record(&mut best),
+            );
+            group_pairs_with(
+                first,
+                len,
+                &sorted,
+                &g.slot_start,
+                &sp,
+                &fp,
+                record(&mut portable),
+                members_within,
+            );
+            assert_eq!(best, portable, "group at {first}");
+            total += best.len();
+            images += best.iter().filter(|p| p.4 != 0).count();
+        }
+        assert!(
+            total > 5_000 && images > 0,
+            "{total} pairs, {images} images"
+        );
+    }
 }
