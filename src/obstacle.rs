@@ -201,12 +201,10 @@ pub fn fluid_viscosity(sp: &SimParams, fp: &FluidParams) -> f32 {
 
 /// `solver` for a run whose obstacles are `boundary`: DFSPH's friction flag set when one has
 /// friction ([`crate::params::DfsphParams::friction`]), for a fresh run and a resumed one alike.
-pub fn with_friction_of(solver: SolverParams, boundary: Option<&Boundary>) -> SolverParams {
-    SolverParams(
-        solver
-            .0
-            .with_friction(boundary.is_some_and(Boundary::has_friction)),
-    )
+pub fn with_friction_of(mut solver: SolverParams, boundary: Option<&Boundary>) -> SolverParams {
+    let dp = solver.stages_mut();
+    *dp = dp.with_friction(boundary.is_some_and(Boundary::has_friction));
+    solver
 }
 
 /// The boundary particles of `obstacles` sampled at spacing `s`, for the fluid of `sp` and

@@ -869,11 +869,15 @@ impl Solver {
     }
 }
 
-/// The solver of a run with its parameters, chosen once when the run is set up: both solvers
-/// run on the shared stages, whose uniform block says which pressure they apply
-/// ([`DfsphParams::state_equation`]); everything else asks this what differs between them.
+/// The solver of a run with its parameters, chosen once when the run is set up: which solver
+/// it is, and the uniform block of the stages DFSPH and WCSPH share (whose
+/// [`DfsphParams::state_equation`] says which pressure they apply; a solver of other stages
+/// reads nothing of it).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SolverParams(pub DfsphParams);
+pub struct SolverParams {
+    solver: Solver,
+    stages: DfsphParams,
+}
 
 impl SolverParams {
     /// The solver `solver` names, its stages' block from `dfsph`, validated.
@@ -893,29 +897,48 @@ impl SolverParams {
             false => *dfsph,
         };
         let dp = dfsph.params(cfg, physics)?;
-        Ok(Self(DfsphParams {
-            state_equation: u32::from(solver == Solver::Wcsph),
-            ..dp
-        }))
+        Ok(Self::with_stages(
+            solver,
+            DfsphParams {
+                state_equation: u32::from(solver == Solver::Wcsph),
+                ..dp
+            },
+        ))
+    }
+
+    /// `solver` with the stages' block `stages` as it is (a checkpoint's, a test's).
+    pub fn with_stages(solver: Solver, stages: DfsphParams) -> Self {
+        Self { solver, stages }
+    }
+
+    /// DFSPH or WCSPH, as the block `stages` says ([`DfsphParams::state_equation`]).
+    pub fn of_stages(stages: DfsphParams) -> Self {
+        let solver = match stages.is_wcsph() {
+            true => Solver::Wcsph,
+            false => Solver::Dfsph,
+        };
+        Self { solver, stages }
     }
 
     /// Which solver this is.
     pub fn solver(&self) -> Solver {
-        match self.0.is_wcsph() {
-            true => Solver::Wcsph,
-            false => Solver::Dfsph,
-        }
+        self.solver
     }
 
     /// The stages' uniform block.
     pub fn stages(&self) -> &DfsphParams {
-        &self.0
+        &self.stages
+    }
+
+    /// The stages' uniform block, to bound or flag (the obstacles' speed, friction).
+    pub fn stages_mut(&mut self) -> &mut DfsphParams {
+        &mut self.stages
     }
 
     /// The block of a run whose stages solve for the pressure (DFSPH's tolerances and
     /// iteration cap); `None` for WCSPH, which solves nothing.
     pub fn solves(&self) -> Option<&DfsphParams> {
-        (!self.0.is_wcsph()).then_some(&self.0)
+        (!self.stages.is_wcsph()).then_some(&self.stages)
     }
 
     /// [`Solver::weakly_compressible`] of this solver.
@@ -926,7 +949,7 @@ impl SolverParams {
     /// The run description's solver clause (`--stats` header, checkpoints), naming the run's
     /// `kernel`.
     pub fn describe(&self, kernel: Kernel) -> String {
-        let dp = &self.0;
+        let dp = &self.stages;
         match dp.is_wcsph() {
             true => format!(
                 "; solver WCSPH: {}, dt {}..{} s, λ {}",

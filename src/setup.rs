@@ -406,7 +406,7 @@ impl Setup {
         )?;
         let mut solver = SolverParams::new(spec.solver, &spec.dfsph, &config, &spec.physics)?;
         {
-            let dp = &mut solver.0;
+            let dp = solver.stages_mut();
             let top = crate::obstacle::top_speeds(shapes)
                 .iter()
                 .map(|v| v.length())

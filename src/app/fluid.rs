@@ -1235,7 +1235,7 @@ fn print_last_step(
         println!("{v}");
         return;
     }
-    if let Some(line) = st.solver_line(h.solver) {
+    if let Some(line) = crate::solver::summary(h.solver, st) {
         println!("{line}");
     }
     let p = crate::summary::plain;

@@ -12,5 +12,5 @@ pub mod state;
 pub mod stats;
 
 pub use stage::Stage;
-pub use state::{Particles, RunFrom, Snapshot};
+pub use state::{Carry, Particles, RunFrom, Snapshot};
 pub use stats::{SolverStats, StatsBlock};

@@ -73,3 +73,12 @@ pub struct RunFrom {
     /// The energy particles that left through open sides took away since the start, J.
     pub removed_energy: f64,
 }
+
+/// What a solver carries from one step to the next besides the particles (DFSPH: the last dt
+/// and the iteration budget), as the shared layer holds it: opaque to all but the solver, which
+/// reads and writes it (`solver::dfsph::DfsphCarry::to_carry`, `from_carry`);
+/// checkpoints store it as it is. The default, JSON's `null`, is a fresh run's: the solver starts
+/// from its own defaults.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(transparent)]
+pub struct Carry(pub serde_json::Value);

@@ -60,24 +60,6 @@ pub struct StepStats {
     pub stopped_d: bool,
 }
 
-impl StepStats {
-    /// The solver's own line of a run's summary: DFSPH's last step (both solves' iterations and
-    /// residuals, the density error); none for WCSPH, whose state the general line says.
-    pub fn solver_line(&self, solver: crate::params::Solver) -> Option<String> {
-        (solver == crate::params::Solver::Dfsph).then(|| {
-            format!(
-                "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
-                self.iterations_v,
-                self.iterations_d,
-                self.residual_v,
-                self.residual_d,
-                self.density_error_mean,
-                self.density_error_max
-            )
-        })
-    }
-}
-
 /// When a run counts as diverged, besides non-finite values and particles outside the tank.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Guards {

@@ -27,14 +27,7 @@ use crate::params::{FluidParams, SimParams, Solver, SolverParams};
 
 pub mod dfsph;
 
-/// What a solver carries from one step to the next besides the particles (DFSPH: the last dt
-/// and the iteration budget), as the shared layer holds it: opaque to all but the solver, which
-/// reads and writes it ([`dfsph::DfsphCarry::to_carry`], [`dfsph::DfsphCarry::from_carry`]);
-/// checkpoints store it as it is. The default, JSON's `null`, is a fresh run's: the solver starts
-/// from its own defaults.
-#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
-#[serde(transparent)]
-pub struct Carry(pub serde_json::Value);
+pub use crate::core::Carry;
 
 /// A solver on the CPU reference path, as `run::CpuSimulation` steps it. The state it is
 /// handed and returns is in the order the GPU holds it (the grid's slot order after a step).
@@ -156,8 +149,12 @@ pub struct Builders {
     pub cpu: BuildCpu,
     /// The run's solver on the GPU path, its passes built beside `grid`'s and `fluid`'s.
     pub gpu: BuildGpu,
-    /// Whether `carry` reads as the carried state of the solver's runs; Err says what does not.
+    /// Whether the parameters and `carry` read as the solver's (a checkpoint's check); Err
+    /// says what does not.
     pub check_carry: fn(&SolverParams, &Carry) -> std::result::Result<(), String>,
+    /// The solver's own line of a run's summary from its last step's row (`None`: the general
+    /// line says all).
+    pub summary: fn(&crate::run::StepStats) -> Option<String>,
 }
 
 /// The registration of the built-in solvers: each [`Solver`] the command line names, to its
@@ -165,7 +162,8 @@ pub struct Builders {
 /// here.
 pub fn builders(solver: Solver) -> &'static Builders {
     match solver {
-        Solver::Dfsph | Solver::Wcsph => &dfsph::run::BUILDERS,
+        Solver::Dfsph => &dfsph::run::DFSPH,
+        Solver::Wcsph => &dfsph::run::WCSPH,
     }
 }
 
@@ -189,8 +187,13 @@ pub fn gpu(
     (builders(solver.solver()).gpu)(solver, grid, fluid, sp, fp)
 }
 
-/// Whether `carry` reads as the carried state of `solver`'s runs (a checkpoint's check);
-/// Err says what does not.
+/// Whether `solver`'s parameters and `carry` read as the solver's (a checkpoint's check); Err
+/// says what does not.
 pub fn check_carry(solver: &SolverParams, carry: &Carry) -> std::result::Result<(), String> {
     (builders(solver.solver()).check_carry)(solver, carry)
+}
+
+/// The solver's own line of a run's summary from its last step's row `st` ([`Builders::summary`]).
+pub fn summary(solver: Solver, st: &crate::run::StepStats) -> Option<String> {
+    (builders(solver).summary)(st)
 }

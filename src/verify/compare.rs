@@ -450,7 +450,7 @@ pub(crate) struct Checked {
     pub(crate) rows: Vec<StageReport>,
     pub(crate) first: Option<String>,
     pub(crate) next: Particles,
-    pub(crate) carry: crate::solver::Carry,
+    pub(crate) carry: crate::core::Carry,
     pub(crate) block: StatsBlock,
 }
 /// Collects a step's rows and remembers the first that fails.

@@ -17,7 +17,6 @@ use crate::cpu;
 use crate::gpu::GpuNeighbours;
 use crate::grid::{self, Grid};
 use crate::params::SimParams;
-use crate::solver;
 
 pub mod compare;
 pub use compare::*;
@@ -127,17 +126,17 @@ pub fn verify(
 
 /// One step checked stage by stage by the checker of the solver `sim` runs (each solver with
 /// a checker registers it here; DFSPH's and WCSPH's is
-/// [`crate::solver::dfsph::verify::check_dfsph_step`]).
+/// [`crate::solver::dfsph::verify::check_step`]).
 fn check_step(
     sim: &crate::gpu::fluid::Simulation,
     state: &Particles,
-    carry: &solver::Carry,
+    carry: &crate::core::Carry,
     boundary: Option<&crate::boundary::Boundary>,
     tol: f64,
     step: u64,
 ) -> Result<Checked> {
-    if let Ok(d) = solver::dfsph::verify::stages_of(sim) {
-        return solver::dfsph::verify::check_dfsph_step(sim, d, state, carry, boundary, tol, step);
+    if crate::solver::dfsph::verify::stages_of(sim).is_ok() {
+        return crate::solver::dfsph::verify::check_step(sim, state, carry, boundary, tol, step);
     }
     Err(crate::Error::input(format!(
         "--verify has no stage-by-stage checker for the {} solver: run it without --verify",
@@ -146,8 +145,8 @@ fn check_step(
 }
 
 /// `--verify --steps K`: GPU and CPU take each step of the run from the same state and every
-/// stage's output is compared ([`check_dfsph_step`], for either solver the
-/// simulation runs), then the GPU is resynchronised to the CPU's state so errors do not
+/// stage's output is compared (by the checker of the solver the simulation runs,
+/// [`check_step`]), then the GPU is resynchronised to the CPU's state so errors do not
 /// compound. The steps go through the run's own driver loop ([`crate::run::drive`]) with the
 /// CPU reference as the state it carries: moving obstacles are placed at each step's start
 /// time and sent to both paths, the emitters' layers join as in a run (the GPU's
@@ -165,7 +164,7 @@ pub fn verify_solver_steps(
     let fp = sim.fluid_params;
     let mut verified = Verified {
         sim,
-        carry: solver::Carry::default(),
+        carry: crate::core::Carry::default(),
         state: start.clone(),
         boundary: obstacles.cloned(),
         tol,
@@ -228,7 +227,7 @@ pub fn verify_solver_steps(
 struct Verified<'a> {
     sim: &'a crate::gpu::fluid::Simulation,
     state: Particles,
-    carry: solver::Carry,
+    carry: crate::core::Carry,
     boundary: Option<crate::boundary::Boundary>,
     tol: f64,
     step: u64,
@@ -297,7 +296,7 @@ impl crate::run::Backend for Verified<'_> {
         })
     }
 
-    fn carry(&self) -> Result<solver::Carry> {
+    fn carry(&self) -> Result<crate::core::Carry> {
         Ok(self.carry.clone())
     }
 

@@ -45,7 +45,7 @@ fn setup(
 fn parity_of(state: &Particles, sp: &SimParams, fp: &FluidParams, dp: &DfsphParams, steps: u64) {
     let Some(ctx) = common::gpu() else { return };
     let tol = tolerance(&ctx);
-    let sim = Simulation::with_solver(ctx, sp, fp, &SolverParams(*dp), state).unwrap();
+    let sim = Simulation::with_solver(ctx, sp, fp, &SolverParams::of_stages(*dp), state).unwrap();
     let report =
         verify::verify_solver_steps(&sim, state, None, &Default::default(), steps, tol).unwrap();
     assert!(
@@ -174,7 +174,7 @@ fn viscous_substeps_match_the_cpu_pass_by_pass() {
     );
     assert_eq!(tr.timestep.substeps, 4, "{:?}", tr.timestep);
     let tol = tolerance(&ctx);
-    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::of_stages(dp), &state).unwrap();
     let report =
         verify::verify_solver_steps(&sim, &state, None, &Default::default(), 2, tol).unwrap();
     assert!(report.pass, "{}", report.to_table());
@@ -256,7 +256,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
         vec![Vec3::splat(0.5), Vec3::new(0.5 + 0.5 * h, 0.5, 0.5)],
         vec![Vec3::new(0.2, 0.0, 0.0), Vec3::new(-0.2, 0.0, 0.0)],
     );
-    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::of_stages(dp), &state).unwrap();
     sim.step(1).unwrap();
     let snap = sim.snapshot().unwrap();
     let st = snap.solver.expect("DFSPH statistics");
@@ -292,7 +292,7 @@ fn dfsph_passes_on_the_gpu_give_the_worked_examples() {
 fn a_dfsph_step_encodes_two_dispatches_per_iteration_it_may_run() {
     let Some(ctx) = common::gpu() else { return };
     let (state, sp, fp, dp) = scene_setup(SceneKind::DamBreak, 20_000, None, 0);
-    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams(dp), &state).unwrap();
+    let sim = Simulation::with_solver(ctx, &sp, &fp, &SolverParams::of_stages(dp), &state).unwrap();
     let g = &sim.grid;
     // dispatches_per_build() = 3 + 2L (hash, scan, scatter, order, reorder, density); the
     // rest: dfsph_blocks, the coarse levels' two, each solve's first rate pass, dfsph_accel,

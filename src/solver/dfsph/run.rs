@@ -43,7 +43,7 @@ impl CpuDfsph {
 
 impl CpuSolver for CpuDfsph {
     fn name(&self) -> &'static str {
-        SolverParams(self.dp).solver().name()
+        SolverParams::of_stages(self.dp).solver().name()
     }
 
     fn step(
@@ -101,12 +101,46 @@ impl CpuSolver for CpuDfsph {
     }
 }
 
-/// How a run builds DFSPH or WCSPH ([`crate::solver::builders`]).
-pub static BUILDERS: crate::solver::Builders = crate::solver::Builders {
+/// How a run builds DFSPH ([`crate::solver::builders`]).
+pub static DFSPH: crate::solver::Builders = crate::solver::Builders {
+    summary: dfsph_summary,
+    ..WCSPH
+};
+
+/// How a run builds WCSPH: DFSPH's stages and their carried state, no solve to summarise.
+pub static WCSPH: crate::solver::Builders = crate::solver::Builders {
     cpu: |solver, carry| Ok(Box::new(CpuDfsph::new(solver, carry)?)),
     gpu: |solver, grid, fluid, sp, fp| Ok(Box::new(gpu(solver, grid, fluid, sp, fp)?)),
-    check_carry: |solver, carry| super::DfsphCarry::from_carry(carry, solver.stages()).map(|_| ()),
+    check_carry,
+    summary: |_| None,
 };
+
+/// Whether `solver`'s block is its own (WCSPH's with the equation of state, DFSPH's without)
+/// and `carry` reads as the family's carried state.
+fn check_carry(solver: &SolverParams, carry: &Carry) -> std::result::Result<(), String> {
+    let dp = solver.stages();
+    if SolverParams::of_stages(*dp).solver() != solver.solver() {
+        return Err(format!(
+            "the solver is {} but its parameters are the other solver's",
+            solver.solver().name()
+        ));
+    }
+    super::DfsphCarry::from_carry(carry, dp).map(|_| ())
+}
+
+/// The summary's line of a DFSPH run: its last step's solves (iterations and residuals) and
+/// density error.
+fn dfsph_summary(st: &crate::run::StepStats) -> Option<String> {
+    Some(format!(
+        "DFSPH last step: {} + {} iterations (residuals {:.3e}, {:.3e}), density error mean {:.3e} max {:.3e}",
+        st.iterations_v,
+        st.iterations_d,
+        st.residual_v,
+        st.residual_d,
+        st.density_error_mean,
+        st.density_error_max
+    ))
+}
 
 /// The stages' passes for `solver`, beside `grid`'s and `fluid`'s.
 pub fn gpu(
@@ -197,11 +231,11 @@ impl GpuDfsph {
 
 impl GpuSolver for GpuDfsph {
     fn name(&self) -> &'static str {
-        SolverParams(self.dp).solver().name()
+        SolverParams::of_stages(self.dp).solver().name()
     }
 
     fn weakly_compressible(&self) -> bool {
-        SolverParams(self.dp).weakly_compressible()
+        SolverParams::of_stages(self.dp).weakly_compressible()
     }
 
     fn density(&self) -> &wgpu::Buffer {
