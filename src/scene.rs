@@ -628,6 +628,141 @@ impl PackKernel {
     }
 }
 
+/// The points of a packing around each other, the tank's walls as the simulation's mirror
+/// images ([`relax_packing`]).
+struct PackWalk {
+    grid: BoxGrid,
+    /// The tank's corners (`tank_min`, `tank_max`).
+    tank: (Vec3, Vec3),
+    /// Whether images across two and three walls count (the packed fill's).
+    corners: bool,
+}
+
+impl PackWalk {
+    /// Calls f(j, x_i − x_j, r², false) for every j within h of point i (i itself included),
+    /// then f(j, x_i − x_j', r², true) for each image x_j' of such a j across the tank's walls
+    /// that lies within h of it (an image is farther than its original, so no other j has one).
+    fn each(
+        &self,
+        points: &[Vec3],
+        cells: &[Vec<u32>],
+        i: usize,
+        h: f32,
+        f: &mut dyn FnMut(usize, Vec3, f32, bool),
+    ) {
+        let (tank_min, tank_max) = self.tank;
+        let grid = &self.grid;
+        let h2 = h * h;
+        let x = points[i];
+        // The walls within h of x, in the order x−, x+, y−, …; the first near wall per axis
+        // for the images across two and three walls.
+        let mut walls = [(0usize, 0.0f32); 6];
+        let mut n_walls = 0;
+        let mut per_axis = [None; 3];
+        for a in 0..3 {
+            for plane in [tank_min[a], tank_max[a]] {
+                if (x[a] - plane).abs() < h {
+                    walls[n_walls] = (a, plane);
+                    n_walls += 1;
+                    per_axis[a] = per_axis[a].or(Some(plane));
+                }
+            }
+        }
+        let corners = self.corners && per_axis.iter().flatten().count() >= 2;
+        for q in grid.around(grid.key(x)) {
+            for &j in &cells[q] {
+                let xj = points[j as usize];
+                let e = x - xj;
+                let r2 = e.length_squared();
+                if r2 >= h2 {
+                    continue;
+                }
+                f(j as usize, e, r2, false);
+                for &(a, plane) in &walls[..n_walls] {
+                    let mut image = xj;
+                    image[a] = 2.0 * plane - xj[a];
+                    let e = x - image;
+                    let r2 = e.length_squared();
+                    if r2 < h2 {
+                        f(j as usize, e, r2, true);
+                    }
+                }
+                if corners {
+                    for subset in [0b011u8, 0b101, 0b110, 0b111] {
+                        let mut image = xj;
+                        let mut all = true;
+                        for (a, plane) in per_axis.iter().enumerate() {
+                            if subset & (1 << a) != 0 {
+                                match plane {
+                                    Some(plane) => image[a] = 2.0 * plane - xj[a],
+                                    None => all = false,
+                                }
+                            }
+                        }
+                        let e = x - image;
+                        let r2 = e.length_squared();
+                        if all && r2 < h2 {
+                            f(j as usize, e, r2, true);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One sweep's λ_i = −C_i/(Σ_k |∇_k C_i|²) of every point (C_i = max(ρ_i/ρ_b − 1, 0)
+    /// against the bound ρ_b = `bound` with `kernel`, images included); `None` where no
+    /// density exceeds the bound by more than `tolerance` (nothing to move).
+    #[allow(clippy::too_many_arguments)]
+    fn lambdas(
+        &self,
+        points: &[Vec3],
+        cells: &[Vec<u32>],
+        kernel: PackKernel,
+        bound: f32,
+        tolerance: f32,
+        s: f32,
+        parallel: bool,
+    ) -> Option<Vec<f32>> {
+        use rayon::prelude::*;
+        let density = |i: usize| {
+            let (mut rho, mut own, mut others) = (0.0f32, Vec3::ZERO, 0.0f32);
+            self.each(points, cells, i, kernel.h, &mut |j, e, r2, image| {
+                rho += kernel.w(r2);
+                if (image || j != i) && r2 > 0.0 {
+                    let g = kernel.grad(e, r2);
+                    own += g;
+                    others += g.length_squared();
+                }
+            });
+            (rho, others + own.length_squared())
+        };
+        let (densities, denominators): (Vec<f32>, Vec<f32>) = if parallel {
+            (0..points.len()).into_par_iter().map(density).unzip()
+        } else {
+            (0..points.len()).map(density).unzip()
+        };
+        if densities.iter().all(|&r| r <= bound * (1.0 + tolerance)) {
+            return None;
+        }
+        let lambda = densities
+            .iter()
+            .zip(&denominators)
+            .map(|(&rho, &d)| {
+                let c = (rho / bound - 1.0).max(0.0);
+                // C > 0 needs neighbours closer than h, so the sum is positive; the floor
+                // only keeps coincident points (zero gradient) finite.
+                if c > 0.0 {
+                    -c / d.max(1e-12 / (s * s))
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        Some(lambda)
+    }
+}
+
 /// Relaxes a random packing: moves the points of `points` (in the box `[lo, lo + size]`, each
 /// move kept only where `keep` accepts it) until no point's density exceeds its bound, or the
 /// sweeps run out ([`Relax`] says which kernels, bounds and sweeps). The tank's walls
@@ -686,72 +821,12 @@ fn relax_packing(
         })
         .collect();
     let reach = kernels.iter().map(|k| k.h).fold(0.0, f32::max);
-    let grid = BoxGrid::new(lo, size, reach);
-    // Calls f(j, x_i − x_j, r², false) for every j within h of point i (i itself included),
-    // then f(j, x_i − x_j', r², true) for each image x_j' of such a j across the tank's walls
-    // that lies within h of it (an image is farther than its original, so no other j has one).
-    let near = |points: &[Vec3],
-                cells: &[Vec<u32>],
-                i: usize,
-                h: f32,
-                f: &mut dyn FnMut(usize, Vec3, f32, bool)| {
-        let h2 = h * h;
-        let x = points[i];
-        // The walls within h of x, in the order x−, x+, y−, …; the first near wall per axis
-        // for the images across two and three walls.
-        let mut walls = [(0usize, 0.0f32); 6];
-        let mut n_walls = 0;
-        let mut per_axis = [None; 3];
-        for a in 0..3 {
-            for plane in [tank_min[a], tank_max[a]] {
-                if (x[a] - plane).abs() < h {
-                    walls[n_walls] = (a, plane);
-                    n_walls += 1;
-                    per_axis[a] = per_axis[a].or(Some(plane));
-                }
-            }
-        }
-        let corners = relax == Relax::Packed && per_axis.iter().flatten().count() >= 2;
-        for q in grid.around(grid.key(x)) {
-            for &j in &cells[q] {
-                let xj = points[j as usize];
-                let e = x - xj;
-                let r2 = e.length_squared();
-                if r2 >= h2 {
-                    continue;
-                }
-                f(j as usize, e, r2, false);
-                for &(a, plane) in &walls[..n_walls] {
-                    let mut image = xj;
-                    image[a] = 2.0 * plane - xj[a];
-                    let e = x - image;
-                    let r2 = e.length_squared();
-                    if r2 < h2 {
-                        f(j as usize, e, r2, true);
-                    }
-                }
-                if corners {
-                    for subset in [0b011u8, 0b101, 0b110, 0b111] {
-                        let mut image = xj;
-                        let mut all = true;
-                        for (a, plane) in per_axis.iter().enumerate() {
-                            if subset & (1 << a) != 0 {
-                                match plane {
-                                    Some(plane) => image[a] = 2.0 * plane - xj[a],
-                                    None => all = false,
-                                }
-                            }
-                        }
-                        let e = x - image;
-                        let r2 = e.length_squared();
-                        if all && r2 < h2 {
-                            f(j as usize, e, r2, true);
-                        }
-                    }
-                }
-            }
-        }
+    let walk = PackWalk {
+        grid: BoxGrid::new(lo, size, reach),
+        tank: (tank_min, tank_max),
+        corners: relax == Relax::Packed,
     };
+    let grid = &walk.grid;
     // The packed fill keeps its points as far apart as the random sequential addition drew
     // them: the kernels are flat near r = 0, so the density alone would let a pair close in.
     let hard_core = RANDOM_MIN_DISTANCE * s;
@@ -769,50 +844,18 @@ fn relax_packing(
         for (i, &p) in points.iter().enumerate() {
             cells[grid.index(grid.key(p))].push(i as u32);
         }
-        let density = |i: usize| {
-            let (mut rho, mut own, mut others) = (0.0f32, Vec3::ZERO, 0.0f32);
-            near(points, &cells, i, kernel.h, &mut |j, e, r2, image| {
-                rho += kernel.w(r2);
-                if (image || j != i) && r2 > 0.0 {
-                    let g = kernel.grad(e, r2);
-                    own += g;
-                    others += g.length_squared();
-                }
-            });
-            (rho, others + own.length_squared())
-        };
-        let (densities, denominators): (Vec<f32>, Vec<f32>) = if parallel {
-            (0..points.len()).into_par_iter().map(density).unzip()
-        } else {
-            (0..points.len()).map(density).unzip()
-        };
-        let tolerance = tolerances[k];
-
-        if densities.iter().all(|&r| r <= bound * (1.0 + tolerance)) {
+        let Some(lambda) = walk.lambdas(points, &cells, kernel, bound, tolerances[k], s, parallel)
+        else {
             clean += 1;
             if clean == kernels.len() {
                 break;
             }
             continue;
-        }
+        };
         clean = 0;
-        let lambda: Vec<f32> = densities
-            .iter()
-            .zip(&denominators)
-            .map(|(&rho, &d)| {
-                let c = (rho / bound - 1.0).max(0.0);
-                // C > 0 needs neighbours closer than h, so the sum is positive; the floor
-                // only keeps coincident points (zero gradient) finite.
-                if c > 0.0 {
-                    -c / d.max(1e-12 / (s * s))
-                } else {
-                    0.0
-                }
-            })
-            .collect();
         let shift = |i: usize| {
             let mut m = Vec3::ZERO;
-            near(points, &cells, i, kernel.h, &mut |j, e, r2, image| {
+            walk.each(points, &cells, i, kernel.h, &mut |j, e, r2, image| {
                 if (image || j != i) && r2 > 0.0 {
                     m += kernel.grad(e, r2) * ((lambda[i] + lambda[j]) * omega);
                     if relax == Relax::Packed && r2 < hard_core * hard_core {

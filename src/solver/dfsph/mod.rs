@@ -610,6 +610,85 @@ pub fn dfsph_step(
     dfsph_step_with(record, state, carry, start, b, None, sp, fp, dp)
 }
 
+/// A step's non-pressure part ([`non_pressure`]): the first substep's accelerations and
+/// viscous row sums, the step, the velocities after the first substep and each later
+/// substep's accelerations and velocities (kept when recording).
+struct NonPressure {
+    acc: Vec<Vec3>,
+    viscous_rate: Vec<f32>,
+    timestep: Timestep,
+    predicted: Vec<Vec3>,
+    substeps: Vec<(Vec<Vec3>, Vec<Vec3>)>,
+}
+
+/// The non-pressure accelerations (`dfsph_accel`, with the viewer's force `interaction` after
+/// it, as the GPU dispatches `interact` after each `dfsph_accel`), the step they allow
+/// (`dfsph_timestep` from the last step's `dt_v`) and their substeps applied to `vel`
+/// (`dfsph_predict`), the obstacles' friction power credited to `power` per substep. The later
+/// substeps take the accelerations again at the velocities the last one left, at the same
+/// positions and densities (the first substep's S_i stands).
+#[allow(clippy::too_many_arguments)]
+fn non_pressure(
+    record: bool,
+    sorted: &Particles,
+    vel: &mut [Vec3],
+    da: &DensityAlpha,
+    b: Option<&Boundary>,
+    interaction: Option<&InteractParams>,
+    power: &mut [f32],
+    dt_v: f32,
+    sp: &SimParams,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> NonPressure {
+    let forces = |vel: &[Vec3]| {
+        // The obstacles' friction, where an obstacle has one (`DfsphParams::friction`).
+        let friction = b.filter(|_| dp.friction != 0);
+        let mut a = timed(Stage::DfsphAccel, || {
+            dfsph_accel_with(&sorted.pos, vel, &da.density, &da.pairs, friction, sp, fp)
+        });
+        if let Some(ip) = interaction {
+            interact(&sorted.pos, &mut a.acc, ip);
+        }
+        a
+    };
+    let Accel {
+        acc,
+        rate: viscous_rate,
+        power: friction_power,
+    } = forces(vel);
+    let ts = timed(Stage::DfsphTimestep, || {
+        dfsph_timestep(vel, &acc, &viscous_rate, &da.density, dt_v, sp, fp, dp)
+    });
+    timed(Stage::DfsphPredict, || {
+        dfsph_predict(vel, &acc, ts.dt_sub);
+        credit_friction(power, &friction_power, ts.dt_sub / ts.dt);
+    });
+    let predicted = vel.to_vec();
+    let mut substeps = Vec::new();
+    for _ in 1..ts.substeps {
+        let Accel {
+            acc: a,
+            power: friction_power,
+            ..
+        } = forces(vel);
+        timed(Stage::DfsphPredict, || {
+            dfsph_predict(vel, &a, ts.dt_sub);
+            credit_friction(power, &friction_power, ts.dt_sub / ts.dt);
+        });
+        if record {
+            substeps.push((a, vel.to_vec()));
+        }
+    }
+    NonPressure {
+        acc,
+        viscous_rate,
+        timestep: ts,
+        predicted,
+        substeps,
+    }
+}
+
 /// [`dfsph_step`] with the viewer's mouse force: stage `interact` adds it to the non-pressure
 /// accelerations of every substep, before the time step reads them, as the GPU's step
 /// dispatches it after each `dfsph_accel`.
@@ -654,48 +733,20 @@ pub fn dfsph_step_with(
         ),
         None => SolveTrace::default(),
     };
-    let forces = |vel: &[Vec3]| {
-        // The obstacles' friction, where an obstacle has one (`DfsphParams::friction`).
-        let friction = b.filter(|_| dp.friction != 0);
-        let mut a = timed(Stage::DfsphAccel, || {
-            dfsph_accel_with(&sorted.pos, vel, &da.density, &da.pairs, friction, sp, fp)
-        });
-        if let Some(ip) = interaction {
-            interact(&sorted.pos, &mut a.acc, ip);
-        }
-        a
-    };
-    let Accel {
-        acc,
-        rate: viscous_rate,
-        power: friction_power,
-    } = forces(&vel);
-    let ts = timed(Stage::DfsphTimestep, || {
-        dfsph_timestep(&vel, &acc, &viscous_rate, &da.density, dt_v, sp, fp, dp)
-    });
-    let (dt, v_max) = (ts.dt, ts.v_max);
-    timed(Stage::DfsphPredict, || {
-        dfsph_predict(&mut vel, &acc, ts.dt_sub);
-        credit_friction(&mut power, &friction_power, ts.dt_sub / ts.dt);
-    });
-    let predicted = vel.clone();
-    // The later substeps: the non-pressure accelerations again at the velocities the last
-    // substep left, at the same positions and densities (the first substep's S_i stands).
-    let mut substeps = Vec::new();
-    for _ in 1..ts.substeps {
-        let Accel {
-            acc: a,
-            power: friction_power,
-            ..
-        } = forces(&vel);
-        timed(Stage::DfsphPredict, || {
-            dfsph_predict(&mut vel, &a, ts.dt_sub);
-            credit_friction(&mut power, &friction_power, ts.dt_sub / ts.dt);
-        });
-        if record {
-            substeps.push((a, vel.clone()));
-        }
-    }
+    let np = non_pressure(
+        record,
+        &sorted,
+        &mut vel,
+        &da,
+        b,
+        interaction,
+        &mut power,
+        dt_v,
+        sp,
+        fp,
+        dp,
+    );
+    let (dt, v_max) = (np.timestep.dt, np.timestep.v_max);
     let (density, eos) = match &coarse {
         Some(coarse) => {
             let density = solve(
@@ -750,11 +801,11 @@ pub fn dfsph_step_with(
         start: da,
         coarse,
         divergence,
-        acc,
-        viscous_rate,
-        timestep: ts,
-        predicted,
-        substeps,
+        acc: np.acc,
+        viscous_rate: np.viscous_rate,
+        timestep: np.timestep,
+        predicted: np.predicted,
+        substeps: np.substeps,
         density,
         eos,
         next,
