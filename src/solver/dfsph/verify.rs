@@ -53,46 +53,111 @@ fn verify_solve(
 ) -> Result<()> {
     let d = stages_of(sim)?;
     let g = &sim.grid;
-    let n = g.bufs.n.get() as usize;
-    let name = which.name();
-    let q = &g.ctx.queue;
-    let sums = &d.solves[match which {
-        solver::dfsph::Solve::Divergence => 0,
-        solver::dfsph::Solve::Density => 1,
-    }]
-    .kappa_sum;
-    let kappa_row = |stage: &str, got: &[f32], want: &[f32], applied: usize| match scales {
-        Some(sc) => compare_against(stage, got, want, &sc.kappa(want, applied), tol),
-        None => compare_scaled(stage, got, want, tol),
+    let c = SolveCheck {
+        d,
+        g,
+        n: g.bufs.n.get() as usize,
+        which,
+        name: which.name(),
+        tr,
+        scales,
+        tol,
     };
-    // The density solve's residual ρ*/ρ0 − 1 is a difference of numbers near 1: judged
-    // relative to |x| + 1 (as `DensityScales`).
-    let residual_scale = |x: f32| match scales {
-        Some(_) => (x as f64).abs() + 1.0,
-        None => own_scale(x as f64),
-    };
-    // A rate pass's rows: κ, the residuals, and the total (the same integer where the
-    // residuals have the same bits; its mean within the tolerance elsewhere).
-    let rate_rows = |out: &mut Rows, it: usize| -> Result<()> {
-        let rate = tr.rates.get(it).cloned().unwrap_or_default();
+    // Every pass runs on the CPU's inputs, so a row judges that pass's own rounding.
+    g.write_vec3(&g.bufs.sorted_vel, start_vel);
+    g.run(|g, e| d.encode_start(g, e, which))?;
+    c.rate_rows(out, 0)?;
+    let mut it = 0usize;
+    loop {
+        let done = c.control_row(out, it, cap)?;
+        // The CPU's state after iteration `it`: its rate pass and increments, and the Σ κ and
+        // velocities they were computed at; none after its last.
+        let next = tr.rates.get(it).zip(tr.kappas.get(it));
+        let Some((rate, kappa)) = next.filter(|_| !done && it < cap as usize) else {
+            break;
+        };
+        let vel = match it {
+            0 => start_vel,
+            _ => &tr.velocities[it - 1][..],
+        };
+        c.correction_rows(out, it, rate, kappa, vel)?;
+        it += 1;
+        c.update_rows(out, it, kappa, vel)?;
+        c.rate_rows(out, it)?;
+    }
+    if it < cap as usize {
+        c.skip_row(out, it)?;
+    }
+    Ok(())
+}
+
+/// What the rows of one checked solve ([`verify_solve`]) share: the stages, the grid, the
+/// particle count, the solve and its CPU trace, the density solve's scales and the tolerance.
+struct SolveCheck<'a> {
+    d: &'a crate::solver::dfsph::gpu::GpuDfsph,
+    g: &'a crate::grid::gpu::GpuNeighbours,
+    n: usize,
+    which: solver::dfsph::Solve,
+    name: &'static str,
+    tr: &'a solver::dfsph::SolveTrace,
+    scales: Option<&'a DensityScales<'a>>,
+    tol: f64,
+}
+
+impl SolveCheck<'_> {
+    /// The solve's Σ κ on the GPU.
+    fn sums(&self) -> &wgpu::Buffer {
+        &self.d.solves[match self.which {
+            solver::dfsph::Solve::Divergence => 0,
+            solver::dfsph::Solve::Density => 1,
+        }]
+        .kappa_sum
+    }
+
+    /// A κ row, judged against the density solve's scales where it has them.
+    fn kappa_row(&self, stage: &str, got: &[f32], want: &[f32], applied: usize) -> StageReport {
+        match self.scales {
+            Some(sc) => compare_against(stage, got, want, &sc.kappa(want, applied), self.tol),
+            None => compare_scaled(stage, got, want, self.tol),
+        }
+    }
+
+    /// The scale a residual is judged at: the density solve's residual ρ*/ρ0 − 1 is a
+    /// difference of numbers near 1, so relative to |x| + 1 (as `DensityScales`).
+    fn residual_scale(&self, x: f32) -> f64 {
+        match self.scales {
+            Some(_) => (x as f64).abs() + 1.0,
+            None => own_scale(x as f64),
+        }
+    }
+
+    /// A rate pass's rows: κ, the residuals, and the total (the same integer where the
+    /// residuals have the same bits; its mean within the tolerance elsewhere).
+    fn rate_rows(&self, out: &mut Rows, it: usize) -> Result<()> {
+        let (d, g, n, name, tol) = (self.d, self.g, self.n, self.name, self.tol);
+        let rate = self.tr.rates.get(it).cloned().unwrap_or_default();
         let got = g.read_f32(&d.kappa, n)?;
         out.push(
-            kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, it + 1),
+            self.kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, it + 1),
             Some(it),
         );
         let got = g.read_f32(&d.residual, n)?;
-        let scale: Vec<f64> = rate.residual.iter().map(|&e| residual_scale(e)).collect();
+        let scale: Vec<f64> = rate
+            .residual
+            .iter()
+            .map(|&e| self.residual_scale(e))
+            .collect();
         out.push(
             compare_against(&format!("{name}.rate.e"), &got, &rate.residual, &scale, tol),
             Some(it),
         );
-        let total = d.read_total(g, which, it as u32)?;
+        let total = d.read_total(g, self.which, it as u32)?;
         let (got_mean, want_mean) = (total.mean(n as u32), rate.total.mean(n as u32));
         let mut row = compare_against(
             &format!("{name}.rate.residual"),
             &[got_mean],
             &[want_mean],
-            &[residual_scale(want_mean)],
+            &[self.residual_scale(want_mean)],
             tol,
         );
         if tol == 0.0 && total != rate.total {
@@ -101,20 +166,19 @@ fn verify_solve(
         }
         out.push(row, Some(it));
         Ok(())
-    };
-    // Every pass runs on the CPU's inputs, so a row judges that pass's own rounding.
-    g.write_vec3(&g.bufs.sorted_vel, start_vel);
-    g.run(|g, e| d.encode_start(g, e, which))?;
-    rate_rows(out, 0)?;
-    let (eta, min_it) = match which {
-        solver::dfsph::Solve::Divergence => (d.dp.eta_v, solver::dfsph::MIN_ITERATIONS[0]),
-        solver::dfsph::Solve::Density => (d.dp.eta_d, solver::dfsph::MIN_ITERATIONS[1]),
-    };
-    let mut it = 0usize;
-    loop {
-        // The decision the next passes take, from the GPU's total (the passes themselves are
-        // judged by the rows below and by the step's iteration counts).
-        let total = d.read_total(g, which, it as u32)?;
+    }
+
+    /// The decision the passes after iteration `it` take, from the GPU's total (the passes
+    /// themselves are judged by the other rows and by the step's iteration counts), against
+    /// the CPU's; where the solve ends there, its iteration counts too. Returns whether it
+    /// ends.
+    fn control_row(&self, out: &mut Rows, it: usize, cap: u32) -> Result<bool> {
+        let (d, n, name, tr) = (self.d, self.n, self.name, self.tr);
+        let (eta, min_it) = match self.which {
+            solver::dfsph::Solve::Divergence => (d.dp.eta_v, solver::dfsph::MIN_ITERATIONS[0]),
+            solver::dfsph::Solve::Density => (d.dp.eta_d, solver::dfsph::MIN_ITERATIONS[1]),
+        };
+        let total = d.read_total(self.g, self.which, it as u32)?;
         let mut got_state = tr
             .states
             .get(it.wrapping_sub(1))
@@ -140,8 +204,8 @@ fn verify_solve(
             "",
             &[got_state.residual],
             &[want.residual],
-            &[residual_scale(want.residual)],
-            tol,
+            &[self.residual_scale(want.residual)],
+            self.tol,
         );
         state_row.pass &= res.pass;
         state_row.mismatches += res.mismatches;
@@ -149,77 +213,112 @@ fn verify_solve(
         state_row.max_rel_error = res.max_rel_error;
         state_row.worst = state_row.worst.or(res.worst);
         out.push(state_row, Some(it));
-        // The CPU's state after iteration `it`: its rate pass and increments, and the Σ κ and
-        // velocities they were computed at; none after its last.
-        let next = tr.rates.get(it).zip(tr.kappas.get(it));
-        let Some((rate, kappa)) = next.filter(|_| !got_state.done && it < cap as usize) else {
+        let ends = got_state.done
+            || it >= cap as usize
+            || tr.rates.get(it).is_none()
+            || tr.kappas.get(it).is_none();
+        if ends {
             let counts = compare_exact(
                 &format!("{name}.iterations"),
                 &[got_state.iterations, got_state.done as u32],
                 &[want.iterations, 1],
             );
             out.push(counts, None);
-            break;
-        };
-        let ks = match it {
-            0 => vec![0.0; n],
-            _ => tr.kappa_sums[it - 1].clone(),
-        };
-        let vel = match it {
-            0 => start_vel,
-            _ => &tr.velocities[it - 1][..],
-        };
-        d.write_totals(q, which, it as u32, &[rate.total]);
-        if let Some(c) = tr.corrections.iter().find(|c| c.k == it as u32) {
-            q.write_buffer(&d.residual, 0, bytemuck::cast_slice(&rate.residual));
-            q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&rate.kappa));
-            q.write_buffer(sums, 0, bytemuck::cast_slice(&ks));
-            g.write_vec3(&g.bufs.sorted_vel, vel);
-            g.run(|g, e| d.encode_correction(g, e, which, it as u32))?;
-            let got = g.read_u32(&d.coarse_rhs, 2 * c.rhs.len())?;
-            out.push(
-                compare_exact(&format!("{name}.restrict"), &got, &fixed_words(&c.rhs)),
-                Some(it),
-            );
-            let got = g.read_f32(&d.coarse_work, c.solution.y.len())?;
-            out.push(
-                compare_scaled(&format!("{name}.coarse"), &got, &c.solution.y, tol),
-                Some(it),
-            );
-            let got = g.read_f32(&d.kappa, n)?;
-            out.push(
-                kappa_row(&format!("{name}.prolong"), &got, kappa, it + 1),
-                Some(it),
-            );
         }
-        // The pressure update of iteration it + 1 from the CPU's increments, velocities and Σ κ.
-        q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
-        q.write_buffer(sums, 0, bytemuck::cast_slice(&ks));
+        Ok(ends)
+    }
+
+    /// The Σ κ the CPU's iteration `it` started from (zero before the first).
+    fn kappa_sums_before(&self, it: usize) -> Vec<f32> {
+        match it {
+            0 => vec![0.0; self.n],
+            _ => self.tr.kappa_sums[it - 1].clone(),
+        }
+    }
+
+    /// Iteration `it`'s coarse correction, where one follows it, from the CPU's rate pass,
+    /// increments `kappa`, Σ κ and velocities `vel`: the residual on the cells, the coarse
+    /// solution and the prolonged increments.
+    fn correction_rows(
+        &self,
+        out: &mut Rows,
+        it: usize,
+        rate: &solver::dfsph::Rate,
+        kappa: &[f32],
+        vel: &[Vec3],
+    ) -> Result<()> {
+        let (d, g, n, name, which) = (self.d, self.g, self.n, self.name, self.which);
+        let q = &g.ctx.queue;
+        d.write_totals(q, which, it as u32, &[rate.total]);
+        let Some(c) = self.tr.corrections.iter().find(|c| c.k == it as u32) else {
+            return Ok(());
+        };
+        q.write_buffer(&d.residual, 0, bytemuck::cast_slice(&rate.residual));
+        q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&rate.kappa));
+        q.write_buffer(
+            self.sums(),
+            0,
+            bytemuck::cast_slice(&self.kappa_sums_before(it)),
+        );
         g.write_vec3(&g.bufs.sorted_vel, vel);
-        d.write_totals(q, which, it as u32 + 1, &[Default::default()]);
-        it += 1;
+        g.run(|g, e| d.encode_correction(g, e, which, it as u32))?;
+        let got = g.read_u32(&d.coarse_rhs, 2 * c.rhs.len())?;
+        out.push(
+            compare_exact(&format!("{name}.restrict"), &got, &fixed_words(&c.rhs)),
+            Some(it),
+        );
+        let got = g.read_f32(&d.coarse_work, c.solution.y.len())?;
+        out.push(
+            compare_scaled(&format!("{name}.coarse"), &got, &c.solution.y, self.tol),
+            Some(it),
+        );
+        let got = g.read_f32(&d.kappa, n)?;
+        out.push(
+            self.kappa_row(&format!("{name}.prolong"), &got, kappa, it + 1),
+            Some(it),
+        );
+        Ok(())
+    }
+
+    /// The pressure update of iteration `it` from the CPU's increments `kappa`, the velocities
+    /// `vel` and Σ κ before it: the velocities and Σ κ after it; then the GPU holds the CPU's
+    /// for the rate pass that follows.
+    fn update_rows(&self, out: &mut Rows, it: usize, kappa: &[f32], vel: &[Vec3]) -> Result<()> {
+        let (d, g, n, name, which, tr) = (self.d, self.g, self.n, self.name, self.which, self.tr);
+        let q = &g.ctx.queue;
+        let sums = self.sums();
+        q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
+        q.write_buffer(
+            sums,
+            0,
+            bytemuck::cast_slice(&self.kappa_sums_before(it - 1)),
+        );
+        g.write_vec3(&g.bufs.sorted_vel, vel);
+        d.write_totals(q, which, it as u32, &[Default::default()]);
         g.run(|g, e| d.encode_pressure(g, e, which, it as u32))?;
         let want = flat(&tr.velocities[it - 1]);
         let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
         out.push(
-            compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, tol),
+            compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, self.tol),
             Some(it),
         );
         let want = &tr.kappa_sums[it - 1];
         let got = g.read_f32(sums, n)?;
         out.push(
-            kappa_row(&format!("{name}.kappa_sum"), &got, want, it),
+            self.kappa_row(&format!("{name}.kappa_sum"), &got, want, it),
             Some(it),
         );
         g.write_vec3(&g.bufs.sorted_vel, &tr.velocities[it - 1]);
         q.write_buffer(sums, 0, bytemuck::cast_slice(want));
-        g.run(|g, e| d.encode_rate(g, e, which, it as u32))?;
-        rate_rows(out, it)?;
+        g.run(|g, e| d.encode_rate(g, e, which, it as u32))
     }
-    // The iteration after the last must do nothing on the GPU: its passes decide so from the
-    // last total.
-    if it < cap as usize {
-        if let Some(r) = tr.rates.last() {
+
+    /// The iteration after the last, `it` + 1, must do nothing on the GPU: its passes decide
+    /// so from the last total.
+    fn skip_row(&self, out: &mut Rows, it: usize) -> Result<()> {
+        let (d, g, n, name, which) = (self.d, self.g, self.n, self.name, self.which);
+        let q = &g.ctx.queue;
+        if let Some(r) = self.tr.rates.last() {
             d.write_totals(q, which, it as u32, &[r.total]);
         }
         d.write_totals(q, which, it as u32 + 1, &[Default::default()]);
@@ -238,8 +337,8 @@ fn verify_solve(
             ),
             None,
         );
+        Ok(())
     }
-    Ok(())
 }
 
 /// WCSPH's pressure in a checked step, pass by pass from the CPU's inputs: `dfsph_eos`'s κ,
