@@ -271,6 +271,59 @@ pub fn corrects_after(k: u32) -> bool {
     k % 2 == 0
 }
 
+/// The coarse correction after iteration `k` of a solve: the residual `rate.residual`
+/// restricted to the coarse cells (`dfsph_restrict`), solved there (`dfsph_coarse`) and
+/// prolonged into the increments `kappa` (`dfsph_prolong`), at the Σ κ `kappa_sum` so far.
+#[allow(clippy::too_many_arguments)]
+fn correction(
+    which: Solve,
+    k: u32,
+    sorted: &Particles,
+    rate: &Rate,
+    da: &DensityAlpha,
+    coarse: &Coarse,
+    kappa_sum: &[f32],
+    kappa: &mut [f32],
+    dt: f32,
+    fp: &FluidParams,
+    dp: &DfsphParams,
+) -> Correction {
+    let cp = &coarse.cp;
+    let rhs = timed(Stage::DfsphRestrict, || {
+        dfsph_restrict(
+            which,
+            k,
+            &sorted.pos,
+            &rate.residual,
+            kappa_sum,
+            &da.density,
+            &da.alpha,
+            cp,
+        )
+    });
+    let solution = timed(Stage::DfsphCoarse, || {
+        dfsph_coarse(&coarse.rows, coarse.op.anchors, &rhs, cp)
+    });
+    timed(Stage::DfsphProlong, || {
+        dfsph_prolong(
+            which,
+            k,
+            &sorted.pos,
+            &rate.residual,
+            kappa_sum,
+            &da.density,
+            &da.alpha,
+            &solution.y,
+            kappa,
+            dt,
+            fp,
+            dp,
+            cp,
+        )
+    });
+    Correction { k, rhs, solution }
+}
+
 /// Runs one solve from velocities `vel` (updated in place), the mirror of the GPU's sequence
 /// rate → control → [restrict → coarse → prolong] → (pressure → rate → control → …)*, the
 /// coarse correction after the even iterations ([`corrects_after`]), κ_sum starting from 0.
@@ -304,7 +357,6 @@ pub fn solve(
         ..Default::default()
     };
     let mut state = SolveState::default();
-    let cp = &coarse.cp;
     let mut kappa = Vec::new();
     for k in 0u32.. {
         if k > 0 {
@@ -365,39 +417,20 @@ pub fn solve(
         }
         kappa.clone_from(&rate.kappa);
         if corrects_after(k) {
-            let rhs = timed(Stage::DfsphRestrict, || {
-                dfsph_restrict(
-                    which,
-                    k,
-                    &sorted.pos,
-                    &rate.residual,
-                    &tr.kappa_sum,
-                    &da.density,
-                    &da.alpha,
-                    cp,
-                )
-            });
-            let solution = timed(Stage::DfsphCoarse, || {
-                dfsph_coarse(&coarse.rows, coarse.op.anchors, &rhs, cp)
-            });
-            timed(Stage::DfsphProlong, || {
-                dfsph_prolong(
-                    which,
-                    k,
-                    &sorted.pos,
-                    &rate.residual,
-                    &tr.kappa_sum,
-                    &da.density,
-                    &da.alpha,
-                    &solution.y,
-                    &mut kappa,
-                    dt,
-                    fp,
-                    dp,
-                    cp,
-                )
-            });
-            tr.corrections.push(Correction { k, rhs, solution });
+            let c = correction(
+                which,
+                k,
+                sorted,
+                &rate,
+                da,
+                coarse,
+                &tr.kappa_sum,
+                &mut kappa,
+                dt,
+                fp,
+                dp,
+            );
+            tr.corrections.push(c);
         }
         if record {
             tr.rates.push(rate);
