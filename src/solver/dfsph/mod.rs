@@ -861,7 +861,7 @@ mod tests {
 
     use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
 
-    fn setup(h: f32, tank: f32) -> (SimParams, FluidParams, DfsphParams) {
+    pub(super) fn setup(h: f32, tank: f32) -> (SimParams, FluidParams, DfsphParams) {
         let cfg = SphConfig::new(
             2,
             ConfigOverrides {

@@ -253,7 +253,6 @@ mod tests {
     use super::*;
     use crate::grid::walk::groups;
     use crate::grid::{Grid, reorder};
-    use crate::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 
     /// Where the CPU has AVX2, the walk's lane test gives the portable test's pairs bit for
     /// bit and in the same order: a cloud filling a small tank (images at its walls), every
@@ -262,24 +261,8 @@ mod tests {
     fn the_avx2_walk_finds_the_portable_walks_pairs() {
         use rand::rngs::Xoshiro256PlusPlus;
         use rand::{RngExt, SeedableRng};
-        let h = 0.2;
-        let cfg = SphConfig::new(
-            2,
-            ConfigOverrides {
-                smoothing_radius: Some(h),
-                spacing: Some(h / 2.0),
-                particle_mass: Some(1.0),
-                rest_density: Some(1.0),
-                table_size: Some(1),
-                group_size: None,
-                kernel: None,
-            },
-        )
-        .unwrap();
-        let sp = cfg.sim_params();
-        let fp = PhysicsConfig::default()
-            .fluid_params(&cfg, Vec3::ZERO, Vec3::ONE, 1.0)
-            .unwrap();
+        // A small tank of unit side: a third of the cloud lies within h of a wall.
+        let (sp, fp, _) = crate::solver::dfsph::tests::setup(0.2, 1.0);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
         let mut pos: Vec<Vec3> = (0..500)
             .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) * 0.98 + 0.01)
