@@ -126,7 +126,7 @@ pub fn verify(
 
 /// One step checked stage by stage by the checker of the solver `sim` runs (each solver with
 /// a checker registers it here; DFSPH's and WCSPH's is
-/// [`crate::solver::dfsph::verify::check_step`]).
+/// [`crate::solver::dfsph::verify::check_dfsph_step`]).
 fn check_step(
     sim: &crate::gpu::fluid::Simulation,
     state: &Particles,
@@ -135,8 +135,9 @@ fn check_step(
     tol: f64,
     step: u64,
 ) -> Result<Checked> {
-    if crate::solver::dfsph::verify::stages_of(sim).is_ok() {
-        return crate::solver::dfsph::verify::check_step(sim, state, carry, boundary, tol, step);
+    use crate::solver::dfsph::verify::{check_dfsph_step, stages_of};
+    if let Ok(d) = stages_of(sim) {
+        return check_dfsph_step(sim, d, state, carry, boundary, tol, step);
     }
     Err(crate::Error::input(format!(
         "--verify has no stage-by-stage checker for the {} solver: run it without --verify",

@@ -737,18 +737,6 @@ impl Checker<'_> {
     }
 }
 
-/// DFSPH's and WCSPH's `--verify` checker: [`check_dfsph_step`] on `sim`'s stages.
-pub(crate) fn check_step(
-    sim: &crate::gpu::fluid::Simulation,
-    state: &Particles,
-    carry: &solver::Carry,
-    boundary: Option<&crate::boundary::Boundary>,
-    tol: f64,
-    step: u64,
-) -> Result<Checked> {
-    check_dfsph_step(sim, stages_of(sim)?, state, carry, boundary, tol, step)
-}
-
 /// The stages of `sim` when they are DFSPH's and WCSPH's (this checker's).
 pub(crate) fn stages_of(
     sim: &crate::gpu::fluid::Simulation,
