@@ -31,8 +31,9 @@ struct SimParams {
     // DFSPH's kernel (src/kernel/mod.rs Kernel::id); the stages call kernel_w and kernel_grad
     // of the file src/shaders.rs prepends for it, which read kernel_a and kernel_b.
     kernel: u32,
+    // 1 in a 2D run (points in the plane z = 0): a query visits the plane's 3 x 3 cells.
+    planar: u32,
     _pad1: u32,
-    _pad2: u32,
     kernel_a: vec4<f32>,
     kernel_b: vec4<f32>,
 }
@@ -341,12 +342,22 @@ fn poly6_term(r2: f32, inv_h2: f32) -> f32 {
 
 // The inclusive cell range of a neighbour query around p: cells of p − h and p + h (the 27
 // around p; see src/grid/key.rs query_range for why not simply cell_of(p) ± 1).
+// A 2D run's query keeps the plane's cell layer, z = 0, alone (src/grid/key.rs
+// query_range_planar): 9 cells instead of 27.
 fn query_lo(p: vec3<f32>, params: SimParams) -> vec3<i32> {
-    return cell_of(p - vec3<f32>(params.h), params.inv_h);
+    var lo = cell_of(p - vec3<f32>(params.h), params.inv_h);
+    if params.planar != 0u {
+        lo.z = 0;
+    }
+    return lo;
 }
 
 fn query_hi(p: vec3<f32>, lo: vec3<i32>, params: SimParams) -> vec3<i32> {
-    return min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
+    var hi = min(cell_of(p + vec3<f32>(params.h), params.inv_h), lo + vec3<i32>(MAX_QUERY_SPAN - 1));
+    if params.planar != 0u {
+        hi.z = 0;
+    }
+    return hi;
 }
 
 // The particles [begin, end) of block w when `blocks` workgroups share n particles in

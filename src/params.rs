@@ -43,6 +43,17 @@ pub struct SphConfig {
     /// The solvers' smoothing kernel ([`crate::kernel`]); density-only runs sum poly6.
     #[serde(default, skip_serializing_if = "is_default_kernel")]
     pub kernel: Kernel,
+    /// The dimension of the run's space, 2 or 3 ([`SphConfig::dim`]).
+    #[serde(default = "three", skip_serializing_if = "is_three")]
+    pub dim: u32,
+}
+
+fn three() -> u32 {
+    3
+}
+
+fn is_three(d: &u32) -> bool {
+    *d == 3
 }
 
 fn is_default_kernel(k: &Kernel) -> bool {
@@ -66,6 +77,8 @@ pub struct ConfigOverrides {
     pub group_size: Option<u32>,
     /// DFSPH's smoothing kernel (default: [`Kernel::WendlandC2`]).
     pub kernel: Option<Kernel>,
+    /// The dimension, 2 or 3 (default: 3).
+    pub dim: Option<u32>,
 }
 
 fn positive_finite(name: &str, example: &str, value: f32) -> Result<f32> {
@@ -167,6 +180,12 @@ impl SphConfig {
                 "group size must be 1 to {group}, got {g}: pass e.g. --group-size {group}"
             )));
         }
+        let dim = o.dim.unwrap_or(3);
+        if !(2..=3).contains(&dim) {
+            return Err(Error::input(format!(
+                "--dim must be 2 or 3, got {dim}: pass --dim 2 for a run in the plane z = 0"
+            )));
+        }
         let config = Self {
             particles,
             table_size,
@@ -176,6 +195,7 @@ impl SphConfig {
             rest_density,
             group_size: o.group_size,
             kernel: o.kernel.unwrap_or_default(),
+            dim,
         };
         // The derived constants must be representable too, or densities would be inf or 0.
         let p = config.sim_params();
@@ -255,7 +275,14 @@ impl SphConfig {
     /// ρ0 / Σ_lattice W ([`Kernel::lattice_sum`]).
     pub fn lattice_mass_of_kernel(&self) -> f32 {
         let (s, h) = (self.spacing as f64, self.smoothing_radius as f64);
-        (self.rest_density as f64 / self.kernel.lattice_sum(h, s)) as f32
+        (self.rest_density as f64 / self.kernel.lattice_sum(h, s, self.dim)) as f32
+    }
+
+    /// Whether the run is two-dimensional: its particles lie in the plane z = 0, its
+    /// neighbour walks visit the 3 × 3 cells of that plane, its kernels carry their 2D
+    /// normalisation and its lattice sums run over the square lattice.
+    pub fn planar(&self) -> bool {
+        self.dim == 2
     }
 
     /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
@@ -318,8 +345,12 @@ impl SphConfig {
         // Poly6 (Müller et al. 2003): W(r,h) = 315/(64π h⁹)(h² − r²)³
         //                                    = 315/(64π h³)(1 − r²/h²)³.
         // The second form keeps every intermediate in f32 range for any sane h.
-        let poly6_norm = 315.0 / (64.0 * std::f64::consts::PI * h64.powi(3));
-        let [a0, a1, a2, a3, b0, b1, b2, b3] = self.kernel.uniforms(h64);
+        // In 2D, 4/(π h²)(1 − r²/h²)³ (its integral over the disc of radius h is one).
+        let poly6_norm = match self.dim {
+            2 => 4.0 / (std::f64::consts::PI * h64 * h64),
+            _ => 315.0 / (64.0 * std::f64::consts::PI * h64.powi(3)),
+        };
+        let [a0, a1, a2, a3, b0, b1, b2, b3] = self.kernel.uniforms(h64, self.dim);
         SimParams {
             n: self.particles,
             table_size: self.table_size,
@@ -336,7 +367,8 @@ impl SphConfig {
             inv_h2: (1.0 / (h64 * h64)) as f32,
             density_scale: (self.particle_mass as f64 * poly6_norm) as f32,
             kernel: self.kernel.id(),
-            _pad1: [0; 2],
+            planar: u32::from(self.planar()),
+            _pad1: 0,
             kernel_a: [a0, a1, a2, a3],
             kernel_b: [b0, b1, b2, b3],
         }
@@ -405,8 +437,11 @@ pub struct SimParams {
     /// DFSPH's kernel, [`Kernel::id`]: which of [`crate::kernel`]'s files the CPU stages
     /// evaluate (the GPU's were compiled with its WGSL file).
     pub kernel: u32,
+    /// 1 in a 2D run (the plane z = 0): a walk's query visits the 3 × 3 cells around a point
+    /// in that plane ([`crate::grid::key::query_range_of`]); 0 in 3D.
+    pub planar: u32,
     #[doc(hidden)]
-    pub _pad1: [u32; 2],
+    pub _pad1: u32,
     /// The kernel's first four constants ([`Kernel::uniforms`]).
     pub kernel_a: [f32; 4],
     /// Its next four.
@@ -433,6 +468,11 @@ impl crate::kernel::Uniforms for SimParams {
 }
 
 impl SimParams {
+    /// The dimension of the run's space, 2 ([`SimParams::planar`]) or 3.
+    pub fn dim(&self) -> u32 {
+        if self.planar != 0 { 2 } else { 3 }
+    }
+
     /// A grid's parameters for `n` particles in `table_size` slots with neighbours within
     /// `h`, the rest zero: the neighbour queries' and the tests' block (no kernel of DFSPH's
     /// constants, no poly6 density scale).
@@ -749,6 +789,14 @@ impl PhysicsConfig {
         fluid_height: f32,
     ) -> Result<FluidParams> {
         self.check()?;
+        if cfg.planar() && self.viscosity != 0.0 {
+            // Müller et al.'s viscosity kernel has the Laplacian (45/(π h⁶))(h − r) in 3D
+            // only: in the plane its Laplacian is not of that form.
+            return Err(Error::input(format!(
+                "--viscosity {} (Müller et al. 2003's kernel) is three-dimensional: a 2D run takes --kinematic-viscosity NU, the standard SPH viscosity, instead",
+                self.viscosity
+            )));
+        }
         let c = match self.sound_speed {
             // `check` has held it finite, > 0 and within MAX_SOUND_SPEED.
             Some(c) => c,
@@ -795,7 +843,8 @@ impl PhysicsConfig {
             slip_lo: [slip, slip, slip, 0.0],
             slip_hi: [slip, slip, slip, 0.0],
             kinematic_viscosity: nu,
-            viscosity_factor: 10.0 * nu,
+            // 2(d + 2): 10 in 3D, 8 in 2D (Monaghan 2005, eq. 6.6).
+            viscosity_factor: (2 * (cfg.dim + 2)) as f32 * nu,
             _pad: [0.0; 2],
         })
     }
@@ -1004,8 +1053,8 @@ pub struct DfsphConfig {
 /// Under-relaxation is the textbook cure (IISPH takes ω = 0.5, Ihmsen et al. 2014). Worked
 /// values: Wendland C2 0.69 at h = 2 s, 0.29 at h = 3 s (the default); the cubic spline 0.64
 /// at h = 2 s.
-pub fn dfsph_relaxation(kernel: Kernel, h_over_s: f64) -> f32 {
-    let lambda = kernel.lambda_max(h_over_s);
+pub fn dfsph_relaxation(kernel: Kernel, h_over_s: f64, dim: u32) -> f32 {
+    let lambda = kernel.lambda_max(h_over_s, dim);
     if lambda > 0.0 {
         (JACOBI_MARGIN * 2.0 / lambda).min(1.0) as f32
     } else {
@@ -1216,7 +1265,7 @@ impl CoarseParams {
     /// The coarse grid of a tank (`fp`) for support `h`, spacing `s`, particle mass and ρ0:
     /// cells of at least [`COARSE_CELL_SUPPORTS`] h tiling the tank exactly (grown where the tank
     /// would need more than `MAX_COARSE_CELLS`), halved per axis down to at most 2.
-    pub fn new(fp: &FluidParams, kernel: Kernel, h: f32, s: f32, mass: f32) -> Self {
+    pub fn new(fp: &FluidParams, kernel: Kernel, h: f32, s: f32, mass: f32, dim: u32) -> Self {
         use crate::core::limits::{MAX_COARSE_CELLS, MAX_COARSE_LEVELS};
         let lo = [
             fp.tank_min[0] as f64,
@@ -1248,7 +1297,7 @@ impl CoarseParams {
             }
             d = d.map(|x| x.div_ceil(2));
         }
-        let s2 = kernel.lattice_gradient_energy(h as f64, s as f64, mass as f64);
+        let s2 = kernel.lattice_gradient_energy(h as f64, s as f64, mass as f64, dim);
         Self {
             dims: [dims[0], dims[1], dims[2], count as u32],
             origin: [fp.tank_min[0], fp.tank_min[1], fp.tank_min[2], 0.0],
@@ -1356,7 +1405,11 @@ impl DfsphConfig {
         let eta_v = self.divergence_tolerance;
         let eta_d = self.density_tolerance;
         let relaxation = self.relaxation.unwrap_or_else(|| {
-            dfsph_relaxation(cfg.kernel, cfg.smoothing_radius as f64 / cfg.spacing as f64)
+            dfsph_relaxation(
+                cfg.kernel,
+                cfg.smoothing_radius as f64 / cfg.spacing as f64,
+                cfg.dim,
+            )
         });
         let dt_min = positive_finite("smallest time step", "--min-dt 1e-6", self.dt_min)?;
         let dt_max = dfsph_dt_max(

@@ -170,6 +170,9 @@ pub struct SceneDesc {
     /// Per wall (indexed by [`Side`]), its own slip length, m (f32::INFINITY free slip);
     /// `None` where the run's `wall_slip_length` applies.
     pub slip: [Option<f32>; 6],
+    /// A 2D scene ([`SceneDesc::planar`]): its tank and bodies span z from −s/2 to s/2, so a
+    /// lattice fill is the one layer of points at z = 0, and a jitter moves them in x and y.
+    pub planar: bool,
 }
 
 /// Particles plus the tank that holds them.
@@ -976,6 +979,74 @@ impl SceneDesc {
             emitters: Vec::new(),
             open: 0,
             slip: [None; 6],
+            planar: false,
+        }
+    }
+
+    /// The 2D form of built-in scene `kind` with `n` particles at spacing `s`: the 3D
+    /// scene's section through its tank in the plane z = 0, its bodies lattices of one layer
+    /// at z = 0 sized for n points. The dam break is a column a wide and 2a high in a tank 5a
+    /// long (Martin & Moyce 1952's geometry, the 2D dam break of Koshizuka & Oka 1996 and of
+    /// DualSPHysics' and SPlisHSPlasH's 2D scenes); `cube` a square block resting on the
+    /// floor in the middle of a tank twice its side (the hydrostatic tank); `drop` a square
+    /// block falling into a pool two thirds of the water. `random` has no 2D form (its
+    /// packing is 3D): a run's set-up refuses it, and here it stands for the dam break.
+    pub fn builtin_planar(kind: SceneKind, n: usize, s: f32) -> Self {
+        let sqrt = |x: f64| x.sqrt().round().max(1.0) as u32;
+        let half = 0.5 * s;
+        let plane = |x0: f32, y0: f32, x1: f32, y1: f32, count: usize| {
+            Body::new(
+                Shape::Box {
+                    min: [x0, y0, -half],
+                    max: [x1, y1, half],
+                },
+                count,
+            )
+        };
+        let (tank_max, bodies) = match kind {
+            SceneKind::DamBreak | SceneKind::Random => {
+                let nx = sqrt(n as f64 / 2.0);
+                let ny = div_ceil(n, nx as usize);
+                let a = nx as f32 * s;
+                let height = ny as f32 * s;
+                (
+                    Vec3::new(5.0 * a, 1.5 * height.max(2.0 * a), half),
+                    vec![plane(0.0, 0.0, a, height, n)],
+                )
+            }
+            SceneKind::Cube => {
+                let m = (n as f64).sqrt().ceil().max(1.0) as u32;
+                let side = m as f32 * s;
+                let mut body = plane(0.5 * side, 0.0, 1.5 * side, side, n);
+                body.jitter = 0.1;
+                (Vec3::new(2.0 * side, 2.0 * side, half), vec![body])
+            }
+            SceneKind::Drop => {
+                let n_block = n / 3;
+                let n_pool = n - n_block;
+                let nx = sqrt(n_pool as f64 / 0.5).max(2);
+                let pool_h = div_ceil(n_pool, nx as usize) as f32 * s;
+                let width = nx as f32 * s;
+                let nb = (n_block as f64).sqrt().ceil() as u32;
+                let block = nb as f32 * s;
+                let x0 = (width - block) * 0.5;
+                let y0 = pool_h + block;
+                let mut bodies = vec![plane(0.0, 0.0, width, pool_h, n_pool)];
+                if n_block > 0 {
+                    bodies.push(plane(x0, y0, x0 + block, y0 + block, n_block));
+                }
+                (Vec3::new(width, pool_h + 3.0 * block.max(s), half), bodies)
+            }
+        };
+        Self {
+            tank_min: Vec3::new(0.0, 0.0, -half),
+            tank_max,
+            bodies,
+            obstacles: Vec::new(),
+            emitters: Vec::new(),
+            open: 0,
+            slip: [None; 6],
+            planar: true,
         }
     }
 
@@ -1171,7 +1242,8 @@ impl SceneDesc {
                 }
                 Fill::Packed => {
                     let (origin, size, n) = packed_box(b, s);
-                    if size.min_element() < GLASS_MIN_SIDE * s {
+                    // A 2D scene's glass would need a 2D relaxation: its lattice instead.
+                    if self.planar || size.min_element() < GLASS_MIN_SIDE * s {
                         // Too thin for a glass: the lattice it stands for.
                         let (origin, dims, cap) = lattice_of(b, s);
                         let mut points = Vec::new();
@@ -1218,11 +1290,14 @@ impl SceneDesc {
             if b.jitter > 0.0 {
                 let j = b.jitter;
                 for p in &mut points {
-                    let d = Vec3::new(
+                    let mut d = Vec3::new(
                         rng.random_range(-j..j),
                         rng.random_range(-j..j),
                         rng.random_range(-j..j),
                     );
+                    if self.planar {
+                        d.z = 0.0;
+                    }
                     *p += d * s;
                 }
             }
@@ -1282,7 +1357,16 @@ impl SceneChoice {
     /// The scene with `n` particles (a built-in one; a described one ignores `n`) at spacing
     /// `s` with the randomness of `seed`.
     pub fn build(&self, n: usize, s: f32, seed: u64) -> Result<Scene> {
+        self.build_in(n, s, seed, 3)
+    }
+
+    /// [`SceneChoice::build`] in `dim` dimensions: a built-in scene's 2D form
+    /// ([`SceneDesc::builtin_planar`]) in 2D; a described scene is as its file says.
+    pub fn build_in(&self, n: usize, s: f32, seed: u64, dim: u32) -> Result<Scene> {
         match self {
+            Self::Builtin(kind) if dim == 2 => {
+                Ok(SceneDesc::builtin_planar(*kind, n, s).fill(s, seed).0)
+            }
             Self::Builtin(kind) => Ok(Scene::new(*kind, n, s, seed)),
             Self::Described { name, desc } => desc.build(name, s, seed),
         }
@@ -1421,6 +1505,7 @@ mod tests {
             emitters: Vec::new(),
             open: 0,
             slip: [None; 6],
+            planar: false,
         };
         let (scene, counts) = desc.fill(s, 0);
         assert!(scene.walled > 0);

@@ -411,6 +411,7 @@ impl SceneFile {
             open: crate::scene::Side::mask(&self.tank.open),
             // Checked when the file was read.
             slip: self.tank.wall_slips("").unwrap_or_default(),
+            planar: false,
         }
     }
 }

@@ -160,9 +160,11 @@ pub fn sized_scene(
     // A built-in scene is sized by N, so N and T are checked before it is built; a file's
     // bodies decide N (their fill is bounded by the description's checks), and a run holds at
     // most that many plus what its emitters add.
+    let dim = SphConfig::new(1, overrides)?.dim;
+    check_planar_choice(choice, dim)?;
     let (n, emitted) = match choice {
         SceneChoice::Builtin(kind) => {
-            check_builtin_fits(*kind, particles, s)?;
+            check_builtin_fits(*kind, particles, s, dim)?;
             (particles, 0)
         }
         SceneChoice::Described { desc, name } => {
@@ -187,18 +189,72 @@ pub fn sized_scene(
         check_limits(limits, cfg.particles, cfg.table_size)?;
     }
     before_build(n)?;
-    Ok((choice.build(n as usize, s, seed)?, emitted))
+    Ok((choice.build_in(n as usize, s, seed, dim)?, emitted))
+}
+
+/// Refuses, in a 2D run, the scenes that have no 2D form yet, in one line naming what a 2D
+/// run takes: the built-in `random` (its packing is 3D) and scene files (their shapes,
+/// obstacles and emitters are 3D).
+fn check_planar_choice(choice: &SceneChoice, dim: u32) -> Result<()> {
+    const TAKES: &str = "a 2D run takes the built-in scenes dam-break, cube (a resting tank) and drop, or particles from a file (--input) lying in the plane z = 0";
+    if dim != 2 {
+        return Ok(());
+    }
+    match choice {
+        SceneChoice::Builtin(crate::scene::SceneKind::Random) => Err(crate::Error::input(format!(
+            "scene random has no 2D form (its random packing is three-dimensional): {TAKES}"
+        ))),
+        SceneChoice::Described { name, .. } => Err(crate::Error::input(format!(
+            "{name}: scene files describe 3D scenes: {TAKES}; or drop --dim 2"
+        ))),
+        SceneChoice::Builtin(_) => Ok(()),
+    }
+}
+
+/// In a 2D run, refuses particles off the plane z = 0 (naming the first, a file's data row)
+/// and moves the tank's z walls to ±h, where no particle of the plane sees them: the walls'
+/// images exist within h of a wall only, so the plane has no z images and no z clamp, and the
+/// 3D stages on points at z = 0 are the 2D method (every d.z and every z force is 0).
+fn planar_tank(
+    positions: &[Vec3],
+    (mut lo, mut hi): (Vec3, Vec3),
+    h: f32,
+    source: &Source,
+) -> Result<(Vec3, Vec3)> {
+    if let Some(k) = positions.iter().position(|p| p.z != 0.0) {
+        let what = match source {
+            Source::Particles { name, .. } => format!("{name}: data row {} (particle {k})", k + 1),
+            _ => format!("particle {k}"),
+        };
+        return Err(crate::Error::input(format!(
+            "{what} lies at z = {} off the plane z = 0 of a 2D run (--dim 2): give every particle z = 0, or drop --dim 2",
+            positions[k].z
+        )));
+    }
+    lo.z = lo.z.min(-h);
+    hi.z = hi.z.max(h);
+    Ok((lo, hi))
 }
 
 /// A built-in scene's tank grows with N, and at a few particles it is one spacing thin along
 /// some axis, where no fluid fits: refused naming -n and the least N that fills the scene
 /// (only small N is tried: from 1 000 particles on every scene is many spacings across).
-fn check_builtin_fits(kind: crate::scene::SceneKind, n: u32, s: f32) -> Result<()> {
+fn check_builtin_fits(kind: crate::scene::SceneKind, n: u32, s: f32, dim: u32) -> Result<()> {
     // The tank alone, not the filled scene: a packed body relaxes a glass tile, and filling
-    // up to a thousand scenes to find the bound would take minutes.
-    let fits = |n: u32| {
-        let sc = crate::scene::SceneDesc::builtin(kind, n as usize, s);
-        (sc.tank_max - sc.tank_min).cmpgt(Vec3::splat(s)).all()
+    // up to a thousand scenes to find the bound would take minutes. A 2D tank is one spacing
+    // thin in z by design: x and y count.
+    let fits = |n: u32| match dim {
+        2 => {
+            let sc = crate::scene::SceneDesc::builtin_planar(kind, n as usize, s);
+            (sc.tank_max - sc.tank_min)
+                .truncate()
+                .cmpgt(glam::Vec2::splat(s))
+                .all()
+        }
+        _ => {
+            let sc = crate::scene::SceneDesc::builtin(kind, n as usize, s);
+            (sc.tank_max - sc.tank_min).cmpgt(Vec3::splat(s)).all()
+        }
     };
     if n >= 1000 || fits(n) {
         return Ok(());
@@ -376,6 +432,15 @@ impl Setup {
                 (lo, hi)
             }
             None => (tank_min, tank_max),
+        };
+        let (tank_min, tank_max) = match config.planar() {
+            true => planar_tank(
+                &positions,
+                (tank_min, tank_max),
+                config.smoothing_radius,
+                &spec.source,
+            )?,
+            false => (tank_min, tank_max),
         };
         check_tank_reach(tank_min, tank_max, config.spacing, spec)?;
         check_start(&positions, &config, &spec.source)?;

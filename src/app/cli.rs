@@ -278,6 +278,16 @@ pub struct Cli {
         hide_short_help = true
     )]
     pub(crate) kernel: Option<crate::kernel::Kernel>,
+    /// The dimension of the run's space: 2 runs in the plane z = 0 (the 2D kernels, the
+    /// 3 × 3-cell walk, the tank's x and y walls; the built-in scenes' 2D forms or particles
+    /// from a file with z = 0) [default: 3].
+    #[arg(groups = ["physics", "fluid_only"],
+        long,
+        value_name = "D",
+        help_heading = "Solver",
+        hide_short_help = true
+    )]
+    pub(crate) dim: Option<u32>,
     /// DFSPH: the relaxation factor ω of both solves' Jacobi iterations, in (0, 1]: each
     /// iteration applies ω times the stiffness the solve's diagonal asks for [default: 0.9 of
     /// the iteration's stability bound at the run's support, 0.29 at h = 3 s].
@@ -988,6 +998,7 @@ pub(crate) fn overrides(cli: &Cli) -> ConfigOverrides {
         rest_density: cli.rest_density,
         group_size: cli.group_size,
         kernel: cli.kernel,
+        dim: cli.dim,
     }
 }
 

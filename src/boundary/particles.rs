@@ -38,7 +38,7 @@
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
-use crate::grid::key::{cell_of, distance2, hash_cell, query_range, walk_slots};
+use crate::grid::key::{cell_of, distance2, hash_cell, query_range_of, walk_slots};
 use crate::params::{FluidParams, SimParams};
 use crate::{Error, Result};
 
@@ -252,7 +252,7 @@ impl Boundary {
         if !self.near(x) {
             return;
         }
-        let (qlo, qhi): (IVec3, IVec3) = query_range(x, sp.h, sp.inv_h);
+        let (qlo, qhi): (IVec3, IVec3) = query_range_of(x, sp);
         walk_slots(qlo, qhi, &self.slot_start, p.table_mask, |a, b| {
             for k in a as usize..b as usize {
                 let r2 = distance2(x, self.pos[k]);

@@ -342,7 +342,7 @@ mod tests {
     #[test]
     fn own_images_match_their_worked_example() {
         let kernel = crate::kernel::Kernel::WendlandC2;
-        let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(1.0);
+        let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(1.0, 3);
         let sp = SimParams {
             h: 1.0,
             inv_h: 1.0,

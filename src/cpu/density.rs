@@ -28,7 +28,7 @@ use glam::Vec3;
 use rayon::prelude::*;
 
 use super::simd::{best, has_avx2};
-use crate::grid::key::query_range;
+use crate::grid::key::query_range_of;
 pub use crate::grid::walk::Positions;
 use crate::grid::walk::{MAX_QUERY_SLOTS, morton, walk, walk_slots};
 use crate::params::SimParams;
@@ -131,9 +131,9 @@ fn groups_of<P: Positions + ?Sized>(
     let mut out = Vec::with_capacity((end - base) / 4 + 1);
     let mut i = base;
     while i < end {
-        let range = query_range(pos.at(i), params.h, params.inv_h);
+        let range = query_range_of(pos.at(i), params);
         let mut j = i + 1;
-        while j < end && j - i < LANES && query_range(pos.at(j), params.h, params.inv_h) == range {
+        while j < end && j - i < LANES && query_range_of(pos.at(j), params) == range {
             j += 1;
         }
         out.push(Group {
@@ -166,7 +166,7 @@ fn groups_density<P: Positions + ?Sized>(
         for (l, q) in queries.iter_mut().enumerate().take(len) {
             *q = pos.at(start + l);
         }
-        let (lo, hi) = query_range(queries[0], params.h, params.inv_h);
+        let (lo, hi) = query_range_of(queries[0], params);
         let mut n_ranges = 0;
         walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
             ranges[n_ranges] = (a, b);

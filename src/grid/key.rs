@@ -68,6 +68,17 @@ pub fn query_range_planar(p: Vec3, h: f32, inv_h: f32) -> (IVec3, IVec3) {
     (lo.with_z(0), hi.with_z(0))
 }
 
+/// The query range of a run's walks: [`query_range_planar`] in a 2D run
+/// ([`SimParams::planar`](crate::params::SimParams::planar)), else [`query_range`]; the
+/// GPU's `query_lo`/`query_hi` in common.wgsl.
+#[inline(always)]
+pub fn query_range_of(p: Vec3, params: &crate::params::SimParams) -> (IVec3, IVec3) {
+    match params.planar != 0 {
+        true => query_range_planar(p, params.h, params.inv_h),
+        false => query_range(p, params.h, params.inv_h),
+    }
+}
+
 /// The neighbour predicate both paths and the oracle share: r² < h², strictly, in `f32`.
 #[inline]
 pub fn distance2(a: Vec3, b: Vec3) -> f32 {

@@ -22,7 +22,7 @@
 use glam::{IVec3, Vec3};
 use rayon::prelude::*;
 
-use crate::grid::key::{distance2, query_range};
+use crate::grid::key::{distance2, query_range_of};
 use crate::params::SimParams;
 
 pub use crate::grid::key::{MAX_QUERY_SLOTS, walk_slots};
@@ -65,7 +65,7 @@ pub fn walk(
     params: &SimParams,
     mut visit: impl FnMut(u32, f32),
 ) {
-    let (lo, hi) = query_range(p, params.h, params.inv_h);
+    let (lo, hi) = query_range_of(p, params);
     walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
         for k in a..b {
             visit(k, distance2(p, sorted_pos[k as usize]));
@@ -92,12 +92,9 @@ fn groups_portable<P: Positions + ?Sized>(sorted_pos: &P, params: &SimParams) ->
     let mut out = Vec::with_capacity(n / 4 + 1);
     let mut i = 0;
     while i < n {
-        let range = query_range(sorted_pos.at(i), params.h, params.inv_h);
+        let range = query_range_of(sorted_pos.at(i), params);
         let mut j = i + 1;
-        while j < n
-            && j - i < GROUP
-            && query_range(sorted_pos.at(j), params.h, params.inv_h) == range
-        {
+        while j < n && j - i < GROUP && query_range_of(sorted_pos.at(j), params) == range {
             j += 1;
         }
         out.push((i as u32, (j - i) as u32));
@@ -164,7 +161,7 @@ pub fn groups_in_space_order<P: Positions + ?Sized>(
 ) -> Vec<(u32, u32)> {
     let mut g = groups(sorted_pos, params);
     g.sort_by_cached_key(|&(first, _)| {
-        morton(query_range(sorted_pos.at(first as usize), params.h, params.inv_h).0)
+        morton(query_range_of(sorted_pos.at(first as usize), params).0)
     });
     g
 }
@@ -181,7 +178,7 @@ pub fn walk_group<P: Positions + ?Sized>(
     params: &SimParams,
     mut visit: impl FnMut(usize),
 ) {
-    let (lo, hi) = query_range(sorted_pos.at(first), params.h, params.inv_h);
+    let (lo, hi) = query_range_of(sorted_pos.at(first), params);
     walk_slots(lo, hi, slot_start, params.table_mask, |a, b| {
         for j in a..b {
             visit(j as usize);
@@ -209,10 +206,10 @@ pub fn rounds(
     let mut done = 0u32;
     while done != everyone {
         let leader = (!done).trailing_zeros() as usize;
-        let range = query_range(sorted_pos[first + leader], params.h, params.inv_h);
+        let range = query_range_of(sorted_pos[first + leader], params);
         let mut members = 0u32;
         for l in 0..len {
-            if query_range(sorted_pos[first + l], params.h, params.inv_h) == range {
+            if query_range_of(sorted_pos[first + l], params) == range {
                 members |= 1 << l;
             }
         }

@@ -21,6 +21,7 @@ pub const SPEC: Spec = Spec {
     title: "cubic spline",
     default_support: DEFAULT_SUPPORT,
     shader: WGSL,
+    norm,
     uniforms,
     w64,
     grad_coef,
@@ -34,10 +35,20 @@ pub const WGSL: &str = include_str!("../../shaders/kernel/cubic_spline.wgsl");
 /// radii) and of Bender & Koschier 2017's experiments.
 pub const DEFAULT_SUPPORT: f32 = 2.0;
 
-/// `SimParams::kernel_a` = [k, 6k, 2k, 0] and `kernel_b` = [3l, 2l, l, 0] at support `h`,
-/// with l = 6k/h = 48/(π h⁴) ([`w`], [`grad`]).
-pub fn uniforms(h: f64) -> [f32; 8] {
-    let k = 8.0 / (std::f64::consts::PI * h * h * h);
+/// Its normalisation k = W(0) at support `h` in `dim` dimensions: 8/(π h³) in 3D, 40/(7π h²)
+/// in 2D (Monaghan 2005, Rep. Prog. Phys. 68, eq. 2.6, for the support 2h there, rescaled to
+/// h; as SPlisHSPlasH's `CubicKernel2D`). The shape and the gradient's form do not change with
+/// the dimension, only k.
+pub fn norm(h: f64, dim: u32) -> f64 {
+    match dim {
+        2 => 40.0 / (7.0 * std::f64::consts::PI * h * h),
+        _ => 8.0 / (std::f64::consts::PI * h * h * h),
+    }
+}
+
+/// `SimParams::kernel_a` = [k, 6k, 2k, 0] and `kernel_b` = [3l, 2l, l, 0] at support `h` with
+/// normalisation `k` ([`norm`]), with l = 6k/h, 48/(π h⁴) in 3D ([`w`], [`grad`]).
+pub fn uniforms(h: f64, k: f64) -> [f32; 8] {
     let l = 6.0 * k / h;
     [
         k as f32,

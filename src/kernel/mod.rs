@@ -43,9 +43,12 @@ pub struct Spec {
     pub default_support: f32,
     /// Its WGSL file, `kernel_w` and `kernel_grad`.
     pub shader: &'static str,
-    /// The constants its functions read at support h ([`Kernel::uniforms`]).
-    pub uniforms: fn(f64) -> [f32; 8],
-    /// W at q = r/h for support h, in f64 ([`Kernel::w64`]).
+    /// Its normalisation k at support h in 2 or 3 dimensions ([`Kernel::norm`]).
+    pub norm: fn(f64, u32) -> f64,
+    /// The constants its functions read at support h with normalisation k
+    /// ([`Kernel::uniforms`]).
+    pub uniforms: fn(f64, f64) -> [f32; 8],
+    /// W at q = r/h for support h in 3D, in f64 ([`Kernel::w64`]).
     pub w64: fn(f64, f64) -> f64,
     /// c(h) of the gradient's size ([`Kernel::grad_coef`]).
     pub grad_coef: fn(f64) -> f64,
@@ -172,20 +175,52 @@ impl Kernel {
     /// The constants its functions read (`SimParams::kernel_a`, `kernel_b`) at support `h`:
     /// uniforms rather than WGSL literals, because Mesa's NIR re-associates products with a
     /// literal factor, which changes the rounding and would break bit-exactness with the CPU
-    /// (measured on lavapipe).
-    pub fn uniforms(self, h: f64) -> [f32; 8] {
-        (self.spec().uniforms)(h)
+    /// (measured on lavapipe). In `dim` = 2 or 3 dimensions: only the normalisation differs.
+    pub fn uniforms(self, h: f64, dim: u32) -> [f32; 8] {
+        (self.spec().uniforms)(h, self.norm(h, dim))
     }
 
-    /// W at q = r/h for support `h` (0 from q = 1 on), in f64, for the sums over a lattice
-    /// ([`Kernel::lattice_sum`]).
+    /// Its normalisation k at support `h` in `dim` = 2 or 3 dimensions (W = k times a shape
+    /// of q = r/h alone; each kernel's file cites its constants).
+    pub fn norm(self, h: f64, dim: u32) -> f64 {
+        (self.spec().norm)(h, dim)
+    }
+
+    /// W at q = r/h for support `h` (0 from q = 1 on) in 3D, in f64, for the sums over a
+    /// lattice ([`Kernel::lattice_sum`]).
     pub fn w64(self, h: f64, q: f64) -> f64 {
         (self.spec().w64)(h, q)
     }
 
-    /// The gradient's size h |dW/dr| = c(h) · r · p(q) for q = r/h: this is c(h), in f64.
+    /// [`Kernel::w64`] in `dim` dimensions: the 3D value times the ratio of normalisations.
+    pub fn w64_in(self, h: f64, q: f64, dim: u32) -> f64 {
+        match dim {
+            2 => self.w64(h, q) * (self.norm(h, 2) / self.norm(h, 3)),
+            _ => self.w64(h, q),
+        }
+    }
+
+    /// The lattice offsets along z that a lattice in `dim` dimensions spans within `reach`
+    /// spacings: all of them in 3D, the plane z = 0 in 2D.
+    fn z_reach(reach: i64, dim: u32) -> std::ops::RangeInclusive<i64> {
+        match dim {
+            2 => 0..=0,
+            _ => -reach..=reach,
+        }
+    }
+
+    /// The gradient's size h |dW/dr| = c(h) · r · p(q) for q = r/h: this is c(h) in 3D, in
+    /// f64.
     pub fn grad_coef(self, h: f64) -> f64 {
         (self.spec().grad_coef)(h)
+    }
+
+    /// [`Kernel::grad_coef`] in `dim` dimensions.
+    pub fn grad_coef_in(self, h: f64, dim: u32) -> f64 {
+        match dim {
+            2 => self.grad_coef(h) * (self.norm(h, 2) / self.norm(h, 3)),
+            _ => self.grad_coef(h),
+        }
     }
 
     /// p(q) of [`Kernel::grad_coef`] (0 from q = 1 on), in f64; −p(q) is (dW/dr)/r up to a
@@ -194,19 +229,20 @@ impl Kernel {
         (self.spec().grad_profile)(q)
     }
 
-    /// Σ_lattice W over the points (i, j, k) s of a simple cubic lattice within support `h`,
-    /// the origin included, summed in one order over every point within ⌈h/s⌉ spacings on
-    /// each axis: ρ0 divided by it is the mass that puts the lattice at rest density.
-    /// Worked value: Wendland C2 at h = 3 s gives 1.0031/s³.
-    pub fn lattice_sum(self, h: f64, s: f64) -> f64 {
+    /// Σ_lattice W over the points (i, j, k) s of a simple cubic lattice within support `h`
+    /// (in 2D, `dim` = 2, the square lattice of the points (i, j, 0) and the 2D kernel), the
+    /// origin included, summed in one order over every point within ⌈h/s⌉ spacings on each
+    /// axis: ρ0 divided by it is the mass that puts the lattice at rest density.
+    /// Worked values: Wendland C2 at h = 3 s gives 1.0031/s³, in 2D 1.0051/s².
+    pub fn lattice_sum(self, h: f64, s: f64, dim: u32) -> f64 {
         let reach = (h / s).ceil() as i64;
         let mut sum = 0.0;
         for i in -reach..=reach {
             for j in -reach..=reach {
-                for k in -reach..=reach {
+                for k in Self::z_reach(reach, dim) {
                     let q = (((i * i + j * j + k * k) as f64).sqrt() * s) / h;
                     if q < 1.0 {
-                        sum += self.w64(h, q);
+                        sum += self.w64_in(h, q, dim);
                     }
                 }
             }
@@ -239,7 +275,7 @@ impl Kernel {
                 }
             }
         }
-        let fluid = half / self.lattice_sum(h, s);
+        let fluid = half / self.lattice_sum(h, s, 3);
         let density = |d: f64| {
             let mut b = 0.0;
             for i in -reach..=reach {
@@ -262,17 +298,17 @@ impl Kernel {
     }
 
     /// S2 = h² Σ_r |m ∇W(r)|² over the offsets r ≠ 0 of a simple cubic lattice of spacing
-    /// `s` within support `h`: the Σ|m∇W_ij|² term of a full particle's α (times h²), the
+    /// `s` within support `h` (the square lattice in 2D, `dim` = 2): the Σ|m∇W_ij|² term of a full particle's α (times h²), the
     /// scale `CoarseParams` divides the coarse operator by. Worked value (Wendland C2): s = 0.01 m,
     /// h = 0.03 m, m = 0.001 kg put 92 offsets inside and give S2 = 8.569e5 kg²/m⁸ (only its
     /// size matters: it cancels between the coarse operator and the correction).
-    pub fn lattice_gradient_energy(self, h: f64, s: f64, mass: f64) -> f64 {
+    pub fn lattice_gradient_energy(self, h: f64, s: f64, mass: f64, dim: u32) -> f64 {
         let reach = (h / s).ceil() as i64;
-        let coef = self.grad_coef(h);
+        let coef = self.grad_coef_in(h, dim);
         let mut sum = 0.0;
         for i in -reach..=reach {
             for j in -reach..=reach {
-                for l in -reach..=reach {
+                for l in Self::z_reach(reach, dim) {
                     let r = ((i * i + j * j + l * l) as f64).sqrt() * s;
                     let q = r / h;
                     if r > 0.0 && q < 1.0 {
@@ -294,13 +330,15 @@ impl Kernel {
     /// and symmetric under their permutations, so the wedge 0 ≤ k_x ≤ k_y ≤ k_z ≤ π holds
     /// every value; it is sampled at 24 cell-centred points per axis (the script's 48 over the
     /// whole zone). Worked values, Wendland C2: 2.60 at h = 2 s, 6.25 at h = 3 s; the cubic
-    /// spline: 2.81 at h = 2 s.
-    pub fn lambda_max(self, h_over_s: f64) -> f64 {
+    /// spline: 2.81 at h = 2 s. In 2D (`dim` = 2) the lattice is square, its offsets (i, j,
+    /// 0): λ then does not depend on k_z, and the wedge's points still cover every (k_x, k_y)
+    /// with k_x ≤ k_y. Worked value: Wendland C2 at h = 3 s in 2D, 3.33.
+    pub fn lambda_max(self, h_over_s: f64, dim: u32) -> f64 {
         let reach = h_over_s.ceil() as i64;
         let mut grads = Vec::new();
         for i in -reach..=reach {
             for j in -reach..=reach {
-                for l in -reach..=reach {
+                for l in Self::z_reach(reach, dim) {
                     let r = ((i * i + j * j + l * l) as f64).sqrt();
                     let q = r / h_over_s;
                     if r > 0.0 && q < 1.0 {
@@ -371,7 +409,7 @@ mod tests {
     use crate::params::SimParams;
 
     fn params(kernel: Kernel, h: f32) -> SimParams {
-        let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(h as f64);
+        let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(h as f64, 3);
         SimParams {
             h,
             inv_h: 1.0 / h,
@@ -434,6 +472,51 @@ mod tests {
         }
     }
 
+    /// In 2D each kernel's normalisation makes it integrate to one over the disc of its
+    /// support, with the same gradient form (its slope), and the square lattice's sums have
+    /// their worked values.
+    #[test]
+    fn every_kernel_is_normalised_in_2d() {
+        for kernel in Kernel::ALL {
+            let [a0, a1, a2, a3, b0, b1, b2, b3] = kernel.uniforms(1.0, 2);
+            let sp = SimParams {
+                kernel_a: [a0, a1, a2, a3],
+                kernel_b: [b0, b1, b2, b3],
+                ..params(kernel, 1.0)
+            };
+            let n = 400;
+            let dx = 2.0 / n as f64;
+            let mut sum = 0.0f64;
+            for i in 0..n {
+                for j in 0..n {
+                    let p = [i, j].map(|a| -1.0 + (a as f64 + 0.5) * dx);
+                    sum += w((p[0] * p[0] + p[1] * p[1]) as f32, &sp) as f64 * dx * dx;
+                }
+            }
+            assert!((sum - 1.0).abs() < 1e-3, "{kernel}: ∫W dA = {sum}");
+            for r in [0.1f32, 0.3, 0.45, 0.55, 0.7, 0.9] {
+                let e = 1e-3f32;
+                let fd = (w((r + e) * (r + e), &sp) - w((r - e) * (r - e), &sp)) / (2.0 * e);
+                let g = grad(r * r, &sp) * r;
+                assert!((fd - g).abs() < 2e-3 * g.abs().max(0.1), "{kernel} r = {r}");
+            }
+            for q in [0.2f64, 0.5, 0.8] {
+                let w32 = w((q * q) as f32, &sp) as f64;
+                assert!(
+                    (kernel.w64_in(1.0, q, 2) - w32).abs() < 1e-5,
+                    "{kernel} {q}"
+                );
+                let g64 = kernel.grad_coef_in(1.0, 2) * q * kernel.grad_profile(q);
+                let g32 = -(grad((q * q) as f32, &sp) as f64) * q;
+                assert!((g64 - g32).abs() < 1e-4 * g64.abs(), "{kernel} {q}");
+            }
+        }
+        let sum = Kernel::WendlandC2.lattice_sum(3.0, 1.0, 2);
+        let lambda = Kernel::WendlandC2.lambda_max(3.0, 2);
+        assert!((sum - 1.0051).abs() < 1e-4, "{sum}");
+        assert!((lambda - 3.33).abs() < 0.01, "{lambda}");
+    }
+
     #[test]
     fn names_and_ids_round_trip() {
         for kernel in Kernel::ALL {
@@ -454,15 +537,15 @@ mod tests {
             (Kernel::WendlandC2, 3.0, 6.25),
             (Kernel::CubicSpline, 2.0, 2.81),
         ] {
-            let got = kernel.lambda_max(h);
+            let got = kernel.lambda_max(h, 3);
             assert!((got - want).abs() < 0.01, "{kernel} at {h} s: {got}");
         }
-        assert_eq!(Kernel::WendlandC2.lambda_max(0.9), 0.0);
+        assert_eq!(Kernel::WendlandC2.lambda_max(0.9, 3), 0.0);
     }
 
     #[test]
     fn lattice_gradient_energy_worked_value() {
-        let s2 = Kernel::WendlandC2.lattice_gradient_energy(0.03, 0.01, 0.001);
+        let s2 = Kernel::WendlandC2.lattice_gradient_energy(0.03, 0.01, 0.001, 3);
         assert!((s2 / 8.569e5 - 1.0).abs() < 1e-3, "{s2}");
     }
 }

@@ -13,6 +13,7 @@ pub const SPEC: Spec = Spec {
     title: "Wendland C2",
     default_support: DEFAULT_SUPPORT,
     shader: WGSL,
+    norm,
     uniforms,
     w64,
     grad_coef,
@@ -34,10 +35,19 @@ pub const WGSL: &str = include_str!("../../shaders/kernel/wendland_c2.wgsl");
 /// walk (docs/benchmarks.md).
 pub const DEFAULT_SUPPORT: f32 = 3.0;
 
-/// `SimParams::kernel_a` = [k, 4k, 20k/h, 0] at support `h` ([`w`], [`grad`]), `kernel_b`
-/// unused.
-pub fn uniforms(h: f64) -> [f32; 8] {
-    let kw = 21.0 / (2.0 * std::f64::consts::PI * h * h * h);
+/// Its normalisation k = W(0) at support `h` in `dim` dimensions: 21/(2π h³) in 3D, 7/(π h²)
+/// in 2D (Dehnen & Aly 2012, table 1, with their support H = h). The shape and the gradient's
+/// form do not change with the dimension, only k.
+pub fn norm(h: f64, dim: u32) -> f64 {
+    match dim {
+        2 => 7.0 / (std::f64::consts::PI * h * h),
+        _ => 21.0 / (2.0 * std::f64::consts::PI * h * h * h),
+    }
+}
+
+/// `SimParams::kernel_a` = [k, 4k, 20k/h, 0] at support `h` with normalisation `kw` ([`norm`];
+/// [`w`], [`grad`]), `kernel_b` unused.
+pub fn uniforms(h: f64, kw: f64) -> [f32; 8] {
     [
         kw as f32,
         (4.0 * kw) as f32,

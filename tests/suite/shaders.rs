@@ -118,8 +118,8 @@ fn sim_params_matches_its_rust_twin() {
             "inv_h2",
             "density_scale",
             "kernel",
+            "planar",
             "_pad1",
-            "_pad2",
             "kernel_a",
             "kernel_b"
         ]

@@ -228,7 +228,7 @@ mod tests {
             rest_density: 1000.0,
             ..bytemuck::Zeroable::zeroed()
         };
-        let cp = CoarseParams::new(&fp, crate::kernel::Kernel::WendlandC2, 0.1, 0.05, 0.125);
+        let cp = CoarseParams::new(&fp, crate::kernel::Kernel::WendlandC2, 0.1, 0.05, 0.125, 3);
         assert_eq!(&cp.dims[..3], &[4, 4, 4]);
         let (c, upper) = coarse_cell(Vec3::new(0.3, 0.1, 0.9), &cp);
         assert_eq!(c, [1, 0, 3]);

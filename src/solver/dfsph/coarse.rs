@@ -237,7 +237,7 @@ mod tests {
             rest_density: 1.0,
             ..bytemuck::Zeroable::zeroed()
         };
-        let cp = CoarseParams::new(&fp, crate::kernel::Kernel::WendlandC2, 0.45, 0.2, 1.0);
+        let cp = CoarseParams::new(&fp, crate::kernel::Kernel::WendlandC2, 0.45, 0.2, 1.0, 3);
         assert_eq!(&cp.dims[..3], &[8, 1, 1]);
         let mut op = vec![0i64; cp.cells() * STORED];
         for k in 0..8 {

@@ -126,7 +126,7 @@ mod tests {
             rest_density: 1000.0,
             ..bytemuck::Zeroable::zeroed()
         };
-        let cp = CoarseParams::new(&fp, crate::kernel::Kernel::WendlandC2, 0.1, 0.05, 0.125);
+        let cp = CoarseParams::new(&fp, crate::kernel::Kernel::WendlandC2, 0.1, 0.05, 0.125, 3);
         assert_eq!(&cp.dims[..3], &[4, 1, 1]);
         let mut op = vec![0i64; cp.cells() * STORED];
         // Cell 1's +x entry: row 1 at 14, and row 2 at its mirror 12.

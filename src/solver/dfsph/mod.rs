@@ -449,7 +449,7 @@ pub fn coarse_levels(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Coarse {
-    let cp = CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass);
+    let cp = CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass, sp.dim());
     let op = timed(Stage::DfsphGalerkin, || {
         dfsph_galerkin(
             &sorted.pos,
@@ -872,6 +872,7 @@ mod tests {
                 table_size: Some(1),
                 group_size: None,
                 kernel: None,
+                dim: None,
             },
         )
         .unwrap();

@@ -159,7 +159,7 @@ pub fn gpu(
         &fluid.step_state,
         &fluid.obstacle_power,
         dp,
-        &CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass),
+        &CoarseParams::new(fp, sp.kernel_kind(), sp.h, dp.spacing, fp.mass, sp.dim()),
         fp,
     )
 }
