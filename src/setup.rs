@@ -414,7 +414,9 @@ impl Setup {
         });
         let (tank_min, tank_max) = match spec.tank {
             Some((lo, hi)) => {
-                if let Some(a) = (0..3).find(|&a| lo[a] >= hi[a]) {
+                // A 2D run's z walls lie ±h off its plane whatever the flags say.
+                let axes = if config.planar() { 2 } else { 3 };
+                if let Some(a) = (0..axes).find(|&a| lo[a] >= hi[a]) {
                     return Err(crate::Error::input(format!(
                         "--tank-min {lo} is not below --tank-max {hi} in {}: each coordinate of --tank-min must be smaller than --tank-max's (swap them?)",
                         ["x", "y", "z"][a]

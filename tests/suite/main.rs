@@ -36,6 +36,7 @@ mod layout;
 mod neighbours;
 mod obstacles;
 mod physics;
+mod planar;
 mod results;
 mod scenes;
 mod shaders;

@@ -145,7 +145,7 @@ pub(crate) fn settled_late_speed() -> f64 {
 }
 
 /// The resting limit: 1% of √(g H) over the last 0.5 s of 3 s.
-fn rest_limit(height: f32) -> f64 {
+pub(crate) fn rest_limit(height: f32) -> f64 {
     0.01 * (9.81 * height as f64).sqrt()
 }
 
@@ -278,7 +278,7 @@ fn short_dam_break_loses_energy_and_keeps_every_particle() {
 
 /// Runs DFSPH on the CPU path from `state` until `until` s, calling `each(t, trace)` after every
 /// step (t at its end).
-fn dfsph_run(
+pub(crate) fn dfsph_run(
     state: Particles,
     cfg: &SphConfig,
     fp: &FluidParams,
@@ -527,7 +527,7 @@ fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
 /// A CPU run of the fluid from `source`, set up as a headless run of the same flags sets it up
 /// ([`gpu_sph::setup::Setup`]: the configuration, the fluid parameters, the solver and its
 /// start, WCSPH's hydrostatic one included where `physics` asks).
-fn headless_cpu(
+pub(crate) fn headless_cpu(
     source: gpu_sph::setup::Source,
     particles: u32,
     overrides: ConfigOverrides,

@@ -1,0 +1,330 @@
+//! Two-dimensional runs (`--dim 2`): every stage bit for bit under `--verify`, the 2D dam
+//! break against Martin & Moyce, a resting tank's hydrostatic pressure, a standing wave's
+//! period against linear theory, and the refusals of what a 2D run does not take.
+
+use crate::common;
+use crate::physics::{headless_cpu, rest_limit};
+
+use common::cli::{assert_usage_error, file, run};
+use common::hydro::layer_slope;
+use glam::Vec3;
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig, Solver};
+use gpu_sph::run::{Backend, snapshot_stats as stats};
+use gpu_sph::scene::{SceneChoice, SceneKind};
+use gpu_sph::setup::Source;
+
+const SOLVERS: [Solver; 2] = [Solver::Dfsph, Solver::Wcsph];
+
+fn planar(spacing: f32) -> ConfigOverrides {
+    ConfigOverrides {
+        spacing: Some(spacing),
+        dim: Some(2),
+        ..Default::default()
+    }
+}
+
+/// Both solvers' every stage, GPU against the CPU mirror, bit for bit in the plane: the
+/// 9-cell walk, the 2D kernel and the tank's walls with the z walls out of reach.
+#[test]
+fn planar_runs_every_stage_bit_for_bit_under_both_solvers() {
+    for solver in ["dfsph", "wcsph"] {
+        let out = run(&[
+            "--headless",
+            "--verify",
+            "--dim",
+            "2",
+            "--solver",
+            solver,
+            "-n",
+            "3000",
+            "--steps",
+            "3",
+            "--tolerance",
+            "0",
+            "--json",
+        ]);
+        if common::cli::skipped_without_gpu(&out) {
+            continue;
+        }
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{solver}: {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["pass"], true, "{solver}");
+    }
+}
+
+/// The 2D dam break (a column a = 0.2 m wide and 2a high in a tank 5a long) at `n` particles
+/// at spacing `s`, run until τ = 3.05: the worst relative error against Martin & Moyce (1952)
+/// of the front over 1.8 ≤ T ≤ 3 and of the column's height at the back wall over
+/// 0.5 ≤ τ ≤ 3, read as the validation tool reads them. Every particle stays in the plane.
+fn dam_break_2d(solver: Solver, n: u32, s: f32) -> (f64, f64) {
+    use crate::collapse::{Column, MARTIN_MOYCE_FRONT, MARTIN_MOYCE_HEIGHT, worst};
+    let (mut sim, cfg, fp) = headless_cpu(
+        Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
+        n,
+        planar(s),
+        PhysicsConfig::default(),
+        solver,
+        None,
+    );
+    let g = 9.81;
+    let start = &sim.current().state.pos;
+    let column = Column::of(start, cfg.spacing as f64).unwrap();
+    assert!((column.a - 0.2).abs() < 1e-4, "a = {}", column.a);
+    let (mut front, mut height) = (Vec::new(), Vec::new());
+    let (mut t, mut step) = (0.0f64, 0u64);
+    loop {
+        let snap = sim.current();
+        let st = stats(snap, &fp, step, t).unwrap();
+        assert_eq!(st.outside, 0, "t = {t:.3} s: particles outside the tank");
+        front.push(column.front(t, st.front, g));
+        height.extend(column.height(t, &snap.state.pos, g));
+        if height.last().is_some_and(|h| h.0 > 3.05) {
+            assert!(snap.state.pos.iter().all(|p| p.z == 0.0));
+            break;
+        }
+        sim.step().unwrap();
+        step += 1;
+        t += sim.current().dt as f64;
+    }
+    let (at_t, f) = worst(&front, &MARTIN_MOYCE_FRONT, 1.8, 3.0).unwrap();
+    let (at_tau, h) = worst(&height, &MARTIN_MOYCE_HEIGHT, 0.5, 3.0).unwrap();
+    eprintln!(
+        "{solver:?} 2D dam break, {n} particles at s = {s} m: front worst {:+.1}% at T = {at_t}, column at the wall worst {:+.1}% at tau = {at_tau}",
+        100.0 * f,
+        100.0 * h
+    );
+    (f, h)
+}
+
+/// The 2D collapse at 20 and 40 particles across the column, both solvers: the column at the
+/// back wall within 10% of Martin & Moyce over 0.5 ≤ τ ≤ 3 (measured within −4.0 … +6.6%).
+/// The front leads the experiment by 8–15% over 1.8 ≤ T ≤ 3 (the same lead as in 3D and as
+/// SPlisHSPlasH's: read as a late start of the experiment, ΔT = 0.21–0.25, it is within 2%,
+/// docs/results.md), so the front's bound here is a guard, 20%, not the experiment's 10%.
+#[test]
+fn planar_dam_break_column_falls_as_the_experiment_did() {
+    for solver in SOLVERS {
+        for (n, s) in [(800, 0.01), (3200, 0.005)] {
+            let (front, column) = dam_break_2d(solver, n, s);
+            assert!(
+                column.abs() <= 0.10,
+                "{solver:?} {n}: column {:+.1}%",
+                100.0 * column
+            );
+            assert!(
+                front.abs() <= 0.20,
+                "{solver:?} {n}: front {:+.1}%",
+                100.0 * front
+            );
+        }
+    }
+}
+
+/// A 2D tank of water at rest, 40 particles wide and 30 deep at s = 10 mm, 3 s: it comes to
+/// rest (largest speed over the last 0.5 s below 1% of √(gH)) and its pressure rises with
+/// depth at ρ0 g within 10%, more than 2h below the surface: WCSPH's Tait pressure from the
+/// hydrostatic start, DFSPH's implied pressure ρ_i Σκ_i from the lattice. The square lattice
+/// is not the plane's resting packing: between 0.7 and 1.6 s both solvers' water rearranges
+/// (largest speeds 0.06 m/s), and then settles (measured with `--stats`, docs/results.md).
+#[test]
+fn planar_resting_tank_comes_to_rest_with_hydrostatic_pressure() {
+    use gpu_sph::grid::reorder::Particles;
+    use gpu_sph::solver::dfsph::{implied_pressure, tait};
+    let s = 0.01f32;
+    let (nx, ny) = (40u32, 30u32);
+    let positions: Vec<Vec3> = (0..ny)
+        .flat_map(|j| {
+            (0..nx).map(move |i| Vec3::new((i as f32 + 0.5) * s, (j as f32 + 0.5) * s, 0.0))
+        })
+        .collect();
+    let n = positions.len();
+    let height = ny as f32 * s;
+    let limit = rest_limit(height);
+    let hydrostatic =
+        |solver: Solver, samples: Vec<(f64, f64)>, cfg: &gpu_sph::params::SphConfig| {
+            let (slope, layers) = layer_slope(
+                samples.into_iter(),
+                s as f64,
+                2.0 * cfg.smoothing_radius as f64,
+            );
+            let want = cfg.rest_density as f64 * 9.81;
+            eprintln!(
+                "{solver:?} 2D tank: dp/dd = {slope:.1} Pa/m over {layers} layers, ρ0 g = {want:.1}"
+            );
+            assert!(layers >= 10, "only {layers} layers");
+            assert!(
+                (slope - want).abs() <= 0.10 * want,
+                "{solver:?}: dp/dd = {slope:.1} Pa/m, hydrostatic {want:.1}"
+            );
+        };
+    // WCSPH, set up as a headless run of a particle file in the plane.
+    let physics = PhysicsConfig {
+        hydrostatic_start: true,
+        ..Default::default()
+    };
+    let source = Source::Particles {
+        name: "2D tank".into(),
+        positions: positions.clone(),
+        velocities: vec![Vec3::ZERO; n],
+    };
+    let tank = Some((Vec3::ZERO, Vec3::new(nx as f32 * s, 2.0 * height, 0.0)));
+    let (mut sim, cfg, fp) =
+        headless_cpu(source, n as u32, planar(s), physics, Solver::Wcsph, tank);
+    let (mut t, mut late) = (0.0f64, 0.0f32);
+    while t < 3.0 {
+        sim.step().unwrap();
+        t += sim.current().dt as f64;
+        if t > 2.5 {
+            let v = sim
+                .current()
+                .state
+                .vel
+                .iter()
+                .map(|v| v.length())
+                .fold(0.0, f32::max);
+            late = late.max(v);
+        }
+    }
+    eprintln!("WCSPH 2D tank: late speed {late:.4} m/s (limit {limit:.4})");
+    assert!((late as f64) < limit, "WCSPH: still moving at {late} m/s");
+    let snap = sim.current();
+    assert_eq!(stats(snap, &fp, 0, t).unwrap().outside, 0);
+    let top = snap.state.pos.iter().map(|p| p.y).fold(f32::MIN, f32::max) + 0.5 * s;
+    let samples = (snap.state.pos.iter().zip(&snap.density))
+        .map(|(p, &r)| ((top - p.y) as f64, tait(r, &fp) as f64))
+        .collect();
+    hydrostatic(Solver::Wcsph, samples, &cfg);
+    // DFSPH, stepped directly for its implied pressure.
+    let physics = PhysicsConfig::default();
+    let cfg = gpu_sph::params::SphConfig::for_solver(n as u32, planar(s), Solver::Dfsph).unwrap();
+    let h = cfg.smoothing_radius;
+    let fp = physics
+        .fluid_params(
+            &cfg,
+            Vec3::new(0.0, 0.0, -h),
+            Vec3::new(nx as f32 * s, 2.0 * height, h),
+            height,
+        )
+        .unwrap();
+    let state = Particles::new(positions, vec![Vec3::ZERO; n]);
+    let (mut late, mut last) = (0.0f32, None);
+    crate::physics::dfsph_run(state, &cfg, &fp, &physics, 2.0, |t, tr| {
+        assert!(
+            tr.next.pos.iter().all(|p| p.z == 0.0),
+            "t = {t:.3}: off the plane"
+        );
+        if t > 1.5 {
+            let v = tr.next.vel.iter().map(|v| v.length()).fold(0.0, f32::max);
+            late = late.max(v);
+        }
+        last = Some(tr.clone());
+    });
+    eprintln!("DFSPH 2D tank: late speed {late:.4} m/s (limit {limit:.4})");
+    assert!((late as f64) < limit, "DFSPH: still moving at {late} m/s");
+    let tr = last.unwrap();
+    let p = implied_pressure(&tr.start.density, &tr.density.kappa_sum);
+    let top = tr.sorted.pos.iter().map(|x| x.y).fold(f32::MIN, f32::max) + 0.5 * s;
+    let samples = (tr.sorted.pos.iter().zip(&p))
+        .map(|(x, &pk)| ((top - x.y) as f64, pk as f64))
+        .collect();
+    hydrostatic(Solver::Dfsph, samples, &cfg);
+}
+
+/// The first sloshing mode in 2D: a tank 0.6 m long with 0.2 m of water, its surface started
+/// at rest at a 2 cm cosine, s = 10 mm (1 200 particles), both solvers: the period within 5% of
+/// linear theory, ω² = g k tanh(k d).
+#[test]
+fn planar_standing_wave_keeps_its_period() {
+    use crate::wave;
+    let (s, length, depth) = (0.01f32, 0.6f32, 0.2f32);
+    let positions: Vec<Vec3> = wave::cosine_lattice(s, length, s, depth, 0.02)
+        .into_iter()
+        .map(|p| p.with_z(0.0))
+        .collect();
+    for solver in SOLVERS {
+        let n = positions.len();
+        let physics = PhysicsConfig {
+            hydrostatic_start: solver == Solver::Wcsph,
+            ..Default::default()
+        };
+        let source = Source::Particles {
+            name: "2D standing wave".into(),
+            velocities: vec![Vec3::ZERO; n],
+            positions: positions.clone(),
+        };
+        let tank = Some((Vec3::ZERO, Vec3::new(length, 0.4, 0.0)));
+        let (mut sim, cfg, _) = headless_cpu(source, n as u32, planar(s), physics, solver, tank);
+        let h = cfg.smoothing_radius;
+        let elevation = |pos: &[Vec3]| wave::end_wall_elevation(pos, 0.0, length, h).unwrap();
+        let mut eta = vec![(0.0, elevation(&sim.current().state.pos))];
+        let mut t = 0.0f64;
+        let measured = loop {
+            sim.step().unwrap();
+            t += sim.current().dt as f64;
+            eta.push((t, elevation(&sim.current().state.pos)));
+            if let Some(m) = wave::measure(&eta) {
+                break m;
+            }
+            assert!(t < 2.0, "{solver:?}: no period by t = 2 s");
+        };
+        let theory = wave::linear_period(length as f64, depth as f64, 9.81);
+        let error = measured.period / theory - 1.0;
+        eprintln!(
+            "{solver:?} 2D standing wave: period {:.4} s against {theory:.4} s ({:+.1}%), {:.0}% of the height kept",
+            measured.period,
+            100.0 * error,
+            100.0 * measured.kept
+        );
+        assert!(
+            error.abs() <= 0.05,
+            "{solver:?}: period {:+.1}%",
+            100.0 * error
+        );
+    }
+}
+
+/// What a 2D run does not take is refused in one line naming the fix.
+#[test]
+fn planar_refusals_name_the_fix() {
+    let base = ["--headless", "--cpu", "--end-time", "0.001"];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        [base, extra].concat()
+    }
+    assert_usage_error(&with(&base, &["--dim", "4"]), "--dim must be 2 or 3");
+    assert_usage_error(
+        &with(&base, &["--dim", "2", "--scene", "random"]),
+        "scene random has no 2D form",
+    );
+    assert_usage_error(
+        &with(&base, &["--dim", "2", "--viscosity", "0.1"]),
+        "--kinematic-viscosity",
+    );
+    let off = file("off.csv", b"x,y,z\n0.1,0.1,0\n0.11,0.1,0.005\n0.12,0.1,0\n");
+    assert_usage_error(
+        &with(
+            &base,
+            &[
+                "--dim",
+                "2",
+                "--input",
+                off.to_str().unwrap(),
+                "--spacing",
+                "0.01",
+            ],
+        ),
+        "data row 2 (particle 1) lies at z = 0.005 off the plane",
+    );
+    let scene = file(
+        "s.json",
+        gpu_sph::scene::SceneKind::Cube.file_text().as_bytes(),
+    );
+    assert_usage_error(
+        &with(&base, &["--dim", "2", "--scene", scene.to_str().unwrap()]),
+        "scene files describe 3D scenes",
+    );
+}
