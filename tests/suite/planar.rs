@@ -328,3 +328,51 @@ fn planar_refusals_name_the_fix() {
         "scene files describe 3D scenes",
     );
 }
+
+/// A 2D run's checkpoint holds its dimension: 20 steps resumed after 20 give the file 40 steps
+/// give, bit for bit, and `--dim` may not change on resume.
+#[test]
+fn planar_checkpoints_resume_in_the_same_bits() {
+    use common::cli::{run_ok, tmp_dir};
+    let dir = tmp_dir();
+    let (ck, full, resumed) = (dir.join("ck"), dir.join("full.csv"), dir.join("res.csv"));
+    let base = ["--headless", "--cpu", "--dim", "2", "-n", "1000"];
+    run_ok(
+        &[
+            &base[..],
+            &["--steps", "40", "--checkpoint-every", "20"],
+            &["--checkpoint-dir", ck.to_str().unwrap()],
+            &["--output", full.to_str().unwrap()],
+        ]
+        .concat(),
+    );
+    let from = ck.join("checkpoint_000000020.gpusph");
+    let from = from.to_str().unwrap();
+    run_ok(&[
+        "--headless",
+        "--cpu",
+        "--resume",
+        from,
+        "--steps",
+        "20",
+        "--output",
+        resumed.to_str().unwrap(),
+    ]);
+    assert_eq!(
+        std::fs::read(&full).unwrap(),
+        std::fs::read(&resumed).unwrap()
+    );
+    assert_usage_error(
+        &[
+            "--headless",
+            "--cpu",
+            "--resume",
+            from,
+            "--steps",
+            "1",
+            "--dim",
+            "3",
+        ],
+        "--dim cannot change on --resume",
+    );
+}
