@@ -233,6 +233,35 @@ def test_verify_passes_at_tolerance_zero(gpu: None) -> None:
         assert all(s["pass"] for s in report["stages"])
 
 
+def test_a_2d_run_stays_in_its_plane_and_is_the_cli_run(tmp_path: Path) -> None:
+    """``dim=2`` is the scene file's ``physics.dim``, the flag ``--dim 2``: the particles lie
+    at z = 0 throughout, and the run ends in the command line's bits."""
+    sim = gpu_sph.Simulation.from_scene(
+        "dam-break", particles=1500, path="cpu", dim=2, solver="wcsph"
+    )
+    sim.step(20)
+    pos = sim.positions()
+    assert pos.shape[1] == 3 and (pos[:, 2] == 0).all()
+    assert np.isfinite(pos).all() and sim.stats()["outside"] == 0
+    done = run_cli(
+        "--headless",
+        "--cpu",
+        "--dim",
+        "2",
+        "--solver",
+        "wcsph",
+        "-n",
+        "1500",
+        "--steps",
+        "20",
+        "--output",
+        str(tmp_path / "cli.ply"),
+    )
+    assert done.returncode == 0, done.stderr
+    sim.export(tmp_path / "py.ply")
+    assert (tmp_path / "cli.ply").read_bytes() == (tmp_path / "py.ply").read_bytes()
+
+
 # Outputs
 
 

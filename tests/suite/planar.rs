@@ -147,11 +147,7 @@ fn planar_resting_tank_comes_to_rest_with_hydrostatic_pressure() {
     let limit = rest_limit(height);
     let hydrostatic =
         |solver: Solver, samples: Vec<(f64, f64)>, cfg: &gpu_sph::params::SphConfig| {
-            let (slope, layers) = layer_slope(
-                samples.into_iter(),
-                s as f64,
-                2.0 * cfg.smoothing_radius as f64,
-            );
+            let (slope, layers) = layer_slope(samples, s as f64, 2.0 * cfg.smoothing_radius as f64);
             let want = cfg.rest_density as f64 * 9.81;
             eprintln!(
                 "{solver:?} 2D tank: dp/dd = {slope:.1} Pa/m over {layers} layers, ρ0 g = {want:.1}"
