@@ -1050,6 +1050,98 @@ impl SceneDesc {
         }
     }
 
+    /// The 2D run of this description at spacing `s`: its section by the plane z = 0. The tank
+    /// and every body span z from −s/2 to s/2 (a lattice fill is then the one layer at z = 0),
+    /// each body cut to its section: a box its rectangle, a ball its disc (a cylinder along z
+    /// of the radius the plane cuts), a cylinder along z its disc, one along x or y its
+    /// rectangle. Refused in one line (`at` names the file): a body the plane misses, a mesh,
+    /// a random fill (its packing is 3D), obstacles and emitters (their boundary particles and
+    /// nozzles are 3D).
+    pub fn in_plane(&self, at: &str, s: f32) -> Result<Self> {
+        let half = 0.5 * s;
+        let refuse = |what: String| {
+            Err(Error::input(format!(
+                "{at}: {what}: a 2D run (--dim 2) takes boxes, spheres and cylinders filled as a lattice, cut by the plane z = 0; or drop --dim 2"
+            )))
+        };
+        if !self.obstacles.is_empty() {
+            return refuse("its obstacles are three-dimensional".into());
+        }
+        if !self.emitters.is_empty() {
+            return refuse("its emitters are three-dimensional".into());
+        }
+        let mut out = self.clone();
+        out.planar = true;
+        (out.tank_min.z, out.tank_max.z) = (-half, half);
+        for (i, b) in out.bodies.iter_mut().enumerate() {
+            let misses = || format!("fluid[{i}] does not cross the plane z = 0");
+            if b.fill == Fill::Random {
+                return refuse(format!("fluid[{i}]'s random fill is three-dimensional"));
+            }
+            b.shape = match b.shape.clone() {
+                Shape::Box { mut min, mut max } => {
+                    if !(min[2] <= 0.0 && 0.0 <= max[2]) {
+                        return refuse(misses());
+                    }
+                    (min[2], max[2]) = (-half, half);
+                    Shape::Box { min, max }
+                }
+                Shape::Sphere { centre, radius } => {
+                    let cut = radius * radius - centre[2] * centre[2];
+                    if cut <= 0.0 {
+                        return refuse(misses());
+                    }
+                    Shape::Cylinder {
+                        base: [centre[0], centre[1], -half],
+                        axis: Axis::Z,
+                        radius: cut.sqrt(),
+                        length: s,
+                    }
+                }
+                Shape::Cylinder {
+                    base,
+                    axis: Axis::Z,
+                    radius,
+                    length,
+                } => {
+                    if !(base[2] <= 0.0 && 0.0 <= base[2] + length) {
+                        return refuse(misses());
+                    }
+                    Shape::Cylinder {
+                        base: [base[0], base[1], -half],
+                        axis: Axis::Z,
+                        radius,
+                        length: s,
+                    }
+                }
+                Shape::Cylinder {
+                    base,
+                    axis,
+                    radius,
+                    length,
+                } => {
+                    // Along x or y: the plane cuts a rectangle 2 √(r² − z²) wide.
+                    let cut = radius * radius - base[2] * base[2];
+                    if cut <= 0.0 {
+                        return refuse(misses());
+                    }
+                    let w = cut.sqrt();
+                    let a = axis.index();
+                    let (mut min, mut max) = ([0.0f32; 3], [0.0f32; 3]);
+                    let o = 1 - a;
+                    (min[a], max[a]) = (base[a], base[a] + length);
+                    (min[o], max[o]) = (base[o] - w, base[o] + w);
+                    (min[2], max[2]) = (-half, half);
+                    Shape::Box { min, max }
+                }
+                Shape::Mesh { .. } => {
+                    return refuse(format!("fluid[{i}] is a mesh, whose section is not cut"));
+                }
+            };
+        }
+        Ok(out)
+    }
+
     /// Checks the tank and each body's shape and settings before filling at spacing `s`;
     /// `at` names the description (a file) in messages.
     pub fn validate(&self, at: &str, s: f32) -> Result<()> {
@@ -1368,6 +1460,9 @@ impl SceneChoice {
                 Ok(SceneDesc::builtin_planar(*kind, n, s).fill(s, seed).0)
             }
             Self::Builtin(kind) => Ok(Scene::new(*kind, n, s, seed)),
+            Self::Described { name, desc } if dim == 2 => {
+                desc.in_plane(name, s)?.build(name, s, seed)
+            }
             Self::Described { name, desc } => desc.build(name, s, seed),
         }
     }

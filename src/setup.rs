@@ -162,6 +162,18 @@ pub fn sized_scene(
     // most that many plus what its emitters add.
     let dim = SphConfig::new(1, overrides)?.dim;
     check_planar_choice(choice, dim)?;
+    // A 2D run fills a scene file's section by the plane z = 0.
+    let planar;
+    let choice = match choice {
+        SceneChoice::Described { name, desc } if dim == 2 => {
+            planar = SceneChoice::Described {
+                name: name.clone(),
+                desc: std::sync::Arc::new(desc.in_plane(name, s)?),
+            };
+            &planar
+        }
+        _ => choice,
+    };
     let (n, emitted) = match choice {
         SceneChoice::Builtin(kind) => {
             check_builtin_fits(*kind, particles, s, dim)?;
@@ -192,22 +204,16 @@ pub fn sized_scene(
     Ok((choice.build_in(n as usize, s, seed, dim)?, emitted))
 }
 
-/// Refuses, in a 2D run, the scenes that have no 2D form yet, in one line naming what a 2D
-/// run takes: the built-in `random` (its packing is 3D) and scene files (their shapes,
-/// obstacles and emitters are 3D).
+/// Refuses, in a 2D run, the built-in `random` (its packing is 3D) in one line naming what a
+/// 2D run takes (a scene file's own refusals: [`crate::scene::SceneDesc::in_plane`]).
 fn check_planar_choice(choice: &SceneChoice, dim: u32) -> Result<()> {
-    const TAKES: &str = "a 2D run takes the built-in scenes dam-break, cube (a resting tank) and drop, or particles from a file (--input) lying in the plane z = 0";
-    if dim != 2 {
-        return Ok(());
-    }
     match choice {
-        SceneChoice::Builtin(crate::scene::SceneKind::Random) => Err(crate::Error::input(format!(
-            "scene random has no 2D form (its random packing is three-dimensional): {TAKES}"
-        ))),
-        SceneChoice::Described { name, .. } => Err(crate::Error::input(format!(
-            "{name}: scene files describe 3D scenes: {TAKES}; or drop --dim 2"
-        ))),
-        SceneChoice::Builtin(_) => Ok(()),
+        SceneChoice::Builtin(crate::scene::SceneKind::Random) if dim == 2 => {
+            Err(crate::Error::input(
+                "scene random has no 2D form (its random packing is three-dimensional): a 2D run takes the built-in scenes dam-break, cube (a resting tank) and drop, a scene file (its section by the plane z = 0), or particles from a file (--input) lying in that plane",
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

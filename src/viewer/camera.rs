@@ -20,6 +20,9 @@ pub struct OrbitCamera {
     /// centre): a lens shift, so the framing can centre the tank in the area the panel leaves
     /// free without turning the view.
     pub shift: Vec2,
+    /// A 2D run's camera ([`OrbitCamera::lock_to_plane`]): it looks along −z at the plane
+    /// z = 0 and does not orbit, so a left drag pans as a right drag does.
+    pub planar: bool,
 }
 
 /// The eight corners of the box `lo`–`hi`.
@@ -49,7 +52,14 @@ impl OrbitCamera {
             pitch: 0.35,
             fovy,
             shift: Vec2::ZERO,
+            planar: false,
         }
+    }
+
+    /// Locks the camera to a 2D run's plane z = 0: head on (yaw and pitch 0, looking along
+    /// −z), and no orbiting from then on.
+    pub fn lock_to_plane(&mut self) {
+        (self.yaw, self.pitch, self.planar) = (0.0, 0.0, true);
     }
 
     /// Moves to the nearest distance at which the box `lo`–`hi` fits a viewport of `aspect`
@@ -128,8 +138,11 @@ impl OrbitCamera {
         Mat4::from_translation(self.shift.extend(0.0)) * perspective
     }
 
-    /// Turns by a mouse drag of `delta` pixels.
+    /// Turns by a mouse drag of `delta` pixels (a camera locked to a plane does not turn).
     pub fn orbit(&mut self, delta: Vec2) {
+        if self.planar {
+            return;
+        }
         self.yaw -= 0.005 * delta.x;
         self.pitch = (self.pitch + 0.005 * delta.y).clamp(-MAX_PITCH, MAX_PITCH);
     }
@@ -215,6 +228,17 @@ mod tests {
         let (o, d) = cam.ray(Vec2::new(400.0, 300.0), Vec2::new(800.0, 600.0));
         let closest = o + d * (cam.target - o).dot(d);
         assert!((closest - cam.target).length() < 1e-4, "{closest}");
+    }
+
+    #[test]
+    fn a_camera_locked_to_the_plane_looks_along_minus_z_and_does_not_turn() {
+        let mut cam = OrbitCamera::framing(Vec3::ZERO, Vec3::new(1.0, 1.0, 0.0));
+        cam.lock_to_plane();
+        let before = cam;
+        cam.orbit(Vec2::new(300.0, 200.0));
+        assert_eq!(cam, before);
+        let look = (cam.target - cam.eye()).normalize();
+        assert!((look - Vec3::NEG_Z).length() < 1e-6, "{look}");
     }
 
     #[test]

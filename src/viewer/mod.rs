@@ -87,13 +87,15 @@ impl CameraSettings {
     /// The tank's framing with the given parts replaced, for a viewport of `size` pixels with
     /// the panel open or not: without a target or distance given, the tank fills the area the
     /// panel leaves free and is centred there ([`OrbitCamera::fit`]); a target given is
-    /// centred on the screen.
+    /// centred on the screen. A 2D run's camera (`planar`) is locked head on to its plane
+    /// ([`OrbitCamera::lock_to_plane`]), whatever yaw and pitch say.
     pub fn camera_in(
         &self,
         tank_min: Vec3,
         tank_max: Vec3,
         size: (u32, u32),
         panel: bool,
+        planar: bool,
     ) -> OrbitCamera {
         let aspect = size.0.max(1) as f32 / size.1.max(1) as f32;
         let left = if panel {
@@ -104,6 +106,9 @@ impl CameraSettings {
         let mut cam = OrbitCamera::framing(tank_min, tank_max);
         cam.yaw = self.yaw.unwrap_or(cam.yaw);
         cam.pitch = self.pitch.unwrap_or(cam.pitch);
+        if planar {
+            cam.lock_to_plane();
+        }
         if self.target.is_none() && self.distance.is_none() {
             cam.fit(tank_min, tank_max, aspect, (left, 1.0));
         }
@@ -385,7 +390,7 @@ impl Viewer {
         ]);
         let camera = opts
             .camera
-            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui);
+            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui, false);
         Ok(Self::assemble(
             ctx,
             opts,
@@ -453,9 +458,13 @@ impl Viewer {
             setup.config.particles,
         );
         controls.solver = setup.solver.solver();
-        let camera = opts
-            .camera
-            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui);
+        let camera = opts.camera.camera_in(
+            tank.0,
+            tank.1,
+            opts.size,
+            !opts.hide_ui,
+            setup.config.planar(),
+        );
         let fluid = Fluid {
             setup,
             sim,
@@ -608,6 +617,7 @@ impl Viewer {
             setup.tank_max,
             self.last_size,
             self.controls.show_ui,
+            setup.config.planar(),
         );
         self.controls.ranges = default_ranges(&setup, opts.physics.gravity);
         self.scale = self.controls.ranges;
@@ -1044,14 +1054,14 @@ impl Viewer {
             self.fit_range()?;
         }
         if r.reset_view {
-            let (lo, hi) = match &self.model {
-                Model::Grains(g) => g.tank(),
-                Model::Fluid(f) => (f.setup.tank_min, f.setup.tank_max),
+            let (lo, hi, planar) = match &self.model {
+                Model::Grains(g) => (g.tank().0, g.tank().1, false),
+                Model::Fluid(f) => (f.setup.tank_min, f.setup.tank_max, f.setup.config.planar()),
             };
-            self.camera = self
-                .opts
-                .camera
-                .camera_in(lo, hi, self.last_size, self.controls.show_ui);
+            self.camera =
+                self.opts
+                    .camera
+                    .camera_in(lo, hi, self.last_size, self.controls.show_ui, planar);
         }
         if r.restart {
             if self.is_grains() {

@@ -355,9 +355,9 @@ impl ApplicationHandler for App {
                 let height = s.config.height as f32;
                 if ctrl || spawning {
                     s.update_mouse_force();
-                } else if s.mouse.left {
+                } else if s.mouse.left && !s.viewer.camera().planar {
                     s.viewer.camera_mut().orbit(delta);
-                } else if s.mouse.right || s.mouse.middle {
+                } else if s.mouse.left || s.mouse.right || s.mouse.middle {
                     s.viewer.camera_mut().pan(delta, height);
                 }
             }

@@ -63,6 +63,7 @@ fn grid_and_fluid_blocks() {
             inv_h2,
             density_scale,
             kernel,
+            planar,
             kernel_a,
             kernel_b
         ]

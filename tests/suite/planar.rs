@@ -321,8 +321,54 @@ fn planar_refusals_name_the_fix() {
     );
     assert_usage_error(
         &with(&base, &["--dim", "2", "--scene", scene.to_str().unwrap()]),
-        "scene files describe 3D scenes",
+        "fluid[0] does not cross the plane z = 0",
     );
+    let obstacle = file(
+        "o.json",
+        br#"{"tank": {"min": [0, 0, 0], "max": [1, 1, 0.2]},
+            "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.2, 0.4, 0.2]}}}],
+            "obstacles": [{"shape": {"sphere": {"centre": [0.6, 0.1, 0.1], "radius": 0.05}}}]}"#,
+    );
+    assert_usage_error(
+        &with(
+            &base,
+            &["--dim", "2", "--scene", obstacle.to_str().unwrap()],
+        ),
+        "its obstacles are three-dimensional",
+    );
+}
+
+/// A scene file runs in 2D as its section by the plane z = 0 (`physics.dim` in the file, as
+/// the flag): a box's rectangle and a ball's disc, each a lattice of one layer at z = 0, with
+/// the counts of those sections.
+#[test]
+fn a_scene_file_runs_as_its_section_by_the_plane() {
+    use common::cli::{run_ok, tmp_dir};
+    let scene = file(
+        "plane.json",
+        br#"{"tank": {"min": [0, 0, -0.5], "max": [1, 0.6, 0.5]},
+            "fluid": [{"shape": {"box": {"min": [0, 0, -0.1], "max": [0.2, 0.4, 0.3]}}},
+                      {"shape": {"sphere": {"centre": [0.6, 0.2, 0.05], "radius": 0.1}}}],
+            "physics": {"dim": 2, "spacing": 0.01}}"#,
+    );
+    let out = tmp_dir().join("plane.csv");
+    run_ok(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        scene.to_str().unwrap(),
+        "--steps",
+        "5",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let (header, rows) = common::cli::stats_rows(&out);
+    let z = header.iter().position(|c| c == "z").unwrap();
+    assert!(rows.iter().all(|r| r[z] == 0.0));
+    // 20 × 40 for the rectangle; the disc of radius √(0.1² − 0.05²) = 86.6 mm holds the
+    // lattice points within it, about π r²/s² = 236.
+    let disc = rows.len() - 800;
+    assert!((200..=260).contains(&disc), "{} particles", rows.len());
 }
 
 /// A 2D run's checkpoint holds its dimension: 20 steps resumed after 20 give the file 40 steps

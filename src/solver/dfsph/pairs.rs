@@ -308,4 +308,51 @@ mod tests {
             "{total} pairs, {images} images"
         );
     }
+
+    /// In a 2D run (`SimParams::planar`) the walk of the plane's 3 × 3 cells finds exactly
+    /// the pairs of a brute-force search, dx² + dy² < h² between distinct points, at T = 1
+    /// (every cell aliased) and at T = 256; the tank's z walls h off the plane give no image.
+    #[test]
+    fn the_planar_walk_finds_every_pair_of_the_plane_and_no_other() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        use std::collections::BTreeSet;
+        let (mut sp, mut fp, _) = crate::solver::dfsph::tests::setup(0.2, 1.0);
+        sp.planar = 1;
+        (fp.tank_min[2], fp.tank_max[2]) = (-sp.h, sp.h);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+        let pos: Vec<Vec3> = (0..600)
+            .map(|_| Vec3::new(rng.random(), rng.random(), 0.0) * 0.98 + Vec3::new(0.01, 0.01, 0.0))
+            .collect();
+        let mut brute = BTreeSet::new();
+        for (k, a) in pos.iter().enumerate() {
+            for (j, b) in pos.iter().enumerate() {
+                let (dx, dy) = (a.x - b.x, a.y - b.y);
+                if k != j && dx * dx + dy * dy < sp.h2 {
+                    brute.insert((k, j));
+                }
+            }
+        }
+        for table in [1u32, 256] {
+            (sp.table_size, sp.table_mask) = (table, table - 1);
+            let g = Grid::build(&pos, &sp);
+            let sorted = reorder::gather(&pos, &g.sorted_ids);
+            let id = |slot: usize| g.sorted_ids[slot] as usize;
+            let mut found = BTreeSet::new();
+            for (first, len) in groups(&sorted[..], &sp) {
+                let first = first as usize;
+                let walk = |l: usize, j: usize, d: Vec3, _r2: f32, image: Image| {
+                    assert_eq!(d.z, 0.0);
+                    if image == 0 {
+                        assert!(found.insert((id(first + l), id(j))), "a pair twice");
+                    } else {
+                        assert!(walls::image_vector(Vec3::Z, image).z > 0.0, "a z image");
+                    }
+                };
+                group_pairs(first, len as usize, &sorted, &g.slot_start, &sp, &fp, walk);
+            }
+            assert_eq!(found, brute, "T = {table}");
+            assert!(brute.len() > 10_000, "{} pairs", brute.len());
+        }
+    }
 }
