@@ -1308,6 +1308,59 @@ impl SceneDesc {
         (p - self.tank_min).min_element() >= margin && (self.tank_max - p).min_element() >= margin
     }
 
+    /// Body `b`'s points at spacing `s`, before the walls' margin, the jitter and the
+    /// obstacles' carving ([`SceneDesc::fill`]): its lattice, its glass (a 2D scene's or a
+    /// thin body's: the lattice it stands for) or its relaxed random packing.
+    fn body_points(&self, b: &Body, s: f32, rng: &mut Xoshiro256PlusPlus) -> Vec<Vec3> {
+        let (lo, hi) = b.shape.bounds();
+        match b.fill {
+            Fill::Lattice => {
+                let (origin, dims, cap) = lattice_of(b, s);
+                let keep = lattice_keeper(b, origin, dims, s);
+                let mut points = Vec::new();
+                lattice(origin, dims, s, cap, keep, |p| points.push(p));
+                points
+            }
+            Fill::Packed => {
+                let (origin, size, n) = packed_box(b, s);
+                // A 2D scene's glass would need a 2D relaxation: its lattice instead.
+                if self.planar || size.min_element() < GLASS_MIN_SIDE * s {
+                    // Too thin for a glass: the lattice it stands for.
+                    let (origin, dims, cap) = lattice_of(b, s);
+                    let mut points = Vec::new();
+                    lattice(origin, dims, s, cap, |_| true, |p| points.push(p));
+                    points
+                } else {
+                    glass_fill(rng, origin, size, n, s, self.tank_max.y)
+                }
+            }
+            Fill::Random => {
+                // Drawn from the body's bounds less the walls' margin (which `fill` applies
+                // after), so the count is met.
+                let margin = Vec3::splat(wall_margin(s));
+                let (clo, chi) = (
+                    lo.max(self.tank_min + margin),
+                    hi.min(self.tank_max - margin),
+                );
+                if chi.cmple(clo).any() {
+                    Vec::new()
+                } else {
+                    let keep = |p: Vec3| b.shape.contains(p, s);
+                    let mut pts = random_packing(rng, random_count(b, s), clo, chi - clo, s, keep);
+                    relax_packing(
+                        &mut pts,
+                        (clo, chi - clo),
+                        (self.tank_min, self.tank_max),
+                        s,
+                        Relax::Compression,
+                        keep,
+                    );
+                    pts
+                }
+            }
+        }
+    }
+
     /// Fills the bodies at spacing `s` with the randomness of `seed`: the scene's particles,
     /// and how many each body got. Call [`SceneDesc::validate`] first for a description
     /// that did not come from [`SceneDesc::builtin`].
@@ -1324,53 +1377,7 @@ impl SceneDesc {
         let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         for b in &self.bodies {
             let (lo, hi) = b.shape.bounds();
-            let mut points = match b.fill {
-                Fill::Lattice => {
-                    let (origin, dims, cap) = lattice_of(b, s);
-                    let keep = lattice_keeper(b, origin, dims, s);
-                    let mut points = Vec::new();
-                    lattice(origin, dims, s, cap, keep, |p| points.push(p));
-                    points
-                }
-                Fill::Packed => {
-                    let (origin, size, n) = packed_box(b, s);
-                    // A 2D scene's glass would need a 2D relaxation: its lattice instead.
-                    if self.planar || size.min_element() < GLASS_MIN_SIDE * s {
-                        // Too thin for a glass: the lattice it stands for.
-                        let (origin, dims, cap) = lattice_of(b, s);
-                        let mut points = Vec::new();
-                        lattice(origin, dims, s, cap, |_| true, |p| points.push(p));
-                        points
-                    } else {
-                        glass_fill(&mut rng, origin, size, n, s, self.tank_max.y)
-                    }
-                }
-                Fill::Random => {
-                    // Drawn from the body's bounds less the walls' margin (below), so the
-                    // count is met.
-                    let margin = Vec3::splat(wall_margin(s));
-                    let (clo, chi) = (
-                        lo.max(self.tank_min + margin),
-                        hi.min(self.tank_max - margin),
-                    );
-                    if chi.cmple(clo).any() {
-                        Vec::new()
-                    } else {
-                        let keep = |p: Vec3| b.shape.contains(p, s);
-                        let mut pts =
-                            random_packing(&mut rng, random_count(b, s), clo, chi - clo, s, keep);
-                        relax_packing(
-                            &mut pts,
-                            (clo, chi - clo),
-                            (self.tank_min, self.tank_max),
-                            s,
-                            Relax::Compression,
-                            keep,
-                        );
-                        pts
-                    }
-                }
-            };
+            let mut points = self.body_points(b, s, &mut rng);
             // The tank's walls are mirrors: a particle d from a wall meets its own image 2d
             // away, closer than its lattice neighbours (s) when d < s/2, and would start
             // compressed (a box 1.54 m long filled at s = 0.015 m ends 0.0025 m from the wall,

@@ -204,6 +204,60 @@ pub fn sized_scene(
     Ok((choice.build_in(n as usize, s, seed, dim)?, emitted))
 }
 
+/// The run's tank and fluid size: a scene's, or for particles from a file their bounding box
+/// grown by 2h on every side; `--tank-min/--tank-max` replace the corners (checked: below
+/// each other, every particle inside); a 2D run's z walls then move off its plane
+/// ([`planar_tank`]).
+fn run_tank(
+    spec: &RunSpec,
+    config: &SphConfig,
+    positions: &[Vec3],
+    geometry: Option<(Vec3, Vec3, Vec3)>,
+) -> Result<(Vec3, Vec3, Vec3)> {
+    let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
+        let lo = positions.iter().copied().fold(Vec3::INFINITY, Vec3::min);
+        let hi = positions
+            .iter()
+            .copied()
+            .fold(Vec3::NEG_INFINITY, Vec3::max);
+        let pad = Vec3::splat(2.0 * config.smoothing_radius);
+        (lo - pad, hi + pad, hi - lo)
+    });
+    let (tank_min, tank_max) = match spec.tank {
+        Some((lo, hi)) => {
+            // A 2D run's z walls lie ±h off its plane whatever the flags say.
+            let axes = if config.planar() { 2 } else { 3 };
+            if let Some(a) = (0..axes).find(|&a| lo[a] >= hi[a]) {
+                return Err(crate::Error::input(format!(
+                    "--tank-min {lo} is not below --tank-max {hi} in {}: each coordinate of --tank-min must be smaller than --tank-max's (swap them?)",
+                    ["x", "y", "z"][a]
+                )));
+            }
+            if let Some(k) = positions
+                .iter()
+                .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
+            {
+                return Err(crate::Error::input(format!(
+                    "particle {k} at {} lies outside the tank {lo} – {hi}: enlarge --tank-min/--tank-max",
+                    positions[k]
+                )));
+            }
+            (lo, hi)
+        }
+        None => (tank_min, tank_max),
+    };
+    let (tank_min, tank_max) = match config.planar() {
+        true => planar_tank(
+            positions,
+            (tank_min, tank_max),
+            config.smoothing_radius,
+            &spec.source,
+        )?,
+        false => (tank_min, tank_max),
+    };
+    Ok((tank_min, tank_max, fluid_size))
+}
+
 /// Refuses, in a 2D run, the built-in `random` (its packing is 3D) in one line naming what a
 /// 2D run takes (a scene file's own refusals: [`crate::scene::SceneDesc::in_plane`]).
 fn check_planar_choice(choice: &SceneChoice, dim: u32) -> Result<()> {
@@ -408,48 +462,7 @@ impl Setup {
         validate_velocities(&velocities, "particle")?;
         check_start_speeds(&velocities, &spec.source)?;
         check_neighbour_count(&positions, &config)?;
-        // A file brings no tank: its bounding box grown by 2h on every side.
-        let (tank_min, tank_max, fluid_size) = geometry.unwrap_or_else(|| {
-            let lo = positions.iter().copied().fold(Vec3::INFINITY, Vec3::min);
-            let hi = positions
-                .iter()
-                .copied()
-                .fold(Vec3::NEG_INFINITY, Vec3::max);
-            let pad = Vec3::splat(2.0 * config.smoothing_radius);
-            (lo - pad, hi + pad, hi - lo)
-        });
-        let (tank_min, tank_max) = match spec.tank {
-            Some((lo, hi)) => {
-                // A 2D run's z walls lie ±h off its plane whatever the flags say.
-                let axes = if config.planar() { 2 } else { 3 };
-                if let Some(a) = (0..axes).find(|&a| lo[a] >= hi[a]) {
-                    return Err(crate::Error::input(format!(
-                        "--tank-min {lo} is not below --tank-max {hi} in {}: each coordinate of --tank-min must be smaller than --tank-max's (swap them?)",
-                        ["x", "y", "z"][a]
-                    )));
-                }
-                if let Some(k) = positions
-                    .iter()
-                    .position(|p| !(p.cmpge(lo).all() && p.cmple(hi).all()))
-                {
-                    return Err(crate::Error::input(format!(
-                        "particle {k} at {} lies outside the tank {lo} – {hi}: enlarge --tank-min/--tank-max",
-                        positions[k]
-                    )));
-                }
-                (lo, hi)
-            }
-            None => (tank_min, tank_max),
-        };
-        let (tank_min, tank_max) = match config.planar() {
-            true => planar_tank(
-                &positions,
-                (tank_min, tank_max),
-                config.smoothing_radius,
-                &spec.source,
-            )?,
-            false => (tank_min, tank_max),
-        };
+        let (tank_min, tank_max, fluid_size) = run_tank(spec, &config, &positions, geometry)?;
         check_tank_reach(tank_min, tank_max, config.spacing, spec)?;
         check_start(&positions, &config, &spec.source)?;
         // A scene's fall is its fluid body's height; a file's, from its highest particle to

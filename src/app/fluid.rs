@@ -675,6 +675,41 @@ fn settings_of(line: &str) -> Vec<&str> {
     parts
 }
 
+/// Whether the `--stats` file at `path` is the resumed run's by its sidecar: the parameters
+/// line it records must be the checkpoint's run's `geometry`; Err names the first setting
+/// that differs and `fix`.
+fn check_stats_sidecar(path: &std::path::Path, geometry: &str, fix: &str) -> Result<(), Error> {
+    let sidecar = io::stats_sidecar_path(path);
+    let described = std::fs::read_to_string(&sidecar)
+        .ok()
+        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
+        .and_then(|v| v["parameters"].as_str().map(String::from));
+    match described {
+        None => Err(Error::file(
+            path,
+            format!(
+                "cannot be shown to be this run's: its {} is missing or unreadable; {fix}",
+                sidecar.display()
+            ),
+        )),
+        Some(p) if p != geometry => {
+            let (mine, theirs) = (settings_of(geometry), settings_of(&p));
+            let differs = mine.iter().zip(&theirs).find(|(a, b)| a != b).map_or_else(
+                || "their lengths".to_string(),
+                |(a, b)| format!("`{b}` where the checkpoint's run has `{a}`"),
+            );
+            Err(Error::file(
+                path,
+                format!(
+                    "holds the statistics of another run: its {} differs in {differs}; {fix}",
+                    sidecar.display()
+                ),
+            ))
+        }
+        Some(_) => Ok(()),
+    }
+}
+
 /// A resumed run appends to its `--stats` file: refuses, before the run starts, a file that
 /// is not this run's own up to the checkpoint (its rows would then read as one run that never
 /// was): a file of something else, one whose `.params.json` describes another run (another
@@ -705,37 +740,7 @@ fn check_resumed_stats(
             ),
         ));
     }
-    let sidecar = io::stats_sidecar_path(path);
-    let described = std::fs::read_to_string(&sidecar)
-        .ok()
-        .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-        .and_then(|v| v["parameters"].as_str().map(String::from));
-    match described {
-        None => {
-            return Err(Error::file(
-                path,
-                format!(
-                    "cannot be shown to be this run's: its {} is missing or unreadable; {fix}",
-                    sidecar.display()
-                ),
-            ));
-        }
-        Some(p) if p != geometry => {
-            let (mine, theirs) = (settings_of(geometry), settings_of(&p));
-            let differs = mine.iter().zip(&theirs).find(|(a, b)| a != b).map_or_else(
-                || "their lengths".to_string(),
-                |(a, b)| format!("`{b}` where the checkpoint's run has `{a}`"),
-            );
-            return Err(Error::file(
-                path,
-                format!(
-                    "holds the statistics of another run: its {} differs in {differs}; {fix}",
-                    sidecar.display()
-                ),
-            ));
-        }
-        Some(_) => {}
-    }
+    check_stats_sidecar(path, geometry, fix)?;
     let mut last: Option<u64> = None;
     let mut first: Option<u64> = None;
     let mut at_step = None;
