@@ -463,7 +463,6 @@ pub fn bench_steps(
         (vec![Vec::new(); stages], Vec::new(), Vec::new());
     let (mut encoded, mut working) = (Vec::new(), Vec::new());
     let mut gpu_iterations = [Vec::new(), Vec::new()];
-    let mut cpu_iterations = [Vec::new(), Vec::new()];
     let fp = sim.fluid_params;
     let guards = Guards::unjudged(sim.stages.weakly_compressible());
     let course = Course {
@@ -500,37 +499,8 @@ pub fn bench_steps(
         }
     }
 
-    let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
-        (vec![Vec::new(); stages], Vec::new());
     let solver = sim.solver_name();
-    for _ in 0..repeat {
-        let mut sums = vec![None::<f64>; stages];
-        let mut run = cpu_sim();
-        let mut hooks = Timed::new();
-        let (stepped, times) = cpu::clock::time_stages(|| {
-            drive(
-                &mut run,
-                &mut RunFrom::default(),
-                Until::steps(steps),
-                &course,
-                &mut hooks,
-            )
-        });
-        stepped?;
-        for (stage, ms) in times {
-            let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
-            sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
-        }
-        for (k, s) in sums.iter().enumerate() {
-            if let Some(s) = s {
-                cpu_stage[k].push(hooks.per_step(*s));
-            }
-        }
-        cpu_step.push(hooks.per_step(hooks.wall));
-        for (v, &it) in cpu_iterations.iter_mut().zip(&hooks.iterations) {
-            v.push(hooks.per_step(it as f64));
-        }
-    }
+    let (cpu_stage, cpu_step, cpu_iterations) = cpu_sittings(cpu_sim, &course, steps, repeat)?;
     // Reported for a solver that solves (one that ran no iteration has none to report).
     let iterations = |v: [Vec<f64>; 2]| {
         let [a, b] = v;
@@ -540,22 +510,7 @@ pub fn bench_steps(
             .filter(|it| it.iter().any(|&i| i > 0.0))
     };
 
-    let rows = Stage::ALL
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            let (g, c) = (median(gpu_stage[k].clone()), median(cpu_stage[k].clone()));
-            BenchRow {
-                stage: s.name().to_string(),
-                gpu_ms: g,
-                cpu_ms: c,
-                ratio: g.zip(c).map(|(g, c)| g / c),
-                gpu_particles_per_s: g.map(|g| n / (g / 1e3)),
-                cpu_particles_per_s: c.map(|c| n / (c / 1e3)),
-            }
-        })
-        .filter(|r| r.gpu_ms.is_some() || r.cpu_ms.is_some())
-        .collect();
+    let rows = bench_rows(&gpu_stage, &cpu_stage, n);
     Ok(StepBenchReport {
         particles: start.len() as u32,
         solver,
@@ -576,6 +531,73 @@ pub fn bench_steps(
         gpu_iterations: iterations(gpu_iterations),
         cpu_iterations: iterations(cpu_iterations),
     })
+}
+
+/// The CPU path's sittings of [`bench_steps`]: `repeat` runs of `steps` steps, each from a
+/// fresh `cpu_sim()` through the driver loop, every stage timed. Returns each stage's ms a
+/// step per sitting, the whole step's, and both solves' iterations a step.
+#[allow(clippy::type_complexity)]
+fn cpu_sittings(
+    cpu_sim: impl Fn() -> crate::run::CpuSimulation,
+    course: &crate::run::Course<'_>,
+    steps: u64,
+    repeat: u32,
+) -> Result<(Vec<Vec<f64>>, Vec<f64>, [Vec<f64>; 2])> {
+    use crate::run::{RunFrom, Until, drive};
+    let stages = Stage::ALL.len();
+    let (mut cpu_stage, mut cpu_step): (Vec<Vec<f64>>, Vec<f64>) =
+        (vec![Vec::new(); stages], Vec::new());
+    let mut cpu_iterations = [Vec::new(), Vec::new()];
+    for _ in 0..repeat {
+        let mut sums = vec![None::<f64>; stages];
+        let mut run = cpu_sim();
+        let mut hooks = Timed::new();
+        let (stepped, times) = cpu::clock::time_stages(|| {
+            drive(
+                &mut run,
+                &mut RunFrom::default(),
+                Until::steps(steps),
+                course,
+                &mut hooks,
+            )
+        });
+        stepped?;
+        for (stage, ms) in times {
+            let k = Stage::ALL.iter().position(|s| *s == stage).unwrap_or(0);
+            sums[k] = Some(sums[k].unwrap_or(0.0) + ms);
+        }
+        for (k, s) in sums.iter().enumerate() {
+            if let Some(s) = s {
+                cpu_stage[k].push(hooks.per_step(*s));
+            }
+        }
+        cpu_step.push(hooks.per_step(hooks.wall));
+        for (v, &it) in cpu_iterations.iter_mut().zip(&hooks.iterations) {
+            v.push(hooks.per_step(it as f64));
+        }
+    }
+    Ok((cpu_stage, cpu_step, cpu_iterations))
+}
+
+/// The report's rows: each stage timed on either path, its medians, their ratio and the
+/// particles a second they give at `n` particles.
+fn bench_rows(gpu_stage: &[Vec<f64>], cpu_stage: &[Vec<f64>], n: f64) -> Vec<BenchRow> {
+    Stage::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let (g, c) = (median(gpu_stage[k].clone()), median(cpu_stage[k].clone()));
+            BenchRow {
+                stage: s.name().to_string(),
+                gpu_ms: g,
+                cpu_ms: c,
+                ratio: g.zip(c).map(|(g, c)| g / c),
+                gpu_particles_per_s: g.map(|g| n / (g / 1e3)),
+                cpu_particles_per_s: c.map(|c| n / (c / 1e3)),
+            }
+        })
+        .filter(|r| r.gpu_ms.is_some() || r.cpu_ms.is_some())
+        .collect()
 }
 
 impl StepBenchReport {

@@ -973,14 +973,12 @@ fn simulate_from(
     )?;
     // From here the run writes: a signal stops it at a step boundary, with a checkpoint.
     let stop = crate::run::signals::stepping();
-    let mut stats_file = match &cli.stats {
-        Some(path) => Some(open_stats(
-            path,
-            &geometry_line,
-            resumed.is_some().then_some(from.step),
-        )?),
-        None => None,
-    };
+    let resumed_at = resumed.is_some().then_some(from.step);
+    let mut stats_file = cli
+        .stats
+        .as_ref()
+        .map(|path| open_stats(path, &geometry_line, resumed_at))
+        .transpose()?;
     let export = open_export(cli, resumed.is_some().then_some(from.t))?;
     let multi = crate::run::bars();
     let progress = run::Progress::new(&multi, cli.steps, cli.end_time, (from.step, from.t));
@@ -1022,25 +1020,7 @@ fn simulate_from(
     );
     progress.finish();
     crate::run::signals::finishing();
-    // The meshes still in line are written before the run reports (its errors first).
-    let meshes = match surfaces.as_mut() {
-        Some(sf) => Some(sf.writer.finish()),
-        None => None,
-    };
-    let result = match (result, meshes) {
-        (Ok(_), Some(Err(e))) => Err(e),
-        (Ok(r), Some(Ok(count))) => {
-            if !cli.json {
-                let dir = cli
-                    .surface_dir
-                    .as_deref()
-                    .unwrap_or(std::path::Path::new("."));
-                println!("wrote {count} surface meshes to {}", dir.display());
-            }
-            Ok(r)
-        }
-        (r, _) => r,
-    };
+    let result = with_meshes_written(cli, surfaces.as_mut(), result);
     let wall = start.elapsed().as_secs_f64();
     let (snap, last, capped) = match result {
         Ok(r) => r,
@@ -1059,15 +1039,16 @@ fn simulate_from(
         f.flush()
             .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
     }
-    if let (Some(out), Some(snap)) = (&cli.output, &snap) {
-        run::write_snapshot(out, snap, Some(&meta))?;
-    }
-    if let Some(line) = capped.and_then(|c| c.warning()) {
-        eprintln!("gpu-sph: {line}");
-    }
-    if let Some(st) = &last {
-        print_last_step(cli, st, from.step, wall, h, &fp);
-    }
+    report_end(
+        cli,
+        snap.as_ref(),
+        last.as_ref(),
+        capped,
+        (from.step, wall),
+        h,
+        &fp,
+        meta,
+    )?;
     if let (Some(path), Some(snap)) = (&cli.screenshot, snap) {
         // Moving obstacles are drawn where they are at the run's end.
         let end = last.as_ref().map_or(from.t, |st| st.t);
@@ -1082,6 +1063,55 @@ fn simulate_from(
         )?;
     }
     Ok(Outcome::Done)
+}
+
+/// `result` once the surface meshes still in line are written (a run's error first, then
+/// the writer's), saying how many were written.
+fn with_meshes_written<T>(
+    cli: &Cli,
+    surfaces: Option<&mut crate::run::Surfaces>,
+    result: Result<T, Error>,
+) -> Result<T, Error> {
+    let meshes = surfaces.map(|sf| sf.writer.finish());
+    match (result, meshes) {
+        (Ok(_), Some(Err(e))) => Err(e),
+        (Ok(r), Some(Ok(count))) => {
+            if !cli.json {
+                let dir = cli
+                    .surface_dir
+                    .as_deref()
+                    .unwrap_or(std::path::Path::new("."));
+                println!("wrote {count} surface meshes to {}", dir.display());
+            }
+            Ok(r)
+        }
+        (r, _) => r,
+    }
+}
+
+/// What a finished run writes and says: `--output`'s particles, the capped solves' warning,
+/// the last step's line (`(from_step, wall)`: the run's first step and its wall time, s).
+#[allow(clippy::too_many_arguments)]
+fn report_end(
+    cli: &Cli,
+    snap: Option<&crate::core::Snapshot>,
+    last: Option<&crate::run::StepStats>,
+    capped: Option<crate::run::Capped>,
+    (from_step, wall): (u64, f64),
+    h: &checkpoint::Header,
+    fp: &crate::params::FluidParams,
+    meta: FrameMeta,
+) -> Result<(), Error> {
+    if let (Some(out), Some(snap)) = (&cli.output, snap) {
+        crate::run::write_snapshot(out, snap, Some(&meta))?;
+    }
+    if let Some(line) = capped.and_then(|c| c.warning()) {
+        eprintln!("gpu-sph: {line}");
+    }
+    if let Some(st) = last {
+        print_last_step(cli, st, from_step, wall, h, fp);
+    }
+    Ok(())
 }
 
 /// The run's opening lines: what it holds, where from, how far it goes, its geometry and
