@@ -971,15 +971,21 @@ impl SceneDesc {
                 (Vec3::new(width, height, width), bodies)
             }
         };
+        Self::closed((Vec3::ZERO, tank_max), bodies, false)
+    }
+
+    /// A closed tank `lo`–`hi` holding `bodies`, without obstacles or emitters: the built-in
+    /// scenes, `planar` for their 2D forms.
+    fn closed((lo, hi): (Vec3, Vec3), bodies: Vec<Body>, planar: bool) -> Self {
         Self {
-            tank_min: Vec3::ZERO,
-            tank_max,
+            tank_min: lo,
+            tank_max: hi,
             bodies,
             obstacles: Vec::new(),
             emitters: Vec::new(),
             open: 0,
             slip: [None; 6],
-            planar: false,
+            planar,
         }
     }
 
@@ -1038,16 +1044,7 @@ impl SceneDesc {
                 (Vec3::new(width, pool_h + 3.0 * block.max(s), half), bodies)
             }
         };
-        Self {
-            tank_min: Vec3::new(0.0, 0.0, -half),
-            tank_max,
-            bodies,
-            obstacles: Vec::new(),
-            emitters: Vec::new(),
-            open: 0,
-            slip: [None; 6],
-            planar: true,
-        }
+        Self::closed((Vec3::new(0.0, 0.0, -half), tank_max), bodies, true)
     }
 
     /// The 2D run of this description at spacing `s`: its section by the plane z = 0. The tank

@@ -657,17 +657,24 @@ fn dfsph_standing_wave_stays_within_its_guard() {
     assert!(kept >= 0.50, "kept {:.0}%", 100.0 * kept);
 }
 
-/// The default dam break at `n` particles, set up as a headless run of the built-in scene sets
-/// it up, run until τ = 3.1: the worst relative error against Martin & Moyce (1952) of the
-/// surge front over 1.4 ≤ T ≤ 3 and of the column's height at the back wall over 0.5 ≤ τ ≤ 3,
-/// each read as the validation tool's `collapse.rs` reads them (SPlisHSPlasH's collapse script's definitions).
-fn dam_break_against_martin_moyce(solver: gpu_sph::params::Solver, n: u32) -> (f64, f64) {
+/// The default dam break at `n` particles with `overrides`, set up as a headless run of the
+/// built-in scene sets it up, run until τ = 3.1: the worst relative error against Martin &
+/// Moyce (1952) of the surge front over `front_from` ≤ T ≤ 3 and of the column's height at the
+/// back wall over 0.5 ≤ τ ≤ 3, each read as the validation tool's `collapse.rs` reads them
+/// (SPlisHSPlasH's collapse script's definitions); with the column the start made and the
+/// last positions. No particle leaves the tank.
+pub(crate) fn collapse_against_martin_moyce(
+    solver: gpu_sph::params::Solver,
+    n: u32,
+    overrides: ConfigOverrides,
+    front_from: f64,
+) -> (f64, f64, crate::collapse::Column, Vec<Vec3>) {
     use crate::collapse::{Column, MARTIN_MOYCE_FRONT, MARTIN_MOYCE_HEIGHT, worst};
     use gpu_sph::scene::SceneChoice;
     let (mut sim, cfg, fp) = headless_cpu(
         gpu_sph::setup::Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
         n,
-        ConfigOverrides::default(),
+        overrides,
         PhysicsConfig::default(),
         solver,
         None,
@@ -689,14 +696,15 @@ fn dam_break_against_martin_moyce(solver: gpu_sph::params::Solver, n: u32) -> (f
         step += 1;
         t += sim.current().dt as f64;
     }
-    let (at_t, f) = worst(&front, &MARTIN_MOYCE_FRONT, 1.4, 3.0).unwrap();
+    let (at_t, f) = worst(&front, &MARTIN_MOYCE_FRONT, front_from, 3.0).unwrap();
     let (at_tau, h) = worst(&height, &MARTIN_MOYCE_HEIGHT, 0.5, 3.0).unwrap();
     eprintln!(
-        "{solver:?} dam break, {n} particles, {step} steps: front worst {:+.1}% at T = {at_t}, column at the wall worst {:+.1}% at tau = {at_tau}",
+        "{solver:?} dam break, {n} particles at s = {} m, {step} steps: front worst {:+.1}% at T = {at_t}, column at the wall worst {:+.1}% at tau = {at_tau}",
+        cfg.spacing,
         100.0 * f,
         100.0 * h
     );
-    (f, h)
+    (f, h, column, sim.current().state.pos.clone())
 }
 
 /// The 3 000-particle dam break's worst front and column errors against Martin & Moyce
@@ -705,7 +713,11 @@ pub(crate) fn dam_break_3000(solver: gpu_sph::params::Solver) -> (f64, f64) {
     static D: [std::sync::OnceLock<(f64, f64)>; 2] =
         [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
     let k = (solver == gpu_sph::params::Solver::Wcsph) as usize;
-    *D[k].get_or_init(|| dam_break_against_martin_moyce(solver, 3000))
+    *D[k].get_or_init(|| {
+        let (f, h, _, _) =
+            collapse_against_martin_moyce(solver, 3000, ConfigOverrides::default(), 1.4);
+        (f, h)
+    })
 }
 
 /// The collapse at a small size, both solvers: with walls the water slides along, the column
