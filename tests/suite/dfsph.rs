@@ -436,7 +436,7 @@ fn the_cubic_spline_runs_every_stage_bit_for_bit_under_both_solvers() {
             "--steps",
             "3",
             "--tolerance",
-            "0",
+            common::verify_tolerance(),
             "--json",
         ]);
         if common::cli::skipped_without_gpu(&out) {

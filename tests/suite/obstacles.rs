@@ -44,12 +44,11 @@ fn verify_bit_exact(name: &str, text: &str) -> Option<Vec<String>> {
 /// (None where no adapter is required and none is found).
 fn verify_report(name: &str, text: &str, extra: &[&str]) -> Option<serde_json::Value> {
     let path = file(name, text.as_bytes());
-    let exact = common::gpu().is_none_or(|ctx| common::bit_exact(&ctx));
     let mut args = vec![
         "--headless",
         "--verify",
         "--tolerance",
-        if exact { "0" } else { "1e-5" },
+        common::verify_tolerance(),
         "--json",
         "--scene",
         path.to_str().unwrap(),

@@ -35,3 +35,13 @@ pub fn gpu() -> Option<Arc<GpuContext>> {
 pub fn bit_exact(ctx: &GpuContext) -> bool {
     ctx.info.device_type == wgpu::DeviceType::Cpu && ctx.info.backend == wgpu::Backend::Vulkan
 }
+
+/// The `--tolerance` of a command-line `--verify`: 0 where the adapter computes the CPU
+/// mirror's bits ([`bit_exact`]) or there is none (the run is then skipped), 1e-5 relative
+/// elsewhere (Mesa's GL driver).
+pub fn verify_tolerance() -> &'static str {
+    match gpu().is_none_or(|ctx| bit_exact(&ctx)) {
+        true => "0",
+        false => "1e-5",
+    }
+}
