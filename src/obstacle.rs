@@ -103,6 +103,8 @@ pub fn surface_count(shape: &Shape, s: f32) -> f64 {
             (count(length as f64) + 1.0) * ring + 2.0 * count(radius as f64) * ring
         }
         Shape::Mesh { ref mesh, .. } => mesh.as_ref().map_or(0.0, |m| m.surface_count(s)),
+        // Refused as an obstacle (SceneDesc::validate): a polygon is a fluid body's shape.
+        Shape::Polygon { .. } => 0.0,
     }
 }
 
@@ -189,6 +191,7 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
         Shape::Mesh { ref mesh, .. } => {
             mesh.as_ref().map_or_else(Vec::new, |m| m.sample_surface(s))
         }
+        Shape::Polygon { .. } => Vec::new(),
     }
 }
 

@@ -894,7 +894,96 @@ fn volume(shape: &Shape) -> f64 {
             std::f64::consts::PI * (radius as f64).powi(2) * length as f64
         }
         Shape::Mesh { ref mesh, .. } => mesh.as_ref().map_or(0.0, |m| m.volume()),
+        Shape::Polygon { ref points, z } => {
+            let [z0, z1] = z.unwrap_or([0.0, 0.0]);
+            crate::shape::polygon_area(points) * (z1 - z0) as f64
+        }
     }
+}
+
+/// The refusal of a scene a 2D run cannot cut (`at` names the file, `what` the reason).
+fn refuse_in_plane(at: &str, what: &str) -> Error {
+    Error::input(format!(
+        "{at}: {what}: a 2D run (--dim 2) takes boxes, spheres, cylinders and polygons filled as a lattice, cut by the plane z = 0; or drop --dim 2"
+    ))
+}
+
+/// The section of `shape` by the plane z = 0, spanning z from −half to half ([`SceneDesc::in_plane`]);
+/// `what` names the body in the refusal of a shape the plane misses or a mesh.
+fn cut(shape: &Shape, half: f32, at: &str, what: &str) -> Result<Shape> {
+    let misses = format!("{what} does not cross the plane z = 0");
+    Ok(match shape.clone() {
+        Shape::Box { mut min, mut max } => {
+            if !(min[2] <= 0.0 && 0.0 <= max[2]) {
+                return Err(refuse_in_plane(at, &misses));
+            }
+            (min[2], max[2]) = (-half, half);
+            Shape::Box { min, max }
+        }
+        Shape::Sphere { centre, radius } => {
+            let cut = radius * radius - centre[2] * centre[2];
+            if cut <= 0.0 {
+                return Err(refuse_in_plane(at, &misses));
+            }
+            Shape::Cylinder {
+                base: [centre[0], centre[1], -half],
+                axis: Axis::Z,
+                radius: cut.sqrt(),
+                length: 2.0 * half,
+            }
+        }
+        Shape::Cylinder {
+            base,
+            axis: Axis::Z,
+            radius,
+            length,
+        } => {
+            if !(base[2] <= 0.0 && 0.0 <= base[2] + length) {
+                return Err(refuse_in_plane(at, &misses));
+            }
+            Shape::Cylinder {
+                base: [base[0], base[1], -half],
+                axis: Axis::Z,
+                radius,
+                length: 2.0 * half,
+            }
+        }
+        Shape::Cylinder {
+            base,
+            axis,
+            radius,
+            length,
+        } => {
+            // Along x or y: the plane cuts a rectangle 2 √(r² − z²) wide.
+            let cut = radius * radius - base[2] * base[2];
+            if cut <= 0.0 {
+                return Err(refuse_in_plane(at, &misses));
+            }
+            let w = cut.sqrt();
+            let a = axis.index();
+            let (mut min, mut max) = ([0.0f32; 3], [0.0f32; 3]);
+            let o = 1 - a;
+            (min[a], max[a]) = (base[a], base[a] + length);
+            (min[o], max[o]) = (base[o] - w, base[o] + w);
+            (min[2], max[2]) = (-half, half);
+            Shape::Box { min, max }
+        }
+        Shape::Polygon { points, z } => {
+            if z.is_some_and(|[z0, z1]| !(z0 <= 0.0 && 0.0 <= z1)) {
+                return Err(refuse_in_plane(at, &misses));
+            }
+            Shape::Polygon {
+                points,
+                z: Some([-half, half]),
+            }
+        }
+        Shape::Mesh { .. } => {
+            return Err(refuse_in_plane(
+                at,
+                &format!("{what} is a mesh, whose section is not cut"),
+            ));
+        }
+    })
 }
 
 /// A scene never holds more particles than this (the configuration's own maximum, 2^27):
@@ -1055,86 +1144,32 @@ impl SceneDesc {
     /// a random fill (its packing is 3D), obstacles and emitters (their boundary particles and
     /// nozzles are 3D).
     pub fn in_plane(&self, at: &str, s: f32) -> Result<Self> {
-        let half = 0.5 * s;
-        let refuse = |what: String| {
-            Err(Error::input(format!(
-                "{at}: {what}: a 2D run (--dim 2) takes boxes, spheres and cylinders filled as a lattice, cut by the plane z = 0; or drop --dim 2"
-            )))
-        };
         if !self.obstacles.is_empty() {
-            return refuse("its obstacles are three-dimensional".into());
+            return Err(refuse_in_plane(at, "its obstacles are three-dimensional"));
         }
+        self.section(at, s)
+    }
+
+    /// [`Self::in_plane`] with its still obstacles cut too, each to its section spanning the
+    /// tank's z (the spheres' contacts, `--model grains --dim 2`, where an obstacle is a wall
+    /// and has no boundary particles).
+    pub fn section(&self, at: &str, s: f32) -> Result<Self> {
+        let half = 0.5 * s;
         if !self.emitters.is_empty() {
-            return refuse("its emitters are three-dimensional".into());
+            return Err(refuse_in_plane(at, "its emitters are three-dimensional"));
         }
         let mut out = self.clone();
         out.planar = true;
         (out.tank_min.z, out.tank_max.z) = (-half, half);
         for (i, b) in out.bodies.iter_mut().enumerate() {
-            let misses = || format!("fluid[{i}] does not cross the plane z = 0");
             if b.fill == Fill::Random {
-                return refuse(format!("fluid[{i}]'s random fill is three-dimensional"));
+                let what = format!("fluid[{i}]'s random fill is three-dimensional");
+                return Err(refuse_in_plane(at, &what));
             }
-            b.shape = match b.shape.clone() {
-                Shape::Box { mut min, mut max } => {
-                    if !(min[2] <= 0.0 && 0.0 <= max[2]) {
-                        return refuse(misses());
-                    }
-                    (min[2], max[2]) = (-half, half);
-                    Shape::Box { min, max }
-                }
-                Shape::Sphere { centre, radius } => {
-                    let cut = radius * radius - centre[2] * centre[2];
-                    if cut <= 0.0 {
-                        return refuse(misses());
-                    }
-                    Shape::Cylinder {
-                        base: [centre[0], centre[1], -half],
-                        axis: Axis::Z,
-                        radius: cut.sqrt(),
-                        length: s,
-                    }
-                }
-                Shape::Cylinder {
-                    base,
-                    axis: Axis::Z,
-                    radius,
-                    length,
-                } => {
-                    if !(base[2] <= 0.0 && 0.0 <= base[2] + length) {
-                        return refuse(misses());
-                    }
-                    Shape::Cylinder {
-                        base: [base[0], base[1], -half],
-                        axis: Axis::Z,
-                        radius,
-                        length: s,
-                    }
-                }
-                Shape::Cylinder {
-                    base,
-                    axis,
-                    radius,
-                    length,
-                } => {
-                    // Along x or y: the plane cuts a rectangle 2 √(r² − z²) wide.
-                    let cut = radius * radius - base[2] * base[2];
-                    if cut <= 0.0 {
-                        return refuse(misses());
-                    }
-                    let w = cut.sqrt();
-                    let a = axis.index();
-                    let (mut min, mut max) = ([0.0f32; 3], [0.0f32; 3]);
-                    let o = 1 - a;
-                    (min[a], max[a]) = (base[a], base[a] + length);
-                    (min[o], max[o]) = (base[o] - w, base[o] + w);
-                    (min[2], max[2]) = (-half, half);
-                    Shape::Box { min, max }
-                }
-                Shape::Mesh { .. } => {
-                    return refuse(format!("fluid[{i}] is a mesh, whose section is not cut"));
-                }
-            };
+            b.shape = cut(&b.shape, half, at, &format!("fluid[{i}]"))?;
+        }
+        for (i, o) in out.obstacles.iter_mut().enumerate() {
+            o.shape = cut(&o.shape, half, at, &format!("obstacles[{i}]"))?;
         }
         Ok(out)
     }
@@ -1172,6 +1207,11 @@ impl SceneDesc {
             // (packing fraction ≈ 0.38, Cooper 1988): at 1.2 points per s³ and the minimum
             // distance 0.8 s the fraction is π/6 · 0.8³ · 1.2 ≈ 0.32; a denser count would
             // leave the fill shrinking its distance for ever.
+            if let Shape::Polygon { z: None, .. } = b.shape {
+                return Err(Error::input(format!(
+                    "{name}: a polygon without \"z\" is a 2D shape: run it in 2D (--dim 2, or \"physics\": {{\"dim\": 2}}), or give \"z\": [z0, z1] to sweep it into a prism"
+                )));
+            }
             if b.fill == Fill::Packed && !matches!(b.shape, Shape::Box { .. }) {
                 return Err(Error::input(format!(
                     "{name}: \"fill\": \"packed\" packs a box only (its faces are the packing's walls): use \"lattice\" or \"random\" for this shape"
@@ -1201,6 +1241,11 @@ impl SceneDesc {
         }
         for (i, o) in self.obstacles.iter().enumerate() {
             let name = format!("{at}: obstacles[{i}]");
+            if matches!(o.shape, Shape::Polygon { .. }) {
+                return Err(Error::input(format!(
+                    "{name}: a polygon is a fluid body's shape, not an obstacle: use a box, sphere, cylinder or mesh"
+                )));
+            }
             o.shape.validate(&name)?;
             o.validate_friction(&name)?;
             if let Some(m) = &o.motion {

@@ -433,10 +433,16 @@ pub fn flag_text(v: &serde_json::Value) -> Option<String> {
     }
 }
 
-/// The scene file of built-in scene `kind` with `n` particles at spacing `s`, as JSON text:
-/// what `scenes/*.json` hold (for N = 100 000, s = 0.01 m).
-pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
-    let d = SceneDesc::builtin(kind, n, s);
+/// The scene file of built-in scene `kind` with `n` particles at spacing `s` in `dim`
+/// dimensions, as JSON text: what `scenes/*.json` hold (for N = 100 000, s = 0.01 m, 3D). In 2D
+/// it is the scene `--dim 2 --scene NAME` runs ([`SceneDesc::builtin_planar`]: its bodies one
+/// spacing thick about z = 0) with `"dim": 2` among its physics, so run as `--scene FILE` it
+/// is a 2D run of the same particles.
+pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32, dim: u32) -> String {
+    let d = match dim {
+        2 => SceneDesc::builtin_planar(kind, n, s),
+        _ => SceneDesc::builtin(kind, n, s),
+    };
     let what = match kind {
         SceneKind::DamBreak => {
             "dam break (Martin & Moyce 1952): a water column a wide and 2a high against the left wall of a tank 5a long"
@@ -449,6 +455,11 @@ pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
     struct Physics {
         spacing: f32,
         seed: u64,
+        #[serde(skip_serializing_if = "is_3d")]
+        dim: u32,
+    }
+    fn is_3d(dim: &u32) -> bool {
+        *dim == 3
     }
     #[derive(serde::Serialize)]
     struct File<'a> {
@@ -472,6 +483,7 @@ pub fn builtin_file_text(kind: SceneKind, n: usize, s: f32) -> String {
         physics: Physics {
             spacing: s,
             seed: 0,
+            dim,
         },
     };
     let text = serde_json::to_string_pretty(&file).unwrap_or_default();
@@ -547,7 +559,7 @@ mod tests {
         for kind in SceneKind::ALL {
             assert_eq!(
                 kind.file_text(),
-                builtin_file_text(kind, N, S),
+                builtin_file_text(kind, N, S, 3),
                 "scenes/{}.json is stale: regenerate with `cargo test --lib -- --ignored write_builtin_scene_files`",
                 kind.name()
             );
@@ -560,7 +572,7 @@ mod tests {
     fn write_builtin_scene_files() {
         for kind in SceneKind::ALL {
             let path = format!("{}/scenes/{}.json", env!("CARGO_MANIFEST_DIR"), kind.name());
-            std::fs::write(path, builtin_file_text(kind, N, S)).unwrap();
+            std::fs::write(path, builtin_file_text(kind, N, S, 3)).unwrap();
         }
     }
 
@@ -572,6 +584,80 @@ mod tests {
     }
 
     const TANK: &str = r#""tank": {"min": [0, 0, 0], "max": [1, 1, 1]}"#;
+
+    /// A polygon fills as its section in 2D: a rectangle given as a polygon is the box's
+    /// lattice point for point, a triangle holds its area in particles, and in 3D a polygon
+    /// needs its z range (then it is the prism's lattice).
+    #[test]
+    fn polygons_fill_their_section_in_2d_and_their_prism_in_3d() {
+        let s = 0.01;
+        let planar = |shape: &str| {
+            let text = format!(
+                r#"{{"tank": {{"min": [0, 0, -0.5], "max": [1, 1, 0.5]}}, "fluid": [{{"shape": {shape}}}]}}"#
+            );
+            let desc = SceneFile::parse(&text, "t.json").unwrap().desc();
+            desc.in_plane("t.json", s)
+                .and_then(|d| d.build("t.json", s, 0))
+        };
+        let boxed = planar(r#"{"box": {"min": [0.1, 0, -0.1], "max": [0.3, 0.4, 0.1]}}"#).unwrap();
+        let square =
+            planar(r#"{"polygon": {"points": [[0.1, 0], [0.3, 0], [0.3, 0.4], [0.1, 0.4]]}}"#)
+                .unwrap();
+        assert_eq!(boxed.positions, square.positions);
+        assert_eq!(square.positions.len(), 20 * 40);
+        let triangle =
+            planar(r#"{"polygon": {"points": [[0.1, 0], [0.5, 0], [0.1, 0.4]]}}"#).unwrap();
+        // Area 0.08 m² at 1e-4 m² a particle: 800, the lattice points in or on it.
+        let n = triangle.positions.len() as f64;
+        assert!((n / 800.0 - 1.0).abs() < 0.05, "{n}");
+        assert!(
+            triangle
+                .positions
+                .iter()
+                .all(|p| p.z == 0.0 && p.x + p.y <= 0.5 + 1e-6)
+        );
+        let e = planar(r#"{"polygon": {"points": [[0, 0], [0.1, 0.1], [0.2, 0.2]]}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("enclose no area"), "{e}");
+        let e = planar(r#"{"polygon": {"points": [[0, 0], [0.1, 0]]}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("at least 3 points"), "{e}");
+        let e = planar(r#"{"polygon": {"points": [[0, 0], [0.1, 0], [0, 0.1]], "z": [0.1, 0.2]}}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not cross the plane z = 0"), "{e}");
+        let e = err(&format!(
+            r#"{{{TANK}, "fluid": [{{"shape": {{"polygon": {{"points": [[0, 0], [0.1, 0], [0, 0.1]]}}}}}}]}}"#
+        ));
+        assert!(e.contains("is a 2D shape") && e.contains("--dim 2"), "{e}");
+        let prism = SceneFile::parse(
+            &format!(
+                r#"{{{TANK}, "fluid": [{{"shape": {{"polygon": {{"points": [[0.1, 0], [0.3, 0], [0.3, 0.4], [0.1, 0.4]], "z": [0.2, 0.25]}}}}}}]}}"#
+            ),
+            "t.json",
+        )
+        .unwrap()
+        .desc()
+        .build("t.json", s, 0)
+        .unwrap();
+        let cuboid = SceneFile::parse(
+            &format!(
+                r#"{{{TANK}, "fluid": [{{"shape": {{"box": {{"min": [0.1, 0, 0.2], "max": [0.3, 0.4, 0.25]}}}}}}]}}"#
+            ),
+            "t.json",
+        )
+        .unwrap()
+        .desc()
+        .build("t.json", s, 0)
+        .unwrap();
+        assert_eq!(prism.positions, cuboid.positions);
+        let e = err(&format!(
+            r#"{{{TANK}, "fluid": [{{"shape": {{"box": {{"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}}}}}}], "obstacles": [{{"shape": {{"polygon": {{"points": [[0.5, 0], [0.6, 0], [0.5, 0.1]], "z": [0, 1]}}}}}}]}}"#
+        ));
+        assert!(e.contains("not an obstacle"), "{e}");
+    }
 
     #[test]
     fn unknown_keys_name_the_nearest_known_one_and_the_place() {

@@ -1,4 +1,4 @@
-//! The shapes scenes are made of (boxes, spheres, cylinders, closed triangle meshes): fluid
+//! The shapes scenes are made of (boxes, spheres, cylinders, polygons, closed triangle meshes): fluid
 //! bodies, obstacles and the spheres' containers all use them, so they sit below the scene, the
 //! boundary particles and the motions that place them.
 
@@ -84,6 +84,65 @@ pub enum Shape {
         /// Length along the axis.
         length: f32,
     },
+    /// A polygon in the xy plane (a fluid body's shape: a 2D run's section, or in 3D the
+    /// prism it sweeps from `z[0]` to `z[1]`). Inside is the even–odd rule's (a point is
+    /// inside when a ray from it crosses the edges an odd number of times; for a simple
+    /// polygon, its interior), edges included.
+    Polygon {
+        /// Corners `[x, y]` in order around the polygon, either way round, at least 3.
+        points: Vec<[f32; 2]>,
+        /// The z range the prism spans; absent, the polygon is a 2D shape (`--dim 2` only).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        z: Option<[f32; 2]>,
+    },
+}
+
+/// The polygon's edges, each `(a, b)` from one corner to the next, the last closing it.
+fn edges(points: &[[f32; 2]]) -> impl Iterator<Item = (glam::Vec2, glam::Vec2)> + '_ {
+    let n = points.len();
+    (0..n).map(move |i| (points[i].into(), points[(i + 1) % n].into()))
+}
+
+/// Whether `p` lies inside the polygon by the even–odd rule or on an edge (a lattice point on
+/// a straight side counts as the box's faces do). The crossing test is Shimrat's (1962,
+/// algorithm 112; Haines 1994, "Point in polygon strategies"): the edges whose y span holds
+/// p.y (half open, so a ray through a corner counts it once) crossed to the right of p.
+fn polygon_contains(points: &[[f32; 2]], p: glam::Vec2) -> bool {
+    let mut inside = false;
+    for (a, b) in edges(points) {
+        let cross = (b - a).perp_dot(p - a);
+        let on_edge = cross == 0.0
+            && p.x >= a.x.min(b.x)
+            && p.x <= a.x.max(b.x)
+            && p.y >= a.y.min(b.y)
+            && p.y <= a.y.max(b.y);
+        if on_edge {
+            return true;
+        }
+        if (a.y > p.y) != (b.y > p.y) && p.x < a.x + (p.y - a.y) / (b.y - a.y) * (b.x - a.x) {
+            inside = !inside;
+        }
+    }
+    inside
+}
+
+/// The polygon's area by the shoelace formula, m² (positive whichever way round).
+pub(crate) fn polygon_area(points: &[[f32; 2]]) -> f64 {
+    let twice: f64 = edges(points)
+        .map(|(a, b)| a.x as f64 * b.y as f64 - b.x as f64 * a.y as f64)
+        .sum();
+    0.5 * twice.abs()
+}
+
+/// The distance from `p` to the polygon's nearest edge, m.
+fn polygon_edge_distance(points: &[[f32; 2]], p: glam::Vec2) -> f32 {
+    edges(points)
+        .map(|(a, b)| {
+            let ab = b - a;
+            let t = ((p - a).dot(ab) / ab.length_squared()).clamp(0.0, 1.0);
+            p.distance(a + ab * t)
+        })
+        .fold(f32::INFINITY, f32::min)
 }
 
 impl Shape {
@@ -111,6 +170,16 @@ impl Shape {
             Shape::Mesh { ref mesh, .. } => {
                 mesh.as_ref().map_or((Vec3::NAN, Vec3::NAN), |m| m.bounds())
             }
+            Shape::Polygon { ref points, z } => {
+                let [z0, z1] = z.unwrap_or([0.0, 0.0]);
+                let lo = points.iter().fold(Vec3::splat(f32::INFINITY), |m, p| {
+                    m.min(Vec3::new(p[0], p[1], z0))
+                });
+                let hi = points.iter().fold(Vec3::splat(f32::NEG_INFINITY), |m, p| {
+                    m.max(Vec3::new(p[0], p[1], z1))
+                });
+                (lo, hi)
+            }
         }
     }
 
@@ -131,6 +200,10 @@ impl Shape {
             } => {
                 let (along, across) = axis.split(p - Vec3::from(base));
                 (0.0..=length).contains(&along) && across.length_squared() <= radius * radius
+            }
+            Shape::Polygon { ref points, z } => {
+                let [z0, z1] = z.unwrap_or([0.0, 0.0]);
+                (z0..=z1).contains(&p.z) && polygon_contains(points, p.truncate())
             }
         }
     }
@@ -161,6 +234,16 @@ impl Shape {
             Shape::Mesh { ref mesh, .. } => mesh
                 .as_ref()
                 .map_or(f32::INFINITY, |m| m.signed_distance(p)),
+            Shape::Polygon { ref points, z } => {
+                let edge = polygon_edge_distance(points, p.truncate());
+                let across = match polygon_contains(points, p.truncate()) {
+                    true => -edge,
+                    false => edge,
+                };
+                let [z0, z1] = z.unwrap_or([0.0, 0.0]);
+                let q = glam::Vec2::new(across, (p.z - 0.5 * (z0 + z1)).abs() - 0.5 * (z1 - z0));
+                q.max(glam::Vec2::ZERO).length() + q.max_element().min(0.0)
+            }
         }
     }
 
@@ -219,6 +302,30 @@ impl Shape {
                 if mesh.is_none() {
                     return bad(format!(
                         "mesh {file:?} was not loaded: scene files with meshes are read with SceneFile::read"
+                    ));
+                }
+            }
+            Shape::Polygon { ref points, z } => {
+                if points.len() < 3 {
+                    return bad(format!(
+                        "a polygon needs at least 3 points [x, y], got {}",
+                        points.len()
+                    ));
+                }
+                if !points.iter().all(|p| finite(p)) || !z.is_none_or(|z| finite(&z)) {
+                    return bad("polygon points and z must be finite numbers".into());
+                }
+                if polygon_area(points) <= 0.0 {
+                    return bad(
+                        "the polygon's points enclose no area (all on one line): give its corners in order around it"
+                            .into(),
+                    );
+                }
+                if let Some([z0, z1]) = z
+                    && z1 <= z0
+                {
+                    return bad(format!(
+                        "polygon z [{z0}, {z1}] must run from low to high: swap or widen it"
                     ));
                 }
             }

@@ -124,16 +124,25 @@ fn surface_from(
 pub(crate) fn run(cli: &Cli) -> Result<Outcome, Error> {
     if let Some(kind) = cli.print_scene {
         // The file of what `--scene NAME -n N --spacing S` runs; the shipped one by default.
-        match (cli.particles, cli.spacing) {
-            (None, None) => print!("{}", kind.file_text()),
-            (n, s) => print!(
-                "{}",
-                crate::scene_file::builtin_file_text(
-                    kind,
-                    n.unwrap_or(DEFAULT_PARTICLES) as usize,
-                    s.unwrap_or(crate::params::DEFAULT_SPACING)
+        let dim = cli.dim.unwrap_or(3);
+        match (cli.particles, cli.spacing, dim) {
+            (None, None, 3) => print!("{}", kind.file_text()),
+            (n, s, dim) => {
+                if dim == 2 && kind == crate::scene::SceneKind::Random {
+                    return Err(Error::input(
+                        "scene random has no 2D form (its random packing is three-dimensional): print dam-break, cube or drop with --dim 2",
+                    ));
+                }
+                print!(
+                    "{}",
+                    crate::scene_file::builtin_file_text(
+                        kind,
+                        n.unwrap_or(DEFAULT_PARTICLES) as usize,
+                        s.unwrap_or(crate::params::DEFAULT_SPACING),
+                        dim
+                    )
                 )
-            ),
+            }
         }
         return Ok(Outcome::Done);
     }

@@ -156,6 +156,11 @@ impl GrainObstacle {
                     "{at}: mesh obstacle {file:?} is not a contact for --model grains yet (boxes, balls and cylinders are): use --model fluid for it"
                 )));
             }
+            Shape::Polygon { .. } => {
+                return Err(Error::InvalidInput(format!(
+                    "{at}: a polygon is a fluid body's shape, not an obstacle: use boxes, balls and cylinders"
+                )));
+            }
         })
     }
 }

@@ -39,7 +39,7 @@ fn planar_runs_every_stage_bit_for_bit_under_both_solvers() {
             "--steps",
             "3",
             "--tolerance",
-            "0",
+            common::verify_tolerance(),
             "--json",
         ]);
         if common::cli::skipped_without_gpu(&out) {
@@ -335,6 +335,42 @@ fn a_scene_file_runs_as_its_section_by_the_plane() {
     // lattice points within it, about π r²/s² = 236.
     let disc = rows.len() - 800;
     assert!((200..=260).contains(&disc), "{} particles", rows.len());
+}
+
+/// `--print-scene NAME --dim 2` prints the file of the 2D scene `--dim 2 --scene NAME` runs
+/// (its physics saying `"dim": 2`): run as `--scene FILE`, it ends in the same bytes.
+#[test]
+fn a_printed_2d_scene_runs_as_the_built_in_one() {
+    use common::cli::{run_ok, tmp_dir};
+    let sized = ["-n", "800", "--spacing", "0.01"];
+    let text = run_ok(&[&["--print-scene", "drop", "--dim", "2"][..], &sized].concat()).stdout;
+    let value: serde_json::Value = serde_json::from_slice(&text).unwrap();
+    assert_eq!(value["physics"]["dim"], 2);
+    let scene = file("drop2d.json", &text);
+    let dir = tmp_dir();
+    let (a, b) = (dir.join("file.csv"), dir.join("builtin.csv"));
+    let base = ["--headless", "--cpu", "--steps", "10"];
+    let from_file = [
+        "--scene",
+        scene.to_str().unwrap(),
+        "--output",
+        a.to_str().unwrap(),
+    ];
+    run_ok(&[&base[..], &from_file].concat());
+    let builtin = [
+        "--dim",
+        "2",
+        "--scene",
+        "drop",
+        "--output",
+        b.to_str().unwrap(),
+    ];
+    run_ok(&[&base[..], &builtin, &sized].concat());
+    assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+    assert_usage_error(
+        &["--print-scene", "random", "--dim", "2"],
+        "scene random has no 2D form",
+    );
 }
 
 /// A 2D run's checkpoint holds its dimension: 20 steps resumed after 20 give the file 40 steps
