@@ -280,8 +280,8 @@ pub struct Cli {
     pub(crate) kernel: Option<crate::kernel::Kernel>,
     /// The dimension of the run's space: 2 runs in the plane z = 0 (the 2D kernels, the
     /// 3 × 3-cell walk, the tank's x and y walls; the built-in scenes' 2D forms or particles
-    /// from a file with z = 0) [default: 3].
-    #[arg(groups = ["physics", "fluid_only"],
+    /// from a file with z = 0; with --model grains, discs) [default: 3].
+    #[arg(groups = ["physics"],
         long,
         value_name = "D",
         help_heading = "Solver",

@@ -107,8 +107,12 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     };
     let gp = setup.grain;
     let (r_lo, r_hi) = (cfg.smallest(), cfg.radius);
+    let noun = match cfg.dim {
+        2 => "discs",
+        _ => "spheres",
+    };
     let described = format!(
-        "{} spheres, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path",
+        "{} {noun}, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path{}",
         setup.len(),
         cfg.density,
         gp.stiffness,
@@ -116,7 +120,11 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         setup.contact_time(),
         &gp.tank_min[..3],
         &gp.tank_max[..3],
-        path.name()
+        path.name(),
+        match cfg.dim {
+            2 => "; in 2D masses, stiffness and energies are per metre of depth",
+            _ => "",
+        }
     );
     eprintln!("gpu-sph: {described}");
     // From here the run writes: a signal stops it after the step under way.
@@ -195,7 +203,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         cli,
         &*path,
         &gp,
-        setup.len(),
+        (setup.len(), noun),
         &done,
         wall,
         first,
@@ -241,6 +249,7 @@ fn grain_config(cli: &Cli) -> Result<crate::grains::GrainConfig, Error> {
         gravity: cli.gravity,
         table_size: cli.table_size,
         seed: cli.seed,
+        dim: cli.dim.unwrap_or(3),
     };
     // Bounded before anything of that size is built, as the fluid is: a count past either
     // grows memory until the process is killed.
@@ -265,7 +274,7 @@ fn report(
     cli: &Cli,
     path: &dyn crate::grains::GrainPath,
     gp: &crate::grains::GrainParams,
-    spheres: usize,
+    (spheres, noun): (usize, &str),
     done: &crate::grains::GrainRun,
     wall: f64,
     first: crate::grains::GrainStats,
@@ -297,7 +306,7 @@ fn report(
         println!("{summary}");
     } else {
         println!(
-            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {} J → {} J (peak {:.5} of the start); at the last step: kinetic energy {} J, deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s; {} of {} spheres at rest (< {} m/s), deepest overlap among them {:.3}%",
+            "{} steps ({:.4} s simulated) in {wall:.2} s on the {} path; energy {} J → {} J (peak {:.5} of the start); at the last step: kinetic energy {} J, deepest overlap {:.3}% of the smaller radius, largest speed {:.4} m/s; {} of {} {noun} at rest (< {} m/s), deepest overlap among them {:.3}%",
             done.stats.len(),
             done.time,
             path.name(),

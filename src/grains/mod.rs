@@ -62,6 +62,9 @@ use crate::{Error, Result};
 /// Solid fraction of a random pile, for the default stiffness (random loose to close packing
 /// spans 0.55 – 0.64).
 pub const PACKING: f64 = 0.6;
+/// The same for discs in 2D: random close packing of equal discs covers 0.82 of the plane
+/// (Berryman, "Random close packing of hard spheres and disks", Phys. Rev. A 27, 1983).
+pub const PACKING_2D: f64 = 0.82;
 /// The smallest coefficient of restitution: e = 0.01 takes ζ ≈ 5, and the explicit step damps
 /// stably only while c dt/m* = 2ζ ω dt < 2 (ζ < 16 at the default dt).
 pub const MIN_RESTITUTION: f32 = 0.01;
@@ -278,6 +281,8 @@ pub struct GrainConfig {
     pub table_size: Option<u32>,
     /// Seed of the radii and the pour's jitter.
     pub seed: u64,
+    /// 3: spheres; 2: discs in the plane z = 0, masses and forces per metre of depth.
+    pub dim: u32,
 }
 
 impl Default for GrainConfig {
@@ -295,6 +300,7 @@ impl Default for GrainConfig {
             gravity: -9.81,
             table_size: None,
             seed: 0,
+            dim: 3,
         }
     }
 }
@@ -379,6 +385,12 @@ impl GrainConfig {
         if let Some(t) = self.table_size {
             validate_table_size(t)?;
         }
+        if !matches!(self.dim, 2 | 3) {
+            return Err(Error::InvalidInput(format!(
+                "--dim must be 2 or 3, got {}",
+                self.dim
+            )));
+        }
         Ok(())
     }
 
@@ -433,6 +445,16 @@ pub fn sphere_mass(r: f32, rho: f32) -> f32 {
     (rho as f64 * 4.0 / 3.0 * PI * (r as f64).powi(3)) as f32
 }
 
+/// Mass of a grain of radius `r` and density `rho` in `dim` dimensions: a sphere's, or in 2D a
+/// disc's per metre of depth, ρ π r² (kg/m), so forces, stiffness and energies are per metre
+/// of depth as the 2D fluid's are.
+pub fn grain_mass(r: f32, rho: f32, dim: u32) -> f32 {
+    match dim {
+        2 => (rho as f64 * PI * (r as f64).powi(2)) as f32,
+        _ => sphere_mass(r, rho),
+    }
+}
+
 /// A set of spheres and the uniform blocks that step them.
 #[derive(Clone, Debug)]
 pub struct GrainSetup {
@@ -473,6 +495,13 @@ impl GrainSetup {
                 "the tank {lo} – {hi} must be finite with max above min on every axis"
             )));
         }
+        let planar = cfg.dim == 2;
+        if planar && let Some(k) = centres.iter().position(|c| c.z != 0.0) {
+            return Err(Error::InvalidInput(format!(
+                "disc {k} at {} lies off the plane z = 0 of a 2D run (--dim 2): give it z = 0",
+                centres[k]
+            )));
+        }
         for (k, (&c, &r)) in centres.iter().zip(radii).enumerate() {
             if !(c.is_finite() && r.is_finite() && r > 0.0 && velocities[k].is_finite()) {
                 return Err(Error::InvalidInput(format!(
@@ -487,10 +516,13 @@ impl GrainSetup {
             }
         }
         let largest = radii.iter().copied().fold(0.0f32, f32::max);
-        let masses: Vec<f32> = radii.iter().map(|&r| sphere_mass(r, cfg.density)).collect();
+        let masses: Vec<f32> = radii
+            .iter()
+            .map(|&r| grain_mass(r, cfg.density, cfg.dim))
+            .collect();
         let stiffness = match cfg.stiffness {
             Some(k) => k,
-            None => default_stiffness(radii, cfg.density, cfg.gravity, lo, hi),
+            None => default_stiffness(radii, cfg.density, cfg.gravity, (lo, hi), cfg.dim),
         };
         let lightest = masses.iter().copied().fold(f32::INFINITY, f32::min);
         let (contact_zeta, wall_zeta) = (
@@ -523,6 +555,7 @@ impl GrainSetup {
             h2: h * h,
             inv_h2: (1.0 / (h64 * h64)) as f32,
             density_scale: 0.0,
+            planar: planar as u32,
             ..bytemuck::Zeroable::zeroed()
         };
         let grain = GrainParams {
@@ -576,13 +609,23 @@ impl GrainSetup {
         use crate::scene::SceneChoice;
         cfg.validate()?;
         let a = 2.2 * cfg.radius;
-        let desc = match choice {
-            SceneChoice::Builtin(kind) => {
+        let label = choice.label();
+        let desc = match (choice, cfg.dim) {
+            (SceneChoice::Builtin(crate::scene::SceneKind::Random), 2) => {
+                return Err(Error::InvalidInput(
+                    "scene random has no 2D form (its random packing is three-dimensional): discs take dam-break, cube, drop or a scene file".into(),
+                ));
+            }
+            (SceneChoice::Builtin(kind), 2) => {
+                crate::scene::SceneDesc::builtin_planar(*kind, cfg.particles as usize, a)
+            }
+            (SceneChoice::Builtin(kind), _) => {
                 crate::scene::SceneDesc::builtin(*kind, cfg.particles as usize, a)
             }
-            SceneChoice::Described { desc, .. } => (**desc).clone(),
+            // In 2D the tank's z walls lie 1.1 r_max off the plane, out of every disc's reach.
+            (SceneChoice::Described { desc, .. }, 2) => desc.section(&label, a)?,
+            (SceneChoice::Described { desc, .. }, _) => (**desc).clone(),
         };
-        let label = choice.label();
         if !desc.emitters.is_empty() || desc.open != 0 {
             return Err(Error::InvalidInput(format!(
                 "{label}: emitters and open tank sides are the fluid's; --model grains runs in a closed tank: remove them or use --model fluid"
@@ -622,10 +665,15 @@ impl GrainSetup {
     /// The pour: `cfg.particles` spheres of radii uniform in [r_max/ratio, r_max] on a jittered
     /// lattice (pitch 2.2 r_max, so none touch), a block about twice as wide as tall whose
     /// floor lies a quarter of its width above the tank's, in a tank that fits it; at rest.
+    /// In 2D the block is a rectangle of discs at z = 0, the tank's z walls 1.1 r_max off the
+    /// plane.
     pub fn pour(cfg: &GrainConfig) -> Result<Self> {
         cfg.validate()?;
         let n = cfg.particles as usize;
         let a = 2.2 * cfg.radius;
+        if cfg.dim == 2 {
+            return Self::pour_planar(cfg, n, a);
+        }
         let side = ((2.0 * n as f64).cbrt().ceil() as usize).max(1);
         let layers = n.div_ceil(side * side);
         let width = side as f32 * a;
@@ -649,6 +697,38 @@ impl GrainSetup {
                 rng.random_range(-jitter..jitter),
                 rng.random_range(-jitter..jitter),
                 rng.random_range(-jitter..jitter),
+            );
+            centres.push(base + j);
+            radii.push(if r_max > r_min {
+                rng.random_range(r_min..r_max)
+            } else {
+                r_max
+            });
+        }
+        let vel = vec![Vec3::ZERO; n];
+        Self::new(cfg, &centres, &radii, &vel, lo, hi)
+    }
+
+    /// [`Self::pour`] in the plane: `side` discs across, rows upward, jittered in x and y.
+    fn pour_planar(cfg: &GrainConfig, n: usize, a: f32) -> Result<Self> {
+        let side = ((2.0 * n as f64).sqrt().ceil() as usize).max(1);
+        let rows = n.div_ceil(side);
+        let width = side as f32 * a;
+        let floor = 0.25 * width;
+        let lo = Vec3::new(0.0, 0.0, -0.5 * a);
+        let hi = Vec3::new(width, floor + rows as f32 * a + a, 0.5 * a);
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
+        let jitter = 0.04 * a;
+        let (r_min, r_max) = (cfg.smallest(), cfg.radius);
+        let mut centres = Vec::with_capacity(n);
+        let mut radii = Vec::with_capacity(n);
+        for k in 0..n {
+            let (ix, iy) = (k % side, k / side);
+            let base = Vec3::new((ix as f32 + 0.5) * a, floor + (iy as f32 + 0.5) * a, 0.0);
+            let j = Vec3::new(
+                rng.random_range(-jitter..jitter),
+                rng.random_range(-jitter..jitter),
+                0.0,
             );
             centres.push(base + j);
             radii.push(if r_max > r_min {
@@ -699,14 +779,33 @@ pub fn default_dt(lightest: f32, k: f32, zeta: f32) -> f32 {
 }
 
 /// The default stiffness (module doc): the pile the spheres make on the tank's floor.
-/// Without gravity, Earth's (a pile would need it).
-pub fn default_stiffness(radii: &[f32], density: f32, gravity: f32, lo: Vec3, hi: Vec3) -> f32 {
-    let volume: f64 = radii
-        .iter()
-        .map(|&r| 4.0 / 3.0 * PI * (r as f64).powi(3))
-        .sum();
-    let floor = ((hi.x - lo.x) as f64) * ((hi.z - lo.z) as f64);
-    let height = volume / (PACKING * floor);
+/// Without gravity, Earth's (a pile would need it). In 2D the discs' pile, per metre of
+/// depth: area Σ π r² over [`PACKING_2D`] times the floor's width stands H high, and the
+/// bottom disc carries the column 2 r_max wide above it, 3 φ ρ g H (2 r_max) (N/m).
+pub fn default_stiffness(
+    radii: &[f32],
+    density: f32,
+    gravity: f32,
+    (lo, hi): (Vec3, Vec3),
+    dim: u32,
+) -> f32 {
+    let planar = dim == 2;
+    let (volume, floor, packing): (f64, f64, f64) = match planar {
+        true => (
+            radii.iter().map(|&r| PI * (r as f64).powi(2)).sum(),
+            (hi.x - lo.x) as f64,
+            PACKING_2D,
+        ),
+        false => (
+            radii
+                .iter()
+                .map(|&r| 4.0 / 3.0 * PI * (r as f64).powi(3))
+                .sum(),
+            ((hi.x - lo.x) as f64) * ((hi.z - lo.z) as f64),
+            PACKING,
+        ),
+    };
+    let height = volume / (packing * floor);
     let g = if gravity != 0.0 {
         gravity.abs() as f64
     } else {
@@ -714,7 +813,11 @@ pub fn default_stiffness(radii: &[f32], density: f32, gravity: f32, lo: Vec3, hi
     };
     let r_max = radii.iter().copied().fold(0.0f32, f32::max) as f64;
     let r_min = radii.iter().copied().fold(f32::INFINITY, f32::min) as f64;
-    let force = FORCE_CHAIN * PACKING * density as f64 * g * height * (2.0 * r_max).powi(2);
+    let width = match planar {
+        true => 2.0 * r_max,
+        false => (2.0 * r_max).powi(2),
+    };
+    let force = FORCE_CHAIN * packing * density as f64 * g * height * width;
     (force / (TARGET_OVERLAP * r_min)) as f32
 }
 

@@ -235,6 +235,9 @@ impl GrainsMode {
         let r_max = self.cfg.radius;
         let mut c = origin + dir * s;
         c[axis] = plane + inward * r_max;
+        if self.setup.sim.planar != 0 {
+            c.z = 0.0;
+        }
         if c.cmplt(lo + r_max).any() || c.cmpgt(hi - r_max).any() {
             return Ok(false);
         }
@@ -269,7 +272,7 @@ impl GrainsMode {
             return Ok(false);
         }
         pos.push(c.extend(r));
-        vel.push(Vec3::ZERO.extend(crate::grains::sphere_mass(r, self.cfg.density)));
+        vel.push(Vec3::ZERO.extend(crate::grains::grain_mass(r, self.cfg.density, self.cfg.dim)));
         self.set_state(&pos, &vel)?;
         Ok(true)
     }

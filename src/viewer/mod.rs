@@ -388,9 +388,10 @@ impl Viewer {
             ("g".into(), format!("{} m/s²", g.cfg.gravity)),
             ("obstacles".into(), g.setup().obstacles.len().to_string()),
         ]);
+        let planar = g.setup().sim.planar != 0;
         let camera = opts
             .camera
-            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui, false);
+            .camera_in(tank.0, tank.1, opts.size, !opts.hide_ui, planar);
         Ok(Self::assemble(
             ctx,
             opts,
@@ -1055,7 +1056,7 @@ impl Viewer {
         }
         if r.reset_view {
             let (lo, hi, planar) = match &self.model {
-                Model::Grains(g) => (g.tank().0, g.tank().1, false),
+                Model::Grains(g) => (g.tank().0, g.tank().1, g.setup().sim.planar != 0),
                 Model::Fluid(f) => (f.setup.tank_min, f.setup.tank_max, f.setup.config.planar()),
             };
             self.camera =

@@ -385,6 +385,18 @@ fn cli_runs_verifies_and_refuses_bad_input() {
     scene("pour-over-torus.json", "mesh obstacle");
     scene("wave-maker.json", "moving obstacle");
     scene("fountain.json", "emitters");
+    let two_d = |extra: &[&str], needle: &str| {
+        let args = [
+            &["--model", "grains", "--headless", "--cpu", "--steps", "5"][..],
+            extra,
+        ];
+        assert_usage_error(&args.concat(), needle);
+    };
+    two_d(&["--dim", "4"], "--dim must be 2 or 3");
+    two_d(
+        &["--dim", "2", "--scene", "random"],
+        "scene random has no 2D form",
+    );
     assert_usage_error(
         &[
             "--scene",
@@ -428,7 +440,7 @@ fn verify_flag_passes_bit_exact() {
         "--headless",
         "--verify",
         "--tolerance",
-        "0",
+        common::verify_tolerance(),
         "-n",
         "800",
         "--grain-ratio",
@@ -437,4 +449,102 @@ fn verify_flag_passes_bit_exact() {
         "5",
     ]);
     assert!(String::from_utf8_lossy(&o.stdout).contains("PASS"));
+}
+
+/// Discs (`--dim 2`): a poured 2D pile comes to rest in the plane z = 0 with its deepest resting
+/// overlap near the 1% of the smallest radius the default stiffness aims at (the 2D pile's
+/// weight per metre of depth, `grains::default_stiffness`), and the GPU step is the CPU
+/// mirror's bits.
+#[test]
+fn discs_settle_in_their_plane_and_step_bit_exact() {
+    let cfg = GrainConfig {
+        particles: 600,
+        ratio: 2.0,
+        dim: 2,
+        ..Default::default()
+    };
+    let setup = GrainSetup::pour(&cfg).unwrap();
+    assert_eq!(setup.sim.planar, 1);
+    let m = setup.vel[0].w;
+    let r = setup.pos[0].w;
+    assert_eq!(m, grains::grain_mass(r, cfg.density, 2));
+    let gp = setup.grain;
+    let mut path = CpuGrains::new(&setup);
+    let guards = GrainGuards {
+        energy_margin: 0.01,
+    };
+    let run = grains::run(&mut path, &gp, u64::MAX, Some(1.5), guards, |_| Ok(())).unwrap();
+    let (pos, vel) = path.state().unwrap();
+    assert!(pos.iter().all(|p| p.z == 0.0) && vel.iter().all(|v| v.z == 0.0));
+    let last = run.stats.last().unwrap();
+    assert!(
+        last.outside == 0 && last.kinetic < 1e-3 * run.stats[0].total,
+        "{last:?}"
+    );
+    let rest = grains::resting_overlap(&pos, &vel, &gp).unwrap();
+    assert!(rest.at_rest * 10 >= rest.spheres * 9, "{rest:?}");
+    assert!(rest.deepest > 0.003 && rest.deepest <= 0.02, "{rest:?}");
+
+    if common::gpu().is_none() {
+        return;
+    }
+    let o = run_ok(&[
+        "--model",
+        "grains",
+        "--dim",
+        "2",
+        "--headless",
+        "--verify",
+        "--tolerance",
+        common::verify_tolerance(),
+        "-n",
+        "2000",
+        "--grain-ratio",
+        "3",
+        "--steps",
+        "10",
+    ]);
+    assert!(String::from_utf8_lossy(&o.stdout).contains("PASS"));
+}
+
+/// The 2D Galton board (scenes/examples/galton-board-2d.json): discs fed above the middle peg
+/// fall through twelve rows of pegs 12 mm apart into bins 12 mm wide and come to rest there.
+/// Each row a fair left-or-right choice of half a pitch would spread them binomially, standard
+/// deviation (d/2)√12 = 20.8 mm; discs that bounce (restitution 0.5) and jostle in the stream
+/// spread wider, yet far less than evenly over the 17 bins (49 mm). The spread must lie
+/// between those two, centred within half a bin.
+#[test]
+fn a_2d_galton_board_spreads_its_discs_between_the_binomial_and_even() {
+    let out = tmp_dir().join("galton2d.csv");
+    let o = run_ok(&[
+        "--headless",
+        "--cpu",
+        "--scene",
+        "scenes/examples/galton-board-2d.json",
+        "--output",
+        out.to_str().unwrap(),
+    ]);
+    let said = String::from_utf8_lossy(&o.stdout);
+    assert!(said.contains("104 of 104 discs at rest"), "{said}");
+    let (header, rows) = stats_rows(&out);
+    let col = |name: &str| header.iter().position(|c| c == name).unwrap();
+    let (x, y, z) = (col("x"), col("y"), col("z"));
+    assert!(rows.iter().all(|r| r[z] == 0.0));
+    // Below the lowest row of pegs (y = 0.135 m), in the bins: all but the odd disc resting on
+    // a peg or a bin's wall.
+    let binned = rows.iter().filter(|r| r[y] < 0.09).count();
+    assert!(
+        binned * 100 >= rows.len() * 95,
+        "{binned} of {} binned",
+        rows.len()
+    );
+    let n = rows.len() as f64;
+    let mean = rows.iter().map(|r| r[x]).sum::<f64>() / n;
+    let sd = (rows.iter().map(|r| (r[x] - mean).powi(2)).sum::<f64>() / n).sqrt();
+    let d = 0.012;
+    let binomial = 0.5 * d * 12f64.sqrt();
+    let even = 17.0 * d / 12f64.sqrt();
+    println!("mean {mean:.4} m, spread {sd:.4} m (binomial {binomial:.4}, even {even:.4})");
+    assert!((mean - 0.1).abs() < 0.5 * d, "mean {mean}");
+    assert!(binomial < sd && sd < even, "spread {sd}");
 }

@@ -375,8 +375,14 @@ fn example_scenes_load_and_fill() {
         if file.physics.get("model").and_then(|m| m.as_str()) == Some("grains") {
             // Colliding spheres fill the bodies at 2.2 radii.
             let radius = file.physics["grain_radius"].as_f64().unwrap() as f32;
+            let dim = file
+                .physics
+                .get("dim")
+                .and_then(|d| d.as_u64())
+                .unwrap_or(3);
             let cfg = gpu_sph::grains::GrainConfig {
                 radius,
+                dim: dim as u32,
                 ..Default::default()
             };
             let choice = gpu_sph::scene::SceneChoice::Described {
