@@ -11,6 +11,16 @@
 //!
 //! Worked example: m = 1e-3 kg, ρ0 = 1000 kg/m³ give r = (3e-6 / 4π)^(1/3) = 6.20 mm; with the
 //! default cube size 0.5 the marching-cubes cells are 3.10 mm.
+//!
+//! A 2D run's surface ([`reconstruct`] with `dim` 2) is its free surface's contour line: the
+//! same SPH density, with the cubic spline's 2D normalisation 40/(7π h²) (Monaghan 2005), on a
+//! square grid of cells `cube_size` r wide (r = √(m/πρ0), the disc of the particle's own area,
+//! m being a mass per metre of depth), traced at the same fraction of ρ0 by marching squares
+//! (the `contour` crate, d3-contour's algorithm, its corners placed by linear interpolation).
+//! So that every mesh format and reader carries it, the line is written as a ribbon: swept
+//! across the slab one spacing deep that the 2D particles stand for (z from −s/2 to s/2), two
+//! triangles per segment. Worked example: m = 0.1 kg/m, ρ0 = 1000 give r = √(1e-4/π) = 5.64 mm,
+//! cells of 2.82 mm.
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc;
@@ -117,6 +127,8 @@ pub struct FrameMeta {
     pub m: f32,
     /// Rest density ρ0, kg/m³.
     pub rho0: f32,
+    /// The run's dimension: 3, or 2 for a run in the plane z = 0 (m per metre of depth).
+    pub dim: u32,
 }
 
 const KEYS: [&str; 4] = ["h", "s", "m", "rho0"];
@@ -129,21 +141,32 @@ impl FrameMeta {
             s: config.spacing,
             m: config.particle_mass,
             rho0: config.rest_density,
+            dim: config.dim,
         }
     }
 
-    /// The particle's own volume as a sphere: r = (3m / 4πρ0)^(1/3).
+    /// The particle's own volume as a sphere: r = (3m / 4πρ0)^(1/3); in 2D its own area as a
+    /// disc, r = √(m / πρ0).
     pub fn particle_radius(&self) -> f32 {
-        (3.0 * self.m as f64 / (4.0 * std::f64::consts::PI * self.rho0 as f64)).cbrt() as f32
+        let v = self.m as f64 / self.rho0 as f64;
+        match self.dim {
+            2 => (v / std::f64::consts::PI).sqrt() as f32,
+            _ => (3.0 * v / (4.0 * std::f64::consts::PI)).cbrt() as f32,
+        }
     }
 
-    /// The PLY header comments.
+    /// The PLY header comments (a 2D run's with `gpu-sph dim 2`).
     pub fn comments(&self) -> Vec<String> {
         let v = [self.h, self.s, self.m, self.rho0];
-        KEYS.iter()
+        let mut lines: Vec<String> = KEYS
+            .iter()
             .zip(v)
             .map(|(k, v)| format!("gpu-sph {k} {v:e}"))
-            .collect()
+            .collect();
+        if self.dim == 2 {
+            lines.push("gpu-sph dim 2".into());
+        }
+        lines
     }
 
     /// Reads the description back from PLY comments; `None` when any value is missing.
@@ -162,6 +185,10 @@ impl FrameMeta {
             s: get("s")?,
             m: get("m")?,
             rho0: get("rho0")?,
+            dim: match get("dim") {
+                Some(2.0) => 2,
+                _ => 3,
+            },
         };
         let ok = [meta.h, meta.s, meta.m, meta.rho0]
             .iter()
@@ -187,6 +214,9 @@ pub fn reconstruct(positions: &[Vec3], meta: &FrameMeta, s: &SurfaceSettings) ->
             positions[i]
         )));
     }
+    if meta.dim == 2 {
+        return reconstruct_planar(positions, meta, s);
+    }
     let r = meta.particle_radius();
     let mut params = splashsurf_lib::Parameters::new(r, meta.h, s.cube_size * r);
     params.rest_density = meta.rho0;
@@ -210,6 +240,113 @@ pub fn reconstruct(positions: &[Vec3], meta: &FrameMeta, s: &SurfaceSettings) ->
         );
     }
     Ok(mesh)
+}
+
+/// The most grid nodes a 2D surface samples (a frame's extent over the cell's edge, squared):
+/// beyond it a typo in the cell size would exhaust memory.
+const MAX_PLANAR_NODES: usize = 1 << 28;
+
+/// [`reconstruct`] in 2D (the module doc): the contour line of the density at the iso
+/// fraction of ρ0, written as a ribbon one spacing deep.
+fn reconstruct_planar(positions: &[Vec3], meta: &FrameMeta, s: &SurfaceSettings) -> Result<Mesh> {
+    use rayon::prelude::*;
+    let r = meta.particle_radius();
+    let cell = s.cube_size * r;
+    let h = meta.h;
+    let plane: Vec<glam::Vec2> = positions.iter().map(|p| p.truncate()).collect();
+    let (lo, hi) = plane.iter().fold(
+        (
+            glam::Vec2::splat(f32::INFINITY),
+            glam::Vec2::splat(f32::NEG_INFINITY),
+        ),
+        |(lo, hi), p| (lo.min(*p), hi.max(*p)),
+    );
+    // A margin past the kernel's reach, so the border's nodes are empty and every line closes.
+    let origin = lo - glam::Vec2::splat(h + 2.0 * cell);
+    let nodes = ((hi + glam::Vec2::splat(h + 2.0 * cell) - origin) / cell).ceil() + 1.0;
+    let (nx, ny) = (nodes.x as usize, nodes.y as usize);
+    if nx.saturating_mul(ny) > MAX_PLANAR_NODES {
+        return Err(Error::input(format!(
+            "a 2D surface of cells {cell:.3e} m over {:.3} × {:.3} m would sample {nx} × {ny} grid nodes, more than 2^28: raise --surface-cube-size",
+            hi.x - lo.x,
+            hi.y - lo.y
+        )));
+    }
+    let search = crate::neighbours::NeighbourSearch::planar(&plane, h)?;
+    let kernel = crate::kernel::Kernel::CubicSpline;
+    let (h64, m) = (h as f64, meta.m as f64);
+    let density: Vec<f64> = (0..nx * ny)
+        .into_par_iter()
+        .map(|k| {
+            let at = origin + glam::Vec2::new((k % nx) as f32, (k / nx) as f32) * cell;
+            let mut rho = 0.0f64;
+            search.for_each_near(at.extend(0.0), |_, d2| {
+                rho += m * kernel.w64_in(h64, (d2 as f64).sqrt() / h64, 2);
+            });
+            rho
+        })
+        .collect();
+    let iso = (s.iso_threshold * meta.rho0) as f64;
+    let lines = contour::ContourBuilder::new(nx, ny, true)
+        .x_origin(origin.x as f64)
+        .y_origin(origin.y as f64)
+        .x_step(cell as f64)
+        .y_step(cell as f64)
+        .lines(&density, &[iso])
+        .map_err(|e| Error::input(format!("2D surface tracing failed: {e:?}")))?;
+    let mut mesh = Mesh::default();
+    for line in lines.iter().flat_map(|l| l.geometry().0.iter()) {
+        let mut ring: Vec<glam::Vec2> = line
+            .0
+            .iter()
+            .map(|c| glam::Vec2::new(c.x as f32, c.y as f32))
+            .collect();
+        // d3-contour's rings repeat their first point last.
+        let closed = ring.len() > 2 && ring.first() == ring.last();
+        if closed {
+            ring.pop();
+        }
+        smooth_ring(&mut ring, s.smoothing, closed);
+        ribbon(&mut mesh, &ring, closed, 0.5 * meta.s);
+    }
+    Ok(mesh)
+}
+
+/// Laplacian smoothing of a line, β = 0.5, `iterations` times (an open line keeps its ends).
+fn smooth_ring(ring: &mut [glam::Vec2], iterations: u32, closed: bool) {
+    let n = ring.len();
+    if n < 3 {
+        return;
+    }
+    for _ in 0..iterations {
+        let before = ring.to_vec();
+        for (i, p) in ring.iter_mut().enumerate() {
+            let (prev, next) = match (closed, i) {
+                (true, _) => (before[(i + n - 1) % n], before[(i + 1) % n]),
+                (false, 0) => continue,
+                (false, i) if i == n - 1 => continue,
+                (false, i) => (before[i - 1], before[i + 1]),
+            };
+            *p += 0.5 * (0.5 * (prev + next) - *p);
+        }
+    }
+}
+
+/// Appends `ring` swept from z = −half to half: two vertices per point, two triangles per
+/// segment (the closing one too when `closed`).
+fn ribbon(mesh: &mut Mesh, ring: &[glam::Vec2], closed: bool, half: f32) {
+    let first = mesh.vertices.len();
+    for p in ring {
+        mesh.vertices.push(Vector3::new(p.x, p.y, -half));
+        mesh.vertices.push(Vector3::new(p.x, p.y, half));
+    }
+    let n = ring.len();
+    let segments = if closed { n } else { n.saturating_sub(1) };
+    for k in 0..segments {
+        let (a, b) = (first + 2 * k, first + 2 * ((k + 1) % n));
+        mesh.triangles.push([a, b, a + 1]);
+        mesh.triangles.push([a + 1, b, b + 1]);
+    }
 }
 
 /// Writes `mesh` to `path` in `format`.
@@ -449,6 +586,7 @@ mod tests {
             s: 0.01,
             m: 1e-3,
             rho0: 1000.0,
+            dim: 3,
         };
         assert!((meta.particle_radius() - 6.2035e-3).abs() < 1e-6);
     }
@@ -460,6 +598,7 @@ mod tests {
             s: 0.0105,
             m: 1.1e-3,
             rho0: 998.0,
+            dim: 3,
         };
         assert_eq!(FrameMeta::from_comments(&meta.comments()), Some(meta));
         assert_eq!(FrameMeta::from_comments(&meta.comments()[..3]), None);
@@ -479,6 +618,7 @@ mod tests {
             s: 0.01,
             m: 1e-3,
             rho0: 1000.0,
+            dim: 3,
         };
         let ok = SurfaceSettings::default();
         assert!(reconstruct(&[], &meta, &ok).is_err());
@@ -514,6 +654,45 @@ mod tests {
         assert!(e.contains("--surface-smoothing must be at most"), "{e}");
     }
 
+    /// A 2D block's surface is one closed line around it (a ribbon one spacing deep) that
+    /// encloses the block's area, and a 2D frame's comments say its dimension.
+    #[test]
+    fn a_resting_2d_block_is_one_line_around_its_area() {
+        let s = 0.01f32;
+        let (nx, ny) = (40, 30);
+        let pos: Vec<Vec3> = (0..ny)
+            .flat_map(|j| (0..nx).map(move |i| Vec3::new(i as f32, j as f32, 0.0) * s))
+            .collect();
+        let meta = FrameMeta {
+            h: 3.0 * s,
+            s,
+            m: 1000.0 * s * s,
+            rho0: 1000.0,
+            dim: 2,
+        };
+        assert_eq!(FrameMeta::from_comments(&meta.comments()), Some(meta));
+        assert!((meta.particle_radius() - 5.6419e-3).abs() < 1e-6);
+        let mesh = reconstruct(&pos, &meta, &SurfaceSettings::default()).unwrap();
+        assert!(mesh.vertices.iter().all(|v| v.z.abs() == 0.5 * s));
+        // Two vertices per point of the line and two triangles per segment: one closed line.
+        assert_eq!(mesh.triangles.len(), mesh.vertices.len());
+        let line: Vec<glam::Vec2> = mesh
+            .vertices
+            .iter()
+            .step_by(2)
+            .map(|v| glam::Vec2::new(v.x, v.y))
+            .collect();
+        let twice: f32 = (0..line.len())
+            .map(|k| line[k].perp_dot(line[(k + 1) % line.len()]))
+            .sum();
+        // The particles stand for the cells of side s around them: 40 s × 30 s.
+        let want = (nx * ny) as f32 * s * s;
+        let area = 0.5 * twice.abs();
+        assert!((area / want - 1.0).abs() < 0.05, "area {area} vs {want}");
+        let top = line.iter().map(|p| p.y).fold(f32::MIN, f32::max);
+        assert!((top - (ny as f32 - 0.5) * s).abs() < 0.5 * s, "top {top}");
+    }
+
     #[test]
     fn a_resting_cube_is_closed_and_holds_its_volume() {
         let s = 0.01f32;
@@ -531,6 +710,7 @@ mod tests {
             s,
             m: 1000.0 * s * s * s,
             rho0: 1000.0,
+            dim: 3,
         };
         let mesh = reconstruct(&pos, &meta, &SurfaceSettings::default()).unwrap();
         assert_eq!(open_edges(&mesh), 0);

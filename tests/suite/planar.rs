@@ -420,3 +420,35 @@ fn planar_checkpoints_resume_in_the_same_bits() {
         "--dim cannot change on --resume",
     );
 }
+
+/// A 2D run's surface meshes are its free surface's contour: closed lines written as ribbons
+/// one spacing deep (two vertices a point, two triangles a segment), around the column.
+#[test]
+fn a_2d_runs_surface_is_its_outline_as_a_ribbon() {
+    use common::cli::{run_ok, tmp_dir};
+    let dir = tmp_dir().join("surfaces2d");
+    let d = dir.to_str().unwrap();
+    let base = [
+        "--headless",
+        "--cpu",
+        "--dim",
+        "2",
+        "-n",
+        "800",
+        "--spacing",
+        "0.01",
+    ];
+    let more = ["--steps", "10", "--surface-dir", d, "--surface-every", "10"];
+    run_ok(&[&base[..], &more].concat());
+    let mesh = gpu_sph::surface::read_mesh(&dir.join("surface_000010.obj")).unwrap();
+    assert!(!mesh.vertices.is_empty());
+    assert!(mesh.vertices.iter().all(|v| v.z.abs() == 0.005));
+    assert_eq!(mesh.triangles.len(), mesh.vertices.len());
+    // The column is 0.2 m wide and 0.4 m high from the floor.
+    let top = mesh.vertices.iter().map(|v| v.y).fold(f32::MIN, f32::max);
+    let right = mesh.vertices.iter().map(|v| v.x).fold(f32::MIN, f32::max);
+    assert!(
+        (top - 0.4).abs() < 0.01 && (right - 0.2).abs() < 0.015,
+        "{top} {right}"
+    );
+}
