@@ -58,6 +58,19 @@ fn default_axis() -> [f32; 3] {
     [0.0, 1.0, 0.0]
 }
 
+impl Motion {
+    /// Whether the motion keeps a body in the plane z = 0 (a 2D run's): no translation along
+    /// z, and any rotation about z. A turn about z leaves z untouched in the pose's arithmetic
+    /// (the quaternion of an axis along z has no x or y part), so the plane's points stay at
+    /// z = 0 bit for bit.
+    pub fn keeps_the_plane(&self) -> bool {
+        let turns = self.spin != 0.0 || self.swing != 0.0;
+        self.velocity[2] == 0.0
+            && self.amplitude[2] == 0.0
+            && (!turns || (self.axis[0] == 0.0 && self.axis[1] == 0.0))
+    }
+}
+
 /// The pose of a moving body at one time: rotation, where the pivot is, and the rates.
 #[derive(Clone, Copy, Debug)]
 pub struct Pose {

@@ -195,6 +195,55 @@ pub fn sample_surface(shape: &Shape, s: f32) -> Vec<Vec3> {
     }
 }
 
+/// Points on the outline of `shape`'s section by the plane z = 0 at spacing at most `s`, in
+/// a fixed order, at z = 0: a 2D run's boundary particles (Akinci et al.'s single layer, on
+/// the line the 2D fluid meets). A box's rectangle from its corner around, a cylinder along z
+/// its circle from angle 0; the scene cuts every other shape to one of these first
+/// (`SceneDesc::in_plane`), and anything else yields none.
+pub fn sample_outline(shape: &Shape, s: f32) -> Vec<Vec3> {
+    let count = |len: f64| ((len / s as f64).ceil() as usize).max(1);
+    match *shape {
+        Shape::Box { min, max } => {
+            let corners = [
+                glam::DVec2::new(min[0] as f64, min[1] as f64),
+                glam::DVec2::new(max[0] as f64, min[1] as f64),
+                glam::DVec2::new(max[0] as f64, max[1] as f64),
+                glam::DVec2::new(min[0] as f64, max[1] as f64),
+            ];
+            let mut out = Vec::new();
+            for k in 0..4 {
+                let (a, b) = (corners[k], corners[(k + 1) % 4]);
+                let n = count(a.distance(b));
+                for i in 0..n {
+                    let p = a.lerp(b, i as f64 / n as f64);
+                    out.push(Vec3::new(p.x as f32, p.y as f32, 0.0));
+                }
+            }
+            out
+        }
+        Shape::Cylinder {
+            base,
+            axis: Axis::Z,
+            radius,
+            ..
+        } => {
+            let r = radius as f64;
+            let n = count(std::f64::consts::TAU * r);
+            (0..n)
+                .map(|i| {
+                    let a = std::f64::consts::TAU * i as f64 / n as f64;
+                    Vec3::new(
+                        (base[0] as f64 + r * a.cos()) as f32,
+                        (base[1] as f64 + r * a.sin()) as f32,
+                        0.0,
+                    )
+                })
+                .collect()
+        }
+        _ => Vec::new(),
+    }
+}
+
 /// The fluid's own kinematic viscosity, m²/s, what a `no-slip` obstacle takes as its
 /// friction: its ν plus the viscosity an artificial viscosity acts as, α c h / 10 (Monaghan
 /// 2005, §6.1; 0 at the default α = 0).
@@ -212,7 +261,9 @@ pub fn with_friction_of(mut solver: SolverParams, boundary: Option<&Boundary>) -
 
 /// The boundary particles of `obstacles` sampled at spacing `s`, for the fluid of `sp` and
 /// `fp` (see [`Boundary::from_bodies`]), each body with its friction
-/// f = 10 ν_b/ρ0 ([`Obstacle::friction_viscosity`]); `None` without obstacles.
+/// f = 2(d + 2) ν_b/ρ0 ([`Obstacle::friction_viscosity`]; the standard viscosity's factor,
+/// 10 in 3D, 8 in 2D, Monaghan 2005 eq. 6.6); `None` without obstacles. A 2D run's (`sp`
+/// planar) are sampled along the outline of each obstacle's section ([`sample_outline`]).
 pub fn boundary(
     obstacles: &[Obstacle],
     s: f32,
@@ -222,8 +273,12 @@ pub fn boundary(
     let bodies: Vec<Body> = obstacles
         .iter()
         .map(|o| Body {
-            points: sample_surface(&o.shape, s),
-            friction: 10.0 * o.friction_viscosity(fluid_viscosity(sp, fp)) / fp.rest_density,
+            points: match sp.planar {
+                0 => sample_surface(&o.shape, s),
+                _ => sample_outline(&o.shape, s),
+            },
+            friction: (2 * sp.dim() + 4) as f32 * o.friction_viscosity(fluid_viscosity(sp, fp))
+                / fp.rest_density,
             motion: o.moving().copied(),
         })
         .collect();

@@ -1140,12 +1140,23 @@ impl SceneDesc {
     /// and every body span z from −s/2 to s/2 (a lattice fill is then the one layer at z = 0),
     /// each body cut to its section: a box its rectangle, a ball its disc (a cylinder along z
     /// of the radius the plane cuts), a cylinder along z its disc, one along x or y its
-    /// rectangle. Refused in one line (`at` names the file): a body the plane misses, a mesh,
-    /// a random fill (its packing is 3D), obstacles and emitters (their boundary particles and
-    /// nozzles are 3D).
+    /// rectangle, a polygon itself; its obstacles cut the same way (their boundary particles
+    /// are then sampled along the section's outline, `crate::obstacle::sample_outline`).
+    /// Refused in one line (`at` names the file): a body or obstacle the plane misses, a mesh,
+    /// a random fill (its packing is 3D), emitters (their nozzles are 3D), and a motion that
+    /// would carry an obstacle off the plane.
     pub fn in_plane(&self, at: &str, s: f32) -> Result<Self> {
-        if !self.obstacles.is_empty() {
-            return Err(refuse_in_plane(at, "its obstacles are three-dimensional"));
+        for (i, o) in self.obstacles.iter().enumerate() {
+            if let Some(m) = o.motion.as_ref()
+                && !m.keeps_the_plane()
+            {
+                return Err(refuse_in_plane(
+                    at,
+                    &format!(
+                        "obstacles[{i}]'s motion leaves the plane z = 0 (it needs velocity and amplitude with z = 0 and, if it turns, the axis [0, 0, 1])"
+                    ),
+                ));
+            }
         }
         self.section(at, s)
     }

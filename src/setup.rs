@@ -471,7 +471,13 @@ impl Setup {
             Some(_) => fluid_size.y,
             None => PhysicsConfig::drop_height(&positions, tank_min.y, config.smoothing_radius),
         };
-        let desc = spec.described();
+        // A 2D run's obstacles are their sections by the plane (checked when the scene was
+        // filled, `SceneDesc::in_plane`).
+        let section = match spec.described() {
+            Some(d) if config.planar() => Some(d.in_plane("the scene", config.spacing)?),
+            _ => None,
+        };
+        let desc = section.as_ref().or(spec.described());
         let (shapes, nozzles) =
             desc.map_or((&[][..], &[][..]), |d| (&d.obstacles[..], &d.emitters[..]));
         let head = run_head(
