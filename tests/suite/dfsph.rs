@@ -16,13 +16,10 @@ use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::solver::dfsph::{self, DfsphCarry};
 use gpu_sph::verify;
 
-/// Bit-exact on lavapipe, where the GPU is the same CPU; 1e-5 elsewhere.
+/// Bit-exact on lavapipe, where the GPU is the same CPU ([`common::bit_exact`]: Mesa's GL
+/// driver on the same CPU is not); 1e-5 elsewhere.
 fn tolerance(ctx: &gpu_sph::gpu::GpuContext) -> f64 {
-    if ctx.info.name.to_lowercase().contains("llvmpipe") {
-        0.0
-    } else {
-        1e-5
-    }
+    if common::bit_exact(ctx) { 0.0 } else { 1e-5 }
 }
 
 fn setup(

@@ -102,6 +102,12 @@ fn memory_exhausted_under_an_address_space_limit_exits_2_with_one_line() {
         ),
         (1_600_000, "--headless --gpu -n 4000000 --steps 1"),
     ] {
+        // Mesa's GL driver fits these runs in the limit (the Vulkan driver's allocations do
+        // not), so there the run finishes and there is no exhaustion to report.
+        if common::gpu().is_some_and(|ctx| ctx.info.backend != wgpu::Backend::Vulkan) {
+            eprintln!("SKIPPED: the address-space limit is not met on a non-Vulkan adapter");
+            return;
+        }
         let out = limited(limit_kb, args);
         if no_gpu(&out) {
             continue;
