@@ -1161,9 +1161,9 @@ impl SceneDesc {
         self.section(at, s)
     }
 
-    /// [`Self::in_plane`] with its still obstacles cut too, each to its section spanning the
-    /// tank's z (the spheres' contacts, `--model grains --dim 2`, where an obstacle is a wall
-    /// and has no boundary particles).
+    /// The section by the plane z = 0 itself, bodies and obstacles cut alike, each spanning z
+    /// from −s/2 to s/2 as the tank does; [`Self::in_plane`] without its check of the
+    /// obstacles' motions (the spheres' contacts, `--model grains --dim 2`, do not move).
     pub fn section(&self, at: &str, s: f32) -> Result<Self> {
         let half = 0.5 * s;
         if !self.emitters.is_empty() {
