@@ -632,26 +632,15 @@ mod tests {
             r#"{{{TANK}, "fluid": [{{"shape": {{"polygon": {{"points": [[0, 0], [0.1, 0], [0, 0.1]]}}}}}}]}}"#
         ));
         assert!(e.contains("is a 2D shape") && e.contains("--dim 2"), "{e}");
-        let prism = SceneFile::parse(
-            &format!(
-                r#"{{{TANK}, "fluid": [{{"shape": {{"polygon": {{"points": [[0.1, 0], [0.3, 0], [0.3, 0.4], [0.1, 0.4]], "z": [0.2, 0.25]}}}}}}]}}"#
-            ),
-            "t.json",
-        )
-        .unwrap()
-        .desc()
-        .build("t.json", s, 0)
-        .unwrap();
-        let cuboid = SceneFile::parse(
-            &format!(
-                r#"{{{TANK}, "fluid": [{{"shape": {{"box": {{"min": [0.1, 0, 0.2], "max": [0.3, 0.4, 0.25]}}}}}}]}}"#
-            ),
-            "t.json",
-        )
-        .unwrap()
-        .desc()
-        .build("t.json", s, 0)
-        .unwrap();
+        let solid = |shape: &str| {
+            let text = format!(r#"{{{TANK}, "fluid": [{{"shape": {shape}}}]}}"#);
+            let file = SceneFile::parse(&text, "t.json").unwrap();
+            file.desc().build("t.json", s, 0).unwrap()
+        };
+        let prism = solid(
+            r#"{"polygon": {"points": [[0.1, 0], [0.3, 0], [0.3, 0.4], [0.1, 0.4]], "z": [0.2, 0.25]}}"#,
+        );
+        let cuboid = solid(r#"{"box": {"min": [0.1, 0, 0.2], "max": [0.3, 0.4, 0.25]}}"#);
         assert_eq!(prism.positions, cuboid.positions);
         let e = err(&format!(
             r#"{{{TANK}, "fluid": [{{"shape": {{"box": {{"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}}}}}}], "obstacles": [{{"shape": {{"polygon": {{"points": [[0.5, 0], [0.6, 0], [0.5, 0.1]], "z": [0, 1]}}}}}}]}}"#

@@ -398,6 +398,17 @@ impl GrainConfig {
     pub fn smallest(&self) -> f32 {
         self.radius / self.ratio
     }
+
+    /// A radius uniform in [r_max/ratio, r_max] from `rng` (r_max itself, drawing nothing,
+    /// when all are equal).
+    fn draw_radius(&self, rng: &mut Xoshiro256PlusPlus) -> f32 {
+        let (r_min, r_max) = (self.smallest(), self.radius);
+        if r_max > r_min {
+            rng.random_range(r_min..r_max)
+        } else {
+            r_max
+        }
+    }
 }
 
 /// The damping ratio of a linear spring–dashpot whose head-on collisions rebound with
@@ -639,17 +650,10 @@ impl GrainSetup {
             )));
         }
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed ^ 0x9e37_79b9);
-        let (r_min, r_max) = (cfg.smallest(), cfg.radius);
         let radii: Vec<f32> = scene
             .positions
             .iter()
-            .map(|_| {
-                if r_max > r_min {
-                    rng.random_range(r_min..r_max)
-                } else {
-                    r_max
-                }
-            })
+            .map(|_| cfg.draw_radius(&mut rng))
             .collect();
         Self::new(
             cfg,
@@ -665,77 +669,49 @@ impl GrainSetup {
     /// The pour: `cfg.particles` spheres of radii uniform in [r_max/ratio, r_max] on a jittered
     /// lattice (pitch 2.2 r_max, so none touch), a block about twice as wide as tall whose
     /// floor lies a quarter of its width above the tank's, in a tank that fits it; at rest.
-    /// In 2D the block is a rectangle of discs at z = 0, the tank's z walls 1.1 r_max off the
-    /// plane.
+    /// In 2D the block is a rectangle of discs at z = 0, jittered in x and y, the tank's z
+    /// walls 1.1 r_max off the plane.
     pub fn pour(cfg: &GrainConfig) -> Result<Self> {
         cfg.validate()?;
         let n = cfg.particles as usize;
         let a = 2.2 * cfg.radius;
-        if cfg.dim == 2 {
-            return Self::pour_planar(cfg, n, a);
-        }
-        let side = ((2.0 * n as f64).cbrt().ceil() as usize).max(1);
-        let layers = n.div_ceil(side * side);
+        let planar = cfg.dim == 2;
+        // `side` spheres across x, and as many across z in 3D (one row in 2D).
+        let side = match planar {
+            true => (2.0 * n as f64).sqrt(),
+            false => (2.0 * n as f64).cbrt(),
+        };
+        let side = (side.ceil() as usize).max(1);
+        let across = if planar { 1 } else { side };
+        let layers = n.div_ceil(side * across);
         let width = side as f32 * a;
         let floor = 0.25 * width;
-        let lo = Vec3::ZERO;
-        let hi = Vec3::new(width, floor + layers as f32 * a + a, width);
+        let top = floor + layers as f32 * a + a;
+        let (lo, hi) = match planar {
+            true => (
+                Vec3::new(0.0, 0.0, -0.5 * a),
+                Vec3::new(width, top, 0.5 * a),
+            ),
+            false => (Vec3::ZERO, Vec3::new(width, top, width)),
+        };
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
         let jitter = 0.04 * a;
-        let (r_min, r_max) = (cfg.smallest(), cfg.radius);
         let mut centres = Vec::with_capacity(n);
         let mut radii = Vec::with_capacity(n);
         for k in 0..n {
             let (ix, rest) = (k % side, k / side);
-            let (iz, iy) = (rest % side, rest / side);
-            let base = Vec3::new(
-                (ix as f32 + 0.5) * a,
-                floor + (iy as f32 + 0.5) * a,
-                (iz as f32 + 0.5) * a,
-            );
-            let j = Vec3::new(
-                rng.random_range(-jitter..jitter),
-                rng.random_range(-jitter..jitter),
-                rng.random_range(-jitter..jitter),
-            );
-            centres.push(base + j);
-            radii.push(if r_max > r_min {
-                rng.random_range(r_min..r_max)
+            let (iz, iy) = (rest % across, rest / across);
+            let z = if planar { 0.0 } else { (iz as f32 + 0.5) * a };
+            let base = Vec3::new((ix as f32 + 0.5) * a, floor + (iy as f32 + 0.5) * a, z);
+            let jx = rng.random_range(-jitter..jitter);
+            let jy = rng.random_range(-jitter..jitter);
+            let jz = if planar {
+                0.0
             } else {
-                r_max
-            });
-        }
-        let vel = vec![Vec3::ZERO; n];
-        Self::new(cfg, &centres, &radii, &vel, lo, hi)
-    }
-
-    /// [`Self::pour`] in the plane: `side` discs across, rows upward, jittered in x and y.
-    fn pour_planar(cfg: &GrainConfig, n: usize, a: f32) -> Result<Self> {
-        let side = ((2.0 * n as f64).sqrt().ceil() as usize).max(1);
-        let rows = n.div_ceil(side);
-        let width = side as f32 * a;
-        let floor = 0.25 * width;
-        let lo = Vec3::new(0.0, 0.0, -0.5 * a);
-        let hi = Vec3::new(width, floor + rows as f32 * a + a, 0.5 * a);
-        let mut rng = Xoshiro256PlusPlus::seed_from_u64(cfg.seed);
-        let jitter = 0.04 * a;
-        let (r_min, r_max) = (cfg.smallest(), cfg.radius);
-        let mut centres = Vec::with_capacity(n);
-        let mut radii = Vec::with_capacity(n);
-        for k in 0..n {
-            let (ix, iy) = (k % side, k / side);
-            let base = Vec3::new((ix as f32 + 0.5) * a, floor + (iy as f32 + 0.5) * a, 0.0);
-            let j = Vec3::new(
-                rng.random_range(-jitter..jitter),
-                rng.random_range(-jitter..jitter),
-                0.0,
-            );
-            centres.push(base + j);
-            radii.push(if r_max > r_min {
-                rng.random_range(r_min..r_max)
-            } else {
-                r_max
-            });
+                rng.random_range(-jitter..jitter)
+            };
+            centres.push(base + Vec3::new(jx, jy, jz));
+            radii.push(cfg.draw_radius(&mut rng));
         }
         let vel = vec![Vec3::ZERO; n];
         Self::new(cfg, &centres, &radii, &vel, lo, hi)
