@@ -140,7 +140,8 @@ pub fn run_head(
 /// The scene of `choice` at spacing `s`, sized for a run and checked before it is made: a
 /// built-in scene holds `particles`; a file's bodies fill what they fill (none is an error
 /// naming the fix), plus the particles its emitters may add, `emitted()` (asked only once the
-/// file's description passed its checks, which bound the nozzles). With `limits`, the
+/// file's description passed its checks, which bound the nozzles; in 2D the description is
+/// the file's section by the plane, its nozzles cut to their chords). With `limits`, the
 /// particle count (and the table of the grid that holds it) must fit the device; `before_build`
 /// sees the count and may refuse it (a headless run's host-memory probe) before the particles
 /// are made. Returns the scene and what its emitters may add. The one sizing every front end
@@ -153,7 +154,7 @@ pub fn sized_scene(
     s: f32,
     seed: u64,
     overrides: ConfigOverrides,
-    emitted: impl FnOnce() -> u64,
+    emitted: impl FnOnce(&crate::scene::SceneDesc) -> u64,
     limits: Option<&wgpu::Limits>,
     before_build: impl FnOnce(u32) -> Result<()>,
 ) -> Result<(crate::scene::Scene, u64)> {
@@ -181,7 +182,7 @@ pub fn sized_scene(
         }
         SceneChoice::Described { desc, name } => {
             desc.validate(name, s)?;
-            let emitted = emitted();
+            let emitted = emitted(desc);
             let filled = desc.count(s);
             if filled == 0 {
                 return Err(crate::Error::input(format!(
@@ -397,13 +398,13 @@ impl RunSpec {
             Source::Scene(choice) => {
                 let spacing = self.spacing()?;
                 // Only a run that steps releases the emitters' particles.
-                let emitted = || match self.described() {
-                    Some(desc) if self.steps => crate::emitter::Emitters {
+                let emitted = |desc: &crate::scene::SceneDesc| match self.steps {
+                    true => crate::emitter::Emitters {
                         list: desc.emitters.clone(),
                         s: spacing,
                     }
                     .total(),
-                    _ => 0,
+                    false => 0,
                 };
                 let (scene, emitted) = sized_scene(
                     choice,
