@@ -362,13 +362,13 @@ impl Emitter {
     /// Fails with one line naming `at` (its place in the file) and the fix when a value is
     /// not finite or out of range, or a point of its layer lies outside the tank (closer than
     /// s/2 to a wall) or nearer an obstacle than the scenes' fluid starts (the boundary's
-    /// standoff, `obstacle::standoff`).
+    /// standoff, `obstacle::standoff`, given beside the obstacles).
     pub fn validate(
         &self,
         at: &str,
         s: f32,
         tank: (Vec3, Vec3),
-        obstacles: &[crate::obstacle::Obstacle],
+        (obstacles, standoff): (&[crate::obstacle::Obstacle], f32),
     ) -> Result<()> {
         let mut values = self.position.iter().chain(&self.direction).chain([
             &self.speed,
@@ -438,7 +438,6 @@ impl Emitter {
         // As the scenes' fluid bodies: no closer to an obstacle than the distance at which one
         // layer of its boundary particles leaves the fluid at rho0 (nearer, the layer starts
         // compressed and an explicit pressure blows it off the surface).
-        let standoff = crate::obstacle::standoff(s);
         let (points, _) = self.emit(0, 1, self.start as f64, s);
         for p in points {
             if (p - tank.0).min_element() < margin || (tank.1 - p).min_element() < margin {
@@ -696,9 +695,13 @@ mod tests {
     fn bad_emitters_are_refused_with_the_fix() {
         let tank = (Vec3::ZERO, Vec3::ONE);
         let s = 0.01;
-        let check = |e: Emitter| e.validate("e", s, tank, &[]).unwrap_err().to_string();
+        let check = |e: Emitter| {
+            e.validate("e", s, tank, (&[], 0.0))
+                .unwrap_err()
+                .to_string()
+        };
         let ok = jet(Nozzle::Circle { radius: 0.05 });
-        assert!(ok.validate("e", s, tank, &[]).is_ok());
+        assert!(ok.validate("e", s, tank, (&[], 0.0)).is_ok());
         assert!(
             check(Emitter {
                 speed: 0.0,

@@ -304,11 +304,12 @@ pub fn refollowed(
 /// How far off an obstacle's surface fluid starts, m, at spacing `s` (the scenes' fluid bodies
 /// and the emitters' nozzles): the largest [`crate::kernel::Kernel::boundary_standoff`] of the
 /// kernels at their default supports, where one layer of boundary particles leaves a fluid
-/// lattice at rho0 (1.339 s, Wendland C2's). Nearer, the fluid starts compressed.
-pub fn standoff(s: f32) -> f32 {
+/// lattice at rho0 (1.339 s, Wendland C2's; in 2D, `dim` = 2, where one row leaves the square
+/// lattice at rho0, 1.354 s). Nearer, the fluid starts compressed.
+pub fn standoff(s: f32, dim: u32) -> f32 {
     crate::kernel::Kernel::ALL
         .iter()
-        .map(|k| k.boundary_standoff((k.default_support() * s) as f64, s as f64))
+        .map(|k| k.boundary_standoff((k.default_support() * s) as f64, s as f64, dim))
         .fold(0.0, f64::max) as f32
 }
 

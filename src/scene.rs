@@ -1136,6 +1136,11 @@ impl SceneDesc {
         Self::closed((Vec3::new(0.0, 0.0, -half), tank_max), bodies, true)
     }
 
+    /// Its dimension: 2 for a section by the plane ([`Self::section`]), else 3.
+    pub fn dim(&self) -> u32 {
+        if self.planar { 2 } else { 3 }
+    }
+
     /// The 2D run of this description at spacing `s`: its section by the plane z = 0. The tank
     /// and every body span z from −s/2 to s/2 (a lattice fill is then the one layer at z = 0),
     /// each body cut to its section: a box its rectangle, a ball its disc (a cylinder along z
@@ -1286,7 +1291,7 @@ impl SceneDesc {
                 &format!("{at}: emitters[{i}]"),
                 s,
                 (lo, hi),
-                &self.obstacles,
+                (&self.obstacles, crate::obstacle::standoff(s, self.dim())),
             )?;
         }
         // Bound the fill before it allocates: a lattice's cells, a random fill's count.
@@ -1339,7 +1344,7 @@ impl SceneDesc {
             if got == 0 {
                 return Err(Error::input(format!(
                     "{at}: fluid[{i}] holds no particle at spacing {s} m (none farther than the boundary's standoff, {:.2} s, from the obstacles and s/2 from the walls): enlarge it, move it off the obstacles and walls or use a smaller spacing",
-                    crate::obstacle::standoff(s) / s
+                    crate::obstacle::standoff(s, self.dim()) / s
                 )));
             }
         }
@@ -1426,7 +1431,7 @@ impl SceneDesc {
         let mut carved = 0;
         let mut walled = 0;
         // The scene's one standoff from its obstacles (see the carving below).
-        let standoff = crate::obstacle::standoff(s);
+        let standoff = crate::obstacle::standoff(s, self.dim());
         let mut top = f32::NEG_INFINITY;
         let (mut lo_all, mut hi_all) = (Vec3::INFINITY, Vec3::NEG_INFINITY);
         for b in &self.bodies {

@@ -187,7 +187,7 @@ pub fn sized_scene(
             if filled == 0 {
                 return Err(crate::Error::input(format!(
                     "{name}: its fluid bodies hold no particle at spacing {s} m (none farther than the boundary's standoff, {:.2} s, from the obstacles and s/2 from the walls): enlarge them, move them off the obstacles and walls or use a smaller spacing",
-                    crate::obstacle::standoff(s) / s
+                    crate::obstacle::standoff(s, dim) / s
                 )));
             }
             let n = u32::try_from(filled + emitted).unwrap_or(u32::MAX);

@@ -256,18 +256,19 @@ impl Kernel {
     /// model, `boundary::particles`): the first fluid layer's density, the lattice mass m =
     /// ρ0 / [`Kernel::lattice_sum`] times its half-space sum plus the layer's Σ ψ_b W, falls
     /// with the distance d and is ρ0 here (bisection, in f64). Nearer, fluid starts compressed
-    /// and an explicit pressure blows it off; farther, a little light. Worked values: Wendland
-    /// C2 at h = 3 s, 1.339 s (at d = s the first layer is at 1.216 ρ0); the cubic spline at
-    /// h = 2 s, 1.098 s.
-    pub fn boundary_standoff(self, h: f64, s: f64) -> f64 {
+    /// and an explicit pressure blows it off; farther, a little light. In 2D (`dim` = 2) the
+    /// lattice is the square one, the boundary a row of particles and the kernel the 2D one.
+    /// Worked values: Wendland C2 at h = 3 s, 1.339 s (at d = s the first layer is at
+    /// 1.216 ρ0), in 2D 1.354 s; the cubic spline at h = 2 s, 1.098 s, in 2D 1.112 s.
+    pub fn boundary_standoff(self, h: f64, s: f64, dim: u32) -> f64 {
         let reach = (h / s).ceil() as i64;
         let w = |r2: f64| {
             let q = r2.sqrt() / h;
-            if q < 1.0 { self.w64(h, q) } else { 0.0 }
+            if q < 1.0 { self.w64_in(h, q, dim) } else { 0.0 }
         };
         let (mut half, mut layer) = (0.0, 0.0);
         for i in -reach..=reach {
-            for k in -reach..=reach {
+            for k in Self::z_reach(reach, dim) {
                 let r2 = ((i * i + k * k) as f64) * s * s;
                 layer += w(r2);
                 for j in 0..=reach {
@@ -275,11 +276,11 @@ impl Kernel {
                 }
             }
         }
-        let fluid = half / self.lattice_sum(h, s, 3);
+        let fluid = half / self.lattice_sum(h, s, dim);
         let density = |d: f64| {
             let mut b = 0.0;
             for i in -reach..=reach {
-                for k in -reach..=reach {
+                for k in Self::z_reach(reach, dim) {
                     b += w(((i * i + k * k) as f64) * s * s + d * d);
                 }
             }
@@ -397,11 +398,16 @@ mod tests {
     /// The standoff's worked values, and its scaling with s.
     #[test]
     fn boundary_standoff_worked_values() {
-        let wc = Kernel::WendlandC2.boundary_standoff(3.0, 1.0);
-        assert!((wc - 1.339).abs() < 1e-3, "{wc}");
-        let cs = Kernel::CubicSpline.boundary_standoff(2.0, 1.0);
-        assert!((cs - 1.098).abs() < 1e-3, "{cs}");
-        let scaled = Kernel::WendlandC2.boundary_standoff(0.03, 0.01);
+        for (kernel, h, dim, want) in [
+            (Kernel::WendlandC2, 3.0, 3, 1.339),
+            (Kernel::CubicSpline, 2.0, 3, 1.098),
+            (Kernel::WendlandC2, 3.0, 2, 1.354),
+            (Kernel::CubicSpline, 2.0, 2, 1.112),
+        ] {
+            let d = kernel.boundary_standoff(h, 1.0, dim);
+            assert!((d - want).abs() < 1e-3, "{kernel} in {dim}D: {d}");
+        }
+        let scaled = Kernel::WendlandC2.boundary_standoff(0.03, 0.01, 3);
         assert!((scaled - 0.01339).abs() < 1e-5, "{scaled}");
     }
 
