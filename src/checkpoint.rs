@@ -29,10 +29,9 @@ use serde::{Deserialize, Serialize};
 use crate::core::Snapshot;
 use crate::core::SolverStats;
 use crate::core::{Particles, RunFrom};
-use crate::params::{
-    DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver, SolverParams, SphConfig,
-};
+use crate::params::{DfsphParams, FluidParams, PhysicsConfig, SimParams, SphConfig};
 use crate::solver::Carry;
+use crate::solver::{Solver, SolverParams};
 use crate::{Error, Result};
 
 /// The format version; a file of another is refused. 2: `DfsphParams::relaxation` took a

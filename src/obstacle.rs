@@ -10,8 +10,9 @@
 use glam::Vec3;
 
 use crate::boundary::{Body, Boundary};
-use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::params::{FluidParams, SimParams};
 use crate::shape::{Axis, Shape};
+use crate::solver::SolverParams;
 
 /// Whether fluid slides along an obstacle: the switch form of [`Obstacle::viscosity`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

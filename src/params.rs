@@ -285,14 +285,15 @@ impl SphConfig {
         self.dim == 2
     }
 
-    /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
-    /// lattice mass of the run's [`Kernel`] (both solvers sum the density with it) and, unless
-    /// set, the kernel's [`Kernel::default_support`].
-    pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
+    /// The configuration of a fluid run of the solver named `solver` (`SphConfig::for_solver`
+    /// of the solver module takes its `Solver`): as [`SphConfig::for_fluid`], with
+    /// the lattice mass of the run's [`Kernel`] (both solvers sum the density with it) and,
+    /// unless set, the kernel's [`Kernel::default_support`].
+    pub(crate) fn for_run(particles: u32, o: ConfigOverrides, solver: &str) -> Result<Self> {
         if particles >= crate::core::limits::DFSPH_MAX_PARTICLES {
             return Err(crate::Error::LimitExceeded(format!(
                 "{} runs at most {} particles (its CPU pair lists pack a particle index into 26 bits), this run holds up to {particles}: use a larger spacing or fewer emitted particles",
-                solver.name().to_uppercase(),
+                solver.to_uppercase(),
                 crate::core::limits::DFSPH_MAX_PARTICLES - 1
             )));
         }
@@ -878,150 +879,6 @@ pub fn slip_code(b: Option<f32>) -> Result<f32> {
     }
 }
 
-/// The pressure solver of a fluid run.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    serde::Serialize,
-    serde::Deserialize,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum Solver {
-    /// Weakly compressible SPH: Tait equation of state, explicit pressure forces, CFL step on
-    /// the sound speed (Becker & Teschner 2007).
-    #[default]
-    Wcsph,
-    /// Divergence-free SPH: a divergence-free and a constant-density solve per step, CFL step
-    /// on the flow speed (Bender & Koschier 2015, 2017).
-    Dfsph,
-}
-
-impl Solver {
-    /// Its name on the command line and in reports.
-    pub fn name(self) -> &'static str {
-        match self {
-            Solver::Wcsph => "wcsph",
-            Solver::Dfsph => "dfsph",
-        }
-    }
-
-    /// Whether the fluid is weakly compressible: its Tait equation of state stores energy (the
-    /// energy check counts it) and a speed near the sound speed leaves the model (the speed
-    /// check applies). DFSPH's pressure does no reversible work and it has no sound speed.
-    pub fn weakly_compressible(self) -> bool {
-        self == Solver::Wcsph
-    }
-}
-
-/// The solver of a run with its parameters, chosen once when the run is set up: which solver
-/// it is, and the uniform block of the stages DFSPH and WCSPH share (whose
-/// [`DfsphParams::state_equation`] says which pressure they apply; a solver of other stages
-/// reads nothing of it).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct SolverParams {
-    solver: Solver,
-    stages: DfsphParams,
-}
-
-impl SolverParams {
-    /// The solver `solver` names, its stages' block from `dfsph`, validated.
-    pub fn new(
-        solver: Solver,
-        dfsph: &DfsphConfig,
-        cfg: &SphConfig,
-        physics: &PhysicsConfig,
-    ) -> Result<Self> {
-        // WCSPH's step follows its sound speed wherever the compression takes it:
-        // `--min-dt 0` (the divergence check off) leaves it no floor at all.
-        let dfsph = match solver == Solver::Wcsph && dfsph.dt_min == 0.0 {
-            true => DfsphConfig {
-                dt_min: f32::MIN_POSITIVE,
-                ..*dfsph
-            },
-            false => *dfsph,
-        };
-        let dp = dfsph.params(cfg, physics)?;
-        Ok(Self::with_stages(
-            solver,
-            DfsphParams {
-                state_equation: u32::from(solver == Solver::Wcsph),
-                ..dp
-            },
-        ))
-    }
-
-    /// `solver` with the stages' block `stages` as it is (a checkpoint's, a test's).
-    pub fn with_stages(solver: Solver, stages: DfsphParams) -> Self {
-        Self { solver, stages }
-    }
-
-    /// DFSPH or WCSPH, as the block `stages` says ([`DfsphParams::state_equation`]).
-    pub fn of_stages(stages: DfsphParams) -> Self {
-        let solver = match stages.is_wcsph() {
-            true => Solver::Wcsph,
-            false => Solver::Dfsph,
-        };
-        Self { solver, stages }
-    }
-
-    /// Which solver this is.
-    pub fn solver(&self) -> Solver {
-        self.solver
-    }
-
-    /// The stages' uniform block.
-    pub fn stages(&self) -> &DfsphParams {
-        &self.stages
-    }
-
-    /// The stages' uniform block, to bound or flag (the obstacles' speed, friction).
-    pub fn stages_mut(&mut self) -> &mut DfsphParams {
-        &mut self.stages
-    }
-
-    /// The block of a run whose stages solve for the pressure (DFSPH's tolerances and
-    /// iteration cap); `None` for WCSPH, which solves nothing.
-    pub fn solves(&self) -> Option<&DfsphParams> {
-        (!self.stages.is_wcsph()).then_some(&self.stages)
-    }
-
-    /// [`Solver::weakly_compressible`] of this solver.
-    pub fn weakly_compressible(&self) -> bool {
-        self.solver().weakly_compressible()
-    }
-
-    /// The run description's solver clause (`--stats` header, checkpoints), naming the run's
-    /// `kernel`.
-    pub fn describe(&self, kernel: Kernel) -> String {
-        let dp = &self.stages;
-        match dp.is_wcsph() {
-            true => format!(
-                "; solver WCSPH: {}, dt {}..{} s, λ {}",
-                kernel.title(),
-                dp.dt_min,
-                dp.dt_max,
-                dp.cfl
-            ),
-            false => format!(
-                "; solver DFSPH: {}, η_v {}, η {}, ω {}, at most {} iterations, dt {}..{} s, λ {}",
-                kernel.title(),
-                dp.eta_v,
-                dp.eta_d,
-                dp.relaxation,
-                dp.max_iterations,
-                dp.dt_min,
-                dp.dt_max,
-                dp.cfl
-            ),
-        }
-    }
-}
-
 /// Settings of the DFSPH solver, validated by [`DfsphConfig::params`].
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct DfsphConfig {
@@ -1526,7 +1383,7 @@ mod tests {
     fn both_solvers_refuse_more_particles_than_the_pair_lists_index() {
         let max = crate::core::limits::DFSPH_MAX_PARTICLES;
         let o = ConfigOverrides::default();
-        for solver in [Solver::Dfsph, Solver::Wcsph] {
+        for solver in [crate::solver::Solver::Dfsph, crate::solver::Solver::Wcsph] {
             let e = SphConfig::for_solver(max, o, solver).unwrap_err();
             assert!(matches!(e, crate::Error::LimitExceeded(_)), "{e}");
             assert!(e.to_string().contains("67108863"), "{e}");

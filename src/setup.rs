@@ -14,10 +14,11 @@ use crate::Result;
 use crate::core::Particles;
 use crate::gpu::check_limits;
 use crate::params::{
-    ConfigOverrides, DfsphConfig, FluidParams, PhysicsConfig, Solver, SolverParams, SphConfig,
-    validate_positions, validate_velocities,
+    ConfigOverrides, DfsphConfig, FluidParams, PhysicsConfig, SphConfig, validate_positions,
+    validate_velocities,
 };
 use crate::scene::SceneChoice;
+use crate::solver::{Solver, SolverParams};
 
 /// Where a run's fluid comes from.
 #[derive(Clone, Debug)]

@@ -44,11 +44,10 @@ use std::sync::Arc;
 use gpu_sph::gpu::GpuContext;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
-use gpu_sph::params::{
-    ConfigOverrides, FluidParams, PhysicsConfig, Solver, SolverParams, SphConfig,
-};
+use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation, snapshot_stats as stats};
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::solver::{Solver, SolverParams};
 use plotters::prelude::*;
 
 use collapse::{
@@ -800,7 +799,8 @@ fn standing_wave(dirs: &[String]) -> Result<bool, String> {
 /// error mean ≤ 0.1% and max ≤ 1% at every step, speed below 1% of √(gH) over the last 0.5 s).
 /// Exit 1 when a bound fails.
 fn resting_column(rest: &[String]) -> Result<bool, String> {
-    use gpu_sph::params::{DfsphConfig, Solver, parse_slip_length};
+    use gpu_sph::params::{DfsphConfig, parse_slip_length};
+    use gpu_sph::solver::Solver;
     use gpu_sph::solver::dfsph::{DfsphCarry, dfsph_step};
     let (mut nx, mut ny) = (4u32, 20u32);
     let mut solver = DfsphConfig::default();

@@ -5,10 +5,11 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::Error;
-use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, validate_table_size};
+use crate::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, validate_table_size};
 use crate::scene::{SceneChoice, SceneKind};
 use crate::scene_file::{SceneArg, SceneFile};
 use crate::setup::{RunSpec, Source};
+use crate::solver::Solver;
 use crate::surface::{MeshFormat, SurfaceSettings};
 use crate::viewer::{self, SimPath, ViewerOptions, render::ColorField, surface::RenderMode};
 use clap::{CommandFactory, FromArgMatches, Parser};

@@ -19,7 +19,8 @@ use crate::cpu::interact::InteractParams;
 use crate::grid::gpu::{
     GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
-use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::params::{FluidParams, SimParams};
+use crate::solver::SolverParams;
 use crate::solver::{Carry, GpuSolver};
 use crate::{Error, Result, shaders};
 

@@ -6,7 +6,8 @@ use crate::core::Particles;
 use crate::cpu::interact::InteractParams;
 use crate::cpu::stats::StatsBlock;
 use crate::gpu::fluid::{Simulation, Snapshot};
-use crate::params::{FluidParams, SimParams, SolverParams};
+use crate::params::{FluidParams, SimParams};
+use crate::solver::SolverParams;
 use crate::solver::{Carry, CpuSolver};
 use crate::{Error, Result};
 

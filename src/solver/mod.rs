@@ -9,8 +9,9 @@
 //! WCSPH's (Becker & Teschner 2007), the same stages with the Tait equation of state's pressure
 //! in place of the solves.
 //!
-//! Registration: [`builders`] maps each built-in [`Solver`] to its folder's [`Builders`], from
-//! which [`cpu`] and [`gpu`] build the run's solver; a solver built elsewhere (a test's, a
+//! Registration: one entry of the `solvers!` list declares a built-in [`Solver`] (its variant,
+//! its name, its folder's [`Builders`]); [`builders`] maps it to those, from which [`cpu`] and
+//! [`gpu`] build the run's solver; a solver built elsewhere (a test's, a
 //! program's) plugs in through `run::CpuSimulation::with_stepper` and
 //! `gpu::fluid::Simulation::with_stages`.
 
@@ -23,7 +24,10 @@ use crate::cpu::interact::InteractParams;
 use crate::gpu::buffers::GpuFluid;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::gpu::GpuNeighbours;
-use crate::params::{FluidParams, SimParams, Solver, SolverParams};
+use crate::kernel::Kernel;
+use crate::params::{
+    ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, SimParams, SphConfig,
+};
 
 pub mod dfsph;
 
@@ -67,7 +71,7 @@ pub trait CpuSolver: Send {
 pub trait GpuSolver: Send {
     /// Its name on the command line and in reports.
     fn name(&self) -> &'static str;
-    /// Whether its fluid is weakly compressible (`params::Solver::weakly_compressible`: the energy
+    /// Whether its fluid is weakly compressible ([`Solver::weakly_compressible`]: the energy
     /// check counts the equation of state's energy, the speed check applies).
     fn weakly_compressible(&self) -> bool;
     /// ρ per particle in slot order after a step (the statistics and the viewer read it).
@@ -155,15 +159,196 @@ pub struct Builders {
     /// The solver's own line of a run's summary from its last step's row (`None`: the general
     /// line says all).
     pub summary: fn(&crate::run::StepStats) -> Option<String>,
+    /// Whether its fluid is weakly compressible ([`Solver::weakly_compressible`]).
+    pub weakly_compressible: bool,
 }
 
-/// The registration of the built-in solvers: each [`Solver`] the command line names, to its
-/// folder's [`Builders`]. A built-in solver is its folder, its [`Solver`] variant and its arm
-/// here.
-pub fn builders(solver: Solver) -> &'static Builders {
-    match solver {
-        Solver::Dfsph => &dfsph::run::DFSPH,
-        Solver::Wcsph => &dfsph::run::WCSPH,
+macro_rules! solvers {
+    (@one $variant:ident) => {
+        1
+    };
+    ($(#[$first_doc:meta])* $first:ident => $first_name:literal, $first_builders:path,
+     $($(#[$doc:meta])* $variant:ident => $name:literal, $builders:path),* $(,)?) => {
+        /// The solvers a fluid run can choose (`--solver`, the scene file's `physics.solver`,
+        /// the viewer's selector), each registered by one entry of the `solvers!` list below:
+        /// its variant, its name and its folder's [`Builders`].
+        #[derive(
+            Clone,
+            Copy,
+            Debug,
+            Default,
+            PartialEq,
+            Eq,
+            serde::Serialize,
+            serde::Deserialize,
+            clap::ValueEnum,
+        )]
+        pub enum Solver {
+            $(#[$first_doc])*
+            #[default]
+            #[serde(rename = $first_name)]
+            #[value(name = $first_name)]
+            $first,
+            $($(#[$doc])*
+            #[serde(rename = $name)]
+            #[value(name = $name)]
+            $variant,)*
+        }
+
+        impl Solver {
+            /// Every built-in solver, in the list's order.
+            pub const ALL: [Solver; 1 $(+ solvers!(@one $variant))*] =
+                [Solver::$first, $(Solver::$variant),*];
+
+            /// Its name on the command line and in reports.
+            pub fn name(self) -> &'static str {
+                match self {
+                    Solver::$first => $first_name,
+                    $(Solver::$variant => $name,)*
+                }
+            }
+        }
+
+        /// Each built-in [`Solver`]'s folder's [`Builders`].
+        pub fn builders(solver: Solver) -> &'static Builders {
+            match solver {
+                Solver::$first => &$first_builders,
+                $(Solver::$variant => &$builders,)*
+            }
+        }
+    };
+}
+
+// The registration of the built-in solvers: a built-in solver is its folder and its entry
+// here (variant, name on the command line, the folder's `Builders`).
+solvers! {
+    /// Weakly compressible SPH: Tait equation of state, explicit pressure forces, CFL step on
+    /// the sound speed (Becker & Teschner 2007).
+    Wcsph => "wcsph", dfsph::run::WCSPH,
+    /// Divergence-free SPH: a divergence-free and a constant-density solve per step, CFL step
+    /// on the flow speed (Bender & Koschier 2015, 2017).
+    Dfsph => "dfsph", dfsph::run::DFSPH,
+}
+
+impl Solver {
+    /// Whether the fluid is weakly compressible ([`Builders::weakly_compressible`]): its
+    /// equation of state stores energy (the energy check counts it) and a speed near the sound
+    /// speed leaves the model (the speed check applies).
+    pub fn weakly_compressible(self) -> bool {
+        builders(self).weakly_compressible
+    }
+}
+
+impl SphConfig {
+    /// The configuration of a fluid run with `solver`: as [`SphConfig::for_fluid`], with the
+    /// lattice mass of the run's [`Kernel`] (both solvers sum the density with it) and, unless
+    /// set, the kernel's [`Kernel::default_support`].
+    pub fn for_solver(particles: u32, o: ConfigOverrides, solver: Solver) -> Result<Self> {
+        Self::for_run(particles, o, solver.name())
+    }
+}
+
+/// The solver of a run with its parameters, chosen once when the run is set up: which solver
+/// it is, and the uniform block of the stages DFSPH and WCSPH share (whose
+/// [`DfsphParams::state_equation`] says which pressure they apply; a solver of other stages
+/// reads nothing of it).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SolverParams {
+    solver: Solver,
+    stages: DfsphParams,
+}
+
+impl SolverParams {
+    /// The solver `solver` names, its stages' block from `dfsph`, validated.
+    pub fn new(
+        solver: Solver,
+        dfsph: &DfsphConfig,
+        cfg: &SphConfig,
+        physics: &PhysicsConfig,
+    ) -> Result<Self> {
+        // WCSPH's step follows its sound speed wherever the compression takes it:
+        // `--min-dt 0` (the divergence check off) leaves it no floor at all.
+        let dfsph = match solver == Solver::Wcsph && dfsph.dt_min == 0.0 {
+            true => DfsphConfig {
+                dt_min: f32::MIN_POSITIVE,
+                ..*dfsph
+            },
+            false => *dfsph,
+        };
+        let dp = dfsph.params(cfg, physics)?;
+        Ok(Self::with_stages(
+            solver,
+            DfsphParams {
+                state_equation: u32::from(solver == Solver::Wcsph),
+                ..dp
+            },
+        ))
+    }
+
+    /// `solver` with the stages' block `stages` as it is (a checkpoint's, a test's).
+    pub fn with_stages(solver: Solver, stages: DfsphParams) -> Self {
+        Self { solver, stages }
+    }
+
+    /// DFSPH or WCSPH, as the block `stages` says ([`DfsphParams::state_equation`]).
+    pub fn of_stages(stages: DfsphParams) -> Self {
+        let solver = match stages.is_wcsph() {
+            true => Solver::Wcsph,
+            false => Solver::Dfsph,
+        };
+        Self { solver, stages }
+    }
+
+    /// Which solver this is.
+    pub fn solver(&self) -> Solver {
+        self.solver
+    }
+
+    /// The stages' uniform block.
+    pub fn stages(&self) -> &DfsphParams {
+        &self.stages
+    }
+
+    /// The stages' uniform block, to bound or flag (the obstacles' speed, friction).
+    pub fn stages_mut(&mut self) -> &mut DfsphParams {
+        &mut self.stages
+    }
+
+    /// The block of a run whose stages solve for the pressure (DFSPH's tolerances and
+    /// iteration cap); `None` for WCSPH, which solves nothing.
+    pub fn solves(&self) -> Option<&DfsphParams> {
+        (!self.stages.is_wcsph()).then_some(&self.stages)
+    }
+
+    /// [`Solver::weakly_compressible`] of this solver.
+    pub fn weakly_compressible(&self) -> bool {
+        self.solver().weakly_compressible()
+    }
+
+    /// The run description's solver clause (`--stats` header, checkpoints), naming the run's
+    /// `kernel`.
+    pub fn describe(&self, kernel: Kernel) -> String {
+        let dp = &self.stages;
+        match dp.is_wcsph() {
+            true => format!(
+                "; solver WCSPH: {}, dt {}..{} s, λ {}",
+                kernel.title(),
+                dp.dt_min,
+                dp.dt_max,
+                dp.cfl
+            ),
+            false => format!(
+                "; solver DFSPH: {}, η_v {}, η {}, ω {}, at most {} iterations, dt {}..{} s, λ {}",
+                kernel.title(),
+                dp.eta_v,
+                dp.eta_d,
+                dp.relaxation,
+                dp.max_iterations,
+                dp.dt_min,
+                dp.dt_max,
+                dp.cfl
+            ),
+        }
     }
 }
 

@@ -66,7 +66,7 @@ pub struct Controls {
     /// Scene for the next restart.
     pub scene: SceneChoice,
     /// Solver for the next restart.
-    pub solver: crate::params::Solver,
+    pub solver: crate::solver::Solver,
     /// The scene file the viewer started from, offered beside the built-in scenes.
     pub file: Option<SceneChoice>,
     /// Requests raised by buttons, handled by the viewer.
@@ -255,7 +255,7 @@ impl Controls {
                 }
             });
         ui.horizontal(|ui| {
-            use crate::params::Solver;
+            use crate::solver::Solver;
             ui.label("solver");
             for &solver in <Solver as clap::ValueEnum>::value_variants() {
                 ui.selectable_value(&mut self.solver, solver, solver.name().to_uppercase());

@@ -9,11 +9,11 @@ use glam::Vec3;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
 use gpu_sph::params::{
-    ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, SimParams, Solver,
-    SolverParams, SphConfig,
+    ConfigOverrides, DfsphConfig, DfsphParams, FluidParams, PhysicsConfig, SimParams, SphConfig,
 };
 use gpu_sph::scene::{Scene, SceneKind};
 use gpu_sph::solver::dfsph::{self, DfsphCarry};
+use gpu_sph::solver::{Solver, SolverParams};
 use gpu_sph::verify;
 
 /// Bit-exact on lavapipe, where the GPU is the same CPU ([`common::bit_exact`]: Mesa's GL

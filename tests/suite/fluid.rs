@@ -7,8 +7,9 @@ use crate::common;
 use gpu_sph::cpu::stats::stats_block;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
-use gpu_sph::params::{ConfigOverrides, PhysicsConfig, Solver, SolverParams, SphConfig};
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::solver::{Solver, SolverParams};
 use gpu_sph::verify;
 
 /// A WCSPH run of scene `kind` with `n` particles: its configuration, fluid, scene and solver.

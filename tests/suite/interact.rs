@@ -7,8 +7,9 @@ use glam::Vec3;
 use gpu_sph::cpu::interact::{InteractParams, interact};
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::grid::reorder::Particles;
-use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SolverParams, SphConfig};
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig, SphConfig};
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::solver::SolverParams;
 
 fn check(n: usize, ip: InteractParams) {
     let Some(ctx) = common::gpu() else { return };
@@ -19,7 +20,7 @@ fn check(n: usize, ip: InteractParams) {
         .unwrap();
     let state = Particles::new(scene.positions.clone(), scene.velocities.clone());
     let solver = SolverParams::new(
-        gpu_sph::params::Solver::Wcsph,
+        gpu_sph::solver::Solver::Wcsph,
         &Default::default(),
         &cfg,
         &PhysicsConfig::default(),
@@ -86,8 +87,9 @@ fn gpu_matches_cpu_pushing_with_a_ray_through_a_particle() {
 /// CPU mirror.
 #[test]
 fn the_mouse_force_moves_the_water_on_both_paths_under_both_solvers() {
-    use gpu_sph::params::{DfsphConfig, Solver};
+    use gpu_sph::params::DfsphConfig;
     use gpu_sph::run::{Backend, CpuSimulation};
+    use gpu_sph::solver::Solver;
 
     let n = 3000;
     let steps = 6;

@@ -4,11 +4,10 @@
 use crate::common;
 
 use gpu_sph::obstacle;
-use gpu_sph::params::{
-    ConfigOverrides, DfsphConfig, PhysicsConfig, Solver, SolverParams, SphConfig,
-};
+use gpu_sph::params::{ConfigOverrides, DfsphConfig, PhysicsConfig, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation};
 use gpu_sph::scene_file::SceneFile;
+use gpu_sph::solver::{Solver, SolverParams};
 
 use common::cli::{assert_usage_error, file, run};
 

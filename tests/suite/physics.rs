@@ -85,8 +85,8 @@ struct Settled {
 /// instead, the column falls into its own compression and rings at its acoustic period with
 /// nothing but ν to damp it. Every step keeps every particle in the tank.
 fn wcsph_column(nx: u32, start: Start) -> Settled {
-    use gpu_sph::params::Solver;
     use gpu_sph::setup::Source;
+    use gpu_sph::solver::Solver;
     let (positions, tank, height) = column_lattice(nx, 20, start);
     let n = positions.len();
     let physics = PhysicsConfig::default();
@@ -238,7 +238,7 @@ fn hydrostatic_column_has_rest_density_and_hydrostatic_pressure() {
 
 #[test]
 fn short_dam_break_loses_energy_and_keeps_every_particle() {
-    use gpu_sph::params::{Solver, SolverParams};
+    use gpu_sph::solver::{Solver, SolverParams};
     let cfg = SphConfig::for_solver(3000, ConfigOverrides::default(), Solver::Wcsph).unwrap();
     let scene = Scene::new(SceneKind::DamBreak, 3000, cfg.spacing, 0);
     let physics = PhysicsConfig::default();
@@ -314,7 +314,7 @@ pub(crate) fn dfsph_run(
 /// solve implies (p_i = ρ_i Σκ_i, `implied_pressure`) rises with depth at ρ0 g within 10%.
 /// Returns (largest late speed, worst mean error, worst single error, slope / ρ0 g).
 fn dfsph_column_rests(nx: u32, ny: u32, physics: PhysicsConfig) -> (f32, f32, f32, f64) {
-    use gpu_sph::params::Solver;
+    use gpu_sph::solver::Solver;
     use gpu_sph::solver::dfsph::implied_pressure;
     let n = (nx * ny * nx) as usize;
     let cfg = SphConfig::for_solver(n as u32, ConfigOverrides::default(), Solver::Dfsph).unwrap();
@@ -403,7 +403,8 @@ fn dfsph_wide_column_comes_to_rest_with_hydrostatic_pressure() {
 /// potential) never above its start by more than 1%, and no particle outside the tank.
 #[test]
 fn dfsph_default_dam_break_takes_the_cfl_step_and_never_gains_energy() {
-    use gpu_sph::params::{DfsphConfig, Solver};
+    use gpu_sph::params::DfsphConfig;
+    use gpu_sph::solver::Solver;
     let n = 3000;
     let cfg = SphConfig::for_solver(n, ConfigOverrides::default(), Solver::Dfsph).unwrap();
     let scene = Scene::new(SceneKind::DamBreak, n as usize, cfg.spacing, 0);
@@ -464,7 +465,8 @@ fn dfsph_default_dam_break_takes_the_cfl_step_and_never_gains_energy() {
 /// held at 1e-3 takes a step the viscosity sets at 5 mm and below.
 #[test]
 fn dfsph_default_viscosity_never_sets_the_step_at_rest() {
-    use gpu_sph::params::{DfsphConfig, Solver, dfsph_dt_max};
+    use gpu_sph::params::{DfsphConfig, dfsph_dt_max};
+    use gpu_sph::solver::Solver;
     use gpu_sph::solver::dfsph::{DfsphCarry, dfsph_step};
     let step = |s: f32, physics: &PhysicsConfig| {
         let o = ConfigOverrides {
@@ -532,7 +534,7 @@ pub(crate) fn headless_cpu(
     particles: u32,
     overrides: ConfigOverrides,
     physics: PhysicsConfig,
-    solver: gpu_sph::params::Solver,
+    solver: gpu_sph::solver::Solver,
     tank: Option<(Vec3, Vec3)>,
 ) -> (CpuSimulation, SphConfig, FluidParams) {
     use gpu_sph::setup::{RunSpec, Setup};
@@ -567,7 +569,7 @@ pub(crate) fn headless_cpu(
 /// thresholds, so the start's last bits move them; ten wide, three starts jittered by 1 µm
 /// (0.01% of s) gave WCSPH −3.0 … −3.3% (87–91% kept). The bounds below leave room for the
 /// draw; docs/results.md's quick figures hold this run's.
-fn standing_wave(solver: gpu_sph::params::Solver, across: u32) -> (f64, f64) {
+fn standing_wave(solver: gpu_sph::solver::Solver, across: u32) -> (f64, f64) {
     use crate::wave;
     use gpu_sph::setup::Source;
     let (s, length, depth) = (0.01f32, 0.6f32, 0.2f32);
@@ -575,7 +577,7 @@ fn standing_wave(solver: gpu_sph::params::Solver, across: u32) -> (f64, f64) {
     let positions = wave::cosine_lattice(s, length, width, depth, 0.02);
     let n = positions.len();
     let physics = PhysicsConfig {
-        hydrostatic_start: solver == gpu_sph::params::Solver::Wcsph,
+        hydrostatic_start: solver == gpu_sph::solver::Solver::Wcsph,
         ..Default::default()
     };
     let source = Source::Particles {
@@ -626,12 +628,12 @@ fn standing_wave(solver: gpu_sph::params::Solver, across: u32) -> (f64, f64) {
 /// `tests/suite/results.rs`).
 pub(crate) fn wcsph_wave() -> (f64, f64) {
     static W: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
-    *W.get_or_init(|| standing_wave(gpu_sph::params::Solver::Wcsph, 10))
+    *W.get_or_init(|| standing_wave(gpu_sph::solver::Solver::Wcsph, 10))
 }
 
 pub(crate) fn dfsph_wave() -> (f64, f64) {
     static W: std::sync::OnceLock<(f64, f64)> = std::sync::OnceLock::new();
-    *W.get_or_init(|| standing_wave(gpu_sph::params::Solver::Dfsph, 2))
+    *W.get_or_init(|| standing_wave(gpu_sph::solver::Solver::Dfsph, 2))
 }
 
 /// WCSPH's standing wave in the script's tank (12 000 particles): period within 5% of linear
@@ -664,7 +666,7 @@ fn dfsph_standing_wave_stays_within_its_guard() {
 /// (SPlisHSPlasH's collapse script's definitions); with the column the start made and the
 /// last positions. No particle leaves the tank.
 pub(crate) fn collapse_against_martin_moyce(
-    solver: gpu_sph::params::Solver,
+    solver: gpu_sph::solver::Solver,
     n: u32,
     overrides: ConfigOverrides,
     front_from: f64,
@@ -709,10 +711,10 @@ pub(crate) fn collapse_against_martin_moyce(
 
 /// The 3 000-particle dam break's worst front and column errors against Martin & Moyce
 /// (DFSPH, WCSPH), each run once per test binary (here and `tests/suite/results.rs`).
-pub(crate) fn dam_break_3000(solver: gpu_sph::params::Solver) -> (f64, f64) {
+pub(crate) fn dam_break_3000(solver: gpu_sph::solver::Solver) -> (f64, f64) {
     static D: [std::sync::OnceLock<(f64, f64)>; 2] =
         [std::sync::OnceLock::new(), std::sync::OnceLock::new()];
-    let k = (solver == gpu_sph::params::Solver::Wcsph) as usize;
+    let k = (solver == gpu_sph::solver::Solver::Wcsph) as usize;
     *D[k].get_or_init(|| {
         let (f, h, _, _) =
             collapse_against_martin_moyce(solver, 3000, ConfigOverrides::default(), 1.4);
@@ -730,8 +732,8 @@ pub(crate) fn dam_break_3000(solver: gpu_sph::params::Solver) -> (f64, f64) {
 #[test]
 fn dam_break_column_falls_as_the_experiment_did_with_either_solver() {
     for solver in [
-        gpu_sph::params::Solver::Dfsph,
-        gpu_sph::params::Solver::Wcsph,
+        gpu_sph::solver::Solver::Dfsph,
+        gpu_sph::solver::Solver::Wcsph,
     ] {
         let (front, column) = dam_break_3000(solver);
         assert!(
@@ -781,7 +783,7 @@ fn dfsph_dam_break_surge_keeps_no_lattice() {
     // All but the few of the partial top layer that have no neighbour across.
     let rows = lattice_rows(&start, s);
     assert!(rows > 0.99, "a lattice start: {:.1}% in rows", 100.0 * rows);
-    let solver = gpu_sph::params::Solver::Dfsph;
+    let solver = gpu_sph::solver::Solver::Dfsph;
     let (mut sim, _, _) = headless_cpu(
         gpu_sph::setup::Source::Scene(SceneChoice::Builtin(SceneKind::DamBreak)),
         12_000,

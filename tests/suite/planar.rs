@@ -8,9 +8,10 @@ use crate::physics::{headless_cpu, rest_limit};
 use common::cli::{assert_usage_error, file, run};
 use common::hydro::layer_slope;
 use glam::Vec3;
-use gpu_sph::params::{ConfigOverrides, PhysicsConfig, Solver};
+use gpu_sph::params::{ConfigOverrides, PhysicsConfig};
 use gpu_sph::run::{Backend, snapshot_stats as stats};
 use gpu_sph::setup::Source;
+use gpu_sph::solver::Solver;
 
 const SOLVERS: [Solver; 2] = [Solver::Dfsph, Solver::Wcsph];
 

@@ -5,7 +5,7 @@
 //! alone.
 
 use crate::{dfsph, physics};
-use gpu_sph::params::Solver;
+use gpu_sph::solver::Solver;
 
 fn read(path: &str) -> String {
     std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(path)).unwrap()

@@ -15,7 +15,8 @@ use crate::gpu::buffers::GpuFluid;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::Grid;
 use crate::grid::gpu::GpuNeighbours;
-use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams, SolverParams};
+use crate::params::{CoarseParams, DfsphParams, FluidParams, SimParams};
+use crate::solver::SolverParams;
 use crate::solver::{Carry, CpuSolver, GpuSolver};
 
 /// The stages on the CPU path: their parameters (either solver's), the carried state, and the
@@ -104,6 +105,8 @@ impl CpuSolver for CpuDfsph {
 /// How a run builds DFSPH ([`crate::solver::builders`]).
 pub static DFSPH: crate::solver::Builders = crate::solver::Builders {
     summary: dfsph_summary,
+    // Its pressure does no reversible work and it has no sound speed.
+    weakly_compressible: false,
     ..WCSPH
 };
 
@@ -113,6 +116,7 @@ pub static WCSPH: crate::solver::Builders = crate::solver::Builders {
     gpu: |solver, grid, fluid, sp, fp| Ok(Box::new(gpu(solver, grid, fluid, sp, fp)?)),
     check_carry,
     summary: |_| None,
+    weakly_compressible: true,
 };
 
 /// Whether `solver`'s block is its own (WCSPH's with the equation of state, DFSPH's without)

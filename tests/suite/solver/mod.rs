@@ -22,9 +22,10 @@ use gpu_sph::gpu::stats::{Read, SolveInputs};
 use gpu_sph::grid::Grid;
 use gpu_sph::grid::gpu::{GpuNeighbours, WORKGROUP_SIZE};
 use gpu_sph::grid::reorder::reorder;
-use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SimParams, Solver, SphConfig};
+use gpu_sph::params::{ConfigOverrides, FluidParams, PhysicsConfig, SimParams, SphConfig};
 use gpu_sph::run::{Backend, CpuSimulation};
 use gpu_sph::scene::{Scene, SceneKind};
+use gpu_sph::solver::Solver;
 use gpu_sph::solver::{Carry, CpuSolver, GpuSolver};
 
 use crate::common;
