@@ -172,13 +172,59 @@ pub fn bench(
         Ok(())
     })?;
 
+    let (gpu_stage, gpu_total, gpu_wall, timing) = time_gpu(gpu, repeat, full)?;
+    let (cpu_stage, cpu_total) = time_cpu(positions, params, repeat);
+
+    let row = |stage: &str, g: Option<f64>, c: Option<f64>| BenchRow {
+        stage: stage.to_string(),
+        gpu_ms: g,
+        cpu_ms: c,
+        ratio: g.zip(c).map(|(g, c)| g / c),
+        gpu_particles_per_s: g.map(|g| n / (g / 1e3)),
+        cpu_particles_per_s: c.map(|c| n / (c / 1e3)),
+    };
+    let mut rows: Vec<BenchRow> = Stage::ALL
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            row(
+                s.name(),
+                median(gpu_stage[k].clone()),
+                median(cpu_stage[k].clone()),
+            )
+        })
+        .filter(|r| r.gpu_ms.is_some() || r.cpu_ms.is_some())
+        .collect();
+    rows.push(row("total", median(gpu_total), median(cpu_total)));
+    Ok(BenchReport {
+        particles: positions.len() as u32,
+        table_size: params.table_size,
+        repeat,
+        gpu_timing: timing,
+        dispatches_per_build: gpu.dispatches_per_build(),
+        cpu_threads: rayon::current_num_threads(),
+        rows,
+        gpu_wall_ms: median(gpu_wall),
+        brute_force: None,
+    })
+}
+
+/// Times per stage (by [`Stage::ALL`]'s index), whole builds and their wall clock, `repeat`
+/// times each, with timestamp queries where the adapter has them, else one submit and wait per
+/// pass; and how it timed.
+#[allow(clippy::type_complexity)]
+fn time_gpu(
+    gpu: &GpuNeighbours,
+    repeat: u32,
+    full: impl Fn(&GpuNeighbours, &mut wgpu::CommandEncoder),
+) -> Result<(Vec<Vec<f64>>, Vec<f64>, Vec<f64>, &'static str)> {
     let mut gpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
     let mut gpu_total = Vec::new();
     let mut gpu_wall = Vec::new();
     let timing = if let Some(timer) = &gpu.timer {
         for _ in 0..repeat {
             let t = Instant::now();
-            gpu.run(full)?;
+            gpu.run(&full)?;
             gpu_wall.push(ms_since(t));
             let times = timer.read_ms(&gpu.ctx)?;
             let mut sum = 0.0;
@@ -214,12 +260,17 @@ pub fn bench(
             }
             gpu_total.push(sum);
             let t = Instant::now();
-            gpu.run(full)?;
+            gpu.run(&full)?;
             gpu_wall.push(ms_since(t));
         }
         "one submit and wait per pass, host clock (no timestamp queries)"
     };
+    Ok((gpu_stage, gpu_total, gpu_wall, timing))
+}
 
+/// The CPU reference's times per stage (by [`Stage::ALL`]'s index) and whole builds, `repeat`
+/// times each.
+fn time_cpu(positions: &[Vec3], params: &SimParams, repeat: u32) -> (Vec<Vec<f64>>, Vec<f64>) {
     let state =
         grid::reorder::Particles::new(positions.to_vec(), vec![Vec3::ZERO; positions.len()]);
     let mut cpu_stage: Vec<Vec<f64>> = vec![Vec::new(); Stage::ALL.len()];
@@ -242,39 +293,7 @@ pub fn bench(
         cpu_stage[4].push(reorder_ms);
         cpu_stage[5].push(density_ms);
     }
-
-    let row = |stage: &str, g: Option<f64>, c: Option<f64>| BenchRow {
-        stage: stage.to_string(),
-        gpu_ms: g,
-        cpu_ms: c,
-        ratio: g.zip(c).map(|(g, c)| g / c),
-        gpu_particles_per_s: g.map(|g| n / (g / 1e3)),
-        cpu_particles_per_s: c.map(|c| n / (c / 1e3)),
-    };
-    let mut rows: Vec<BenchRow> = Stage::ALL
-        .iter()
-        .enumerate()
-        .map(|(k, s)| {
-            row(
-                s.name(),
-                median(gpu_stage[k].clone()),
-                median(cpu_stage[k].clone()),
-            )
-        })
-        .filter(|r| r.gpu_ms.is_some() || r.cpu_ms.is_some())
-        .collect();
-    rows.push(row("total", median(gpu_total), median(cpu_total)));
-    Ok(BenchReport {
-        particles: positions.len() as u32,
-        table_size: params.table_size,
-        repeat,
-        gpu_timing: timing,
-        dispatches_per_build: gpu.dispatches_per_build(),
-        cpu_threads: rayon::current_num_threads(),
-        rows,
-        gpu_wall_ms: median(gpu_wall),
-        brute_force: None,
-    })
+    (cpu_stage, cpu_total)
 }
 
 impl BenchReport {

@@ -1191,71 +1191,63 @@ impl SceneDesc {
         Ok(out)
     }
 
-    /// Checks the tank and each body's shape and settings before filling at spacing `s`;
-    /// `at` names the description (a file) in messages.
-    pub fn validate(&self, at: &str, s: f32) -> Result<()> {
-        let (lo, hi) = (self.tank_min, self.tank_max);
-        if !(lo.is_finite() && hi.is_finite()) || hi.cmple(lo).any() {
+    /// [`Self::validate`]'s checks of one fluid body `b`, named `name`, in the tank `lo`–`hi`.
+    fn validate_body(&self, b: &Body, name: &str, s: f32, (lo, hi): (Vec3, Vec3)) -> Result<()> {
+        b.shape.validate(name)?;
+        if !(b.jitter.is_finite() && (0.0..0.5).contains(&b.jitter)) {
             return Err(Error::input(format!(
-                "{at}: tank max {hi} must exceed min {lo} on every axis, both finite: widen the tank"
+                "{name}: jitter must be in [0, 0.5) spacings, got {}",
+                b.jitter
             )));
         }
-        if self.bodies.is_empty() {
+        if b.velocity.iter().any(|v| !v.is_finite()) {
             return Err(Error::input(format!(
-                "{at}: no fluid bodies: add one to \"fluid\", e.g. {{\"shape\": {{\"box\": {{\"min\": [0, 0, 0], \"max\": [0.2, 0.2, 0.2]}}}}}}"
+                "{name}: velocity must be finite, got {:?}",
+                b.velocity
             )));
         }
-        for (i, b) in self.bodies.iter().enumerate() {
-            let name = format!("{at}: fluid[{i}]");
-            b.shape.validate(&name)?;
-            if !(b.jitter.is_finite() && (0.0..0.5).contains(&b.jitter)) {
-                return Err(Error::input(format!(
-                    "{name}: jitter must be in [0, 0.5) spacings, got {}",
-                    b.jitter
-                )));
-            }
-            if b.velocity.iter().any(|v| !v.is_finite()) {
-                return Err(Error::input(format!(
-                    "{name}: velocity must be finite, got {:?}",
-                    b.velocity
-                )));
-            }
-            // A random fill must stay below random sequential addition's jamming limit
-            // (packing fraction ≈ 0.38, Cooper 1988): at 1.2 points per s³ and the minimum
-            // distance 0.8 s the fraction is π/6 · 0.8³ · 1.2 ≈ 0.32; a denser count would
-            // leave the fill shrinking its distance for ever.
-            if let Shape::Polygon { z: None, .. } = b.shape {
-                return Err(Error::input(format!(
-                    "{name}: a polygon without \"z\" is a 2D shape: run it in 2D (--dim 2, or \"physics\": {{\"dim\": 2}}), or give \"z\": [z0, z1] to sweep it into a prism"
-                )));
-            }
-            if b.fill == Fill::Packed && !matches!(b.shape, Shape::Box { .. }) {
-                return Err(Error::input(format!(
-                    "{name}: \"fill\": \"packed\" packs a box only (its faces are the packing's walls): use \"lattice\" or \"random\" for this shape"
-                )));
-            }
-            if b.fill == Fill::Random
-                && let Some(c) = b.count
-                && c as f64 > 1.2 * volume(&b.shape) / (s as f64).powi(3)
-            {
-                return Err(Error::input(format!(
-                    "{name}: a random fill of {c} particles packs more than 1.2 per s³ into its volume (at most {:.0} at spacing {s} m): lower count, enlarge the body or use a smaller spacing",
-                    1.2 * volume(&b.shape) / (s as f64).powi(3)
-                )));
-            }
-            if b.count == Some(0) || b.count.is_some_and(|c| c > MAX_BODY_PARTICLES) {
-                return Err(Error::input(format!(
-                    "{name}: count must be 1..=2^27, got {}: drop it to fill the whole body",
-                    b.count.unwrap_or(0)
-                )));
-            }
-            let (blo, bhi) = b.shape.bounds();
-            if blo.cmplt(lo).any() || bhi.cmpgt(hi).any() {
-                return Err(Error::input(format!(
-                    "{name} spans {blo} – {bhi}, outside the tank {lo} – {hi}: move the body or enlarge the tank"
-                )));
-            }
+        // A random fill must stay below random sequential addition's jamming limit
+        // (packing fraction ≈ 0.38, Cooper 1988): at 1.2 points per s³ and the minimum
+        // distance 0.8 s the fraction is π/6 · 0.8³ · 1.2 ≈ 0.32; a denser count would
+        // leave the fill shrinking its distance for ever.
+        if let Shape::Polygon { z: None, .. } = b.shape {
+            return Err(Error::input(format!(
+                "{name}: a polygon without \"z\" is a 2D shape: run it in 2D (--dim 2, or \"physics\": {{\"dim\": 2}}), or give \"z\": [z0, z1] to sweep it into a prism"
+            )));
         }
+        if b.fill == Fill::Packed && !matches!(b.shape, Shape::Box { .. }) {
+            return Err(Error::input(format!(
+                "{name}: \"fill\": \"packed\" packs a box only (its faces are the packing's walls): use \"lattice\" or \"random\" for this shape"
+            )));
+        }
+        if b.fill == Fill::Random
+            && let Some(c) = b.count
+            && c as f64 > 1.2 * volume(&b.shape) / (s as f64).powi(3)
+        {
+            return Err(Error::input(format!(
+                "{name}: a random fill of {c} particles packs more than 1.2 per s³ into its volume (at most {:.0} at spacing {s} m): lower count, enlarge the body or use a smaller spacing",
+                1.2 * volume(&b.shape) / (s as f64).powi(3)
+            )));
+        }
+        if b.count == Some(0) || b.count.is_some_and(|c| c > MAX_BODY_PARTICLES) {
+            return Err(Error::input(format!(
+                "{name}: count must be 1..=2^27, got {}: drop it to fill the whole body",
+                b.count.unwrap_or(0)
+            )));
+        }
+        let (blo, bhi) = b.shape.bounds();
+        if blo.cmplt(lo).any() || bhi.cmpgt(hi).any() {
+            return Err(Error::input(format!(
+                "{name} spans {blo} – {bhi}, outside the tank {lo} – {hi}: move the body or enlarge the tank"
+            )));
+        }
+        Ok(())
+    }
+
+    /// [`Self::validate`]'s checks of the obstacles: each one's shape, friction, motion and
+    /// place in the tank `lo`–`hi`, and their boundary particles' count, bounded before they
+    /// are sampled.
+    fn validate_obstacles(&self, at: &str, s: f32, (lo, hi): (Vec3, Vec3)) -> Result<()> {
         for (i, o) in self.obstacles.iter().enumerate() {
             let name = format!("{at}: obstacles[{i}]");
             if matches!(o.shape, Shape::Polygon { .. }) {
@@ -1286,6 +1278,27 @@ impl SceneDesc {
                 "{at}: the obstacles' surfaces would hold about {surface:.3e} boundary particles at spacing {s} m, more than 2^27: use smaller obstacles or a larger spacing"
             )));
         }
+        Ok(())
+    }
+
+    /// Checks the tank and each body's shape and settings before filling at spacing `s`;
+    /// `at` names the description (a file) in messages.
+    pub fn validate(&self, at: &str, s: f32) -> Result<()> {
+        let (lo, hi) = (self.tank_min, self.tank_max);
+        if !(lo.is_finite() && hi.is_finite()) || hi.cmple(lo).any() {
+            return Err(Error::input(format!(
+                "{at}: tank max {hi} must exceed min {lo} on every axis, both finite: widen the tank"
+            )));
+        }
+        if self.bodies.is_empty() {
+            return Err(Error::input(format!(
+                "{at}: no fluid bodies: add one to \"fluid\", e.g. {{\"shape\": {{\"box\": {{\"min\": [0, 0, 0], \"max\": [0.2, 0.2, 0.2]}}}}}}"
+            )));
+        }
+        for (i, b) in self.bodies.iter().enumerate() {
+            self.validate_body(b, &format!("{at}: fluid[{i}]"), s, (lo, hi))?;
+        }
+        self.validate_obstacles(at, s, (lo, hi))?;
         for (i, e) in self.emitters.iter().enumerate() {
             e.validate(
                 &format!("{at}: emitters[{i}]"),

@@ -1031,17 +1031,9 @@ fn simulate_from(
     crate::run::signals::finishing();
     let result = with_meshes_written(cli, surfaces.as_mut(), result);
     let wall = start.elapsed().as_secs_f64();
-    let (snap, last, capped) = match result {
+    let (snap, last, capped) = match settled(cli, result)? {
         Ok(r) => r,
-        Err(Error::Unstable(msg) | Error::RunFailed(msg)) => {
-            super::say_diverged(cli, &msg);
-            return Ok(Outcome::VerifyFailed);
-        }
-        Err(Error::Interrupted { message, signal }) => {
-            eprintln!("gpu-sph: {message}");
-            return Ok(Outcome::Interrupted(signal));
-        }
-        Err(e) => return Err(e),
+        Err(outcome) => return Ok(outcome),
     };
     if let Some(f) = stats_file.as_mut() {
         use std::io::Write;
@@ -1072,6 +1064,23 @@ fn simulate_from(
         )?;
     }
     Ok(Outcome::Done)
+}
+
+/// A run's result, or the outcome its failure ends the command with, said on stderr: a run
+/// that diverged or failed its checks, or one a signal interrupted.
+fn settled<T>(cli: &Cli, result: Result<T, Error>) -> Result<Result<T, Outcome>, Error> {
+    match result {
+        Ok(r) => Ok(Ok(r)),
+        Err(Error::Unstable(msg) | Error::RunFailed(msg)) => {
+            super::say_diverged(cli, &msg);
+            Ok(Err(Outcome::VerifyFailed))
+        }
+        Err(Error::Interrupted { message, signal }) => {
+            eprintln!("gpu-sph: {message}");
+            Ok(Err(Outcome::Interrupted(signal)))
+        }
+        Err(e) => Err(e),
+    }
 }
 
 /// `result` once the surface meshes still in line are written (a run's error first, then

@@ -15,7 +15,7 @@ use super::shared::{choose_paths, print_json_or, print_report};
 /// `--model grains`: the colliding spheres' front ends (a headless run, `--verify`, `--bench`,
 /// the viewer). The spheres are poured as flags say; fluid-only flags are refused by name.
 pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
-    use crate::grains::{self as g, GrainGuards, GrainPath, GrainSetup};
+    use crate::grains::{self as g, GrainPath, GrainSetup};
     let cfg = grain_config(cli)?;
     // A scene (built in, or a file) fills its bodies with spheres and brings its tank and still
     // obstacles; without one the spheres are poured from a block.
@@ -30,30 +30,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     // headless run: only --steps or --end-time on the command line do.
     let run_asked = cli.given.iter().any(|g| g == "steps" || g == "end_time");
     if !cli.headless || (cli.screenshot.is_some() && !run_asked) {
-        if cli.input.is_some() || cli.output.is_some() || cli.stats.is_some() {
-            return Err(Error::input(
-                "--output and --stats belong to headless runs: add --headless --steps K",
-            ));
-        }
-        if run_asked && !cli.headless {
-            return Err(Error::input(
-                "--steps and --end-time run without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
-            ));
-        }
-        // The fluid's options (its N among them) go unused: the viewer steps the spheres only.
-        let mut opts = viewer_options(cli, 0);
-        opts.grains = Some((cfg, setup));
-        // Unless --substeps fixes them, the spheres' substeps are sized to the simulated time
-        // per frame (see viewer::grains::GrainsMode::next_substeps).
-        if !cli.given.iter().any(|g| g == "substeps") {
-            opts.substeps = 0;
-        }
-        if cli.headless {
-            viewer::run_offscreen(opts)?;
-        } else {
-            viewer::window::run(opts)?;
-        }
-        return Ok(Outcome::Done);
+        return in_the_viewer(cli, cfg, setup, run_asked);
     }
     if cli.screenshot.is_some() {
         return Err(Error::input(
@@ -82,20 +59,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
             "--model grains --headless runs need --steps K or --end-time SECONDS (or --verify, --bench)",
         ));
     }
-    if let Some(p) = &cli.stats {
-        io::check_file_target(p, "--stats")?;
-        io::check_file_target(&io::stats_sidecar_path(p), "--stats (its .params.json)")?;
-    }
-    if let Some(out) = &cli.output {
-        io::check_file_target(out, "--output")?;
-        if out.extension().and_then(|e| e.to_str()) != Some("csv") {
-            return Err(Error::input(format!(
-                "--output {}: the spheres are written as CSV (x,y,z,vx,vy,vz,radius): name a .csv file",
-                out.display()
-            )));
-        }
-        io::ensure_output_dir_of(out)?;
-    }
+    check_targets(cli)?;
     let paths = choose_paths(cli)?;
     let mut path: Box<dyn GrainPath> = match &paths.compute {
         Some(ctx) => Box::new(crate::grains::gpu::GpuGrains::new(
@@ -106,81 +70,13 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         None => Box::new(g::CpuGrains::new(&setup)),
     };
     let gp = setup.grain;
-    let (r_lo, r_hi) = (cfg.smallest(), cfg.radius);
-    let noun = match cfg.dim {
-        2 => "discs",
-        _ => "spheres",
-    };
-    let described = format!(
-        "{} {noun}, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path{}",
-        setup.len(),
-        cfg.density,
-        gp.stiffness,
-        gp.dt,
-        setup.contact_time(),
-        &gp.tank_min[..3],
-        &gp.tank_max[..3],
-        path.name(),
-        match cfg.dim {
-            2 => "; in 2D masses, stiffness and energies are per metre of depth",
-            _ => "",
-        }
-    );
+    let (described, noun) = describe(&cfg, &setup, path.name());
     eprintln!("gpu-sph: {described}");
     // From here the run writes: a signal stops it after the step under way.
     let stop = crate::run::signals::stepping();
-    let mut stats = match &cli.stats {
-        Some(p) => {
-            io::ensure_output_dir_of(p)?;
-            io::write_stats_sidecar(p, &described, &g::GrainStats::COLUMNS)?;
-            let f = std::fs::File::create(p)
-                .map_err(|e| Error::input(format!("cannot write --stats {}: {e}", p.display())))?;
-            let mut w = std::io::BufWriter::new(f);
-            use std::io::Write;
-            writeln!(w, "{}", g::GrainStats::CSV_HEADER)
-                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
-            Some(w)
-        }
-        None => None,
-    };
+    let mut stats = stats_writer(cli, &described)?;
     let start = std::time::Instant::now();
-    let guards = GrainGuards {
-        energy_margin: cli.energy_margin as f64,
-    };
-    let multi = crate::run::bars();
-    let progress = crate::run::Progress::new(&multi, cli.steps, cli.end_time, (0, 0.0));
-    let result = g::run(path.as_mut(), &gp, cli.steps, cli.end_time, guards, |s| {
-        progress.advance(s.step, s.time);
-        if let Some(w) = stats.as_mut() {
-            use std::io::Write;
-            writeln!(w, "{}", s.csv_row())
-                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
-        }
-        match stop.load(std::sync::atomic::Ordering::SeqCst) {
-            0 => Ok(()),
-            signal => Err(Error::Interrupted {
-                message: format!(
-                    "{} after step {} (t = {:.6} s): the spheres keep no checkpoint; {}",
-                    crate::run::signals::signal_name(signal),
-                    s.step,
-                    s.time,
-                    match &cli.stats {
-                        Some(p) =>
-                            format!("--stats {} holds the rows up to this step", p.display()),
-                        None => "nothing else was written".into(),
-                    }
-                ),
-                signal: signal as i32,
-            }),
-        }
-    });
-    progress.finish();
-    crate::run::signals::finishing();
-    if let Some(w) = stats.as_mut() {
-        use std::io::Write;
-        w.flush()
-            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
-    }
+    let result = step_all(cli, path.as_mut(), &gp, &mut stats, &stop)?;
     let done = match result {
         Ok(r) => r,
         Err(Error::Unstable(msg)) => {
@@ -212,6 +108,161 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
         &end_vel,
     )?;
     Ok(Outcome::Done)
+}
+
+/// The run's line (what `--stats`' sidecar and the terminal carry) and the particles' noun.
+fn describe(
+    cfg: &crate::grains::GrainConfig,
+    setup: &crate::grains::GrainSetup,
+    path: &str,
+) -> (String, &'static str) {
+    let gp = setup.grain;
+    let (r_lo, r_hi) = (cfg.smallest(), cfg.radius);
+    let noun = match cfg.dim {
+        2 => "discs",
+        _ => "spheres",
+    };
+    let described = format!(
+        "{} {noun}, radii {r_lo}–{r_hi} m, {} kg/m³, k = {:.4e} N/m, dt = {:.3e} s (contact time {:.3e} s), tank {:?}–{:?} m, {} path{}",
+        setup.len(),
+        cfg.density,
+        gp.stiffness,
+        gp.dt,
+        setup.contact_time(),
+        &gp.tank_min[..3],
+        &gp.tank_max[..3],
+        path,
+        match cfg.dim {
+            2 => "; in 2D masses, stiffness and energies are per metre of depth",
+            _ => "",
+        }
+    );
+    (described, noun)
+}
+
+/// Steps `path` as the command line asks, each row to `stats` and the progress bars, until the
+/// end, a guard or a signal (`stop`, set since the run started writing); `stats` flushed.
+fn step_all(
+    cli: &Cli,
+    path: &mut dyn crate::grains::GrainPath,
+    gp: &crate::grains::GrainParams,
+    stats: &mut Option<std::io::BufWriter<std::fs::File>>,
+    stop: &std::sync::atomic::AtomicUsize,
+) -> Result<Result<crate::grains::GrainRun, Error>, Error> {
+    use crate::grains::{self as g, GrainGuards};
+    let guards = GrainGuards {
+        energy_margin: cli.energy_margin as f64,
+    };
+    let multi = crate::run::bars();
+    let progress = crate::run::Progress::new(&multi, cli.steps, cli.end_time, (0, 0.0));
+    let result = g::run(path, gp, cli.steps, cli.end_time, guards, |s| {
+        progress.advance(s.step, s.time);
+        if let Some(w) = stats.as_mut() {
+            use std::io::Write;
+            writeln!(w, "{}", s.csv_row())
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+        }
+        match stop.load(std::sync::atomic::Ordering::SeqCst) {
+            0 => Ok(()),
+            signal => Err(Error::Interrupted {
+                message: format!(
+                    "{} after step {} (t = {:.6} s): the spheres keep no checkpoint; {}",
+                    crate::run::signals::signal_name(signal),
+                    s.step,
+                    s.time,
+                    match &cli.stats {
+                        Some(p) =>
+                            format!("--stats {} holds the rows up to this step", p.display()),
+                        None => "nothing else was written".into(),
+                    }
+                ),
+                signal: signal as i32,
+            }),
+        }
+    });
+    progress.finish();
+    crate::run::signals::finishing();
+    if let Some(w) = stats.as_mut() {
+        use std::io::Write;
+        w.flush()
+            .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+    }
+    Ok(result)
+}
+
+/// `--model grains` in the viewer (a window, or `--headless --screenshot` without a run): the
+/// spheres of `setup` stepped until it closes.
+fn in_the_viewer(
+    cli: &Cli,
+    cfg: crate::grains::GrainConfig,
+    setup: crate::grains::GrainSetup,
+    run_asked: bool,
+) -> Result<Outcome, Error> {
+    if cli.input.is_some() || cli.output.is_some() || cli.stats.is_some() {
+        return Err(Error::input(
+            "--output and --stats belong to headless runs: add --headless --steps K",
+        ));
+    }
+    if run_asked && !cli.headless {
+        return Err(Error::input(
+            "--steps and --end-time run without a window: add --headless (the viewer steps until closed; set --substeps per frame)",
+        ));
+    }
+    // The fluid's options (its N among them) go unused: the viewer steps the spheres only.
+    let mut opts = viewer_options(cli, 0);
+    opts.grains = Some((cfg, setup));
+    // Unless --substeps fixes them, the spheres' substeps are sized to the simulated time
+    // per frame (see viewer::grains::GrainsMode::next_substeps).
+    if !cli.given.iter().any(|g| g == "substeps") {
+        opts.substeps = 0;
+    }
+    if cli.headless {
+        viewer::run_offscreen(opts)?;
+    } else {
+        viewer::window::run(opts)?;
+    }
+    Ok(Outcome::Done)
+}
+
+/// A headless run's `--stats` and `--output` targets, checked before it steps.
+fn check_targets(cli: &Cli) -> Result<(), Error> {
+    if let Some(p) = &cli.stats {
+        io::check_file_target(p, "--stats")?;
+        io::check_file_target(&io::stats_sidecar_path(p), "--stats (its .params.json)")?;
+    }
+    if let Some(out) = &cli.output {
+        io::check_file_target(out, "--output")?;
+        if out.extension().and_then(|e| e.to_str()) != Some("csv") {
+            return Err(Error::input(format!(
+                "--output {}: the spheres are written as CSV (x,y,z,vx,vy,vz,radius): name a .csv file",
+                out.display()
+            )));
+        }
+        io::ensure_output_dir_of(out)?;
+    }
+    Ok(())
+}
+
+/// The `--stats` file with its sidecar and header written, if asked.
+fn stats_writer(
+    cli: &Cli,
+    described: &str,
+) -> Result<Option<std::io::BufWriter<std::fs::File>>, Error> {
+    use crate::grains as g;
+    Ok(match &cli.stats {
+        Some(p) => {
+            io::ensure_output_dir_of(p)?;
+            io::write_stats_sidecar(p, described, &g::GrainStats::COLUMNS)?;
+            let f = std::fs::File::create(p)
+                .map_err(|e| Error::input(format!("cannot write --stats {}: {e}", p.display())))?;
+            let mut w = std::io::BufWriter::new(f);
+            use std::io::Write;
+            writeln!(w, "{}", g::GrainStats::CSV_HEADER)
+                .map_err(|e| Error::input(format!("cannot write --stats: {e}")))?;
+            Some(w)
+        }
+        None => None,
+    })
 }
 
 /// The spheres' configuration from the command line, a fluid flag or a count past the limit
