@@ -55,12 +55,14 @@ pub struct Frame<'a> {
     pub id: &'a [u32],
 }
 
+#[cfg(feature = "native")]
 fn flat(v: &[Vec3]) -> Vec<f32> {
     v.iter().flat_map(|p| p.to_array()).collect()
 }
 
 /// Writes `frame` as a VTK XML unstructured grid at `path`: one vertex cell per particle,
 /// point data `velocity` (3 components), `density`, `pressure` and `id`.
+#[cfg(feature = "native")]
 pub fn write_vtu(path: &Path, frame: &Frame<'_>) -> Result<()> {
     use vtkio::model::{
         Attribute, Attributes, CellType, Cells, UnstructuredGridPiece, VertexNumbers,
@@ -90,6 +92,7 @@ pub fn write_vtu(path: &Path, frame: &Frame<'_>) -> Result<()> {
 
 /// Writes a triangle mesh (`vertices` in m, `triangles` as vertex indices) as a VTK XML
 /// unstructured grid at `path`: the surface meshes' format that a `.pvd` collection can hold.
+#[cfg(feature = "native")]
 pub fn write_mesh_vtu(path: &Path, vertices: &[Vec3], triangles: &[[usize; 3]]) -> Result<()> {
     use vtkio::model::{Attributes, CellType, Cells, UnstructuredGridPiece, VertexNumbers};
     let m = triangles.len() as u64;
@@ -108,6 +111,7 @@ pub fn write_mesh_vtu(path: &Path, vertices: &[Vec3], triangles: &[[usize; 3]]) 
 }
 
 /// Writes one unstructured-grid `piece` as a VTK XML file at `path`; an error names `what`.
+#[cfg(feature = "native")]
 fn export_vtu(
     path: &Path,
     piece: vtkio::model::UnstructuredGridPiece,
@@ -148,6 +152,7 @@ pub fn relative(to: &Path, from: &Path) -> PathBuf {
 
 /// Writes `frame` as a classic (version 5) bgeo at `path`: point attributes `v` (velocity, the
 /// name Houdini gives it), `density`, `pressure` and `id`.
+#[cfg(feature = "native")]
 pub fn write_bgeo(path: &Path, frame: &Frame<'_>) -> Result<()> {
     use splashsurf_lib::io::bgeo_format::{
         AttribDefinition, AttributeStorage, BgeoAttributeType as AttribType, BgeoFile, BgeoHeader,
@@ -300,6 +305,36 @@ pub fn read_pvd(path: &Path) -> Result<Vec<Entry>> {
             }
         })
         .collect()
+}
+
+/// The file formats of other tools are the native program's (feature `native`): a build
+/// without them (the web page's) refuses each such file in one line.
+#[cfg(not(feature = "native"))]
+fn not_built(path: &Path, what: &str) -> Result<()> {
+    Err(Error::file(
+        path,
+        format!(
+            "this build writes no {what} (the native gpu-sph does): use the CSV or PLY exports"
+        ),
+    ))
+}
+
+/// [`write_vtu`] of the native build; here one line naming it.
+#[cfg(not(feature = "native"))]
+pub fn write_vtu(path: &Path, _frame: &Frame<'_>) -> Result<()> {
+    not_built(path, "VTK files")
+}
+
+/// [`write_mesh_vtu`] of the native build; here one line naming it.
+#[cfg(not(feature = "native"))]
+pub fn write_mesh_vtu(path: &Path, _vertices: &[Vec3], _triangles: &[[usize; 3]]) -> Result<()> {
+    not_built(path, "VTK files")
+}
+
+/// [`write_bgeo`] of the native build; here one line naming it.
+#[cfg(not(feature = "native"))]
+pub fn write_bgeo(path: &Path, _frame: &Frame<'_>) -> Result<()> {
+    not_built(path, "bgeo files")
 }
 
 #[cfg(test)]

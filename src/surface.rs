@@ -27,7 +27,9 @@ use std::sync::mpsc;
 use std::thread::JoinHandle;
 
 use glam::Vec3;
-use splashsurf_lib::mesh::{Mesh3d, MeshWithData, TriMesh3d};
+#[cfg(feature = "native")]
+use splashsurf_lib::mesh::MeshWithData;
+use splashsurf_lib::mesh::{Mesh3d, TriMesh3d};
 use splashsurf_lib::nalgebra::Vector3;
 
 use crate::params::SphConfig;
@@ -350,6 +352,7 @@ fn ribbon(mesh: &mut Mesh, ring: &[glam::Vec2], closed: bool, half: f32) {
 }
 
 /// Writes `mesh` to `path` in `format`.
+#[cfg(feature = "native")]
 pub fn write_mesh(mesh: &Mesh, path: &Path, format: MeshFormat) -> Result<()> {
     let data = MeshWithData::new(mesh.clone());
     let written = match format {
@@ -371,6 +374,7 @@ pub fn write_mesh(mesh: &Mesh, path: &Path, format: MeshFormat) -> Result<()> {
 }
 
 /// Reads a mesh written by [`write_mesh`] (OBJ or PLY, by extension).
+#[cfg(feature = "native")]
 pub fn read_mesh(path: &Path) -> Result<Mesh> {
     let ext = path
         .extension()
@@ -573,6 +577,25 @@ pub fn read_frame(path: &Path, fallback: Option<FrameMeta>) -> Result<(Vec<Vec3>
         )
     })?;
     Ok((data.positions, meta))
+}
+
+/// [`write_mesh`] of the native build (feature `native`: splashsurf_lib's writers); a build
+/// without it (the web page's) refuses in one line.
+#[cfg(not(feature = "native"))]
+pub fn write_mesh(_mesh: &Mesh, path: &Path, _format: MeshFormat) -> Result<()> {
+    Err(Error::file(
+        path,
+        "this build writes no mesh files (the native gpu-sph does)",
+    ))
+}
+
+/// [`read_mesh`] of the native build; here one line naming it.
+#[cfg(not(feature = "native"))]
+pub fn read_mesh(path: &Path) -> Result<Mesh> {
+    Err(Error::file(
+        path,
+        "this build reads no mesh files (the native gpu-sph does)",
+    ))
 }
 
 #[cfg(test)]

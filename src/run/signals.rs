@@ -43,14 +43,23 @@ fn shared() -> &'static Shared {
 
 /// The signal's name in messages.
 pub fn signal_name(signal: usize) -> String {
+    #[cfg(unix)]
     match signal as i32 {
-        signal_hook::consts::SIGINT => "SIGINT".into(),
-        signal_hook::consts::SIGTERM => "SIGTERM".into(),
-        s => format!("signal {s}"),
+        signal_hook::consts::SIGINT => return "SIGINT".into(),
+        signal_hook::consts::SIGTERM => return "SIGTERM".into(),
+        _ => {}
     }
+    format!("signal {signal}")
+}
+
+/// Where there are no signals (a web page): nothing to handle.
+#[cfg(not(unix))]
+pub fn install() -> std::io::Result<()> {
+    Ok(())
 }
 
 /// Starts the thread that handles SIGINT and SIGTERM: the first call in `main`.
+#[cfg(unix)]
 pub fn install() -> std::io::Result<()> {
     use signal_hook::consts::{SIGINT, SIGTERM};
     let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM])?;
@@ -68,6 +77,7 @@ pub fn install() -> std::io::Result<()> {
     Ok(())
 }
 
+#[cfg(unix)]
 fn handle(state: &Shared, signal: usize) {
     let name = signal_name(signal);
     let first = state
