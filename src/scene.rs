@@ -1147,10 +1147,10 @@ impl SceneDesc {
     /// of the radius the plane cuts), a cylinder along z its disc, one along x or y its
     /// rectangle, a polygon itself; its obstacles cut the same way (their boundary particles
     /// are then sampled along the section's outline, `crate::obstacle::sample_outline`), its
-    /// emitters' nozzles cut to the chords the plane crosses ([`crate::emitter::Emitter::section`]).
-    /// Refused in one line (`at` names the file): a body, obstacle or nozzle the plane misses,
-    /// a mesh, a random fill (its packing is 3D), a jet out of the plane, and a motion that
-    /// would carry an obstacle off the plane.
+    /// emitters' nozzles cut to the chords the plane crosses
+    /// ([`crate::emitter::Emitter::section`]). Refused in one line (`at` names the file): a
+    /// body, obstacle or nozzle the plane misses, a mesh, a random fill (its packing is 3D), a
+    /// jet out of the plane, and a motion that would carry an obstacle off the plane.
     pub fn in_plane(&self, at: &str, s: f32) -> Result<Self> {
         for (i, o) in self.obstacles.iter().enumerate() {
             if let Some(m) = o.motion.as_ref()
@@ -1167,9 +1167,9 @@ impl SceneDesc {
         self.section(at, s)
     }
 
-    /// The section by the plane z = 0 itself, bodies, obstacles and nozzles cut alike, each spanning z
-    /// from −s/2 to s/2 as the tank does; [`Self::in_plane`] without its check of the
-    /// obstacles' motions (the spheres' contacts, `--model grains --dim 2`, do not move).
+    /// The section by the plane z = 0 itself, bodies, obstacles and nozzles cut alike, each
+    /// spanning z from −s/2 to s/2 as the tank does; [`Self::in_plane`] without its check of
+    /// the obstacles' motions (the spheres' contacts, `--model grains --dim 2`, do not move).
     pub fn section(&self, at: &str, s: f32) -> Result<Self> {
         let half = 0.5 * s;
         let mut out = self.clone();
