@@ -5,7 +5,7 @@
 //! On Mesa's lavapipe the "GPU" is the same CPU cores running the shaders: the ratio compares
 //! the two code paths on one machine, not a GPU against a CPU.
 
-use std::time::Instant;
+use web_time::Instant;
 
 use glam::Vec3;
 use serde::Serialize;

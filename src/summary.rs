@@ -1,6 +1,6 @@
 //! The summary a headless run prints: what ran, how full the table is, densities, stage times.
 
-use std::time::{Duration, Instant};
+use web_time::{Duration, Instant};
 
 use glam::Vec3;
 use serde::Serialize;

@@ -92,9 +92,9 @@ fn surface_from(
     let (mut reconstruct_s, mut write_s) = (Vec::new(), Vec::new());
     for (i, path) in frames.iter().enumerate() {
         let (positions, meta) = surface::read_frame(path, fallback)?;
-        let t0 = std::time::Instant::now();
+        let t0 = web_time::Instant::now();
         let mesh = surface::reconstruct(&positions, &meta, &settings)?;
-        let t1 = std::time::Instant::now();
+        let t1 = web_time::Instant::now();
         let step = surface::step_of(path, i);
         surface::write_mesh(
             &mesh,
@@ -993,7 +993,7 @@ fn simulate_from(
     let progress = run::Progress::new(&multi, cli.steps, cli.end_time, (from.step, from.t));
     let meta = FrameMeta::of(config);
     let mut surfaces = open_surfaces(cli, &multi, meta, export.as_ref())?;
-    let start = std::time::Instant::now();
+    let start = web_time::Instant::now();
     let guards = run_guards(cli, &template);
     let end_step = from.step.saturating_add(cli.steps);
     let resume_flags = |k: u64| resume_flags(cli, end_step.saturating_sub(k));

@@ -75,7 +75,7 @@ pub(crate) fn grains(cli: &Cli) -> Result<Outcome, Error> {
     // From here the run writes: a signal stops it after the step under way.
     let stop = crate::run::signals::stepping();
     let mut stats = stats_writer(cli, &described)?;
-    let start = std::time::Instant::now();
+    let start = web_time::Instant::now();
     let result = step_all(cli, path.as_mut(), &gp, &mut stats, &stop)?;
     let done = match result {
         Ok(r) => r,

@@ -4,7 +4,7 @@
 //! one thread-local check.
 
 use std::cell::RefCell;
-use std::time::Instant;
+use web_time::Instant;
 
 use crate::core::Stage;
 use crate::grid::GridTimings;

@@ -116,7 +116,7 @@ fn median_ms(repeat: u32, mut f: impl FnMut() -> Result<()>) -> Result<f64> {
     f()?;
     let mut t = Vec::with_capacity(repeat as usize);
     for _ in 0..repeat.max(1) {
-        let start = std::time::Instant::now();
+        let start = web_time::Instant::now();
         f()?;
         t.push(start.elapsed().as_secs_f64() * 1e3);
     }

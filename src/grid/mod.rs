@@ -17,7 +17,7 @@ pub mod scan;
 pub mod scatter;
 pub mod walk;
 
-use std::time::{Duration, Instant};
+use web_time::{Duration, Instant};
 
 use glam::Vec3;
 

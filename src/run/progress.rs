@@ -2,7 +2,7 @@
 //! seconds where stderr is not one (a log, CI, `nohup`), so a long run never runs silent.
 
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use web_time::{Duration, Instant};
 
 /// Where a run stands, out of where it stops: `--steps K`, `--end-time T`, or both (the first
 /// reached ends it).

@@ -13,7 +13,7 @@ pub mod window;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
+use web_time::Instant;
 
 use glam::Vec3;
 
