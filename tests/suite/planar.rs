@@ -470,26 +470,7 @@ fn planar_obstacles_are_bit_exact_and_keep_the_water_out() {
         "physics": {"dim": 2, "spacing": 0.01}}"#;
     let scene = file("obstacles2d.json", SCENE);
     let path = scene.to_str().unwrap();
-    for solver in ["dfsph", "wcsph"] {
-        let out = run(&[
-            "--headless",
-            "--verify",
-            "--tolerance",
-            common::verify_tolerance(),
-            "--solver",
-            solver,
-            "--scene",
-            path,
-            "--steps",
-            "5",
-            "--json",
-        ]);
-        if common::cli::skipped_without_gpu(&out) {
-            break;
-        }
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["pass"], true, "{solver}: {v}");
-    }
+    verify_scene_under_both_solvers(path, "5");
     let end = tmp_dir().join("obstacles2d_end.csv");
     run_ok(&[
         "--headless",
@@ -563,26 +544,7 @@ fn a_2d_emitter_pours_its_chord_at_the_2d_rate_bit_for_bit() {
         jet(disk, "[0.9, 0.3, 0]", "[-1, -0.5, 0]").as_bytes(),
     );
     let path = scene.to_str().unwrap();
-    for solver in ["dfsph", "wcsph"] {
-        let out = run(&[
-            "--headless",
-            "--verify",
-            "--tolerance",
-            common::verify_tolerance(),
-            "--solver",
-            solver,
-            "--scene",
-            path,
-            "--steps",
-            "12",
-            "--json",
-        ]);
-        if common::cli::skipped_without_gpu(&out) {
-            break;
-        }
-        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
-        assert_eq!(v["pass"], true, "{solver}: {v}");
-    }
+    verify_scene_under_both_solvers(path, "12");
     let (stats, end) = (tmp_dir().join("jet2d.csv"), tmp_dir().join("jet2d_end.csv"));
     run_ok(&[
         "--headless",
@@ -623,4 +585,29 @@ fn a_2d_emitter_pours_its_chord_at_the_2d_rate_bit_for_bit() {
         &[&base[..], &[off.to_str().unwrap()]].concat(),
         "emitters[0]'s nozzle does not cross the plane z = 0",
     );
+}
+
+/// `--verify` at the adapter's tolerance over `steps` steps of the scene file at `path`, under
+/// both solvers: every stage passes (skipped where no adapter is found).
+fn verify_scene_under_both_solvers(path: &str, steps: &str) {
+    for solver in ["dfsph", "wcsph"] {
+        let out = run(&[
+            "--headless",
+            "--verify",
+            "--tolerance",
+            common::verify_tolerance(),
+            "--solver",
+            solver,
+            "--scene",
+            path,
+            "--steps",
+            steps,
+            "--json",
+        ]);
+        if common::cli::skipped_without_gpu(&out) {
+            break;
+        }
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["pass"], true, "{solver}: {v}");
+    }
 }
