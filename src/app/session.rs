@@ -19,7 +19,7 @@ use crate::core::{Particles, RunFrom};
 use crate::emitter::Emitters;
 use crate::gpu::GpuContext;
 use crate::gpu::fluid::Snapshot;
-use crate::run::{Backend, Course, Guards, NoHooks, StepStats, Until, check_start, drive};
+use crate::run::{Backend, Course, Guards, NoHooks, StepStats, Until, check_start, drive_async};
 use crate::scene_file::SceneFile;
 use crate::series::ExportFormat;
 use crate::setup::{Setup, Source};
@@ -172,6 +172,24 @@ impl Session {
     /// A run of `scene` with `settings` (scene-file keys: `{"particles": 20000, "solver":
     /// "wcsph", "cpu": true}`), refused in one line where the command line refuses it.
     pub fn new(scene: SceneGiven, settings: &Map<String, Value>) -> Result<Self> {
+        Self::build(scene, settings, None)
+    }
+
+    /// [`Session::new`] stepping on the GPU path of `ctx`, whatever its kind (a web page's
+    /// adapter, made without blocking: [`GpuContext::new_async`]).
+    pub fn on_gpu(
+        scene: SceneGiven,
+        settings: &Map<String, Value>,
+        ctx: Arc<GpuContext>,
+    ) -> Result<Self> {
+        Self::build(scene, settings, Some(ctx))
+    }
+
+    fn build(
+        scene: SceneGiven,
+        settings: &Map<String, Value>,
+        given: Option<Arc<GpuContext>>,
+    ) -> Result<Self> {
         let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
         let preloaded = match scene {
             SceneGiven::Name(name) => {
@@ -199,8 +217,10 @@ impl Session {
             check_hydrostatic_start(&cli)?;
         }
         check_physics(&cli)?;
-        let paths = super::shared::choose_paths(&cli)?;
-        let ctx = paths.compute.clone();
+        let ctx = match given {
+            Some(ctx) => Some(ctx),
+            None => super::shared::choose_paths(&cli)?.compute,
+        };
         let source = match &cli.input {
             Some(path) => {
                 let data = crate::io::read_particles(path)?;
@@ -271,19 +291,24 @@ impl Session {
     }
 
     fn drive(&mut self, until: Until) -> Result<()> {
+        crate::gpu::context::finish(self.drive_async(until), "Session::step_async")
+    }
+
+    async fn drive_async(&mut self, until: Until) -> Result<()> {
         let fp = self.template.fluid_params;
         let course = Course {
             fp: &fp,
             guards: &self.guards,
             emitters: &self.emitters,
         };
-        let driven = drive(
+        let driven = drive_async(
             self.backend.as_mut(),
             &mut self.at,
             until,
             &course,
             &mut NoHooks,
-        )?;
+        )
+        .await?;
         if driven.last.is_some() {
             self.last = driven.last;
         }
@@ -293,6 +318,11 @@ impl Session {
     /// Takes `k` steps (stopping early if every particle left through open sides).
     pub fn step(&mut self, k: u64) -> Result<()> {
         self.drive(Until::steps(k))
+    }
+
+    /// [`Session::step`] without blocking (what a web page awaits).
+    pub async fn step_async(&mut self, k: u64) -> Result<()> {
+        self.drive_async(Until::steps(k)).await
     }
 
     /// Steps until the first step that reaches simulated time `t` (s); nothing if the run is

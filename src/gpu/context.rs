@@ -1,7 +1,7 @@
 //! The GPU context: adapter, device and queue, plus the one readback helper.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 
 use bytemuck::Pod;
 
@@ -26,6 +26,9 @@ pub struct GpuContext {
     pub mapped: MappedBytes,
     /// Why the device was lost, once it is (set by wgpu's device-lost callback).
     pub lost: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+    /// The instance the adapter came from, where this context made it: kept as long as the
+    /// device.
+    pub instance: Option<wgpu::Instance>,
 }
 
 /// Counters of host mappings (the test that a run reads back only its statistics block
@@ -60,11 +63,19 @@ impl GpuContext {
     /// Creates a headless context. Honours `WGPU_BACKEND` (e.g. `vulkan`, `gl`) and
     /// `WGPU_ADAPTER_NAME` (a case-insensitive substring of the adapter's name).
     pub fn new() -> Result<Self> {
+        finish(Self::new_async(), "GpuContext::new_async")
+    }
+
+    /// [`GpuContext::new`] without blocking: what a web page awaits (the browser grants the
+    /// adapter and the device only once the page yields to it).
+    pub async fn new_async() -> Result<Self> {
         let instance = wgpu::Instance::new(without_indirect_validation(
             wgpu::InstanceDescriptor::new_without_display_handle_from_env(),
         ));
-        let adapter = pollster::block_on(pick_adapter(&instance, None))?;
-        pollster::block_on(Self::from_adapter(adapter))
+        let adapter = pick_adapter(&instance, None).await?;
+        let mut ctx = Self::from_adapter(adapter).await?;
+        ctx.instance = Some(instance);
+        Ok(ctx)
     }
 
     /// Requests a device from `adapter` with every limit the adapter offers and timestamp
@@ -123,6 +134,7 @@ impl GpuContext {
             timestamps,
             mapped: MappedBytes::default(),
             lost,
+            instance: None,
         })
     }
 
@@ -137,12 +149,25 @@ impl GpuContext {
 
     /// Runs `f` inside validation and out-of-memory error scopes and turns any error into
     /// [`Error::Validation`].
+    ///
+    /// In a web page the scopes' verdicts arrive only once the page yields to the browser, so
+    /// there `f` runs without scopes of its own: the page wraps a whole build or run in one pair
+    /// it awaits ([`GpuContext::scoped_async`]), and an error outside it reaches the device's
+    /// uncaptured-error handler.
     pub fn scoped<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
+        if cfg!(target_arch = "wasm32") {
+            return Ok(f());
+        }
+        finish(self.scoped_async(f), "GpuContext::scoped_async")
+    }
+
+    /// [`GpuContext::scoped`] awaiting the scopes' verdicts (on every target).
+    pub async fn scoped_async<T>(&self, f: impl FnOnce() -> T) -> Result<T> {
         let oom = self.device.push_error_scope(wgpu::ErrorFilter::OutOfMemory);
         let validation = self.device.push_error_scope(wgpu::ErrorFilter::Validation);
         let out = f();
-        let v = pollster::block_on(validation.pop());
-        let o = pollster::block_on(oom.pop());
+        let v = validation.pop().await;
+        let o = oom.pop().await;
         // Out of memory first: an allocation that failed makes every later use of the buffer
         // a validation error, which would hide the cause.
         match (o, v) {
@@ -157,6 +182,18 @@ impl GpuContext {
 
     /// Copies the first `len` elements of `buffer` to the host. Waits for all submitted work.
     pub fn readback<T: Pod>(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<T>> {
+        finish(
+            self.readback_async(buffer, len),
+            "GpuContext::readback_async",
+        )
+    }
+
+    /// [`GpuContext::readback`] without blocking (what a web page awaits).
+    pub async fn readback_async<T: Pod>(
+        &self,
+        buffer: &wgpu::Buffer,
+        len: usize,
+    ) -> Result<Vec<T>> {
         let size = (len * std::mem::size_of::<T>()) as u64;
         if size == 0 {
             return Ok(Vec::new());
@@ -173,7 +210,7 @@ impl GpuContext {
                 label: Some("sph.readback"),
             });
         encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
-        let bytes = self.submit_and_read(encoder, &staging)?;
+        let bytes = self.submit_and_read_async(encoder, &staging).await?;
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }
 
@@ -192,15 +229,27 @@ impl GpuContext {
         encoder: wgpu::CommandEncoder,
         staging: &wgpu::Buffer,
     ) -> Result<Vec<u8>> {
+        finish(
+            self.submit_and_read_async(encoder, staging),
+            "GpuContext::submit_and_read_async",
+        )
+    }
+
+    /// [`GpuContext::submit_and_read`] without blocking: on native targets the device is
+    /// polled until the mapping is done (the future is then ready when first polled); in a web
+    /// page the browser maps the buffer once the page yields, which awaiting it does.
+    pub async fn submit_and_read_async(
+        &self,
+        encoder: wgpu::CommandEncoder,
+        staging: &wgpu::Buffer,
+    ) -> Result<Vec<u8>> {
         self.queue.submit([encoder.finish()]);
-        let (tx, rx) = mpsc::channel();
+        let (tx, rx) = futures_channel::oneshot::channel();
         staging.map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Map(e.to_string()))?;
-        rx.recv()
+        self.wait().map_err(|e| Error::Map(e.to_string()))?;
+        rx.await
             .map_err(|e| Error::Map(e.to_string()))?
             .map_err(|e| Error::Map(e.to_string()))?;
         let view = staging
@@ -214,8 +263,17 @@ impl GpuContext {
     }
 
     /// Submits `encoder` and waits until the device is idle.
+    /// In a web page it only submits: nothing there waits, and a later readback is ordered
+    /// after the work anyway.
     pub fn submit_and_wait(&self, encoder: wgpu::CommandEncoder) -> Result<()> {
         self.queue.submit([encoder.finish()]);
+        self.wait()
+    }
+
+    /// Waits until the device is idle (native targets; nothing in a web page, whose device is
+    /// polled by the browser).
+    pub fn wait(&self) -> Result<()> {
+        #[cfg(not(target_arch = "wasm32"))]
         self.device
             .poll(wgpu::PollType::wait_indefinitely())
             .map_err(|e| Error::Device(e.to_string()))?;
@@ -244,6 +302,29 @@ impl GpuContext {
                 label: Some(label),
                 source: wgpu::ShaderSource::Wgsl(source.into()),
             })
+    }
+}
+
+/// Runs `fut` to its end. On native targets it blocks until then. In a web page nothing may
+/// block and a GPU readback completes only once the page yields to the browser: there `fut` is
+/// polled once, and one still waiting is refused, naming `instead`, the asynchronous form the
+/// page awaits.
+pub fn finish<T>(fut: impl Future<Output = Result<T>>, instead: &str) -> Result<T> {
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        let _ = instead;
+        pollster::block_on(fut)
+    }
+    #[cfg(target_arch = "wasm32")]
+    {
+        let mut fut = std::pin::pin!(fut);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        match fut.as_mut().poll(&mut cx) {
+            std::task::Poll::Ready(r) => r,
+            std::task::Poll::Pending => Err(Error::Map(format!(
+                "a web page cannot wait for the GPU here: this needs {instead}, awaited"
+            ))),
+        }
     }
 }
 

@@ -487,7 +487,12 @@ impl Simulation {
 
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
     pub fn read_stats(&self) -> Result<StatsBlock> {
-        let r = self.stats.read(&self.grid.ctx)?;
+        super::context::finish(self.read_stats_async(), "Simulation::read_stats_async")
+    }
+
+    /// [`Simulation::read_stats`] without blocking (what a web page awaits).
+    pub async fn read_stats_async(&self) -> Result<StatsBlock> {
+        let r = self.stats.read_async(&self.grid.ctx).await?;
         Ok(self.stages.read_block(r))
     }
 

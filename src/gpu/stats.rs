@@ -6,10 +6,6 @@
 //! same way, for the host to build the solver's block (DFSPH's and WCSPH's:
 //! [`crate::solver::dfsph::dfsph_stats`]).
 
-use std::cell::RefCell;
-use std::collections::VecDeque;
-use std::sync::mpsc;
-
 use super::context::GpuContext;
 use crate::core::Stage;
 use crate::core::StatsBlock;
@@ -17,6 +13,8 @@ use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use crate::{Error, Result, shaders};
+use std::cell::RefCell;
+use std::collections::VecDeque;
 
 /// Bytes of one block `stats_blocks` writes.
 const BLOCK_BYTES: u64 = 64;
@@ -78,7 +76,7 @@ pub struct SolveRead {
 struct Pending {
     slot: usize,
     index: wgpu::SubmissionIndex,
-    mapped: mpsc::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
+    mapped: futures_channel::oneshot::Receiver<std::result::Result<(), wgpu::BufferAsyncError>>,
     // The live count the step ended with.
     n: u32,
 }
@@ -218,7 +216,7 @@ impl GpuStats {
 
     /// Starts mapping `slot` once submission `index` completes.
     pub fn submitted(&self, slot: usize, index: wgpu::SubmissionIndex, n: u32) {
-        let (tx, mapped) = mpsc::channel();
+        let (tx, mapped) = futures_channel::oneshot::channel();
         self.staging[slot].map_async(wgpu::MapMode::Read, .., move |r| {
             let _ = tx.send(r);
         });
@@ -238,21 +236,30 @@ impl GpuStats {
     /// Waits for the oldest submitted step and reads what it left (DFSPH's block still to be
     /// built by the caller, [`Read::solve`]).
     pub fn read(&self, ctx: &GpuContext) -> Result<Read> {
+        super::context::finish(self.read_async(ctx), "GpuStats::read_async")
+    }
+
+    /// [`GpuStats::read`] without blocking: a web page awaits the mapping, which the browser
+    /// completes once the page yields.
+    pub async fn read_async(&self, ctx: &GpuContext) -> Result<Read> {
         let p = self
             .pending
             .borrow_mut()
             .pop_front()
             .ok_or_else(|| Error::Map("no step in flight to read statistics from".into()))?;
+        #[cfg(not(target_arch = "wasm32"))]
         ctx.device
             .poll(wgpu::PollType::Wait {
                 submission_index: Some(p.index),
                 timeout: None,
             })
             .map_err(|e| Error::Device(e.to_string()))?;
+        #[cfg(target_arch = "wasm32")]
+        let _ = &p.index;
         // Another thread's poll on the same device may be the one invoking the callback, so
         // wait for it rather than expect it to have run.
         p.mapped
-            .recv()
+            .await
             .map_err(|e| Error::Map(e.to_string()))?
             .map_err(|e| Error::Map(e.to_string()))?;
         let st = &self.staging[p.slot];

@@ -1222,7 +1222,7 @@ impl crate::run::Model for Spheres<'_> {
     }
 
     /// The submitted step's report (a read with none submitted runs the step then).
-    fn read(&mut self) -> Result<GrainStep> {
+    async fn read(&mut self) -> Result<GrainStep> {
         match self.pending.take() {
             Some(s) => Ok(s),
             None => self.step_now(),

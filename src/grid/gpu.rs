@@ -248,14 +248,35 @@ pub fn capacity(limits: &wgpu::Limits) -> Capacity {
     }
 }
 
+/// The most storage buffers one stage binds, and that stage's name: what an adapter must grant
+/// per shader stage. Counted from the stages' full sources (every `var<storage>` a stage
+/// declares is an entry of its bind group layout). WebGPU grants 8 unless a page asks for more,
+/// Chromium's SwiftShader offers 10, Vulkan drivers (lavapipe included) far more.
+///
+/// Worked example: `dfsph_rate` declares 15 (positions, velocities, the pair list and the
+/// solve's per-particle and per-block fields), the most of any stage: `(15, "dfsph_rate")`.
+pub fn storage_buffers_needed() -> (u32, &'static str) {
+    Stage::ALL
+        .iter()
+        .filter_map(|s| {
+            let src = s.shader()?;
+            let kernel = crate::shaders::uses_kernel(src).then(crate::kernel::Kernel::default);
+            let full = crate::shaders::source_with(src, kernel);
+            Some((full.matches("var<storage").count() as u32, s.name()))
+        })
+        .max_by_key(|&(n, _)| n)
+        .unwrap_or((0, "none"))
+}
+
 /// Fails with one line naming the limit when N or T do not fit the device.
 pub fn check_limits(limits: &wgpu::Limits, n: u32, t: u32) -> Result<()> {
+    let (buffers, stage) = storage_buffers_needed();
     if limits.max_compute_invocations_per_workgroup < WORKGROUP_SIZE
         || limits.max_compute_workgroup_size_x < WORKGROUP_SIZE
-        || limits.max_storage_buffers_per_shader_stage < 10
+        || limits.max_storage_buffers_per_shader_stage < buffers
     {
         return Err(Error::LimitExceeded(format!(
-            "this adapter allows {} invocations per workgroup and {} storage buffers per stage; gpu-sph needs {WORKGROUP_SIZE} and 10: use another adapter (WGPU_ADAPTER_NAME) or --cpu",
+            "this adapter allows {} invocations per workgroup and {} storage buffers per shader stage; gpu-sph needs {WORKGROUP_SIZE} and {buffers} (stage {stage}): use another adapter (WGPU_ADAPTER_NAME) or --cpu",
             limits.max_compute_invocations_per_workgroup,
             limits.max_storage_buffers_per_shader_stage
         )));

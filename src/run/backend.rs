@@ -11,6 +11,9 @@ use crate::solver::SolverParams;
 use crate::solver::{Carry, CpuSolver};
 use crate::{Error, Result};
 
+/// A result still to come (a readback the browser completes once the page yields).
+pub type Pending<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T>> + 'a>>;
+
 /// Something that advances particles one step at a time.
 pub trait Backend {
     /// Advances one step.
@@ -20,6 +23,11 @@ pub trait Backend {
     fn submit(&mut self) -> Result<()>;
     /// The statistics block of the oldest submitted step not yet read (waits for it).
     fn read_stats(&mut self) -> Result<StatsBlock>;
+    /// [`Backend::read_stats`] as a future: what the driver loop awaits, so that in a web page
+    /// the browser can map the GPU's block back meanwhile. The CPU path's is ready at once.
+    fn read_stats_async(&mut self) -> Pending<'_, StatsBlock> {
+        Box::pin(std::future::ready(self.read_stats()))
+    }
     /// The current state, densities and last dt (a full readback on the GPU; no step may be
     /// in flight).
     fn snapshot(&self) -> Result<Snapshot>;
@@ -162,6 +170,13 @@ impl Backend for Simulation {
 
     fn read_stats(&mut self) -> Result<StatsBlock> {
         Simulation::read_stats(self).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn read_stats_async(&mut self) -> Pending<'_, StatsBlock> {
+        Box::pin(async move {
+            let read = Simulation::read_stats_async(self).await;
+            read.map_err(|e| self.grid.ctx.explain(e))
+        })
     }
 
     fn snapshot(&self) -> Result<Snapshot> {

@@ -91,8 +91,9 @@ pub trait Model {
     fn place(&mut self, _t: f64) {}
     /// Starts one step, whose report [`Model::read`] returns.
     fn submit(&mut self) -> Result<()>;
-    /// The report of the oldest submitted step not yet read (waits for it).
-    fn read(&mut self) -> Result<Self::Block>;
+    /// The report of the oldest submitted step not yet read, once it is there (a native run
+    /// blocks for it; a web page awaits it while the browser maps it back).
+    fn read(&mut self) -> impl std::future::Future<Output = Result<Self::Block>>;
     /// The step's time step, s.
     fn dt(block: &Self::Block) -> f32;
     /// Step `at.step`'s row: `at` stands past the step, which began at `t_before` (s).
@@ -240,8 +241,8 @@ impl<T: Backend + ?Sized> Model for T {
         Backend::submit(self)
     }
 
-    fn read(&mut self) -> Result<StatsBlock> {
-        self.read_stats()
+    fn read(&mut self) -> impl std::future::Future<Output = Result<StatsBlock>> {
+        self.read_stats_async()
     }
 
     fn dt(block: &StatsBlock) -> f32 {
@@ -313,7 +314,21 @@ impl<T: Backend + ?Sized> Model for T {
 
 /// Steps `model` from where `at` stands until `until` (its steps counted from `at.step`),
 /// advancing `at` (step, time and the energy accounts the guards compare with) step by step.
+/// Blocks until the stretch is driven: [`drive_async`] on a native target.
 pub fn drive<M: Model + ?Sized>(
+    model: &mut M,
+    at: &mut RunFrom,
+    until: Until,
+    course: &M::Course<'_>,
+    hooks: &mut dyn Hooks<M>,
+) -> Result<Driven<M::Row, M::Block>> {
+    crate::gpu::context::finish(drive_async(model, at, until, course, hooks), "drive_async")
+}
+
+/// The driver loop itself, awaiting each step's report: a native run blocks on it
+/// ([`drive`]), a web page awaits it, so that the browser maps the GPU's reports back
+/// between steps.
+pub async fn drive_async<M: Model + ?Sized>(
     model: &mut M,
     at: &mut RunFrom,
     until: Until,
@@ -343,7 +358,7 @@ pub fn drive<M: Model + ?Sized>(
         if ahead {
             model.submit()?;
         }
-        let block = model.read()?;
+        let block = model.read().await?;
         let t_before = at.t;
         at.step = k;
         at.t += M::dt(&block) as f64;
@@ -359,7 +374,7 @@ pub fn drive<M: Model + ?Sized>(
                 // A front end that goes on after a diverged step (the viewer) must not find the
                 // next step's report still in flight: read it before returning.
                 if ahead {
-                    model.read()?;
+                    model.read().await?;
                 }
                 return Err(e);
             }

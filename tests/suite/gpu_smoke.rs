@@ -2,6 +2,7 @@
 
 use crate::common;
 
+use gpu_sph::gpu::GpuContext;
 use wgpu::util::DeviceExt;
 
 #[test]
@@ -62,4 +63,48 @@ fn trivial_kernel_runs_and_reads_back() {
         .map(|(i, &x)| 3 * x + i as u32)
         .collect();
     assert_eq!(got, want);
+}
+
+/// A device granting exactly the storage buffers per shader stage that `check_limits` says the
+/// stages need (`grid::gpu::storage_buffers_needed`) builds and steps the dam break under both
+/// solvers: the count is not short of what a pipeline's layout asks (a web page's adapter may
+/// grant no more than it).
+#[test]
+fn both_solvers_run_on_a_device_granting_only_the_storage_buffers_the_stages_need() {
+    use gpu_sph::app::session::{SceneGiven, Session};
+    let Some(shared) = common::gpu() else { return };
+    let (need, _) = gpu_sph::grid::gpu::storage_buffers_needed();
+    let adapter = shared.adapter.clone();
+    let limits = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: need,
+        ..adapter.limits()
+    };
+    let (device, queue) = pollster::block_on(adapter.request_device(&wgpu::DeviceDescriptor {
+        required_limits: limits.clone(),
+        ..Default::default()
+    }))
+    .unwrap();
+    let ctx = std::sync::Arc::new(GpuContext {
+        adapter,
+        device,
+        queue,
+        info: shared.info.clone(),
+        limits,
+        timestamps: false,
+        mapped: Default::default(),
+        lost: Default::default(),
+        instance: None,
+    });
+    for solver in ["dfsph", "wcsph"] {
+        let settings = serde_json::json!({ "particles": 2000, "solver": solver });
+        let mut s = Session::on_gpu(
+            SceneGiven::Name("dam-break".into()),
+            settings.as_object().unwrap(),
+            ctx.clone(),
+        )
+        .unwrap();
+        s.step(3).unwrap();
+        assert_eq!(s.steps(), 3, "{solver}");
+        assert!(s.stats().unwrap().density_mean.is_finite(), "{solver}");
+    }
 }

@@ -243,3 +243,52 @@ fn shared_constants() {
         gpu_sph::emitter::MAX_PROBES
     );
 }
+
+/// The storage buffers an adapter must grant per shader stage, as `check_limits` counts them
+/// from the sources, equal naga's count of storage globals in the stage that binds the most
+/// (a declaration the text count missed or miscounted would let a short adapter through, to
+/// fail at pipeline creation instead of in one line).
+#[test]
+fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
+    let (need, stage) = gpu_sph::grid::gpu::storage_buffers_needed();
+    let counted = gpu_sph::core::Stage::ALL
+        .iter()
+        .filter_map(|s| Some((s.shader()?, s.name())))
+        .map(|(src, name)| {
+            let m = module(src);
+            let n = m
+                .global_variables
+                .iter()
+                .filter(|(_, g)| matches!(g.space, naga::AddressSpace::Storage { .. }))
+                .count() as u32;
+            (n, name)
+        })
+        .max_by_key(|&(n, _)| n)
+        .unwrap();
+    assert_eq!((need, stage), counted);
+    // WebGPU's default is 8: a stage binding more than that asks the adapter for more.
+    assert!(need > 8, "{need}");
+}
+
+/// An adapter granting one storage buffer fewer than the stages bind is refused in one line
+/// that names the stage and both counts; one granting exactly that many is not.
+#[test]
+fn an_adapter_short_of_storage_buffers_is_refused_naming_the_stage() {
+    let (need, stage) = gpu_sph::grid::gpu::storage_buffers_needed();
+    let mut limits = wgpu::Limits {
+        max_storage_buffers_per_shader_stage: need,
+        ..wgpu::Limits::default()
+    };
+    gpu_sph::grid::gpu::check_limits(&limits, 1000, 1024).unwrap();
+    limits.max_storage_buffers_per_shader_stage = need - 1;
+    let e = gpu_sph::grid::gpu::check_limits(&limits, 1000, 1024)
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains('\n'), "{e}");
+    for needle in [
+        format!("{} storage buffers per shader stage", need - 1),
+        format!("{need} (stage {stage})"),
+    ] {
+        assert!(e.contains(&needle), "{needle:?} not in {e}");
+    }
+}
