@@ -306,7 +306,7 @@ fn defined_flags() -> BTreeSet<String> {
         .unwrap();
     assert!(help.status.success());
     let mut text = String::from_utf8(help.stdout).unwrap();
-    for dir in ["examples", "scripts", "python", "benches", ".ci"] {
+    for dir in ["examples", "scripts", "python", "benches", ".ci", "web"] {
         for p in files_under(&root().join(dir), &|p| {
             p.extension()
                 .is_none_or(|e| ["rs", "sh", "py", "toml"].iter().any(|x| e == *x))

@@ -1,0 +1,143 @@
+//! gpu-sph in a web page: the simulator on the browser's WebGPU, driven by `web/index.html`.
+//!
+//! The page hands [`run`] its URL's parameters; [`run`] builds the run as the command line's
+//! headless run would ([`gpu_sph::app::session::Session`], the same scene files, flags and
+//! one-line refusals), steps it through the same driver loop, awaited
+//! ([`gpu_sph::run::drive_async`]: the browser maps each step's statistics back while the page
+//! yields), and returns the report the page writes into its `#report` element.
+//!
+//! Worked example: `?scene=dam-break&n=3000&steps=20&report=1` runs 20 DFSPH steps of the
+//! default dam break with 3 000 particles on the visitor's GPU; the report's `stats` is the
+//! `--stats` row of step 20, as `gpu-sph --headless --gpu -n 3000 --steps 20 --stats FILE`
+//! writes it.
+//!
+//! On a native target the crate is empty (the page is wasm32 only; `scripts/web.sh` builds it).
+#![cfg(target_arch = "wasm32")]
+
+use std::sync::Arc;
+
+use gpu_sph::app::session::{SceneGiven, Session};
+use gpu_sph::gpu::GpuContext;
+use serde_json::{Map, Value, json};
+use wasm_bindgen::prelude::*;
+
+/// The page's own parameters; every other one is a setting (a scene file's key, a flag's
+/// name with `_` or `-`).
+const PAGE_KEYS: &[&str] = &["scene", "n", "steps", "report", "verify", "frame"];
+
+#[wasm_bindgen(start)]
+fn start() {
+    // A panic names its cause in the browser's console instead of "unreachable".
+    console_error_panic_hook::set_once();
+}
+
+/// What the page asks for, from its URL's parameters.
+struct Ask {
+    scene: SceneGiven,
+    steps: u64,
+    settings: Map<String, Value>,
+    verify: bool,
+    frame: bool,
+}
+
+fn number<T: std::str::FromStr>(
+    params: &Map<String, Value>,
+    key: &str,
+    default: T,
+) -> Result<T, String> {
+    match params.get(key).and_then(Value::as_str) {
+        None | Some("") => Ok(default),
+        Some(text) => text
+            .parse()
+            .map_err(|_| format!("{key}={text}: expected a whole number")),
+    }
+}
+
+fn ask(params: &Map<String, Value>, scene_text: Option<String>) -> Result<Ask, String> {
+    let name = params
+        .get("scene")
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .unwrap_or("dam-break")
+        .to_string();
+    let scene = match scene_text {
+        Some(text) => SceneGiven::Text { text, name },
+        None => SceneGiven::Name(name),
+    };
+    let mut settings = Map::new();
+    settings.insert("particles".into(), json!(number(params, "n", 20_000u64)?));
+    // The page computes on the visitor's GPU whatever its kind (a software adapter included:
+    // the point of the page is that GPU's result).
+    settings.insert("gpu".into(), json!(true));
+    for (key, value) in params {
+        if PAGE_KEYS.contains(&key.as_str()) {
+            continue;
+        }
+        let text = value.as_str().unwrap_or_default();
+        let value = match text {
+            "true" | "1" | "on" => json!(true),
+            "false" | "0" | "off" => json!(false),
+            _ => json!(text),
+        };
+        settings.insert(key.replace('-', "_"), value);
+    }
+    let on = |key: &str| {
+        params
+            .get(key)
+            .and_then(Value::as_str)
+            .is_some_and(|v| v == "1" || v == "true")
+    };
+    let (verify, frame) = (on("verify"), on("frame"));
+    Ok(Ask {
+        scene,
+        steps: number(params, "steps", 100)?,
+        settings,
+        verify,
+        frame,
+    })
+}
+
+/// Runs what `params` (the page's URL parameters, as a JSON object of strings) asks on the
+/// browser's GPU and returns the report as JSON text; a refusal or failure is one line.
+/// `scene_text` is a scene file's JSON (a file dropped on the page), which `scene` then names.
+#[wasm_bindgen]
+pub async fn run(params: String, scene_text: Option<String>) -> Result<String, String> {
+    let params: Map<String, Value> =
+        serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
+    let ask = ask(&params, scene_text)?;
+    if ask.verify {
+        return Err("verify=1 is not in the page yet (its stage-by-stage readbacks still block); run gpu-sph --verify natively".into());
+    }
+    if ask.frame {
+        return Err("frame=1 is not in the page yet (the offscreen frame's readback still blocks); gpu-sph --headless --screenshot draws one natively".into());
+    }
+    let ctx = Arc::new(GpuContext::new_async().await.map_err(|e| e.to_string())?);
+    let info = &ctx.info;
+    let adapter = json!({
+        "name": gpu_sph::gpu::context::describe(info),
+        "backend": format!("{:?}", info.backend),
+        "device_type": format!("{:?}", info.device_type),
+        "driver": format!("{} {}", info.driver, info.driver_info),
+        "max_storage_buffers_per_shader_stage": ctx.limits.max_storage_buffers_per_shader_stage,
+    });
+    let built = ctx
+        .scoped_async(|| Session::on_gpu(ask.scene.clone(), &ask.settings, ctx.clone()))
+        .await;
+    let mut session = built.and_then(|s| s).map_err(|e| e.to_string())?;
+    let clock = web_time::Instant::now();
+    session
+        .step_async(ask.steps)
+        .await
+        .map_err(|e| e.to_string())?;
+    let seconds = clock.elapsed().as_secs_f64();
+    let report = json!({
+        "adapter": adapter,
+        "geometry": session.geometry(),
+        "steps": session.steps(),
+        "time": session.time(),
+        "stats": session.stats(),
+        "stepping_s": seconds,
+        "steps_per_s": session.steps() as f64 / seconds.max(1e-9),
+    });
+    serde_json::to_string(&report).map_err(|e| e.to_string())
+}

@@ -1,0 +1,134 @@
+"""The page in headless Chromium: runs the dam break on the browser's WebGPU and checks what it
+reports against the native command line's CPU reference path.
+
+    python web/test_page.py PAGE_DIR GPU_SPH [N] [K]
+
+PAGE_DIR is what `scripts/web.sh build PAGE_DIR` wrote; GPU_SPH the native binary. Needs
+Debian's `chromium` and PyPI's `playwright` (its Python package only: it drives the system
+browser). Without a GPU Chromium's WebGPU runs on SwiftShader, a CPU implementation.
+
+Checks, each failing with a line that says what differed:
+  1. `?report=1`: the run reached step K with finite statistics, and its density statistics
+     equal the native CPU path's for the same scene, N and K (bit for bit, or within 1e-5
+     relative, the verify tolerance off lavapipe; the line says which held).
+  2. `?verify=1`: the page's stage-by-stage check of the GPU against the CPU mirror compiled
+     into the same wasm passes.
+  3. `?frame=1`: a frame drawn into a texture and read back shows particles (a headless
+     canvas reads back blank, so the page draws into a texture).
+  4. A browser without WebGPU gets one line saying so, never a blank page.
+"""
+
+import functools
+import http.server
+import json
+import math
+import shutil
+import subprocess
+import sys
+import threading
+
+from playwright.sync_api import sync_playwright
+
+ARGS = [
+    "--headless=new",
+    "--enable-unsafe-webgpu",
+    "--use-webgpu-adapter=swiftshader",
+    "--no-sandbox",
+]
+DENSITY = ["density_min", "density_mean", "density_max"]
+
+
+def serve(directory):
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=directory)
+    handler.log_message = lambda *a: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/"
+
+
+def page_report(browser, url, timeout_s, no_webgpu=False):
+    page = browser.new_page()
+    if no_webgpu:
+        page.add_init_script("Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined });")
+    lines = []
+    page.on("console", lambda m: lines.append(m.text))
+    page.goto(url)
+    page.wait_for_selector("#report[data-state]", state="attached", timeout=timeout_s * 1000)
+    state = page.get_attribute("#report", "data-state")
+    report = json.loads(page.text_content("#report"))
+    status = page.text_content("#status")
+    page.close()
+    return state, report, status, lines
+
+
+def fail(msg):
+    print(f"web test: FAIL: {msg}")
+    sys.exit(1)
+
+
+def main():
+    page_dir, cli = sys.argv[1], sys.argv[2]
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
+    k = int(sys.argv[4]) if len(sys.argv) > 4 else 20
+    native = subprocess.run(
+        [cli, "--headless", "--cpu", "-n", str(n), "--steps", str(k), "--json"],
+        capture_output=True, text=True, check=True,
+    )
+    ref = json.loads(native.stdout)["last"]
+    server, base = serve(page_dir)
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        fail("no chromium on PATH (apt-get install chromium)")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, args=ARGS)
+
+        state, r, status, console = page_report(
+            browser, f"{base}?scene=dam-break&n={n}&steps={k}&report=1", 600)
+        if state != "done":
+            fail(f"the report run ended in {state}: {r.get('error')} (console: {console[-5:]})")
+        st = r["stats"]
+        print(f"web test: {r['steps']} steps of {n} particles on {r['adapter']['name']} "
+              f"({r['adapter']['backend']}), {r['steps_per_s']:.1f} steps/s")
+        if st["step"] != k or r["steps"] != k:
+            fail(f"the run stopped at step {st['step']}, not {k}")
+        bad = [key for key, v in st.items() if isinstance(v, float) and not math.isfinite(v)]
+        if bad:
+            fail(f"non-finite statistics: {bad}")
+        exact = all(st[key] == ref[key] for key in DENSITY)
+        worst = max(abs(st[key] - ref[key]) / abs(ref[key]) for key in DENSITY)
+        if not exact and worst > 1e-5:
+            fail(f"density statistics differ from the native CPU path by {worst:.3e} relative: "
+                 + ", ".join(f"{key} {st[key]!r} vs {ref[key]!r}" for key in DENSITY))
+        print("web test: density statistics equal the native CPU path's "
+              + ("bit for bit" if exact else f"within {worst:.2e} relative (not bit for bit)"))
+
+        state, r, status, console = page_report(
+            browser, f"{base}?scene=dam-break&n={n}&steps=3&verify=1&report=1", 900)
+        if state != "done":
+            fail(f"the verify run ended in {state}: {r.get('error')} (console: {console[-5:]})")
+        v = r["verify"]
+        if not v["pass"]:
+            fail(f"verify failed in the page: {v.get('first_mismatch')}")
+        print(f"web test: verify passed in the page ({len(v['stages'])} stage checks)")
+
+        state, r, status, console = page_report(
+            browser, f"{base}?scene=dam-break&n={n}&steps=1&frame=1&report=1", 600)
+        if state != "done":
+            fail(f"the frame run ended in {state}: {r.get('error')} (console: {console[-5:]})")
+        f = r["frame"]
+        share = f["pixels_unlike_background"] / (f["width"] * f["height"])
+        if share < 0.01:
+            fail(f"the drawn frame shows no particles ({f})")
+        print(f"web test: the frame read back shows particles ({100 * share:.1f}% of its pixels)")
+
+        state, r, status, console = page_report(browser, base, 60, no_webgpu=True)
+        if state != "error" or "WebGPU" not in status or "\n" in status.strip():
+            fail(f"a browser without WebGPU saw {status!r}")
+        print(f"web test: without WebGPU the page says: {status}")
+        browser.close()
+    server.shutdown()
+    print("web test: ok")
+
+
+if __name__ == "__main__":
+    main()
