@@ -536,6 +536,12 @@ impl Session {
     /// the CPU reference's, step by step (on the run's GPU, or the first adapter found when the
     /// run steps on the CPU path).
     pub fn verify(&self, steps: u64, tolerance: f64) -> Result<crate::verify::Report> {
+        crate::gpu::context::finish(self.verify_async(steps, tolerance), "Session::verify_async")
+    }
+
+    /// [`Session::verify`], awaited (a web page's form: the run's own GPU, each readback
+    /// completing while the page yields).
+    pub async fn verify_async(&self, steps: u64, tolerance: f64) -> Result<crate::verify::Report> {
         if !(tolerance.is_finite() && tolerance >= 0.0) {
             return Err(Error::input(format!(
                 "tolerance must be a finite number ≥ 0, got {tolerance}"
@@ -545,7 +551,7 @@ impl Session {
             Some(c) => c.clone(),
             None => Arc::new(GpuContext::new()?),
         };
-        let snap = self.backend.snapshot()?;
+        let snap = self.backend.snapshot_async().await?;
         let t = &self.template;
         let mut sim = crate::gpu::fluid::Simulation::with_solver(
             ctx,
@@ -559,7 +565,7 @@ impl Session {
             b.place(self.at.t);
         }
         sim.set_obstacles(obstacles.as_ref())?;
-        crate::verify::verify_solver_steps(
+        crate::verify::verify_solver_steps_async(
             &sim,
             &snap.state,
             obstacles.as_ref(),
@@ -567,6 +573,7 @@ impl Session {
             steps,
             tolerance,
         )
+        .await
     }
 }
 

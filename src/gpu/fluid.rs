@@ -475,14 +475,20 @@ impl Simulation {
     /// The statistics pass over the held state, read back before the solver builds its block
     /// (a solver's `--verify` checker builds it for the iterations it checked).
     pub fn stats_read_now(&self) -> Result<super::stats::Read> {
+        super::context::finish(self.stats_read_now_async(), "stats_read_now_async")
+    }
+
+    /// [`Simulation::stats_read_now`], awaited (a web page's form).
+    pub async fn stats_read_now_async(&self) -> Result<super::stats::Read> {
         let ctx = &self.grid.ctx;
         ctx.scoped(|| {
             let mut e = self.grid.encoder();
             let slot = self.stats.encode(&self.grid, &mut e)?;
             let index = ctx.queue.submit([e.finish()]);
             self.stats.submitted(slot, index, self.grid.bufs.n.get());
-            self.stats.read(ctx)
-        })?
+            Ok::<_, crate::Error>(())
+        })??;
+        self.stats.read_async(ctx).await
     }
 
     /// The statistics block of the oldest submitted step not yet read; waits for that step.
@@ -498,17 +504,22 @@ impl Simulation {
 
     /// Reads the current state, densities and last dt.
     pub fn snapshot(&self) -> Result<Snapshot> {
+        super::context::finish(self.snapshot_async(), "Simulation::snapshot_async")
+    }
+
+    /// [`Simulation::snapshot`], awaited (a web page's form).
+    pub async fn snapshot_async(&self) -> Result<Snapshot> {
         let b = &self.grid.bufs;
         let n = b.n.get() as usize;
         let d = &self.stages;
         if d.primed() {
             // The step ended with a reorder: the slot-order buffers hold the state, with ρ.
             let state = Particles {
-                pos: self.grid.read_vec3(&b.sorted_pos, n)?,
-                vel: self.grid.read_vec3(&b.sorted_vel, n)?,
-                id: self.grid.read_u32(&b.sorted_id, n)?,
+                pos: self.grid.read_vec3_async(&b.sorted_pos, n).await?,
+                vel: self.grid.read_vec3_async(&b.sorted_vel, n).await?,
+                id: self.grid.read_u32_async(&b.sorted_id, n).await?,
             };
-            let density = self.grid.read_f32(d.density(), n)?;
+            let density = self.grid.read_f32_async(d.density(), n).await?;
             let stats = d.last_stats();
             return Ok(Snapshot {
                 state,
@@ -518,12 +529,15 @@ impl Simulation {
             });
         }
         let state = Particles {
-            pos: self.grid.read_vec3(&b.positions, n)?,
-            vel: self.grid.read_vec3(&b.velocities, n)?,
-            id: self.grid.read_u32(&b.particle_id, n)?,
+            pos: self.grid.read_vec3_async(&b.positions, n).await?,
+            vel: self.grid.read_vec3_async(&b.velocities, n).await?,
+            id: self.grid.read_u32_async(&b.particle_id, n).await?,
         };
-        let density = self.grid.read_f32(&self.fluid.fluid_density, n)?;
-        let dt = self.grid.read_f32(&self.fluid.step_state, 4)?[0];
+        let density = self
+            .grid
+            .read_f32_async(&self.fluid.fluid_density, n)
+            .await?;
+        let dt = self.grid.read_f32_async(&self.fluid.step_state, 4).await?[0];
         Ok(Snapshot {
             state,
             density,

@@ -694,13 +694,23 @@ impl GpuNeighbours {
 
     /// Reads `len` vec4s from `buffer`, dropping w.
     pub fn read_vec3(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<Vec3>> {
-        let raw: Vec<[f32; 4]> = self.ctx.readback(buffer, len)?;
+        crate::gpu::context::finish(self.read_vec3_async(buffer, len), "read_vec3_async")
+    }
+
+    /// [`GpuNeighbours::read_vec3`], awaited (a web page's form).
+    pub async fn read_vec3_async(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<Vec3>> {
+        let raw: Vec<[f32; 4]> = self.ctx.readback_async(buffer, len).await?;
         Ok(raw.iter().map(|v| Vec3::new(v[0], v[1], v[2])).collect())
     }
 
     /// Reads the w components of `len` vec4s from `buffer`.
     pub fn read_w(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
-        let raw: Vec<[f32; 4]> = self.ctx.readback(buffer, len)?;
+        crate::gpu::context::finish(self.read_w_async(buffer, len), "read_w_async")
+    }
+
+    /// [`GpuNeighbours::read_w`], awaited (a web page's form).
+    pub async fn read_w_async(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
+        let raw: Vec<[f32; 4]> = self.ctx.readback_async(buffer, len).await?;
         Ok(raw.iter().map(|v| v[3]).collect())
     }
 
@@ -923,9 +933,19 @@ impl GpuNeighbours {
         self.ctx.readback(buffer, len)
     }
 
+    /// [`GpuNeighbours::read_u32`], awaited (a web page's form).
+    pub async fn read_u32_async(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<u32>> {
+        self.ctx.readback_async(buffer, len).await
+    }
+
     /// Reads `len` f32s from `buffer`.
     pub fn read_f32(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
         self.ctx.readback(buffer, len)
+    }
+
+    /// [`GpuNeighbours::read_f32`], awaited (a web page's form).
+    pub async fn read_f32_async(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
+        self.ctx.readback_async(buffer, len).await
     }
 }
 

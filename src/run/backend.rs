@@ -31,6 +31,11 @@ pub trait Backend {
     /// The current state, densities and last dt (a full readback on the GPU; no step may be
     /// in flight).
     fn snapshot(&self) -> Result<Snapshot>;
+    /// [`Backend::snapshot`] as a future (a web page awaits the GPU's readback); the CPU
+    /// path's is ready at once.
+    fn snapshot_async(&self) -> Pending<'_, Snapshot> {
+        Box::pin(std::future::ready(self.snapshot()))
+    }
     /// What the solver carries to the next step, in its own terms (no step may be in flight).
     fn carry(&self) -> Result<Carry>;
     /// Whether an obstacle moves: each step then needs the run's time before it is submitted,
@@ -181,6 +186,13 @@ impl Backend for Simulation {
 
     fn snapshot(&self) -> Result<Snapshot> {
         Simulation::snapshot(self).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn snapshot_async(&self) -> Pending<'_, Snapshot> {
+        Box::pin(async move {
+            let snap = Simulation::snapshot_async(self).await;
+            snap.map_err(|e| self.grid.ctx.explain(e))
+        })
     }
 
     fn carry(&self) -> Result<Carry> {

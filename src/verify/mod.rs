@@ -28,6 +28,16 @@ pub fn verify(
     params: &SimParams,
     tol: f64,
 ) -> Result<Report> {
+    crate::gpu::context::finish(verify_async(gpu, positions, params, tol), "verify_async")
+}
+
+/// [`verify`], awaited (a web page's form).
+pub async fn verify_async(
+    gpu: &GpuNeighbours,
+    positions: &[Vec3],
+    params: &SimParams,
+    tol: f64,
+) -> Result<Report> {
     let n = positions.len();
     let t = params.table_size as usize;
     let grid = Grid::build(positions, params);
@@ -47,9 +57,9 @@ pub fn verify(
         g.encode_clear(e);
         g.encode_hash(e);
     })?;
-    let slots = gpu.read_u32(&b.particle_slot, n)?;
-    let ranks = gpu.read_u32(&b.particle_rank, n)?;
-    let counts = gpu.read_u32(&b.slot_start, t)?;
+    let slots = gpu.read_u32_async(&b.particle_slot, n).await?;
+    let ranks = gpu.read_u32_async(&b.particle_rank, n).await?;
+    let counts = gpu.read_u32_async(&b.slot_start, t).await?;
     rows.push(compare_exact("hash.slot", &slots, &grid.slots));
     rows.push(compare_exact("hash.count", &counts, &grid.counts));
     rows.push(compare_ranks("hash.rank", &slots, &ranks, &grid.slot_start));
@@ -57,7 +67,7 @@ pub fn verify(
     // scan: from the CPU's counts.
     gpu.write_u32(&b.slot_start, &grid.counts);
     gpu.run(|g, e| g.encode_scan(e))?;
-    let got = gpu.read_u32(&b.slot_start, t + 1)?;
+    let got = gpu.read_u32_async(&b.slot_start, t + 1).await?;
     rows.push(compare_exact("scan.slot_start", &got, &grid.slot_start));
 
     // scatter: from the CPU's slots, stable ranks and slot starts, so the result is exact.
@@ -65,20 +75,20 @@ pub fn verify(
     gpu.write_u32(&b.particle_rank, &grid.ranks);
     gpu.write_u32(&b.slot_start, &grid.slot_start);
     gpu.run(|g, e| g.encode_scatter(e))?;
-    let got = gpu.read_u32(&b.unordered_ids, n)?;
+    let got = gpu.read_u32_async(&b.unordered_ids, n).await?;
     rows.push(compare_exact("scatter.ids", &got, &grid.sorted_ids));
 
     // order: from ids scrambled within each slot.
     let scrambled = reverse_within_slots(&grid.sorted_ids, &grid.slot_start);
     gpu.write_u32(&b.unordered_ids, &scrambled);
     gpu.run(|g, e| g.encode_order(e))?;
-    let got = gpu.read_u32(&b.sorted_ids, n)?;
+    let got = gpu.read_u32_async(&b.sorted_ids, n).await?;
     rows.push(compare_exact("order.sorted_ids", &got, &grid.sorted_ids));
     // The group list comes in any order: compare it sorted.
-    let count = gpu.read_u32(&b.group_args, 4)?[3] as usize;
+    let count = gpu.read_u32_async(&b.group_args, 4).await?[3] as usize;
     let raw = match count.min(n) {
         0 => Vec::new(),
-        k => gpu.read_u32(&b.group_range, 2 * k)?,
+        k => gpu.read_u32_async(&b.group_range, 2 * k).await?,
     };
     let mut got: Vec<[u32; 2]> = raw.chunks(2).map(|c| [c[0], c[1]]).collect();
     got.sort_unstable();
@@ -88,26 +98,26 @@ pub fn verify(
     // reorder: from the CPU's sorted ids.
     gpu.write_u32(&b.sorted_ids, &grid.sorted_ids);
     gpu.run(|g, e| g.encode_reorder(e))?;
-    let got = gpu.read_vec3(&b.sorted_pos, n)?;
+    let got = gpu.read_vec3_async(&b.sorted_pos, n).await?;
     rows.push(compare_exact(
         "reorder.pos",
         &bits(&got),
         &bits(&sorted.pos),
     ));
-    let got = gpu.read_u32(&b.sorted_id, n)?;
+    let got = gpu.read_u32_async(&b.sorted_id, n).await?;
     rows.push(compare_exact("reorder.id", &got, &sorted.id));
 
     // density: from the CPU's slot-order positions and slot starts.
     gpu.write_vec3(&b.sorted_pos, &sorted.pos);
     gpu.run(|g, e| g.encode_density(e))?;
-    let got = gpu.read_f32(&b.density, n)?;
+    let got = gpu.read_f32_async(&b.density, n).await?;
     rows.push(compare_float("density", &got, &sorted_density, tol));
 
     // The whole GPU pipeline from positions alone, twice.
     let first = gpu.densities(positions)?;
-    let got = gpu.read_u32(&b.slot_start, t + 1)?;
+    let got = gpu.read_u32_async(&b.slot_start, t + 1).await?;
     rows.push(compare_exact("pipeline.slot_start", &got, &grid.slot_start));
-    let got = gpu.read_u32(&b.sorted_ids, n)?;
+    let got = gpu.read_u32_async(&b.sorted_ids, n).await?;
     rows.push(compare_exact("pipeline.sorted_ids", &got, &grid.sorted_ids));
     rows.push(compare_float("pipeline.density", &first, &cpu_density, tol));
     let second = gpu.densities(positions)?;
@@ -127,7 +137,7 @@ pub fn verify(
 /// One step checked stage by stage by the checker of the solver `sim` runs (each solver with
 /// a checker registers it here; DFSPH's and WCSPH's is
 /// [`crate::solver::dfsph::verify::check_dfsph_step`]).
-fn check_step(
+async fn check_step(
     sim: &crate::gpu::fluid::Simulation,
     state: &Particles,
     carry: &crate::core::Carry,
@@ -137,7 +147,7 @@ fn check_step(
 ) -> Result<Checked> {
     use crate::solver::dfsph::verify::{check_dfsph_step, stages_of};
     if let Ok(d) = stages_of(sim) {
-        return check_dfsph_step(sim, d, state, carry, boundary, tol, step);
+        return check_dfsph_step(sim, d, state, carry, boundary, tol, step).await;
     }
     Err(crate::Error::input(format!(
         "--verify has no stage-by-stage checker for the {} solver: run it without --verify",
@@ -162,6 +172,22 @@ pub fn verify_solver_steps(
     steps: u64,
     tol: f64,
 ) -> Result<Report> {
+    crate::gpu::context::finish(
+        verify_solver_steps_async(sim, start, obstacles, emitters, steps, tol),
+        "verify_solver_steps_async",
+    )
+}
+
+/// [`verify_solver_steps`], awaited (a web page's form: each stage's readback completes while
+/// the page yields).
+pub async fn verify_solver_steps_async(
+    sim: &crate::gpu::fluid::Simulation,
+    start: &Particles,
+    obstacles: Option<&crate::boundary::Boundary>,
+    emitters: &crate::emitter::Emitters,
+    steps: u64,
+    tol: f64,
+) -> Result<Report> {
     let fp = sim.fluid_params;
     let mut verified = Verified {
         sim,
@@ -174,7 +200,7 @@ pub fn verify_solver_steps(
         first_mismatch: None,
         pending: Vec::new(),
         uploaded: false,
-        blocks: Default::default(),
+        queued: 0,
     };
     let guards = crate::run::Guards::unjudged(sim.stages.weakly_compressible());
     let course = crate::run::Course {
@@ -182,13 +208,14 @@ pub fn verify_solver_steps(
         guards: &guards,
         emitters,
     };
-    let driven = crate::run::drive(
+    let driven = crate::run::drive_async(
         &mut verified,
         &mut Default::default(),
         crate::run::Until::steps(steps),
         &course,
         &mut crate::run::NoHooks,
-    );
+    )
+    .await;
     // Probes after the last step (the layers its end releases) count too, as the next step's.
     let (pending, next) = (std::mem::take(&mut verified.pending), verified.step + 1);
     verified.record(pending, None, next);
@@ -238,10 +265,34 @@ struct Verified<'a> {
     pending: Vec<StageReport>,
     /// Whether the GPU holds `state` (uploaded for a probe, and not changed since).
     uploaded: bool,
-    blocks: std::collections::VecDeque<StatsBlock>,
+    /// Steps submitted and not yet checked: a step is checked when its block is read.
+    queued: u64,
 }
 
 impl Verified<'_> {
+    /// Checks the oldest submitted step, stage by stage, and returns its block.
+    async fn check_next(&mut self) -> Result<StatsBlock> {
+        if self.queued == 0 {
+            return Err(crate::Error::input(
+                "no step submitted to read statistics from",
+            ));
+        }
+        self.queued -= 1;
+        self.step += 1;
+        // The checkers upload the state they check (and the step changes it).
+        self.uploaded = false;
+        let (sim, b) = (self.sim, self.boundary.as_ref());
+        let checked = check_step(sim, &self.state, &self.carry, b, self.tol, self.step).await?;
+        let step = self.step;
+        self.record(checked.rows, checked.first, step);
+        // The probes before this step (its start's layers) count as its rows, after its own.
+        let pending = std::mem::take(&mut self.pending);
+        self.record(pending, None, step);
+        self.state = checked.next;
+        self.carry = checked.carry;
+        Ok(checked.block)
+    }
+
     /// Keeps the worst of `rows` (of step `step`), and the first mismatch: `first` where the
     /// checker named it (with its iteration), else the first failing row's stage.
     fn record(&mut self, rows: Vec<StageReport>, first: Option<String>, step: u64) {
@@ -257,35 +308,24 @@ impl Verified<'_> {
 }
 
 impl crate::run::Backend for Verified<'_> {
-    // The run loop submits and reads; a step whose block nobody reads is one checked all the
-    // same.
     fn step(&mut self) -> Result<()> {
         self.submit()?;
-        self.blocks.pop_back();
-        Ok(())
+        self.read_stats().map(|_| ())
     }
 
+    // A step is checked when the loop reads it (its readbacks are awaited in a web page), in
+    // the order steps were submitted; nothing changes the state between the two.
     fn submit(&mut self) -> Result<()> {
-        self.step += 1;
-        // The checkers upload the state they check (and the step changes it).
-        self.uploaded = false;
-        let (sim, b) = (self.sim, self.boundary.as_ref());
-        let checked = check_step(sim, &self.state, &self.carry, b, self.tol, self.step)?;
-        let step = self.step;
-        self.record(checked.rows, checked.first, step);
-        // The probes before this step (its start's layers) count as its rows, after its own.
-        let pending = std::mem::take(&mut self.pending);
-        self.record(pending, None, step);
-        self.state = checked.next;
-        self.carry = checked.carry;
-        self.blocks.push_back(checked.block);
+        self.queued += 1;
         Ok(())
     }
 
     fn read_stats(&mut self) -> Result<StatsBlock> {
-        self.blocks
-            .pop_front()
-            .ok_or_else(|| crate::Error::input("no step submitted to read statistics from"))
+        crate::gpu::context::finish(self.check_next(), "Verified::read_stats_async")
+    }
+
+    fn read_stats_async(&mut self) -> crate::run::Pending<'_, StatsBlock> {
+        Box::pin(self.check_next())
     }
 
     fn snapshot(&self) -> Result<crate::gpu::fluid::Snapshot> {

@@ -23,7 +23,15 @@ use wasm_bindgen::prelude::*;
 
 /// The page's own parameters; every other one is a setting (a scene file's key, a flag's
 /// name with `_` or `-`).
-const PAGE_KEYS: &[&str] = &["scene", "n", "steps", "report", "verify", "frame"];
+const PAGE_KEYS: &[&str] = &[
+    "scene",
+    "n",
+    "steps",
+    "report",
+    "verify",
+    "tolerance",
+    "frame",
+];
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -36,7 +44,7 @@ struct Ask {
     scene: SceneGiven,
     steps: u64,
     settings: Map<String, Value>,
-    verify: bool,
+    verify: Option<f64>,
     frame: bool,
 }
 
@@ -87,7 +95,20 @@ fn ask(params: &Map<String, Value>, scene_text: Option<String>) -> Result<Ask, S
             .and_then(Value::as_str)
             .is_some_and(|v| v == "1" || v == "true")
     };
-    let (verify, frame) = (on("verify"), on("frame"));
+    // The verify tolerance off lavapipe: another compiler's float operations agree within
+    // 1e-5 relative, not to the bit; `tolerance=0` asks for the bits.
+    let verify = match on("verify") {
+        false => None,
+        true => Some(match params.get("tolerance").and_then(Value::as_str) {
+            None | Some("") => 1e-5,
+            Some(t) => t
+                .parse::<f64>()
+                .ok()
+                .filter(|x| x.is_finite() && *x >= 0.0)
+                .ok_or_else(|| format!("tolerance={t}: expected a number >= 0"))?,
+        }),
+    };
+    let frame = on("frame");
     Ok(Ask {
         scene,
         steps: number(params, "steps", 100)?,
@@ -105,9 +126,6 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
     let params: Map<String, Value> =
         serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
     let ask = ask(&params, scene_text)?;
-    if ask.verify {
-        return Err("verify=1 is not in the page yet (its stage-by-stage readbacks still block); run gpu-sph --verify natively".into());
-    }
     if ask.frame {
         return Err("frame=1 is not in the page yet (the offscreen frame's readback still blocks); gpu-sph --headless --screenshot draws one natively".into());
     }
@@ -124,13 +142,24 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
         .scoped_async(|| Session::on_gpu(ask.scene.clone(), &ask.settings, ctx.clone()))
         .await;
     let mut session = built.and_then(|s| s).map_err(|e| e.to_string())?;
+    // As `--verify --steps K`: the K steps from the start, on this GPU and on the CPU mirror
+    // compiled into the page, stage by stage; then the run's own K steps.
+    let verified = match ask.verify {
+        Some(tolerance) => Some(
+            session
+                .verify_async(ask.steps, tolerance)
+                .await
+                .map_err(|e| e.to_string())?,
+        ),
+        None => None,
+    };
     let clock = web_time::Instant::now();
     session
         .step_async(ask.steps)
         .await
         .map_err(|e| e.to_string())?;
     let seconds = clock.elapsed().as_secs_f64();
-    let report = json!({
+    let mut report = json!({
         "adapter": adapter,
         "geometry": session.geometry(),
         "steps": session.steps(),
@@ -139,5 +168,8 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
         "stepping_s": seconds,
         "steps_per_s": session.steps() as f64 / seconds.max(1e-9),
     });
+    if let Some(v) = verified {
+        report["verify"] = serde_json::to_value(&v).map_err(|e| e.to_string())?;
+    }
     serde_json::to_string(&report).map_err(|e| e.to_string())
 }

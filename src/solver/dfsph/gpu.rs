@@ -588,10 +588,15 @@ impl GpuDfsph {
 
     /// The substep count of the last `dfsph_timestep` (1 where K = 1).
     pub fn read_substeps(&self, g: &GpuNeighbours) -> Result<u32> {
+        crate::gpu::context::finish(self.read_substeps_async(g), "read_substeps_async")
+    }
+
+    /// [`GpuDfsph::read_substeps`], awaited (a web page's form).
+    pub async fn read_substeps_async(&self, g: &GpuNeighbours) -> Result<u32> {
         if self.dp.viscous_substeps < 2 {
             return Ok(1);
         }
-        Ok(g.read_u32(&self.substep_args, 4)?[3])
+        Ok(g.read_u32_async(&self.substep_args, 4).await?[3])
     }
 
     /// Stage `dfsph_integrate`.
@@ -619,8 +624,18 @@ impl GpuDfsph {
         solve: Solve,
         k: u32,
     ) -> Result<crate::solver::dfsph::Total> {
+        crate::gpu::context::finish(self.read_total_async(g, solve, k), "read_total_async")
+    }
+
+    /// [`GpuDfsph::read_total`], awaited (a web page's form).
+    pub async fn read_total_async(
+        &self,
+        g: &GpuNeighbours,
+        solve: Solve,
+        k: u32,
+    ) -> Result<crate::solver::dfsph::Total> {
         let at = (self.total_offset(solve, k) / 4) as usize;
-        let w = g.read_u32(&self.totals, at + 4)?;
+        let w = g.read_u32_async(&self.totals, at + 4).await?;
         Ok(crate::solver::dfsph::Total::from_words([
             w[at],
             w[at + 1],

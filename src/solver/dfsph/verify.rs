@@ -41,13 +41,13 @@ fn fixed_words(v: &[i64]) -> Vec<u32> {
 /// the cells, the coarse solution, the increments), the velocities and Σ κ after the pressure
 /// update and the rate pass's κ, residuals and total; then the iteration counts.
 #[allow(clippy::too_many_arguments)]
-fn verify_solve(
+async fn verify_solve(
     sim: &crate::gpu::fluid::Simulation,
     which: solver::dfsph::Solve,
     cap: u32,
     tr: &solver::dfsph::SolveTrace,
     start_vel: &[Vec3],
-    scales: Option<&DensityScales>,
+    scales: Option<&DensityScales<'_>>,
     tol: f64,
     out: &mut Rows,
 ) -> Result<()> {
@@ -66,10 +66,10 @@ fn verify_solve(
     // Every pass runs on the CPU's inputs, so a row judges that pass's own rounding.
     g.write_vec3(&g.bufs.sorted_vel, start_vel);
     g.run(|g, e| d.encode_start(g, e, which))?;
-    c.rate_rows(out, 0)?;
+    c.rate_rows(out, 0).await?;
     let mut it = 0usize;
     loop {
-        let done = c.control_row(out, it, cap)?;
+        let done = c.control_row(out, it, cap).await?;
         // The CPU's state after iteration `it`: its rate pass and increments, and the Σ κ and
         // velocities they were computed at; none after its last.
         let next = tr.rates.get(it).zip(tr.kappas.get(it));
@@ -80,13 +80,13 @@ fn verify_solve(
             0 => start_vel,
             _ => &tr.velocities[it - 1][..],
         };
-        c.correction_rows(out, it, rate, kappa, vel)?;
+        c.correction_rows(out, it, rate, kappa, vel).await?;
         it += 1;
-        c.update_rows(out, it, kappa, vel)?;
-        c.rate_rows(out, it)?;
+        c.update_rows(out, it, kappa, vel).await?;
+        c.rate_rows(out, it).await?;
     }
     if it < cap as usize {
-        c.skip_row(out, it)?;
+        c.skip_row(out, it).await?;
     }
     Ok(())
 }
@@ -133,15 +133,15 @@ impl SolveCheck<'_> {
 
     /// A rate pass's rows: κ, the residuals, and the total (the same integer where the
     /// residuals have the same bits; its mean within the tolerance elsewhere).
-    fn rate_rows(&self, out: &mut Rows, it: usize) -> Result<()> {
+    async fn rate_rows(&self, out: &mut Rows, it: usize) -> Result<()> {
         let (d, g, n, name, tol) = (self.d, self.g, self.n, self.name, self.tol);
         let rate = self.tr.rates.get(it).cloned().unwrap_or_default();
-        let got = g.read_f32(&d.kappa, n)?;
+        let got = g.read_f32_async(&d.kappa, n).await?;
         out.push(
             self.kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, it + 1),
             Some(it),
         );
-        let got = g.read_f32(&d.residual, n)?;
+        let got = g.read_f32_async(&d.residual, n).await?;
         let scale: Vec<f64> = rate
             .residual
             .iter()
@@ -151,7 +151,7 @@ impl SolveCheck<'_> {
             compare_against(&format!("{name}.rate.e"), &got, &rate.residual, &scale, tol),
             Some(it),
         );
-        let total = d.read_total(g, self.which, it as u32)?;
+        let total = d.read_total_async(g, self.which, it as u32).await?;
         let (got_mean, want_mean) = (total.mean(n as u32), rate.total.mean(n as u32));
         let mut row = compare_against(
             &format!("{name}.rate.residual"),
@@ -172,13 +172,13 @@ impl SolveCheck<'_> {
     /// themselves are judged by the other rows and by the step's iteration counts), against
     /// the CPU's; where the solve ends there, its iteration counts too. Returns whether it
     /// ends.
-    fn control_row(&self, out: &mut Rows, it: usize, cap: u32) -> Result<bool> {
+    async fn control_row(&self, out: &mut Rows, it: usize, cap: u32) -> Result<bool> {
         let (d, n, name, tr) = (self.d, self.n, self.name, self.tr);
         let (eta, min_it) = match self.which {
             solver::dfsph::Solve::Divergence => (d.dp.eta_v, solver::dfsph::MIN_ITERATIONS[0]),
             solver::dfsph::Solve::Density => (d.dp.eta_d, solver::dfsph::MIN_ITERATIONS[1]),
         };
-        let total = d.read_total(self.g, self.which, it as u32)?;
+        let total = d.read_total_async(self.g, self.which, it as u32).await?;
         let mut got_state = tr
             .states
             .get(it.wrapping_sub(1))
@@ -239,7 +239,7 @@ impl SolveCheck<'_> {
     /// Iteration `it`'s coarse correction, where one follows it, from the CPU's rate pass,
     /// increments `kappa`, Σ κ and velocities `vel`: the residual on the cells, the coarse
     /// solution and the prolonged increments.
-    fn correction_rows(
+    async fn correction_rows(
         &self,
         out: &mut Rows,
         it: usize,
@@ -262,17 +262,17 @@ impl SolveCheck<'_> {
         );
         g.write_vec3(&g.bufs.sorted_vel, vel);
         g.run(|g, e| d.encode_correction(g, e, which, it as u32))?;
-        let got = g.read_u32(&d.coarse_rhs, 2 * c.rhs.len())?;
+        let got = g.read_u32_async(&d.coarse_rhs, 2 * c.rhs.len()).await?;
         out.push(
             compare_exact(&format!("{name}.restrict"), &got, &fixed_words(&c.rhs)),
             Some(it),
         );
-        let got = g.read_f32(&d.coarse_work, c.solution.y.len())?;
+        let got = g.read_f32_async(&d.coarse_work, c.solution.y.len()).await?;
         out.push(
             compare_scaled(&format!("{name}.coarse"), &got, &c.solution.y, self.tol),
             Some(it),
         );
-        let got = g.read_f32(&d.kappa, n)?;
+        let got = g.read_f32_async(&d.kappa, n).await?;
         out.push(
             self.kappa_row(&format!("{name}.prolong"), &got, kappa, it + 1),
             Some(it),
@@ -283,7 +283,13 @@ impl SolveCheck<'_> {
     /// The pressure update of iteration `it` from the CPU's increments `kappa`, the velocities
     /// `vel` and Σ κ before it: the velocities and Σ κ after it; then the GPU holds the CPU's
     /// for the rate pass that follows.
-    fn update_rows(&self, out: &mut Rows, it: usize, kappa: &[f32], vel: &[Vec3]) -> Result<()> {
+    async fn update_rows(
+        &self,
+        out: &mut Rows,
+        it: usize,
+        kappa: &[f32],
+        vel: &[Vec3],
+    ) -> Result<()> {
         let (d, g, n, name, which, tr) = (self.d, self.g, self.n, self.name, self.which, self.tr);
         let q = &g.ctx.queue;
         let sums = self.sums();
@@ -297,13 +303,13 @@ impl SolveCheck<'_> {
         d.write_totals(q, which, it as u32, &[Default::default()]);
         g.run(|g, e| d.encode_pressure(g, e, which, it as u32))?;
         let want = flat(&tr.velocities[it - 1]);
-        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+        let got = flat(&g.read_vec3_async(&g.bufs.sorted_vel, n).await?);
         out.push(
             compare_scaled(&format!("{name}.pressure.velocity"), &got, &want, self.tol),
             Some(it),
         );
         let want = &tr.kappa_sums[it - 1];
-        let got = g.read_f32(sums, n)?;
+        let got = g.read_f32_async(sums, n).await?;
         out.push(
             self.kappa_row(&format!("{name}.kappa_sum"), &got, want, it),
             Some(it),
@@ -315,20 +321,21 @@ impl SolveCheck<'_> {
 
     /// The iteration after the last, `it` + 1, must do nothing on the GPU: its passes decide
     /// so from the last total.
-    fn skip_row(&self, out: &mut Rows, it: usize) -> Result<()> {
+    async fn skip_row(&self, out: &mut Rows, it: usize) -> Result<()> {
         let (d, g, n, name, which) = (self.d, self.g, self.n, self.name, self.which);
         let q = &g.ctx.queue;
         if let Some(r) = self.tr.rates.last() {
             d.write_totals(q, which, it as u32, &[r.total]);
         }
         d.write_totals(q, which, it as u32 + 1, &[Default::default()]);
-        let before = g.read_vec3(&g.bufs.sorted_vel, n)?;
+        let before = g.read_vec3_async(&g.bufs.sorted_vel, n).await?;
         g.run(|g, e| {
             d.encode_pressure(g, e, which, it as u32 + 1);
             d.encode_rate(g, e, which, it as u32 + 1);
         })?;
-        let after = g.read_vec3(&g.bufs.sorted_vel, n)?;
-        let skipped = d.read_total(g, which, it as u32 + 1)? == solver::dfsph::Total::default();
+        let after = g.read_vec3_async(&g.bufs.sorted_vel, n).await?;
+        let skipped =
+            d.read_total_async(g, which, it as u32 + 1).await? == solver::dfsph::Total::default();
         out.push(
             compare_exact(
                 &format!("{name}.converged_passes_skip"),
@@ -343,7 +350,7 @@ impl SolveCheck<'_> {
 
 /// WCSPH's pressure in a checked step, pass by pass from the CPU's inputs: `dfsph_eos`'s κ,
 /// then the pressure pass from the CPU's κ on the velocities `predicted` (v*).
-fn verify_eos(
+async fn verify_eos(
     sim: &crate::gpu::fluid::Simulation,
     d: &crate::solver::dfsph::gpu::GpuDfsph,
     eos: &solver::dfsph::EosTrace,
@@ -354,7 +361,7 @@ fn verify_eos(
     let g = &sim.grid;
     let n = predicted.len();
     g.run(|g, e| d.encode_eos(g, e))?;
-    let got = g.read_f32(&d.kappa, n)?;
+    let got = g.read_f32_async(&d.kappa, n).await?;
     // κ = B((ρ/ρ0)⁷ − 1)/ρ: one ulp of ρ/ρ0 moves it by about 7 B/ρ0 · 2⁻²⁴ however small κ
     // is (x⁷ − 1 cancels near ρ0), so its error is judged against B/ρ0 where the field is
     // smaller: at a nonzero tolerance an adapter that divides a last bit differently (Mesa's
@@ -369,7 +376,7 @@ fn verify_eos(
     q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&eos.kappa));
     g.write_vec3(&g.bufs.sorted_vel, predicted);
     g.run(|g, e| d.encode_eos_force(g, e))?;
-    let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+    let got = flat(&g.read_vec3_async(&g.bufs.sorted_vel, n).await?);
     out.push(
         compare_scaled("wcsph.pressure.velocity", &got, &flat(&eos.vel), tol),
         None,
@@ -379,7 +386,7 @@ fn verify_eos(
 
 /// DFSPH's coarse levels in a checked step: the operator's integer sums exactly, the rows
 /// from the CPU's operator (then left on the GPU for the solves).
-fn verify_levels(
+async fn verify_levels(
     sim: &crate::gpu::fluid::Simulation,
     d: &crate::solver::dfsph::gpu::GpuDfsph,
     coarse: &solver::dfsph::Coarse,
@@ -392,11 +399,13 @@ fn verify_levels(
     g.run(|g, e| d.encode_levels(g, e))?;
     let mut words = fixed_words(&coarse.op.op);
     words.push(coarse.op.anchors);
-    let got = g.read_u32(&d.coarse_op, words.len())?;
+    let got = g.read_u32_async(&d.coarse_op, words.len()).await?;
     out.push(compare_exact("dfsph_galerkin", &got, &words), None);
     g.write_u32(&d.coarse_op, &words);
     g.run(|g, e| d.encode_levels_only(g, e))?;
-    let got = g.read_f32(&d.coarse_rows, 27 * coarse.rows.len())?;
+    let got = g
+        .read_f32_async(&d.coarse_rows, 27 * coarse.rows.len())
+        .await?;
     out.push(
         compare_scaled("dfsph_levels", &got, &coarse.rows.concat(), tol),
         None,
@@ -412,7 +421,7 @@ fn verify_levels(
 /// and the statistics block). The first mismatch is named with its step, stage and
 /// iteration.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn check_dfsph_step(
+pub(crate) async fn check_dfsph_step(
     sim: &crate::gpu::fluid::Simulation,
     d: &crate::solver::dfsph::gpu::GpuDfsph,
     state: &Particles,
@@ -444,13 +453,14 @@ pub(crate) fn check_dfsph_step(
         n,
     };
     g.run(|_, e| sim.encode_prime(e))?;
-    let got = g.read_u32(&g.bufs.sorted_ids, n)?;
+    let got = g.read_u32_async(&g.bufs.sorted_ids, n).await?;
     out.push(
         compare_exact("grid.sorted_ids", &got, &tr.grid.sorted_ids),
         None,
     );
     let names = ["dfsph_density.rho", "dfsph_density.alpha"];
-    at.density_rows(&mut out, names, &tr.start, &tr.sorted.pos)?;
+    at.density_rows(&mut out, names, &tr.start, &tr.sorted.pos)
+        .await?;
     // From here every pass runs on the CPU's inputs: a GPU whose division and fused
     // multiply-adds round differently is judged pass by pass, not on an ulp amplified through
     // the solves' iterations. On lavapipe the uploads rewrite the values the GPU already holds.
@@ -460,7 +470,7 @@ pub(crate) fn check_dfsph_step(
     let caps = d.caps(&carry.budget);
     match &tr.coarse {
         Some(coarse) => {
-            verify_levels(sim, d, coarse, tol, &mut out)?;
+            verify_levels(sim, d, coarse, tol, &mut out).await?;
             verify_solve(
                 sim,
                 Solve::Divergence,
@@ -470,11 +480,12 @@ pub(crate) fn check_dfsph_step(
                 None,
                 tol,
                 &mut out,
-            )?;
+            )
+            .await?;
         }
         None => g.run(|_, e| d.encode_wcsph_start(e))?,
     }
-    at.forces(&tr, &mut out)?;
+    at.forces(&tr, &mut out).await?;
     let predicted = tr.substeps.last().map_or(&tr.predicted, |(_, v)| v);
     let pressed = match &tr.eos {
         None => {
@@ -492,16 +503,17 @@ pub(crate) fn check_dfsph_step(
                 Some(&scales),
                 tol,
                 &mut out,
-            )?;
+            )
+            .await?;
             tr.density.velocities.last().unwrap_or(predicted)
         }
         Some(eos) => {
-            verify_eos(sim, d, eos, predicted, tol, &mut out)?;
+            verify_eos(sim, d, eos, predicted, tol, &mut out).await?;
             &eos.vel
         }
     };
-    at.end(&tr, pressed, &mut out)?;
-    let block = at.stats(&tr, caps, &mut out)?;
+    at.end(&tr, pressed, &mut out).await?;
+    let block = at.stats(&tr, caps, &mut out).await?;
     Ok(Checked {
         rows: out.rows,
         first: out.first,
@@ -524,7 +536,7 @@ struct Checker<'a> {
 impl Checker<'_> {
     /// A `dfsph_density` pass's ρ and α (`names`) against the CPU's at the positions `pos` it
     /// walked, α's deficiency flag judged at the cutoff ([`compare_alpha`]).
-    fn density_rows(
+    async fn density_rows(
         &self,
         out: &mut Rows,
         names: [&str; 2],
@@ -533,7 +545,10 @@ impl Checker<'_> {
     ) -> Result<()> {
         let (g, d, n, tol) = (&self.sim.grid, self.d, self.n, self.tol);
         let (sp, fp) = (&self.sim.sim_params, &self.sim.fluid_params);
-        let (rho, alpha) = (g.read_f32(&d.rho, n)?, g.read_f32(&d.alpha, n)?);
+        let (rho, alpha) = (
+            g.read_f32_async(&d.rho, n).await?,
+            g.read_f32_async(&d.alpha, n).await?,
+        );
         let cutoff = |k| near_cutoff(k, pos, self.boundary, sp, fp, tol);
         out.push(compare_float(names[0], &rho, &want.density, tol), None);
         out.push(
@@ -545,13 +560,13 @@ impl Checker<'_> {
 
     /// `dfsph_accel`, `dfsph_timestep`, `dfsph_predict` and the later viscous substeps, from
     /// the velocities the divergence-free solve left on the CPU.
-    fn forces(&self, tr: &solver::dfsph::DfsphTrace, out: &mut Rows) -> Result<()> {
+    async fn forces(&self, tr: &solver::dfsph::DfsphTrace, out: &mut Rows) -> Result<()> {
         let (sim, d, n, tol) = (self.sim, self.d, self.n, self.tol);
         let g = &sim.grid;
         let solved = tr.divergence.velocities.last().unwrap_or(&tr.sorted.vel);
         g.write_vec3(&g.bufs.sorted_vel, solved);
         g.run(|g, e| d.encode_accel(g, e))?;
-        let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+        let got = flat(&g.read_vec3_async(&sim.fluid.accel, n).await?);
         out.push(
             compare_scaled("dfsph_accel", &got, &flat(&tr.acc), tol),
             None,
@@ -559,7 +574,7 @@ impl Checker<'_> {
         out.push(
             compare_scaled(
                 "dfsph_accel.viscous_rate",
-                &g.read_w(&sim.fluid.accel, n)?,
+                &g.read_w_async(&sim.fluid.accel, n).await?,
                 &tr.viscous_rate,
                 tol,
             ),
@@ -571,7 +586,7 @@ impl Checker<'_> {
             d.encode_timestep(g, e);
             d.encode_predict(g, e);
         })?;
-        let st = g.read_f32(&sim.fluid.step_state, 4)?;
+        let st = g.read_f32_async(&sim.fluid.step_state, 4).await?;
         let ts = tr.timestep;
         out.push(
             compare_float(
@@ -585,12 +600,12 @@ impl Checker<'_> {
         out.push(
             compare_exact(
                 "dfsph_timestep.substeps",
-                &[d.read_substeps(g)?],
+                &[d.read_substeps_async(g).await?],
                 &[ts.substeps],
             ),
             None,
         );
-        let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+        let got = flat(&g.read_vec3_async(&g.bufs.sorted_vel, n).await?);
         out.push(
             compare_scaled("dfsph_predict", &got, &flat(&tr.predicted), tol),
             None,
@@ -599,13 +614,13 @@ impl Checker<'_> {
         // matched above, or that row fails).
         for (k, (acc, vel)) in (2..).zip(&tr.substeps) {
             g.run(|g, e| d.encode_substep_accel(g, e, k))?;
-            let got = flat(&g.read_vec3(&sim.fluid.accel, n)?);
+            let got = flat(&g.read_vec3_async(&sim.fluid.accel, n).await?);
             out.push(
                 compare_scaled(&format!("dfsph_accel.substep{k}"), &got, &flat(acc), tol),
                 None,
             );
             g.run(|g, e| d.encode_substep_predict(g, e, k))?;
-            let got = flat(&g.read_vec3(&g.bufs.sorted_vel, n)?);
+            let got = flat(&g.read_vec3_async(&g.bufs.sorted_vel, n).await?);
             out.push(
                 compare_scaled(&format!("dfsph_predict.substep{k}"), &got, &flat(vel), tol),
                 None,
@@ -616,18 +631,23 @@ impl Checker<'_> {
 
     /// `dfsph_integrate` from the velocities the pressure left on the CPU (`pressed`), then
     /// the grid, ρ and α at the new positions.
-    fn end(&self, tr: &solver::dfsph::DfsphTrace, pressed: &[Vec3], out: &mut Rows) -> Result<()> {
+    async fn end(
+        &self,
+        tr: &solver::dfsph::DfsphTrace,
+        pressed: &[Vec3],
+        out: &mut Rows,
+    ) -> Result<()> {
         use solver::dfsph::Solve;
         let (sim, d, n, tol) = (self.sim, self.d, self.n, self.tol);
         let (g, q) = (&sim.grid, &sim.grid.ctx.queue);
         g.write_vec3(&g.bufs.sorted_vel, pressed);
         g.run(|g, e| d.encode_integrate(g, e))?;
-        let got = flat(&g.read_vec3(&g.bufs.positions, n)?);
+        let got = flat(&g.read_vec3_async(&g.bufs.positions, n).await?);
         out.push(
             compare_scaled("dfsph_integrate.position", &got, &flat(&tr.next.pos), tol),
             None,
         );
-        let got = flat(&g.read_vec3(&g.bufs.velocities, n)?);
+        let got = flat(&g.read_vec3_async(&g.bufs.velocities, n).await?);
         out.push(
             compare_scaled("dfsph_integrate.velocity", &got, &flat(&tr.next.vel), tol),
             None,
@@ -635,7 +655,7 @@ impl Checker<'_> {
         out.push(
             compare_exact(
                 "dfsph_integrate.id",
-                &g.read_u32(&g.bufs.particle_id, n)?,
+                &g.read_u32_async(&g.bufs.particle_id, n).await?,
                 &tr.next.id,
             ),
             None,
@@ -657,13 +677,14 @@ impl Checker<'_> {
             g.encode_build(e);
             d.encode_density(g, e);
         })?;
-        self.density_rows(out, ["end.rho", "end.alpha"], &tr.end, &tr.next_sorted.pos)?;
+        self.density_rows(out, ["end.rho", "end.alpha"], &tr.end, &tr.next_sorted.pos)
+            .await?;
         Ok(())
     }
 
     /// The statistics block of the step's end: the solver's block (iterations and values) and
     /// the general block; returns the CPU's own block, which the run loop reads.
-    fn stats(
+    async fn stats(
         &self,
         tr: &solver::dfsph::DfsphTrace,
         caps: [u32; 2],
@@ -675,7 +696,7 @@ impl Checker<'_> {
         // The general statistics read ρ: from the CPU's, so that the densest particle's id is
         // one answer, not two that a last bit decides.
         q.write_buffer(&d.rho, 0, bytemuck::cast_slice(&tr.end.density));
-        let got = d.finish(sim.stats_read_now()?, caps);
+        let got = d.finish(sim.stats_read_now_async().await?, caps);
         let s = solver::dfsph::SolverStats::from_words(&got.solver);
         out.push(
             compare_exact(
