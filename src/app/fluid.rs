@@ -1325,32 +1325,11 @@ fn picture_at_end(
     end: f64,
     path: &std::path::Path,
 ) -> Result<(), Error> {
-    let h = &template.header;
-    let obstacles = obstacles.map(|b| {
-        let mut b = (*b).clone();
-        b.place(end);
-        Arc::new(b)
-    });
     match picture {
         Ok(ctx) => {
-            let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
-            let setup = Setup {
-                config: h.config,
-                physics: h.physics,
-                fluid_params: template.fluid_params,
-                state,
-                source: h.source.clone(),
-                tank_min,
-                tank_max,
-                fluid_size,
-                shapes: h.obstacles.clone(),
-                obstacles,
-                emitters: Default::default(),
-                solver: template.solver,
-                carved: 0,
-                walled: 0,
-            };
-            viewer::picture(ctx, viewer_options(cli, h.config.particles), setup, path)?;
+            let particles = template.header.config.particles;
+            let setup = picture_setup(template, state, obstacles, end);
+            viewer::picture(ctx, viewer_options(cli, particles), setup, path)?;
             println!("picture of the last frame: {}", path.display());
         }
         Err(why) => eprintln!(
@@ -1359,4 +1338,37 @@ fn picture_at_end(
         ),
     }
     Ok(())
+}
+
+/// The set-up a picture of `state` at time `end` draws: the run's `template` with moving
+/// obstacles placed where they are then.
+pub(crate) fn picture_setup(
+    template: &checkpoint::Template,
+    state: crate::grid::reorder::Particles,
+    obstacles: Option<Arc<crate::boundary::Boundary>>,
+    end: f64,
+) -> Setup {
+    let h = &template.header;
+    let obstacles = obstacles.map(|b| {
+        let mut b = (*b).clone();
+        b.place(end);
+        Arc::new(b)
+    });
+    let [tank_min, tank_max, fluid_size] = h.tank.map(glam::Vec3::from);
+    Setup {
+        config: h.config,
+        physics: h.physics,
+        fluid_params: template.fluid_params,
+        state,
+        source: h.source.clone(),
+        tank_min,
+        tank_max,
+        fluid_size,
+        shapes: h.obstacles.clone(),
+        obstacles,
+        emitters: Default::default(),
+        solver: template.solver,
+        carved: 0,
+        walled: 0,
+    }
 }

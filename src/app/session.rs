@@ -98,6 +98,8 @@ pub struct Session {
     last: Option<StepStats>,
     /// The GPU the run steps on (`None`: the CPU path).
     gpu: Option<Arc<GpuContext>>,
+    /// How `--screenshot` would draw the run (the field, the camera, the mode).
+    picture: crate::viewer::ViewerOptions,
 }
 
 /// The command line's words for `settings` (the scene file's keys: flag names with `_`), each
@@ -284,6 +286,7 @@ impl Session {
                 .as_ref()
                 .map(Checkpoint::run_from)
                 .unwrap_or_default(),
+            picture: super::cli::viewer_options(cli, template.header.config.particles),
             template,
             last: None,
             gpu: ctx,
@@ -377,6 +380,29 @@ impl Session {
     /// [`Particles::to_input_order`]).
     pub fn snapshot(&self) -> Result<Snapshot> {
         self.backend.snapshot()
+    }
+
+    /// The current state drawn as `--screenshot` draws a run's last frame, into a texture of
+    /// `size` pixels read back as tightly packed RGBA bytes (what a web page checks: a headless
+    /// page's canvas reads back blank), on the run's GPU. Awaited: a web page's form.
+    pub async fn frame_async(&self, size: (u32, u32)) -> Result<Vec<u8>> {
+        let Some(ctx) = self.gpu.clone() else {
+            return Err(Error::input(
+                "a frame is drawn on the run's GPU: this run steps on the CPU path",
+            ));
+        };
+        let snap = self.backend.snapshot_async().await?;
+        let setup = super::fluid::picture_setup(
+            &self.template,
+            snap.state,
+            self.obstacles.clone(),
+            self.at.t,
+        );
+        let opts = crate::viewer::ViewerOptions {
+            size,
+            ..self.picture.clone()
+        };
+        crate::viewer::picture_rgba_async(ctx, opts, setup).await
     }
 
     /// The fluid's parameters.

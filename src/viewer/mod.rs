@@ -22,7 +22,7 @@ use crate::gpu::GpuContext;
 use crate::gpu::fluid::Simulation;
 use crate::obstacle;
 use crate::params::{ConfigOverrides, PhysicsConfig};
-use crate::run::{Backend, Course, CpuSimulation, Guards, Hooks, RunFrom, Until, drive};
+use crate::run::{Backend, Course, CpuSimulation, Guards, Hooks, RunFrom, Until, drive_async};
 use crate::scene::SceneChoice;
 use crate::setup::{RunSpec, Setup, Source};
 use crate::{Error, Result};
@@ -641,7 +641,7 @@ impl Viewer {
     }
 
     /// Runs the frame's substeps (unless paused) and records their timing.
-    fn advance(&mut self) -> Result<()> {
+    async fn advance_async(&mut self) -> Result<()> {
         let steps = if self.controls.paused {
             u32::from(std::mem::take(&mut self.controls.step_once))
         } else {
@@ -697,13 +697,14 @@ impl Viewer {
         let mut hooks = Interactive {
             mouse: backend.interaction().is_some(),
         };
-        let driven = drive(
+        let driven = drive_async(
             backend,
             &mut f.at,
             Until::steps(steps as u64),
             &course,
             &mut hooks,
-        );
+        )
+        .await;
         self.stats.sim_ms = start.elapsed().as_secs_f64() * 1e3;
         self.stats.steps = f.at.step;
         self.stats.t = f.at.t;
@@ -874,6 +875,21 @@ impl Viewer {
         input: egui::RawInput,
         capture: Option<&wgpu::Texture>,
     ) -> Result<egui::PlatformOutput> {
+        crate::gpu::context::finish(
+            self.frame_async(target, pixels_per_point, input, capture),
+            "Viewer::frame_async",
+        )
+    }
+
+    /// [`Viewer::frame`], awaited (a web page's form: its readbacks complete while the page
+    /// yields).
+    pub async fn frame_async(
+        &mut self,
+        target: &wgpu::Texture,
+        pixels_per_point: f32,
+        input: egui::RawInput,
+        capture: Option<&wgpu::Texture>,
+    ) -> Result<egui::PlatformOutput> {
         let size = (target.width(), target.height());
         self.last_size = size;
         let now = Instant::now();
@@ -886,7 +902,7 @@ impl Viewer {
             };
         }
         self.last_frame = Some(now);
-        self.advance()?;
+        self.advance_async().await?;
         // The colour range follows the data: at the first frame, when the field changes, and
         // every 15 frames, until the panel's min or max is edited.
         let c = &self.controls;
@@ -894,7 +910,7 @@ impl Viewer {
             && c.mode == RenderMode::Spheres
             && (c.fitted != Some(c.field) || self.frames_drawn % 15 == 0)
         {
-            self.fit_range()?;
+            self.fit_range_async().await?;
         }
         self.frames_drawn += 1;
 
@@ -1026,10 +1042,7 @@ impl Viewer {
         self.ctx
             .queue
             .submit(extra.into_iter().chain([encoder.finish()]));
-        self.ctx
-            .device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| Error::Device(e.to_string()))?;
+        self.ctx.wait()?;
         for id in &free {
             self.egui_renderer.free_texture(id);
         }
@@ -1085,6 +1098,10 @@ impl Viewer {
     /// pressure at the bottom) so a fluid at rest does not show its noise in every colour;
     /// speeds start at 0.
     fn fit_range(&mut self) -> Result<()> {
+        crate::gpu::context::finish(self.fit_range_async(), "Viewer::fit_range_async")
+    }
+
+    async fn fit_range_async(&mut self) -> Result<()> {
         let (shown, grid) = match &self.model {
             Model::Fluid(f) => (f.shown(), &f.sim.grid),
             Model::Grains(g) => (g.shown(), &g.gpu.g),
@@ -1092,12 +1109,13 @@ impl Viewer {
         let n = shown.count as usize;
         let values: Vec<f32> = match self.controls.field {
             ColorField::Speed => grid
-                .read_vec3(shown.velocities, n)?
+                .read_vec3_async(shown.velocities, n)
+                .await?
                 .iter()
                 .map(|v| v.length())
                 .collect(),
-            ColorField::Density => grid.read_f32(shown.density, n)?,
-            ColorField::Pressure => grid.read_f32(shown.pressure, n)?,
+            ColorField::Density => grid.read_f32_async(shown.density, n).await?,
+            ColorField::Pressure => grid.read_f32_async(shown.pressure, n).await?,
         };
         let (lo, hi) = values
             .iter()
@@ -1223,6 +1241,11 @@ pub fn srgb_view_formats(format: wgpu::TextureFormat) -> Vec<wgpu::TextureFormat
 
 /// Reads an 8-bit RGBA or BGRA texture into tightly packed RGBA bytes.
 pub fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
+    crate::gpu::context::finish(read_rgba_async(ctx, texture), "read_rgba_async")
+}
+
+/// [`read_rgba`], awaited (a web page's form).
+pub async fn read_rgba_async(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
     let (w, h) = (texture.width(), texture.height());
     let row = 4 * w;
     let padded =
@@ -1255,7 +1278,7 @@ pub fn read_rgba(ctx: &GpuContext, texture: &wgpu::Texture) -> Result<Vec<u8>> {
         },
         texture.size(),
     );
-    let bytes = ctx.submit_and_read(encoder, &buffer)?;
+    let bytes = ctx.submit_and_read_async(encoder, &buffer).await?;
     let bgra = matches!(
         texture.format(),
         wgpu::TextureFormat::Bgra8Unorm | wgpu::TextureFormat::Bgra8UnormSrgb
@@ -1310,6 +1333,36 @@ pub fn run_offscreen(opts: ViewerOptions) -> Result<()> {
 /// stepping.
 pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &Path) -> Result<()> {
     check_png_path(path)?;
+    let (viewer, texture) = drawing(&ctx.clone(), || {
+        let (mut viewer, texture) = still(ctx, opts, setup)?;
+        let size = (texture.width(), texture.height());
+        viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
+        Ok((viewer, texture))
+    })?;
+    viewer.save_png(&texture, path)
+}
+
+/// [`picture`]'s frame as tightly packed RGBA bytes instead of a file, awaited (a web page's
+/// form: a headless page's canvas reads back blank, a texture does not).
+pub async fn picture_rgba_async(
+    ctx: Arc<GpuContext>,
+    opts: ViewerOptions,
+    setup: Setup,
+) -> Result<Vec<u8>> {
+    let (mut viewer, texture) = still(ctx.clone(), opts, setup)?;
+    let size = (texture.width(), texture.height());
+    viewer
+        .frame_async(&texture, 1.0, offscreen_input(size), None)
+        .await?;
+    read_rgba_async(&ctx, &texture).await
+}
+
+/// A paused viewer of `setup` without its panel, and the texture of `opts.size` it draws into.
+fn still(
+    ctx: Arc<GpuContext>,
+    opts: ViewerOptions,
+    setup: Setup,
+) -> Result<(Viewer, wgpu::Texture)> {
     let size = opts.size;
     // Nothing steps: the picture draws the state as given.
     let opts = ViewerOptions {
@@ -1319,15 +1372,11 @@ pub fn picture(ctx: Arc<GpuContext>, opts: ViewerOptions, setup: Setup, path: &P
         ..opts
     };
     let format = offscreen_format(&ctx.adapter);
-    let (viewer, texture) = drawing(&ctx.clone(), || {
-        let mut viewer = Viewer::with_setup(ctx, opts, setup, format)?;
-        viewer.controls.paused = true;
-        viewer.controls.show_ui = false;
-        let texture = viewer.capture_texture(size);
-        viewer.frame(&texture, 1.0, offscreen_input(size), None)?;
-        Ok((viewer, texture))
-    })?;
-    viewer.save_png(&texture, path)
+    let mut viewer = Viewer::with_setup(ctx, opts, setup, format)?;
+    viewer.controls.paused = true;
+    viewer.controls.show_ui = false;
+    let texture = viewer.capture_texture(size);
+    Ok((viewer, texture))
 }
 
 /// Runs the drawing `f` inside an error scope, so that an adapter that cannot draw what the

@@ -108,3 +108,27 @@ fn both_solvers_run_on_a_device_granting_only_the_storage_buffers_the_stages_nee
         assert!(s.stats().unwrap().density_mean.is_finite(), "{solver}");
     }
 }
+
+/// A session's frame drawn into a texture and read back (the web page's `frame=1`, here
+/// blocked on) shows the fluid: thousands of pixels unlike the background corner's.
+#[test]
+fn a_sessions_frame_read_back_from_a_texture_shows_the_particles() {
+    use gpu_sph::app::session::{SceneGiven, Session};
+    let Some(ctx) = common::gpu() else { return };
+    let settings = serde_json::json!({ "particles": 3000 });
+    let mut s = Session::on_gpu(
+        SceneGiven::Name("dam-break".into()),
+        settings.as_object().unwrap(),
+        ctx,
+    )
+    .unwrap();
+    s.step(1).unwrap();
+    let size = (160, 120);
+    let rgba = pollster::block_on(s.frame_async(size)).unwrap();
+    assert_eq!(rgba.len(), 4 * 160 * 120);
+    let drawn = rgba.chunks_exact(4).filter(|px| *px != &rgba[..4]).count();
+    assert!(
+        drawn > 160 * 120 / 50,
+        "{drawn} pixels unlike the background"
+    );
+}

@@ -126,9 +126,6 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
     let params: Map<String, Value> =
         serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
     let ask = ask(&params, scene_text)?;
-    if ask.frame {
-        return Err("frame=1 is not in the page yet (the offscreen frame's readback still blocks); gpu-sph --headless --screenshot draws one natively".into());
-    }
     let ctx = Arc::new(GpuContext::new_async().await.map_err(|e| e.to_string())?);
     let info = &ctx.info;
     let adapter = json!({
@@ -168,8 +165,21 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
         "stepping_s": seconds,
         "steps_per_s": session.steps() as f64 / seconds.max(1e-9),
     });
+    if ask.frame {
+        let size = (320, 240);
+        let rgba = session.frame_async(size).await.map_err(|e| e.to_string())?;
+        report["frame"] = frame_summary(&rgba, size);
+    }
     if let Some(v) = verified {
         report["verify"] = serde_json::to_value(&v).map_err(|e| e.to_string())?;
     }
     serde_json::to_string(&report).map_err(|e| e.to_string())
+}
+
+/// What a drawn frame shows: its size and how many pixels differ from its first (a corner:
+/// the background), which the particles drawn make thousands of.
+fn frame_summary(rgba: &[u8], size: (u32, u32)) -> Value {
+    let background = &rgba[..4];
+    let drawn = rgba.chunks_exact(4).filter(|px| *px != background).count();
+    json!({ "width": size.0, "height": size.1, "pixels_unlike_background": drawn })
 }
