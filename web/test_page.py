@@ -15,7 +15,7 @@ Checks, each failing with a line that says what differed:
      into the same wasm passes.
   3. `?frame=1`: a frame drawn into a texture and read back shows particles (a headless
      canvas reads back blank, so the page draws into a texture).
-  4. A browser without WebGPU gets one line saying so, never a blank page.
+  4. A browser without WebGPU gets one line saying so, never a blank page (checked first).
 """
 
 import functools
@@ -82,6 +82,11 @@ def main():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
 
+        state, r, status, console = page_report(browser, base, 60, no_webgpu=True)
+        if state != "error" or "WebGPU" not in status or "\n" in status.strip():
+            fail(f"a browser without WebGPU saw {status!r}")
+        print(f"web test: without WebGPU the page says: {status}")
+
         state, r, status, console = page_report(
             browser, f"{base}?scene=dam-break&n={n}&steps={k}&report=1", 600)
         if state != "done":
@@ -121,10 +126,6 @@ def main():
             fail(f"the drawn frame shows no particles ({f})")
         print(f"web test: the frame read back shows particles ({100 * share:.1f}% of its pixels)")
 
-        state, r, status, console = page_report(browser, base, 60, no_webgpu=True)
-        if state != "error" or "WebGPU" not in status or "\n" in status.strip():
-            fail(f"a browser without WebGPU saw {status!r}")
-        print(f"web test: without WebGPU the page says: {status}")
         browser.close()
     server.shutdown()
     print("web test: ok")
