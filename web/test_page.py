@@ -61,6 +61,14 @@ def page_report(browser, url, timeout_s, no_webgpu=False):
     return state, report, status, lines
 
 
+def finished_report(browser, url, timeout_s, what):
+    """The report of a page run that must end `done`; a failure names the run and its error."""
+    state, report, _, console = page_report(browser, url, timeout_s)
+    if state != "done":
+        fail(f"the {what} run ended in {state}: {report.get('error')} (console: {console[-5:]})")
+    return report
+
+
 def fail(msg):
     print(f"web test: FAIL: {msg}")
     sys.exit(1)
@@ -82,15 +90,13 @@ def main():
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=ARGS)
 
-        state, r, status, console = page_report(browser, base, 60, no_webgpu=True)
+        state, _, status, _ = page_report(browser, base, 60, no_webgpu=True)
         if state != "error" or "WebGPU" not in status or "\n" in status.strip():
             fail(f"a browser without WebGPU saw {status!r}")
         print(f"web test: without WebGPU the page says: {status}")
 
-        state, r, status, console = page_report(
-            browser, f"{base}?scene=dam-break&n={n}&steps={k}&report=1", 600)
-        if state != "done":
-            fail(f"the report run ended in {state}: {r.get('error')} (console: {console[-5:]})")
+        r = finished_report(browser, f"{base}?scene=dam-break&n={n}&steps={k}&report=1", 600,
+                            "report")
         st = r["stats"]
         print(f"web test: {r['steps']} steps of {n} particles on {r['adapter']['name']} "
               f"({r['adapter']['backend']}), {r['steps_per_s']:.1f} steps/s")
@@ -107,19 +113,15 @@ def main():
         print("web test: density statistics equal the native CPU path's "
               + ("bit for bit" if exact else f"within {worst:.2e} relative (not bit for bit)"))
 
-        state, r, status, console = page_report(
-            browser, f"{base}?scene=dam-break&n={n}&steps=3&verify=1&report=1", 900)
-        if state != "done":
-            fail(f"the verify run ended in {state}: {r.get('error')} (console: {console[-5:]})")
+        r = finished_report(
+            browser, f"{base}?scene=dam-break&n={n}&steps=3&verify=1&report=1", 900, "verify")
         v = r["verify"]
         if not v["pass"]:
             fail(f"verify failed in the page: {v.get('first_mismatch')}")
         print(f"web test: verify passed in the page ({len(v['stages'])} stage checks)")
 
-        state, r, status, console = page_report(
-            browser, f"{base}?scene=dam-break&n={n}&steps=1&frame=1&report=1", 600)
-        if state != "done":
-            fail(f"the frame run ended in {state}: {r.get('error')} (console: {console[-5:]})")
+        r = finished_report(
+            browser, f"{base}?scene=dam-break&n={n}&steps=1&frame=1&report=1", 600, "frame")
         f = r["frame"]
         share = f["pixels_unlike_background"] / (f["width"] * f["height"])
         if share < 0.01:

@@ -6,6 +6,9 @@
 //! same way, for the host to build the solver's block (DFSPH's and WCSPH's:
 //! [`crate::solver::dfsph::dfsph_stats`]).
 
+use std::cell::RefCell;
+use std::collections::VecDeque;
+
 use super::context::GpuContext;
 use crate::core::Stage;
 use crate::core::StatsBlock;
@@ -13,8 +16,6 @@ use crate::grid::gpu::{
     Binding, GpuNeighbours, WORKGROUP_SIZE, bind_group, groups, layout, pipeline, storage_buffer,
 };
 use crate::{Error, Result, shaders};
-use std::cell::RefCell;
-use std::collections::VecDeque;
 
 /// Bytes of one block `stats_blocks` writes.
 const BLOCK_BYTES: u64 = 64;

@@ -256,16 +256,20 @@ pub fn capacity(limits: &wgpu::Limits) -> Capacity {
 /// Worked example: `dfsph_rate` declares 15 (positions, velocities, the pair list and the
 /// solve's per-particle and per-block fields), the most of any stage: `(15, "dfsph_rate")`.
 pub fn storage_buffers_needed() -> (u32, &'static str) {
-    Stage::ALL
-        .iter()
-        .filter_map(|s| {
-            let src = s.shader()?;
-            let kernel = crate::shaders::uses_kernel(src).then(crate::kernel::Kernel::default);
-            let full = crate::shaders::source_with(src, kernel);
-            Some((full.matches("var<storage").count() as u32, s.name()))
-        })
-        .max_by_key(|&(n, _)| n)
-        .unwrap_or((0, "none"))
+    // The sources are the binary's own: counted once.
+    static NEEDED: std::sync::OnceLock<(u32, &'static str)> = std::sync::OnceLock::new();
+    *NEEDED.get_or_init(|| {
+        Stage::ALL
+            .iter()
+            .filter_map(|s| {
+                let src = s.shader()?;
+                let kernel = crate::shaders::uses_kernel(src).then(crate::kernel::Kernel::default);
+                let full = crate::shaders::source_with(src, kernel);
+                Some((full.matches("var<storage").count() as u32, s.name()))
+            })
+            .max_by_key(|&(n, _)| n)
+            .unwrap_or((0, "none"))
+    })
 }
 
 /// Fails with one line naming the limit when N or T do not fit the device.
