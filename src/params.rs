@@ -378,7 +378,8 @@ impl SphConfig {
 
 /// `SimParams::group_size` left to the adapter: the GPU constructor
 /// ([`NeighbourBuffers::new`](crate::grid::gpu::NeighbourBuffers::new)) makes it
-/// [`GROUP`](crate::core::limits::GROUP) on a software adapter and 1 on a GPU
+/// [`GROUP`](crate::core::limits::GROUP) on a native software adapter and 1 on a GPU or in a
+/// browser
 /// ([`resolve_group_size`]); nothing on the CPU path depends on it.
 pub const AUTO_GROUP: u32 = 0;
 
@@ -388,12 +389,16 @@ pub const AUTO_GROUP: u32 = 0;
 /// (4–6× on the density walk, benchmarks.md); on a GPU one invocation holding 8 members' sums
 /// in registers lowers occupancy, and measured on an NVIDIA H200 at 1M particles groups of one
 /// made the WCSPH step 6.4 → 3.9 ms and the DFSPH step 67 → 55 ms (groups of 2 and 4 were
-/// slower than 8). Every size gives the same bits.
-pub fn resolve_group_size(chosen: u32, kind: wgpu::DeviceType) -> u32 {
-    match (chosen, kind) {
-        (AUTO_GROUP, wgpu::DeviceType::Cpu) => crate::core::limits::GROUP,
-        (AUTO_GROUP, _) => 1,
-        (g, _) => g,
+/// slower than 8). A browser's software adapter (Chromium's SwiftShader, `backend`
+/// BrowserWebGpu) takes 1: its shader compiler did not get through the 8-member walkers (the
+/// GPU process was lost compiling `dfsph_density`), and compiles the 1-member ones in seconds
+/// (docs/web.md). Every size gives the same bits.
+pub fn resolve_group_size(chosen: u32, kind: wgpu::DeviceType, backend: wgpu::Backend) -> u32 {
+    match (chosen, kind, backend) {
+        (AUTO_GROUP, wgpu::DeviceType::Cpu, wgpu::Backend::BrowserWebGpu) => 1,
+        (AUTO_GROUP, wgpu::DeviceType::Cpu, _) => crate::core::limits::GROUP,
+        (AUTO_GROUP, _, _) => 1,
+        (g, _, _) => g,
     }
 }
 
@@ -1405,13 +1410,19 @@ mod tests {
     #[test]
     fn the_adapter_picks_an_unchosen_group_size() {
         use crate::core::limits::GROUP;
+        use wgpu::Backend::{BrowserWebGpu, Vulkan};
         use wgpu::DeviceType::{Cpu, DiscreteGpu, IntegratedGpu};
-        assert_eq!(resolve_group_size(AUTO_GROUP, Cpu), GROUP);
-        assert_eq!(resolve_group_size(AUTO_GROUP, DiscreteGpu), 1);
-        assert_eq!(resolve_group_size(AUTO_GROUP, IntegratedGpu), 1);
-        assert_eq!(resolve_group_size(4, DiscreteGpu), 4);
-        assert_eq!(resolve_group_size(8, DiscreteGpu), 8);
-        assert_eq!(resolve_group_size(1, Cpu), 1);
+        assert_eq!(resolve_group_size(AUTO_GROUP, Cpu, Vulkan), GROUP);
+        assert_eq!(resolve_group_size(AUTO_GROUP, Cpu, BrowserWebGpu), 1);
+        assert_eq!(resolve_group_size(AUTO_GROUP, DiscreteGpu, Vulkan), 1);
+        assert_eq!(
+            resolve_group_size(AUTO_GROUP, IntegratedGpu, BrowserWebGpu),
+            1
+        );
+        assert_eq!(resolve_group_size(4, DiscreteGpu, Vulkan), 4);
+        assert_eq!(resolve_group_size(8, DiscreteGpu, Vulkan), 8);
+        assert_eq!(resolve_group_size(8, Cpu, BrowserWebGpu), 8);
+        assert_eq!(resolve_group_size(1, Cpu, Vulkan), 1);
     }
 
     #[test]

@@ -425,7 +425,11 @@ impl NeighbourBuffers {
     /// [`Self::group_size`] hold the size the walks run with.
     pub fn new(ctx: &GpuContext, pipes: &NeighbourPipelines, params: &SimParams) -> Result<Self> {
         let params = &SimParams {
-            group_size: crate::params::resolve_group_size(params.group_size, ctx.info.device_type),
+            group_size: crate::params::resolve_group_size(
+                params.group_size,
+                ctx.info.device_type,
+                ctx.info.backend,
+            ),
             ..*params
         };
         let (n, t) = (params.n, params.table_size);

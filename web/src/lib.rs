@@ -82,9 +82,10 @@ fn ask(params: &Map<String, Value>, scene_text: Option<String>) -> Result<Ask, S
             continue;
         }
         let text = value.as_str().unwrap_or_default();
+        // A flag is `key=true` (or `on`); "1" stays a value (`group_size=1`).
         let value = match text {
-            "true" | "1" | "on" => json!(true),
-            "false" | "0" | "off" => json!(false),
+            "true" | "on" => json!(true),
+            "false" | "off" => json!(false),
             _ => json!(text),
         };
         settings.insert(key.replace('-', "_"), value);

@@ -132,12 +132,16 @@ impl SolveCheck<'_> {
     async fn rate_rows(&self, out: &mut Rows, it: usize) -> Result<()> {
         let (d, g, n, name, tol) = (self.d, self.g, self.n, self.name, self.tol);
         let rate = self.tr.rates.get(it).cloned().unwrap_or_default();
-        let got = g.read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n).await?;
+        let got = g
+            .read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n)
+            .await?;
         out.push(
             self.kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, it + 1),
             Some(it),
         );
-        let got = g.read_f32_at_async(&d.fields.buffer, d.fields.residual(), n).await?;
+        let got = g
+            .read_f32_at_async(&d.fields.buffer, d.fields.residual(), n)
+            .await?;
         let scale: Vec<f64> = rate
             .residual
             .iter()
@@ -250,7 +254,11 @@ impl SolveCheck<'_> {
             return Ok(());
         };
         let f = &d.fields;
-        q.write_buffer(&f.buffer, f.residual(), bytemuck::cast_slice(&rate.residual));
+        q.write_buffer(
+            &f.buffer,
+            f.residual(),
+            bytemuck::cast_slice(&rate.residual),
+        );
         q.write_buffer(&f.buffer, f.kappa(), bytemuck::cast_slice(&rate.kappa));
         q.write_buffer(
             &f.buffer,
@@ -269,7 +277,9 @@ impl SolveCheck<'_> {
             compare_scaled(&format!("{name}.coarse"), &got, &c.solution.y, self.tol),
             Some(it),
         );
-        let got = g.read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n).await?;
+        let got = g
+            .read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n)
+            .await?;
         out.push(
             self.kappa_row(&format!("{name}.prolong"), &got, kappa, it + 1),
             Some(it),
@@ -358,7 +368,9 @@ async fn verify_eos(
     let g = &sim.grid;
     let n = predicted.len();
     g.run(|g, e| d.encode_eos(g, e))?;
-    let got = g.read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n).await?;
+    let got = g
+        .read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n)
+        .await?;
     // κ = B((ρ/ρ0)⁷ − 1)/ρ: one ulp of ρ/ρ0 moves it by about 7 B/ρ0 · 2⁻²⁴ however small κ
     // is (x⁷ − 1 cancels near ρ0), so its error is judged against B/ρ0 where the field is
     // smaller: at a nonzero tolerance an adapter that divides a last bit differently (Mesa's
@@ -370,7 +382,11 @@ async fn verify_eos(
         None,
     );
     let q = &g.ctx.queue;
-    q.write_buffer(&d.fields.buffer, d.fields.kappa(), bytemuck::cast_slice(&eos.kappa));
+    q.write_buffer(
+        &d.fields.buffer,
+        d.fields.kappa(),
+        bytemuck::cast_slice(&eos.kappa),
+    );
     g.write_vec3(&g.bufs.sorted_vel, predicted);
     g.run(|g, e| d.encode_eos_force(g, e))?;
     let got = flat(&g.read_vec3_async(&g.bufs.sorted_vel, n).await?);
