@@ -460,6 +460,10 @@ impl Emitter {
     }
 }
 
+/// A chunk of due layers, (emitter, layer) pairs, with their slabs' probes
+/// ([`Emitters::probes_due`]).
+pub type DueProbes = (Vec<(usize, u64)>, Vec<Probe>);
+
 /// A run's emitters at spacing s, and what emitting costs the energy balance.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Emitters {
@@ -554,23 +558,40 @@ impl Emitters {
         t: f64,
         mut probe: impl FnMut(&[Probe]) -> crate::Result<Vec<u32>>,
     ) -> crate::Result<Batch> {
-        let due = self.due(before, t);
         let mut out = Batch::default();
-        for chunk in due.chunks(MAX_PROBES) {
-            let probes: Vec<Probe> = chunk
-                .iter()
-                .map(|&(i, k)| self.list[i].probe(k, t, self.s))
-                .collect();
+        for (layers, probes) in self.probes_due(before, t) {
             let hits = probe(&probes)?;
-            for (&(i, k), &h) in chunk.iter().zip(&hits) {
-                if h == 0 {
-                    let (pos, vel) = self.list[i].emit(k, k + 1, t, self.s);
-                    out.vel.extend(std::iter::repeat_n(vel, pos.len()));
-                    out.pos.extend(pos);
-                }
-            }
+            self.land(&layers, &hits, t, &mut out);
         }
         Ok(out)
+    }
+
+    /// The layers due after `before` up to `t` as (emitter, layer) pairs with their slabs'
+    /// probes, in chunks of at most [`MAX_PROBES`] (what one `emitter_probe` pass counts): what
+    /// [`Emitters::between`] probes, for a caller that awaits each count.
+    pub fn probes_due(&self, before: Option<f64>, t: f64) -> Vec<DueProbes> {
+        self.due(before, t)
+            .chunks(MAX_PROBES)
+            .map(|chunk| {
+                let probes = chunk
+                    .iter()
+                    .map(|&(i, k)| self.list[i].probe(k, t, self.s))
+                    .collect();
+                (chunk.to_vec(), probes)
+            })
+            .collect()
+    }
+
+    /// Adds to `out` the layers of `layers` whose slab the probe found empty (`hits` 0),
+    /// placed as they stand at `t`.
+    pub fn land(&self, layers: &[(usize, u64)], hits: &[u32], t: f64, out: &mut Batch) {
+        for (&(i, k), &h) in layers.iter().zip(hits) {
+            if h == 0 {
+                let (pos, vel) = self.list[i].emit(k, k + 1, t, self.s);
+                out.vel.extend(std::iter::repeat_n(vel, pos.len()));
+                out.pos.extend(pos);
+            }
+        }
     }
 
     /// [`Emitters::between`] probing the particles at `pos` on the host.

@@ -291,6 +291,11 @@ impl Simulation {
     /// Stage `emitter_probe` over the held state: how many particles lie in each probe's slab
     /// (at most [`crate::emitter::MAX_PROBES`]); no step may be in flight.
     pub fn probe(&self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
+        super::context::finish(self.probe_async(probes), "Simulation::probe_async")
+    }
+
+    /// [`Simulation::probe`], awaited (a web page's form).
+    pub async fn probe_async(&self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
         let ctx = &self.grid.ctx;
         let p = match self.probe.get() {
             Some(p) => p,
@@ -337,7 +342,7 @@ impl Simulation {
         let n = groups(self.grid.bufs.n.get(), WORKGROUP_SIZE);
         self.grid
             .run(|g, e| g.dispatch(e, Stage::EmitterProbe, &p.pipeline, &p.bg, n))?;
-        self.grid.read_u32(&p.hits, probes.len())
+        self.grid.read_u32_async(&p.hits, probes.len()).await
     }
 
     /// Adds emitted particles after the live ones, with the next ids, at rest density (see

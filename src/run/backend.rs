@@ -50,6 +50,11 @@ pub trait Backend {
     /// Stage `emitter_probe`: how many particles lie in each probe's slab (no step may be in
     /// flight).
     fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>>;
+    /// [`Backend::probe`] as a future (what the driver loop awaits: a web page awaits the
+    /// GPU's count); the CPU path's is ready at once.
+    fn probe_async<'a>(&'a mut self, probes: &'a [crate::emitter::Probe]) -> Pending<'a, Vec<u32>> {
+        Box::pin(std::future::ready(self.probe(probes)))
+    }
     /// Removes the particles outside the tank (those that left through an open side; see
     /// [`without_outside`]); returns how many and the energy they took (no step may be in
     /// flight).
@@ -213,6 +218,13 @@ impl Backend for Simulation {
 
     fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
         Simulation::probe(self, probes).map_err(|e| self.grid.ctx.explain(e))
+    }
+
+    fn probe_async<'a>(&'a mut self, probes: &'a [crate::emitter::Probe]) -> Pending<'a, Vec<u32>> {
+        Box::pin(async move {
+            let hits = Simulation::probe_async(self, probes).await;
+            hits.map_err(|e| self.grid.ctx.explain(e))
+        })
     }
 
     fn pass_times(&mut self) -> Result<Option<PassTimes>> {

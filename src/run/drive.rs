@@ -83,9 +83,17 @@ pub trait Model {
     fn may_add_after(_course: &Self::Course<'_>, _t: f64) -> bool {
         false
     }
-    /// Before the first step of a stretch from `at`.
-    fn begin(&mut self, _course: &Self::Course<'_>, _at: &RunFrom) -> Result<()> {
-        Ok(())
+    /// Before the first step of a stretch from `at` (awaited: the fluid's emitters probe the
+    /// GPU).
+    fn begin<'c>(
+        &mut self,
+        _course: &Self::Course<'c>,
+        _at: &RunFrom,
+    ) -> impl std::future::Future<Output = Result<()>>
+    where
+        Self: 'c,
+    {
+        async { Ok(()) }
     }
     /// Puts what moves where it is at time `t` (s), for the next step.
     fn place(&mut self, _t: f64) {}
@@ -114,17 +122,20 @@ pub trait Model {
         guards: Self::Guards,
     ) -> Result<()>;
     /// After a judged step: removes what left and, unless the next step already runs
-    /// (`pipelined`), adds what the step's end releases. Returns whether anything is left to
-    /// step.
-    fn settle(
+    /// (`pipelined`), adds what the step's end releases (awaited, as [`Model::begin`]).
+    /// Returns whether anything is left to step.
+    fn settle<'c>(
         &mut self,
-        _course: &Self::Course<'_>,
+        _course: &Self::Course<'c>,
         _block: &Self::Block,
         _at: &mut RunFrom,
         _t_before: f64,
         _pipelined: bool,
-    ) -> Result<bool> {
-        Ok(true)
+    ) -> impl std::future::Future<Output = Result<bool>>
+    where
+        Self: 'c,
+    {
+        async { Ok(true) }
     }
 }
 
@@ -181,15 +192,20 @@ impl<R, B> Default for Driven<R, B> {
 }
 
 /// Adds the particles `emitters` release in (before, t] to `backend`; returns the energy
-/// they bring in and how many.
-fn emit<B: Backend + ?Sized>(
+/// they bring in and how many: [`Emitters::between`], each probe's count awaited through
+/// [`Backend::probe_async`].
+async fn emit<B: Backend + ?Sized>(
     backend: &mut B,
     emitters: &Emitters,
     fp: &FluidParams,
     before: Option<f64>,
     t: f64,
 ) -> Result<(f64, u64)> {
-    let batch = emitters.between(before, t, |p| backend.probe(p))?;
+    let mut batch = crate::emitter::Batch::default();
+    for (layers, probes) in emitters.probes_due(before, t) {
+        let hits = backend.probe_async(&probes).await?;
+        emitters.land(&layers, &hits, t, &mut batch);
+    }
     if batch.is_empty() {
         return Ok((0.0, 0));
     }
@@ -226,9 +242,12 @@ impl<T: Backend + ?Sized> Model for T {
     /// A state at time t holds every layer that left by t (`crate::emitter`): a fresh run
     /// emits those of t = 0 first (their energy is in the first step's, the reference); a
     /// resumed one has them.
-    fn begin(&mut self, course: &Course<'_>, at: &RunFrom) -> Result<()> {
+    async fn begin<'c>(&mut self, course: &Course<'c>, at: &RunFrom) -> Result<()>
+    where
+        Self: 'c,
+    {
         if at.step == 0 {
-            emit(self, course.emitters, course.fp, None, at.t)?;
+            emit(self, course.emitters, course.fp, None, at.t).await?;
         }
         Ok(())
     }
@@ -288,14 +307,17 @@ impl<T: Backend + ?Sized> Model for T {
         )
     }
 
-    fn settle(
+    async fn settle<'c>(
         &mut self,
-        course: &Course<'_>,
+        course: &Course<'c>,
         block: &StatsBlock,
         at: &mut RunFrom,
         t_before: f64,
         pipelined: bool,
-    ) -> Result<bool> {
+    ) -> Result<bool>
+    where
+        Self: 'c,
+    {
         let fp = course.fp;
         let mut live = block.n as u64;
         if fp.open != 0 && block.outside > 0 {
@@ -304,7 +326,7 @@ impl<T: Backend + ?Sized> Model for T {
             live -= gone;
         }
         if !pipelined {
-            let (energy, added) = emit(self, course.emitters, fp, Some(t_before), at.t)?;
+            let (energy, added) = emit(self, course.emitters, fp, Some(t_before), at.t).await?;
             at.emitted_energy += energy;
             live += added;
         }
@@ -344,7 +366,7 @@ pub async fn drive_async<M: Model + ?Sized>(
     if steps == 0 {
         return Ok(driven);
     }
-    model.begin(course, at)?;
+    model.begin(course, at).await?;
     model.place(at.t);
     model.submit()?;
     for i in 1..=steps {
@@ -382,7 +404,10 @@ pub async fn drive_async<M: Model + ?Sized>(
         driven.last = Some(row);
         driven.block = Some(block);
         // Its last row shows them all outside.
-        if !model.settle(course, &block, at, t_before, pipelined)? {
+        if !model
+            .settle(course, &block, at, t_before, pipelined)
+            .await?
+        {
             driven.emptied = true;
             break;
         }

@@ -371,16 +371,25 @@ impl crate::run::Backend for Verified<'_> {
     /// The CPU's `emitter_probe` decides which layers land; the GPU's, run on the same state,
     /// must count the same.
     fn probe(&mut self, probes: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
-        // One upload serves every probe of an emission (they come in chunks of MAX_PROBES).
-        if !self.uploaded {
-            self.sim.upload(&self.state);
-            self.uploaded = true;
-        }
-        let got = self.sim.probe(probes)?;
-        let want = crate::emitter::probe_hits(&self.state.pos, probes);
-        self.pending
-            .push(compare_exact("emitter_probe", &got, &want));
-        Ok(want)
+        crate::gpu::context::finish(self.probe_async(probes), "Verified::probe_async")
+    }
+
+    fn probe_async<'a>(
+        &'a mut self,
+        probes: &'a [crate::emitter::Probe],
+    ) -> crate::run::Pending<'a, Vec<u32>> {
+        Box::pin(async move {
+            // One upload serves every probe of an emission (they come in chunks of MAX_PROBES).
+            if !self.uploaded {
+                self.sim.upload(&self.state);
+                self.uploaded = true;
+            }
+            let got = self.sim.probe_async(probes).await?;
+            let want = crate::emitter::probe_hits(&self.state.pos, probes);
+            self.pending
+                .push(compare_exact("emitter_probe", &got, &want));
+            Ok(want)
+        })
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
