@@ -9,28 +9,28 @@ use crate::Result;
 use crate::boundary::Boundary;
 use crate::grid::gpu::{Binding, bind_group, layout};
 
-/// The boundary particles as the passes read them (`bparticles` in shaders/boundary.wgsl):
-/// (xyz, ψ) of each, then (velocity, friction) of each, in one buffer so that a walk binds
-/// one storage buffer for both.
-fn packed(boundary: &Boundary) -> Vec<[f32; 4]> {
+/// (xyz, ψ) and (velocity, slip) of each boundary particle, as the passes read them.
+fn packed(boundary: &Boundary) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
     let pos = boundary
         .pos
         .iter()
         .zip(&boundary.psi)
-        .map(|(p, &psi)| p.extend(psi).to_array());
+        .map(|(p, &psi)| p.extend(psi).to_array())
+        .collect();
     let vel = boundary
         .vel
         .iter()
         .zip(&boundary.friction)
-        .map(|(v, &f)| v.extend(f).to_array());
-    pos.chain(vel).collect()
+        .map(|(v, &f)| v.extend(f).to_array())
+        .collect();
+    (pos, vel)
 }
 
 /// The layout of bind group 1 of every stage that walks the obstacles (shaders/boundary.wgsl):
-/// the uniform block, the particles, the slot starts.
+/// the uniform block, bpos, the slot starts, bvel.
 pub fn boundary_layout(d: &wgpu::Device) -> wgpu::BindGroupLayout {
     use Binding::*;
-    layout(d, "sph.boundary", &[Uniform, Read, Read])
+    layout(d, "sph.boundary", &[Uniform, Read, Read, Read])
 }
 
 /// Bind group 1 for a stage without obstacles: an empty box, so no particle is near one.
@@ -56,7 +56,7 @@ pub fn no_boundary(
         wgpu::BufferUsages::UNIFORM,
     );
     let zeros = init("sph.no_boundary", &[0u8; 16], wgpu::BufferUsages::STORAGE);
-    let bg = bind_group(d, "sph.no_boundary", l, &[&params, &zeros, &zeros]);
+    let bg = bind_group(d, "sph.no_boundary", l, &[&params, &zeros, &zeros, &zeros]);
     (bg, vec![params, zeros])
 }
 
@@ -65,8 +65,8 @@ pub fn no_boundary(
 pub struct GpuObstacles {
     params: wgpu::Buffer,
     bslot: wgpu::Buffer,
-    /// The boundary particles, slot order of the boundary grid: `count` entries (xyz, ψ), which
-    /// the viewer draws, then `count` entries (velocity, friction).
+    bvel: wgpu::Buffer,
+    /// The boundary particles (xyz, ψ), slot order of the boundary grid: the viewer draws them.
     pub bpos: wgpu::Buffer,
     /// Their count.
     pub count: u32,
@@ -93,19 +93,18 @@ impl GpuObstacles {
                 bytemuck::bytes_of(&boundary.params),
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
-            let bpos = init(
-                "sph.boundary_particles",
-                bytemuck::cast_slice(&packed(boundary)),
-                storage,
-            );
+            let (bpos, bvel) = packed(boundary);
+            let bpos = init("sph.boundary_pos", bytemuck::cast_slice(&bpos), storage);
             let bslot = init(
                 "sph.boundary_slot_start",
                 bytemuck::cast_slice(&boundary.slot_start),
                 storage,
             );
+            let bvel = init("sph.boundary_vel", bytemuck::cast_slice(&bvel), storage);
             Self {
                 params,
                 bslot,
+                bvel,
                 bpos,
                 count: boundary.pos.len() as u32,
                 moving: boundary.moves().then(|| boundary.clone()),
@@ -124,7 +123,7 @@ impl GpuObstacles {
             d,
             "sph.boundary",
             l,
-            &[&self.params, &self.bpos, &self.bslot],
+            &[&self.params, &self.bpos, &self.bslot, &self.bvel],
         )
     }
 
@@ -145,8 +144,10 @@ impl GpuObstacles {
     /// Uploads `boundary` re-placed ([`Boundary::place`]): same particles, new positions,
     /// velocities and grid. Queue writes land before the next submitted step.
     pub fn upload(&self, queue: &wgpu::Queue, boundary: &Boundary) {
+        let (bpos, bvel) = packed(boundary);
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&boundary.params));
-        queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&packed(boundary)));
+        queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&bpos));
         queue.write_buffer(&self.bslot, 0, bytemuck::cast_slice(&boundary.slot_start));
+        queue.write_buffer(&self.bvel, 0, bytemuck::cast_slice(&bvel));
     }
 }
