@@ -391,8 +391,8 @@ pub const AUTO_GROUP: u32 = 0;
 /// made the WCSPH step 6.4 → 3.9 ms and the DFSPH step 67 → 55 ms (groups of 2 and 4 were
 /// slower than 8). A browser's software adapter (Chromium's SwiftShader, `backend`
 /// BrowserWebGpu) takes 1: its shader compiler did not get through the 8-member walkers (the
-/// GPU process was lost compiling `dfsph_density`), and compiles the 1-member ones in seconds
-/// (docs/web.md). Every size gives the same bits.
+/// GPU process was lost compiling `dfsph_density`), and compiles the 1-member ones (the
+/// slowest, `dfsph_galerkin`, in 84 s on 2 cores; docs/web.md). Every size gives the same bits.
 pub fn resolve_group_size(chosen: u32, kind: wgpu::DeviceType, backend: wgpu::Backend) -> u32 {
     match (chosen, kind, backend) {
         (AUTO_GROUP, wgpu::DeviceType::Cpu, wgpu::Backend::BrowserWebGpu) => 1,
