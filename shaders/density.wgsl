@@ -17,7 +17,7 @@
 @group(0) @binding(2) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(3) var<storage, read_write> particle_density: array<f32>;
 @group(0) @binding(4) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(5) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(5) var<uniform> group_args: vec4<u32>;
 
 // The members' positions, one per lane.
 struct Queries {

@@ -44,7 +44,16 @@ impl GpuFluid {
                 fluid_density: storage("sph.fluid_density", n64 * 4),
                 pressure_buf: storage("sph.pressure", n64 * 4),
                 accel: storage("sph.accel", n64 * 16),
-                step_state: storage("sph.step_state", 16),
+                // The passes that only read it bind it as a uniform (a storage binding fewer).
+                step_state: d.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("sph.step_state"),
+                    size: 16,
+                    usage: wgpu::BufferUsages::STORAGE
+                        | wgpu::BufferUsages::UNIFORM
+                        | wgpu::BufferUsages::COPY_DST
+                        | wgpu::BufferUsages::COPY_SRC,
+                    mapped_at_creation: false,
+                }),
                 obstacle_power: storage("sph.obstacle_power", n64 * 4),
             }
         })

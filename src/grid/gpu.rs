@@ -185,7 +185,7 @@ impl NeighbourPipelines {
             let density_layout = layout(
                 d,
                 "sph.density",
-                &[Uniform, Read, Read, ReadWrite, Read, Read],
+                &[Uniform, Read, Read, ReadWrite, Read, Uniform],
             );
             let hash_m = ctx.shader("sph.hash", shaders::HASH);
             let scan_m = ctx.shader("sph.scan", shaders::SCAN);
@@ -461,7 +461,9 @@ impl NeighbourBuffers {
             let group_args = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some("sph.group_args"),
                 contents: bytemuck::cast_slice(&[0u32, 1, 1, 0]),
+                // The walks read it as a uniform (a storage binding fewer per stage).
                 usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::UNIFORM
                     | wgpu::BufferUsages::INDIRECT
                     | wgpu::BufferUsages::COPY_DST
                     | wgpu::BufferUsages::COPY_SRC,

@@ -44,7 +44,7 @@ override NU_TERM: bool = true;
 @group(0) @binding(6) var<storage, read> dfsph_rho: array<f32>;
 @group(0) @binding(7) var<storage, read_write> accel: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(9) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(9) var<uniform> group_args: vec4<u32>;
 @group(0) @binding(10) var<storage, read_write> friction_power: array<f32>;
 
 struct Member {

@@ -33,7 +33,7 @@ override ALPHA_SUMS: bool = true;
 @group(0) @binding(6) var<storage, read_write> alpha: array<f32>;
 @group(0) @binding(7) var<storage, read_write> density_error: array<f32>;
 @group(0) @binding(8) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(9) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(9) var<uniform> group_args: vec4<u32>;
 
 struct Member {
     i: u32,

@@ -12,7 +12,7 @@
 @group(0) @binding(2) var<storage, read> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> sorted_id: array<u32>;
-@group(0) @binding(5) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(5) var<uniform> step_state: vec4<f32>;
 @group(0) @binding(6) var<storage, read_write> positions: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read_write> velocities: array<vec4<f32>>;
 @group(0) @binding(8) var<storage, read_write> particle_id: array<u32>;

@@ -31,7 +31,7 @@
 @group(0) @binding(3) var<storage, read_write> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(4) var<uniform> dfsph: DfsphParams;
 @group(0) @binding(5) var<storage, read> maxima: array<u32, 4>;
-@group(0) @binding(6) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(6) var<uniform> group_args: vec4<u32>;
 @group(0) @binding(7) var<storage, read_write> substep_args: array<u32>;
 @group(1) @binding(0) var<uniform> friction_params: DfsphParams;
 @group(1) @binding(1) var<storage, read> friction_power: array<f32>;

@@ -26,11 +26,11 @@
 @group(0) @binding(5) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(6) var<storage, read> dfsph_rho: array<f32>;
 @group(0) @binding(7) var<storage, read> kappa: array<f32>;
-@group(0) @binding(8) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(8) var<uniform> step_state: vec4<f32>;
 @group(0) @binding(9) var<storage, read_write> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(10) var<storage, read_write> kappa_sum: array<f32>;
 @group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(12) var<uniform> group_args: vec4<u32>;
 @group(0) @binding(13) var<storage, read_write> obstacle_power: array<f32>;
 // Each rate pass's residual total, (low, high, NaN flag, 0) per iteration, the divergence
 // solve's max_iterations + 1 first, then the density solve's.

@@ -21,7 +21,7 @@
 @group(0) @binding(8) var<storage, read> dfsph_rho: array<f32>;
 @group(0) @binding(9) var<storage, read> alpha: array<f32>;
 @group(0) @binding(10) var<storage, read> work: array<f32>;
-@group(0) @binding(11) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(11) var<uniform> step_state: vec4<f32>;
 @group(0) @binding(12) var<storage, read> totals: array<vec4<u32>>;
 @group(0) @binding(13) var<storage, read_write> kappa: array<f32>;
 @group(1) @binding(0) var<uniform> iteration: Iteration;

@@ -33,10 +33,10 @@
 @group(0) @binding(6) var<storage, read> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> dfsph_rho: array<f32>;
 @group(0) @binding(8) var<storage, read> alpha: array<f32>;
-@group(0) @binding(9) var<storage, read> step_state: array<f32, 4>;
+@group(0) @binding(9) var<uniform> step_state: vec4<f32>;
 @group(0) @binding(10) var<storage, read_write> kappa: array<f32>;
 @group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(12) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(12) var<uniform> group_args: vec4<u32>;
 // (low, high, NaN flag, 0) per iteration (dfsph_pressure.wgsl).
 @group(0) @binding(13) var<storage, read_write> totals: array<atomic<u32>>;
 @group(0) @binding(14) var<storage, read> kappa_sum: array<f32>;

@@ -20,7 +20,7 @@
 @group(0) @binding(2) var<storage, read> sorted_vel: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read> accel: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> step_state: array<f32, 4>;
-@group(0) @binding(5) var<storage, read> group_args: array<u32, 4>;
+@group(0) @binding(5) var<uniform> group_args: vec4<u32>;
 @group(0) @binding(6) var<storage, read_write> substep_args: array<u32>;
 @group(0) @binding(7) var<storage, read_write> maxima: array<atomic<u32>, 4>;
 @group(0) @binding(8) var<uniform> fluid: FluidParams;
