@@ -4,13 +4,16 @@
 // src/boundary/particles.rs, function for function (Boundary::walk, Boundary::weight, ...);
 // the tank's mirror walls are the other model (boundary_tank.wgsl). Prepended to every stage
 // that defines `fn boundary_pair(`: the stages' walks `dfsph_density`, `dfsph_rate`,
-// `dfsph_pressure` and `dfsph_accel` (both solvers). Bind group 1: the uniform block, bpos (xyz, psi_b), the grid's slot
-// starts and bvel (velocity, friction f_b = 10 ν_b/ρ0); a stage without obstacles binds a block whose
-// box is empty, so `near_obstacles` is false everywhere.
+// `dfsph_pressure` and `dfsph_accel` (both solvers). Bind group 1: the uniform block, the
+// particles (bparticles: count entries (xyz, psi_b), bpos(k), then count entries (velocity,
+// friction f_b = 10 ν_b/ρ0), bvel(k); one buffer, so the walks bind one storage buffer fewer:
+// the largest stage fits the 10 a browser's WebGPU offers) and the grid's slot starts; a
+// stage without obstacles binds a block whose box is empty, so `near_obstacles` is false
+// everywhere.
 // The walk: the cells from cell_of(p - h) to cell_of(p + h), z then y then x, each non-empty
 // slot once (an earlier cell of the query with the same slot means it was walked), its
 // particles ascending; each particle k with r2 < h2 goes to the stage's
-// boundary_pair(sums, k, x - bpos[k].xyz, r2), which folds it into the stage's own
+// boundary_pair(sums, k, x - bpos(k).xyz, r2), which folds it into the stage's own
 // `BoundarySums`.
 // Worked example: one boundary particle 0.5 from x at h = 1 is the only pair, with r2 = 0.25.
 
@@ -23,9 +26,18 @@ struct ObstacleParams {
 }
 
 @group(1) @binding(0) var<uniform> obstacle: ObstacleParams;
-@group(1) @binding(1) var<storage, read> bpos: array<vec4<f32>>;
+@group(1) @binding(1) var<storage, read> bparticles: array<vec4<f32>>;
 @group(1) @binding(2) var<storage, read> bslot_start: array<u32>;
-@group(1) @binding(3) var<storage, read> bvel: array<vec4<f32>>;
+
+// Boundary particle k's (xyz, psi_b).
+fn bpos(k: u32) -> vec4<f32> {
+    return bparticles[k];
+}
+
+// Boundary particle k's (velocity, f_b).
+fn bvel(k: u32) -> vec4<f32> {
+    return bparticles[obstacle.count + k];
+}
 
 fn boundary_slot(c: vec3<i32>) -> u32 {
     return hash_cell(c, obstacle.table_mask);
@@ -64,18 +76,18 @@ fn near_obstacles(x: vec3<f32>) -> bool {
 
 // Density (Akinci eq. 6): ψ_b W.
 fn boundary_weight(k: u32, w: f32) -> f32 {
-    return bpos[k].w * w;
+    return bpos(k).w * w;
 }
 
 // The density's gradient sum (DFSPH's α): ψ_b ∇W.
 fn boundary_grad(k: u32, d: vec3<f32>, g: f32) -> vec3<f32> {
-    return d * (bpos[k].w * g);
+    return d * (bpos(k).w * g);
 }
 
 // The density change rate: ψ_b (v - v_b) · ∇W, v_b the surface's velocity.
 fn boundary_rate(k: u32, d: vec3<f32>, g: f32, v: vec3<f32>) -> f32 {
-    let gv = d * (bpos[k].w * g);
-    let dv = v - bvel[k].xyz;
+    let gv = d * (bpos(k).w * g);
+    let dv = v - bvel(k).xyz;
     return dv.x * gv.x + dv.y * gv.y + dv.z * gv.z;
 }
 
@@ -83,8 +95,8 @@ fn boundary_rate(k: u32, d: vec3<f32>, g: f32, v: vec3<f32>) -> f32 {
 // the particle's pressure mirrored onto the boundary), xyz, and its power against the
 // surface's velocity, w.
 fn boundary_pressure(k: u32, d: vec3<f32>, g: f32, ki: f32) -> vec4<f32> {
-    let c = d * (bpos[k].w * g) * ki;
-    let vb = bvel[k].xyz;
+    let c = d * (bpos(k).w * g) * ki;
+    let vb = bvel(k).xyz;
     return vec4<f32>(c, c.x * vb.x + c.y * vb.y + c.z * vb.z);
 }
 
@@ -94,16 +106,16 @@ fn boundary_pressure(k: u32, d: vec3<f32>, g: f32, ki: f32) -> vec4<f32> {
 // by boundary_viscous_power. Worked example: ψ_b f_b = 1, h = 1, g = −1, d = (0.5, 0, 0),
 // still, v = (−1, 0, 0): a = (0.96, 0, 0), share 0.96.
 fn boundary_viscous(k: u32, d: vec3<f32>, r2: f32, g: f32, v: vec3<f32>) -> vec4<f32> {
-    let vb = bvel[k];
+    let vb = bvel(k);
     let u = v - vb.xyz;
     let vx = u.x * d.x + u.y * d.y + u.z * d.z;
-    let c = bpos[k].w * vb.w / (r2 + 0.01 * params.h2) * g;
+    let c = bpos(k).w * vb.w / (r2 + 0.01 * params.h2) * g;
     let a = d * (c * vx);
     return vec4<f32>(a, c * r2);
 }
 
 fn boundary_viscous_power(k: u32, a: vec3<f32>) -> f32 {
-    let vb = bvel[k].xyz;
+    let vb = bvel(k).xyz;
     return a.x * vb.x + a.y * vb.y + a.z * vb.z;
 }
 
@@ -122,7 +134,7 @@ fn walk_boundary(x: vec3<f32>, start: BoundarySums) -> BoundarySums {
                     continue;
                 }
                 for (var k = a; k < b; k++) {
-                    let bp = bpos[k].xyz;
+                    let bp = bpos(k).xyz;
                     let r2 = distance2(x, bp);
                     if (r2 < params.h2) {
                         sums = boundary_pair(sums, k, x - bp, r2);

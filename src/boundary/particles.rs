@@ -332,7 +332,8 @@ impl Boundary {
     /// Checks that the boundary fits the device: B particles of 16 + 4 bytes and T_b + 1 slot
     /// offsets within one storage binding.
     pub fn check_limits(&self, limits: &wgpu::Limits) -> Result<()> {
-        let bytes = self.pos.len() as u64 * 16;
+        // (xyz, ψ) and (velocity, friction) of each, 16 B apiece, in one buffer.
+        let bytes = self.pos.len() as u64 * 32;
         let table = self.slot_start.len() as u64 * 4;
         let max = limits.max_storage_buffer_binding_size;
         if bytes > max || table > max {

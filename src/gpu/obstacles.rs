@@ -9,28 +9,28 @@ use crate::Result;
 use crate::boundary::Boundary;
 use crate::grid::gpu::{Binding, bind_group, layout};
 
-/// (xyz, ψ) and (velocity, slip) of each boundary particle, as the passes read them.
-fn packed(boundary: &Boundary) -> (Vec<[f32; 4]>, Vec<[f32; 4]>) {
+/// The boundary particles as the passes read them (`bparticles` in shaders/boundary.wgsl):
+/// (xyz, ψ) of each, then (velocity, friction) of each, in one buffer so that a walk binds
+/// one storage buffer for both.
+fn packed(boundary: &Boundary) -> Vec<[f32; 4]> {
     let pos = boundary
         .pos
         .iter()
         .zip(&boundary.psi)
-        .map(|(p, &psi)| p.extend(psi).to_array())
-        .collect();
+        .map(|(p, &psi)| p.extend(psi).to_array());
     let vel = boundary
         .vel
         .iter()
         .zip(&boundary.friction)
-        .map(|(v, &f)| v.extend(f).to_array())
-        .collect();
-    (pos, vel)
+        .map(|(v, &f)| v.extend(f).to_array());
+    pos.chain(vel).collect()
 }
 
 /// The layout of bind group 1 of every stage that walks the obstacles (shaders/boundary.wgsl):
-/// the uniform block, bpos, the slot starts, bvel.
+/// the uniform block, the particles, the slot starts.
 pub fn boundary_layout(d: &wgpu::Device) -> wgpu::BindGroupLayout {
     use Binding::*;
-    layout(d, "sph.boundary", &[Uniform, Read, Read, Read])
+    layout(d, "sph.boundary", &[Uniform, Read, Read])
 }
 
 /// Bind group 1 for a stage without obstacles: an empty box, so no particle is near one.
@@ -56,7 +56,7 @@ pub fn no_boundary(
         wgpu::BufferUsages::UNIFORM,
     );
     let zeros = init("sph.no_boundary", &[0u8; 16], wgpu::BufferUsages::STORAGE);
-    let bg = bind_group(d, "sph.no_boundary", l, &[&params, &zeros, &zeros, &zeros]);
+    let bg = bind_group(d, "sph.no_boundary", l, &[&params, &zeros, &zeros]);
     (bg, vec![params, zeros])
 }
 
@@ -65,8 +65,8 @@ pub fn no_boundary(
 pub struct GpuObstacles {
     params: wgpu::Buffer,
     bslot: wgpu::Buffer,
-    bvel: wgpu::Buffer,
-    /// The boundary particles (xyz, ψ), slot order of the boundary grid: the viewer draws them.
+    /// The boundary particles, slot order of the boundary grid: `count` entries (xyz, ψ), which
+    /// the viewer draws, then `count` entries (velocity, friction).
     pub bpos: wgpu::Buffer,
     /// Their count.
     pub count: u32,
@@ -93,18 +93,19 @@ impl GpuObstacles {
                 bytemuck::bytes_of(&boundary.params),
                 wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
             );
-            let (bpos, bvel) = packed(boundary);
-            let bpos = init("sph.boundary_pos", bytemuck::cast_slice(&bpos), storage);
+            let bpos = init(
+                "sph.boundary_particles",
+                bytemuck::cast_slice(&packed(boundary)),
+                storage,
+            );
             let bslot = init(
                 "sph.boundary_slot_start",
                 bytemuck::cast_slice(&boundary.slot_start),
                 storage,
             );
-            let bvel = init("sph.boundary_vel", bytemuck::cast_slice(&bvel), storage);
             Self {
                 params,
                 bslot,
-                bvel,
                 bpos,
                 count: boundary.pos.len() as u32,
                 moving: boundary.moves().then(|| boundary.clone()),
@@ -123,7 +124,7 @@ impl GpuObstacles {
             d,
             "sph.boundary",
             l,
-            &[&self.params, &self.bpos, &self.bslot, &self.bvel],
+            &[&self.params, &self.bpos, &self.bslot],
         )
     }
 
@@ -144,10 +145,8 @@ impl GpuObstacles {
     /// Uploads `boundary` re-placed ([`Boundary::place`]): same particles, new positions,
     /// velocities and grid. Queue writes land before the next submitted step.
     pub fn upload(&self, queue: &wgpu::Queue, boundary: &Boundary) {
-        let (bpos, bvel) = packed(boundary);
         queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&boundary.params));
-        queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&bpos));
+        queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&packed(boundary)));
         queue.write_buffer(&self.bslot, 0, bytemuck::cast_slice(&boundary.slot_start));
-        queue.write_buffer(&self.bvel, 0, bytemuck::cast_slice(&bvel));
     }
 }
