@@ -21,6 +21,10 @@ pub const BOUNDARY_TANK: &str = include_str!("../shaders/boundary_tank.wgsl");
 /// that walk: those that define `fn dfsph_pair`.
 pub const DFSPH_PAIRS: &str = include_str!("../shaders/solver/dfsph/dfsph_pairs.wgsl");
 
+/// The solves' per-particle fields in one buffer (`kappa_at`, `residual_at`, `kappa_sum_at`),
+/// prepended (after `DFSPH_PAIRS`) to the stages that declare `solve_fields`.
+pub const DFSPH_FIELDS: &str = include_str!("../shaders/solver/dfsph/dfsph_fields.wgsl");
+
 /// The obstacles' boundary grid (bind group 1) and its one walk, prepended (last) to the
 /// stages that define `fn boundary_pair(`.
 pub const BOUNDARY: &str = include_str!("../shaders/boundary.wgsl");
@@ -50,7 +54,8 @@ pub fn source(stage_source: &str) -> String {
 /// ([`Kernel::shader`](crate::kernel::Kernel::shader)) for a stage that evaluates it
 /// ([`uses_kernel`]), `WALK` for a walking stage, `MEMBERS` for a stage whose walker works
 /// member by member, `BOUNDARY_TANK` for those and the stages that clamp to the tank,
-/// `DFSPH_PAIRS` for a DFSPH walking stage, `BOUNDARY` for a stage that walks the obstacles,
+/// `DFSPH_PAIRS` for a DFSPH walking stage, `DFSPH_FIELDS` for a stage that binds the solves'
+/// fields, `BOUNDARY` for a stage that walks the obstacles,
 /// then the stage.
 ///
 /// Panics when a stage evaluates the kernel and `kernel` is `None`: a pipeline built so would
@@ -77,6 +82,10 @@ pub fn source_with(stage_source: &str, kernel: Option<crate::kernel::Kernel>) ->
     }
     if stage_source.contains("fn dfsph_pair(") {
         s += DFSPH_PAIRS;
+        s += "\n";
+    }
+    if stage_source.contains("solve_fields:") {
+        s += DFSPH_FIELDS;
         s += "\n";
     }
     if stage_source.contains("fn boundary_pair(") {

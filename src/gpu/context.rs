@@ -194,6 +194,16 @@ impl GpuContext {
         buffer: &wgpu::Buffer,
         len: usize,
     ) -> Result<Vec<T>> {
+        self.readback_at_async(buffer, 0, len).await
+    }
+
+    /// [`GpuContext::readback_async`] of `len` values from byte `offset` (a multiple of 4).
+    pub async fn readback_at_async<T: Pod>(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        len: usize,
+    ) -> Result<Vec<T>> {
         let size = (len * std::mem::size_of::<T>()) as u64;
         if size == 0 {
             return Ok(Vec::new());
@@ -209,7 +219,7 @@ impl GpuContext {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("sph.readback"),
             });
-        encoder.copy_buffer_to_buffer(buffer, 0, &staging, 0, size);
+        encoder.copy_buffer_to_buffer(buffer, offset, &staging, 0, size);
         let bytes = self.submit_and_read_async(encoder, &staging).await?;
         Ok(bytemuck::pod_collect_to_vec(&bytes))
     }

@@ -253,8 +253,9 @@ pub fn capacity(limits: &wgpu::Limits) -> Capacity {
 /// declares is an entry of its bind group layout). WebGPU grants 8 unless a page asks for more,
 /// Chromium's SwiftShader offers 10, Vulkan drivers (lavapipe included) far more.
 ///
-/// Worked example: `dfsph_rate` declares 15 (positions, velocities, the pair list and the
-/// solve's per-particle and per-block fields), the most of any stage: `(15, "dfsph_rate")`.
+/// Worked example: `dfsph_rate` declares 10 (positions, slot starts, velocities, ρ, α, the
+/// solves' fields, the groups, the residual totals, the obstacles' particles and slot starts),
+/// as many as `dfsph_pressure` and the most of any stage: `(10, "dfsph_rate")`.
 pub fn storage_buffers_needed() -> (u32, &'static str) {
     // The sources are the binary's own: counted once.
     static NEEDED: std::sync::OnceLock<(u32, &'static str)> = std::sync::OnceLock::new();
@@ -956,6 +957,16 @@ impl GpuNeighbours {
     /// [`GpuNeighbours::read_f32`], awaited (a web page's form).
     pub async fn read_f32_async(&self, buffer: &wgpu::Buffer, len: usize) -> Result<Vec<f32>> {
         self.ctx.readback_async(buffer, len).await
+    }
+
+    /// [`GpuNeighbours::read_f32_async`] from byte `offset` of `buffer`.
+    pub async fn read_f32_at_async(
+        &self,
+        buffer: &wgpu::Buffer,
+        offset: u64,
+        len: usize,
+    ) -> Result<Vec<f32>> {
+        self.ctx.readback_at_async(buffer, offset, len).await
     }
 }
 

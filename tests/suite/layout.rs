@@ -266,8 +266,9 @@ fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
         .max_by_key(|&(n, _)| n)
         .unwrap();
     assert_eq!((need, stage), counted);
-    // WebGPU's default is 8: a stage binding more than that asks the adapter for more.
-    assert!(need > 8, "{need}");
+    // Where a page asks for more than WebGPU's default 8, Chromium's SwiftShader (the WebGPU
+    // of a headless browser without a GPU) offers 10: every stage fits that.
+    assert!(need <= 10, "{need} ({stage})");
 }
 
 /// An adapter granting one storage buffer fewer than the stages bind is refused in one line

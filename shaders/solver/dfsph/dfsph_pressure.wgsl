@@ -25,16 +25,16 @@
 @group(0) @binding(4) var<storage, read> sorted_pos: array<vec4<f32>>;
 @group(0) @binding(5) var<storage, read> slot_start: array<u32>;
 @group(0) @binding(6) var<storage, read> dfsph_rho: array<f32>;
-@group(0) @binding(7) var<storage, read> kappa: array<f32>;
+// kappa and kappa_sum (dfsph_fields.wgsl).
+@group(0) @binding(7) var<storage, read_write> solve_fields: array<f32>;
 @group(0) @binding(8) var<uniform> step_state: vec4<f32>;
 @group(0) @binding(9) var<storage, read_write> sorted_vel: array<vec4<f32>>;
-@group(0) @binding(10) var<storage, read_write> kappa_sum: array<f32>;
-@group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
-@group(0) @binding(12) var<uniform> group_args: vec4<u32>;
-@group(0) @binding(13) var<storage, read_write> obstacle_power: array<f32>;
+@group(0) @binding(10) var<storage, read> group_range: array<vec2<u32>>;
+@group(0) @binding(11) var<uniform> group_args: vec4<u32>;
+@group(0) @binding(12) var<storage, read_write> obstacle_power: array<f32>;
 // Each rate pass's residual total, (low, high, NaN flag, 0) per iteration, the divergence
 // solve's max_iterations + 1 first, then the density solve's.
-@group(0) @binding(14) var<storage, read> totals: array<vec4<u32>>;
+@group(0) @binding(13) var<storage, read> totals: array<vec4<u32>>;
 @group(2) @binding(0) var<uniform> iteration: Iteration;
 
 struct Member {
@@ -52,11 +52,11 @@ struct Cand {
 
 fn new_member(i: u32) -> Member {
     let x = sorted_pos[i].xyz;
-    return Member(i, x, boundary_near(x, params.h, fluid), kappa[i] / dfsph_rho[i], vec3<f32>(0.0));
+    return Member(i, x, boundary_near(x, params.h, fluid), solve_fields[kappa_at(i)] / dfsph_rho[i], vec3<f32>(0.0));
 }
 
 fn candidate(k: u32) -> Cand {
-    return Cand(kappa[k] / dfsph_rho[k]);
+    return Cand(solve_fields[kappa_at(k)] / dfsph_rho[k]);
 }
 
 fn dfsph_pair(m: Member, j: u32, c: Cand, d: vec3<f32>, r2: f32, image: u32) -> Member {
@@ -92,7 +92,8 @@ fn finish(m: Member, i: u32) {
         obstacle_power[i] = obstacle_power[i] - b.power;
     }
     sorted_vel[i] = vec4<f32>(sorted_vel[i].xyz - acc * dt, 0.0);
-    kappa_sum[i] = kappa_sum[i] + kappa[i];
+    let s = kappa_sum_at(solve.which, i);
+    solve_fields[s] = solve_fields[s] + solve_fields[kappa_at(i)];
 }
 
 @compute @workgroup_size(WORKGROUP_SIZE)

@@ -16,14 +16,13 @@
 @group(0) @binding(3) var<uniform> solve: SolveParams;
 @group(0) @binding(4) var<uniform> coarse: CoarseParams;
 @group(0) @binding(5) var<storage, read> sorted_pos: array<vec4<f32>>;
-@group(0) @binding(6) var<storage, read> residual: array<f32>;
-@group(0) @binding(7) var<storage, read> kappa_sum: array<f32>;
-@group(0) @binding(8) var<storage, read> dfsph_rho: array<f32>;
-@group(0) @binding(9) var<storage, read> alpha: array<f32>;
-@group(0) @binding(10) var<storage, read> work: array<f32>;
-@group(0) @binding(11) var<uniform> step_state: vec4<f32>;
-@group(0) @binding(12) var<storage, read> totals: array<vec4<u32>>;
-@group(0) @binding(13) var<storage, read_write> kappa: array<f32>;
+// residual, kappa_sum and kappa (dfsph_fields.wgsl).
+@group(0) @binding(6) var<storage, read_write> solve_fields: array<f32>;
+@group(0) @binding(7) var<storage, read> dfsph_rho: array<f32>;
+@group(0) @binding(8) var<storage, read> alpha: array<f32>;
+@group(0) @binding(9) var<storage, read> work: array<f32>;
+@group(0) @binding(10) var<uniform> step_state: vec4<f32>;
+@group(0) @binding(11) var<storage, read> totals: array<vec4<u32>>;
 @group(1) @binding(0) var<uniform> iteration: Iteration;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -34,8 +33,8 @@ fn dfsph_prolong(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n || !solve_again(k, totals[base + k], solve, dfsph.max_iterations) {
         return;
     }
-    let e = residual[i];
-    let ks = kappa_sum[i];
+    let e = solve_fields[residual_at(i)];
+    let ks = solve_fields[kappa_sum_at(solve.which, i)];
     let a = alpha[i];
     let rho = dfsph_rho[i];
     if coarse_member(rho, a, coarse) && in_play(solve.which, k, e, ks, a) {
@@ -44,6 +43,6 @@ fn dfsph_prolong(@builtin(global_invocation_id) gid: vec3<u32>) {
         let yc = work[coarse_index(coarse_cell(sorted_pos[i].xyz, coarse).c, coarse.dims.xyz)];
         let inc = jacobi_increment(solve.which, e, a, scale, dfsph.relaxation)
             + rho * yc * coarse.inv_cell.w * scale;
-        kappa[i] = projected(ks, inc);
+        solve_fields[kappa_at(i)] = projected(ks, inc);
     }
 }

@@ -34,13 +34,12 @@
 @group(0) @binding(7) var<storage, read> dfsph_rho: array<f32>;
 @group(0) @binding(8) var<storage, read> alpha: array<f32>;
 @group(0) @binding(9) var<uniform> step_state: vec4<f32>;
-@group(0) @binding(10) var<storage, read_write> kappa: array<f32>;
+// kappa, residual and kappa_sum (dfsph_fields.wgsl).
+@group(0) @binding(10) var<storage, read_write> solve_fields: array<f32>;
 @group(0) @binding(11) var<storage, read> group_range: array<vec2<u32>>;
 @group(0) @binding(12) var<uniform> group_args: vec4<u32>;
 // (low, high, NaN flag, 0) per iteration (dfsph_pressure.wgsl).
 @group(0) @binding(13) var<storage, read_write> totals: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read> kappa_sum: array<f32>;
-@group(0) @binding(15) var<storage, read_write> residual: array<f32>;
 @group(2) @binding(0) var<uniform> iteration: Iteration;
 
 // The workgroup's share of the total, added to totals once.
@@ -110,11 +109,11 @@ fn finish(m: Member, i: u32) {
     if near_obstacles(m.x) {
         rate = rate + walk_boundary(m.x, BoundarySums(0.0, m.vi)).rate;
     }
-    let ks = kappa_sum[i];
+    let ks = solve_fields[kappa_sum_at(solve.which, i)];
     let e = residual_of(solve.which, rate, dfsph_rho[i], a, dt, fluid.rest_density);
     let scale = fluid.rest_density / (dt * dt);
-    kappa[i] = projected(ks, jacobi_increment(solve.which, e, a, scale, dfsph.relaxation));
-    residual[i] = e;
+    solve_fields[kappa_at(i)] = projected(ks, jacobi_increment(solve.which, e, a, scale, dfsph.relaxation));
+    solve_fields[residual_at(i)] = e;
     tally(lcp_residual(e, ks));
 }
 

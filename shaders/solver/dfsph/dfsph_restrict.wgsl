@@ -14,12 +14,12 @@
 @group(0) @binding(2) var<uniform> solve: SolveParams;
 @group(0) @binding(3) var<uniform> coarse: CoarseParams;
 @group(0) @binding(4) var<storage, read> sorted_pos: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> residual: array<f32>;
-@group(0) @binding(6) var<storage, read> kappa_sum: array<f32>;
-@group(0) @binding(7) var<storage, read> dfsph_rho: array<f32>;
-@group(0) @binding(8) var<storage, read> alpha: array<f32>;
-@group(0) @binding(9) var<storage, read> totals: array<vec4<u32>>;
-@group(0) @binding(10) var<storage, read_write> coarse_rhs: array<atomic<u32>>;
+// residual and kappa_sum (dfsph_fields.wgsl).
+@group(0) @binding(5) var<storage, read> solve_fields: array<f32>;
+@group(0) @binding(6) var<storage, read> dfsph_rho: array<f32>;
+@group(0) @binding(7) var<storage, read> alpha: array<f32>;
+@group(0) @binding(8) var<storage, read> totals: array<vec4<u32>>;
+@group(0) @binding(9) var<storage, read_write> coarse_rhs: array<atomic<u32>>;
 @group(1) @binding(0) var<uniform> iteration: Iteration;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
@@ -30,9 +30,9 @@ fn dfsph_restrict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n || !solve_again(k, totals[base + k], solve, dfsph.max_iterations) {
         return;
     }
-    let e = residual[i];
+    let e = solve_fields[residual_at(i)];
     let a = alpha[i];
-    if coarse_member(dfsph_rho[i], a, coarse) && in_play(solve.which, k, e, kappa_sum[i], a) {
+    if coarse_member(dfsph_rho[i], a, coarse) && in_play(solve.which, k, e, solve_fields[kappa_sum_at(solve.which, i)], a) {
         let cell = coarse_index(coarse_cell(sorted_pos[i].xyz, coarse).c, coarse.dims.xyz);
         let v = to_fixed(e);
         let old = atomicAdd(&coarse_rhs[2u * cell], v.x);

@@ -33,8 +33,48 @@ pub struct SolveGroups {
     restrict: wgpu::BindGroup,
     coarse: wgpu::BindGroup,
     prolong: wgpu::BindGroup,
-    /// Σ κ this solve applied per particle this step (N), cleared at its start.
-    pub kappa_sum: wgpu::Buffer,
+}
+
+/// The solves' per-particle fields in one buffer (`solve_fields`,
+/// shaders/solver/dfsph/dfsph_fields.wgsl), so that no stage binds more than the 10 storage
+/// buffers a browser's WebGPU offers: the stiffness increments κ of the next velocity update,
+/// each particle's residual e from the last rate pass, then Σ κ the divergence-free and the
+/// constant-density solve applied per particle this step (each cleared at its solve's start),
+/// `capacity` f32 each. The methods give each field's byte offset.
+pub struct SolveFields {
+    /// The buffer, 4 × capacity f32.
+    pub buffer: wgpu::Buffer,
+    capacity: u64,
+}
+
+impl SolveFields {
+    fn new(d: &wgpu::Device, capacity: u32) -> Self {
+        let capacity = u64::from(capacity);
+        Self {
+            buffer: storage_buffer(d, "sph.dfsph_solve_fields", 4 * capacity * 4),
+            capacity,
+        }
+    }
+
+    /// Bytes of one field.
+    pub fn bytes(&self) -> u64 {
+        self.capacity * 4
+    }
+
+    /// Where κ starts.
+    pub fn kappa(&self) -> u64 {
+        0
+    }
+
+    /// Where the residuals start.
+    pub fn residual(&self) -> u64 {
+        self.bytes()
+    }
+
+    /// Where solve `s`'s Σ κ starts.
+    pub fn kappa_sum(&self, s: Solve) -> u64 {
+        (2 + solve_index(s) as u64) * self.bytes()
+    }
 }
 
 /// Bytes of one solve iteration's residual total: (low, high, NaN flag, 0).
@@ -76,8 +116,8 @@ pub struct GpuDfsph {
     pub coarse_rhs: wgpu::Buffer,
     /// `dfsph_coarse`'s solution (its first level-0-cells f32) and scratch.
     pub coarse_work: wgpu::Buffer,
-    /// Each particle's residual e from the last rate pass (N).
-    pub residual: wgpu::Buffer,
+    /// κ, the residuals and each solve's Σ κ per particle.
+    pub fields: SolveFields,
     /// Workgroups of `dfsph_timestep_blocks` (`grid::gpu::timestep_blocks`).
     step_blocks: u32,
     // The time step's maxima (v_max, S_max, WCSPH's signal speed bits, 0), folded by `dfsph_timestep_blocks`
@@ -105,8 +145,6 @@ pub struct GpuDfsph {
     pub rho: wgpu::Buffer,
     /// α per particle (N).
     pub alpha: wgpu::Buffer,
-    /// The stiffness increments of the next velocity update (N).
-    pub kappa: wgpu::Buffer,
     /// Density error block sums and maxima (⌈N/256⌉ each).
     pub error_sums: wgpu::Buffer,
     /// See `error_sums`.
@@ -209,12 +247,11 @@ impl GpuDfsph {
                 params: o.params,
                 rho: o.rho,
                 alpha: o.alpha,
-                kappa: o.kappa,
                 coarse_op: o.coarse_op,
                 coarse_rows: o.coarse_rows,
                 coarse_rhs: o.coarse_rhs,
                 coarse_work: o.coarse_work,
-                residual: o.residual,
+                fields: o.fields,
                 error_sums: o.error_sums,
                 error_maxima: o.error_maxima,
                 totals: o.totals,
@@ -444,7 +481,8 @@ impl GpuDfsph {
         let slots = u64::from(self.dp.max_iterations) + 1;
         let at = solve_index(solve) as u64 * slots * TOTAL_BYTES;
         e.clear_buffer(&self.totals, at, Some(slots * TOTAL_BYTES));
-        e.clear_buffer(&self.solves[solve_index(solve)].kappa_sum, 0, None);
+        let f = &self.fields;
+        e.clear_buffer(&f.buffer, f.kappa_sum(solve), Some(f.bytes()));
         self.encode_rate(g, e, solve, 0);
     }
 
@@ -518,7 +556,8 @@ impl GpuDfsph {
 
     /// The pressure pass of [`GpuDfsph::encode_wcsph_pressure`] alone, from the κ `kappa` holds.
     pub fn encode_eos_force(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
-        e.clear_buffer(&self.solves[solve_index(Solve::Density)].kappa_sum, 0, None);
+        let f = &self.fields;
+        e.clear_buffer(&f.buffer, f.kappa_sum(Solve::Density), Some(f.bytes()));
         self.encode_pressure(g, e, Solve::Density, 0);
     }
 
@@ -710,8 +749,7 @@ struct Owned {
     params: wgpu::Buffer,
     rho: wgpu::Buffer,
     alpha: wgpu::Buffer,
-    kappa: wgpu::Buffer,
-    residual: wgpu::Buffer,
+    fields: SolveFields,
     coarse_params: wgpu::Buffer,
     coarse_op: wgpu::Buffer,
     coarse_rows: wgpu::Buffer,
@@ -786,8 +824,7 @@ impl Owned {
             params: uniform(d, "sph.dfsph_params", bytemuck::bytes_of(dp)),
             rho: storage("sph.dfsph_rho", n64 * 4),
             alpha: storage("sph.dfsph_alpha", n64 * 4),
-            kappa: storage("sph.dfsph_kappa", n64 * 4),
-            residual: storage("sph.dfsph_residual", n64 * 4),
+            fields: SolveFields::new(d, grid.bufs.capacity),
             coarse_params: uniform(d, "sph.dfsph_coarse_params", bytemuck::bytes_of(cp)),
             coarse_op: storage("sph.dfsph_coarse_op", (n0 * 28 + 1) * 4),
             coarse_rows: storage("sph.dfsph_coarse_rows", all * 27 * 4),
@@ -816,10 +853,9 @@ impl Owned {
     }
 }
 
-/// One solve's bindings (its own uniform block and stiffness sums beside the shared buffers).
+/// One solve's bindings (its own uniform block beside the shared buffers).
 struct SolveBindings<'a> {
     params: wgpu::Buffer,
-    kappa_sum: wgpu::Buffer,
     run: &'a RunBuffers<'a>,
     o: &'a Owned,
 }
@@ -844,11 +880,6 @@ fn solve_bindings<'a>(
     let sp = solve_params(i as u32, dp, run.b.n.get());
     SolveBindings {
         params: uniform(d, &format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp)),
-        kappa_sum: storage_buffer(
-            d,
-            &format!("sph.dfsph_kappa_sum{i}"),
-            run.b.capacity as u64 * 4,
-        ),
         run,
         o,
     }
@@ -860,7 +891,7 @@ impl SolveBindings<'_> {
     fn all(&self) -> [Bindings<'_>; 5] {
         use Binding::*;
         let (b, r, o) = (self.run.b, self.run, self.o);
-        let (sp, ks) = (&self.params, &self.kappa_sum);
+        let (sp, f) = (&self.params, &self.o.fields.buffer);
         [
             Bindings::new(
                 "sph.dfsph_pressure",
@@ -872,10 +903,9 @@ impl SolveBindings<'_> {
                     (Read, &b.sorted_pos),
                     (Read, &b.slot_start),
                     (Read, &o.rho),
-                    (Read, &o.kappa),
+                    (ReadWrite, f),
                     (Uniform, r.step_state),
                     (ReadWrite, &b.sorted_vel),
-                    (ReadWrite, ks),
                     (Read, &b.group_range),
                     (Uniform, &b.group_args),
                     (ReadWrite, r.obstacle_power),
@@ -895,12 +925,10 @@ impl SolveBindings<'_> {
                     (Read, &o.rho),
                     (Read, &o.alpha),
                     (Uniform, r.step_state),
-                    (ReadWrite, &o.kappa),
+                    (ReadWrite, f),
                     (Read, &b.group_range),
                     (Uniform, &b.group_args),
                     (ReadWrite, &o.totals),
-                    (Read, ks),
-                    (ReadWrite, &o.residual),
                 ],
             ),
             Bindings::new(
@@ -911,8 +939,7 @@ impl SolveBindings<'_> {
                     (Uniform, sp),
                     (Uniform, &o.coarse_params),
                     (Read, &b.sorted_pos),
-                    (Read, &o.residual),
-                    (Read, ks),
+                    (Read, f),
                     (Read, &o.rho),
                     (Read, &o.alpha),
                     (Read, &o.totals),
@@ -941,14 +968,12 @@ impl SolveBindings<'_> {
                     (Uniform, sp),
                     (Uniform, &o.coarse_params),
                     (Read, &b.sorted_pos),
-                    (Read, &o.residual),
-                    (Read, ks),
+                    (ReadWrite, f),
                     (Read, &o.rho),
                     (Read, &o.alpha),
                     (Read, &o.coarse_work),
                     (Uniform, r.step_state),
                     (Read, &o.totals),
-                    (ReadWrite, &o.kappa),
                 ],
             ),
         ]
@@ -974,7 +999,6 @@ impl SolveBindings<'_> {
             coarse: coarse.group(d, &l.coarse),
             prolong: prolong.group(d, &l.prolong),
             params: self.params,
-            kappa_sum: self.kappa_sum,
         }
     }
 }
@@ -1163,7 +1187,7 @@ impl Passes {
                 (Uniform, &b.params),
                 (Uniform, r.fluid),
                 (Read, &o.rho),
-                (ReadWrite, &o.kappa),
+                (ReadWrite, &o.fields.buffer),
             ],
         )
         .laid_out(d);

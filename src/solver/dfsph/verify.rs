@@ -105,13 +105,9 @@ struct SolveCheck<'a> {
 }
 
 impl SolveCheck<'_> {
-    /// The solve's Σ κ on the GPU.
-    fn sums(&self) -> &wgpu::Buffer {
-        &self.d.solves[match self.which {
-            solver::dfsph::Solve::Divergence => 0,
-            solver::dfsph::Solve::Density => 1,
-        }]
-        .kappa_sum
+    /// Where the solve's Σ κ starts in the GPU's solve fields.
+    fn sums(&self) -> u64 {
+        self.d.fields.kappa_sum(self.which)
     }
 
     /// A κ row, judged against the density solve's scales where it has them.
@@ -136,12 +132,16 @@ impl SolveCheck<'_> {
     async fn rate_rows(&self, out: &mut Rows, it: usize) -> Result<()> {
         let (d, g, n, name, tol) = (self.d, self.g, self.n, self.name, self.tol);
         let rate = self.tr.rates.get(it).cloned().unwrap_or_default();
-        let got = g.read_f32_async(&d.kappa, n).await?;
+        let got = g
+            .read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n)
+            .await?;
         out.push(
             self.kappa_row(&format!("{name}.rate.kappa"), &got, &rate.kappa, it + 1),
             Some(it),
         );
-        let got = g.read_f32_async(&d.residual, n).await?;
+        let got = g
+            .read_f32_at_async(&d.fields.buffer, d.fields.residual(), n)
+            .await?;
         let scale: Vec<f64> = rate
             .residual
             .iter()
@@ -253,11 +253,16 @@ impl SolveCheck<'_> {
         let Some(c) = self.tr.corrections.iter().find(|c| c.k == it as u32) else {
             return Ok(());
         };
-        q.write_buffer(&d.residual, 0, bytemuck::cast_slice(&rate.residual));
-        q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&rate.kappa));
+        let f = &d.fields;
         q.write_buffer(
+            &f.buffer,
+            f.residual(),
+            bytemuck::cast_slice(&rate.residual),
+        );
+        q.write_buffer(&f.buffer, f.kappa(), bytemuck::cast_slice(&rate.kappa));
+        q.write_buffer(
+            &f.buffer,
             self.sums(),
-            0,
             bytemuck::cast_slice(&self.kappa_sums_before(it)),
         );
         g.write_vec3(&g.bufs.sorted_vel, vel);
@@ -272,7 +277,9 @@ impl SolveCheck<'_> {
             compare_scaled(&format!("{name}.coarse"), &got, &c.solution.y, self.tol),
             Some(it),
         );
-        let got = g.read_f32_async(&d.kappa, n).await?;
+        let got = g
+            .read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n)
+            .await?;
         out.push(
             self.kappa_row(&format!("{name}.prolong"), &got, kappa, it + 1),
             Some(it),
@@ -292,11 +299,11 @@ impl SolveCheck<'_> {
     ) -> Result<()> {
         let (d, g, n, name, which, tr) = (self.d, self.g, self.n, self.name, self.which, self.tr);
         let q = &g.ctx.queue;
-        let sums = self.sums();
-        q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(kappa));
+        let (f, sums) = (&d.fields, self.sums());
+        q.write_buffer(&f.buffer, f.kappa(), bytemuck::cast_slice(kappa));
         q.write_buffer(
+            &f.buffer,
             sums,
-            0,
             bytemuck::cast_slice(&self.kappa_sums_before(it - 1)),
         );
         g.write_vec3(&g.bufs.sorted_vel, vel);
@@ -309,13 +316,13 @@ impl SolveCheck<'_> {
             Some(it),
         );
         let want = &tr.kappa_sums[it - 1];
-        let got = g.read_f32_async(sums, n).await?;
+        let got = g.read_f32_at_async(&f.buffer, sums, n).await?;
         out.push(
             self.kappa_row(&format!("{name}.kappa_sum"), &got, want, it),
             Some(it),
         );
         g.write_vec3(&g.bufs.sorted_vel, &tr.velocities[it - 1]);
-        q.write_buffer(sums, 0, bytemuck::cast_slice(want));
+        q.write_buffer(&f.buffer, sums, bytemuck::cast_slice(want));
         g.run(|g, e| d.encode_rate(g, e, which, it as u32))
     }
 
@@ -361,7 +368,9 @@ async fn verify_eos(
     let g = &sim.grid;
     let n = predicted.len();
     g.run(|g, e| d.encode_eos(g, e))?;
-    let got = g.read_f32_async(&d.kappa, n).await?;
+    let got = g
+        .read_f32_at_async(&d.fields.buffer, d.fields.kappa(), n)
+        .await?;
     // κ = B((ρ/ρ0)⁷ − 1)/ρ: one ulp of ρ/ρ0 moves it by about 7 B/ρ0 · 2⁻²⁴ however small κ
     // is (x⁷ − 1 cancels near ρ0), so its error is judged against B/ρ0 where the field is
     // smaller: at a nonzero tolerance an adapter that divides a last bit differently (Mesa's
@@ -373,7 +382,11 @@ async fn verify_eos(
         None,
     );
     let q = &g.ctx.queue;
-    q.write_buffer(&d.kappa, 0, bytemuck::cast_slice(&eos.kappa));
+    q.write_buffer(
+        &d.fields.buffer,
+        d.fields.kappa(),
+        bytemuck::cast_slice(&eos.kappa),
+    );
     g.write_vec3(&g.bufs.sorted_vel, predicted);
     g.run(|g, e| d.encode_eos_force(g, e))?;
     let got = flat(&g.read_vec3_async(&g.bufs.sorted_vel, n).await?);
