@@ -116,6 +116,11 @@ struct SolveParams {
     // floor(eta N 2^24) (src/solver/dfsph/control.rs threshold), low and high words.
     threshold_lo: u32,
     threshold_hi: u32,
+    // The capacity C of the solves' fields (solve_fields, dfsph_fields.wgsl).
+    capacity: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
 }
 
 // The position of a DFSPH pass in its solve (src/solver/dfsph/gpu.rs), bound with a dynamic offset:

@@ -1212,6 +1212,11 @@ pub struct SolveParams {
     pub threshold_lo: u32,
     /// Its high word.
     pub threshold_hi: u32,
+    /// The capacity C of the solves' fields (`solve_fields`, dfsph_fields.wgsl): where each
+    /// of its four arrays starts.
+    pub capacity: u32,
+    /// Padding to 16 bytes.
+    pub _pad: [u32; 3],
 }
 
 impl DfsphConfig {

@@ -121,7 +121,7 @@ fn grid_and_fluid_blocks() {
         shaders::DFSPH_RATE,
         "SolveParams",
         SolveParams,
-        [which, min_iterations, threshold_lo, threshold_hi]
+        [which, min_iterations, threshold_lo, threshold_hi, capacity]
     );
 }
 

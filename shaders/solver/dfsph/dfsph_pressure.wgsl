@@ -92,7 +92,7 @@ fn finish(m: Member, i: u32) {
         obstacle_power[i] = obstacle_power[i] - b.power;
     }
     sorted_vel[i] = vec4<f32>(sorted_vel[i].xyz - acc * dt, 0.0);
-    let s = kappa_sum_at(solve.which, i);
+    let s = kappa_sum_at(solve.capacity, solve.which, i);
     solve_fields[s] = solve_fields[s] + solve_fields[kappa_at(i)];
 }
 

@@ -33,8 +33,8 @@ fn dfsph_prolong(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n || !solve_again(k, totals[base + k], solve, dfsph.max_iterations) {
         return;
     }
-    let e = solve_fields[residual_at(i)];
-    let ks = solve_fields[kappa_sum_at(solve.which, i)];
+    let e = solve_fields[residual_at(solve.capacity, i)];
+    let ks = solve_fields[kappa_sum_at(solve.capacity, solve.which, i)];
     let a = alpha[i];
     let rho = dfsph_rho[i];
     if coarse_member(rho, a, coarse) && in_play(solve.which, k, e, ks, a) {

@@ -109,11 +109,11 @@ fn finish(m: Member, i: u32) {
     if near_obstacles(m.x) {
         rate = rate + walk_boundary(m.x, BoundarySums(0.0, m.vi)).rate;
     }
-    let ks = solve_fields[kappa_sum_at(solve.which, i)];
+    let ks = solve_fields[kappa_sum_at(solve.capacity, solve.which, i)];
     let e = residual_of(solve.which, rate, dfsph_rho[i], a, dt, fluid.rest_density);
     let scale = fluid.rest_density / (dt * dt);
     solve_fields[kappa_at(i)] = projected(ks, jacobi_increment(solve.which, e, a, scale, dfsph.relaxation));
-    solve_fields[residual_at(i)] = e;
+    solve_fields[residual_at(solve.capacity, i)] = e;
     tally(lcp_residual(e, ks));
 }
 

@@ -30,9 +30,9 @@ fn dfsph_restrict(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= params.n || !solve_again(k, totals[base + k], solve, dfsph.max_iterations) {
         return;
     }
-    let e = solve_fields[residual_at(i)];
+    let e = solve_fields[residual_at(solve.capacity, i)];
     let a = alpha[i];
-    if coarse_member(dfsph_rho[i], a, coarse) && in_play(solve.which, k, e, solve_fields[kappa_sum_at(solve.which, i)], a) {
+    if coarse_member(dfsph_rho[i], a, coarse) && in_play(solve.which, k, e, solve_fields[kappa_sum_at(solve.capacity, solve.which, i)], a) {
         let cell = coarse_index(coarse_cell(sorted_pos[i].xyz, coarse).c, coarse.dims.xyz);
         let v = to_fixed(e);
         let old = atomicAdd(&coarse_rhs[2u * cell], v.x);

@@ -173,8 +173,9 @@ fn substep_offset(k: u32) -> u64 {
 }
 
 /// The uniform block of solve `which` (0 divergence, 1 density) over `n` live particles: its
-/// fewest iterations and its threshold ([`crate::solver::dfsph::threshold`]).
-fn solve_params(which: u32, dp: &DfsphParams, n: u32) -> SolveParams {
+/// fewest iterations, its threshold ([`crate::solver::dfsph::threshold`]) and the capacity of
+/// the solves' fields.
+fn solve_params(which: u32, dp: &DfsphParams, n: u32, capacity: u32) -> SolveParams {
     let i = which.min(1) as usize;
     let thr = crate::solver::dfsph::threshold([dp.eta_v, dp.eta_d][i], n);
     SolveParams {
@@ -182,6 +183,8 @@ fn solve_params(which: u32, dp: &DfsphParams, n: u32) -> SolveParams {
         min_iterations: crate::solver::dfsph::MIN_ITERATIONS[i],
         threshold_lo: thr as u32,
         threshold_hi: (thr >> 32) as u32,
+        capacity,
+        _pad: [0; 3],
     }
 }
 
@@ -319,7 +322,7 @@ impl GpuDfsph {
             queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&dp));
         }
         for (i, s) in self.solves.iter().enumerate() {
-            let sp = solve_params(i as u32, &self.dp, n);
+            let sp = solve_params(i as u32, &self.dp, n, self.fields.capacity as u32);
             queue.write_buffer(&s.params, 0, bytemuck::bytes_of(&sp));
         }
     }
@@ -877,7 +880,7 @@ fn solve_bindings<'a>(
     which: Solve,
 ) -> SolveBindings<'a> {
     let i = solve_index(which);
-    let sp = solve_params(i as u32, dp, run.b.n.get());
+    let sp = solve_params(i as u32, dp, run.b.n.get(), run.b.capacity);
     SolveBindings {
         params: uniform(d, &format!("sph.dfsph_solve{i}"), bytemuck::bytes_of(&sp)),
         run,
