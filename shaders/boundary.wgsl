@@ -4,12 +4,15 @@
 // src/boundary/particles.rs, function for function (Boundary::walk, Boundary::weight, ...);
 // the tank's mirror walls are the other model (boundary_tank.wgsl). Prepended to every stage
 // that defines `fn boundary_pair(`: the stages' walks `dfsph_density`, `dfsph_rate`,
-// `dfsph_pressure` and `dfsph_accel` (both solvers). Bind group 1: the uniform block, the
-// particles (bparticles: count entries (xyz, psi_b), bpos(k), then count entries (velocity,
-// friction f_b = 10 ν_b/ρ0), bvel(k); one buffer, so the walks bind one storage buffer fewer:
-// the largest stage fits the 10 a browser's WebGPU offers) and the grid's slot starts; a
-// stage without obstacles binds a block whose box is empty, so `near_obstacles` is false
-// everywhere.
+// `dfsph_pressure` and `dfsph_accel` (both solvers). Bind group 1, two storage buffers and no
+// uniform block: the particles (bparticles: count entries (xyz, psi_b), bpos(k), then count
+// entries (velocity, friction f_b = 10 ν_b/ρ0), bvel(k); one buffer, so the walks bind one
+// storage buffer fewer: the largest stage fits the 10 a browser's WebGPU offers) and the
+// obstacles' block followed by their grid's slot starts (`obstacles`; storage rather than a
+// uniform block because Mesa 22.3's lavapipe overruns its table of inlinable uniforms, a heap
+// write past its end, when a stage's uniform blocks take its eighth constant-buffer slot, and
+// the DFSPH walks would: see grid::gpu::MAX_UNIFORM_BLOCKS); a stage without obstacles binds
+// a block whose box is empty, so `near_obstacles` is false everywhere.
 // The walk: the cells from cell_of(p - h) to cell_of(p + h), z then y then x, each non-empty
 // slot once (an earlier cell of the query with the same slot means it was walked), its
 // particles ascending; each particle k with r2 < h2 goes to the stage's
@@ -25,9 +28,14 @@ struct ObstacleParams {
     _pad: vec2<f32>,
 }
 
-@group(1) @binding(0) var<uniform> obstacle: ObstacleParams;
-@group(1) @binding(1) var<storage, read> bparticles: array<vec4<f32>>;
-@group(1) @binding(2) var<storage, read> bslot_start: array<u32>;
+// The obstacles' block, then slot s's first particle at slot_start[s] (s < T_b + 1).
+struct ObstacleGrid {
+    params: ObstacleParams,
+    slot_start: array<u32>,
+}
+
+@group(1) @binding(0) var<storage, read> bparticles: array<vec4<f32>>;
+@group(1) @binding(1) var<storage, read> obstacles: ObstacleGrid;
 
 // Boundary particle k's (xyz, psi_b).
 fn bpos(k: u32) -> vec4<f32> {
@@ -36,11 +44,11 @@ fn bpos(k: u32) -> vec4<f32> {
 
 // Boundary particle k's (velocity, f_b).
 fn bvel(k: u32) -> vec4<f32> {
-    return bparticles[obstacle.count + k];
+    return bparticles[obstacles.params.count + k];
 }
 
 fn boundary_slot(c: vec3<i32>) -> u32 {
-    return hash_cell(c, obstacle.table_mask);
+    return hash_cell(c, obstacles.params.table_mask);
 }
 
 // Whether a cell before c in the walk order of the query lo..=hi maps to slot s.
@@ -64,7 +72,7 @@ fn walked_before(s: u32, c: vec3<i32>, lo: vec3<i32>, hi: vec3<i32>) -> bool {
 // Whether x lies in the boundary particles' bounding box grown by h (only there can one be
 // within h).
 fn near_obstacles(x: vec3<f32>) -> bool {
-    return all(x >= obstacle.lo.xyz) && all(x <= obstacle.hi.xyz);
+    return all(x >= obstacles.params.lo.xyz) && all(x <= obstacles.params.hi.xyz);
 }
 
 // The pair terms, one per quantity a solver sums; the stage's boundary_pair folds them into its
@@ -128,8 +136,8 @@ fn walk_boundary(x: vec3<f32>, start: BoundarySums) -> BoundarySums {
             for (var cx = lo.x; cx <= hi.x; cx++) {
                 let c = vec3<i32>(cx, cy, cz);
                 let s = boundary_slot(c);
-                let a = bslot_start[s];
-                let b = bslot_start[s + 1u];
+                let a = obstacles.slot_start[s];
+                let b = obstacles.slot_start[s + 1u];
                 if (a == b || walked_before(s, c, lo, hi)) {
                     continue;
                 }

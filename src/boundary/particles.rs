@@ -54,7 +54,8 @@ pub struct Body {
     pub motion: Option<crate::motion::Motion>,
 }
 
-/// The uniform block of the obstacles (`shaders/boundary.wgsl` `ObstacleParams`).
+/// The obstacles' block (`shaders/boundary.wgsl` `ObstacleParams`), at the head of their grid's
+/// storage buffer on the GPU.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct ObstacleParams {

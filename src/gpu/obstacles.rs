@@ -26,11 +26,20 @@ fn packed(boundary: &Boundary) -> Vec<[f32; 4]> {
     pos.chain(vel).collect()
 }
 
+/// The obstacles' block followed by their grid's slot starts (`obstacles` in
+/// shaders/boundary.wgsl): one storage buffer, no uniform block (see
+/// [`crate::grid::gpu::MAX_UNIFORM_BLOCKS`] for why).
+fn grid_bytes(params: &crate::boundary::ObstacleParams, slot_start: &[u32]) -> Vec<u8> {
+    let mut bytes = bytemuck::bytes_of(params).to_vec();
+    bytes.extend_from_slice(bytemuck::cast_slice(slot_start));
+    bytes
+}
+
 /// The layout of bind group 1 of every stage that walks the obstacles (shaders/boundary.wgsl):
-/// the uniform block, the particles, the slot starts.
+/// the particles, then the obstacles' block and slot starts.
 pub fn boundary_layout(d: &wgpu::Device) -> wgpu::BindGroupLayout {
     use Binding::*;
-    layout(d, "sph.boundary", &[Uniform, Read, Read])
+    layout(d, "sph.boundary", &[Read, Read])
 }
 
 /// Bind group 1 for a stage without obstacles: an empty box, so no particle is near one.
@@ -50,21 +59,21 @@ pub fn no_boundary(
             usage,
         })
     };
-    let params = init(
-        "sph.no_boundary_params",
-        bytemuck::bytes_of(&none),
-        wgpu::BufferUsages::UNIFORM,
+    let grid = init(
+        "sph.no_boundary_grid",
+        &grid_bytes(&none, &[0; 4]),
+        wgpu::BufferUsages::STORAGE,
     );
     let zeros = init("sph.no_boundary", &[0u8; 16], wgpu::BufferUsages::STORAGE);
-    let bg = bind_group(d, "sph.no_boundary", l, &[&params, &zeros, &zeros]);
-    (bg, vec![params, zeros])
+    let bg = bind_group(d, "sph.no_boundary", l, &[&zeros, &grid]);
+    (bg, vec![grid, zeros])
 }
 
 /// The obstacles' boundary buffers, which the stages' walks bind as their group 1
 /// ([`GpuObstacles::boundary_bind_group`]).
 pub struct GpuObstacles {
-    params: wgpu::Buffer,
-    bslot: wgpu::Buffer,
+    /// The obstacles' block, then their grid's slot starts.
+    grid: wgpu::Buffer,
     /// The boundary particles, slot order of the boundary grid: `count` entries (xyz, ψ), which
     /// the viewer draws, then `count` entries (velocity, friction).
     pub bpos: wgpu::Buffer,
@@ -88,24 +97,18 @@ impl GpuObstacles {
                 })
             };
             let storage = wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST;
-            let params = init(
-                "sph.obstacle_params",
-                bytemuck::bytes_of(&boundary.params),
-                wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-            );
             let bpos = init(
                 "sph.boundary_particles",
                 bytemuck::cast_slice(&packed(boundary)),
                 storage,
             );
-            let bslot = init(
-                "sph.boundary_slot_start",
-                bytemuck::cast_slice(&boundary.slot_start),
+            let grid = init(
+                "sph.boundary_grid",
+                &grid_bytes(&boundary.params, &boundary.slot_start),
                 storage,
             );
             Self {
-                params,
-                bslot,
+                grid,
                 bpos,
                 count: boundary.pos.len() as u32,
                 moving: boundary.moves().then(|| boundary.clone()),
@@ -120,12 +123,7 @@ impl GpuObstacles {
         d: &wgpu::Device,
         l: &wgpu::BindGroupLayout,
     ) -> wgpu::BindGroup {
-        bind_group(
-            d,
-            "sph.boundary",
-            l,
-            &[&self.params, &self.bpos, &self.bslot],
-        )
+        bind_group(d, "sph.boundary", l, &[&self.bpos, &self.grid])
     }
 
     /// Whether an obstacle moves (then [`GpuObstacles::place`] must run before each step).
@@ -145,8 +143,8 @@ impl GpuObstacles {
     /// Uploads `boundary` re-placed ([`Boundary::place`]): same particles, new positions,
     /// velocities and grid. Queue writes land before the next submitted step.
     pub fn upload(&self, queue: &wgpu::Queue, boundary: &Boundary) {
-        queue.write_buffer(&self.params, 0, bytemuck::bytes_of(&boundary.params));
         queue.write_buffer(&self.bpos, 0, bytemuck::cast_slice(&packed(boundary)));
-        queue.write_buffer(&self.bslot, 0, bytemuck::cast_slice(&boundary.slot_start));
+        let grid = grid_bytes(&boundary.params, &boundary.slot_start);
+        queue.write_buffer(&self.grid, 0, &grid);
     }
 }

@@ -254,23 +254,42 @@ pub fn capacity(limits: &wgpu::Limits) -> Capacity {
 /// Chromium's SwiftShader offers 10, Vulkan drivers (lavapipe included) far more.
 ///
 /// Worked example: `dfsph_rate` declares 10 (positions, slot starts, velocities, ρ, α, the
-/// solves' fields, the groups, the residual totals, the obstacles' particles and slot starts),
+/// solves' fields, the groups, the residual totals, the obstacles' particles and their grid),
 /// as many as `dfsph_pressure` and the most of any stage: `(10, "dfsph_rate")`.
 pub fn storage_buffers_needed() -> (u32, &'static str) {
     // The sources are the binary's own: counted once.
     static NEEDED: std::sync::OnceLock<(u32, &'static str)> = std::sync::OnceLock::new();
-    *NEEDED.get_or_init(|| {
-        Stage::ALL
-            .iter()
-            .filter_map(|s| {
-                let src = s.shader()?;
-                let kernel = crate::shaders::uses_kernel(src).then(crate::kernel::Kernel::default);
-                let full = crate::shaders::source_with(src, kernel);
-                Some((full.matches("var<storage").count() as u32, s.name()))
-            })
-            .max_by_key(|&(n, _)| n)
-            .unwrap_or((0, "none"))
-    })
+    *NEEDED.get_or_init(|| most_declared("var<storage"))
+}
+
+/// The most uniform blocks one stage declares, and that stage's name (at most
+/// [`MAX_UNIFORM_BLOCKS`]). Worked example: `dfsph_pressure` declares 7 (`params`, `fluid`,
+/// `dfsph`, `solve`, `step_state`, `group_args`, `iteration`): `(7, "dfsph_pressure")`.
+pub fn uniform_blocks_declared() -> (u32, &'static str) {
+    most_declared("var<uniform")
+}
+
+/// The most uniform blocks a stage may declare. Mesa 22.3's lavapipe (the Vulkan driver of
+/// machines without a GPU, CI's) records the uniform values a shader branches on in a table of
+/// eight constant-buffer slots, slot 0 being its push constants; a stage with an eighth uniform
+/// block has it write that block's entries past the table's end, into the heap, while it builds
+/// the pipeline (valgrind: "Invalid write of size 4" under `create_compute_pipeline`). The run
+/// then dies later at random ("malloc(): unaligned tcache chunk detected", SIGSEGV, a panic in
+/// naga). WebGPU guarantees 12 per stage, so the bound is lavapipe's alone.
+pub const MAX_UNIFORM_BLOCKS: u32 = 7;
+
+// The most declarations starting with `pattern` in one stage's full source, and its name.
+fn most_declared(pattern: &str) -> (u32, &'static str) {
+    Stage::ALL
+        .iter()
+        .filter_map(|s| {
+            let src = s.shader()?;
+            let kernel = crate::shaders::uses_kernel(src).then(crate::kernel::Kernel::default);
+            let full = crate::shaders::source_with(src, kernel);
+            Some((full.matches(pattern).count() as u32, s.name()))
+        })
+        .max_by_key(|&(n, _)| n)
+        .unwrap_or((0, "none"))
 }
 
 /// Fails with one line naming the limit when N or T do not fit the device.

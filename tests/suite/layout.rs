@@ -271,6 +271,33 @@ fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
     assert!(need <= 10, "{need} ({stage})");
 }
 
+/// No stage declares more uniform blocks than Mesa 22.3's lavapipe holds without writing past
+/// its table (`grid::gpu::MAX_UNIFORM_BLOCKS`), counted by naga and equal to the text count.
+#[test]
+fn no_stage_declares_more_uniform_blocks_than_lavapipe_holds() {
+    let counted = gpu_sph::core::Stage::ALL
+        .iter()
+        .filter_map(|s| Some((s.shader()?, s.name())))
+        .map(|(src, name)| {
+            let m = module(src);
+            let n = m
+                .global_variables
+                .iter()
+                .filter(|(_, g)| g.space == naga::AddressSpace::Uniform)
+                .count() as u32;
+            (n, name)
+        })
+        .max_by_key(|&(n, _)| n)
+        .unwrap();
+    assert_eq!(gpu_sph::grid::gpu::uniform_blocks_declared(), counted);
+    assert!(
+        counted.0 <= gpu_sph::grid::gpu::MAX_UNIFORM_BLOCKS,
+        "{} uniform blocks in {}",
+        counted.0,
+        counted.1
+    );
+}
+
 /// An adapter granting one storage buffer fewer than the stages bind is refused in one line
 /// that names the stage and both counts; one granting exactly that many is not.
 #[test]
