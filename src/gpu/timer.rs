@@ -65,12 +65,17 @@ impl StageTimer {
     /// Milliseconds per stage (summed over its passes) since the previous call; `None` for
     /// stages not run.
     pub fn read_ms(&self, ctx: &GpuContext) -> Result<[Option<f64>; Stage::ALL.len()]> {
+        crate::gpu::context::finish(self.read_ms_async(ctx), "StageTimer::read_ms_async")
+    }
+
+    /// [`StageTimer::read_ms`], awaited (the viewer's form: a web page cannot block).
+    pub async fn read_ms_async(&self, ctx: &GpuContext) -> Result<[Option<f64>; Stage::ALL.len()]> {
         let log = self.log.replace(Vec::new());
         let mut out = [None; Stage::ALL.len()];
         if log.is_empty() {
             return Ok(out);
         }
-        let raw: Vec<u64> = ctx.readback(&self.resolve, 2 * log.len())?;
+        let raw: Vec<u64> = ctx.readback_async(&self.resolve, 2 * log.len()).await?;
         for (k, stage) in log.iter().enumerate() {
             let ms = raw[2 * k + 1].saturating_sub(raw[2 * k]) as f64 * self.period_ns / 1e6;
             let slot = &mut out[stage.index()];

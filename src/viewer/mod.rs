@@ -5,6 +5,7 @@
 
 pub mod camera;
 pub mod grains;
+pub mod input;
 pub mod mesh;
 pub mod render;
 pub mod surface;
@@ -166,6 +167,8 @@ pub struct Viewer {
     frames_drawn: u64,
     /// The size of the last frame, px (the framing's viewport).
     last_size: (u32, u32),
+    /// The panel asked for the colour range to be fitted (the next frame's advance fits it).
+    fit_asked: bool,
 }
 
 /// What the viewer steps and draws: the fluid or the colliding spheres (`--model grains`).
@@ -421,6 +424,7 @@ impl Viewer {
             scale,
             frames_drawn: 0,
             last_size: opts.size,
+            fit_asked: false,
             model,
             camera,
             ctx,
@@ -726,20 +730,20 @@ impl Viewer {
             }
             Err(e) => return Err(e),
         }
-        self.show_state()
+        self.show_state().await
     }
 
     /// Hands the renderer the state the last step left: the CPU path's, copied into the GPU
     /// buffers it draws from (positions, velocities, density and pressure, each in the same
     /// slot order, and moving obstacles); the GPU path's, where DFSPH holds it (its own slot
     /// order and ρ).
-    fn show_state(&mut self) -> Result<()> {
+    async fn show_state(&mut self) -> Result<()> {
         let Model::Fluid(f) = &self.model else {
             return Ok(());
         };
         let Some(cpu) = &f.cpu else {
             if let Some(timer) = &f.sim.grid.timer {
-                self.stats.stage_ms = ui::stage_times(&timer.read_ms(&self.ctx)?);
+                self.stats.stage_ms = ui::stage_times(&timer.read_ms_async(&self.ctx).await?);
             }
             return f.sim.expose_for_render();
         };
@@ -882,7 +886,7 @@ impl Viewer {
     }
 
     /// [`Viewer::frame`], awaited (a web page's form: its readbacks complete while the page
-    /// yields).
+    /// yields): [`Viewer::advance_frame_async`], then [`Viewer::draw_frame`].
     pub async fn frame_async(
         &mut self,
         target: &wgpu::Texture,
@@ -890,8 +894,14 @@ impl Viewer {
         input: egui::RawInput,
         capture: Option<&wgpu::Texture>,
     ) -> Result<egui::PlatformOutput> {
-        let size = (target.width(), target.height());
-        self.last_size = size;
+        self.advance_frame_async().await?;
+        self.draw_frame(target, pixels_per_point, input, capture)
+    }
+
+    /// The part of a frame that waits for the GPU: the simulation's steps for this frame and
+    /// the colour range's readback. A web page awaits it before it takes the canvas's texture,
+    /// which lives only until the page yields, and then draws with [`Viewer::draw_frame`].
+    pub async fn advance_frame_async(&mut self) -> Result<()> {
         let now = Instant::now();
         if let Some(last) = self.last_frame {
             let fps = 1.0 / now.duration_since(last).as_secs_f64().max(1e-9);
@@ -904,16 +914,30 @@ impl Viewer {
         self.last_frame = Some(now);
         self.advance_async().await?;
         // The colour range follows the data: at the first frame, when the field changes, and
-        // every 15 frames, until the panel's min or max is edited.
+        // every 15 frames, until the panel's min or max is edited; and when the panel asks.
         let c = &self.controls;
-        if c.auto_range
+        let follow = c.auto_range
             && c.mode == RenderMode::Spheres
-            && (c.fitted != Some(c.field) || self.frames_drawn % 15 == 0)
-        {
+            && (c.fitted != Some(c.field) || self.frames_drawn % 15 == 0);
+        if std::mem::take(&mut self.fit_asked) || follow {
             self.fit_range_async().await?;
         }
         self.frames_drawn += 1;
+        Ok(())
+    }
 
+    /// The part of a frame that does not wait for the GPU: run the panel, draw the scene and
+    /// the panel into `target` (`pixels_per_point` UI scale), and also into `capture` when
+    /// given. Returns what egui wants the platform to do (cursor, clipboard).
+    pub fn draw_frame(
+        &mut self,
+        target: &wgpu::Texture,
+        pixels_per_point: f32,
+        input: egui::RawInput,
+        capture: Option<&wgpu::Texture>,
+    ) -> Result<egui::PlatformOutput> {
+        let size = (target.width(), target.height());
+        self.last_size = size;
         let egui_ctx = self.egui.clone();
         let info = self.info();
         let stats = self.stats.clone();
@@ -1064,9 +1088,8 @@ impl Viewer {
         if r.reset {
             self.reset();
         }
-        if r.fit_range {
-            self.fit_range()?;
-        }
+        // The readback waits for the GPU: the next frame's advance does it.
+        self.fit_asked |= r.fit_range;
         if r.reset_view {
             let (lo, hi, planar) = match &self.model {
                 Model::Grains(g) => (g.tank().0, g.tank().1, g.setup().sim.planar != 0),
@@ -1097,10 +1120,6 @@ impl Viewer {
     /// free-fall speed across the fluid's height, of 6% of ρ0, of twice the hydrostatic
     /// pressure at the bottom) so a fluid at rest does not show its noise in every colour;
     /// speeds start at 0.
-    fn fit_range(&mut self) -> Result<()> {
-        crate::gpu::context::finish(self.fit_range_async(), "Viewer::fit_range_async")
-    }
-
     async fn fit_range_async(&mut self) -> Result<()> {
         let (shown, grid) = match &self.model {
             Model::Fluid(f) => (f.shown(), &f.sim.grid),
@@ -1231,6 +1250,40 @@ pub fn offscreen_format(adapter: &wgpu::Adapter) -> wgpu::TextureFormat {
         wgpu::TextureFormat::Rgba8UnormSrgb,
     ];
     target_format(adapter, &offered).unwrap_or(offered[0])
+}
+
+/// How the viewer draws into `surface` at `size` px with `present_mode`: its pixel format
+/// ([`target_format`]) with the sRGB view beside it, for rendering only. Refused in one line
+/// where the surface offers no format or not that mode. Shared by the window and a web page's
+/// canvas.
+pub fn surface_config(
+    surface: &wgpu::Surface<'_>,
+    ctx: &GpuContext,
+    size: (u32, u32),
+    present_mode: wgpu::PresentMode,
+) -> Result<wgpu::SurfaceConfiguration> {
+    let caps = surface.get_capabilities(&ctx.adapter);
+    let format = target_format(&ctx.adapter, &caps.formats).ok_or_else(|| {
+        Error::NoDisplay("the surface offers no pixel format: run with --headless".into())
+    })?;
+    if !caps.present_modes.contains(&present_mode) {
+        return Err(Error::input(format!(
+            "present mode {present_mode:?} is not supported here (available: {:?}): pick another --present-mode",
+            caps.present_modes
+        )));
+    }
+    let mut config = surface
+        .get_default_config(&ctx.adapter, size.0.max(1), size.1.max(1))
+        .ok_or_else(|| {
+            Error::NoDisplay(
+                "the adapter cannot present to this window: run with --headless".into(),
+            )
+        })?;
+    config.format = format;
+    config.present_mode = present_mode;
+    config.usage = wgpu::TextureUsages::RENDER_ATTACHMENT;
+    config.view_formats = srgb_view_formats(format);
+    Ok(config)
 }
 
 /// The extra view format a target of `format` needs for the scene's sRGB view.

@@ -5,14 +5,13 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use glam::Vec2;
 use winit::application::ApplicationHandler;
 use winit::dpi::PhysicalSize;
-use winit::event::{ElementState, KeyEvent, MouseButton, MouseScrollDelta, WindowEvent};
+use winit::event::WindowEvent;
 use winit::event_loop::{ActiveEventLoop, ControlFlow, EventLoop};
-use winit::keyboard::{Key, ModifiersState, NamedKey};
 use winit::window::{Window, WindowId};
 
+use super::input::{Asked, Input};
 use super::{Viewer, ViewerOptions, check_png_path};
 use crate::gpu::GpuContext;
 use crate::gpu::context::pick_adapter;
@@ -53,16 +52,6 @@ struct App {
     result: Result<()>,
 }
 
-/// What the mouse is doing.
-#[derive(Default)]
-struct Mouse {
-    cursor: Vec2,
-    left: bool,
-    right: bool,
-    middle: bool,
-    modifiers: ModifiersState,
-}
-
 /// The `--screenshot` run's progress through its script.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Script {
@@ -82,7 +71,7 @@ struct WindowState {
     ctx: Arc<GpuContext>,
     viewer: Viewer,
     egui: egui_winit::State,
-    mouse: Mouse,
+    input: Input,
     frames: u32,
     script: Script,
     screenshot_count: u32,
@@ -121,31 +110,17 @@ impl App {
         })?;
         let adapter = pollster::block_on(pick_adapter(&instance, Some(&surface)))?;
         let ctx = Arc::new(pollster::block_on(GpuContext::from_adapter(adapter))?);
-        let caps = surface.get_capabilities(&ctx.adapter);
-        let format = super::target_format(&ctx.adapter, &caps.formats).ok_or_else(|| {
-            Error::NoDisplay("the surface offers no pixel format: run with --headless".into())
-        })?;
-        if !caps.present_modes.contains(&self.opts.present_mode) {
-            return Err(Error::input(format!(
-                "present mode {:?} is not supported here (available: {:?}): pick another --present-mode",
-                self.opts.present_mode, caps.present_modes
-            )));
-        }
         let size = window.inner_size();
-        let mut config = surface
-            .get_default_config(&ctx.adapter, size.width.max(1), size.height.max(1))
-            .ok_or_else(|| {
-                Error::NoDisplay(
-                    "the adapter cannot present to this window: run with --headless".into(),
-                )
-            })?;
-        config.format = format;
-        config.present_mode = self.opts.present_mode;
-        config.usage = wgpu::TextureUsages::RENDER_ATTACHMENT;
-        config.view_formats = super::srgb_view_formats(format);
+        let config = super::surface_config(
+            &surface,
+            &ctx,
+            (size.width, size.height),
+            self.opts.present_mode,
+        )?;
         if size.width > 0 && size.height > 0 {
             surface.configure(&ctx.device, &config);
         }
+        let format = config.format;
         let viewer = Viewer::new(ctx.clone(), self.opts.clone(), format)?;
         let egui = egui_winit::State::new(
             viewer.egui().clone(),
@@ -169,7 +144,7 @@ impl App {
             ctx,
             viewer,
             egui,
-            mouse: Mouse::default(),
+            input: Input::default(),
             frames: 0,
             script: Script::Frames,
             screenshot_count: 0,
@@ -256,52 +231,6 @@ impl WindowState {
         self.frames += 1;
         Ok(true)
     }
-
-    fn update_mouse_force(&mut self) {
-        // Colliding spheres: Shift + left drag spawns them on the tank's back plane.
-        if self.viewer.is_grains() && self.mouse.modifiers.shift_key() && self.mouse.left {
-            let (w, h) = self.size();
-            let ray = self
-                .viewer
-                .camera()
-                .ray(self.mouse.cursor, Vec2::new(w as f32, h as f32));
-            self.viewer.spawn(ray);
-            return;
-        }
-        let ctrl = self.mouse.modifiers.control_key();
-        let ray = (ctrl && (self.mouse.left || self.mouse.right)).then(|| {
-            let (w, h) = self.size();
-            self.viewer
-                .camera()
-                .ray(self.mouse.cursor, Vec2::new(w as f32, h as f32))
-        });
-        self.viewer.set_mouse_force(ray, self.mouse.left);
-    }
-
-    fn key(&mut self, event: &KeyEvent, event_loop: &ActiveEventLoop) {
-        if event.state != ElementState::Pressed {
-            return;
-        }
-        let c = self.viewer.controls_mut();
-        match &event.logical_key {
-            Key::Named(NamedKey::Escape) => event_loop.exit(),
-            Key::Named(NamedKey::Space) => c.paused = !c.paused,
-            Key::Character(s) => match s.to_lowercase().as_str() {
-                "n" => {
-                    c.paused = true;
-                    c.step_once = true;
-                }
-                "r" => c.request.reset = true,
-                "c" => c.field = c.field.next(),
-                "s" => c.mode = c.mode.toggled(),
-                "p" => c.request.screenshot = true,
-                "v" => c.request.reset_view = true,
-                "h" => c.show_ui = !c.show_ui,
-                _ => {}
-            },
-            _ => {}
-        }
-    }
 }
 
 impl ApplicationHandler for App {
@@ -324,56 +253,18 @@ impl ApplicationHandler for App {
         };
         let consumed = s.egui.on_window_event(&s.window, &event).consumed;
         match event {
-            WindowEvent::CloseRequested => event_loop.exit(),
             WindowEvent::Resized(size) => s.resize(size),
-            WindowEvent::ModifiersChanged(m) => s.mouse.modifiers = m.state(),
-            WindowEvent::KeyboardInput { event, .. }
-                if !consumed && !s.viewer.egui().egui_wants_keyboard_input() =>
-            {
-                s.key(&event, event_loop);
-            }
-            WindowEvent::MouseInput { state, button, .. } => {
-                let down = state == ElementState::Pressed;
-                // A press over the panel belongs to the panel; a release always ends a drag.
-                if down && consumed {
-                    return;
-                }
-                match button {
-                    MouseButton::Left => s.mouse.left = down,
-                    MouseButton::Right => s.mouse.right = down,
-                    MouseButton::Middle => s.mouse.middle = down,
-                    _ => {}
-                }
-                s.update_mouse_force();
-            }
-            WindowEvent::CursorMoved { position, .. } => {
-                let p = Vec2::new(position.x as f32, position.y as f32);
-                let delta = p - s.mouse.cursor;
-                s.mouse.cursor = p;
-                let ctrl = s.mouse.modifiers.control_key();
-                let spawning = s.viewer.is_grains() && s.mouse.modifiers.shift_key();
-                let height = s.config.height as f32;
-                if ctrl || spawning {
-                    s.update_mouse_force();
-                } else if s.mouse.left && !s.viewer.camera().planar {
-                    s.viewer.camera_mut().orbit(delta);
-                } else if s.mouse.left || s.mouse.right || s.mouse.middle {
-                    s.viewer.camera_mut().pan(delta, height);
-                }
-            }
-            WindowEvent::MouseWheel { delta, .. } if !consumed => {
-                let steps = match delta {
-                    MouseScrollDelta::LineDelta(_, y) => y,
-                    MouseScrollDelta::PixelDelta(p) => p.y as f32 / 40.0,
-                };
-                s.viewer.camera_mut().zoom(steps);
-            }
             WindowEvent::RedrawRequested => {
                 if let Err(e) = self.redraw(event_loop) {
                     self.fail(event_loop, e);
                 }
             }
-            _ => {}
+            other => {
+                let size = s.size();
+                if s.input.event(&mut s.viewer, &other, consumed, size) == Asked::Close {
+                    event_loop.exit();
+                }
+            }
         }
     }
 
