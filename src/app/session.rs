@@ -103,8 +103,13 @@ pub struct Session {
 }
 
 /// The command line's words for `settings` (the scene file's keys: flag names with `_`), each
-/// through its flag's own parser, so a bad value is refused with the flag's message.
-fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::OsString>> {
+/// through its flag's own parser, so a bad value is refused with the flag's message. `viewer`:
+/// for a view (a web page's canvas), which takes the viewer's own flags too.
+fn words(
+    settings: &Map<String, Value>,
+    resume: bool,
+    viewer: bool,
+) -> Result<Vec<std::ffi::OsString>> {
     use clap::CommandFactory;
     let cmd = Cli::command();
     let ids: Vec<String> = cmd
@@ -115,7 +120,9 @@ fn words(settings: &Map<String, Value>, resume: bool) -> Result<Vec<std::ffi::Os
     let mut out = Vec::new();
     for (key, value) in settings {
         let arg = cmd.get_arguments().find(|a| a.get_id() == key.as_str());
-        if let Some(instead) = front_end(key, arg.and_then(|a| a.get_help_heading())) {
+        let heading = arg.and_then(|a| a.get_help_heading());
+        let viewers = viewer && heading == Some("Viewer") && key != "screenshot";
+        if let Some(instead) = front_end(key, heading).filter(|_| !viewers) {
             return Err(Error::input(format!(
                 "{key} belongs to the command line's front ends; from Python use {instead}"
             )));
@@ -187,11 +194,28 @@ impl Session {
         Self::build(scene, settings, Some(ctx))
     }
 
-    fn build(
+    /// The viewer's options for `scene` with `settings`, as the command line's viewer takes
+    /// them from the same flags (what a web page's canvas shows), checked as a session's are.
+    pub fn viewer_options(
         scene: SceneGiven,
         settings: &Map<String, Value>,
-        given: Option<Arc<GpuContext>>,
-    ) -> Result<Self> {
+    ) -> Result<crate::viewer::ViewerOptions> {
+        let cli = Self::parsed(scene, settings, true)?;
+        if cli.input.is_some() {
+            return Err(Error::input(
+                "the viewer shows scenes, and the input is a particle file: run it headless",
+            ));
+        }
+        let n = cli.particles.unwrap_or(super::cli::DEFAULT_PARTICLES);
+        Ok(super::cli::viewer_options(&cli, n))
+    }
+
+    // The flags `scene` and `settings` make, checked as the command line checks them.
+    fn parsed(
+        scene: SceneGiven,
+        settings: &Map<String, Value>,
+        viewer: bool,
+    ) -> Result<super::cli::Cli> {
         let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
         let preloaded = match scene {
             SceneGiven::Name(name) => {
@@ -204,7 +228,7 @@ impl Session {
                 Some((PathBuf::from(name), file))
             }
         };
-        args.extend(words(settings, false)?);
+        args.extend(words(settings, false, viewer)?);
         let mut cli = parse(args, preloaded)?;
         // A session steps on request: never a density-only run.
         cli.steps = u64::MAX;
@@ -219,6 +243,15 @@ impl Session {
             check_hydrostatic_start(&cli)?;
         }
         check_physics(&cli)?;
+        Ok(cli)
+    }
+
+    fn build(
+        scene: SceneGiven,
+        settings: &Map<String, Value>,
+        given: Option<Arc<GpuContext>>,
+    ) -> Result<Self> {
+        let cli = Self::parsed(scene, settings, false)?;
         let ctx = match given {
             Some(ctx) => Some(ctx),
             None => super::shared::choose_paths(&cli)?.compute,
@@ -250,7 +283,7 @@ impl Session {
     /// (`cpu`, `gpu`) and the divergence checks.
     pub fn resume(path: &Path, settings: &Map<String, Value>) -> Result<Self> {
         let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
-        args.extend(words(settings, true)?);
+        args.extend(words(settings, true, false)?);
         let mut cli = parse(args, None)?;
         cli.steps = u64::MAX;
         let (paths, template, state, obstacles, ck) = open_checkpoint(&cli, path)?;
