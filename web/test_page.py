@@ -18,6 +18,8 @@ SwiftShader that is most of the run's time):
   3. A frame drawn into a texture and read back shows particles (a headless canvas reads back
      blank, so the page draws into a texture).
   4. A browser without WebGPU gets one line saying so, never a blank page (checked first).
+  5. The viewer (`view=1`, the panel hidden) steps and draws frames, its third read back
+     showing particles (`offscreen=1`: drawn into a texture, not the canvas; its own page run).
 """
 
 import functools
@@ -128,6 +130,19 @@ def main():
         if share < 0.01:
             fail(f"the drawn frame shows no particles ({f})")
         print(f"web test: the frame read back shows particles ({100 * share:.1f}% of its pixels)")
+
+        # The viewer: the same winit loop, input and panel as the native window, drawn into a
+        # texture the canvas's size (offscreen=1: headless Chromium on SwiftShader loses its
+        # device when a WebGPU canvas is presented) and its third frame read back.
+        r = finished_report(
+            browser, f"{base}?view=1&offscreen=1&hide_ui=true&scene=dam-break&n={n}&frames=3"
+            "&report=1", 1200, "view")
+        f = r["view"]
+        share = f["pixels_unlike_background"] / (f["width"] * f["height"])
+        if f["frames"] < 3 or share < 0.01:
+            fail(f"the viewer's third frame shows no particles ({f})")
+        print(f"web test: the viewer drew {f['frames']} frames, the third showing particles "
+              f"({100 * share:.1f}% of its pixels)")
 
         browser.close()
     server.shutdown()

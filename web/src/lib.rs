@@ -21,6 +21,8 @@ use gpu_sph::gpu::GpuContext;
 use serde_json::{Map, Value, json};
 use wasm_bindgen::prelude::*;
 
+mod view;
+
 /// The page's own parameters; every other one is a setting (a scene file's key, a flag's
 /// name with `_` or `-`).
 const PAGE_KEYS: &[&str] = &[
@@ -31,12 +33,40 @@ const PAGE_KEYS: &[&str] = &[
     "verify",
     "tolerance",
     "frame",
+    "view",
+    "frames",
+    "offscreen",
 ];
 
 #[wasm_bindgen(start)]
 fn start() {
     // A panic names its cause in the browser's console instead of "unreachable".
     console_error_panic_hook::set_once();
+    // Warnings and errors (wgpu's uncaught validation errors among them) go to the console.
+    if log::set_logger(&Console).is_ok() {
+        log::set_max_level(log::LevelFilter::Warn);
+    }
+}
+
+/// The `log` crate's lines, into the browser's console.
+struct Console;
+
+impl log::Log for Console {
+    fn enabled(&self, m: &log::Metadata) -> bool {
+        m.level() <= log::Level::Warn
+    }
+
+    fn log(&self, r: &log::Record) {
+        if self.enabled(r.metadata()) {
+            let line = JsValue::from_str(&format!("{} {}: {}", r.level(), r.target(), r.args()));
+            match r.level() {
+                log::Level::Error => web_sys::console::error_1(&line),
+                _ => web_sys::console::warn_1(&line),
+            }
+        }
+    }
+
+    fn flush(&self) {}
 }
 
 /// What the page asks for, from its URL's parameters.
@@ -175,6 +205,36 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
         report["verify"] = serde_json::to_value(&v).map_err(|e| e.to_string())?;
     }
     serde_json::to_string(&report).map_err(|e| e.to_string())
+}
+
+/// Opens the viewer on what `params` asks (scene, N, solver, any setting, as [`run`] takes
+/// them) in `canvas`, stepping on the browser's GPU; `on_frame` hears the count of frames drawn
+/// after each, `on_error` the one line that stops the view. Returns once the view runs, or the
+/// line that refused it.
+#[wasm_bindgen]
+pub async fn view(
+    params: String,
+    scene_text: Option<String>,
+    canvas: web_sys::HtmlCanvasElement,
+    on_frame: js_sys::Function,
+    on_error: js_sys::Function,
+) -> Result<(), String> {
+    let params: Map<String, Value> =
+        serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
+    let ask = ask(&params, scene_text)?;
+    let target = view::Target {
+        offscreen: params.get("offscreen").and_then(Value::as_str) == Some("1"),
+        read_at: number(&params, "frames", 3)?,
+    };
+    let mut opts = Session::viewer_options(ask.scene, &ask.settings).map_err(|e| e.to_string())?;
+    opts.size = (canvas.width(), canvas.height());
+    // A canvas presents in step with the page's refresh: WebGPU's one mode.
+    opts.present_mode = wgpu::PresentMode::Fifo;
+    let calls = view::Callbacks {
+        frame: on_frame,
+        error: on_error,
+    };
+    view::start(opts, canvas, target, calls).await
 }
 
 /// What a drawn frame shows: its size and how many pixels differ from its first (a corner:
