@@ -244,14 +244,9 @@ fn shared_constants() {
     );
 }
 
-/// The storage buffers an adapter must grant per shader stage, as `check_limits` counts them
-/// from the sources, equal naga's count of storage globals in the stage that binds the most
-/// (a declaration the text count missed or miscounted would let a short adapter through, to
-/// fail at pipeline creation instead of in one line).
-#[test]
-fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
-    let (need, stage) = gpu_sph::grid::gpu::storage_buffers_needed();
-    let counted = gpu_sph::core::Stage::ALL
+/// The most globals in `space` that one stage's module declares (naga's count), and its name.
+fn most_globals(space: impl Fn(naga::AddressSpace) -> bool) -> (u32, &'static str) {
+    gpu_sph::core::Stage::ALL
         .iter()
         .filter_map(|s| Some((s.shader()?, s.name())))
         .map(|(src, name)| {
@@ -259,12 +254,22 @@ fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
             let n = m
                 .global_variables
                 .iter()
-                .filter(|(_, g)| matches!(g.space, naga::AddressSpace::Storage { .. }))
+                .filter(|(_, g)| space(g.space))
                 .count() as u32;
             (n, name)
         })
         .max_by_key(|&(n, _)| n)
-        .unwrap();
+        .unwrap()
+}
+
+/// The storage buffers an adapter must grant per shader stage, as `check_limits` counts them
+/// from the sources, equal naga's count of storage globals in the stage that binds the most
+/// (a declaration the text count missed or miscounted would let a short adapter through, to
+/// fail at pipeline creation instead of in one line).
+#[test]
+fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
+    let (need, stage) = gpu_sph::grid::gpu::storage_buffers_needed();
+    let counted = most_globals(|space| matches!(space, naga::AddressSpace::Storage { .. }));
     assert_eq!((need, stage), counted);
     // Where a page asks for more than WebGPU's default 8, Chromium's SwiftShader (the WebGPU
     // of a headless browser without a GPU) offers 10: every stage fits that.
@@ -275,20 +280,7 @@ fn the_storage_buffers_a_stage_needs_are_what_naga_counts() {
 /// its table (`grid::gpu::MAX_UNIFORM_BLOCKS`), counted by naga and equal to the text count.
 #[test]
 fn no_stage_declares_more_uniform_blocks_than_lavapipe_holds() {
-    let counted = gpu_sph::core::Stage::ALL
-        .iter()
-        .filter_map(|s| Some((s.shader()?, s.name())))
-        .map(|(src, name)| {
-            let m = module(src);
-            let n = m
-                .global_variables
-                .iter()
-                .filter(|(_, g)| g.space == naga::AddressSpace::Uniform)
-                .count() as u32;
-            (n, name)
-        })
-        .max_by_key(|&(n, _)| n)
-        .unwrap();
+    let counted = most_globals(|space| space == naga::AddressSpace::Uniform);
     assert_eq!(gpu_sph::grid::gpu::uniform_blocks_declared(), counted);
     assert!(
         counted.0 <= gpu_sph::grid::gpu::MAX_UNIFORM_BLOCKS,
