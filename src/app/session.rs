@@ -102,13 +102,28 @@ pub struct Session {
     picture: crate::viewer::ViewerOptions,
 }
 
+/// Who hands a session its settings: what a setting of the command line's front ends is
+/// refused with names what that host offers instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Host {
+    /// The Python package: each front end's work has a method.
+    Python,
+    /// A web page: its URL's own parameters, and the viewer's flags in a view (`view`).
+    Page {
+        /// The page's canvas viewer, which takes the viewer's own flags too.
+        view: bool,
+    },
+}
+
+/// What a web page offers in place of the command line's front ends (it writes no files).
+const PAGE_INSTEAD: &str = "the page's own parameters: steps=K, verify=1 (and tolerance=x), frame=1, and view=1 with the viewer's settings; a page writes no files";
+
 /// The command line's words for `settings` (the scene file's keys: flag names with `_`), each
-/// through its flag's own parser, so a bad value is refused with the flag's message. `viewer`:
-/// for a view (a web page's canvas), which takes the viewer's own flags too.
+/// through its flag's own parser, so a bad value is refused with the flag's message.
 fn words(
     settings: &Map<String, Value>,
     resume: bool,
-    viewer: bool,
+    host: Host,
 ) -> Result<Vec<std::ffi::OsString>> {
     use clap::CommandFactory;
     let cmd = Cli::command();
@@ -121,11 +136,17 @@ fn words(
     for (key, value) in settings {
         let arg = cmd.get_arguments().find(|a| a.get_id() == key.as_str());
         let heading = arg.and_then(|a| a.get_help_heading());
-        let viewers = viewer && heading == Some("Viewer") && key != "screenshot";
+        let viewers =
+            host == Host::Page { view: true } && heading == Some("Viewer") && key != "screenshot";
         if let Some(instead) = front_end(key, heading).filter(|_| !viewers) {
-            return Err(Error::input(format!(
-                "{key} belongs to the command line's front ends; from Python use {instead}"
-            )));
+            return Err(Error::input(match host {
+                Host::Python => format!(
+                    "{key} belongs to the command line's front ends; from Python use {instead}"
+                ),
+                Host::Page { .. } => format!(
+                    "{key} belongs to the command line's front ends; in a web page use {PAGE_INSTEAD}"
+                ),
+            }));
         }
         let Some(arg) = arg else {
             let names: Vec<&str> = ids.iter().map(String::as_str).collect();
@@ -181,7 +202,7 @@ impl Session {
     /// A run of `scene` with `settings` (scene-file keys: `{"particles": 20000, "solver":
     /// "wcsph", "cpu": true}`), refused in one line where the command line refuses it.
     pub fn new(scene: SceneGiven, settings: &Map<String, Value>) -> Result<Self> {
-        Self::build(scene, settings, None)
+        Self::build(scene, settings, None, Host::Python)
     }
 
     /// [`Session::new`] stepping on the GPU path of `ctx`, whatever its kind (a web page's
@@ -191,7 +212,7 @@ impl Session {
         settings: &Map<String, Value>,
         ctx: Arc<GpuContext>,
     ) -> Result<Self> {
-        Self::build(scene, settings, Some(ctx))
+        Self::build(scene, settings, Some(ctx), Host::Page { view: false })
     }
 
     /// The viewer's options for `scene` with `settings`, as the command line's viewer takes
@@ -200,7 +221,7 @@ impl Session {
         scene: SceneGiven,
         settings: &Map<String, Value>,
     ) -> Result<crate::viewer::ViewerOptions> {
-        let cli = Self::parsed(scene, settings, true)?;
+        let cli = Self::parsed(scene, settings, Host::Page { view: true })?;
         if cli.input.is_some() {
             return Err(Error::input(
                 "the viewer shows scenes, and the input is a particle file: run it headless",
@@ -214,7 +235,7 @@ impl Session {
     fn parsed(
         scene: SceneGiven,
         settings: &Map<String, Value>,
-        viewer: bool,
+        host: Host,
     ) -> Result<super::cli::Cli> {
         let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
         let preloaded = match scene {
@@ -228,14 +249,18 @@ impl Session {
                 Some((PathBuf::from(name), file))
             }
         };
-        args.extend(words(settings, false, viewer)?);
+        args.extend(words(settings, false, host)?);
         let mut cli = parse(args, preloaded)?;
         // A session steps on request: never a density-only run.
         cli.steps = u64::MAX;
         if cli.model == super::cli::Model::Grains {
-            return Err(Error::input(
-                "the Python package drives the fluid; the colliding spheres (model grains) run from the command line",
-            ));
+            let who = match host {
+                Host::Python => "the Python package",
+                Host::Page { .. } => "a web page",
+            };
+            return Err(Error::input(format!(
+                "{who} drives the fluid; the colliding spheres (model grains) run from the command line"
+            )));
         }
         check_no_grains_flags(&cli)?;
         check_sources(&cli)?;
@@ -250,8 +275,9 @@ impl Session {
         scene: SceneGiven,
         settings: &Map<String, Value>,
         given: Option<Arc<GpuContext>>,
+        host: Host,
     ) -> Result<Self> {
-        let cli = Self::parsed(scene, settings, false)?;
+        let cli = Self::parsed(scene, settings, host)?;
         let ctx = match given {
             Some(ctx) => Some(ctx),
             None => super::shared::choose_paths(&cli)?.compute,
@@ -283,7 +309,7 @@ impl Session {
     /// (`cpu`, `gpu`) and the divergence checks.
     pub fn resume(path: &Path, settings: &Map<String, Value>) -> Result<Self> {
         let mut args: Vec<std::ffi::OsString> = vec!["gpu-sph".into(), "--headless".into()];
-        args.extend(words(settings, true, false)?);
+        args.extend(words(settings, true, Host::Python)?);
         let mut cli = parse(args, None)?;
         cli.steps = u64::MAX;
         let (paths, template, state, obstacles, ck) = open_checkpoint(&cli, path)?;
@@ -686,6 +712,36 @@ mod tests {
             bad(serde_json::json!({"min_dt": 1.0, "max_dt": 0.1, "cpu": true}))
                 .contains("--min-dt 1 exceeds --max-dt 0.1")
         );
+    }
+
+    /// A web page's refusals name what the page offers, not Python's methods; its view takes
+    /// the viewer's flags, not the screenshot's.
+    #[test]
+    fn a_page_is_told_what_the_page_offers() {
+        let refused = |v: Value, view: bool| {
+            let scene = SceneGiven::Name("dam-break".into());
+            Session::parsed(scene, &settings(v), Host::Page { view })
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default()
+        };
+        for (v, view) in [
+            (serde_json::json!({"output": "out.csv"}), false),
+            (serde_json::json!({"window_size": "800x600"}), false),
+            (serde_json::json!({"screenshot": "a.png"}), true),
+        ] {
+            let e = refused(v.clone(), view);
+            assert!(
+                e.contains("in a web page use") && !e.contains("Python"),
+                "{v}: {e}"
+            );
+        }
+        assert_eq!(
+            refused(serde_json::json!({"window_size": "800x600"}), true),
+            ""
+        );
+        let e = refused(serde_json::json!({"model": "grains"}), false);
+        assert!(e.starts_with("a web page drives the fluid"), "{e}");
     }
 
     /// Velocities the next step cannot follow are refused where they are set, naming the
