@@ -20,15 +20,21 @@ SwiftShader that is most of the run's time):
   4. A browser without WebGPU gets one line saying so, never a blank page (checked first).
   5. The viewer (`view=1`, the panel hidden) steps and draws frames, its third read back
      showing particles (`offscreen=1`: drawn into a texture, not the canvas; its own page run).
+  6. A scene file given through the form's file input, as a visitor gives one: a block thrown
+     at the tank's two open sides runs as `--scene` runs it, its particles removed as they
+     leave, until none is left; the step it ends at and its counts equal the native CPU
+     path's, its density statistics as in check 1.
 """
 
 import functools
 import http.server
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 
 from playwright.sync_api import sync_playwright
@@ -42,21 +48,39 @@ ARGS = [
 DENSITY = ["density_min", "density_mean", "density_max"]
 
 
+class Quiet(http.server.SimpleHTTPRequestHandler):
+    """Serves the page without a log line per request."""
+
+    def log_message(self, *args):
+        pass
+
+
 def serve(directory):
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=directory)
-    handler.log_message = lambda *a: None
+    handler = functools.partial(Quiet, directory=directory)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     return server, f"http://127.0.0.1:{server.server_address[1]}/"
 
 
-def page_report(browser, url, timeout_s, no_webgpu=False):
+# A block thrown at the tank's open side (x+) and top (y+): every particle leaves.
+SPILLING = """{
+  "tank": {"min": [0, 0, 0], "max": [0.3, 0.3, 0.1], "open": ["x+", "y+"]},
+  "fluid": [{"shape": {"box": {"min": [0.18, 0, 0], "max": [0.28, 0.1, 0.1]}},
+             "velocity": [3.0, 2.0, 0]}],
+  "physics": {"spacing": 0.01}
+}"""
+
+
+def page_report(browser, url, timeout_s, no_webgpu=False, act=None):
+    """Opens `url`, runs `act(page)` (a visitor's clicks) if given, and waits for #report."""
     page = browser.new_page()
     if no_webgpu:
         page.add_init_script("Object.defineProperty(Navigator.prototype, 'gpu', { get: () => undefined });")
     lines = []
     page.on("console", lambda m: lines.append(m.text))
     page.goto(url)
+    if act:
+        act(page)
     page.wait_for_selector("#report[data-state]", state="attached", timeout=timeout_s * 1000)
     state = page.get_attribute("#report", "data-state")
     report = json.loads(page.text_content("#report"))
@@ -65,12 +89,29 @@ def page_report(browser, url, timeout_s, no_webgpu=False):
     return state, report, status, lines
 
 
-def finished_report(browser, url, timeout_s, what):
+def finished_report(browser, url, timeout_s, what, act=None):
     """The report of a page run that must end `done`; a failure names the run and its error."""
-    state, report, _, console = page_report(browser, url, timeout_s)
+    state, report, _, console = page_report(browser, url, timeout_s, act=act)
     if state != "done":
         fail(f"the {what} run ended in {state}: {report.get('error')} (console: {console[-5:]})")
     return report
+
+
+def same_densities(st, ref):
+    """How the page's density statistics `st` equal the native `ref` (fails if they do not)."""
+    exact = all(st[key] == ref[key] for key in DENSITY)
+    worst = max(abs(st[key] - ref[key]) / abs(ref[key]) for key in DENSITY)
+    if not exact and worst > 1e-5:
+        fail(f"density statistics differ from the native CPU path by {worst:.3e} relative: "
+             + ", ".join(f"{key} {st[key]!r} vs {ref[key]!r}" for key in DENSITY))
+    return "bit for bit" if exact else f"within {worst:.2e} relative (not bit for bit)"
+
+
+def native_last(cli, *args):
+    """The last `--stats` row of a native CPU-path run."""
+    out = subprocess.run([cli, "--headless", "--cpu", *args, "--json"],
+                         capture_output=True, text=True, check=True)
+    return json.loads(out.stdout)["last"]
 
 
 def fail(msg):
@@ -82,11 +123,12 @@ def main():
     page_dir, cli = sys.argv[1], sys.argv[2]
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 3000
     k = int(sys.argv[4]) if len(sys.argv) > 4 else 10
-    native = subprocess.run(
-        [cli, "--headless", "--cpu", "-n", str(n), "--steps", str(k), "--json"],
-        capture_output=True, text=True, check=True,
-    )
-    ref = json.loads(native.stdout)["last"]
+    ref = native_last(cli, "-n", str(n), "--steps", str(k))
+    scene = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    scene.write(SPILLING)
+    scene.close()
+    spill_ref = native_last(cli, "--scene", scene.name, "-n", "1000", "--steps", "60")
+    os.unlink(scene.name)
     server, base = serve(page_dir)
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
@@ -110,13 +152,8 @@ def main():
         bad = [key for key, v in st.items() if isinstance(v, float) and not math.isfinite(v)]
         if bad:
             fail(f"non-finite statistics: {bad}")
-        exact = all(st[key] == ref[key] for key in DENSITY)
-        worst = max(abs(st[key] - ref[key]) / abs(ref[key]) for key in DENSITY)
-        if not exact and worst > 1e-5:
-            fail(f"density statistics differ from the native CPU path by {worst:.3e} relative: "
-                 + ", ".join(f"{key} {st[key]!r} vs {ref[key]!r}" for key in DENSITY))
         print("web test: density statistics equal the native CPU path's "
-              + ("bit for bit" if exact else f"within {worst:.2e} relative (not bit for bit)"))
+              + same_densities(st, ref))
 
         v = r["verify"]
         if not v["pass"]:
@@ -143,6 +180,24 @@ def main():
             fail(f"the viewer's third frame shows no particles ({f})")
         print(f"web test: the viewer drew {f['frames']} frames, the third showing particles "
               f"({100 * share:.1f}% of its pixels)")
+
+        def give_scene_file(page):
+            page.wait_for_selector("#status:has-text('Ready')")
+            page.set_input_files("input[name=file]", files=[{
+                "name": "spill.json", "mimeType": "application/json",
+                "buffer": SPILLING.encode()}])
+            page.click("button[value=run]")
+
+        r = finished_report(browser, f"{base}?n=1000&steps=60", 1200, "scene file",
+                            act=give_scene_file)
+        st = r["stats"]
+        counts = ["step", "particles", "outside"]
+        if r["steps"] != spill_ref["step"] or any(st[key] != spill_ref[key] for key in counts):
+            fail("the scene file with open sides ran otherwise than the native CPU path: "
+                 + ", ".join(f"{key} {st[key]} vs {spill_ref[key]}" for key in counts))
+        print(f"web test: a scene file with open sides ran until its last "
+              f"{st['outside']} particles left at step {st['step']}, as natively; densities "
+              + same_densities(st, spill_ref))
 
         browser.close()
     server.shutdown()

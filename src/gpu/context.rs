@@ -315,6 +315,11 @@ impl GpuContext {
     }
 }
 
+/// A result still to come (a readback the browser completes once the page yields): what a
+/// trait method that may read the GPU returns, so a web page can await it where a native
+/// caller blocks on it with [`finish`].
+pub type Pending<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T>> + 'a>>;
+
 /// Runs `fut` to its end. On native targets it blocks until then. In a web page nothing may
 /// block and a GPU readback completes only once the page yields to the browser: there `fut` is
 /// polled once, and one still waiting is refused, naming `instead`, the asynchronous form the

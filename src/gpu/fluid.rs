@@ -554,7 +554,12 @@ impl Simulation {
     /// Reads the state the solver carries to the next step (the last dt, the iteration
     /// counts); no step may be in flight.
     pub fn read_carry(&self) -> Result<Carry> {
-        self.stages.read_carry(&self.grid, &self.fluid)
+        super::context::finish(self.read_carry_async(), "Simulation::read_carry_async")
+    }
+
+    /// [`Simulation::read_carry`] without blocking (what a web page awaits).
+    pub async fn read_carry_async(&self) -> Result<Carry> {
+        self.stages.read_carry(&self.grid, &self.fluid).await
     }
 
     /// Reads the slot-order fields of the last step: pressure, acceleration, (dt, v_max, a_max,

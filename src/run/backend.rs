@@ -11,8 +11,7 @@ use crate::solver::SolverParams;
 use crate::solver::{Carry, CpuSolver};
 use crate::{Error, Result};
 
-/// A result still to come (a readback the browser completes once the page yields).
-pub type Pending<'a, T> = std::pin::Pin<Box<dyn std::future::Future<Output = Result<T>> + 'a>>;
+pub use crate::gpu::context::Pending;
 
 /// Something that advances particles one step at a time.
 pub trait Backend {
@@ -38,6 +37,11 @@ pub trait Backend {
     }
     /// What the solver carries to the next step, in its own terms (no step may be in flight).
     fn carry(&self) -> Result<Carry>;
+    /// [`Backend::carry`] as a future (a web page awaits the GPU's readback); the CPU path's
+    /// is ready at once.
+    fn carry_async(&self) -> Pending<'_, Carry> {
+        Box::pin(std::future::ready(self.carry()))
+    }
     /// Whether an obstacle moves: each step then needs the run's time before it is submitted,
     /// so steps are not pipelined.
     fn obstacles_move(&self) -> bool {
@@ -59,6 +63,11 @@ pub trait Backend {
     /// [`without_outside`]); returns how many and the energy they took (no step may be in
     /// flight).
     fn remove_outside(&mut self) -> Result<(u64, f64)>;
+    /// [`Backend::remove_outside`] as a future (what the driver loop awaits: a web page awaits
+    /// the GPU's state); the CPU path's is ready at once.
+    fn remove_outside_async(&mut self) -> Pending<'_, (u64, f64)> {
+        Box::pin(std::future::ready(self.remove_outside()))
+    }
     /// Replaces the velocities, given in the order [`Backend::snapshot`] holds the particles
     /// (no step may be in flight). The positions, and so the densities and DFSPH's factors,
     /// stay as they are.
@@ -204,6 +213,13 @@ impl Backend for Simulation {
         self.read_carry().map_err(|e| self.grid.ctx.explain(e))
     }
 
+    fn carry_async(&self) -> Pending<'_, Carry> {
+        Box::pin(async move {
+            let carry = self.read_carry_async().await;
+            carry.map_err(|e| self.grid.ctx.explain(e))
+        })
+    }
+
     fn obstacles_move(&self) -> bool {
         Simulation::obstacles_move(self)
     }
@@ -239,16 +255,22 @@ impl Backend for Simulation {
     }
 
     fn remove_outside(&mut self) -> Result<(u64, f64)> {
-        let snap = Backend::snapshot(self)?;
-        let carry = Backend::carry(self)?;
-        match without_outside(&snap, &carry, &self.fluid_params) {
-            Some((snap, carry, count, energy)) => {
-                self.replace(&snap, &carry)
-                    .map_err(|e| self.grid.ctx.explain(e))?;
-                Ok((count, energy))
+        crate::gpu::context::finish(self.remove_outside_async(), "Backend::remove_outside_async")
+    }
+
+    fn remove_outside_async(&mut self) -> Pending<'_, (u64, f64)> {
+        Box::pin(async move {
+            let snap = Backend::snapshot_async(self).await?;
+            let carry = Backend::carry_async(self).await?;
+            match without_outside(&snap, &carry, &self.fluid_params) {
+                Some((snap, carry, count, energy)) => {
+                    self.replace(&snap, &carry)
+                        .map_err(|e| self.grid.ctx.explain(e))?;
+                    Ok((count, energy))
+                }
+                None => Ok((0, 0.0)),
             }
-            None => Ok((0, 0.0)),
-        }
+        })
     }
 }
 

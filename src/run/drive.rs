@@ -321,7 +321,7 @@ impl<T: Backend + ?Sized> Model for T {
         let fp = course.fp;
         let mut live = block.n as u64;
         if fp.open != 0 && block.outside > 0 {
-            let (gone, energy) = self.remove_outside()?;
+            let (gone, energy) = self.remove_outside_async().await?;
             at.removed_energy += energy;
             live -= gone;
         }
@@ -435,6 +435,27 @@ mod tests {
         blocks: Vec<StatsBlock>,
         submitted: usize,
         queued: std::collections::VecDeque<StatsBlock>,
+        read: Option<StatsBlock>,
+        removed: u64,
+    }
+
+    impl Scripted {
+        fn new(blocks: Vec<StatsBlock>) -> Self {
+            Self {
+                blocks,
+                submitted: 0,
+                queued: Default::default(),
+                read: None,
+                removed: 0,
+            }
+        }
+    }
+
+    fn fluid_params() -> FluidParams {
+        let cfg = crate::params::SphConfig::new(2, Default::default()).unwrap();
+        crate::params::PhysicsConfig::default()
+            .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::ONE, 0.5)
+            .unwrap()
     }
 
     impl Backend for Scripted {
@@ -447,7 +468,9 @@ mod tests {
             Ok(())
         }
         fn read_stats(&mut self) -> Result<StatsBlock> {
-            Ok(self.queued.pop_front().expect("a submitted step"))
+            let block = self.queued.pop_front().expect("a submitted step");
+            self.read = Some(block);
+            Ok(block)
         }
         fn snapshot(&self) -> Result<Snapshot> {
             Ok(Snapshot {
@@ -466,8 +489,14 @@ mod tests {
         fn probe(&mut self, p: &[crate::emitter::Probe]) -> Result<Vec<u32>> {
             Ok(vec![0; p.len()])
         }
+        // As a web page's GPU: the state can only be awaited.
         fn remove_outside(&mut self) -> Result<(u64, f64)> {
-            Ok((0, 0.0))
+            Err(crate::Error::Map("a blocking removal".into()))
+        }
+        fn remove_outside_async(&mut self) -> crate::run::Pending<'_, (u64, f64)> {
+            let block = self.read.expect("a step was read");
+            self.removed += block.outside as u64;
+            Box::pin(std::future::ready(Ok((block.outside as u64, 0.25))))
         }
         fn set_velocities(&mut self, _vel: &[glam::Vec3]) -> Result<()> {
             Ok(())
@@ -493,15 +522,8 @@ mod tests {
             first_bad_id: 3,
             ..good
         };
-        let mut backend = Scripted {
-            blocks: vec![good, bad, good, good],
-            submitted: 0,
-            queued: Default::default(),
-        };
-        let cfg = crate::params::SphConfig::new(2, Default::default()).unwrap();
-        let fp = crate::params::PhysicsConfig::default()
-            .fluid_params(&cfg, glam::Vec3::ZERO, glam::Vec3::ONE, 0.5)
-            .unwrap();
+        let mut backend = Scripted::new(vec![good, bad, good, good]);
+        let fp = fluid_params();
         let guards = Guards::unjudged(true);
         let emitters = Emitters::default();
         let course = Course {
@@ -521,5 +543,41 @@ mod tests {
         assert_eq!(at.step, 2, "the second step diverged");
         assert_eq!(backend.submitted, 3, "the third step was submitted ahead");
         assert!(backend.queued.is_empty(), "a block is left in flight");
+    }
+
+    /// Particles leave through an open side by the backend's awaited removal, the one a web
+    /// page can run (its blocking form fails here, as it must in a page), each step's leavers
+    /// and the energy they took counted.
+    #[test]
+    fn the_loop_awaits_the_removal_through_open_sides() {
+        let block = |outside| StatsBlock {
+            n: 10,
+            dt: 1e-3,
+            outside,
+            first_bad_id: u32::MAX,
+            ..Default::default()
+        };
+        let mut backend = Scripted::new(vec![block(0), block(2), block(1)]);
+        let mut fp = fluid_params();
+        fp.open = 1 << 1;
+        let guards = Guards::unjudged(true);
+        let emitters = Emitters::default();
+        let course = Course {
+            fp: &fp,
+            guards: &guards,
+            emitters: &emitters,
+        };
+        let mut at = RunFrom::default();
+        drive(
+            &mut backend,
+            &mut at,
+            Until::steps(3),
+            &course,
+            &mut NoHooks,
+        )
+        .unwrap();
+        assert_eq!(at.step, 3);
+        assert_eq!(backend.removed, 3, "the leavers of steps 2 and 3");
+        assert_eq!(at.removed_energy, 0.5, "two removals of 0.25 J");
     }
 }

@@ -22,6 +22,7 @@ use crate::boundary::Boundary;
 use crate::core::{Snapshot, SolverStats, StatsBlock};
 use crate::cpu::interact::InteractParams;
 use crate::gpu::buffers::GpuFluid;
+use crate::gpu::context::Pending;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::gpu::GpuNeighbours;
 use crate::kernel::Kernel;
@@ -103,8 +104,9 @@ pub trait GpuSolver: Send {
         fluid: &GpuFluid,
         carry: &Carry,
     ) -> std::result::Result<(), String>;
-    /// Reads what the solver carries to the next step (no step may be in flight).
-    fn read_carry(&self, g: &GpuNeighbours, fluid: &GpuFluid) -> Result<Carry>;
+    /// Reads what the solver carries to the next step (no step may be in flight); a future,
+    /// because a web page awaits the GPU's readback (a native caller blocks on it).
+    fn read_carry<'a>(&'a self, g: &'a GpuNeighbours, fluid: &'a GpuFluid) -> Pending<'a, Carry>;
     /// Encodes what a step needs of its start (the grid, the density) unless the last step
     /// left it.
     fn encode_prime(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder);

@@ -12,6 +12,7 @@ use crate::boundary::Boundary;
 use crate::core::{Particles, Snapshot, StatsBlock};
 use crate::cpu::interact::InteractParams;
 use crate::gpu::buffers::GpuFluid;
+use crate::gpu::context::Pending;
 use crate::gpu::stats::{Read, SolveInputs};
 use crate::grid::Grid;
 use crate::grid::gpu::GpuNeighbours;
@@ -301,13 +302,15 @@ impl GpuSolver for GpuDfsph {
         Ok(())
     }
 
-    fn read_carry(&self, g: &GpuNeighbours, fluid: &GpuFluid) -> Result<Carry> {
-        let dt_prev = g.read_f32(&fluid.step_state, 4)?[0];
-        Ok(DfsphCarry {
-            dt_prev,
-            budget: self.host.budget.borrow().0,
-        }
-        .to_carry())
+    fn read_carry<'a>(&'a self, g: &'a GpuNeighbours, fluid: &'a GpuFluid) -> Pending<'a, Carry> {
+        Box::pin(async move {
+            let dt_prev = g.read_f32_async(&fluid.step_state, 4).await?[0];
+            Ok(DfsphCarry {
+                dt_prev,
+                budget: self.host.budget.borrow().0,
+            }
+            .to_carry())
+        })
     }
 
     fn encode_prime(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {

@@ -17,6 +17,7 @@ use gpu_sph::boundary::walls::clamp_to_box;
 use gpu_sph::core::{Particles, Snapshot, SolverStats, StatsBlock};
 use gpu_sph::cpu::interact::InteractParams;
 use gpu_sph::gpu::buffers::GpuFluid;
+use gpu_sph::gpu::context::Pending;
 use gpu_sph::gpu::fluid::Simulation;
 use gpu_sph::gpu::stats::{Read, SolveInputs};
 use gpu_sph::grid::Grid;
@@ -271,8 +272,8 @@ impl GpuSolver for GpuFreeFall {
         Ok(())
     }
 
-    fn read_carry(&self, _g: &GpuNeighbours, _fluid: &GpuFluid) -> gpu_sph::Result<Carry> {
-        Ok(carry_of(self.steps.get()))
+    fn read_carry<'a>(&'a self, _g: &'a GpuNeighbours, _fluid: &'a GpuFluid) -> Pending<'a, Carry> {
+        Box::pin(std::future::ready(Ok(carry_of(self.steps.get()))))
     }
 
     fn encode_prime(&self, g: &GpuNeighbours, e: &mut wgpu::CommandEncoder) {
