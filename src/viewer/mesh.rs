@@ -62,34 +62,7 @@ pub fn render_png(
         return Err(Error::input("the mesh has no triangles: nothing to draw"));
     }
     let d = &ctx.device;
-    let normals = vertex_normals(mesh);
-    let vertices: Vec<Vertex> = mesh
-        .vertices
-        .iter()
-        .zip(&normals)
-        .map(|(p, n)| Vertex {
-            position: [p.x, p.y, p.z],
-            normal: n.to_array(),
-        })
-        .collect();
-    let indices: Vec<u32> = mesh
-        .triangles
-        .iter()
-        .flatten()
-        .map(|&i| {
-            u32::try_from(i).map_err(|_| Error::input("the mesh has more than 2^32 vertices"))
-        })
-        .collect::<Result<_>>()?;
-    let vbuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("sph.mesh.vertices"),
-        contents: bytemuck::cast_slice(&vertices),
-        usage: wgpu::BufferUsages::VERTEX,
-    });
-    let ibuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-        label: Some("sph.mesh.indices"),
-        contents: bytemuck::cast_slice(&indices),
-        usage: wgpu::BufferUsages::INDEX,
-    });
+    let (vbuf, ibuf, count) = mesh_buffers(d, mesh)?;
     let camera = OrbitCamera::framing(frame.0, frame.1);
     let view_proj = camera.proj(size.0 as f32 / size.1.max(1) as f32) * camera.view();
     let eye = camera.view().inverse().transform_point3(Vec3::ZERO);
@@ -115,46 +88,8 @@ pub fn render_png(
             resource: ubuf.as_entire_binding(),
         }],
     });
-    let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
-        label: Some("sph.mesh"),
-        source: wgpu::ShaderSource::Wgsl(shaders::MESH.into()),
-    });
     let format = wgpu::TextureFormat::Rgba8UnormSrgb;
-    let pipeline = d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-        label: Some("sph.mesh"),
-        layout: Some(&d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sph.mesh"),
-            bind_group_layouts: &[Some(&layout)],
-            immediate_size: 0,
-        })),
-        vertex: wgpu::VertexState {
-            module: &module,
-            entry_point: Some("mesh_vs"),
-            compilation_options: Default::default(),
-            buffers: &[Some(wgpu::VertexBufferLayout {
-                array_stride: std::mem::size_of::<Vertex>() as u64,
-                step_mode: wgpu::VertexStepMode::Vertex,
-                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3],
-            })],
-        },
-        primitive: Default::default(),
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Less),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
-        multisample: Default::default(),
-        fragment: Some(wgpu::FragmentState {
-            module: &module,
-            entry_point: Some("mesh_fs"),
-            compilation_options: Default::default(),
-            targets: &[Some(format.into())],
-        }),
-        multiview_mask: None,
-        cache: None,
-    });
+    let pipeline = mesh_pipeline(d, &layout, format);
     let target = texture_2d(
         ctx,
         "sph.mesh.target",
@@ -189,7 +124,7 @@ pub fn render_png(
         pass.set_bind_group(0, &group, &[]);
         pass.set_vertex_buffer(0, vbuf.slice(..));
         pass.set_index_buffer(ibuf.slice(..), wgpu::IndexFormat::Uint32);
-        pass.draw_indexed(0..indices.len() as u32, 0, 0..1);
+        pass.draw_indexed(0..count, 0, 0..1);
     }
     ctx.queue.submit([encoder.finish()]);
     let rgba = super::read_rgba(ctx, &target)?;
@@ -201,4 +136,85 @@ pub fn render_png(
         image::ExtendedColorType::Rgba8,
     )
     .map_err(|e| Error::file(path, format!("cannot write the picture: {e}")))
+}
+
+/// The mesh's vertex buffer (positions and vertex normals), its index buffer and the index
+/// count.
+fn mesh_buffers(d: &wgpu::Device, mesh: &Mesh) -> Result<(wgpu::Buffer, wgpu::Buffer, u32)> {
+    let normals = vertex_normals(mesh);
+    let vertices: Vec<Vertex> = mesh
+        .vertices
+        .iter()
+        .zip(&normals)
+        .map(|(p, n)| Vertex {
+            position: [p.x, p.y, p.z],
+            normal: n.to_array(),
+        })
+        .collect();
+    let indices: Vec<u32> = mesh
+        .triangles
+        .iter()
+        .flatten()
+        .map(|&i| {
+            u32::try_from(i).map_err(|_| Error::input("the mesh has more than 2^32 vertices"))
+        })
+        .collect::<Result<_>>()?;
+    let vbuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("sph.mesh.vertices"),
+        contents: bytemuck::cast_slice(&vertices),
+        usage: wgpu::BufferUsages::VERTEX,
+    });
+    let ibuf = d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some("sph.mesh.indices"),
+        contents: bytemuck::cast_slice(&indices),
+        usage: wgpu::BufferUsages::INDEX,
+    });
+    Ok((vbuf, ibuf, indices.len() as u32))
+}
+
+/// The mesh's render pipeline (`shaders::MESH`: lit triangles, depth-tested) into `format`.
+fn mesh_pipeline(
+    d: &wgpu::Device,
+    layout: &wgpu::BindGroupLayout,
+    format: wgpu::TextureFormat,
+) -> wgpu::RenderPipeline {
+    let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some("sph.mesh"),
+        source: wgpu::ShaderSource::Wgsl(shaders::MESH.into()),
+    });
+    d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some("sph.mesh"),
+        layout: Some(&d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+            label: Some("sph.mesh"),
+            bind_group_layouts: &[Some(layout)],
+            immediate_size: 0,
+        })),
+        vertex: wgpu::VertexState {
+            module: &module,
+            entry_point: Some("mesh_vs"),
+            compilation_options: Default::default(),
+            buffers: &[Some(wgpu::VertexBufferLayout {
+                array_stride: std::mem::size_of::<Vertex>() as u64,
+                step_mode: wgpu::VertexStepMode::Vertex,
+                attributes: &wgpu::vertex_attr_array![0 => Float32x3, 1 => Float32x3],
+            })],
+        },
+        primitive: Default::default(),
+        depth_stencil: Some(wgpu::DepthStencilState {
+            format: DEPTH_FORMAT,
+            depth_write_enabled: Some(true),
+            depth_compare: Some(wgpu::CompareFunction::Less),
+            stencil: Default::default(),
+            bias: Default::default(),
+        }),
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module: &module,
+            entry_point: Some("mesh_fs"),
+            compilation_options: Default::default(),
+            targets: &[Some(format.into())],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
 }

@@ -950,6 +950,54 @@ impl Viewer {
         self.handle_requests()?;
 
         let start = Instant::now();
+        self.prepare_scene(size);
+        let screen = egui_wgpu::ScreenDescriptor {
+            size_in_pixels: [size.0, size.1],
+            pixels_per_point,
+        };
+        let prims = egui_ctx.tessellate(std::mem::take(&mut output.shapes), pixels_per_point);
+        // Applied at once, so the delta is empty whatever fails below (egui asserts that).
+        for (id, deltas) in output.textures_delta.set.drain() {
+            for delta in deltas {
+                self.egui_renderer
+                    .update_texture(&self.ctx.device, &self.ctx.queue, id, &delta);
+            }
+        }
+        let free = std::mem::take(&mut output.textures_delta.free);
+        let device = &self.ctx.device;
+        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
+            label: Some("sph.render"),
+        });
+        let extra = self.egui_renderer.update_buffers(
+            device,
+            &self.ctx.queue,
+            &mut encoder,
+            &prims,
+            &screen,
+        );
+        for texture in std::iter::once(target).chain(capture) {
+            self.encode_view(&mut encoder, texture, size, &prims, &screen);
+        }
+        self.ctx
+            .queue
+            .submit(extra.into_iter().chain([encoder.finish()]));
+        self.ctx.wait()?;
+        for id in &free {
+            self.egui_renderer.free_texture(id);
+        }
+        self.stats.render_ms = start.elapsed().as_secs_f64() * 1e3;
+        // The first frame pays the lazy shader compilation: it is left out of the means.
+        if std::mem::replace(&mut self.warm, true) {
+            self.totals.frames += 1;
+            self.totals.sim_ms += self.stats.sim_ms;
+            self.totals.render_ms += self.stats.render_ms;
+        }
+        Ok(output.platform_output)
+    }
+
+    /// The renderers' uniforms for a frame of `size` pixels: the camera, the particles'
+    /// drawn radius and colouring, the surface's style.
+    fn prepare_scene(&mut self, size: (u32, u32)) {
         // The particle spacing and the radius of a particle's own volume: the fluid's, or the
         // spheres' largest radius (each sphere is drawn at its own).
         let (spacing, own_radius) = match &self.model {
@@ -983,101 +1031,72 @@ impl Viewer {
             own_radius,
             &self.controls.style,
         );
-        let screen = egui_wgpu::ScreenDescriptor {
-            size_in_pixels: [size.0, size.1],
-            pixels_per_point,
-        };
-        let prims = egui_ctx.tessellate(std::mem::take(&mut output.shapes), pixels_per_point);
-        // Applied at once, so the delta is empty whatever fails below (egui asserts that).
-        for (id, deltas) in output.textures_delta.set.drain() {
-            for delta in deltas {
-                self.egui_renderer
-                    .update_texture(&self.ctx.device, &self.ctx.queue, id, &delta);
-            }
-        }
-        let free = std::mem::take(&mut output.textures_delta.free);
-        let device = &self.ctx.device;
-        let mut encoder = device.create_command_encoder(&wgpu::CommandEncoderDescriptor {
-            label: Some("sph.render"),
+    }
+
+    /// Encodes the scene (particles, or the surface over the tank) and then the panel's
+    /// `prims` into `texture`, of `size` pixels.
+    fn encode_view(
+        &mut self,
+        encoder: &mut wgpu::CommandEncoder,
+        texture: &wgpu::Texture,
+        size: (u32, u32),
+        prims: &[egui::ClippedPrimitive],
+        screen: &egui_wgpu::ScreenDescriptor,
+    ) {
+        let depth = DepthTarget::view(&mut self.depth, &self.ctx, size);
+        let scene_view = texture.create_view(&wgpu::TextureViewDescriptor {
+            format: Some(texture.format().add_srgb_suffix()),
+            ..Default::default()
         });
-        let extra = self.egui_renderer.update_buffers(
-            device,
-            &self.ctx.queue,
-            &mut encoder,
-            &prims,
-            &screen,
-        );
-        for texture in std::iter::once(target).chain(capture) {
-            let depth = DepthTarget::view(&mut self.depth, &self.ctx, size);
-            let scene_view = texture.create_view(&wgpu::TextureViewDescriptor {
-                format: Some(texture.format().add_srgb_suffix()),
-                ..Default::default()
-            });
-            let ui_view = texture.create_view(&Default::default());
-            let surface = self.controls.mode == RenderMode::Surface;
-            // In surface mode the tank goes into the background the water refracts.
-            let background = if surface {
-                self.surface.background(&self.ctx, size).clone()
-            } else {
-                scene_view.clone()
-            };
-            let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("sph.render.scene"),
-                color_attachments: &[render::clear_attachment(&background, render::BACKGROUND)],
-                depth_stencil_attachment: Some(render::depth_attachment(depth)),
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            if surface {
-                self.renderer.draw_lines(&mut pass);
-                self.renderer.draw_obstacles(&mut pass);
-                drop(pass);
-                self.surface.draw(
-                    &self.ctx,
-                    &mut encoder,
-                    &scene_view,
-                    size,
-                    self.controls.style.iterations,
-                );
-            } else {
-                self.renderer.draw(&mut pass);
-                drop(pass);
-            }
-            let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
-                label: Some("sph.render.ui"),
-                color_attachments: &[Some(wgpu::RenderPassColorAttachment {
-                    view: &ui_view,
-                    depth_slice: None,
-                    resolve_target: None,
-                    ops: wgpu::Operations {
-                        load: wgpu::LoadOp::Load,
-                        store: wgpu::StoreOp::Store,
-                    },
-                })],
-                depth_stencil_attachment: None,
-                timestamp_writes: None,
-                occlusion_query_set: None,
-                multiview_mask: None,
-            });
-            self.egui_renderer
-                .render(&mut pass.forget_lifetime(), &prims, &screen);
+        let ui_view = texture.create_view(&Default::default());
+        let surface = self.controls.mode == RenderMode::Surface;
+        // In surface mode the tank goes into the background the water refracts.
+        let background = if surface {
+            self.surface.background(&self.ctx, size).clone()
+        } else {
+            scene_view.clone()
+        };
+        let mut pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("sph.render.scene"),
+            color_attachments: &[render::clear_attachment(&background, render::BACKGROUND)],
+            depth_stencil_attachment: Some(render::depth_attachment(depth)),
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        if surface {
+            self.renderer.draw_lines(&mut pass);
+            self.renderer.draw_obstacles(&mut pass);
+            drop(pass);
+            self.surface.draw(
+                &self.ctx,
+                encoder,
+                &scene_view,
+                size,
+                self.controls.style.iterations,
+            );
+        } else {
+            self.renderer.draw(&mut pass);
+            drop(pass);
         }
-        self.ctx
-            .queue
-            .submit(extra.into_iter().chain([encoder.finish()]));
-        self.ctx.wait()?;
-        for id in &free {
-            self.egui_renderer.free_texture(id);
-        }
-        self.stats.render_ms = start.elapsed().as_secs_f64() * 1e3;
-        // The first frame pays the lazy shader compilation: it is left out of the means.
-        if std::mem::replace(&mut self.warm, true) {
-            self.totals.frames += 1;
-            self.totals.sim_ms += self.stats.sim_ms;
-            self.totals.render_ms += self.stats.render_ms;
-        }
-        Ok(output.platform_output)
+        let pass = encoder.begin_render_pass(&wgpu::RenderPassDescriptor {
+            label: Some("sph.render.ui"),
+            color_attachments: &[Some(wgpu::RenderPassColorAttachment {
+                view: &ui_view,
+                depth_slice: None,
+                resolve_target: None,
+                ops: wgpu::Operations {
+                    load: wgpu::LoadOp::Load,
+                    store: wgpu::StoreOp::Store,
+                },
+            })],
+            depth_stencil_attachment: None,
+            timestamp_writes: None,
+            occlusion_query_set: None,
+            multiview_mask: None,
+        });
+        self.egui_renderer
+            .render(&mut pass.forget_lifetime(), prims, screen);
     }
 
     fn handle_requests(&mut self) -> Result<()> {

@@ -162,37 +162,8 @@ impl SurfaceRenderer {
     pub fn new(ctx: &GpuContext, format: wgpu::TextureFormat, shown: &Shown<'_>) -> Self {
         let d = &ctx.device;
         let depth_target = depth_target(&ctx.adapter);
-        let params_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sph.surface.params"),
-            entries: &[
-                uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT),
-                storage_entry(1, wgpu::ShaderStages::VERTEX),
-            ],
-        });
-        let texture = |binding| wgpu::BindGroupLayoutEntry {
-            binding,
-            visibility: wgpu::ShaderStages::FRAGMENT,
-            ty: wgpu::BindingType::Texture {
-                sample_type: wgpu::TextureSampleType::Float { filterable: false },
-                view_dimension: wgpu::TextureViewDimension::D2,
-                multisampled: false,
-            },
-            count: None,
-        };
-        let textures_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("sph.surface.textures"),
-            entries: &[texture(0), texture(1), texture(2)],
-        });
-        let splat_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sph.surface.splat"),
-            bind_group_layouts: &[Some(&params_layout)],
-            immediate_size: 0,
-        });
-        let screen_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("sph.surface.screen"),
-            bind_group_layouts: &[Some(&params_layout), Some(&textures_layout)],
-            immediate_size: 0,
-        });
+        let [params_layout, textures_layout] = bind_group_layouts(d);
+        let (splat_layout, screen_layout) = pipeline_layouts(d, &params_layout, &textures_layout);
         let module = d.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("sph.surface"),
             source: wgpu::ShaderSource::Wgsl(shaders::SURFACE.into()),
@@ -204,38 +175,17 @@ impl SurfaceRenderer {
                         blend: Option<wgpu::BlendState>,
                         depth: Option<wgpu::DepthStencilState>,
                         strip: bool| {
-            d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
-                label: Some(&format!("sph.surface.{name}")),
-                layout: Some(layout),
-                vertex: wgpu::VertexState {
-                    module: &module,
-                    entry_point: Some(vs),
-                    compilation_options: Default::default(),
-                    buffers: &[],
-                },
-                primitive: wgpu::PrimitiveState {
-                    topology: if strip {
-                        wgpu::PrimitiveTopology::TriangleStrip
-                    } else {
-                        wgpu::PrimitiveTopology::TriangleList
-                    },
-                    ..Default::default()
-                },
-                depth_stencil: depth,
-                multisample: Default::default(),
-                fragment: Some(wgpu::FragmentState {
-                    module: &module,
-                    entry_point: Some(&format!("surface_{name}_fs")),
-                    compilation_options: Default::default(),
-                    targets: &[Some(wgpu::ColorTargetState {
-                        format: target,
-                        blend,
-                        write_mask: wgpu::ColorWrites::ALL,
-                    })],
-                }),
-                multiview_mask: None,
-                cache: None,
-            })
+            let topology = if strip {
+                wgpu::PrimitiveTopology::TriangleStrip
+            } else {
+                wgpu::PrimitiveTopology::TriangleList
+            };
+            let target = wgpu::ColorTargetState {
+                format: target,
+                blend,
+                write_mask: wgpu::ColorWrites::ALL,
+            };
+            surface_pipeline(d, &module, name, layout, vs, topology, target, depth)
         };
         let depth = pipeline(
             "depth",
@@ -489,6 +439,93 @@ impl SurfaceRenderer {
         pass.set_bind_group(1, &t.reads[0], &[]);
         pass.draw(0..3, 0..1);
     }
+}
+
+/// One of the surface's render pipelines: `name`'s fragment entry `surface_{name}_fs` after
+/// the vertex entry `vs` (no vertex buffers: the splats and the screen triangle are made from
+/// the vertex index).
+#[allow(clippy::too_many_arguments)]
+fn surface_pipeline(
+    d: &wgpu::Device,
+    module: &wgpu::ShaderModule,
+    name: &str,
+    layout: &wgpu::PipelineLayout,
+    vs: &str,
+    topology: wgpu::PrimitiveTopology,
+    target: wgpu::ColorTargetState,
+    depth: Option<wgpu::DepthStencilState>,
+) -> wgpu::RenderPipeline {
+    d.create_render_pipeline(&wgpu::RenderPipelineDescriptor {
+        label: Some(&format!("sph.surface.{name}")),
+        layout: Some(layout),
+        vertex: wgpu::VertexState {
+            module,
+            entry_point: Some(vs),
+            compilation_options: Default::default(),
+            buffers: &[],
+        },
+        primitive: wgpu::PrimitiveState {
+            topology,
+            ..Default::default()
+        },
+        depth_stencil: depth,
+        multisample: Default::default(),
+        fragment: Some(wgpu::FragmentState {
+            module,
+            entry_point: Some(&format!("surface_{name}_fs")),
+            compilation_options: Default::default(),
+            targets: &[Some(target)],
+        }),
+        multiview_mask: None,
+        cache: None,
+    })
+}
+
+/// The surface's bind group layouts: its parameters (uniform block and the particles), and
+/// the three screen textures the filter and composite passes read.
+fn bind_group_layouts(d: &wgpu::Device) -> [wgpu::BindGroupLayout; 2] {
+    let params_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("sph.surface.params"),
+        entries: &[
+            uniform_entry(0, wgpu::ShaderStages::VERTEX_FRAGMENT),
+            storage_entry(1, wgpu::ShaderStages::VERTEX),
+        ],
+    });
+    let texture = |binding| wgpu::BindGroupLayoutEntry {
+        binding,
+        visibility: wgpu::ShaderStages::FRAGMENT,
+        ty: wgpu::BindingType::Texture {
+            sample_type: wgpu::TextureSampleType::Float { filterable: false },
+            view_dimension: wgpu::TextureViewDimension::D2,
+            multisampled: false,
+        },
+        count: None,
+    };
+    let textures_layout = d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
+        label: Some("sph.surface.textures"),
+        entries: &[texture(0), texture(1), texture(2)],
+    });
+    [params_layout, textures_layout]
+}
+
+/// The splat passes' pipeline layout (parameters) and the screen passes' (parameters and
+/// textures).
+fn pipeline_layouts(
+    d: &wgpu::Device,
+    params_layout: &wgpu::BindGroupLayout,
+    textures_layout: &wgpu::BindGroupLayout,
+) -> (wgpu::PipelineLayout, wgpu::PipelineLayout) {
+    let splat_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("sph.surface.splat"),
+        bind_group_layouts: &[Some(params_layout)],
+        immediate_size: 0,
+    });
+    let screen_layout = d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+        label: Some("sph.surface.screen"),
+        bind_group_layouts: &[Some(params_layout), Some(textures_layout)],
+        immediate_size: 0,
+    });
+    (splat_layout, screen_layout)
 }
 
 #[cfg(test)]

@@ -185,6 +185,20 @@ impl Controls {
             self.colour_panel(ui);
         }
         ui.separator();
+        self.physics_panel(ui);
+        ui.separator();
+        self.restart_panel(ui);
+        if !self.status.is_empty() {
+            ui.separator();
+            ui.label(&self.status);
+        }
+        ui.separator();
+        ui.small(KEYS);
+    }
+
+    /// The physics a run changes while it runs (applied at the next step), the substeps a
+    /// frame and the mouse force.
+    fn physics_panel(&mut self, ui: &mut egui::Ui) {
         ui.label("live physics");
         let mut changed = false;
         changed |= ui
@@ -214,8 +228,11 @@ impl Controls {
                 .logarithmic(true)
                 .text("mouse force (m/s²)"),
         );
-        ui.separator();
+    }
 
+    /// What a restart builds (particle count, table size, scene, solver), and the run's
+    /// buttons.
+    fn restart_panel(&mut self, ui: &mut egui::Ui) {
         ui.label("restart with");
         ui.add(
             egui::DragValue::new(&mut self.particles)
@@ -276,12 +293,6 @@ impl Controls {
             self.request.screenshot |= ui.button("screenshot (P)").clicked();
             self.request.reset_view |= ui.button("view (V)").clicked();
         });
-        if !self.status.is_empty() {
-            ui.separator();
-            ui.label(&self.status);
-        }
-        ui.separator();
-        ui.small(KEYS);
     }
 }
 
