@@ -58,6 +58,18 @@ pub fn ray_offset(s: f32) -> (f32, f32) {
 impl TriMesh {
     /// Reads `path` (`.obj` or `.stl`); `at` names the scene key in messages.
     pub fn read(path: &Path, at: &str) -> Result<Self> {
+        let bytes = std::fs::read(path).map_err(|e| {
+            Error::input(format!(
+                "{at}: cannot read mesh {}: {e}: check the path",
+                path.display()
+            ))
+        })?;
+        Self::parse(&bytes, path, at)
+    }
+
+    /// Parses a mesh file's `bytes` (a file given without a file system: a web page's), the
+    /// format by the extension of `path`, which names it in messages; `at` names the scene key.
+    pub fn parse(bytes: &[u8], path: &Path, at: &str) -> Result<Self> {
         let ext = path
             .extension()
             .map(|e| e.to_string_lossy().to_ascii_lowercase())
@@ -71,11 +83,11 @@ impl TriMesh {
                     single_index: true,
                     ..Default::default()
                 };
-                let (models, _) = tobj::load_obj(path, &opts).map_err(|e| {
-                    fail(format!(
-                        "{e}: check that the file exists and is a Wavefront OBJ"
-                    ))
-                })?;
+                // Materials are not read: a fill or an obstacle needs only the faces.
+                let no_materials = |_: &Path| Err(tobj::LoadError::OpenFileFailed);
+                let (models, _) =
+                    tobj::load_obj_buf(&mut std::io::Cursor::new(bytes), &opts, no_materials)
+                        .map_err(|e| fail(format!("{e}: is it a Wavefront OBJ file?")))?;
                 let mut triangles = Vec::new();
                 for m in &models {
                     let p = &m.mesh.positions;
@@ -98,9 +110,7 @@ impl TriMesh {
                 TriMesh { triangles }
             }
             "stl" => {
-                let mut file =
-                    std::fs::File::open(path).map_err(|e| fail(format!("{e}: check the path")))?;
-                let stl = stl_io::read_stl(&mut file)
+                let stl = stl_io::read_stl(&mut std::io::Cursor::new(bytes))
                     .map_err(|e| fail(format!("{e}: is it an ASCII or binary STL file?")))?;
                 let v = |i: usize| -> Option<Vec3> {
                     stl.vertices.get(i).map(|v| Vec3::new(v[0], v[1], v[2]))

@@ -273,6 +273,19 @@ impl SceneFile {
     /// Reads every mesh the bodies name (relative to `dir`, the scene file's directory) and
     /// places it by its scale, rotation and translation.
     pub fn load_meshes(&mut self, dir: &Path, name: &str) -> Result<()> {
+        self.load_meshes_with(name, |file, at| {
+            crate::mesh::TriMesh::read(&dir.join(file), at)
+        })
+    }
+
+    /// [`SceneFile::load_meshes`] with each mesh read by `read(file, at)` (`file` as the scene
+    /// names it, `at` the scene key for messages): where files come without a file system, as
+    /// a web page's file input gives them.
+    pub fn load_meshes_with(
+        &mut self,
+        name: &str,
+        mut read: impl FnMut(&str, &str) -> Result<crate::mesh::TriMesh>,
+    ) -> Result<()> {
         let places: Vec<String> = (0..self.fluid.len())
             .map(|i| format!("fluid[{i}]"))
             .chain((0..self.obstacles.len()).map(|i| format!("obstacles[{i}]")))
@@ -299,8 +312,7 @@ impl SceneFile {
                         "{at}: scale must be finite and > 0, rotation and translation finite: fix the transform"
                     )));
                 }
-                let read = crate::mesh::TriMesh::read(&dir.join(&*file), &at)?;
-                let placed = read.transformed(&crate::mesh::Transform {
+                let placed = read(file, &at)?.transformed(&crate::mesh::Transform {
                     scale: *scale,
                     rotation_deg: Vec3::from(*rotation),
                     translation: Vec3::from(*translation),

@@ -45,6 +45,16 @@ pub enum SceneGiven {
         /// What messages call it.
         name: String,
     },
+    /// A scene file's JSON text with the mesh files it names given as bytes, by file name
+    /// (a web page's file input, where there is no file system).
+    Uploaded {
+        /// The JSON.
+        text: String,
+        /// What messages call it.
+        name: String,
+        /// Each mesh file's bytes by its file name (the last part of the scene's `file`).
+        meshes: std::collections::BTreeMap<String, Vec<u8>>,
+    },
 }
 
 /// Settings a session takes from the command line's front ends instead: each has a method.
@@ -85,6 +95,24 @@ fn front_end(key: &str, heading: Option<&str>) -> Option<&'static str> {
             Some("Verify and bench") => Some("verify(steps, tolerance), or --bench for timings"),
             _ => None,
         })
+}
+
+/// The mesh `path` (as a scene names it) among `meshes`, given by file name; refused in one
+/// line when it was not given.
+fn uploaded_mesh(
+    meshes: &std::collections::BTreeMap<String, Vec<u8>>,
+    path: &str,
+    at: &str,
+) -> Result<crate::mesh::TriMesh> {
+    let file = Path::new(path)
+        .file_name()
+        .map_or(path.into(), |f| f.to_string_lossy());
+    match meshes.get(file.as_ref()) {
+        Some(bytes) => crate::mesh::TriMesh::parse(bytes, Path::new(path), at),
+        None => Err(Error::input(format!(
+            "{at}: the mesh {file} was not given: choose it together with the scene file"
+        ))),
+    }
 }
 
 /// A fluid run stepped on request.
@@ -246,6 +274,11 @@ impl Session {
             SceneGiven::Text { text, name } => {
                 let mut file = SceneFile::parse(&text, &name)?;
                 file.load_meshes(Path::new("."), &name)?;
+                Some((PathBuf::from(name), file))
+            }
+            SceneGiven::Uploaded { text, name, meshes } => {
+                let mut file = SceneFile::parse(&text, &name)?;
+                file.load_meshes_with(&name, |path, at| uploaded_mesh(&meshes, path, at))?;
                 Some((PathBuf::from(name), file))
             }
         };
@@ -742,6 +775,47 @@ mod tests {
         );
         let e = refused(serde_json::json!({"model": "grains"}), false);
         assert!(e.starts_with("a web page drives the fluid"), "{e}");
+    }
+
+    /// A scene file given with its mesh files' bytes (a web page's file input) finds each mesh
+    /// by its file name, and names one not given.
+    #[test]
+    fn an_uploaded_scene_reads_its_meshes_from_the_files_given() {
+        let scene = r#"{"tank": {"min": [0, 0, 0], "max": [0.3, 0.3, 0.1]},
+            "fluid": [{"shape": {"box": {"min": [0, 0, 0], "max": [0.1, 0.1, 0.1]}}}],
+            "obstacles": [{"shape": {"mesh": {"file": "parts/cube.obj", "scale": 0.05,
+                                              "translation": [0.2, 0.0, 0.02]}}}]}"#;
+        let cube: String = [0, 1]
+            .iter()
+            .flat_map(|x| [0, 1].map(move |y| (x, y)))
+            .flat_map(|(x, y)| [0, 1].map(move |z| format!("v {x} {y} {z}\n")))
+            .chain(
+                [
+                    "1 3 4", "1 4 2", "5 6 8", "5 8 7", "1 2 6", "1 6 5", "3 7 8", "3 8 4",
+                    "1 5 7", "1 7 3", "2 4 8", "2 8 6",
+                ]
+                .map(|f| format!("f {f}\n")),
+            )
+            .collect();
+        let given = |meshes: &[(&str, &str)]| SceneGiven::Uploaded {
+            text: scene.into(),
+            name: "spill.json".into(),
+            meshes: meshes
+                .iter()
+                .map(|(n, b)| (n.to_string(), b.as_bytes().to_vec()))
+                .collect(),
+        };
+        let s = settings(serde_json::json!({"cpu": true}));
+        let run = Session::new(given(&[("cube.obj", &cube)]), &s).unwrap();
+        assert!(run.obstacles.is_some(), "the cube is an obstacle");
+        let e = Session::new(given(&[("other.obj", &cube)]), &s)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(
+            e.contains("obstacles[0].shape.mesh") && e.contains("cube.obj was not given"),
+            "{e}"
+        );
     }
 
     /// Velocities the next step cannot follow are refused where they are set, naming the

@@ -91,15 +91,37 @@ fn number<T: std::str::FromStr>(
     }
 }
 
-fn ask(params: &Map<String, Value>, scene_text: Option<String>) -> Result<Ask, String> {
+/// A scene file chosen in the page: its JSON text and the mesh files chosen with it (their
+/// names and bytes, in the same order).
+pub struct Chosen {
+    text: Option<String>,
+    mesh_names: Vec<String>,
+    mesh_bytes: Vec<js_sys::Uint8Array>,
+}
+
+fn ask(params: &Map<String, Value>, chosen: Chosen) -> Result<Ask, String> {
     let name = params
         .get("scene")
         .and_then(Value::as_str)
         .filter(|s| !s.is_empty())
         .unwrap_or("dam-break")
         .to_string();
-    let scene = match scene_text {
-        Some(text) => SceneGiven::Text { text, name },
+    let scene = match chosen.text {
+        Some(text) => SceneGiven::Uploaded {
+            text,
+            name,
+            meshes: chosen
+                .mesh_names
+                .into_iter()
+                .zip(chosen.mesh_bytes.iter().map(js_sys::Uint8Array::to_vec))
+                .collect(),
+        },
+        None if !chosen.mesh_names.is_empty() => {
+            return Err(format!(
+                "{} chosen without a scene file: choose the scene file (.json) together with the meshes it names",
+                chosen.mesh_names.join(", ")
+            ));
+        }
         None => SceneGiven::Name(name),
     };
     let mut settings = Map::new();
@@ -151,12 +173,23 @@ fn ask(params: &Map<String, Value>, scene_text: Option<String>) -> Result<Ask, S
 
 /// Runs what `params` (the page's URL parameters, as a JSON object of strings) asks on the
 /// browser's GPU and returns the report as JSON text; a refusal or failure is one line.
-/// `scene_text` is a scene file's JSON (a file dropped on the page), which `scene` then names.
+/// `scene_text` is a scene file's JSON (a file dropped on the page), which `scene` then names;
+/// `mesh_names` and `mesh_bytes` the mesh files chosen with it.
 #[wasm_bindgen]
-pub async fn run(params: String, scene_text: Option<String>) -> Result<String, String> {
+pub async fn run(
+    params: String,
+    scene_text: Option<String>,
+    mesh_names: Vec<String>,
+    mesh_bytes: Vec<js_sys::Uint8Array>,
+) -> Result<String, String> {
     let params: Map<String, Value> =
         serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
-    let ask = ask(&params, scene_text)?;
+    let chosen = Chosen {
+        text: scene_text,
+        mesh_names,
+        mesh_bytes,
+    };
+    let ask = ask(&params, chosen)?;
     let ctx = Arc::new(GpuContext::new_async().await.map_err(|e| e.to_string())?);
     let info = &ctx.info;
     let adapter = json!({
@@ -207,21 +240,29 @@ pub async fn run(params: String, scene_text: Option<String>) -> Result<String, S
     serde_json::to_string(&report).map_err(|e| e.to_string())
 }
 
-/// Opens the viewer on what `params` asks (scene, N, solver, any setting, as [`run`] takes
-/// them) in `canvas`, stepping on the browser's GPU; `on_frame` hears the count of frames drawn
+/// Opens the viewer on what `params` asks (scene, N, solver, any setting, a scene file and
+/// its meshes, as [`run`] takes them) in `canvas`, stepping on the browser's GPU; `on_frame` hears the count of frames drawn
 /// after each, `on_error` the one line that stops the view. Returns once the view runs, or the
 /// line that refused it.
 #[wasm_bindgen]
+#[allow(clippy::too_many_arguments)]
 pub async fn view(
     params: String,
     scene_text: Option<String>,
+    mesh_names: Vec<String>,
+    mesh_bytes: Vec<js_sys::Uint8Array>,
     canvas: web_sys::HtmlCanvasElement,
     on_frame: js_sys::Function,
     on_error: js_sys::Function,
 ) -> Result<(), String> {
     let params: Map<String, Value> =
         serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
-    let ask = ask(&params, scene_text)?;
+    let chosen = Chosen {
+        text: scene_text,
+        mesh_names,
+        mesh_bytes,
+    };
+    let ask = ask(&params, chosen)?;
     let target = view::Target {
         offscreen: params.get("offscreen").and_then(Value::as_str) == Some("1"),
         read_at: number(&params, "frames", 3)?,
