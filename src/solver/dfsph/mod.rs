@@ -748,21 +748,21 @@ pub fn dfsph_step_with(
     let mut vel = sorted.vel.clone();
     let dt_v = carry.dt_prev;
     let caps = step_caps(&carry.budget, dp);
+    // Both solves on this step's start (sorted state, ρ and α, coarse levels), each on the
+    // velocities and obstacle power of the moment it runs.
+    let run_solve = |kind, vel: &mut Vec<Vec3>, power: &mut Vec<f32>, coarse, dt, cap| {
+        solve(
+            record, kind, &sorted, vel, &da, coarse, b, power, dt, cap, sp, fp, dp,
+        )
+    };
     let divergence = match &coarse {
-        Some(coarse) => solve(
-            record,
+        Some(coarse) => run_solve(
             Solve::Divergence,
-            &sorted,
             &mut vel,
-            &da,
-            coarse,
-            b,
             &mut power,
+            coarse,
             dt_v,
             caps[0],
-            sp,
-            fp,
-            dp,
         ),
         None => SolveTrace::default(),
     };
@@ -782,21 +782,7 @@ pub fn dfsph_step_with(
     let (dt, v_max) = (np.timestep.dt, np.timestep.v_max);
     let (density, eos) = match &coarse {
         Some(coarse) => {
-            let density = solve(
-                record,
-                Solve::Density,
-                &sorted,
-                &mut vel,
-                &da,
-                coarse,
-                b,
-                &mut power,
-                dt,
-                caps[1],
-                sp,
-                fp,
-                dp,
-            );
+            let density = run_solve(Solve::Density, &mut vel, &mut power, coarse, dt, caps[1]);
             (density, None)
         }
         None => {
