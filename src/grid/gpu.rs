@@ -356,6 +356,71 @@ pub fn check_loop_budget(
     Ok(())
 }
 
+/// A uniform buffer holding `bytes` that the host may rewrite.
+fn uniform_buffer(d: &wgpu::Device, label: &str, bytes: &[u8]) -> wgpu::Buffer {
+    d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+        label: Some(label),
+        contents: bytes,
+        usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
+    })
+}
+
+/// The scan's levels over a table of `t` slots (`slot_start`, then each level's block sums,
+/// then a zero above the top) bound to their passes, and the buffers the bind groups hold
+/// (the levels' data and parameters), kept alive with them.
+fn bind_scan_levels(
+    d: &wgpu::Device,
+    pipes: &NeighbourPipelines,
+    slot_start: &wgpu::Buffer,
+    t: u32,
+) -> (Vec<ScanLevel>, Vec<wgpu::Buffer>) {
+    let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
+    let uniform = |label: &str, bytes: &[u8]| uniform_buffer(d, label, bytes);
+    let lens = scan_levels(t);
+    let zero = storage("sph.scan.zero", 4);
+    let mut level_data = Vec::new();
+    for (k, &len) in lens.iter().enumerate().skip(1) {
+        level_data.push(storage(&format!("sph.scan.level{k}"), (len as u64 + 1) * 4));
+    }
+    let data_of = |k: usize| {
+        if k == 0 {
+            slot_start
+        } else {
+            &level_data[k - 1]
+        }
+    };
+    let top = lens.len() - 1;
+    let mut scan = Vec::new();
+    let mut scan_params = Vec::new();
+    for (k, &len) in lens.iter().enumerate() {
+        let p = uniform(
+            &format!("sph.scan.params{k}"),
+            bytemuck::cast_slice(&[len, 0, 0, 0]),
+        );
+        let above = if k == top { &zero } else { data_of(k + 1) };
+        let reduce = (k < top).then(|| {
+            bind_group(
+                d,
+                "sph.scan_reduce",
+                &pipes.scan_layout,
+                &[&p, data_of(k), above],
+            )
+        });
+        let block = bind_group(
+            d,
+            "sph.scan_block",
+            &pipes.scan_layout,
+            &[&p, data_of(k), above],
+        );
+        scan.push(ScanLevel { len, reduce, block });
+        scan_params.push(p);
+    }
+    let mut keep = level_data;
+    keep.push(zero);
+    keep.extend(scan_params);
+    (scan, keep)
+}
+
 /// One level of the multi-dispatch scan.
 struct ScanLevel {
     len: u32,
@@ -456,13 +521,7 @@ impl NeighbourBuffers {
         ctx.scoped(|| {
             let d = &ctx.device;
             let storage = |label: &str, bytes: u64| storage_buffer(d, label, bytes);
-            let uniform = |label: &str, bytes: &[u8]| {
-                d.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                    label: Some(label),
-                    contents: bytes,
-                    usage: wgpu::BufferUsages::UNIFORM | wgpu::BufferUsages::COPY_DST,
-                })
-            };
+            let uniform = |label: &str, bytes: &[u8]| uniform_buffer(d, label, bytes);
             let n64 = n as u64;
             let params_buf = uniform("sph.params", bytemuck::bytes_of(params));
             let positions = storage("sph.positions", n64 * POSITION_BYTES);
@@ -494,45 +553,7 @@ impl NeighbourBuffers {
                 usage: wgpu::BufferUsages::COPY_SRC,
             });
 
-            let lens = scan_levels(t);
-            let zero = storage("sph.scan.zero", 4);
-            let mut level_data = Vec::new();
-            for (k, &len) in lens.iter().enumerate().skip(1) {
-                level_data.push(storage(&format!("sph.scan.level{k}"), (len as u64 + 1) * 4));
-            }
-            let data_of = |k: usize| {
-                if k == 0 {
-                    &slot_start
-                } else {
-                    &level_data[k - 1]
-                }
-            };
-            let top = lens.len() - 1;
-            let mut scan = Vec::new();
-            let mut scan_params = Vec::new();
-            for (k, &len) in lens.iter().enumerate() {
-                let p = uniform(
-                    &format!("sph.scan.params{k}"),
-                    bytemuck::cast_slice(&[len, 0, 0, 0]),
-                );
-                let above = if k == top { &zero } else { data_of(k + 1) };
-                let reduce = (k < top).then(|| {
-                    bind_group(
-                        d,
-                        "sph.scan_reduce",
-                        &pipes.scan_layout,
-                        &[&p, data_of(k), above],
-                    )
-                });
-                let block = bind_group(
-                    d,
-                    "sph.scan_block",
-                    &pipes.scan_layout,
-                    &[&p, data_of(k), above],
-                );
-                scan.push(ScanLevel { len, reduce, block });
-                scan_params.push(p);
-            }
+            let (scan, keep) = bind_scan_levels(d, pipes, &slot_start, t);
             let hash_bg = bind_group(
                 d,
                 "sph.hash",
@@ -599,9 +620,6 @@ impl NeighbourBuffers {
                     &group_args,
                 ],
             );
-            let mut keep = level_data;
-            keep.push(zero);
-            keep.extend(scan_params);
             Self {
                 n: std::cell::Cell::new(n),
                 capacity: n,
