@@ -20,8 +20,8 @@ SwiftShader that is most of the run's time):
   4. A browser without WebGPU gets one line saying so, never a blank page (checked first).
   5. The viewer (`view=1`, the panel hidden) steps and draws frames, its third read back
      showing particles (`offscreen=1`: drawn into a texture, not the canvas; its own page run).
-  6. A scene file and the mesh it names given through the form's file input, as a visitor
-     gives them: a block thrown at the tank's two open sides and into an obstacle read from
+  6. A scene file and the mesh it names dropped onto the page, as a visitor gives them (the
+     page puts them into the form's file input): a block thrown at the tank's two open sides and into an obstacle read from
      an OBJ file runs as `--scene` runs it, its particles removed as they leave; after 60
      steps its particle and leaver counts equal the native CPU path's and some have left, its
      density statistics as in check 1.
@@ -191,16 +191,21 @@ def main():
         print(f"web test: the viewer drew {f['frames']} frames, the third showing particles "
               f"({100 * share:.1f}% of its pixels)")
 
-        def give_scene_file(page):
+        # Dropped onto the page, which puts them into the form's file input.
+        def drop_scene_file(page):
             page.wait_for_selector("#status:has-text('Ready')")
-            page.set_input_files("input[name=file]", files=[
-                {"name": "spill.json", "mimeType": "application/json",
-                 "buffer": SPILLING.encode()},
-                {"name": "cube.obj", "mimeType": "text/plain", "buffer": CUBE_OBJ.encode()}])
+            page.evaluate("""([scene, cube]) => {
+                const files = new DataTransfer();
+                files.items.add(new File([scene], "spill.json", { type: "application/json" }));
+                files.items.add(new File([cube], "cube.obj", { type: "text/plain" }));
+                document.body.dispatchEvent(new DragEvent("drop",
+                    { dataTransfer: files, bubbles: true, cancelable: true }));
+            }""", [SPILLING, CUBE_OBJ])
+            page.wait_for_selector("#status:has-text('spill.json, cube.obj')")
             page.click("button[value=run]")
 
         r = finished_report(browser, f"{base}?n=1000&steps=60", 1200, "scene file",
-                            act=give_scene_file)
+                            act=drop_scene_file)
         st = r["stats"]
         counts = ["step", "particles", "outside"]
         if r["steps"] != spill_ref["step"] or any(st[key] != spill_ref[key] for key in counts):
