@@ -1085,11 +1085,117 @@ impl Passes {
         solve: &SolveLayouts,
         boundary: &wgpu::BindGroupLayout,
     ) -> Self {
-        use Binding::*;
         let (d, b) = (&ctx.device, &grid.bufs);
+        let [density, galerkin, accel, credit] = walk_bindings(r, o).map(|g| g.laid_out(d));
+        let [
+            levels,
+            blocks,
+            timestep,
+            eos,
+            predict,
+            substep_predict,
+            integrate,
+        ] = step_bindings(r, o).map(|g| g.laid_out(d));
+        let it = &o.iteration_l;
         let m = |label, src| ctx.shader(label, src);
         let w = |label, src| ctx.walking_shader(label, src, b.group_size, Some(b.kernel()));
-        let (density_l, density_bg) = Bindings::new(
+        // Each pass's entry point is its label without "sph.". Built with the run's kernel:
+        // the walking stages, and those that include the tank's model.
+        let entry = |label: &'static str| label.trim_start_matches("sph.");
+        let walking = |label, layouts: &[&wgpu::BindGroupLayout], src| {
+            pipeline_groups(d, label, layouts, &w(label, src), entry(label))
+        };
+        let plain = |label, layouts: &[&wgpu::BindGroupLayout], src| {
+            pipeline_groups(d, label, layouts, &m(label, src), entry(label))
+        };
+        let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
+        let predicting = |label, layouts: &[&wgpu::BindGroupLayout]| {
+            pipeline_groups(d, label, layouts, &predict_m, entry(label))
+        };
+        let accel_build = AccelBuild {
+            module: w("sph.dfsph_accel", shaders::DFSPH_ACCEL),
+            layouts: [accel.0, boundary.clone()],
+        };
+        let accel_terms = accel_terms(r.fp);
+        // WCSPH's density walk gathers no α: its pipeline is built without those sums.
+        let alpha_sums = [("ALPHA_SUMS", f64::from(u8::from(!r.wcsph)))];
+        let (pressure_l, rate_l) = (
+            &[&solve.pressure, boundary, it],
+            &[&solve.rate, boundary, it],
+        );
+        Self {
+            density: pipeline_specialised(
+                d,
+                "sph.dfsph_density",
+                &[&density.0, boundary],
+                &w("sph.dfsph_density", shaders::DFSPH_DENSITY),
+                "dfsph_density",
+                &alpha_sums,
+            ),
+            galerkin: walking(
+                "sph.dfsph_galerkin",
+                &[&galerkin.0, boundary],
+                shaders::DFSPH_GALERKIN,
+            ),
+            levels: plain("sph.dfsph_levels", &[&levels.0], shaders::DFSPH_LEVELS),
+            restrict: plain(
+                "sph.dfsph_restrict",
+                &[&solve.restrict, it],
+                shaders::DFSPH_RESTRICT,
+            ),
+            coarse: plain(
+                "sph.dfsph_coarse",
+                &[&solve.coarse, it],
+                shaders::DFSPH_COARSE,
+            ),
+            prolong: plain(
+                "sph.dfsph_prolong",
+                &[&solve.prolong, it],
+                shaders::DFSPH_PROLONG,
+            ),
+            pressure: walking("sph.dfsph_pressure", pressure_l, shaders::DFSPH_PRESSURE),
+            rate: walking("sph.dfsph_rate", rate_l, shaders::DFSPH_RATE),
+            blocks: plain("sph.dfsph_blocks", &[&blocks.0], shaders::DFSPH_BLOCKS),
+            accel: accel_build.pipeline(d, &accel_terms),
+            accel_terms,
+            accel_build,
+            timestep_blocks: plain(
+                "sph.dfsph_timestep_blocks",
+                &[&timestep.0],
+                shaders::DFSPH_TIMESTEP,
+            ),
+            predict_first: predicting("sph.dfsph_predict_first", &[&predict.0, &credit.0]),
+            predict: predicting("sph.dfsph_predict", &[&substep_predict.0, &credit.0]),
+            eos: plain("sph.dfsph_eos", &[&eos.0], shaders::DFSPH_EOS),
+            // It clamps to the tank, whose model (own images) evaluates the kernel.
+            integrate: walking(
+                "sph.dfsph_integrate",
+                &[&integrate.0],
+                shaders::DFSPH_INTEGRATE,
+            ),
+            galerkin_bg: galerkin.1,
+            levels_bg: levels.1,
+            eos_bg: eos.1,
+            density_bg: density.1,
+            density_blocks_bg: blocks.1,
+            accel_bg: accel.1,
+            timestep_bg: timestep.1,
+            predict_bg: predict.1,
+            credit_bg: credit.1,
+            substep_predict_bg: substep_predict.1,
+            integrate_bg: integrate.1,
+        }
+    }
+}
+
+/// The bind groups (group 0) of the walking passes but the solves', as their stages declare
+/// them: `dfsph_density`, `dfsph_galerkin`, `dfsph_accel`, and group 1 of both predict entry
+/// points (the friction power's credit), in that order.
+fn walk_bindings<'a>(r: &RunBuffers<'a>, o: &'a Owned) -> [Bindings<'a>; 4] {
+    use Binding::*;
+    let b = r.b;
+    [
+        Bindings::new(
             "sph.dfsph_density",
             vec![
                 (Uniform, &b.params),
@@ -1103,9 +1209,8 @@ impl Passes {
                 (Read, &b.group_range),
                 (Uniform, &b.group_args),
             ],
-        )
-        .laid_out(d);
-        let (galerkin_l, galerkin_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_galerkin",
             vec![
                 (Uniform, &b.params),
@@ -1120,28 +1225,8 @@ impl Passes {
                 (Uniform, &b.group_args),
                 (ReadWrite, &o.coarse_op),
             ],
-        )
-        .laid_out(d);
-        let (levels_l, levels_bg) = Bindings::new(
-            "sph.dfsph_levels",
-            vec![
-                (Uniform, &o.coarse_params),
-                (Read, &o.coarse_op),
-                (ReadWrite, &o.coarse_rows),
-            ],
-        )
-        .laid_out(d);
-        let (blocks_l, density_blocks_bg) = Bindings::new(
-            "sph.dfsph_blocks",
-            vec![
-                (Uniform, &b.params),
-                (Read, &o.density_error),
-                (ReadWrite, &o.error_sums),
-                (ReadWrite, &o.error_maxima),
-            ],
-        )
-        .laid_out(d);
-        let (accel_l, accel_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_accel",
             vec![
                 (Uniform, &b.params),
@@ -1156,19 +1241,44 @@ impl Passes {
                 (Uniform, &b.group_args),
                 (ReadWrite, &o.friction_power),
             ],
-        )
-        .laid_out(d);
-        // Group 1 of both predict entry points: the friction power's credit.
-        let (credit_l, credit_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_credit",
             vec![
                 (Uniform, &o.params),
                 (Read, &o.friction_power),
                 (ReadWrite, r.obstacle_power),
             ],
-        )
-        .laid_out(d);
-        let (timestep_l, timestep_bg) = Bindings::new(
+        ),
+    ]
+}
+
+/// The bind groups of the per-particle passes: `dfsph_levels`, `dfsph_blocks`,
+/// `dfsph_timestep`, `dfsph_eos`, `dfsph_predict`, the later substeps' `dfsph_predict`
+/// (without the substep arguments they are dispatched from) and `dfsph_integrate`, in that
+/// order.
+fn step_bindings<'a>(r: &RunBuffers<'a>, o: &'a Owned) -> [Bindings<'a>; 7] {
+    use Binding::*;
+    let b = r.b;
+    [
+        Bindings::new(
+            "sph.dfsph_levels",
+            vec![
+                (Uniform, &o.coarse_params),
+                (Read, &o.coarse_op),
+                (ReadWrite, &o.coarse_rows),
+            ],
+        ),
+        Bindings::new(
+            "sph.dfsph_blocks",
+            vec![
+                (Uniform, &b.params),
+                (Read, &o.density_error),
+                (ReadWrite, &o.error_sums),
+                (ReadWrite, &o.error_maxima),
+            ],
+        ),
+        Bindings::new(
             "sph.dfsph_timestep",
             vec![
                 (Uniform, &b.params),
@@ -1182,9 +1292,8 @@ impl Passes {
                 (Uniform, r.fluid),
                 (Read, &o.rho),
             ],
-        )
-        .laid_out(d);
-        let (eos_l, eos_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_eos",
             vec![
                 (Uniform, &b.params),
@@ -1192,9 +1301,8 @@ impl Passes {
                 (Read, &o.rho),
                 (ReadWrite, &o.fields.buffer),
             ],
-        )
-        .laid_out(d);
-        let (predict_l, predict_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_predict",
             vec![
                 (Uniform, &b.params),
@@ -1206,9 +1314,8 @@ impl Passes {
                 (Uniform, &b.group_args),
                 (ReadWrite, &o.substep_args),
             ],
-        )
-        .laid_out(d);
-        let (substep_predict_l, substep_predict_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_predict_substep",
             vec![
                 (Uniform, &b.params),
@@ -1216,9 +1323,8 @@ impl Passes {
                 (ReadWrite, r.step_state),
                 (ReadWrite, &b.sorted_vel),
             ],
-        )
-        .laid_out(d);
-        let (integrate_l, integrate_bg) = Bindings::new(
+        ),
+        Bindings::new(
             "sph.dfsph_integrate",
             vec![
                 (Uniform, &b.params),
@@ -1232,124 +1338,6 @@ impl Passes {
                 (ReadWrite, &b.particle_id),
                 (Uniform, &o.params),
             ],
-        )
-        .laid_out(d);
-        let it = &o.iteration_l;
-        let predict_m = m("sph.dfsph_predict", shaders::DFSPH_PREDICT);
-        // Built with the run's kernel: the walking stages, and those that include the tank's
-        // model.
-        let walking = |label, layouts: &[&wgpu::BindGroupLayout], src, entry| {
-            pipeline_groups(d, label, layouts, &w(label, src), entry)
-        };
-        let plain = |label, layouts: &[&wgpu::BindGroupLayout], src, entry| {
-            pipeline_groups(d, label, layouts, &m(label, src), entry)
-        };
-        let accel_build = AccelBuild {
-            module: w("sph.dfsph_accel", shaders::DFSPH_ACCEL),
-            layouts: [accel_l, boundary.clone()],
-        };
-        let accel_terms = accel_terms(r.fp);
-        // WCSPH's density walk gathers no α: its pipeline is built without those sums.
-        let alpha_sums = [("ALPHA_SUMS", f64::from(u8::from(!r.wcsph)))];
-        Self {
-            density: pipeline_specialised(
-                d,
-                "sph.dfsph_density",
-                &[&density_l, boundary],
-                &w("sph.dfsph_density", shaders::DFSPH_DENSITY),
-                "dfsph_density",
-                &alpha_sums,
-            ),
-            galerkin: walking(
-                "sph.dfsph_galerkin",
-                &[&galerkin_l, boundary],
-                shaders::DFSPH_GALERKIN,
-                "dfsph_galerkin",
-            ),
-            levels: plain(
-                "sph.dfsph_levels",
-                &[&levels_l],
-                shaders::DFSPH_LEVELS,
-                "dfsph_levels",
-            ),
-            restrict: plain(
-                "sph.dfsph_restrict",
-                &[&solve.restrict, it],
-                shaders::DFSPH_RESTRICT,
-                "dfsph_restrict",
-            ),
-            coarse: plain(
-                "sph.dfsph_coarse",
-                &[&solve.coarse, it],
-                shaders::DFSPH_COARSE,
-                "dfsph_coarse",
-            ),
-            prolong: plain(
-                "sph.dfsph_prolong",
-                &[&solve.prolong, it],
-                shaders::DFSPH_PROLONG,
-                "dfsph_prolong",
-            ),
-            pressure: walking(
-                "sph.dfsph_pressure",
-                &[&solve.pressure, boundary, it],
-                shaders::DFSPH_PRESSURE,
-                "dfsph_pressure",
-            ),
-            rate: walking(
-                "sph.dfsph_rate",
-                &[&solve.rate, boundary, it],
-                shaders::DFSPH_RATE,
-                "dfsph_rate",
-            ),
-            blocks: plain(
-                "sph.dfsph_blocks",
-                &[&blocks_l],
-                shaders::DFSPH_BLOCKS,
-                "dfsph_blocks",
-            ),
-            accel: accel_build.pipeline(d, &accel_terms),
-            accel_terms,
-            accel_build,
-            timestep_blocks: plain(
-                "sph.dfsph_timestep_blocks",
-                &[&timestep_l],
-                shaders::DFSPH_TIMESTEP,
-                "dfsph_timestep_blocks",
-            ),
-            predict_first: pipeline_groups(
-                d,
-                "sph.dfsph_predict_first",
-                &[&predict_l, &credit_l],
-                &predict_m,
-                "dfsph_predict_first",
-            ),
-            predict: pipeline_groups(
-                d,
-                "sph.dfsph_predict",
-                &[&substep_predict_l, &credit_l],
-                &predict_m,
-                "dfsph_predict",
-            ),
-            eos: plain("sph.dfsph_eos", &[&eos_l], shaders::DFSPH_EOS, "dfsph_eos"),
-            // It clamps to the tank, whose model (own images) evaluates the kernel.
-            integrate: walking(
-                "sph.dfsph_integrate",
-                &[&integrate_l],
-                shaders::DFSPH_INTEGRATE,
-                "dfsph_integrate",
-            ),
-            galerkin_bg,
-            levels_bg,
-            eos_bg,
-            density_bg,
-            density_blocks_bg,
-            accel_bg,
-            timestep_bg,
-            predict_bg,
-            credit_bg,
-            substep_predict_bg,
-            integrate_bg,
-        }
-    }
+        ),
+    ]
 }
