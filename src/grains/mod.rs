@@ -483,6 +483,52 @@ pub struct GrainSetup {
     pub shapes: Vec<crate::scene::Shape>,
 }
 
+/// Refuses a configuration, spheres or tank [`GrainSetup::new`] cannot start from, in one
+/// line each: not one radius and velocity per centre, a tank not finite and open, a disc off
+/// the plane of a 2D run, a sphere not finite or outside the tank.
+fn check_spheres(
+    cfg: &GrainConfig,
+    centres: &[Vec3],
+    radii: &[f32],
+    velocities: &[Vec3],
+    lo: Vec3,
+    hi: Vec3,
+) -> Result<()> {
+    cfg.validate()?;
+    let n = centres.len();
+    if n == 0 || radii.len() != n || velocities.len() != n {
+        return Err(Error::InvalidInput(
+            "grains: give one radius and one velocity per centre, at least one sphere".into(),
+        ));
+    }
+    if !(lo.is_finite() && hi.is_finite() && hi.cmpgt(lo).all()) {
+        return Err(Error::InvalidInput(format!(
+            "the tank {lo} – {hi} must be finite with max above min on every axis"
+        )));
+    }
+    let planar = cfg.dim == 2;
+    if planar && let Some(k) = centres.iter().position(|c| c.z != 0.0) {
+        return Err(Error::InvalidInput(format!(
+            "disc {k} at {} lies off the plane z = 0 of a 2D run (--dim 2): give it z = 0",
+            centres[k]
+        )));
+    }
+    for (k, (&c, &r)) in centres.iter().zip(radii).enumerate() {
+        if !(c.is_finite() && r.is_finite() && r > 0.0 && velocities[k].is_finite()) {
+            return Err(Error::InvalidInput(format!(
+                "sphere {k}: centre {c}, radius {r}, velocity {} must be finite with r > 0",
+                velocities[k]
+            )));
+        }
+        if c.cmplt(lo).any() || c.cmpgt(hi).any() {
+            return Err(Error::InvalidInput(format!(
+                "sphere {k} at {c} lies outside the tank {lo} – {hi}: move it or widen the tank"
+            )));
+        }
+    }
+    Ok(())
+}
+
 impl GrainSetup {
     /// Spheres at `centres` with `radii` and `velocities` in the tank `lo`–`hi`, the
     /// stiffness and time step from `cfg` or derived (module doc).
@@ -494,38 +540,9 @@ impl GrainSetup {
         lo: Vec3,
         hi: Vec3,
     ) -> Result<Self> {
-        cfg.validate()?;
+        check_spheres(cfg, centres, radii, velocities, lo, hi)?;
         let n = centres.len();
-        if n == 0 || radii.len() != n || velocities.len() != n {
-            return Err(Error::InvalidInput(
-                "grains: give one radius and one velocity per centre, at least one sphere".into(),
-            ));
-        }
-        if !(lo.is_finite() && hi.is_finite() && hi.cmpgt(lo).all()) {
-            return Err(Error::InvalidInput(format!(
-                "the tank {lo} – {hi} must be finite with max above min on every axis"
-            )));
-        }
         let planar = cfg.dim == 2;
-        if planar && let Some(k) = centres.iter().position(|c| c.z != 0.0) {
-            return Err(Error::InvalidInput(format!(
-                "disc {k} at {} lies off the plane z = 0 of a 2D run (--dim 2): give it z = 0",
-                centres[k]
-            )));
-        }
-        for (k, (&c, &r)) in centres.iter().zip(radii).enumerate() {
-            if !(c.is_finite() && r.is_finite() && r > 0.0 && velocities[k].is_finite()) {
-                return Err(Error::InvalidInput(format!(
-                    "sphere {k}: centre {c}, radius {r}, velocity {} must be finite with r > 0",
-                    velocities[k]
-                )));
-            }
-            if c.cmplt(lo).any() || c.cmpgt(hi).any() {
-                return Err(Error::InvalidInput(format!(
-                    "sphere {k} at {c} lies outside the tank {lo} – {hi}: move it or widen the tank"
-                )));
-            }
-        }
         let largest = radii.iter().copied().fold(0.0f32, f32::max);
         let masses: Vec<f32> = radii
             .iter()
