@@ -451,6 +451,25 @@ mod tests {
         }
     }
 
+    /// `steps` steps of `backend` from the start, unjudged, without emitters; the loop's
+    /// result and where the run stands.
+    fn drive_scripted(
+        backend: &mut Scripted,
+        fp: &FluidParams,
+        steps: u64,
+    ) -> (Result<Driven<StepStats, StatsBlock>>, RunFrom) {
+        let guards = Guards::unjudged(true);
+        let emitters = Emitters::default();
+        let course = Course {
+            fp,
+            guards: &guards,
+            emitters: &emitters,
+        };
+        let mut at = RunFrom::default();
+        let driven = drive(backend, &mut at, Until::steps(steps), &course, &mut NoHooks);
+        (driven, at)
+    }
+
     fn fluid_params() -> FluidParams {
         let cfg = crate::params::SphConfig::new(2, Default::default()).unwrap();
         crate::params::PhysicsConfig::default()
@@ -523,22 +542,7 @@ mod tests {
             ..good
         };
         let mut backend = Scripted::new(vec![good, bad, good, good]);
-        let fp = fluid_params();
-        let guards = Guards::unjudged(true);
-        let emitters = Emitters::default();
-        let course = Course {
-            fp: &fp,
-            guards: &guards,
-            emitters: &emitters,
-        };
-        let mut at = RunFrom::default();
-        let e = drive(
-            &mut backend,
-            &mut at,
-            Until::steps(4),
-            &course,
-            &mut NoHooks,
-        );
+        let (e, at) = drive_scripted(&mut backend, &fluid_params(), 4);
         assert!(matches!(e, Err(crate::Error::Unstable(_))), "{e:?}");
         assert_eq!(at.step, 2, "the second step diverged");
         assert_eq!(backend.submitted, 3, "the third step was submitted ahead");
@@ -560,22 +564,8 @@ mod tests {
         let mut backend = Scripted::new(vec![block(0), block(2), block(1)]);
         let mut fp = fluid_params();
         fp.open = 1 << 1;
-        let guards = Guards::unjudged(true);
-        let emitters = Emitters::default();
-        let course = Course {
-            fp: &fp,
-            guards: &guards,
-            emitters: &emitters,
-        };
-        let mut at = RunFrom::default();
-        drive(
-            &mut backend,
-            &mut at,
-            Until::steps(3),
-            &course,
-            &mut NoHooks,
-        )
-        .unwrap();
+        let (driven, at) = drive_scripted(&mut backend, &fp, 3);
+        driven.unwrap();
         assert_eq!(at.step, 3);
         assert_eq!(backend.removed, 3, "the leavers of steps 2 and 3");
         assert_eq!(at.removed_energy, 0.5, "two removals of 0.25 J");

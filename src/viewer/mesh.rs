@@ -200,13 +200,7 @@ fn mesh_pipeline(
             })],
         },
         primitive: Default::default(),
-        depth_stencil: Some(wgpu::DepthStencilState {
-            format: DEPTH_FORMAT,
-            depth_write_enabled: Some(true),
-            depth_compare: Some(wgpu::CompareFunction::Less),
-            stencil: Default::default(),
-            bias: Default::default(),
-        }),
+        depth_stencil: Some(super::render::depth_test()),
         multisample: Default::default(),
         fragment: Some(wgpu::FragmentState {
             module: &module,

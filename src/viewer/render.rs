@@ -258,13 +258,7 @@ impl Renderer {
                     topology,
                     ..Default::default()
                 },
-                depth_stencil: Some(wgpu::DepthStencilState {
-                    format: DEPTH_FORMAT,
-                    depth_write_enabled: Some(true),
-                    depth_compare: Some(wgpu::CompareFunction::Less),
-                    stencil: Default::default(),
-                    bias: Default::default(),
-                }),
+                depth_stencil: Some(depth_test()),
                 multisample: Default::default(),
                 fragment: Some(wgpu::FragmentState {
                     module: &module,
@@ -446,6 +440,17 @@ pub fn clear_attachment(
             store: wgpu::StoreOp::Store,
         },
     })
+}
+
+/// The depth test every drawing pass uses: nearer fragments win and write their depth.
+pub fn depth_test() -> wgpu::DepthStencilState {
+    wgpu::DepthStencilState {
+        format: DEPTH_FORMAT,
+        depth_write_enabled: Some(true),
+        depth_compare: Some(wgpu::CompareFunction::Less),
+        stencil: Default::default(),
+        bias: Default::default(),
+    }
 }
 
 /// A depth attachment of `view`, cleared to the far plane and discarded after the pass.

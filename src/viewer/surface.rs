@@ -193,13 +193,7 @@ impl SurfaceRenderer {
             "surface_splat_vs",
             depth_target,
             None,
-            Some(wgpu::DepthStencilState {
-                format: DEPTH_FORMAT,
-                depth_write_enabled: Some(true),
-                depth_compare: Some(wgpu::CompareFunction::Less),
-                stencil: Default::default(),
-                bias: Default::default(),
-            }),
+            Some(super::render::depth_test()),
             true,
         );
         let add = wgpu::BlendComponent {

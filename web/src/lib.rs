@@ -93,13 +93,23 @@ fn number<T: std::str::FromStr>(
 
 /// A scene file chosen in the page: its JSON text and the mesh files chosen with it (their
 /// names and bytes, in the same order).
-pub struct Chosen {
+struct Chosen {
     text: Option<String>,
     mesh_names: Vec<String>,
     mesh_bytes: Vec<js_sys::Uint8Array>,
 }
 
-fn ask(params: &Map<String, Value>, chosen: Chosen) -> Result<Ask, String> {
+/// The page's URL parameters (`params`, a JSON object of strings) and what they ask, with the
+/// scene file `chosen`.
+fn ask(params: &str, chosen: Chosen) -> Result<(Map<String, Value>, Ask), String> {
+    let params: Map<String, Value> =
+        serde_json::from_str(params).map_err(|e| format!("the page's parameters: {e}"))?;
+    let ask = ask_of(&params, chosen)?;
+    Ok((params, ask))
+}
+
+/// What `params` ask for, with the scene file `chosen`.
+fn ask_of(params: &Map<String, Value>, chosen: Chosen) -> Result<Ask, String> {
     let name = params
         .get("scene")
         .and_then(Value::as_str)
@@ -182,14 +192,12 @@ pub async fn run(
     mesh_names: Vec<String>,
     mesh_bytes: Vec<js_sys::Uint8Array>,
 ) -> Result<String, String> {
-    let params: Map<String, Value> =
-        serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
     let chosen = Chosen {
         text: scene_text,
         mesh_names,
         mesh_bytes,
     };
-    let ask = ask(&params, chosen)?;
+    let (_, ask) = ask(&params, chosen)?;
     let ctx = Arc::new(GpuContext::new_async().await.map_err(|e| e.to_string())?);
     let info = &ctx.info;
     let adapter = json!({
@@ -255,14 +263,12 @@ pub async fn view(
     on_frame: js_sys::Function,
     on_error: js_sys::Function,
 ) -> Result<(), String> {
-    let params: Map<String, Value> =
-        serde_json::from_str(&params).map_err(|e| format!("the page's parameters: {e}"))?;
     let chosen = Chosen {
         text: scene_text,
         mesh_names,
         mesh_bytes,
     };
-    let ask = ask(&params, chosen)?;
+    let (params, ask) = ask(&params, chosen)?;
     let target = view::Target {
         offscreen: params.get("offscreen").and_then(Value::as_str) == Some("1"),
         read_at: number(&params, "frames", 3)?,
