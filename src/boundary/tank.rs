@@ -7,7 +7,9 @@
 //! [`image_at`] (where an image lies), [`image_vector`] and [`image_viscous_velocity`] (how an
 //! image's vectors turn and how it moves in the kinematic and the viscous terms: free slip by
 //! default, wall friction through a Navier slip length), a particle's own images and their
-//! share of DFSPH's factor α ([`own_images`]), and the hard walls that hold a particle a
+//! share of DFSPH's factor α ([`own_images`]), a group's common surroundings for the
+//! eight-lane walks ([`shared`], [`has_image`]; [`lanes`] holds [`image_at`]'s lane form), and
+//! the hard walls that hold a particle a
 //! violent step carried past them ([`clamp_to_box`]). An image carries its original's density,
 //! pressure and stiffness; the solver adds each image right after its original, through its
 //! own pair term, into the same sums (the walks keep the loops; this module says which images
@@ -100,6 +102,36 @@ pub fn image_set(w: &Near, x: Vec3, xk: Vec3, h2: f32) -> u32 {
     } else {
         0
     }
+}
+
+/// Surroundings that stand for every one of `members`' in [`image_at`]: the union of their
+/// walls, where the members near a wall of an axis agree on its plane (else `None`), so that
+/// `image_at(x, &shared, m)` is each member's own `image_at(x, near, m)` bit for bit for every
+/// image m it has ([`has_image`]). The eight-lane walk computes a candidate's image once for a
+/// group this way. Worked example: members near the floor (y = 0) and one also near the wall
+/// x = 0 share mask 0b011 with planes x = 0, y = 0; a member near the floor and one near the
+/// ceiling of a tank under 2h tall share nothing (`None`).
+pub fn shared(members: &[Near]) -> Option<Near> {
+    let mut s = Near::default();
+    for n in members {
+        for axis in 0..3 {
+            if n.mask & (1 << axis) == 0 {
+                continue;
+            }
+            if s.mask & (1 << axis) != 0 && s.plane[axis].to_bits() != n.plane[axis].to_bits() {
+                return None;
+            }
+            s.mask |= 1 << axis;
+            s.plane[axis] = n.plane[axis];
+        }
+    }
+    Some(s)
+}
+
+/// Whether a particle near `near` sees image `m` of its neighbours (m one of [`images`]'s).
+#[inline]
+pub fn has_image(near: &Near, m: Image) -> bool {
+    m != 0 && m & !near.mask == 0
 }
 
 /// The axes image `m` (1 to 7) reflects.
@@ -295,6 +327,89 @@ impl OwnImages {
             own += rg.x * gv.x + rg.y * gv.y + rg.z * gv.z;
         }
         own
+    }
+}
+
+/// [`image_at`] and the free-slip [`image_viscous_velocity`] in eight AVX2 lanes, for the
+/// replays that evaluate eight pairs at once.
+#[cfg(target_arch = "x86_64")]
+pub mod lanes {
+    use super::{FluidParams, Near};
+    use std::arch::x86_64::*;
+
+    /// Each of eight particles' wall planes ([`Near`]), one lane each: `[x, y, z]`.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn planes(near: &[Near; 8]) -> [__m256; 3] {
+        let mut p = [[0f32; 8]; 3];
+        for (l, n) in near.iter().enumerate() {
+            (p[0][l], p[1][l], p[2][l]) = (n.plane.x, n.plane.y, n.plane.z);
+        }
+        // SAFETY: each load covers exactly the eight lanes of an array.
+        unsafe {
+            [
+                _mm256_loadu_ps(p[0].as_ptr()),
+                _mm256_loadu_ps(p[1].as_ptr()),
+                _mm256_loadu_ps(p[2].as_ptr()),
+            ]
+        }
+    }
+
+    /// Whether every wall of the tank is free slip, so that [`image_viscous_velocity`]
+    /// holds for [`super::image_viscous_velocity`] ([`super::slip_factor`] 1 on every axis).
+    #[inline]
+    pub fn free_slip(fp: &FluidParams) -> bool {
+        fp.slip_lo[..3]
+            .iter()
+            .chain(&fp.slip_hi[..3])
+            .all(|&b| b < 0.0)
+    }
+
+    /// [`super::image_viscous_velocity`] per lane where every wall is free slip
+    /// ([`free_slip`]): lane l's velocity `v` with the axes of its image id reflected and the
+    /// others scaled by the factor 1, v itself for image 0; the scalar function's operations,
+    /// so the same bits.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn image_free_slip_velocity(v: [__m256; 3], image: __m256i) -> [__m256; 3] {
+        let imaged = _mm256_castsi256_ps(_mm256_xor_si256(
+            _mm256_cmpeq_epi32(image, _mm256_setzero_si256()),
+            _mm256_set1_epi32(-1),
+        ));
+        let mut out = v;
+        for (a, o) in out.iter_mut().enumerate() {
+            let bit = _mm256_set1_epi32(1 << a);
+            let axis = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit));
+            let kept = _mm256_blendv_ps(v[a], _mm256_mul_ps(v[a], _mm256_set1_ps(1.0)), imaged);
+            let reflected = _mm256_xor_ps(v[a], _mm256_set1_ps(-0.0));
+            *o = _mm256_blendv_ps(kept, reflected, axis);
+        }
+        out
+    }
+
+    /// [`super::image_at`] per lane: lane l's point `x` reflected across the planes `plane`
+    /// (its particle's, [`planes`]) of the axes of its image id (0: `x` itself), with the
+    /// scalar function's operations, so the same bits.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn image_at(x: [__m256; 3], plane: [__m256; 3], image: __m256i) -> [__m256; 3] {
+        let mut at = x;
+        for (a, v) in at.iter_mut().enumerate() {
+            let bit = _mm256_set1_epi32(1 << a);
+            let axis = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit));
+            let mirrored = _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(2.0), plane[a]), x[a]);
+            *v = _mm256_blendv_ps(x[a], mirrored, axis);
+        }
+        at
     }
 }
 

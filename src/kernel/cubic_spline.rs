@@ -95,6 +95,59 @@ pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
     }
 }
 
+/// [`w`] and [`grad`] in eight AVX2 lanes, operation for operation (a lane's value is the
+/// scalar function's bits at that lane's r²; both branches are computed and the lane's is
+/// kept).
+#[cfg(target_arch = "x86_64")]
+pub mod lanes {
+    use super::Uniforms;
+    use std::arch::x86_64::*;
+
+    /// [`super::w`] per lane.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn w(r2: __m256, sp: &impl Uniforms) -> __m256 {
+        let a = sp.kernel_a();
+        let q = _mm256_mul_ps(_mm256_sqrt_ps(r2), _mm256_set1_ps(sp.inv_h()));
+        let f = _mm256_sub_ps(_mm256_set1_ps(1.0), q);
+        let cubic = _mm256_mul_ps(_mm256_mul_ps(q, q), _mm256_sub_ps(q, _mm256_set1_ps(1.0)));
+        let inner = _mm256_add_ps(_mm256_set1_ps(a[0]), _mm256_mul_ps(_mm256_set1_ps(a[1]), cubic));
+        let outer = _mm256_mul_ps(_mm256_set1_ps(a[2]), _mm256_mul_ps(_mm256_mul_ps(f, f), f));
+        let near = _mm256_cmp_ps::<_CMP_LE_OQ>(q, _mm256_set1_ps(0.5));
+        let within = _mm256_cmp_ps::<_CMP_LT_OQ>(q, _mm256_set1_ps(1.0));
+        _mm256_and_ps(within, _mm256_blendv_ps(outer, inner, near))
+    }
+
+    /// [`super::grad`] per lane.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn grad(r2: __m256, sp: &impl Uniforms) -> __m256 {
+        let b = sp.kernel_b();
+        let r = _mm256_sqrt_ps(r2);
+        let inv_h = _mm256_set1_ps(sp.inv_h());
+        let q = _mm256_mul_ps(r, inv_h);
+        let f = _mm256_sub_ps(_mm256_set1_ps(1.0), q);
+        let inner = _mm256_mul_ps(
+            _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(b[0]), q), _mm256_set1_ps(b[1])),
+            inv_h,
+        );
+        let c = _mm256_mul_ps(_mm256_set1_ps(b[2]), _mm256_mul_ps(f, f));
+        let outer = _mm256_div_ps(_mm256_xor_ps(c, _mm256_set1_ps(-0.0)), r);
+        let near = _mm256_cmp_ps::<_CMP_LE_OQ>(q, _mm256_set1_ps(0.5));
+        let live = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(r, _mm256_setzero_ps()),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(q, _mm256_set1_ps(1.0)),
+        );
+        _mm256_and_ps(live, _mm256_blendv_ps(outer, inner, near))
+    }
+}
+
 /// W at q for support `h`, in f64.
 pub fn w64(h: f64, q: f64) -> f64 {
     let k = 8.0 / (std::f64::consts::PI * h.powi(3));

@@ -5,8 +5,8 @@
 //! A kernel lives in `src/kernel/<name>.rs` (its f32 value and gradient, operation for
 //! operation as its WGSL twin, its uniform constants and its shape in f64) and
 //! `shaders/kernel/<name>.wgsl` (`kernel_w(r2)` and `kernel_grad(r2)`, reading `params`, the
-//! stage's `SimParams`). Adding one is those two files (the Rust one declaring its [`Spec`] and
-//! its `w` and `grad`) and one line of the `kernels!` list below, which declares the module,
+//! stage's `SimParams`). Adding one is those two files (the Rust one declaring its [`Spec`],
+//! its `w` and `grad`, and their eight-lane AVX2 forms in a `lanes` module) and one line of the `kernels!` list below, which declares the module,
 //! the variant of [`Kernel`], its place in [`Kernel::ALL`] and its arms in [`Kernel::spec`],
 //! [`w`] and [`grad`].
 //! The stages call [`w`] and [`grad`] (CPU) or `kernel_w` and `kernel_grad` (WGSL, the run's
@@ -125,6 +125,46 @@ macro_rules! kernels {
                 return $module::grad(r2, sp);
             })*
             $first_mod::grad(r2, sp)
+        }
+
+        /// [`w`] and [`grad`] in eight AVX2 lanes, each kernel's `lanes` forms: a lane holds
+        /// the scalar function's bits at its r².
+        #[cfg(target_arch = "x86_64")]
+        pub mod lanes {
+            use super::*;
+            use std::arch::x86_64::__m256;
+
+            /// [`w`](super::w) per lane.
+            ///
+            /// # Safety
+            /// The CPU must support AVX2.
+            #[target_feature(enable = "avx2")]
+            #[inline]
+            pub unsafe fn w(r2: __m256, sp: &impl Uniforms) -> __m256 {
+                let id = sp.kernel_id();
+                $(if id == Kernel::$variant as u32 {
+                    // SAFETY: AVX2 is present, as this function requires.
+                    return unsafe { $module::lanes::w(r2, sp) };
+                })*
+                // SAFETY: as above.
+                unsafe { $first_mod::lanes::w(r2, sp) }
+            }
+
+            /// [`grad`](super::grad) per lane.
+            ///
+            /// # Safety
+            /// The CPU must support AVX2.
+            #[target_feature(enable = "avx2")]
+            #[inline]
+            pub unsafe fn grad(r2: __m256, sp: &impl Uniforms) -> __m256 {
+                let id = sp.kernel_id();
+                $(if id == Kernel::$variant as u32 {
+                    // SAFETY: AVX2 is present, as this function requires.
+                    return unsafe { $module::lanes::grad(r2, sp) };
+                })*
+                // SAFETY: as above.
+                unsafe { $first_mod::lanes::grad(r2, sp) }
+            }
         }
     };
 }

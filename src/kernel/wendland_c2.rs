@@ -90,6 +90,51 @@ pub fn grad(r2: f32, sp: &impl Uniforms) -> f32 {
     }
 }
 
+/// [`w`] and [`grad`] in eight AVX2 lanes, operation for operation (a lane's value is the
+/// scalar function's bits at that lane's r²): the CPU walks that evaluate a candidate for a
+/// group's eight members at once.
+#[cfg(target_arch = "x86_64")]
+pub mod lanes {
+    use super::Uniforms;
+    use std::arch::x86_64::*;
+
+    /// [`super::w`] per lane: (1 − q)⁴ (a₀ + a₁ q) where q < 1, else 0.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn w(r2: __m256, sp: &impl Uniforms) -> __m256 {
+        let a = sp.kernel_a();
+        let q = _mm256_mul_ps(_mm256_sqrt_ps(r2), _mm256_set1_ps(sp.inv_h()));
+        let f = _mm256_sub_ps(_mm256_set1_ps(1.0), q);
+        let f2 = _mm256_mul_ps(f, f);
+        let poly = _mm256_add_ps(_mm256_set1_ps(a[0]), _mm256_mul_ps(_mm256_set1_ps(a[1]), q));
+        let v = _mm256_mul_ps(_mm256_mul_ps(f2, f2), poly);
+        _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(q, _mm256_set1_ps(1.0)), v)
+    }
+
+    /// [`super::grad`] per lane: −(a₂ (1 − q)³)/h where 0 < r and q < 1, else 0.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn grad(r2: __m256, sp: &impl Uniforms) -> __m256 {
+        let r = _mm256_sqrt_ps(r2);
+        let inv_h = _mm256_set1_ps(sp.inv_h());
+        let q = _mm256_mul_ps(r, inv_h);
+        let f = _mm256_sub_ps(_mm256_set1_ps(1.0), q);
+        let c = _mm256_mul_ps(_mm256_set1_ps(sp.kernel_a()[2]), _mm256_mul_ps(_mm256_mul_ps(f, f), f));
+        let v = _mm256_mul_ps(_mm256_xor_ps(c, _mm256_set1_ps(-0.0)), inv_h);
+        let live = _mm256_and_ps(
+            _mm256_cmp_ps::<_CMP_GT_OQ>(r, _mm256_setzero_ps()),
+            _mm256_cmp_ps::<_CMP_LT_OQ>(q, _mm256_set1_ps(1.0)),
+        );
+        _mm256_and_ps(live, v)
+    }
+}
+
 /// W at q for support `h`, in f64.
 pub fn w64(h: f64, q: f64) -> f64 {
     let k = 21.0 / (2.0 * std::f64::consts::PI * h.powi(3));

@@ -71,6 +71,139 @@ pub fn dfsph_accel(
     (a.acc, a.rate)
 }
 
+/// The kinematic viscosity's term of pair `p` (d, r² > 0; its member's velocity `vk`, the
+/// neighbour's or its image's `vj`): the acceleration 10 ν (m/ρ_j) (v_ij·x_ij)/(r² + 0.01h²)
+/// ∇W_ij and the pair's share of S ([`dfsph_accel`]).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn kinematic_term(
+    p: &Pair,
+    d: Vec3,
+    r2: f32,
+    vk: Vec3,
+    vj: Vec3,
+    density: &[f32],
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> (Vec3, f32) {
+    let dv = vk - vj;
+    let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+    let c = fp.mass * fp.viscosity_factor / (density[p.j()] * (r2 + 0.01 * sp.h2)) * p.g;
+    (d * (c * vx), c * r2)
+}
+
+/// The kinematic viscosity's pairs in eight AVX2 lanes, eight pairs of the list at a time: the
+/// neighbours' positions, velocities and densities gathered, each lane [`kinematic_term`]'s
+/// operations (perf: the replay was a third of a WCSPH run on the CPU path, the division and
+/// the scattered loads one pair at a time). An image's pair is evaluated by
+/// [`kinematic_term`] itself (its velocity is the walls' question). The terms are then added
+/// to their members in list order, so every sum is the portable loop's bits.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use crate::cpu::simd::lanes::{load3, norm2};
+    use crate::solver::dfsph::pairs::avx2::replay;
+    use std::arch::x86_64::*;
+
+    /// [`kinematic_term`] of the pairs of `list` added into the group's `acc` and `rate` as
+    /// [`dfsph_accel_with`]'s loop adds them, eight at a time; returns the tail of fewer than
+    /// eight left for that loop.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn kinematic<'a>(
+        first: usize,
+        list: &'a [Pair],
+        frame: &Frame,
+        pos: &[Vec3],
+        vel: &[Vec3],
+        density: &[f32],
+        sp: &SimParams,
+        fp: &FluidParams,
+        acc: &mut [Vec3; GROUP],
+        rate: &mut [f32; GROUP],
+    ) -> &'a [Pair] {
+        let mut own = [Vec3::ZERO; GROUP];
+        let mut v = [[0f32; GROUP]; 3];
+        for l in 0..GROUP.min(vel.len().saturating_sub(first)) {
+            own[l] = vel[first + l];
+            (v[0][l], v[1][l], v[2][l]) = (own[l].x, own[l].y, own[l].z);
+        }
+        let mut terms = [[0f32; GROUP]; 4];
+        // SAFETY: AVX2 is present, as this function requires. Every pair's member is one of
+        // the group's and its candidate a particle (j < N); each load and store covers
+        // exactly the eight lanes of an array.
+        unsafe {
+            let vk = [
+                _mm256_loadu_ps(v[0].as_ptr()),
+                _mm256_loadu_ps(v[1].as_ptr()),
+                _mm256_loadu_ps(v[2].as_ptr()),
+            ];
+            let mv = _mm256_set1_ps(fp.mass * fp.viscosity_factor);
+            let soft = _mm256_set1_ps(0.01 * sp.h2);
+            let free_slip = walls::lanes::free_slip(fp);
+            replay(list, frame, pos, |chunk, p| {
+                let mut vj = load3(vel, &p.j);
+                if free_slip {
+                    vj = walls::lanes::image_free_slip_velocity(vj, p.image);
+                }
+                let d = p.d;
+                let dv = [
+                    _mm256_sub_ps(_mm256_permutevar8x32_ps(vk[0], p.member), vj[0]),
+                    _mm256_sub_ps(_mm256_permutevar8x32_ps(vk[1], p.member), vj[1]),
+                    _mm256_sub_ps(_mm256_permutevar8x32_ps(vk[2], p.member), vj[2]),
+                ];
+                let r2 = norm2(d);
+                let vx = _mm256_add_ps(
+                    _mm256_add_ps(_mm256_mul_ps(dv[0], d[0]), _mm256_mul_ps(dv[1], d[1])),
+                    _mm256_mul_ps(dv[2], d[2]),
+                );
+                let j = _mm256_loadu_si256(p.j.as_ptr().cast());
+                let rho = _mm256_i32gather_ps::<4>(density.as_ptr(), j);
+                let c = _mm256_mul_ps(
+                    _mm256_div_ps(mv, _mm256_mul_ps(rho, _mm256_add_ps(r2, soft))),
+                    p.g,
+                );
+                // r² = 0 adds nothing: +0 to a sum that started at +0 is the same bits.
+                let live = _mm256_cmp_ps::<_CMP_GT_OQ>(r2, _mm256_setzero_ps());
+                let cv = _mm256_and_ps(live, _mm256_mul_ps(c, vx));
+                _mm256_storeu_ps(terms[0].as_mut_ptr(), _mm256_mul_ps(d[0], cv));
+                _mm256_storeu_ps(terms[1].as_mut_ptr(), _mm256_mul_ps(d[1], cv));
+                _mm256_storeu_ps(terms[2].as_mut_ptr(), _mm256_mul_ps(d[2], cv));
+                let s = _mm256_and_ps(live, _mm256_mul_ps(c, r2));
+                _mm256_storeu_ps(terms[3].as_mut_ptr(), s);
+                for (i, p) in chunk.iter().enumerate() {
+                    let l = p.member();
+                    if p.image() != 0 && !free_slip {
+                        // An image moves as the walls' slip lengths say: its velocity, and so
+                        // its terms, are the scalar function's.
+                        let d = frame.d(p, pos);
+                        let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+                        let near = &frame.near[l];
+                        let vj = walls::image_viscous_velocity(
+                            vel[p.j()],
+                            frame.x[l],
+                            d,
+                            near,
+                            p.image(),
+                            fp,
+                        );
+                        let (a, s) = match r2 > 0.0 {
+                            true => kinematic_term(p, d, r2, own[l], vj, density, sp, fp),
+                            false => (Vec3::ZERO, 0.0),
+                        };
+                        (terms[0][i], terms[1][i], terms[2][i], terms[3][i]) = (a.x, a.y, a.z, s);
+                    }
+                    acc[l] += Vec3::new(terms[0][i], terms[1][i], terms[2][i]);
+                    rate[l] -= terms[3][i];
+                }
+            })
+        }
+    }
+}
+
 /// What [`dfsph_accel_with`] gives (slot order).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Accel {
@@ -82,6 +215,76 @@ pub struct Accel {
     /// in, a_f · v_b summed over the boundary particles (the GPU's `friction_power`, which
     /// `dfsph_predict` credits to the obstacles' power, weighted by dt_sub/dt); else empty.
     pub power: Vec<f32>,
+}
+
+/// The viscous sums of one group's pairs (`list`, the group `first..` with `frame`): each
+/// member's Σ of the three viscosities' accelerations and of its share of S, in list order
+/// ([`dfsph_accel`] gives the terms). With `lanes` (the CPU has AVX2) the default's ν alone is
+/// evaluated eight pairs at a time, the same bits.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn group_pairs_accel(
+    first: usize,
+    list: &[Pair],
+    frame: &Frame,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    density: &[f32],
+    lanes: bool,
+    sp: &SimParams,
+    fp: &FluidParams,
+) -> ([Vec3; GROUP], [f32; GROUP]) {
+    let ach = fp.alpha * fp.sound_speed * sp.h;
+    let mut acc = [Vec3::ZERO; GROUP];
+    let mut rate = [0.0f32; GROUP];
+    // The default's ν alone in lanes, eight pairs at a time; the tail in the loop below.
+    let only_nu = fp.viscosity == 0.0 && fp.alpha == 0.0 && fp.kinematic_viscosity != 0.0;
+    #[cfg(target_arch = "x86_64")]
+    let list = match lanes && only_nu && crate::cpu::simd::has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        true => unsafe {
+            avx2::kinematic(
+                first, list, frame, pos, vel, density, sp, fp, &mut acc, &mut rate,
+            )
+        },
+        false => list,
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (lanes, only_nu);
+    for p in list {
+        let (l, j, image) = (p.member(), p.j(), p.image());
+        // The walk's d and r², recomputed with its operations (the same bits).
+        let d = frame.d(p, pos);
+        let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
+        let k = first + l;
+        let vj = if image != 0 {
+            walls::image_viscous_velocity(vel[j], pos[k], d, &frame.near[l], image, fp)
+        } else {
+            vel[j]
+        };
+        if fp.viscosity != 0.0 {
+            let w = sp.h - r2.sqrt();
+            let c = fp.viscosity / density[k] * fp.mass / density[j] * fp.kernel_45 * w;
+            acc[l] += (vj - vel[k]) * c;
+            rate[l] += c;
+        }
+        if fp.alpha != 0.0 && r2 > 0.0 {
+            let dv = vel[k] - vj;
+            let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
+            let c = fp.mass * ach / ((r2 + 0.01 * sp.h2) * (0.5 * (density[k] + density[j]))) * p.g;
+            // Adding ±0 where the pair recedes is adding nothing (an accumulator
+            // that starts at +0 never holds −0): the same bits, and no branch to
+            // mispredict on the half of the pairs that recede.
+            let f = if vx < 0.0 { c * vx } else { 0.0 };
+            acc[l] += d * f;
+            rate[l] -= c * r2;
+        }
+        if fp.kinematic_viscosity != 0.0 && r2 > 0.0 {
+            let (a, s) = kinematic_term(p, d, r2, vel[k], vj, density, sp, fp);
+            acc[l] += a;
+            rate[l] -= s;
+        }
+    }
+    (acc, rate)
 }
 
 /// [`dfsph_accel`] with the obstacles' friction (`friction`: the boundary, given when
@@ -108,7 +311,7 @@ pub fn dfsph_accel_with(
             power: Vec::new(),
         };
     }
-    let ach = fp.alpha * fp.sound_speed * sp.h;
+    let lanes = crate::cpu::simd::has_avx2();
     let per_group: Vec<[(Vec3, f32, f32); GROUP]> = pairs
         .groups
         .par_iter()
@@ -116,47 +319,8 @@ pub fn dfsph_accel_with(
         .with_min_len(32)
         .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
-            let mut acc = [Vec3::ZERO; GROUP];
-            let mut rate = [0.0f32; GROUP];
-            for p in list {
-                let (l, j, image) = (p.member(), p.j(), p.image());
-                // The walk's d and r², recomputed with its operations (the same bits).
-                let d = frame.d(p, pos);
-                let r2 = d.x * d.x + d.y * d.y + d.z * d.z;
-                let k = first + l;
-                let vj = if image != 0 {
-                    walls::image_viscous_velocity(vel[j], pos[k], d, &frame.near[l], image, fp)
-                } else {
-                    vel[j]
-                };
-                if fp.viscosity != 0.0 {
-                    let w = sp.h - r2.sqrt();
-                    let c = fp.viscosity / density[k] * fp.mass / density[j] * fp.kernel_45 * w;
-                    acc[l] += (vj - vel[k]) * c;
-                    rate[l] += c;
-                }
-                if fp.alpha != 0.0 && r2 > 0.0 {
-                    let dv = vel[k] - vj;
-                    let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
-                    let c = fp.mass * ach
-                        / ((r2 + 0.01 * sp.h2) * (0.5 * (density[k] + density[j])))
-                        * p.g;
-                    // Adding ±0 where the pair recedes is adding nothing (an accumulator
-                    // that starts at +0 never holds −0): the same bits, and no branch to
-                    // mispredict on the half of the pairs that recede.
-                    let f = if vx < 0.0 { c * vx } else { 0.0 };
-                    acc[l] += d * f;
-                    rate[l] -= c * r2;
-                }
-                if fp.kinematic_viscosity != 0.0 && r2 > 0.0 {
-                    let dv = vel[k] - vj;
-                    let vx = dv.x * d.x + dv.y * d.y + dv.z * d.z;
-                    let c =
-                        fp.mass * fp.viscosity_factor / (density[j] * (r2 + 0.01 * sp.h2)) * p.g;
-                    acc[l] += d * (c * vx);
-                    rate[l] -= c * r2;
-                }
-            }
+            let (acc, rate) =
+                group_pairs_accel(first, list, frame, pos, vel, density, lanes, sp, fp);
             let mut out = [(Vec3::ZERO, 0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
                 let (x, v) = (pos[first + l], vel[first + l]);

@@ -190,7 +190,8 @@ pub(super) fn finish_alpha(
 type GroupDensity = ([(f32, f32); GROUP], Vec<Pair>, Frame);
 
 /// ρ and α of the group `first..first + len` ([`group_pairs`]), and its pairs in walk
-/// order ([`PairList`]).
+/// order ([`PairList`]). With `lanes` (the CPU has AVX2) WCSPH's sums are gathered eight
+/// members at a time ([`avx2::density_sums`]), the same bits.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
 pub(super) fn group_density_alpha(
@@ -199,14 +200,31 @@ pub(super) fn group_density_alpha(
     pos: &[Vec3],
     slot_start: &[u32],
     b: Option<&Boundary>,
+    lanes: bool,
     sp: &SimParams,
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> GroupDensity {
     let mut sums = [DensitySums::new(sp); GROUP];
-    let mut pairs = Vec::with_capacity(len * 48);
+    // About 113 neighbours a member at Wendland C2's 3 spacings, more at walls.
+    let mut pairs = Vec::with_capacity(len * 128);
     // WCSPH applies no solve: α would go unused, so its sums are not gathered.
     let wcsph = dp.is_wcsph();
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = lanes;
+    #[cfg(target_arch = "x86_64")]
+    if wcsph && lanes && crate::cpu::simd::has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        if let Some(lanes) =
+            unsafe { avx2::density_sums(first, len, pos, slot_start, sp, fp, &mut pairs) }
+        {
+            let mut out = [(0.0, 0.0); GROUP];
+            for (l, o) in out.iter_mut().enumerate().take(len) {
+                *o = (finish_density(pos[first + l], &lanes[l], b, sp, fp), 0.0);
+            }
+            return (out, pairs, Frame::of(first, len, pos, sp, fp));
+        }
+    }
     group_pairs(first, len, pos, slot_start, sp, fp, |l, j, d, r2, image| {
         let g = match wcsph {
             true => sums[l].add_density(r2, sp),
@@ -228,6 +246,74 @@ pub(super) fn group_density_alpha(
     (out, pairs, Frame::of(first, len, pos, sp, fp))
 }
 
+/// WCSPH's density sums of a group in eight AVX2 lanes, one member a lane: each candidate's
+/// kernel value and gradient factor are evaluated for all members at once
+/// ([`crate::kernel::lanes`]) and its pairs appended packed ([`avx2::push_pairs`]), where the
+/// per-pair closure of [`group_pairs`] evaluated them one member at a time (perf: that closure,
+/// not inlined into the walk, was a fifth of a WCSPH run on the CPU path). Each lane adds its
+/// member's terms in its walk's order ([`avx2::group_pairs_lanes`]), so the sums are the
+/// portable walk's bits.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use std::arch::x86_64::*;
+
+    pub use super::super::pairs::avx2::push_pairs;
+
+    /// The sums of WCSPH's ρ ([`DensitySums::add_density`] per pair) of the group `first..first
+    /// + len`, its pairs appended to `pairs`; `None` (nothing appended) where
+    /// [`group_pairs_lanes`](super::super::pairs::avx2::group_pairs_lanes) declines the group.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn density_sums(
+        first: usize,
+        len: usize,
+        pos: &[Vec3],
+        slot_start: &[u32],
+        sp: &SimParams,
+        fp: &FluidParams,
+        pairs: &mut Vec<Pair>,
+    ) -> Option<[DensitySums; GROUP]> {
+        let mut sum = _mm256_set1_ps(kernel::w(0.0, sp));
+        let mut nb = _mm256_setzero_si256();
+        // SAFETY: AVX2 is present, as this function requires, for the walk and the lane
+        // functions its visits call.
+        let walked = unsafe {
+            super::super::pairs::avx2::group_pairs_lanes(
+                first,
+                len,
+                pos,
+                slot_start,
+                sp,
+                fp,
+                |j, image, r2, m, bits| {
+                    let (w, g) = (kernel::lanes::w(r2, sp), kernel::lanes::grad(r2, sp));
+                    // A member not in m adds +0 (its sum is positive from W(0) on): the same bits.
+                    sum = _mm256_add_ps(sum, _mm256_and_ps(m, w));
+                    nb = _mm256_sub_epi32(nb, _mm256_castps_si256(m));
+                    push_pairs(pairs, j, image, g, bits);
+                },
+            )
+        };
+        if !walked {
+            return None;
+        }
+        let (mut sums, mut counts) = ([0f32; GROUP], [0u32; GROUP]);
+        // SAFETY: each store covers exactly the eight lanes of an array.
+        unsafe {
+            _mm256_storeu_ps(sums.as_mut_ptr(), sum);
+            _mm256_storeu_si256(counts.as_mut_ptr().cast(), nb);
+        }
+        let mut out = [DensitySums::new(sp); GROUP];
+        for (l, o) in out.iter_mut().enumerate() {
+            (o.sum, o.nb) = (sums[l], counts[l]);
+        }
+        Some(out)
+    }
+}
+
 /// The density error of one particle, max(ρ/ρ0 − 1, 0).
 #[inline]
 pub fn density_error(rho: f32, fp: &FluidParams) -> f32 {
@@ -245,6 +331,7 @@ pub fn dfsph_density(
     dp: &DfsphParams,
 ) -> DensityAlpha {
     let groups = groups_in_space_order(pos, sp);
+    let lanes = crate::cpu::simd::has_avx2();
     let per_group: Vec<_> = groups
         .par_iter()
         .with_min_len(32)
@@ -252,7 +339,8 @@ pub fn dfsph_density(
             // Compiled for AVX2 where present (the same operations, so the same bits): the
             // finishing sums inline here; the walk picks its AVX2 form itself (`group_pairs`).
             crate::cpu::simd::best(|| {
-                group_density_alpha(first as usize, len as usize, pos, slot_start, b, sp, fp, dp)
+                let (first, len) = (first as usize, len as usize);
+                group_density_alpha(first, len, pos, slot_start, b, lanes, sp, fp, dp)
             })
         })
         .collect();

@@ -920,6 +920,123 @@ mod tests {
         }
     }
 
+    /// The eight-lane forms give the portable code's bits: WCSPH's density walk (ρ, and each
+    /// member's pairs in its own order), the kinematic viscosity's replay (free-slip walls and
+    /// walls with a slip length, whose images take the scalar path) and the pressure replay,
+    /// group by group, for a cloud filling a small tank (images at walls, edges and corners,
+    /// every cell aliased into one slot) and one in a tank under 2h wide (where the lane walk
+    /// declines the groups whose members see opposite walls). On a CPU without AVX2 both sides
+    /// are the portable code.
+    #[test]
+    fn the_lane_forms_give_the_portable_bits() {
+        use rand::rngs::Xoshiro256PlusPlus;
+        use rand::{RngExt, SeedableRng};
+        let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+        for (tank, seed) in [(1.0f32, 3u64), (0.3, 4)] {
+            let (sp, mut fp, mut dp) = setup(0.2, tank);
+            dp.state_equation = 1;
+            assert!(dp.is_wcsph());
+            fp.kinematic_viscosity = 1e-3;
+            fp.viscosity_factor = 10.0 * fp.kinematic_viscosity;
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+            let n = 600;
+            let pos: Vec<Vec3> = (0..n)
+                .map(|_| {
+                    Vec3::new(rng.random(), rng.random(), rng.random()) * (0.98 * tank) + 0.005
+                })
+                .collect();
+            let vel: Vec<Vec3> = (0..n)
+                .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5)
+                .collect();
+            let g = Grid::build(&pos, &sp);
+            let sorted = reorder::gather(&pos, &g.sorted_ids);
+            let v = reorder::gather(&vel, &g.sorted_ids);
+            let kd: Vec<f32> = (0..n).map(|_| rng.random::<f32>()).collect();
+            let (mut pairs, mut images) = (0, 0);
+            for (first, len) in groups_in_space_order(&sorted[..], &sp) {
+                let (first, len) = (first as usize, len as usize);
+                let walk = |lanes| {
+                    density::group_density_alpha(
+                        first,
+                        len,
+                        &sorted,
+                        &g.slot_start,
+                        None,
+                        lanes,
+                        &sp,
+                        &fp,
+                        &dp,
+                    )
+                };
+                let ((best, best_pairs, frame), (portable, portable_pairs, portable_frame)) =
+                    (walk(true), walk(false));
+                assert_eq!(frame, portable_frame);
+                let of = |list: &[Pair], l| -> Vec<(u32, u32)> {
+                    list.iter()
+                        .filter(|p| p.member() == l)
+                        .map(|p| (p.jt, p.g.to_bits()))
+                        .collect()
+                };
+                assert_eq!(best_pairs.len(), portable_pairs.len());
+                for l in 0..len {
+                    assert_eq!(
+                        best[l].0.to_bits(),
+                        portable[l].0.to_bits(),
+                        "ρ of {}",
+                        first + l
+                    );
+                    assert_eq!(
+                        of(&best_pairs, l),
+                        of(&portable_pairs, l),
+                        "pairs of {}",
+                        first + l
+                    );
+                }
+                pairs += best_pairs.len();
+                images += best_pairs.iter().filter(|p| p.image() != 0).count();
+                let rho: Vec<f32> = (0..n).map(|k| 1.0 + 0.1 * (k % 7) as f32).collect();
+                for slip in [-1.0, 0.01] {
+                    fp.slip_lo = [slip, slip, slip, 0.0];
+                    fp.slip_hi = fp.slip_lo;
+                    let replay = |lanes| {
+                        accel::group_pairs_accel(
+                            first,
+                            &best_pairs,
+                            &frame,
+                            &sorted,
+                            &v,
+                            &rho,
+                            lanes,
+                            &sp,
+                            &fp,
+                        )
+                    };
+                    let ((a, s), (pa, ps)) = (replay(true), replay(false));
+                    for l in 0..len {
+                        assert_eq!(bits(a[l]), bits(pa[l]), "slip {slip}: a of {}", first + l);
+                        assert_eq!(
+                            s[l].to_bits(),
+                            ps[l].to_bits(),
+                            "slip {slip}: S of {}",
+                            first + l
+                        );
+                    }
+                }
+                let push = |lanes| {
+                    pressure::group_pushes(first, &best_pairs, &frame, &sorted, &kd, lanes, &fp)
+                };
+                let (a, pa) = (push(true), push(false));
+                for l in 0..len {
+                    assert_eq!(bits(a[l]), bits(pa[l]), "push of {}", first + l);
+                }
+            }
+            assert!(
+                pairs > 10_000 && images > 1_000,
+                "{pairs} pairs, {images} images"
+            );
+        }
+    }
+
     /// α is the exact Jacobi diagonal of the solve, walls' images included: a stiffness
     /// κ_k = 1 on particle k alone, applied by `dfsph_pressure`, changes k's density change
     /// rate (`density_rate`, images moving as reflected originals) by −dt/α_k, for every

@@ -113,9 +113,9 @@ struct Members {
 /// the walk then 32% of a WCSPH step on the CPU path). The same operations in the same order
 /// (an ordered less-than, false for NaN), so the same bits and the same mask.
 #[cfg(target_arch = "x86_64")]
-mod avx2 {
+pub(super) mod avx2 {
     use super::*;
-    use crate::cpu::simd::lanes::norm2;
+    use crate::cpu::simd::lanes::{left_pack, load3, mask_of, norm2};
     use std::arch::x86_64::*;
 
     const _: () = assert!(GROUP == 8, "one AVX2 lane per member");
@@ -147,6 +147,208 @@ mod avx2 {
             }
         })
     }
+
+    /// [`super::group_pairs`] with the pairs' r² in lanes: calls `visit(j, image, r², m, bits)`
+    /// for each candidate j of the walk, first with its direct pairs (image 0), then once per
+    /// image of the members' walls ([`walls::images`] of their [`walls::shared`] surroundings,
+    /// in that order), where lane l of r² is member l's r² to j or to that image of j and the
+    /// lanes of the members that see it are set in the mask `m` and in `bits` (never empty).
+    /// So each member sees its pairs in [`super::group_pairs`]'s order with its r² bits; only
+    /// the members' interleaving at one candidate differs. Returns false, having visited
+    /// nothing, where the members disagree on a wall's plane (a tank under 2h wide).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[allow(clippy::too_many_arguments)]
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn group_pairs_lanes(
+        first: usize,
+        len: usize,
+        pos: &[Vec3],
+        slot_start: &[u32],
+        sp: &SimParams,
+        fp: &FluidParams,
+        mut visit: impl FnMut(usize, Image, __m256, __m256, u32),
+    ) -> bool {
+        let mut near = [Near::default(); GROUP];
+        for (l, w) in near.iter_mut().enumerate().take(len) {
+            *w = walls::near(pos[first + l], sp.h, fp);
+        }
+        let Some(shared) = walls::shared(&near[..len]) else {
+            return false;
+        };
+        // Each image of the group's walls with the members that have it.
+        let mut images = [(0 as Image, 0u32); 7];
+        let mut count = 0;
+        for m in walls::images(&shared) {
+            let members = (0..len)
+                .filter(|&l| walls::has_image(&near[l], m))
+                .fold(0u32, |b, l| b | 1 << l);
+            images[count] = (m, members);
+            count += 1;
+        }
+        let mut lanes = [[0f32; GROUP]; 3];
+        for l in 0..GROUP {
+            let q = pos[first + if l < len { l } else { 0 }];
+            (lanes[0][l], lanes[1][l], lanes[2][l]) = (q.x, q.y, q.z);
+        }
+        // SAFETY: AVX2 is present, as this function requires, for the lane helpers below;
+        // each load covers exactly the eight lanes of an array.
+        unsafe {
+            let q = lanes.map(|a| _mm256_loadu_ps(a.as_ptr()));
+            let live = mask_of((1u32 << len) - 1);
+            let h2 = _mm256_set1_ps(sp.h2);
+            let r2_to =
+                |x: Vec3| norm2([0, 1, 2].map(|a| _mm256_sub_ps(q[a], _mm256_set1_ps(x[a]))));
+            walk_group(first, pos, slot_start, sp, |j| {
+                let xj = pos[j];
+                let r2 = r2_to(xj);
+                let inside = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2), live);
+                let bits = _mm256_movemask_ps(inside) as u32;
+                if bits == 0 {
+                    return;
+                }
+                // A member is no neighbour of itself; its own images count.
+                let own = j.wrapping_sub(first);
+                let direct = match own < len {
+                    true => bits & !(1 << own),
+                    false => bits,
+                };
+                if direct != 0 {
+                    visit(j, 0, r2, mask_of(direct), direct);
+                }
+                for &(m, members) in &images[..count] {
+                    if bits & members == 0 {
+                        continue;
+                    }
+                    let r2i = r2_to(walls::image_at(xj, &shared, m));
+                    let seen = _mm256_and_ps(
+                        _mm256_cmp_ps::<_CMP_LT_OQ>(r2i, h2),
+                        mask_of(bits & members),
+                    );
+                    let seen_bits = _mm256_movemask_ps(seen) as u32;
+                    if seen_bits != 0 {
+                        visit(j, m, r2i, seen, seen_bits);
+                    }
+                }
+            });
+        }
+        true
+    }
+
+    /// Eight consecutive pairs of a group's list, pair i in lane i.
+    pub struct PairLanes {
+        /// Each pair's member.
+        pub member: __m256i,
+        /// Each pair's image id (0: the candidate itself).
+        pub image: __m256i,
+        /// Each pair's candidate.
+        pub j: [u32; GROUP],
+        /// Each pair's gradient factor g.
+        pub g: __m256,
+        /// Each pair's d = x_k − x_j' ([`Frame::d`], the same bits).
+        pub d: [__m256; 3],
+    }
+
+    /// Calls `each(chunk, lanes)` for the pairs of `list` (a group's, `frame` its members) eight
+    /// at a time, in order, with their d in lanes ([`Frame::d`]'s operations, the walls'
+    /// images by [`walls::lanes::image_at`]); returns the tail of fewer than eight left over.
+    /// One loop, so that the replay's closure is compiled into it.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2; every pair's candidate must index `pos`.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn replay<'a>(
+        list: &'a [Pair],
+        frame: &Frame,
+        pos: &[Vec3],
+        mut each: impl FnMut(&[Pair], &PairLanes),
+    ) -> &'a [Pair] {
+        let mut x = [[0f32; GROUP]; 3];
+        for (l, p) in frame.x.iter().enumerate() {
+            (x[0][l], x[1][l], x[2][l]) = (p.x, p.y, p.z);
+        }
+        // SAFETY: AVX2 is present, as this function requires. Each load and store covers
+        // exactly the eight lanes of an array; a chunk is eight pairs, two 32-byte loads
+        // (`Pair` is repr(C), two 4-byte fields); every candidate indexes `pos`.
+        unsafe {
+            let x = [
+                _mm256_loadu_ps(x[0].as_ptr()),
+                _mm256_loadu_ps(x[1].as_ptr()),
+                _mm256_loadu_ps(x[2].as_ptr()),
+            ];
+            let planes = walls::lanes::planes(&frame.near);
+            let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+            let seven = _mm256_set1_epi32(7);
+            let mut chunks = list.chunks_exact(GROUP);
+            for chunk in &mut chunks {
+                let raw = chunk.as_ptr().cast::<__m256i>();
+                let a = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(raw), split);
+                let b = _mm256_permutevar8x32_epi32(_mm256_loadu_si256(raw.add(1)), split);
+                let jt = _mm256_permute2x128_si256::<0x20>(a, b);
+                let g = _mm256_castsi256_ps(_mm256_permute2x128_si256::<0x31>(a, b));
+                let member = _mm256_and_si256(jt, seven);
+                let image = _mm256_and_si256(_mm256_srli_epi32::<3>(jt), seven);
+                let mut j = [0u32; GROUP];
+                _mm256_storeu_si256(j.as_mut_ptr().cast(), _mm256_srli_epi32::<6>(jt));
+                let xj = load3(pos, &j);
+                let plane = [
+                    _mm256_permutevar8x32_ps(planes[0], member),
+                    _mm256_permutevar8x32_ps(planes[1], member),
+                    _mm256_permutevar8x32_ps(planes[2], member),
+                ];
+                let at = walls::lanes::image_at(xj, plane, image);
+                let d = [
+                    _mm256_sub_ps(_mm256_permutevar8x32_ps(x[0], member), at[0]),
+                    _mm256_sub_ps(_mm256_permutevar8x32_ps(x[1], member), at[1]),
+                    _mm256_sub_ps(_mm256_permutevar8x32_ps(x[2], member), at[2]),
+                ];
+                each(
+                    chunk,
+                    &PairLanes {
+                        member,
+                        image,
+                        j,
+                        g,
+                        d,
+                    },
+                );
+            }
+            chunks.remainder()
+        }
+    }
+
+    /// Appends the pairs of candidate j's `image` for the members set in `bits` (ascending),
+    /// lane l's gradient factor from `g`: eight pairs are written, `bits`' count kept.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn push_pairs(pairs: &mut Vec<Pair>, j: usize, image: Image, g: __m256, bits: u32) {
+        // SAFETY: AVX2 is present, as this function requires.
+        let order = unsafe { left_pack(bits) };
+        let tag = _mm256_set1_epi32(((j as u32) << 6 | image << 3) as i32);
+        let jt = _mm256_or_si256(tag, _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+        let jt = _mm256_permutevar8x32_epi32(jt, order);
+        let g = _mm256_castps_si256(_mm256_permutevar8x32_ps(g, order));
+        // (jt, g) pairs: lanes 0, 1, 4, 5 and 2, 3, 6, 7, then in order.
+        let (lo, hi) = (_mm256_unpacklo_epi32(jt, g), _mm256_unpackhi_epi32(jt, g));
+        let head = _mm256_permute2x128_si256::<0x20>(lo, hi);
+        let tail = _mm256_permute2x128_si256::<0x31>(lo, hi);
+        pairs.reserve(GROUP);
+        // SAFETY: `Pair` is two 4-byte fields in this order (repr(C)), so eight pairs are the
+        // two 32-byte stores; the reserve above left room for eight past the length, and the
+        // first `bits.count_ones()` of them are initialised pairs.
+        unsafe {
+            let end = pairs.as_mut_ptr().add(pairs.len()).cast::<__m256i>();
+            _mm256_storeu_si256(end, head);
+            _mm256_storeu_si256(end.add(1), tail);
+            pairs.set_len(pairs.len() + bits.count_ones() as usize);
+        }
+    }
 }
 
 /// One pair of a group's walk, as the solve's passes read it: member `l` (bits 0..3 of `jt`)
@@ -157,6 +359,7 @@ mod avx2 {
 /// are bound by reading it (16-byte pairs holding m∇W, with a 20-byte geometry record
 /// beside them for the viscosity, measured slower a step: docs/benchmarks.md).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C)]
 pub struct Pair {
     /// The candidate's slot-order index (bits 6..) and the tag.
     pub jt: u32,
@@ -233,9 +436,11 @@ impl Frame {
 /// gradient. Replaying them from this list skips the walk's cell loop, slot de-duplication
 /// and the distance test of every candidate that is no neighbour (about six candidates per
 /// pair), and the gradient's square root and divisions. Each group's pairs are kept in walk
-/// order (candidate by candidate, members interleaved, as [`group_pairs`] calls them), so
-/// every member's sums add the same terms in the same order as a walk of its own: the same
-/// bits as the walk and as the GPU, which walks each time.
+/// order (candidate by candidate, members interleaved, as [`group_pairs`] calls them; WCSPH's
+/// eight-lane walk lists a candidate's direct pairs for all members before their images,
+/// [`avx2::group_pairs_lanes`]), so every member's sums add the same terms in the same order
+/// as a walk of its own: the same bits as the walk and as the GPU, which walks each time.
+/// The replays read each member's pairs in that order and nothing else of the interleaving.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PairList {
     /// Each group as `(first, len)` ([`groups`](crate::grid::walk::groups)), covering the slot order, in Morton order of

@@ -12,6 +12,35 @@ use crate::params::{FluidParams, SimParams};
 
 use super::pairs::*;
 
+/// Each member's Σ_j m∇W_kj (κ_k/ρ_k + κ_j/ρ_j) over one group's pairs (`list`, the group
+/// `first..` with `frame`) in list order, `kd` holding κ/ρ. With `lanes` (the CPU has AVX2)
+/// eight pairs at a time, the same bits.
+pub(super) fn group_pushes(
+    first: usize,
+    list: &[Pair],
+    frame: &Frame,
+    pos: &[Vec3],
+    kd: &[f32],
+    lanes: bool,
+    fp: &FluidParams,
+) -> [Vec3; GROUP] {
+    let mut acc = [Vec3::ZERO; GROUP];
+    #[cfg(target_arch = "x86_64")]
+    let list = match lanes && crate::cpu::simd::has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        true => unsafe { avx2::pushes(first, list, frame, pos, kd, fp, &mut acc) },
+        false => list,
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = lanes;
+    for p in list {
+        let l = p.member();
+        let grad = frame.grad(p, pos, fp.mass);
+        acc[l] += grad * (kd[first + l] + kd[p.j()]);
+    }
+    acc
+}
+
 /// Stage `dfsph_pressure`: v_i −= dt Σ_j m (κ_i/ρ_i + κ_j/ρ_j) ∇W_ij (images with the
 /// original's κ and ρ), and κ_sum_i += κ_i. An obstacle's boundary particle b pushes with
 /// i's stiffness alone, −dt ψ_b (κ_i/ρ_i) ∇W_ib (it has no stiffness of its own; Akinci et
@@ -35,6 +64,7 @@ pub fn dfsph_pressure(
 ) {
     // κ/ρ of every particle, divided once rather than once per pair (the same bits).
     let kd: Vec<f32> = kappa.iter().zip(density).map(|(k, r)| k / r).collect();
+    let lanes = crate::cpu::simd::has_avx2();
     let per_group: Vec<[(Vec3, Option<f32>); GROUP]> = pairs
         .groups
         .par_iter()
@@ -42,12 +72,7 @@ pub fn dfsph_pressure(
         .with_min_len(32)
         .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
-            let mut acc = [Vec3::ZERO; GROUP];
-            for p in list {
-                let l = p.member();
-                let grad = frame.grad(p, pos, fp.mass);
-                acc[l] += grad * (kd[first + l] + kd[p.j()]);
-            }
+            let mut acc = group_pushes(first, list, frame, pos, &kd, lanes, fp);
             let mut powers = [None; GROUP];
             for (l, a) in acc.iter_mut().enumerate().take(len) {
                 let x = pos[first + l];
@@ -83,6 +108,72 @@ pub fn dfsph_pressure(
             if let Some(d) = d {
                 *p -= d;
             }
+        }
+    }
+}
+
+/// The pairs' pressure terms in eight AVX2 lanes, eight pairs of the list at a time (d in
+/// lanes, walls' images included, [`FrameLanes::pairs`](super::pairs::avx2::FrameLanes)),
+/// each lane the scalar loop's operations; the terms are then added to their members in list
+/// order, so every sum is the portable loop's bits. This replay runs once a WCSPH step and
+/// twice per iteration of DFSPH's solves.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use crate::solver::dfsph::pairs::avx2::replay;
+    use std::arch::x86_64::*;
+
+    /// Σ_j m∇W_kj (κ_k/ρ_k + κ_j/ρ_j) over `list` added into each member's `acc` in list
+    /// order, eight pairs at a time; returns the tail of fewer than eight left for the loop.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn pushes<'a>(
+        first: usize,
+        list: &'a [Pair],
+        frame: &Frame,
+        pos: &[Vec3],
+        kd: &[f32],
+        fp: &FluidParams,
+        acc: &mut [Vec3; GROUP],
+    ) -> &'a [Pair] {
+        let mut own = [0f32; GROUP];
+        for (l, k) in own
+            .iter_mut()
+            .enumerate()
+            .take(kd.len().saturating_sub(first))
+        {
+            *k = kd[first + l];
+        }
+        let mut terms = [[0f32; GROUP]; 3];
+        // SAFETY: AVX2 is present, as this function requires. Every pair's member is one of
+        // the group's and its candidate a particle (j < N = kd.len()); each load and store
+        // covers exactly the eight lanes of an array.
+        unsafe {
+            let own = _mm256_loadu_ps(own.as_ptr());
+            let mass = _mm256_set1_ps(fp.mass);
+            replay(list, frame, pos, |chunk, p| {
+                let j = _mm256_loadu_si256(p.j.as_ptr().cast());
+                let kj = _mm256_i32gather_ps::<4>(kd.as_ptr(), j);
+                let s = _mm256_add_ps(_mm256_permutevar8x32_ps(own, p.member), kj);
+                let mg = _mm256_mul_ps(mass, p.g);
+                _mm256_storeu_ps(
+                    terms[0].as_mut_ptr(),
+                    _mm256_mul_ps(_mm256_mul_ps(p.d[0], mg), s),
+                );
+                _mm256_storeu_ps(
+                    terms[1].as_mut_ptr(),
+                    _mm256_mul_ps(_mm256_mul_ps(p.d[1], mg), s),
+                );
+                _mm256_storeu_ps(
+                    terms[2].as_mut_ptr(),
+                    _mm256_mul_ps(_mm256_mul_ps(p.d[2], mg), s),
+                );
+                for (i, p) in chunk.iter().enumerate() {
+                    acc[p.member()] += Vec3::new(terms[0][i], terms[1][i], terms[2][i]);
+                }
+            })
         }
     }
 }
