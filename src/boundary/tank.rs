@@ -8,7 +8,7 @@
 //! image's vectors turn and how it moves in the kinematic and the viscous terms: free slip by
 //! default, wall friction through a Navier slip length), a particle's own images and their
 //! share of DFSPH's factor α ([`own_images`]), a group's common surroundings for the
-//! eight-lane walks ([`shared`], [`has_image`]; [`lanes`] holds [`image_at`]'s lane form), and
+//! eight-lane walks ([`shared`], [`has_image`]; [`lanes`] holds the lane forms), and
 //! the hard walls that hold a particle a
 //! violent step carried past them ([`clamp_to_box`]). An image carries its original's density,
 //! pressure and stiffness; the solver adds each image right after its original, through its
@@ -330,8 +330,8 @@ impl OwnImages {
     }
 }
 
-/// [`image_at`] and the free-slip [`image_viscous_velocity`] in eight AVX2 lanes, for the
-/// replays that evaluate eight pairs at once.
+/// [`image_at`], [`image_vector`] and the free-slip [`image_viscous_velocity`] in eight AVX2
+/// lanes, for the replays that evaluate eight pairs at once.
 #[cfg(target_arch = "x86_64")]
 pub mod lanes {
     use super::{FluidParams, Near};
@@ -366,6 +366,23 @@ pub mod lanes {
             .iter()
             .chain(&fp.slip_hi[..3])
             .all(|&b| b < 0.0)
+    }
+
+    /// [`super::image_vector`] per lane: lane l's vector `v` with the axes of its image id
+    /// reflected (negated), the scalar function's operation, so the same bits.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    pub unsafe fn image_vector(v: [__m256; 3], image: __m256i) -> [__m256; 3] {
+        let mut out = v;
+        for (a, o) in out.iter_mut().enumerate() {
+            let bit = _mm256_set1_epi32(1 << a);
+            let axis = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit));
+            *o = _mm256_blendv_ps(v[a], _mm256_xor_ps(v[a], _mm256_set1_ps(-0.0)), axis);
+        }
+        out
     }
 
     /// [`super::image_viscous_velocity`] per lane where every wall is free slip

@@ -922,7 +922,8 @@ mod tests {
 
     /// The eight-lane forms give the portable code's bits: WCSPH's density walk (ρ, and each
     /// member's pairs in its own order), the kinematic viscosity's replay (free-slip walls and
-    /// walls with a slip length, whose images take the scalar path) and the pressure replay,
+    /// walls with a slip length, whose images take the scalar path), the density change rate's
+    /// and the pressure's replays,
     /// group by group, for a cloud filling a small tank (images at walls, edges and corners,
     /// every cell aliased into one slot) and one in a tank under 2h wide (where the lane walk
     /// declines the groups whose members see opposite walls). On a CPU without AVX2 both sides
@@ -1021,6 +1022,13 @@ mod tests {
                             first + l
                         );
                     }
+                }
+                let rates = |lanes| {
+                    rate::listed_rates_with(first, &best_pairs, &frame, &sorted, &v, fp.mass, lanes)
+                };
+                let (r, pr) = (rates(true), rates(false));
+                for l in 0..len {
+                    assert_eq!(r[l].to_bits(), pr[l].to_bits(), "rate of {}", first + l);
                 }
                 let push = |lanes| {
                     pressure::group_pushes(first, &best_pairs, &frame, &sorted, &kd, lanes, &fp)

@@ -183,7 +183,8 @@ pub fn dfsph_rate(
     }
 }
 
-/// [`group_rates`] from the group's recorded pairs: the same terms in the same order.
+/// [`group_rates`] from the group's recorded pairs: the same terms in the same order (eight
+/// pairs at a time in AVX2 lanes where the CPU has them, the same bits).
 #[inline]
 pub(super) fn listed_rates(
     first: usize,
@@ -193,7 +194,36 @@ pub(super) fn listed_rates(
     vel: &[Vec3],
     mass: f32,
 ) -> [f32; GROUP] {
+    listed_rates_with(
+        first,
+        list,
+        frame,
+        pos,
+        vel,
+        mass,
+        crate::cpu::simd::has_avx2(),
+    )
+}
+
+/// [`listed_rates`], in lanes where `lanes` is set and the CPU has AVX2.
+pub(super) fn listed_rates_with(
+    first: usize,
+    list: &[Pair],
+    frame: &Frame,
+    pos: &[Vec3],
+    vel: &[Vec3],
+    mass: f32,
+    lanes: bool,
+) -> [f32; GROUP] {
     let mut rate = [0.0f32; GROUP];
+    #[cfg(target_arch = "x86_64")]
+    let list = match lanes && crate::cpu::simd::has_avx2() {
+        // SAFETY: AVX2 is present, checked just above.
+        true => unsafe { avx2::rates(first, list, frame, pos, vel, mass, &mut rate) },
+        false => list,
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = lanes;
     for p in list {
         let l = p.member();
         let vi = vel[first + l];
@@ -203,6 +233,67 @@ pub(super) fn listed_rates(
         rate[l] += dv.x * g.x + dv.y * g.y + dv.z * g.z;
     }
     rate
+}
+
+/// The pairs' density change rate terms in eight AVX2 lanes, eight pairs of the list at a
+/// time (d and the images' reflected velocities in lanes,
+/// [`replay`](super::pairs::avx2::replay)), each lane the scalar loop's operations; the terms
+/// are then added to their members in list order, so every sum is the portable loop's bits.
+/// This replay runs at each DFSPH solve's start and in each of its iterations.
+#[cfg(target_arch = "x86_64")]
+mod avx2 {
+    use super::*;
+    use crate::cpu::simd::lanes::load3;
+    use crate::solver::dfsph::pairs::avx2::replay;
+    use std::arch::x86_64::*;
+
+    /// Σ_j (v_k − v_j')·m∇W_kj over `list` added into each member's `rate` in list order,
+    /// eight pairs at a time; returns the tail of fewer than eight left for the loop.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    pub unsafe fn rates<'a>(
+        first: usize,
+        list: &'a [Pair],
+        frame: &Frame,
+        pos: &[Vec3],
+        vel: &[Vec3],
+        mass: f32,
+        rate: &mut [f32; GROUP],
+    ) -> &'a [Pair] {
+        let mut v = [[0f32; GROUP]; 3];
+        for l in 0..GROUP.min(vel.len().saturating_sub(first)) {
+            let o = vel[first + l];
+            (v[0][l], v[1][l], v[2][l]) = (o.x, o.y, o.z);
+        }
+        let mut terms = [0f32; GROUP];
+        // SAFETY: AVX2 is present, as this function requires. Every pair's member is one of
+        // the group's and its candidate a particle (j < N); each load and store covers
+        // exactly the eight lanes of an array.
+        unsafe {
+            let vk = [
+                _mm256_loadu_ps(v[0].as_ptr()),
+                _mm256_loadu_ps(v[1].as_ptr()),
+                _mm256_loadu_ps(v[2].as_ptr()),
+            ];
+            let mass = _mm256_set1_ps(mass);
+            replay(list, frame, pos, |chunk, p| {
+                let vj = walls::lanes::image_vector(load3(vel, &p.j), p.image);
+                let mg = _mm256_mul_ps(mass, p.g);
+                let mut dot = [_mm256_setzero_ps(); 3];
+                for (a, t) in dot.iter_mut().enumerate() {
+                    let dv = _mm256_sub_ps(_mm256_permutevar8x32_ps(vk[a], p.member), vj[a]);
+                    *t = _mm256_mul_ps(dv, _mm256_mul_ps(p.d[a], mg));
+                }
+                let sum = _mm256_add_ps(_mm256_add_ps(dot[0], dot[1]), dot[2]);
+                _mm256_storeu_ps(terms.as_mut_ptr(), sum);
+                for (i, p) in chunk.iter().enumerate() {
+                    rate[p.member()] += terms[i];
+                }
+            })
+        }
+    }
 }
 
 #[cfg(test)]
