@@ -190,7 +190,7 @@ pub(super) fn finish_alpha(
 type GroupDensity = ([(f32, f32); GROUP], Vec<Pair>, Frame);
 
 /// ρ and α of the group `first..first + len` ([`group_pairs`]), and its pairs in walk
-/// order ([`PairList`]). With `lanes` (the CPU has AVX2) WCSPH's sums are gathered eight
+/// order ([`PairList`]). With `lanes` (where the CPU has AVX2) the sums are gathered eight
 /// members at a time ([`avx2::density_sums`]), the same bits.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
@@ -213,14 +213,18 @@ pub(super) fn group_density_alpha(
     #[cfg(not(target_arch = "x86_64"))]
     let _ = lanes;
     #[cfg(target_arch = "x86_64")]
-    if wcsph && lanes && crate::cpu::simd::has_avx2() {
+    if lanes && crate::cpu::simd::has_avx2() {
+        let alpha = !wcsph;
         // SAFETY: AVX2 is present, checked just above.
-        if let Some(lanes) =
-            unsafe { avx2::density_sums(first, len, pos, slot_start, sp, fp, &mut pairs) }
-        {
+        let walked =
+            unsafe { avx2::density_sums(first, len, pos, slot_start, alpha, sp, fp, &mut pairs) };
+        if let Some(sums) = walked {
             let mut out = [(0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
-                *o = (finish_density(pos[first + l], &lanes[l], b, sp, fp), 0.0);
+                *o = match wcsph {
+                    true => (finish_density(pos[first + l], &sums[l], b, sp, fp), 0.0),
+                    false => finish_alpha(pos[first + l], &sums[l], b, sp, fp, dp),
+                };
             }
             return (out, pairs, Frame::of(first, len, pos, sp, fp));
         }
@@ -246,38 +250,50 @@ pub(super) fn group_density_alpha(
     (out, pairs, Frame::of(first, len, pos, sp, fp))
 }
 
-/// WCSPH's density sums of a group in eight AVX2 lanes, one member a lane: each candidate's
-/// kernel value and gradient factor are evaluated for all members at once
+/// The density walk's sums of a group in eight AVX2 lanes, one member a lane: each
+/// candidate's kernel value and gradient factor are evaluated for all members at once
 /// ([`crate::kernel::lanes`]) and its pairs appended packed ([`avx2::push_pairs`]), where the
 /// per-pair closure of [`group_pairs`] evaluated them one member at a time (perf: that closure,
 /// not inlined into the walk, was a fifth of a WCSPH run on the CPU path). Each lane adds its
-/// member's terms in its walk's order ([`avx2::group_pairs_lanes`]), so the sums are the
-/// portable walk's bits.
+/// member's terms in its walk's order ([`avx2::group_pairs_lanes`]) with
+/// [`DensitySums::add`]'s operations (a lane a pair does not reach keeps its value), so the
+/// sums are the portable walk's bits.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
+    use crate::cpu::simd::lanes::{mask_of, norm2};
     use std::arch::x86_64::*;
 
     pub use super::super::pairs::avx2::push_pairs;
 
-    /// The sums of WCSPH's ρ ([`DensitySums::add_density`] per pair) of the group `first..first
-    /// + len`, its pairs appended to `pairs`; `None` (nothing appended) where
+    /// The sums of ρ ([`DensitySums::add_density`] per pair), and with `alpha` those of α too
+    /// ([`DensitySums::add`]), of the group `first..first + len`, its pairs appended to
+    /// `pairs`; `None` (nothing appended) where
     /// [`group_pairs_lanes`](super::super::pairs::avx2::group_pairs_lanes) declines the group.
     ///
     /// # Safety
     /// The CPU must support AVX2.
+    #[allow(clippy::too_many_arguments)]
     #[target_feature(enable = "avx2")]
     pub unsafe fn density_sums(
         first: usize,
         len: usize,
         pos: &[Vec3],
         slot_start: &[u32],
+        alpha: bool,
         sp: &SimParams,
         fp: &FluidParams,
         pairs: &mut Vec<Pair>,
     ) -> Option<[DensitySums; GROUP]> {
+        let zero = _mm256_setzero_ps();
         let mut sum = _mm256_set1_ps(kernel::w(0.0, sp));
         let mut nb = _mm256_setzero_si256();
+        let (mut grad, mut hj, mut grad2) = ([zero; 3], [zero; 3], zero);
+        let mass = _mm256_set1_ps(fp.mass);
+        let blend3 = |old: [__m256; 3], new: [__m256; 3], m: __m256| {
+            [0, 1, 2].map(|a| _mm256_blendv_ps(old[a], new[a], m))
+        };
+        let add3 = |x: [__m256; 3], y: [__m256; 3]| [0, 1, 2].map(|a| _mm256_add_ps(x[a], y[a]));
         // SAFETY: AVX2 is present, as this function requires, for the walk and the lane
         // functions its visits call.
         let walked = unsafe {
@@ -288,27 +304,59 @@ mod avx2 {
                 slot_start,
                 sp,
                 fp,
-                |j, image, r2, m, bits| {
-                    let (w, g) = (kernel::lanes::w(r2, sp), kernel::lanes::grad(r2, sp));
+                |j, seen| {
+                    let (w, g) = (
+                        kernel::lanes::w(seen.r2, sp),
+                        kernel::lanes::grad(seen.r2, sp),
+                    );
+                    let m = seen.mask;
                     // A member not in m adds +0 (its sum is positive from W(0) on): the same bits.
                     sum = _mm256_add_ps(sum, _mm256_and_ps(m, w));
                     nb = _mm256_sub_epi32(nb, _mm256_castps_si256(m));
-                    push_pairs(pairs, j, image, g, bits);
+                    push_pairs(pairs, j, seen.image, g, seen.bits);
+                    if !alpha {
+                        return;
+                    }
+                    // DensitySums::add's operations, each lane's where m has it.
+                    let mg = _mm256_mul_ps(mass, g);
+                    let gv = [0, 1, 2].map(|a| _mm256_mul_ps(seen.d[a], mg));
+                    grad = blend3(grad, add3(grad, gv), m);
+                    if seen.image == 0 {
+                        grad2 = _mm256_blendv_ps(grad2, _mm256_add_ps(grad2, norm2(hj)), m);
+                        hj = blend3(hj, gv, m);
+                    } else {
+                        let own = j.wrapping_sub(first);
+                        let others = match own < len {
+                            true => mask_of(seen.bits & !(1 << own)),
+                            false => m,
+                        };
+                        let reflected =
+                            walls::lanes::image_vector(gv, _mm256_set1_epi32(seen.image as i32));
+                        hj = blend3(hj, add3(hj, reflected), others);
+                    }
                 },
             )
         };
         if !walked {
             return None;
         }
-        let (mut sums, mut counts) = ([0f32; GROUP], [0u32; GROUP]);
+        let mut out = [DensitySums::new(sp); GROUP];
+        let (mut sums, mut counts, mut sq) = ([0f32; GROUP], [0u32; GROUP], [0f32; GROUP]);
+        let (mut g3, mut h3) = ([[0f32; GROUP]; 3], [[0f32; GROUP]; 3]);
         // SAFETY: each store covers exactly the eight lanes of an array.
         unsafe {
             _mm256_storeu_ps(sums.as_mut_ptr(), sum);
             _mm256_storeu_si256(counts.as_mut_ptr().cast(), nb);
+            _mm256_storeu_ps(sq.as_mut_ptr(), grad2);
+            for a in 0..3 {
+                _mm256_storeu_ps(g3[a].as_mut_ptr(), grad[a]);
+                _mm256_storeu_ps(h3[a].as_mut_ptr(), hj[a]);
+            }
         }
-        let mut out = [DensitySums::new(sp); GROUP];
         for (l, o) in out.iter_mut().enumerate() {
-            (o.sum, o.nb) = (sums[l], counts[l]);
+            (o.sum, o.nb, o.grad2) = (sums[l], counts[l], sq[l]);
+            o.grad = Vec3::new(g3[0][l], g3[1][l], g3[2][l]);
+            o.hj = Vec3::new(h3[0][l], h3[1][l], h3[2][l]);
         }
         Some(out)
     }

@@ -956,6 +956,29 @@ mod tests {
             let (mut pairs, mut images) = (0, 0);
             for (first, len) in groups_in_space_order(&sorted[..], &sp) {
                 let (first, len) = (first as usize, len as usize);
+                // DFSPH's walk (ρ and α): its sums in lanes give the portable bits.
+                let mut dfsph = dp;
+                dfsph.state_equation = 0;
+                let dfsph_walk = |lanes| {
+                    density::group_density_alpha(
+                        first,
+                        len,
+                        &sorted,
+                        &g.slot_start,
+                        None,
+                        lanes,
+                        &sp,
+                        &fp,
+                        &dfsph,
+                    )
+                };
+                let (best, portable) = (dfsph_walk(true), dfsph_walk(false));
+                for l in 0..len {
+                    let (a, b) = (best.0[l], portable.0[l]);
+                    let bits = |(rho, alpha): (f32, f32)| (rho.to_bits(), alpha.to_bits());
+                    assert_eq!(bits(a), bits(b), "DFSPH ρ, α of {}", first + l);
+                }
+                // WCSPH's walk, whose pairs the replays below take.
                 let walk = |lanes| {
                     density::group_density_alpha(
                         first,

@@ -148,13 +148,27 @@ pub(super) mod avx2 {
         })
     }
 
-    /// [`super::group_pairs`] with the pairs' r² in lanes: calls `visit(j, image, r², m, bits)`
-    /// for each candidate j of the walk, first with its direct pairs (image 0), then once per
-    /// image of the members' walls ([`walls::images`] of their [`walls::shared`] surroundings,
-    /// in that order), where lane l of r² is member l's r² to j or to that image of j and the
-    /// lanes of the members that see it are set in the mask `m` and in `bits` (never empty).
-    /// So each member sees its pairs in [`super::group_pairs`]'s order with its r² bits; only
-    /// the members' interleaving at one candidate differs. Returns false, having visited
+    /// What the members see of one candidate or of one of its images ([`group_pairs_lanes`]),
+    /// member l in lane l.
+    pub struct Seen {
+        /// The image (0: the candidate itself).
+        pub image: Image,
+        /// d = x_l − x_j' per lane.
+        pub d: [__m256; 3],
+        /// |d|² per lane.
+        pub r2: __m256,
+        /// The lanes of the members that see it, all ones.
+        pub mask: __m256,
+        /// The same lanes as bits (never empty).
+        pub bits: u32,
+    }
+
+    /// [`super::group_pairs`] with the pairs in lanes: calls `visit(j, seen)` for each
+    /// candidate j of the walk, first with its direct pairs (image 0), then once per image of
+    /// the members' walls ([`walls::images`] of their [`walls::shared`] surroundings, in that
+    /// order), lane l holding member l's d and r² to j or to that image of j, with the
+    /// operations of [`super::group_pairs`]. So each member sees its pairs in that walk's
+    /// order with their bits; only the members' interleaving at one candidate differs. Returns false, having visited
     /// nothing, where the members disagree on a wall's plane (a tank under 2h wide).
     ///
     /// # Safety
@@ -169,7 +183,7 @@ pub(super) mod avx2 {
         slot_start: &[u32],
         sp: &SimParams,
         fp: &FluidParams,
-        mut visit: impl FnMut(usize, Image, __m256, __m256, u32),
+        mut visit: impl FnMut(usize, &Seen),
     ) -> bool {
         let mut near = [Near::default(); GROUP];
         for (l, w) in near.iter_mut().enumerate().take(len) {
@@ -199,11 +213,11 @@ pub(super) mod avx2 {
             let q = lanes.map(|a| _mm256_loadu_ps(a.as_ptr()));
             let live = mask_of((1u32 << len) - 1);
             let h2 = _mm256_set1_ps(sp.h2);
-            let r2_to =
-                |x: Vec3| norm2([0, 1, 2].map(|a| _mm256_sub_ps(q[a], _mm256_set1_ps(x[a]))));
+            let d_to = |x: Vec3| [0, 1, 2].map(|a| _mm256_sub_ps(q[a], _mm256_set1_ps(x[a])));
             walk_group(first, pos, slot_start, sp, |j| {
                 let xj = pos[j];
-                let r2 = r2_to(xj);
+                let d = d_to(xj);
+                let r2 = norm2(d);
                 let inside = _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2), live);
                 let bits = _mm256_movemask_ps(inside) as u32;
                 if bits == 0 {
@@ -216,20 +230,38 @@ pub(super) mod avx2 {
                     false => bits,
                 };
                 if direct != 0 {
-                    visit(j, 0, r2, mask_of(direct), direct);
+                    let mask = mask_of(direct);
+                    visit(
+                        j,
+                        &Seen {
+                            image: 0,
+                            d,
+                            r2,
+                            mask,
+                            bits: direct,
+                        },
+                    );
                 }
                 for &(m, members) in &images[..count] {
                     if bits & members == 0 {
                         continue;
                     }
-                    let r2i = r2_to(walls::image_at(xj, &shared, m));
-                    let seen = _mm256_and_ps(
-                        _mm256_cmp_ps::<_CMP_LT_OQ>(r2i, h2),
-                        mask_of(bits & members),
-                    );
-                    let seen_bits = _mm256_movemask_ps(seen) as u32;
-                    if seen_bits != 0 {
-                        visit(j, m, r2i, seen, seen_bits);
+                    let d = d_to(walls::image_at(xj, &shared, m));
+                    let r2 = norm2(d);
+                    let mask =
+                        _mm256_and_ps(_mm256_cmp_ps::<_CMP_LT_OQ>(r2, h2), mask_of(bits & members));
+                    let bits = _mm256_movemask_ps(mask) as u32;
+                    if bits != 0 {
+                        visit(
+                            j,
+                            &Seen {
+                                image: m,
+                                d,
+                                r2,
+                                mask,
+                                bits,
+                            },
+                        );
                     }
                 }
             });
