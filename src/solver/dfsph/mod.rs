@@ -932,7 +932,6 @@ mod tests {
     fn the_lane_forms_give_the_portable_bits() {
         use rand::rngs::Xoshiro256PlusPlus;
         use rand::{RngExt, SeedableRng};
-        let bits = |v: Vec3| v.to_array().map(f32::to_bits);
         for (tank, seed) in [(1.0f32, 3u64), (0.3, 4)] {
             let (sp, mut fp, mut dp) = setup(0.2, tank);
             dp.state_equation = 1;
@@ -956,115 +955,116 @@ mod tests {
             let (mut pairs, mut images) = (0, 0);
             for (first, len) in groups_in_space_order(&sorted[..], &sp) {
                 let (first, len) = (first as usize, len as usize);
-                // DFSPH's walk (ρ and α): its sums in lanes give the portable bits.
-                let mut dfsph = dp;
-                dfsph.state_equation = 0;
-                let dfsph_walk = |lanes| {
-                    density::group_density_alpha(
-                        first,
-                        len,
-                        &sorted,
-                        &g.slot_start,
-                        None,
-                        lanes,
-                        &sp,
-                        &fp,
-                        &dfsph,
-                    )
+                let (list, frame) =
+                    lane_walks_agree(first, len, &sorted, &g.slot_start, &sp, &fp, &dp);
+                pairs += list.len();
+                images += list.iter().filter(|p| p.image() != 0).count();
+                let replay = Replayed {
+                    first,
+                    len,
+                    list: &list,
+                    frame: &frame,
+                    pos: &sorted,
+                    vel: &v,
                 };
-                let (best, portable) = (dfsph_walk(true), dfsph_walk(false));
-                for l in 0..len {
-                    let (a, b) = (best.0[l], portable.0[l]);
-                    let bits = |(rho, alpha): (f32, f32)| (rho.to_bits(), alpha.to_bits());
-                    assert_eq!(bits(a), bits(b), "DFSPH ρ, α of {}", first + l);
-                }
-                // WCSPH's walk, whose pairs the replays below take.
-                let walk = |lanes| {
-                    density::group_density_alpha(
-                        first,
-                        len,
-                        &sorted,
-                        &g.slot_start,
-                        None,
-                        lanes,
-                        &sp,
-                        &fp,
-                        &dp,
-                    )
-                };
-                let ((best, best_pairs, frame), (portable, portable_pairs, portable_frame)) =
-                    (walk(true), walk(false));
-                assert_eq!(frame, portable_frame);
-                let of = |list: &[Pair], l| -> Vec<(u32, u32)> {
-                    list.iter()
-                        .filter(|p| p.member() == l)
-                        .map(|p| (p.jt, p.g.to_bits()))
-                        .collect()
-                };
-                assert_eq!(best_pairs.len(), portable_pairs.len());
-                for l in 0..len {
-                    assert_eq!(
-                        best[l].0.to_bits(),
-                        portable[l].0.to_bits(),
-                        "ρ of {}",
-                        first + l
-                    );
-                    assert_eq!(
-                        of(&best_pairs, l),
-                        of(&portable_pairs, l),
-                        "pairs of {}",
-                        first + l
-                    );
-                }
-                pairs += best_pairs.len();
-                images += best_pairs.iter().filter(|p| p.image() != 0).count();
-                let rho: Vec<f32> = (0..n).map(|k| 1.0 + 0.1 * (k % 7) as f32).collect();
-                for slip in [-1.0, 0.01] {
-                    fp.slip_lo = [slip, slip, slip, 0.0];
-                    fp.slip_hi = fp.slip_lo;
-                    let replay = |lanes| {
-                        accel::group_pairs_accel(
-                            first,
-                            &best_pairs,
-                            &frame,
-                            &sorted,
-                            &v,
-                            &rho,
-                            lanes,
-                            &sp,
-                            &fp,
-                        )
-                    };
-                    let ((a, s), (pa, ps)) = (replay(true), replay(false));
-                    for l in 0..len {
-                        assert_eq!(bits(a[l]), bits(pa[l]), "slip {slip}: a of {}", first + l);
-                        assert_eq!(
-                            s[l].to_bits(),
-                            ps[l].to_bits(),
-                            "slip {slip}: S of {}",
-                            first + l
-                        );
-                    }
-                }
-                let rates = |lanes| {
-                    rate::listed_rates_with(first, &best_pairs, &frame, &sorted, &v, fp.mass, lanes)
-                };
-                let (r, pr) = (rates(true), rates(false));
-                for l in 0..len {
-                    assert_eq!(r[l].to_bits(), pr[l].to_bits(), "rate of {}", first + l);
-                }
-                let push = |lanes| {
-                    pressure::group_pushes(first, &best_pairs, &frame, &sorted, &kd, lanes, &fp)
-                };
-                let (a, pa) = (push(true), push(false));
-                for l in 0..len {
-                    assert_eq!(bits(a[l]), bits(pa[l]), "push of {}", first + l);
-                }
+                lane_replays_agree(&replay, &kd, &sp, &mut fp);
             }
             assert!(
                 pairs > 10_000 && images > 1_000,
                 "{pairs} pairs, {images} images"
             );
+        }
+    }
+
+    /// DFSPH's and WCSPH's density walks of one group, in lanes and portable: ρ and α the same
+    /// bits, each member's pairs the same in the same order. Returns WCSPH's pairs and frame.
+    fn lane_walks_agree(
+        first: usize,
+        len: usize,
+        sorted: &[Vec3],
+        slot_start: &[u32],
+        sp: &SimParams,
+        fp: &FluidParams,
+        wcsph: &DfsphParams,
+    ) -> (Vec<Pair>, Frame) {
+        let mut dfsph = *wcsph;
+        dfsph.state_equation = 0;
+        let walk = |lanes, dp: &DfsphParams| {
+            density::group_density_alpha(first, len, sorted, slot_start, None, lanes, sp, fp, dp)
+        };
+        let of = |list: &[Pair], l| -> Vec<(u32, u32)> {
+            list.iter()
+                .filter(|p| p.member() == l)
+                .map(|p| (p.jt, p.g.to_bits()))
+                .collect()
+        };
+        let bits = |(rho, alpha): (f32, f32)| (rho.to_bits(), alpha.to_bits());
+        let mut kept = None;
+        for dp in [&dfsph, wcsph] {
+            let ((best, best_pairs, frame), (portable, portable_pairs, portable_frame)) =
+                (walk(true, dp), walk(false, dp));
+            assert_eq!(frame, portable_frame);
+            assert_eq!(best_pairs.len(), portable_pairs.len());
+            for l in 0..len {
+                let k = first + l;
+                assert_eq!(
+                    bits(best[l]),
+                    bits(portable[l]),
+                    "ρ, α of {k}, WCSPH {}",
+                    dp.is_wcsph()
+                );
+                assert_eq!(of(&best_pairs, l), of(&portable_pairs, l), "pairs of {k}");
+            }
+            kept = Some((best_pairs, frame));
+        }
+        kept.unwrap()
+    }
+
+    /// One group's pairs and what the replays read.
+    struct Replayed<'a> {
+        first: usize,
+        len: usize,
+        list: &'a [Pair],
+        frame: &'a Frame,
+        pos: &'a [Vec3],
+        vel: &'a [Vec3],
+    }
+
+    /// The replays of one group's pairs, in lanes and portable, the same bits: the viscosity's
+    /// (free-slip walls, then walls of slip length 0.01), the density change rate's and the
+    /// pressure's (κ/ρ in `kd`).
+    fn lane_replays_agree(r: &Replayed, kd: &[f32], sp: &SimParams, fp: &mut FluidParams) {
+        let bits = |v: Vec3| v.to_array().map(f32::to_bits);
+        let (first, n) = (r.first, r.pos.len());
+        let rho: Vec<f32> = (0..n).map(|k| 1.0 + 0.1 * (k % 7) as f32).collect();
+        for slip in [-1.0, 0.01] {
+            fp.slip_lo = [slip, slip, slip, 0.0];
+            fp.slip_hi = fp.slip_lo;
+            let fp = &*fp;
+            let accel = |lanes| {
+                accel::group_pairs_accel(first, r.list, r.frame, r.pos, r.vel, &rho, lanes, sp, fp)
+            };
+            let ((a, s), (pa, ps)) = (accel(true), accel(false));
+            for l in 0..r.len {
+                assert_eq!(bits(a[l]), bits(pa[l]), "slip {slip}: a of {}", first + l);
+                assert_eq!(
+                    s[l].to_bits(),
+                    ps[l].to_bits(),
+                    "slip {slip}: S of {}",
+                    first + l
+                );
+            }
+        }
+        let rates =
+            |lanes| rate::listed_rates_with(first, r.list, r.frame, r.pos, r.vel, fp.mass, lanes);
+        let (a, pa) = (rates(true), rates(false));
+        for l in 0..r.len {
+            assert_eq!(a[l].to_bits(), pa[l].to_bits(), "rate of {}", first + l);
+        }
+        let push = |lanes| pressure::group_pushes(first, r.list, r.frame, r.pos, kd, lanes, fp);
+        let (a, pa) = (push(true), push(false));
+        for l in 0..r.len {
+            assert_eq!(bits(a[l]), bits(pa[l]), "push of {}", first + l);
         }
     }
 
