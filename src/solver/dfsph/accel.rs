@@ -93,11 +93,12 @@ fn kinematic_term(
 }
 
 /// The kinematic viscosity's pairs in eight AVX2 lanes, eight pairs of the list at a time: the
-/// neighbours' positions, velocities and densities gathered, each lane [`kinematic_term`]'s
-/// operations (perf: the replay was a third of a WCSPH run on the CPU path, the division and
-/// the scattered loads one pair at a time). An image's pair is evaluated by
-/// [`kinematic_term`] itself (its velocity is the walls' question). The terms are then added
-/// to their members in list order, so every sum is the portable loop's bits.
+/// neighbours' positions, velocities and densities loaded for eight at once, each lane
+/// [`kinematic_term`]'s operations (perf: the replay was a third of a WCSPH run on the CPU
+/// path, the division and the scattered loads one pair at a time). The images' velocities are
+/// the walls' lane form where every wall is free slip; with a slip length an image's pair is
+/// evaluated by [`kinematic_term`] itself. The terms are then added to their members in list
+/// order, so every sum is the portable loop's bits.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
     use super::*;
