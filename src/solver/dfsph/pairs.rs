@@ -168,8 +168,9 @@ pub(super) mod avx2 {
     /// the members' walls ([`walls::images`] of their [`walls::shared`] surroundings, in that
     /// order), lane l holding member l's d and r² to j or to that image of j, with the
     /// operations of [`super::group_pairs`]. So each member sees its pairs in that walk's
-    /// order with their bits; only the members' interleaving at one candidate differs. Returns false, having visited
-    /// nothing, where the members disagree on a wall's plane (a tank under 2h wide).
+    /// order with their bits; only the members' interleaving at one candidate differs.
+    /// Returns false, having visited nothing, where the members disagree on a wall's plane (a
+    /// tank under 2h wide).
     ///
     /// # Safety
     /// The CPU must support AVX2.
