@@ -875,25 +875,38 @@ mod tests {
         (sp, fp, dp)
     }
 
+    /// `n` random points in the cube `offset + [0, span)³` with random velocities in
+    /// [−½, ½)³, drawn from `rng`, and their grid: (grid, slot-order positions, velocities).
+    fn sorted_cloud(
+        rng: &mut rand::rngs::Xoshiro256PlusPlus,
+        n: usize,
+        span: f32,
+        offset: f32,
+        sp: &SimParams,
+    ) -> (Grid, Vec<Vec3>, Vec<Vec3>) {
+        use rand::RngExt;
+        let pos: Vec<Vec3> = (0..n)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) * span + offset)
+            .collect();
+        let vel: Vec<Vec3> = (0..n)
+            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5)
+            .collect();
+        let g = Grid::build(&pos, sp);
+        let sorted = reorder::gather(&pos, &g.sorted_ids);
+        let v = reorder::gather(&vel, &g.sorted_ids);
+        (g, sorted, v)
+    }
+
     /// The solve's passes replay the density walk's recorded pairs: each group's density
     /// change rates from the list are the walk's bit for bit, with particles at walls, edges
     /// and corners (images in the list) and every cell aliased into one slot (T = 1).
     #[test]
     fn pair_list_replays_the_walk_bit_for_bit() {
         use rand::rngs::Xoshiro256PlusPlus;
-        use rand::{RngExt, SeedableRng};
+        use rand::SeedableRng;
         let (sp, fp, dp) = setup(0.2, 1.0);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
-        let n = 400;
-        let pos: Vec<Vec3> = (0..n)
-            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) * 0.98 + 0.01)
-            .collect();
-        let vel: Vec<Vec3> = (0..n)
-            .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5)
-            .collect();
-        let g = Grid::build(&pos, &sp);
-        let sorted = reorder::gather(&pos, &g.sorted_ids);
-        let v = reorder::gather(&vel, &g.sorted_ids);
+        let (g, sorted, v) = sorted_cloud(&mut rng, 400, 0.98, 0.01, &sp);
         let da = dfsph_density(&sorted, &g.slot_start, None, &sp, &fp, &dp);
         let list = &da.pairs;
         assert_eq!(list.groups, groups_in_space_order(&sorted[..], &sp));
@@ -908,7 +921,7 @@ mod tests {
         {
             let (first, len) = (first as usize, len as usize);
             let walked = group_rates(first, len, &sorted, &v, &g.slot_start, &sp, &fp);
-            let listed = listed_rates(first, pairs, frame, &sorted, &v, fp.mass);
+            let listed = listed_rates(first, pairs, frame, &sorted, &v, fp.mass, true);
             for l in 0..len {
                 assert_eq!(
                     walked[l].to_bits(),
@@ -940,17 +953,7 @@ mod tests {
             fp.viscosity_factor = 10.0 * fp.kinematic_viscosity;
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             let n = 600;
-            let pos: Vec<Vec3> = (0..n)
-                .map(|_| {
-                    Vec3::new(rng.random(), rng.random(), rng.random()) * (0.98 * tank) + 0.005
-                })
-                .collect();
-            let vel: Vec<Vec3> = (0..n)
-                .map(|_| Vec3::new(rng.random(), rng.random(), rng.random()) - 0.5)
-                .collect();
-            let g = Grid::build(&pos, &sp);
-            let sorted = reorder::gather(&pos, &g.sorted_ids);
-            let v = reorder::gather(&vel, &g.sorted_ids);
+            let (g, sorted, v) = sorted_cloud(&mut rng, n, 0.98 * tank, 0.005, &sp);
             let kd: Vec<f32> = (0..n).map(|_| rng.random::<f32>()).collect();
             let (mut pairs, mut images) = (0, 0);
             for (first, len) in groups_in_space_order(&sorted[..], &sp) {
@@ -1056,7 +1059,7 @@ mod tests {
             }
         }
         let rates =
-            |lanes| rate::listed_rates_with(first, r.list, r.frame, r.pos, r.vel, fp.mass, lanes);
+            |lanes| rate::listed_rates(first, r.list, r.frame, r.pos, r.vel, fp.mass, lanes);
         let (a, pa) = (rates(true), rates(false));
         for l in 0..r.len {
             assert_eq!(a[l].to_bits(), pa[l].to_bits(), "rate of {}", first + l);

@@ -154,6 +154,7 @@ pub fn dfsph_rate(
     fp: &FluidParams,
     dp: &DfsphParams,
 ) -> Rate {
+    let lanes = crate::cpu::simd::has_avx2();
     let per_group: Vec<[(f32, f32, f32); GROUP]> = pairs
         .groups
         .par_iter()
@@ -161,7 +162,7 @@ pub fn dfsph_rate(
         .with_min_len(32)
         .map(|(&(first, len), (list, frame))| {
             let (first, len) = (first as usize, len as usize);
-            let rate = listed_rates(first, list, frame, pos, vel, fp.mass);
+            let rate = listed_rates(first, list, frame, pos, vel, fp.mass, lanes);
             let mut out = [(0.0, 0.0, 0.0); GROUP];
             for (l, o) in out.iter_mut().enumerate().take(len) {
                 let k = first + l;
@@ -183,30 +184,9 @@ pub fn dfsph_rate(
     }
 }
 
-/// [`group_rates`] from the group's recorded pairs: the same terms in the same order (eight
-/// pairs at a time in AVX2 lanes where the CPU has them, the same bits).
-#[inline]
+/// [`group_rates`] from the group's recorded pairs: the same terms in the same order, eight
+/// pairs at a time in AVX2 lanes where `lanes` is set and the CPU has them (the same bits).
 pub(super) fn listed_rates(
-    first: usize,
-    list: &[Pair],
-    frame: &Frame,
-    pos: &[Vec3],
-    vel: &[Vec3],
-    mass: f32,
-) -> [f32; GROUP] {
-    listed_rates_with(
-        first,
-        list,
-        frame,
-        pos,
-        vel,
-        mass,
-        crate::cpu::simd::has_avx2(),
-    )
-}
-
-/// [`listed_rates`], in lanes where `lanes` is set and the CPU has AVX2.
-pub(super) fn listed_rates_with(
     first: usize,
     list: &[Pair],
     frame: &Frame,
