@@ -337,6 +337,17 @@ pub mod lanes {
     use super::{FluidParams, Near};
     use std::arch::x86_64::*;
 
+    /// The lanes whose image id reflects `axis` ([`super::image_axes`] per lane), all ones.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    unsafe fn reflects(image: __m256i, axis: usize) -> __m256 {
+        let bit = _mm256_set1_epi32(1 << axis);
+        _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit))
+    }
+
     /// Each of eight particles' wall planes ([`Near`]), one lane each: `[x, y, z]`.
     ///
     /// # Safety
@@ -378,8 +389,8 @@ pub mod lanes {
     pub unsafe fn image_vector(v: [__m256; 3], image: __m256i) -> [__m256; 3] {
         let mut out = v;
         for (a, o) in out.iter_mut().enumerate() {
-            let bit = _mm256_set1_epi32(1 << a);
-            let axis = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit));
+            // SAFETY: AVX2 is present, as this function requires.
+            let axis = unsafe { reflects(image, a) };
             *o = _mm256_blendv_ps(v[a], _mm256_xor_ps(v[a], _mm256_set1_ps(-0.0)), axis);
         }
         out
@@ -401,8 +412,8 @@ pub mod lanes {
         ));
         let mut out = v;
         for (a, o) in out.iter_mut().enumerate() {
-            let bit = _mm256_set1_epi32(1 << a);
-            let axis = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit));
+            // SAFETY: AVX2 is present, as this function requires.
+            let axis = unsafe { reflects(image, a) };
             let kept = _mm256_blendv_ps(v[a], _mm256_mul_ps(v[a], _mm256_set1_ps(1.0)), imaged);
             let reflected = _mm256_xor_ps(v[a], _mm256_set1_ps(-0.0));
             *o = _mm256_blendv_ps(kept, reflected, axis);
@@ -421,8 +432,8 @@ pub mod lanes {
     pub unsafe fn image_at(x: [__m256; 3], plane: [__m256; 3], image: __m256i) -> [__m256; 3] {
         let mut at = x;
         for (a, v) in at.iter_mut().enumerate() {
-            let bit = _mm256_set1_epi32(1 << a);
-            let axis = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_and_si256(image, bit), bit));
+            // SAFETY: AVX2 is present, as this function requires.
+            let axis = unsafe { reflects(image, a) };
             let mirrored = _mm256_sub_ps(_mm256_mul_ps(_mm256_set1_ps(2.0), plane[a]), x[a]);
             *v = _mm256_blendv_ps(x[a], mirrored, axis);
         }

@@ -902,8 +902,8 @@ mod tests {
     /// and corners (images in the list) and every cell aliased into one slot (T = 1).
     #[test]
     fn pair_list_replays_the_walk_bit_for_bit() {
-        use rand::rngs::Xoshiro256PlusPlus;
         use rand::SeedableRng;
+        use rand::rngs::Xoshiro256PlusPlus;
         let (sp, fp, dp) = setup(0.2, 1.0);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
         let (g, sorted, v) = sorted_cloud(&mut rng, 400, 0.98, 0.01, &sp);
