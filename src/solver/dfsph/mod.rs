@@ -951,6 +951,8 @@ mod tests {
             assert!(dp.is_wcsph());
             fp.kinematic_viscosity = 1e-3;
             fp.viscosity_factor = 10.0 * fp.kinematic_viscosity;
+            // A mass other than a power of two, so that m's place in a product shows.
+            fp.mass = 0.7;
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
             let n = 600;
             let (g, sorted, v) = sorted_cloud(&mut rng, n, 0.98 * tank, 0.005, &sp);
