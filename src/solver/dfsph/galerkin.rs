@@ -106,49 +106,59 @@ pub fn dfsph_galerkin(
         .zip(alpha)
         .map(|(&r, &a)| coarse_member(r, a, cp))
         .collect();
-    let per_group: Vec<Vec<(usize, usize, i64)>> = pairs
+    // Fixed-point sums wrap and so are exact in any order: each rayon job adds into an
+    // operator of its own and the jobs' operators are added together, with no list of
+    // entries between and no serial pass over them.
+    let size = cp.cells() * STORED;
+    let op = pairs
         .groups
         .par_iter()
         .zip(pairs.pairs.par_iter().zip(&pairs.frames))
         .with_min_len(32)
-        .map(|(&(first, len), (list, frame))| {
-            let (first, len) = (first as usize, len as usize);
-            let mut u = [[Vec3::ZERO; 8]; GROUP];
-            for p in list {
-                let l = p.member();
-                let (i, j) = (first + l, p.j());
-                let g = frame.grad(p, pos, fp.mass);
-                if member[i] {
-                    u[l][0] += g;
+        .fold(
+            || vec![0i64; size],
+            |mut op, (&(first, len), (list, frame))| {
+                let (first, len) = (first as usize, len as usize);
+                let mut u = [[Vec3::ZERO; 8]; GROUP];
+                for p in list {
+                    let l = p.member();
+                    let (i, j) = (first + l, p.j());
+                    let g = frame.grad(p, pos, fp.mass);
+                    if member[i] {
+                        u[l][0] += g;
+                    }
+                    if member[j] {
+                        u[l][corner(cells[i].0, cells[j].0)] += g;
+                    }
                 }
-                if member[j] {
-                    u[l][corner(cells[i].0, cells[j].0)] += g;
-                }
-            }
-            let mut out = Vec::new();
-            for (l, ul) in u.iter_mut().enumerate().take(len) {
-                let i = first + l;
-                if member[i]
-                    && let Some(b) = b.filter(|b| b.near(pos[i]))
-                {
-                    let x = pos[i];
-                    let mut sum = Vec3::ZERO;
-                    b.walk(x, sp, |k, r2| {
-                        sum += b.grad(k, x - b.pos[k], kernel::grad(r2, sp));
+                for (l, ul) in u.iter_mut().enumerate().take(len) {
+                    let i = first + l;
+                    if member[i]
+                        && let Some(b) = b.filter(|b| b.near(pos[i]))
+                    {
+                        let x = pos[i];
+                        let mut sum = Vec3::ZERO;
+                        b.walk(x, sp, |k, r2| {
+                            sum += b.grad(k, x - b.pos[k], kernel::grad(r2, sp));
+                        });
+                        ul[0] += sum;
+                    }
+                    particle_entries(ul, cells[i].0, cells[i].1, cp, |row, k, v| {
+                        op[row * STORED + k] = op[row * STORED + k].wrapping_add(v);
                     });
-                    ul[0] += sum;
                 }
-                particle_entries(ul, cells[i].0, cells[i].1, cp, |row, k, v| {
-                    out.push((row, k, v));
-                });
-            }
-            out
-        })
-        .collect();
-    let mut op = vec![0i64; cp.cells() * STORED];
-    for (row, k, v) in per_group.into_iter().flatten() {
-        op[row * STORED + k] = op[row * STORED + k].wrapping_add(v);
-    }
+                op
+            },
+        )
+        .reduce(
+            || vec![0i64; size],
+            |mut a, b| {
+                for (x, y) in a.iter_mut().zip(b) {
+                    *x = x.wrapping_add(y);
+                }
+                a
+            },
+        );
     let anchors = (0..pos.len())
         .filter(|&i| alpha[i] != 0.0 && !member[i])
         .count() as u32;
